@@ -1,0 +1,3 @@
+from halluscope.cli import main
+
+main()

@@ -1,0 +1,210 @@
+"""'build spoken': articles -> rewrites -> speech -> transcripts, as stages over one store (seed 000, 3.1 and 3.3)."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from halluscope.corpus import load_articles
+from halluscope.errors import HalluscopeError, ItemError
+from halluscope.generate import GENERATORS, plan_rewrites
+from halluscope.manifest import record_manifest
+from halluscope.metrics.asr import score_asr
+from halluscope.records import LANGUAGES, SEVERITIES, TYPES, Article, AudioRef, HallucinationType, Language, Severity, Transcript, Variant
+from halluscope.speech import ASR_BACKENDS, TTS_BACKENDS
+from halluscope.speech.audio import SAMPLE_RATE, encode_wav, load_verified, sha256_bytes, write_atomic
+from halluscope.speech.tts import pick_voice
+from halluscope.stages import Stage, StageSummary, console, run_stage
+from halluscope.store import Store
+
+
+class BuildConfig(BaseModel):
+    """Options of 'halluscope build spoken', validated before any work starts."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    corpus: str = Field(description="Corpus file (.jsonl/.csv/.parquet) or 'demo'.")
+    langs: tuple[Language, ...] = LANGUAGES
+    generator: str = "rules"
+    tts: str = "espeak"
+    asr: str = "whisper/base"
+    seed: int = 13
+    rewrites_per_article: int = Field(default=2, ge=0, le=9, description="seed 000 Table 1: about two per original")
+    articles_per_language: int | None = Field(default=None, ge=1)
+    types: tuple[HallucinationType, ...] = TYPES
+    severities: tuple[Severity, ...] = SEVERITIES
+
+
+@dataclass
+class BuildResult:
+    run_dir: Path
+    samples: dict[str, Variant]
+    audio: dict[str, AudioRef]
+    transcripts: dict[str, Transcript]
+    failures: dict[str, dict[str, str]]
+    stages: dict[str, str]
+
+
+def _corpus_sha(articles: list[Article]) -> str:
+    h = hashlib.sha256()
+    for a in articles:
+        h.update(a.model_dump_json().encode())
+    return h.hexdigest()[:16]
+
+
+def _espeak_version() -> str:
+    try:
+        out = subprocess.run(["espeak-ng", "--version"], capture_output=True, text=True, check=False).stdout
+        return out.strip().split("  ")[0]
+    except OSError:
+        return "missing"
+
+
+def select_articles(cfg: BuildConfig) -> list[Article]:
+    articles = load_articles(cfg.corpus, languages=cfg.langs)
+    if not articles:
+        raise HalluscopeError(f"the corpus has no articles in {', '.join(cfg.langs)}; check --langs")
+    if cfg.articles_per_language:
+        kept: list[Article] = []
+        for lang in cfg.langs:
+            kept += sorted((a for a in articles if a.language == lang), key=lambda a: a.id)[: cfg.articles_per_language]
+        articles = kept
+    return articles
+
+
+def build_spoken(run_dir: str | Path, cfg: BuildConfig, *, quiet: bool = False) -> BuildResult:
+    run_dir = Path(run_dir)
+    articles = select_articles(cfg)
+    generator = GENERATORS.create(cfg.generator)
+    tts = TTS_BACKENDS.create(cfg.tts)
+    asr = ASR_BACKENDS.create(cfg.asr)
+
+    ingest = Stage("ingest", {"corpus_sha": _corpus_sha(articles)})
+    generate = Stage("generate", {"generator": generator.config(), "seed": cfg.seed,
+                                  "per_article": cfg.rewrites_per_article, "types": list(cfg.types),
+                                  "severities": list(cfg.severities)}, (ingest.fingerprint,))
+    voices = {lang: tts.voices(lang) for lang in cfg.langs}
+    tts_stage = Stage("tts", {"tts": tts.spec, "voices": voices, "seed": cfg.seed, "sample_rate": SAMPLE_RATE,
+                              "espeak": _espeak_version()}, (ingest.fingerprint, generate.fingerprint))
+    asr_stage = Stage("asr", {"asr": asr.spec, "options": getattr(asr, "options", dict)()}, (tts_stage.fingerprint,))
+    stages = {s.name: s.fingerprint for s in (ingest, generate, tts_stage, asr_stage)}
+
+    with Store(run_dir) as store:
+        record_manifest(store, command="build spoken", config=cfg.model_dump(mode="json"),
+                        seeds={"generate": cfg.seed, "voices": cfg.seed}, stages=stages,
+                        extra_versions={"espeak-ng": _espeak_version()})
+
+        originals = run_stage(
+            store, ingest, [(a.id, a) for a in articles],
+            lambda a: Variant(id=a.id, article_id=a.id, language=a.language, text=a.text, label=0,
+                              generator="original"),
+            Variant, quiet=True,
+        )
+        plan = plan_rewrites(articles, per_article=cfg.rewrites_per_article, seed=cfg.seed,
+                             types=cfg.types, severities=cfg.severities)
+        generated = run_stage(
+            store, generate, [(p.variant_id, p) for p in plan],
+            lambda p: generator.rewrite(p.article, type=p.type, severity=p.severity, seed=cfg.seed),
+            Variant, quiet=quiet, description=f"rewrite ({generator.spec})",
+        )
+        samples = {**originals.results, **generated.results}
+
+        audio_dir = run_dir / "audio" / tts_stage.fingerprint[:8]
+        _invalidate_bad_audio(store, tts_stage, run_dir)
+
+        def synthesize(v: Variant) -> AudioRef:
+            voice = pick_voice(voices[v.language], seed=cfg.seed, item_id=v.id)
+            samples_ = tts.synthesize(v.text, language=v.language, voice=voice)
+            data = encode_wav(samples_)
+            path = audio_dir / v.language / f"{v.id}.wav"
+            write_atomic(path, data)
+            return AudioRef(item_id=v.id, path=str(path.relative_to(run_dir)), sha256=sha256_bytes(data),
+                            sample_rate=SAMPLE_RATE, duration_s=round(len(samples_) / SAMPLE_RATE, 3),
+                            engine=tts.spec, voice=voice, text_sha256=sha256_bytes(v.text.encode()))
+
+        audio = run_stage(store, tts_stage, [(k, samples[k]) for k in sorted(samples)], synthesize, AudioRef,
+                          quiet=quiet, description=f"speech ({tts.spec})")
+
+        def transcribe(ref: AudioRef) -> Transcript:
+            v = samples[ref.item_id]
+            wav, _ = load_verified(run_dir / ref.path, ref.sha256)
+            t0 = time.perf_counter()
+            try:
+                text = asr.transcribe(wav, language=v.language)
+            except ItemError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - engine errors become item failures with context
+                raise ItemError(f"ASR failed on {ref.path}: {type(exc).__name__}: {exc}") from exc
+            elapsed = time.perf_counter() - t0
+            item = score_asr(reference=[v.text], hypothesis=[text])
+            return Transcript(item_id=v.id, language=v.language, text=text, asr=asr.spec, audio_sha256=ref.sha256,
+                              audio_duration_s=ref.duration_s, processing_s=round(elapsed, 3),
+                              wer=item.wer, cer=item.cer)
+
+        transcripts = run_stage(store, asr_stage, [(k, audio.results[k]) for k in sorted(audio.results)],
+                                transcribe, Transcript, quiet=quiet, description=f"transcribe ({asr.spec})")
+        failures = {s.stage: s.failed for s in (originals, generated, audio, transcripts) if s.failed}
+        result = BuildResult(run_dir, samples, audio.results, transcripts.results, failures, stages)
+        export_dataset(result)
+        _say(result, (originals, generated, audio, transcripts), quiet)
+        return result
+
+
+def _invalidate_bad_audio(store: Store, stage: Stage, run_dir: Path) -> None:
+    """A clip deleted or damaged since it was recorded is marked failed, so this run regenerates it."""
+    for item_id, ref in store.results(stage.name, stage.fingerprint, AudioRef).items():
+        path = run_dir / ref.path
+        if not path.exists() or sha256_bytes(path.read_bytes()) != ref.sha256:
+            store.fail(stage.name, stage.fingerprint, item_id, f"audio file {ref.path} missing or corrupt; regenerated")
+
+
+def export_dataset(result: BuildResult) -> Path:
+    """samples.parquet: one row per sample with text, audio and transcript; loadable with datasets."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = []
+    for k in sorted(result.samples):
+        v, a, t = result.samples[k], result.audio.get(k), result.transcripts.get(k)
+        rows.append({
+            "id": v.id, "article_id": v.article_id, "language": v.language, "label": v.label,
+            "type": v.type, "severity": v.severity, "generator": v.generator, "text": v.text,
+            "changes": [c.model_dump_json() for c in v.changes],
+            "audio_path": a.path if a else None, "audio_sha256": a.sha256 if a else None,
+            "audio_duration_s": a.duration_s if a else None, "voice": a.voice if a else None,
+            "tts": a.engine if a else None,
+            "transcript": t.text if t else None, "asr": t.asr if t else None,
+            "wer": t.wer if t else None, "cer": t.cer if t else None,
+        })
+    out = result.run_dir / "dataset"
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / "samples.parquet.tmp"
+    pq.write_table(pa.Table.from_pylist(rows), tmp)
+    tmp.replace(out / "samples.parquet")
+    return out / "samples.parquet"
+
+
+def _say(result: BuildResult, summaries: tuple[StageSummary, ...], quiet: bool) -> None:
+    if quiet:
+        return
+    for s in summaries:
+        note = f", [red]{len(s.failed)} failed[/]" if s.failed else ""
+        console.print(f"  {s.stage:<9} {s.computed} computed, {s.reused} reused{note}")
+
+
+def load_build(store: Store) -> BuildResult:
+    """The latest 'build spoken' of a run directory, read back from the store."""
+    manifest = store.latest_manifest("build spoken")
+    if manifest is None:
+        raise HalluscopeError(f"{store.run_dir} holds no 'build spoken' run; run 'halluscope build spoken --out {store.run_dir}' first")
+    st = manifest.stages
+    samples = {**store.results("ingest", st["ingest"], Variant), **store.results("generate", st["generate"], Variant)}
+    audio = store.results("tts", st["tts"], AudioRef)
+    transcripts = store.results("asr", st["asr"], Transcript)
+    failures = {name: f for name in ("ingest", "generate", "tts", "asr") if (f := store.failures(name, st[name]))}
+    return BuildResult(Path(store.run_dir), samples, audio, transcripts, failures, dict(st))

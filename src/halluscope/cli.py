@@ -1,0 +1,169 @@
+"""The 'halluscope' command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from halluscope.errors import HalluscopeError
+from halluscope.records import LANGUAGES, TASKS
+from halluscope.stages import console
+
+app = typer.Typer(
+    help="Build, run and score hallucination benchmarks for speech and audio language models.\n\n"
+    "Start with 'halluscope quickstart': it builds a small trilingual spoken benchmark offline "
+    "(rules rewrites -> espeak-ng -> Whisper base), trains TF-IDF detectors on original text (O) and "
+    "transcripts (T), and writes an HTML report.",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+)
+build_app = typer.Typer(help="Build a benchmark into a run directory.", no_args_is_help=True)
+score_app = typer.Typer(help="Score predictions or transcripts on their own.", no_args_is_help=True)
+corpus_app = typer.Typer(help="Inspect and validate corpora.", no_args_is_help=True)
+app.add_typer(build_app, name="build")
+app.add_typer(score_app, name="score")
+app.add_typer(corpus_app, name="corpus")
+
+DEFAULT_QUICKSTART_DIR = Path("runs/quickstart")
+
+
+def _langs(value: str) -> tuple[str, ...]:
+    langs = tuple(x.strip() for x in value.split(",") if x.strip())
+    bad = [x for x in langs if x not in LANGUAGES]
+    if bad or not langs:
+        raise typer.BadParameter(f"expected a comma-separated subset of {','.join(LANGUAGES)}, got '{value}'")
+    return langs
+
+
+@build_app.command("spoken")
+def build_spoken_cmd(
+    corpus: str = typer.Option(..., help="Articles as .jsonl/.csv/.parquet with id, language, text[, url, outlet, date, topic], or 'demo'."),
+    out: Path = typer.Option(..., help="Run directory (created; an existing one is resumed)."),
+    langs: str = typer.Option(",".join(LANGUAGES), help="Languages to build, comma-separated."),
+    generator: str = typer.Option("rules", help="Rewrite generator spec, e.g. 'rules'."),
+    tts: str = typer.Option("espeak", help="TTS spec: 'espeak' (a pool of voices per language) or 'espeak/<voice>'."),
+    asr: str = typer.Option("whisper/base", help="ASR spec: 'whisper/base' (shipped weights) or 'whisper/<model dir>'."),
+    seed: int = typer.Option(13, help="Seed for the rewrite plan, the rewrites and the voice choice."),
+    rewrites_per_article: int = typer.Option(2, help="Hallucinated rewrites per article, over distinct type x severity cells (0-9)."),
+    articles_per_language: Optional[int] = typer.Option(None, help="Use only the first N articles (by id) per language."),
+) -> None:
+    """Articles -> hallucinated rewrites -> speech -> ASR transcripts, resumable (seed 000, sections 3.1 and 3.3).
+
+    Example: halluscope build spoken --corpus demo --out runs/demo --langs en,kk
+    """
+    from halluscope.build import BuildConfig, build_spoken
+
+    cfg = BuildConfig(corpus=corpus, langs=_langs(langs), generator=generator, tts=tts, asr=asr, seed=seed,
+                      rewrites_per_article=rewrites_per_article, articles_per_language=articles_per_language)
+    result = build_spoken(out, cfg)
+    console.print(f"[green]built[/] {len(result.samples)} samples, {len(result.transcripts)} transcripts in {out}"
+                  f" (dataset: {out / 'dataset' / 'samples.parquet'})")
+
+
+@app.command()
+def detect(
+    run: Path = typer.Argument(..., help="Run directory made by 'build spoken'."),
+    detector: str = typer.Option("tfidf", help="Detector spec; 'tfidf' is the offline TF-IDF + logistic regression baseline."),
+    task: str = typer.Option("binary", help="binary | type | severity | all"),
+    input: str = typer.Option("text", help="text (O: original text) | transcript (T: ASR transcript) | all"),
+    seed: int = typer.Option(0, help="Seed of the article-level train/dev/test split and the detector."),
+) -> None:
+    """Train on the train split, pick hyper-parameters on dev, predict test; O and T use identical item ids."""
+    from halluscope.detect import detect as run_detect
+
+    tasks = list(TASKS) if task == "all" else [task]
+    inputs = ["text", "transcript"] if input == "all" else [input]
+    for t in tasks:
+        for i in inputs:
+            res = run_detect(run, detector=detector, task=t, input=i, seed=seed)  # type: ignore[arg-type]
+            n_test = sum(p.split == "test" for p in res.predictions.values())
+            console.print(f"detect {detector} task={t} input={i}: {n_test} test predictions stored")
+
+
+@app.command()
+def report(
+    run: Path = typer.Argument(..., help="Run directory."),
+    json_out: bool = typer.Option(False, "--json", help="Print the headline tables as JSON on stdout."),
+) -> None:
+    """Write report/ (tables.md, CSVs, headline.json, report.html with plots) for a run directory."""
+    from halluscope.report import collect, write_report
+
+    data = collect(run)
+    path = write_report(data)
+    if json_out:
+        print(json.dumps(data.headline(), indent=2, ensure_ascii=False))
+    else:
+        console.print(f"report: {path}")
+
+
+@score_app.command("asr")
+def score_asr_cmd(
+    pairs: Path = typer.Argument(..., help="JSONL, one {\"reference\", \"hypothesis\", \"language\"} per line."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON (the default output is a table)."),
+) -> None:
+    """Corpus-level WER/CER per language and overall, with the spec's normalisation (seed 000, App. A.4)."""
+    from halluscope.scoring import score_asr_file
+
+    result = score_asr_file(pairs)
+    if json_out:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+        return
+    from rich.table import Table
+
+    table = Table("language", "WER", "CER", "n")
+    for lang, r in result.items():
+        table.add_row(lang, f"{r['wer']:.4f}" if r["wer"] is not None else "-",
+                      f"{r['cer']:.4f}" if r["cer"] is not None else "-", str(r["n"]))
+    console.print(table)
+
+
+@corpus_app.command("check")
+def corpus_check(corpus: str = typer.Argument(..., help="Corpus file or 'demo'.")) -> None:
+    """Validate a corpus file and print counts per language and topic."""
+    from collections import Counter
+
+    from halluscope.corpus import load_articles
+
+    arts = load_articles(corpus)
+    console.print(f"[green]ok[/]: {len(arts)} articles")
+    for (lang, topic), n in sorted(Counter((a.language, a.topic or "-") for a in arts).items()):
+        console.print(f"  {lang} {topic}: {n}")
+
+
+@app.command()
+def quickstart(
+    out: Path = typer.Option(DEFAULT_QUICKSTART_DIR, help="Run directory (an existing one is resumed)."),
+    articles_per_language: Optional[int] = typer.Option(
+        10, help="Demo articles per language (the demo has 20; fewer is faster, all gives tighter intervals)."),
+    langs: str = typer.Option(",".join(LANGUAGES), help="Languages, comma-separated."),
+    seed: int = typer.Option(13, help="Build seed."),
+) -> None:
+    """The whole chain offline on the embedded demo corpus: rewrites, speech, transcripts, WER/CER,
+    TF-IDF detectors on O and T for all three tasks, and the report. Run it again to resume."""
+    from halluscope.build import BuildConfig, build_spoken
+    from halluscope.detect import detect as run_detect
+    from halluscope.report import collect, write_report
+
+    t0 = time.perf_counter()
+    cfg = BuildConfig(corpus="demo", langs=_langs(langs), seed=seed, articles_per_language=articles_per_language)
+    build_spoken(out, cfg)
+    for t in TASKS:
+        for i in ("text", "transcript"):
+            run_detect(out, task=t, input=i)  # type: ignore[arg-type]
+    data = collect(out)
+    path = write_report(data)
+    console.print((Path(path).parent / "tables.md").read_text(encoding="utf-8"))
+    console.print(f"[green]done[/] in {time.perf_counter() - t0:.0f} s. Report: {path}")
+
+
+def main() -> None:
+    try:
+        app()
+    except HalluscopeError as exc:
+        console.print(f"[red]error:[/] {exc}", highlight=False)
+        sys.exit(2)

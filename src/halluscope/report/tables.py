@@ -1,0 +1,134 @@
+"""Numbers behind the report, laid out like seed 000's Table 1, Table 2 and its WER/CER figures."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from halluscope.build import BuildResult, load_build
+from halluscope.detect.run import LABELS, gold
+from halluscope.detect.splits import split_by_article
+from halluscope.metrics.asr import score_asr
+from halluscope.metrics.classification import majority_baseline, score_classification
+from halluscope.records import LANGUAGES, SEVERITIES, TYPES, Prediction
+from halluscope.store import Store
+
+TYPE_ABBR = {"contradiction": "C", "fabrication": "F", "context_inconsistency": "I"}
+
+
+@dataclass
+class ReportData:
+    run_dir: Path
+    languages: list[str]
+    dataset: list[dict]
+    asr: list[dict]
+    detection: list[dict]
+    failures: list[dict]
+    excluded: int
+    manifest: dict = field(default_factory=dict)
+
+    def headline(self) -> dict:
+        return {
+            "run_dir": str(self.run_dir), "dataset": self.dataset, "asr": self.asr,
+            "detection": self.detection,
+            "failures": {"count": len(self.failures), "by_stage": dict(Counter(f["stage"] for f in self.failures))},
+        }
+
+
+def _dataset_rows(build: BuildResult, languages: list[str]) -> list[dict]:
+    rows = []
+    for lang in [*languages, "all"]:
+        vs = [v for v in build.samples.values() if lang == "all" or v.language == lang]
+        alt = [v for v in vs if v.label == 1]
+        audio = [build.audio[v.id] for v in vs if v.id in build.audio]
+        row = {"language": lang, "original": sum(v.label == 0 for v in vs), "hallucinated": len(alt)}
+        for t in TYPES:
+            row[TYPE_ABBR[t]] = sum(v.type == t for v in alt)
+        for s in SEVERITIES:
+            row[s] = sum(v.severity == s for v in alt)
+        row["total"] = len(vs)
+        row["audio_clips"] = len(audio)
+        row["audio_minutes"] = round(sum(a.duration_s for a in audio) / 60, 2)
+        row["transcripts"] = sum(v.id in build.transcripts for v in vs)
+        rows.append(row)
+    return rows
+
+
+def _asr_rows(build: BuildResult, languages: list[str]) -> list[dict]:
+    rows = []
+    for lang in [*languages, "all"]:
+        ts = [t for t in build.transcripts.values() if lang == "all" or t.language == lang]
+        score = score_asr(reference=[build.samples[t.item_id].text for t in ts], hypothesis=[t.text for t in ts])
+        audio_s = sum(t.audio_duration_s for t in ts)
+        rows.append({"language": lang, **score.as_dict(),
+                     "rtf": round(sum(t.processing_s for t in ts) / audio_s, 3) if audio_s else None,
+                     "asr": sorted({t.asr for t in ts})})
+    return rows
+
+
+def _detection_rows(store: Store, build: BuildResult, languages: list[str]) -> list[dict]:
+    rows = []
+    latest: dict[tuple, tuple[str, dict]] = {}
+    for m in store.manifests():
+        if m.command == "detect":
+            key = (m.config["detector"], m.config["task"], m.config["input"])
+            latest[key] = (m.stages["detect"], m.config)
+    for (detector, task, input_), (fp, config) in sorted(latest.items()):
+        preds = store.results("detect", fp, Prediction)
+        splits = split_by_article(build.samples.values(), seed=config["seed"])
+        labels = LABELS[task]
+        for lang in [*languages, "all"]:
+            test = [p for p in preds.values() if p.split == "test"
+                    and (lang == "all" or build.samples[p.item_id].language == lang)]
+            if not test:
+                continue
+            train = [gold(v, task) for v in build.samples.values() if splits.get(v.article_id) == "train"
+                     and v.id in build.transcripts and (task == "binary" or v.label == 1)
+                     and (lang == "all" or v.language == lang)]
+            score = score_classification(reference=[p.gold for p in test], hypothesis=[p.predicted for p in test],
+                                         labels=labels)
+            base = majority_baseline(train=train, test=[p.gold for p in test], labels=labels)
+            rows.append({"detector": detector, "task": task, "input": input_, "language": lang,
+                         "split": "O" if input_ == "text" else "T", **score.as_dict(),
+                         "majority_accuracy": base.accuracy, "majority_macro_f1": base.macro_f1})
+    return rows
+
+
+def collect(run_dir: str | Path) -> ReportData:
+    with Store(run_dir) as store:
+        build = load_build(store)
+        manifest = store.latest_manifest("build spoken")
+        present = {v.language for v in build.samples.values()}
+        languages = [lang for lang in LANGUAGES if lang in present]
+        failures = [{"stage": stage, "item_id": k, "reason": r}
+                    for stage, fs in build.failures.items() for k, r in sorted(fs.items())]
+        excluded = sum(1 for k in build.samples if k not in build.transcripts)
+        return ReportData(
+            run_dir=Path(run_dir), languages=languages, dataset=_dataset_rows(build, languages),
+            asr=_asr_rows(build, languages), detection=_detection_rows(store, build, languages),
+            failures=failures, excluded=excluded, manifest=manifest.model_dump() if manifest else {},
+        )
+
+
+def o_vs_t(detection: list[dict]) -> list[dict]:
+    """Table 2 layout: one row per detector x language x task with O and T side by side."""
+    cells: dict[tuple, dict] = defaultdict(dict)
+    for r in detection:
+        cells[(r["detector"], r["language"], r["task"])][r["split"]] = r
+    out = []
+    for (det, lang, task), by in sorted(cells.items(), key=lambda kv: (kv[0][0], _lang_order(kv[0][1]), kv[0][2])):
+        o, t = by.get("O"), by.get("T")
+        base = o or t
+        out.append({
+            "detector": det, "language": lang, "task": task, "n_test": base["n"],
+            "O_acc": o and o["accuracy"], "O_f1": o and o["macro_f1"], "O_f1_ci": o and o["macro_f1_ci"],
+            "T_acc": t and t["accuracy"], "T_f1": t and t["macro_f1"], "T_f1_ci": t and t["macro_f1_ci"],
+            "majority_acc": base["majority_accuracy"], "majority_f1": base["majority_macro_f1"],
+            "delta_f1": (o["macro_f1"] - t["macro_f1"]) if o and t else None,
+        })
+    return out
+
+
+def _lang_order(lang: str) -> int:
+    return list(LANGUAGES).index(lang) if lang in LANGUAGES else len(LANGUAGES)
