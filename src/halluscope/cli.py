@@ -29,6 +29,10 @@ app.add_typer(build_app, name="build")
 app.add_typer(score_app, name="score")
 app.add_typer(corpus_app, name="corpus")
 
+from halluscope.closedform.cli import register as _register_closedform  # noqa: E402
+
+_register_closedform(score_app)
+
 DEFAULT_QUICKSTART_DIR = Path("runs/quickstart")
 
 
