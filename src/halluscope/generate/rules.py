@@ -84,9 +84,13 @@ def _cap(s: str) -> str:
     return s[:1].upper() + s[1:]
 
 
+def _at_sentence_start(text: str, pos: int) -> bool:
+    return re.fullmatch(r"\s*", text[:pos]) is not None or re.search(r"[.!?][\s\"'»”]*$", text[:pos]) is not None
+
+
 def _occurrences(text: str, form: str) -> list[tuple[int, int, bool]]:
-    """(start, end, capitalised) for the form and its sentence-initial capitalised variant."""
-    found = [(m.start(), m.end(), False) for m in _word_re(form).finditer(text)]
+    """(start, end, capitalise-the-replacement) for the form and its capitalised variant."""
+    found = [(m.start(), m.end(), _at_sentence_start(text, m.start())) for m in _word_re(form).finditer(text)]
     if _cap(form) != form:
         found += [(m.start(), m.end(), True) for m in _word_re(_cap(form)).finditer(text)]
     return found
@@ -130,10 +134,13 @@ class RulesGenerator:
                     hits.setdefault(idx, []).append((s, e, case, cap))
         return hits
 
-    def _entity_replacements(self, text: str, lex: dict, rng: random.Random) -> list[_Group]:
+    def _entity_replacements(self, text: str, lex: dict, rng: random.Random,
+                             classes: tuple[str, ...] | None = None) -> list[_Group]:
         """Replace every mention of one entity by another entity of its class, case by case."""
         groups = []
         for cls, paradigms in lex["entities"].items():
+            if classes is not None and cls not in classes:
+                continue
             hits = self._paradigm_hits(text, paradigms)
             present = set(hits)
             for idx, occ in hits.items():
@@ -232,7 +239,8 @@ class RulesGenerator:
             }
         elif type == "fabrication":
             slight = self._month_shifts(text, lex) + self._number_changes(text, lang, rng, slight=True)
-            names = self._entity_replacements(text, lex, rng)
+            # App. A.1 mild fabrication: 'slightly incorrect dates, locations, or names'
+            names = self._entity_replacements(text, lex, rng, classes=("person", "city"))
             pools = {"slight": slight, "entity": names}
         else:  # context inconsistency: nothing here may touch a number
             pools = {

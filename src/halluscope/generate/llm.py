@@ -1,0 +1,254 @@
+"""LLM generators 'openai/<model>' and 'hf/<path>': the seed 000 App. A.1 rewrite protocol.
+
+One prompt per article x type x severity (English canonical wording, Russian/Kazakh deltas); the
+rewrite is the text after the localized "(full text)" header; the step-3 report is the generator's
+self-assessment, its localized scale mapped to 1..5. A context-inconsistency rewrite must keep every
+number and stay within +/-15% of the source length. A reply that fails extraction or a check is
+recorded with the reason and asked again (a new request: the attempt number is part of its key), up
+to ``max_attempts``; then the item is reported failed with every reason.
+
+Calls for a whole stage run concurrently in ``prepare`` (build.py calls it before the stage runner);
+``rewrite`` then hands out the prepared results, or runs the protocol for one item on its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from halluscope.errors import ItemError
+from halluscope.generate.base import GENERATORS, Assignment, variant_id
+from halluscope.generate.rules import LENGTH_TOLERANCE, numbers_in
+from halluscope.llm import LLM_BACKENDS, Caller, CallStats, ChatBackend, GenerateOptions, LLMConfig, load_llm_config
+from halluscope.prompts import prompt_hash, severity_texts, template
+from halluscope.prompts.protocol import DIMENSIONS, count_ratings, dimension_for_label, full_text_markers, rating_value
+from halluscope.records import (
+    Article, ChatMessage, HallucinationType, Language, RewriteAttempt, RewriteLog, SelfAssessment, Severity, Usage,
+    Variant,
+)
+from halluscope.stages import Stage, console
+from halluscope.store import Store
+
+VERSION = 1
+LOG_STAGE = "generate_log"  # RewriteLog records, keyed like the generate stage (same fingerprint)
+
+
+def severity_description(type: HallucinationType, severity: Severity, language: Language, wording: str) -> str:
+    """{SEVERITY LEVEL DESCRIPTION}; fabrication has an English-batch and a Russian/Kazakh-batch wording."""
+    texts = severity_texts()["generation"][type]
+    if type == "fabrication":
+        key = wording if wording != "by_language" else ("en" if language == "en" else "ru_kk")
+        texts = texts[key]
+    return texts[severity]
+
+
+def generation_messages(article: Article, type: HallucinationType, severity: Severity, *,
+                        wording: str = "by_language") -> list[ChatMessage]:
+    prompt = template(f"generate/{type}.{article.language}").render({
+        "ARTICLE TEXT": article.text,
+        "SEVERITY LEVEL DESCRIPTION": severity_description(type, severity, article.language, wording),
+    })
+    return [ChatMessage(role="user", content=prompt)]
+
+
+def _plain(text: str) -> str:
+    return text.replace("**", "").replace("__", "")
+
+
+def extract_full_text(reply: str, language: Language) -> str | None:
+    """The text after the last localized "(full text)" header that has any text after it."""
+    clean = _plain(reply)
+    for m in reversed(list(full_text_markers(language).finditer(clean))):
+        lines = [ln for ln in re.sub(r"^[\s:：\-—–]*", "", clean[m.end():]).splitlines()
+                 if not re.fullmatch(r"\s*(```\w*|[-*_=]{3,})\s*", ln)]
+        body = re.sub(r"\n{3,}", "\n\n", "\n".join(re.sub(r"^#+\s*", "", ln) for ln in lines)).strip()
+        if len(body) >= 2 and body[0] == body[-1] and body[0] in "\"'«":
+            body = body[1:-1].strip()
+        if body:
+            return body
+    return None
+
+
+_LINE = re.compile(r"^\s*(?:[-*•>]\s*|\d+[.)]\s*)*(?P<label>[^:：\n]{1,80}?)\s*[:：]\s*(?P<value>.*)$")
+
+
+def _rated_lines(head: str, language: Language) -> list[tuple[str, str, int]]:
+    """(label, value, 1..5) for every 'label: rating' line (or table row), skipping echoes of the scale."""
+    lines = [_plain(ln).strip() for ln in head.splitlines()]
+    out = []
+    for i, line in enumerate(lines):
+        if "|" in line:
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            if len(cells) < 2:
+                continue
+            label, value = cells[0], cells[1]
+        elif m := _LINE.match(line):
+            label, value = m.group("label"), m.group("value")
+            if not value.strip() and i + 1 < len(lines):  # "- Fluency:" with the rating on the next line
+                value = lines[i + 1]
+        else:
+            continue
+        if count_ratings(value, language) >= 3:  # "Evaluate each dimension as: Low, Very Low, ..."
+            continue
+        r = rating_value(value, language, leading=True)
+        if r is not None:
+            out.append((label.strip(), value.strip(), r))
+    return out
+
+
+def parse_self_assessment(reply: str, *, item_id: str, generator: str, language: Language,
+                          type: HallucinationType, severity: Severity) -> SelfAssessment:
+    """Read the step-3 report from the part of the reply before the full-text header."""
+    clean = _plain(reply)
+    markers = list(full_text_markers(language).finditer(clean))
+    head = clean[: markers[-1].start()] if markers else clean
+    rows = _rated_lines(head, language)
+    dims = DIMENSIONS[type]
+    found: dict[str, tuple[str, int]] = {}
+    matched_at: dict[int, str] = {}
+    for i, (label, value, r) in enumerate(rows):
+        dim = dimension_for_label(label, type)
+        if dim is not None and dim.abbr not in found:
+            found[dim.abbr] = (value, r)
+            matched_at[i] = dim.abbr
+    if len(found) < len(dims) and len(rows) == len(dims) and all(dims[i].abbr == a for i, a in matched_at.items()):
+        # translated names the alias lists do not know: the report follows the template's order
+        found = {d.abbr: (rows[i][1], rows[i][2]) for i, d in enumerate(dims)}
+    return SelfAssessment(
+        item_id=item_id, generator=generator, language=language, type=type, severity=severity,
+        ratings={d.abbr: found[d.abbr][1] for d in dims if d.abbr in found},
+        verbal={d.abbr: found[d.abbr][0] for d in dims if d.abbr in found},
+        unrated=tuple(d.abbr for d in dims if d.abbr not in found),
+    )
+
+
+def check_rewrite(source: str, rewritten: str, type: HallucinationType, *,
+                  finish_reason: str | None = None) -> tuple[dict[str, bool], list[str]]:
+    """Post-generation checks and the reasons of those that failed (App. A.1 for context inconsistency)."""
+    checks = {"full_text_found": True, "complete": finish_reason != "length",
+              "differs_from_source": " ".join(rewritten.split()) != " ".join(source.split())}
+    reasons = []
+    if not checks["complete"]:
+        reasons.append("reply cut off at the token limit (finish_reason=length)")
+    if not checks["differs_from_source"]:
+        reasons.append("rewrite identical to the source")
+    if type == "context_inconsistency":
+        src, out = set(numbers_in(source)), set(numbers_in(rewritten))
+        checks["numbers_preserved"] = src == out
+        if src != out:
+            reasons.append(f"numbers changed: missing {sorted(src - out)}, added {sorted(out - src)}")
+        ratio = len(rewritten.split()) / max(1, len(source.split()))
+        checks["length_within_15pct"] = abs(ratio - 1.0) <= LENGTH_TOLERANCE
+        if not checks["length_within_15pct"]:
+            reasons.append(f"length {ratio:.2f}x the source in words (allowed {1 - LENGTH_TOLERANCE:.2f}-{1 + LENGTH_TOLERANCE:.2f})")
+    return checks, reasons
+
+
+@dataclass
+class LLMGenerator:
+    """The App. A.1 protocol on any chat backend; see the module docstring."""
+
+    backend: ChatBackend
+    options: GenerateOptions = field(default_factory=GenerateOptions)
+    stats: CallStats | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.spec = self.backend.spec
+        self._prepared: dict[str, Variant | ItemError] = {}
+
+    @classmethod
+    def create(cls, spec: str, *, config: LLMConfig | None = None, **options: object) -> LLMGenerator:
+        config = config if config is not None else load_llm_config()
+        return cls(LLM_BACKENDS.create(spec, config=config, **options), config.generate)
+
+    def config(self) -> dict:
+        return {"generator": "llm", "version": VERSION, **self.backend.identity(),
+                "max_attempts": self.options.max_attempts, "fabrication_wording": self.options.fabrication_wording,
+                "prompts": prompt_hash()}
+
+    # -- the stage hook ---------------------------------------------------------------------------
+    def prepare(self, store: Store, stage: Stage, assignments: Sequence[Assignment], *, seed: int) -> None:
+        """Run every assignment's protocol concurrently; each call and each RewriteLog goes to the store."""
+        if not assignments:
+            return
+        results, self.stats = asyncio.run(self._run_all(store, stage.fingerprint, assignments, seed))
+        self._prepared.update(results)
+        console.print(f"  {self.spec}: {self.stats.line()}")
+
+    def rewrite(self, article: Article, *, type: HallucinationType, severity: Severity, seed: int) -> Variant:
+        vid = variant_id(article.id, type, severity)
+        if vid not in self._prepared:
+            results, self.stats = asyncio.run(self._run_all(None, None, [Assignment(article, type, severity)], seed))
+            self._prepared.update(results)
+        result = self._prepared.pop(vid)
+        if isinstance(result, ItemError):
+            raise result
+        return result
+
+    async def _run_all(self, store: Store | None, fp: str | None, assignments: Sequence[Assignment],
+                       seed: int) -> tuple[dict[str, Variant | ItemError], CallStats]:
+        async with Caller(self.backend, store) as caller:
+            async def one(a: Assignment) -> tuple[str, Variant | ItemError]:
+                result, log = await self._protocol(caller, a, seed)
+                if store is not None and fp is not None:
+                    store.put(LOG_STAGE, fp, a.variant_id, log)
+                return a.variant_id, result
+
+            pairs = await asyncio.gather(*(one(a) for a in assignments))
+            return dict(pairs), caller.stats
+
+    async def _protocol(self, caller: Caller, a: Assignment, seed: int) -> tuple[Variant | ItemError, RewriteLog]:
+        article, vid = a.article, a.variant_id
+        messages = generation_messages(article, a.type, a.severity, wording=self.options.fabrication_wording)
+        attempts: list[RewriteAttempt] = []
+        prompt_tokens = completion_tokens = 0
+        cost = None
+
+        def log(accepted: bool, sa: SelfAssessment | None = None) -> RewriteLog:
+            return RewriteLog(item_id=vid, generator=self.spec, attempts=tuple(attempts), accepted=accepted,
+                              self_assessment=sa, usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens),
+                              cost_usd=cost)
+
+        for nonce in range(self.options.max_attempts):
+            resp = await caller.complete(self.backend.request(messages, nonce=nonce, tag=f"generate:{vid}"))
+            if resp.usage is not None:
+                prompt_tokens += resp.usage.prompt_tokens
+                completion_tokens += resp.usage.completion_tokens
+            if resp.cost_usd is not None:
+                cost = (cost or 0.0) + resp.cost_usd
+            if resp.status in ("error", "unparsable"):  # the backend already retried the transport
+                attempts.append(RewriteAttempt(nonce=nonce, call_key=resp.key, status=resp.status, reason=resp.error))
+                break
+            if resp.status == "refusal":
+                attempts.append(RewriteAttempt(nonce=nonce, call_key=resp.key, status="refusal", reason=resp.error))
+                continue
+            text = extract_full_text(resp.text or "", article.language)
+            if text is None:
+                attempts.append(RewriteAttempt(nonce=nonce, call_key=resp.key, status="rejected",
+                                               reason="no text after a '(full text)' header"))
+                continue
+            checks, reasons = check_rewrite(article.text, text, a.type, finish_reason=resp.finish_reason)
+            if reasons:
+                attempts.append(RewriteAttempt(nonce=nonce, call_key=resp.key, status="rejected", reason="; ".join(reasons)))
+                continue
+            attempts.append(RewriteAttempt(nonce=nonce, call_key=resp.key, status="accepted"))
+            sa = parse_self_assessment(resp.text or "", item_id=vid, generator=self.spec, language=article.language,
+                                       type=a.type, severity=a.severity)
+            variant = Variant(id=vid, article_id=article.id, language=article.language, text=text, label=1,
+                              type=a.type, severity=a.severity, generator=self.spec, seed=seed, checks=checks)
+            return variant, log(True, sa)
+        why = "; ".join(f"#{t.nonce} {t.status}: {t.reason}" for t in attempts)
+        return ItemError(f"{self.spec}: no acceptable {a.severity} {a.type} rewrite of '{article.id}' after "
+                         f"{len(attempts)} attempt(s) ({why})"), log(False)
+
+
+@GENERATORS.register("openai")
+def _openai(model: str, **options: object) -> LLMGenerator:
+    return LLMGenerator.create(f"openai/{model}", **options)  # type: ignore[arg-type]
+
+
+@GENERATORS.register("hf")
+def _hf(model: str, **options: object) -> LLMGenerator:
+    return LLMGenerator.create(f"hf/{model}", **options)  # type: ignore[arg-type]
