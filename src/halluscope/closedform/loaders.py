@@ -1,0 +1,351 @@
+"""Loaders for the published prediction formats; every bad row becomes a LoadProblem, never a silent score.
+
+A missing file or a missing column is fatal (InputError); a bad row is left out and reported with file, row,
+field and fix, so one typo does not hide the rest of a large file.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from halluscope.closedform.compat import AHA_SKIPPED
+from halluscope.closedform.extract import extract_yesno
+from halluscope.closedform.records import (DOMAINS, KINDS, SAMPLINGS, AhaItem, HalluAudioItem, Kind, Loaded, LoadProblem,
+                                           YesNoItem)
+from halluscope.errors import InputError
+
+# Subsets named in the official HalluAudio scripts, with the domain of the results folder each script reads.
+# Binary subsets are not named there: give their rows a 'domain' field or pass a default domain.
+HALLUAUDIO_SUBSETS: dict[str, tuple[str, Kind]] = {
+    "commonvoice_invalid_gender": ("speech", "unanswerable"),
+    "invalid_noise": ("speech", "unanswerable"),
+    "commonvoice_word_count": ("speech", "count"),
+    "speech_commands_comparsion_loudness": ("speech", "choice"),  # sic: the official spelling
+    "speech_commands_comparsion_speed": ("speech", "choice"),
+    "single_music_count": ("music", "count"),
+    "multiple_music_count": ("music", "count"),
+    "tonic_count": ("music", "count"),
+    "stroke_count": ("music", "count"),
+    "speech_music_classification": ("music", "label"),
+    "comparison_loudness": ("sound", "label"),
+}
+DOMAIN_ALIASES = {"speech": "speech", "sound": "sound", "audio": "sound", "environmental": "sound",
+                  "environmental sound": "sound", "environmental_sound": "sound", "music": "music"}
+# AHa-Bench question types and their index prefixes (process_parquet.py in the official repository)
+AHA_TYPES: dict[str, int] = {
+    "source_number": 0, "distance": 10, "duration": 20, "repetition": 30, "inferred sound": 40,
+    "temporal sequence": 50, "existence": 60, "Authenticity": 70, "homophone_en-en": 80, "homophone_zh-en": 90,
+    "homophone_zh-zh": 100, "inferredsound_en": 110, "inferredsound_zh": 120, "knowledge_en": 130, "knowledge_zh": 140,
+    "overreliance_en": 150, "overreliance_zh": 160, "polysemy_en": 170, "polysemy_zh": 180, "prosodic_en": 190,
+    "prosodic_zh": 200, "asr_zh": 210, "asr_en": 220,
+}
+_AHA_TYPES_CI = {k.lower(): k for k in AHA_TYPES}
+
+
+def _require_file(path: Path, what: str) -> None:
+    if not path.exists():
+        raise InputError("file not found", file=str(path), fix=f"pass the path of {what}")
+    if path.is_dir():
+        raise InputError("is a directory, expected a file", file=str(path), fix=f"pass the path of {what}")
+
+
+def _jsonl(path: Path, problems: list[LoadProblem]) -> Iterator[tuple[int, dict]]:
+    with path.open(encoding="utf-8-sig") as fh:
+        for row, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                problems.append(LoadProblem(file=str(path), row=row, message=f"malformed JSON ({exc.msg})",
+                                            fix="write one JSON object per line"))
+                continue
+            if not isinstance(obj, dict):
+                problems.append(LoadProblem(file=str(path), row=row, message=f"expected a JSON object, got {type(obj).__name__}"))
+                continue
+            yield row, obj
+
+
+def _text_field(obj: dict, field: str, path: Path, row: int, problems: list[LoadProblem], *, fix: str) -> str | None:
+    if field not in obj:
+        problems.append(LoadProblem(file=str(path), row=row, field=field, message="missing field", fix=fix))
+        return None
+    value = obj[field]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str):
+        problems.append(LoadProblem(file=str(path), row=row, field=field,
+                                    message=f"expected a string, got {'null' if value is None else type(value).__name__}",
+                                    fix=fix))
+        return None
+    return value
+
+
+def _infer_kind(reference: str) -> Kind:
+    ref = reference.strip().lower()
+    if ref in {"yes", "no"}:
+        return "binary"
+    if re.fullmatch(r"\d+", ref):
+        return "count"
+    if ref in {"first", "second"} or re.fullmatch(r"(?:the )?(?:first|second)(?: one| audio| clip| sound)?", ref):
+        return "choice"
+    if ref in {"", "none", "null", "n/a"}:
+        return "unanswerable"
+    return "label"
+
+
+def _check_reference(kind: Kind, reference: str) -> str | None:
+    ref = reference.strip().lower()
+    if kind == "binary" and ref not in {"yes", "no"}:
+        return f"a binary prompt needs reference 'yes' or 'no', got '{reference}'"
+    if kind == "count" and not re.fullmatch(r"\d+", ref):
+        return f"a count prompt needs an integer reference, got '{reference}'"
+    if kind == "choice" and ("first" in ref) == ("second" in ref):
+        return f"a comparison prompt needs a reference naming 'first' or 'second', got '{reference}'"
+    if kind == "label" and not ref:
+        return "a label prompt needs a non-empty reference"
+    return None
+
+
+def load_halluaudio(paths: Sequence[str | Path], *, domain: str | None = None) -> Loaded[HalluAudioItem]:
+    """HalluAudio prediction JSONL(s). ``domain`` is the default for subsets not in HALLUAUDIO_SUBSETS; the kind of
+    such a subset is inferred once from all its references (majority), and rows that do not fit it are problems."""
+    if domain is not None and DOMAIN_ALIASES.get(domain.lower()) is None:
+        raise InputError(f"unknown domain '{domain}'", field="domain", fix=f"use one of {', '.join(DOMAINS)}")
+    default_domain = DOMAIN_ALIASES.get(domain.lower()) if domain else None
+    problems: list[LoadProblem] = []
+    extra: Counter[str] = Counter()
+    fix = 'each line needs "audio", "prompt", "reference", "subset" and the model reply "pred" (use "" for an empty reply)'
+    rows: list[tuple[Path, int, dict, dict[str, str], str, object]] = []
+    for p in map(Path, paths):
+        _require_file(p, "a HalluAudio predictions JSONL")
+        for row, obj in _jsonl(p, problems):
+            extra.update(k for k in obj if k not in {"audio", "prompt", "reference", "subset", "pred", "domain", "task", "id"})
+            fields = {f: _text_field(obj, f, p, row, problems, fix=fix) for f in ("audio", "prompt", "subset", "pred")}
+            if any(v is None for v in fields.values()):
+                continue
+            subset = fields["subset"].strip()
+            row_domain = obj.get("domain")
+            if row_domain is not None and DOMAIN_ALIASES.get(str(row_domain).lower()) is None:
+                problems.append(LoadProblem(file=str(p), row=row, field="domain", message=f"unknown domain '{row_domain}'",
+                                            fix=f"use one of {', '.join(DOMAINS)}"))
+                continue
+            known = HALLUAUDIO_SUBSETS.get(subset)
+            dom = DOMAIN_ALIASES.get(str(row_domain).lower()) if row_domain is not None else (known[0] if known else default_domain)
+            if dom is None:
+                problems.append(LoadProblem(
+                    file=str(p), row=row, field="subset",
+                    message=f"unknown subset '{subset}': its domain is not known (known subsets: {', '.join(sorted(HALLUAUDIO_SUBSETS))})",
+                    fix="check the subset name, add a 'domain' field (speech|sound|music) to the row, or pass --domain"))
+                continue
+            if "reference" not in obj:
+                problems.append(LoadProblem(file=str(p), row=row, field="reference", message="missing field", fix=fix))
+                continue
+            if isinstance(obj["reference"], (dict, list, bool)):
+                problems.append(LoadProblem(file=str(p), row=row, field="reference",
+                                            message=f"expected text or a number, got {type(obj['reference']).__name__}", fix=fix))
+                continue
+            if obj.get("task") is not None and obj["task"] not in KINDS:
+                problems.append(LoadProblem(file=str(p), row=row, field="task", message=f"unknown task kind '{obj['task']}'",
+                                            fix=f"use one of {', '.join(KINDS)}"))
+                continue
+            rows.append((p, row, obj, fields, dom, obj["reference"]))
+    # the kind of a subset the scorer does not know: the majority kind of its non-null references
+    votes: dict[str, Counter[Kind]] = {}
+    for _, _, obj, fields, _, ref in rows:
+        subset = fields["subset"].strip()
+        if subset not in HALLUAUDIO_SUBSETS and obj.get("task") is None and ref is not None:
+            votes.setdefault(subset, Counter())[_infer_kind(str(ref))] += 1
+    inferred = {s: c.most_common(1)[0][0] for s, c in votes.items()}
+    items: list[HalluAudioItem] = []
+    seen: dict[tuple[str, str, str], tuple[str, int]] = {}
+    seen_ids: dict[str, tuple[str, int]] = {}
+    for p, row, obj, fields, dom, raw_ref in rows:
+        subset = fields["subset"].strip()
+        if obj.get("task") is not None:
+            kind, source = obj["task"], "row field"
+        elif subset in HALLUAUDIO_SUBSETS:
+            kind, source = HALLUAUDIO_SUBSETS[subset][1], "known subset"
+        else:
+            kind, source = inferred.get(subset, "unanswerable"), "inferred from reference"
+        reference = "none" if raw_ref is None else str(raw_ref)
+        if raw_ref is None and kind != "unanswerable":
+            problems.append(LoadProblem(file=str(p), row=row, field="reference", message=f"null reference for a {kind} prompt",
+                                        fix="give the ground truth, or mark the row 'task': 'unanswerable'"))
+            continue
+        bad = _check_reference(kind, reference)
+        if bad:
+            problems.append(LoadProblem(file=str(p), row=row, field="reference", message=bad + f" (subset '{subset}' is {kind}, {source})",
+                                        fix="fix the reference, or give the row a 'task' field"))
+            continue
+        key = (fields["audio"], fields["prompt"], subset)
+        item_id = str(obj["id"]) if obj.get("id") is not None else f"{p.name}:{row}"
+        if key in seen or item_id in seen_ids:
+            first = seen.get(key) or seen_ids[item_id]
+            problems.append(LoadProblem(file=str(p), row=row, message=f"duplicate of {first[0]} row {first[1]} "
+                                        "(same id, or same audio, prompt and subset)", fix="remove the duplicate row"))
+            continue
+        seen[key] = seen_ids[item_id] = (str(p), row)
+        items.append(HalluAudioItem(id=item_id, file=str(p), row=row, audio=fields["audio"], prompt=fields["prompt"],
+                                    reference=reference, subset=subset, domain=dom, kind=kind, kind_source=source,
+                                    pred=fields["pred"]))
+    notes = []
+    if extra:
+        notes.append("ignored fields: " + ", ".join(f"{k} ({n})" for k, n in sorted(extra.items())))
+    for subset, kind in sorted(inferred.items()):
+        notes.append(f"subset '{subset}' is not one the official scripts name: scored as {kind} "
+                     f"(inferred from {sum(votes[subset].values())} reference(s))")
+    problems.sort(key=lambda x: (x.file, x.row or 0))
+    return Loaded(tuple(items), tuple(problems), tuple(notes), tuple(map(str, paths)))
+
+
+_AHA_INDEX = re.compile(r"^(\d+)_(\d+)_(\d+)$")
+
+
+def load_aha(paths: Sequence[str | Path]) -> Loaded[AhaItem]:
+    """AHa-Bench prediction JSONLs, one per run of the same model; index sets are compared across runs."""
+    problems: list[LoadProblem] = []
+    items: list[AhaItem] = []
+    stems = Counter(Path(p).stem for p in paths)
+    runs: dict[str, set[str]] = {}
+    run_file: dict[str, str] = {}
+    fix = 'each line needs "index", "type", "question", "answer" and the model reply "prediction"'
+    for p in map(Path, paths):
+        _require_file(p, "an AHa-Bench predictions JSONL")
+        run = p.stem if stems[p.stem] == 1 else str(p)
+        run_file[run] = str(p)
+        indices: dict[str, int] = {}
+        for row, obj in _jsonl(p, problems):
+            fields = {f: _text_field(obj, f, p, row, problems, fix=fix) for f in ("index", "type", "question", "answer", "prediction")}
+            if any(v is None for v in fields.values()):
+                continue
+            typ = _AHA_TYPES_CI.get(fields["type"].strip().lower())
+            if typ is None:
+                problems.append(LoadProblem(file=str(p), row=row, field="type", message=f"unknown AHa-Bench type '{fields['type']}'",
+                                            fix=f"use one of {', '.join(AHA_TYPES)}"))
+                continue
+            index = fields["index"].strip()
+            m = _AHA_INDEX.match(index)
+            if not m:
+                problems.append(LoadProblem(file=str(p), row=row, field="index", message=f"index '{index}' is not '<type id>_<audio id>_<n>'",
+                                            fix="keep the index written by the official process_parquet.py"))
+                continue
+            if int(m.group(1)) != AHA_TYPES[typ]:
+                problems.append(LoadProblem(file=str(p), row=row, field="index",
+                                            message=f"index prefix {m.group(1)} does not match type '{typ}' (id {AHA_TYPES[typ]})",
+                                            fix="check that the row's type and index belong together"))
+                continue
+            if index in indices:
+                problems.append(LoadProblem(file=str(p), row=row, field="index", message=f"duplicate index '{index}' (first at row {indices[index]})",
+                                            fix="each question appears once per run file"))
+                continue
+            is_asr = "asr" in typ.lower()
+            if not is_asr and not extract_yesno(fields["answer"]).is_answer:
+                problems.append(LoadProblem(file=str(p), row=row, field="answer", message=f"expected a Yes/No answer, got '{fields['answer']}'",
+                                            fix="answers of non-ASR types are Yes or No"))
+                continue
+            match = obj.get("prediction_match")
+            if match is not None and not isinstance(match, str):
+                problems.append(LoadProblem(file=str(p), row=row, field="prediction_match", message=f"expected a string, got {type(match).__name__}"))
+                continue
+            indices[index] = row
+            items.append(AhaItem(run=run, file=str(p), row=row, index=index, type=typ, task=typ.split("_")[0],
+                                 audio_key=f"{m.group(1)}_{m.group(2)}", question=fields["question"], answer=fields["answer"],
+                                 prediction=fields["prediction"], prediction_match=match))
+        runs[run] = set(indices)
+    union = set().union(*runs.values()) if runs else set()
+    for run, idx in runs.items():
+        for missing in sorted(union - idx):
+            problems.append(LoadProblem(file=run_file[run], field="index", message=f"index '{missing}' is in another run but not in this one",
+                                        fix="score runs over the same questions; this run is scored on the questions it has"))
+    notes = []
+    skipped = sorted(AHA_SKIPPED & union)
+    if skipped:
+        notes.append(f"the official scorer skips items {', '.join(skipped)}; compatibility mode skips them too, strict mode keeps them")
+    if items and all(i.prediction_match is None for i in items):
+        notes.append("no 'prediction_match' (judge) field: compatibility mode applies the official normaliser to the raw prediction")
+    return Loaded(tuple(items), tuple(problems), tuple(notes), tuple(map(str, paths)))
+
+
+def _read_table(path: Path, delimiter: str, required: Sequence[str], what: str) -> tuple[list[str], list[dict[str, str]]]:
+    _require_file(path, what)
+    with path.open(encoding="utf-8-sig", newline="") as fh:
+        reader = csv.DictReader(fh, delimiter=delimiter)
+        header = [h.strip() for h in (reader.fieldnames or [])]
+        missing = [c for c in required if c not in header]
+        if missing:
+            sep = "tab" if delimiter == "\t" else "comma"
+            raise InputError(f"missing column(s) {', '.join(missing)}; found {', '.join(header) or 'no header'}",
+                             file=str(path), field=missing[0], fix=f"the first line must be a {sep}-separated header with {', '.join(required)}")
+        rows = [{(k or "").strip(): (v if v is not None else "") for k, v in r.items()} for r in reader]
+    return header, rows
+
+
+def load_yesno(questions: str | Path, predictions: str | Path, *, sampling: str | None = None) -> Loaded[YesNoItem]:
+    """Questions TSV (entry_id, audio_index, prompt_text, object[, attribute], label, sampling) joined with a
+    predictions CSV (entry_id, response[, label, audio_index]) on entry_id. ``sampling`` fills a missing column."""
+    qpath, ppath = Path(questions), Path(predictions)
+    if sampling is not None and sampling not in SAMPLINGS:
+        raise InputError(f"unknown sampling '{sampling}'", field="sampling", fix=f"use one of {', '.join(SAMPLINGS)}")
+    required = ["entry_id", "audio_index", "prompt_text", "object", "label"]
+    qheader, qrows = _read_table(qpath, "\t", required, "the questions TSV")
+    if "sampling" not in qheader and sampling is None:
+        raise InputError("missing column sampling", file=str(qpath), field="sampling",
+                         fix="add a sampling column (random|popular|adversarial) or pass --sampling for the whole file")
+    _, prows = _read_table(ppath, ",", ["entry_id", "response"], "the predictions CSV")
+    problems: list[LoadProblem] = []
+    questions_by_id: dict[str, tuple[int, dict[str, str]]] = {}
+    for row, r in enumerate(qrows, start=1):
+        eid = r["entry_id"].strip()
+        label = r["label"].strip().lower()
+        samp = (r.get("sampling") or sampling or "").strip().lower()
+        if not eid:
+            problems.append(LoadProblem(file=str(qpath), row=row, field="entry_id", message="empty entry_id"))
+            continue
+        if eid in questions_by_id:
+            problems.append(LoadProblem(file=str(qpath), row=row, field="entry_id",
+                                        message=f"duplicate entry_id '{eid}' (first at row {questions_by_id[eid][0]})",
+                                        fix="entry ids must be unique"))
+            continue
+        if label not in {"yes", "no"}:
+            problems.append(LoadProblem(file=str(qpath), row=row, field="label", message=f"expected Yes or No, got '{r['label']}'"))
+            continue
+        if samp not in SAMPLINGS:
+            problems.append(LoadProblem(file=str(qpath), row=row, field="sampling", message=f"unknown sampling '{samp}'",
+                                        fix=f"use one of {', '.join(SAMPLINGS)}"))
+            continue
+        questions_by_id[eid] = (row, {**r, "label": label, "sampling": samp})
+    preds: dict[str, tuple[int, dict[str, str]]] = {}
+    for row, r in enumerate(prows, start=1):
+        eid = r["entry_id"].strip()
+        if eid in preds:
+            problems.append(LoadProblem(file=str(ppath), row=row, field="entry_id",
+                                        message=f"duplicate prediction for '{eid}' (first at row {preds[eid][0]}); this one is ignored",
+                                        fix="keep one response per entry_id"))
+            continue
+        preds[eid] = (row, r)
+    items: list[YesNoItem] = []
+    for eid, (prow, r) in preds.items():
+        if eid not in questions_by_id:
+            problems.append(LoadProblem(file=str(ppath), row=prow, field="entry_id", message=f"prediction for '{eid}' has no matching question",
+                                        fix="check that the predictions were made on this questions file"))
+            continue
+        qrow, q = questions_by_id[eid]
+        if r.get("label") and r["label"].strip().lower() != q["label"]:
+            problems.append(LoadProblem(file=str(ppath), row=prow, field="label",
+                                        message=f"label '{r['label']}' disagrees with the question's '{q['label']}'",
+                                        fix="the predictions belong to a different version of the questions"))
+            continue
+        items.append(YesNoItem(entry_id=eid, audio_index=q["audio_index"], prompt_text=q["prompt_text"], object=q["object"],
+                               attribute=q.get("attribute") or None, label=q["label"], sampling=q["sampling"],
+                               response=r["response"], question_row=qrow, prediction_row=prow))
+    for eid, (qrow, _) in questions_by_id.items():
+        if eid not in preds:
+            problems.append(LoadProblem(file=str(qpath), row=qrow, field="entry_id", message=f"question '{eid}' has no prediction",
+                                        fix="run the model on every question; this one is not scored"))
+    return Loaded(tuple(items), tuple(problems), (), (str(qpath), str(ppath)))

@@ -1,0 +1,151 @@
+"""Bad input: one clear problem per bad row (file, row, field, fix), fatal errors for missing files and columns."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from halluscope.closedform.loaders import load_aha, load_halluaudio, load_yesno
+from halluscope.closedform.score import score_halluaudio
+from halluscope.errors import InputError
+
+
+def _jsonl(path: Path, rows: list) -> Path:
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def _ha(**kw) -> dict:
+    row = {"audio": "a.wav", "prompt": "Is there a dog?", "reference": "yes", "subset": "fsd_binary", "domain": "sound", "pred": "Yes."}
+    row.update(kw)
+    return {k: v for k, v in row.items() if v is not ...}
+
+
+def test_halluaudio_loads_known_and_declared_subsets(tmp_path: Path) -> None:
+    f = _jsonl(tmp_path / "p.jsonl", [_ha(), {"audio": "b.wav", "prompt": "How many words?", "reference": 5,
+                                              "subset": "commonvoice_word_count", "pred": "five", "model": "x"}])
+    loaded = load_halluaudio([f])
+    assert [i.domain for i in loaded.items] == ["sound", "speech"]
+    assert [i.kind for i in loaded.items] == ["binary", "count"]
+    assert loaded.items[1].reference == "5" and loaded.items[0].kind_source == "inferred from reference"
+    assert not loaded.problems and any("model" in n for n in loaded.notes)
+
+
+def test_halluaudio_bad_rows_each_reported(tmp_path: Path) -> None:
+    f = _jsonl(tmp_path / "p.jsonl", [
+        _ha(),
+        _ha(audio="b.wav", pred=...),                       # row 2: missing pred
+        _ha(audio="c.wav", subset="mystery", domain=...),   # row 3: unknown subset, no domain
+        "{not json",                                        # row 4
+        _ha(),                                              # row 5: duplicate of row 1
+        _ha(audio="d.wav", reference="maybe"),              # row 6: binary reference not yes/no
+        _ha(audio="e.wav", pred=None),                      # row 7: null reply
+        _ha(audio="f.wav", domain="space"),                 # row 8: unknown domain
+        _ha(audio="g.wav", reference=None),                 # row 9: null reference for a binary prompt
+    ])
+    loaded = load_halluaudio([f])
+    assert len(loaded.items) == 1
+    by_row = {p.row: p for p in loaded.problems}
+    assert sorted(by_row) == [2, 3, 4, 5, 6, 7, 8, 9]
+    assert by_row[2].field == "pred" and "missing field" in by_row[2].message
+    text = by_row[3].text()
+    assert str(f) in text and "row 3" in text and "field 'subset'" in text and "mystery" in text and "Fix:" in text
+    assert "duplicate of" in by_row[5].message
+    assert by_row[6].field == "reference" and "maybe" in by_row[6].message
+    assert "null" in by_row[7].message
+    assert by_row[8].field == "domain" and by_row[9].field == "reference"
+
+
+def test_halluaudio_default_domain_admits_unknown_subsets(tmp_path: Path) -> None:
+    f = _jsonl(tmp_path / "p.jsonl", [_ha(subset="mystery", domain=...)])
+    assert load_halluaudio([f]).problems
+    loaded = load_halluaudio([f], domain="music")
+    assert loaded.items[0].domain == "music" and not loaded.problems
+    with pytest.raises(InputError, match="unknown domain"):
+        load_halluaudio([f], domain="space")
+
+
+def test_halluaudio_missing_file_and_nothing_valid(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="file not found"):
+        load_halluaudio([tmp_path / "nope.jsonl"])
+    f = _jsonl(tmp_path / "bad.jsonl", [_ha(pred=...)])
+    with pytest.raises(InputError, match="no valid HalluAudio rows"):
+        score_halluaudio(load_halluaudio([f]))
+
+
+def _aha(index: str, **kw) -> dict:
+    row = {"index": index, "type": "existence", "question": "Is there a dog?", "answer": "Yes", "prediction": "Yes"}
+    row.update(kw)
+    return row
+
+
+def test_aha_bad_rows(tmp_path: Path) -> None:
+    a = _jsonl(tmp_path / "run_0.jsonl", [
+        _aha("60_0_1"), _aha("60_0_2", type="teleportation"), _aha("60_0_1"), _aha("60-0-3"),
+        _aha("60_0_4", answer="Perhaps"), _aha("10_0_1"), _aha("220_0_1", type="asr_en", answer="hello world", prediction="hello"),
+        _aha("60_0_5", prediction=...) if False else {k: v for k, v in _aha("60_0_5").items() if k != "prediction"},
+    ])
+    b = _jsonl(tmp_path / "run_1.jsonl", [_aha("60_0_1"), _aha("60_0_9")])
+    loaded = load_aha([a, b])
+    msgs = [(p.file, p.row, p.field, p.message) for p in loaded.problems]
+    assert (str(a), 2, "type", "unknown AHa-Bench type 'teleportation'") in msgs
+    assert any(r == 3 and "duplicate index" in m for _, r, _, m in msgs)
+    assert any(r == 4 and fld == "index" for _, r, fld, _ in msgs)
+    assert any(r == 5 and fld == "answer" for _, r, fld, _ in msgs)
+    assert any(r == 6 and "does not match type" in m for _, r, _, m in msgs)
+    assert any(r == 8 and fld == "prediction" for _, r, fld, _ in msgs)
+    # across runs: 60_0_9 only in run_1, 220_0_1 only in run_0
+    assert any(f == str(a) and "60_0_9" in m for f, _, _, m in msgs)
+    assert any(f == str(b) and "220_0_1" in m for f, _, _, m in msgs)
+    assert sorted((i.run, i.index) for i in loaded.items) == [("run_0", "220_0_1"), ("run_0", "60_0_1"),
+                                                              ("run_1", "60_0_1"), ("run_1", "60_0_9")]
+    assert loaded.items[0].task == "existence" and loaded.items[0].audio_key == "60_0"
+
+
+def _tsv(path: Path, rows: list[list[str]]) -> Path:
+    path.write_text("\n".join("\t".join(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+QHEAD = ["entry_id", "audio_index", "prompt_text", "object", "attribute", "label", "sampling"]
+
+
+def test_yesno_bad_rows_and_joins(tmp_path: Path) -> None:
+    q = _tsv(tmp_path / "q.tsv", [QHEAD,
+                                  ["1", "Ya", "Is there a dog?", "dog", "", "Yes", "random"],
+                                  ["2", "Yb", "Is there a cat?", "cat", "", "Maybe", "random"],
+                                  ["3", "Yc", "Is there a car?", "car", "", "No", "sideways"],
+                                  ["1", "Yd", "Is there a bird?", "bird", "", "No", "random"],
+                                  ["4", "Ye", "Is there rain?", "rain", "", "No", "adversarial"],
+                                  ["5", "Yf", "Is there wind?", "wind", "", "No", "popular"]])
+    p = tmp_path / "p.csv"
+    p.write_text("entry_id,response,label\n1,Yes,Yes\n1,No,Yes\n99,Yes,No\n5,No,Yes\n", encoding="utf-8")
+    loaded = load_yesno(q, p)
+    assert [i.entry_id for i in loaded.items] == ["1"]
+    probs = {(Path(x.file).name, x.row, x.field): x.message for x in loaded.problems}
+    assert "Maybe" in probs[("q.tsv", 2, "label")]
+    assert "sideways" in probs[("q.tsv", 3, "sampling")]
+    assert "duplicate entry_id" in probs[("q.tsv", 4, "entry_id")]
+    assert "duplicate prediction" in probs[("p.csv", 2, "entry_id")]
+    assert "no matching question" in probs[("p.csv", 3, "entry_id")]
+    assert "disagrees" in probs[("p.csv", 4, "label")]
+    assert "has no prediction" in probs[("q.tsv", 5, "entry_id")]
+
+
+def test_yesno_missing_columns_are_fatal(tmp_path: Path) -> None:
+    q = _tsv(tmp_path / "q.tsv", [["entry_id", "audio_index", "prompt_text", "label"], ["1", "Y", "?", "Yes"]])
+    p = tmp_path / "p.csv"
+    p.write_text("entry_id,response\n1,Yes\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        load_yesno(q, p)
+    assert err.value.field == "object" and str(q) in str(err.value)
+    q2 = _tsv(tmp_path / "q2.tsv", [QHEAD[:-1], ["1", "Y", "?", "dog", "", "Yes"]])
+    with pytest.raises(InputError, match="sampling"):
+        load_yesno(q2, p)
+    assert load_yesno(q2, p, sampling="popular").items[0].sampling == "popular"
+    bad = tmp_path / "bad.csv"
+    bad.write_text("id,text\n1,Yes\n", encoding="utf-8")
+    with pytest.raises(InputError, match="missing column"):
+        load_yesno(q2, bad, sampling="random")
