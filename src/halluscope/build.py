@@ -107,6 +107,9 @@ def build_spoken(run_dir: str | Path, cfg: BuildConfig, *, quiet: bool = False) 
         )
         plan = plan_rewrites(articles, per_article=cfg.rewrites_per_article, seed=cfg.seed,
                              types=cfg.types, severities=cfg.severities)
+        if hasattr(generator, "prepare"):  # LLM generators make their calls concurrently, logged in the store
+            done = store.done_ids(generate.name, generate.fingerprint)
+            generator.prepare(store, generate, [p for p in plan if p.variant_id not in done], seed=cfg.seed, quiet=quiet)
         generated = run_stage(
             store, generate, [(p.variant_id, p) for p in plan],
             lambda p: generator.rewrite(p.article, type=p.type, severity=p.severity, seed=cfg.seed),

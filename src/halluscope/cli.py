@@ -6,7 +6,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -49,7 +49,7 @@ def build_spoken_cmd(
     corpus: str = typer.Option(..., help="Articles as .jsonl/.csv/.parquet with id, language, text[, url, outlet, date, topic], or 'demo'."),
     out: Path = typer.Option(..., help="Run directory (created; an existing one is resumed)."),
     langs: str = typer.Option(",".join(LANGUAGES), help="Languages to build, comma-separated."),
-    generator: str = typer.Option("rules", help="Rewrite generator spec, e.g. 'rules'."),
+    generator: str = typer.Option("rules", help="Rewrite generator spec: 'rules' (offline), 'openai/<model>' (any OpenAI-compatible server, App. A.1 prompts) or 'hf/<model dir>'. LLM options: $HALLUSCOPE_LLM_CONFIG."),
     tts: str = typer.Option("espeak", help="TTS spec: 'espeak' (a pool of voices per language) or 'espeak/<voice>'."),
     asr: str = typer.Option("whisper/base", help="ASR spec: 'whisper/base' (shipped weights) or 'whisper/<model dir>'."),
     seed: int = typer.Option(13, help="Seed for the rewrite plan, the rewrites and the voice choice."),
@@ -67,6 +67,41 @@ def build_spoken_cmd(
     result = build_spoken(out, cfg)
     console.print(f"[green]built[/] {len(result.samples)} samples, {len(result.transcripts)} transcripts in {out}"
                   f" (dataset: {out / 'dataset' / 'samples.parquet'})")
+
+
+@build_app.command("judge")
+def build_judge_cmd(
+    run: Path = typer.Argument(..., help="Run directory made by 'build spoken'."),
+    judge: List[str] = typer.Option(..., "--judge", help="Judge spec, e.g. openai/deepseek-chat or hf/<dir>; repeat it: two or more judges give the agreement table."),
+    per_cell: int = typer.Option(8, help="Rewrites sampled per type x severity x language cell (seed 000: 8, 216 items)."),
+    seed: int = typer.Option(0, help="Seed of the stratified sample."),
+    retries: int = typer.Option(3, help="Retries when a reply holds no readable JSON object (App. A.2: 3)."),
+    llm_config: Optional[Path] = typer.Option(None, help="LLM config (.toml/.json): base URLs, key variable names, decoding params, cost table. Default: $HALLUSCOPE_LLM_CONFIG."),
+) -> None:
+    """Rate a stratified sample of a run's rewrites with LLM judges (seed 000, 3.4 and App. A.2), resumable.
+
+    Writes RUN/report/judge/: Table 9 (quadratic-weighted kappa, Spearman rho, share within one point, per dimension), Table 10 (mean rating by type x severity x language, per judge) and heatmaps, as Markdown, CSV and LaTeX. Keys come from the environment (OPENAI_API_KEY unless the config names another variable).
+
+    Example: halluscope build judge runs/demo --judge openai/anthropic/claude-haiku-4.5 --judge openai/deepseek-chat --llm-config llm.toml
+    """
+    from rich.table import Table
+
+    from halluscope.judge import build_judge
+    from halluscope.llm import load_llm_config
+
+    result = build_judge(run, judge, per_cell=per_cell, seed=seed, retries=retries,
+                         config=load_llm_config(llm_config))
+    table = Table("judge", "scored", "unscored", "failed", "model calls", "from store")
+    for r in result.summary():
+        table.add_row(r["judge"], *(str(r[k]) for k in ("scored", "unscored", "failed", "calls", "from_store")))
+    console.print(table)
+    if result.agreement:
+        agree = Table("judges", "dim", "n", "kappa (quadratic)", "Spearman rho", "within 1")
+        for r in result.agreement:
+            agree.add_row(f"{r['judge_a']} / {r['judge_b']}", r["dimension"], str(r["n"]),
+                          *("-" if r[k] is None else f"{r[k]:.3f}" for k in ("kappa_quadratic", "spearman_rho", "within_one")))
+        console.print(agree)
+    console.print(f"[green]judged[/] {len(result.sample.ids)} items; tables: {run / 'report' / 'judge' / 'judge.md'}")
 
 
 @app.command()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -114,3 +116,106 @@ class RunManifest(Record):
     seeds: dict[str, int]
     stages: dict[str, str] = Field(default_factory=dict, description="stage name -> config fingerprint")
     platform: str
+
+
+# -- model calls, self-assessments and judgements (seed 000, section 3.4 and App. A) --------------
+
+ResponseStatus = Literal["ok", "unparsable", "refusal", "error"]
+
+
+class ChatMessage(Record):
+    """One turn of a chat-completions request."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class ModelRequest(Record):
+    """A text-LLM request; its key (backend, messages, params, nonce) decides whether the store can answer it."""
+
+    backend: str = Field(description="Backend spec, e.g. 'openai/gpt-4o-mini' or 'hf//models/qwen'.")
+    messages: tuple[ChatMessage, ...]
+    params: dict = Field(default_factory=dict, description="Decoding parameters sent with the request (temperature, max_tokens, seed, ...).")
+    nonce: int = Field(default=0, description="Protocol-level retry number; a retry after a rejected output is a new request.")
+    tag: str | None = Field(default=None, description="What the call is for (e.g. 'generate:<variant id>'); kept for audit, not part of the key.")
+
+    def key(self) -> str:
+        """sha256 of everything that can change the reply; the tag is left out on purpose."""
+        blob = json.dumps({"backend": self.backend, "messages": [m.model_dump() for m in self.messages],
+                           "params": self.params, "nonce": self.nonce}, sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class Usage(Record):
+    """Token counts as the backend reported them."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class ModelResponse(Record):
+    """What a backend returned for one request; the raw text is always kept, whatever the status."""
+
+    key: str = Field(description="ModelRequest.key() of the request.")
+    backend: str
+    status: ResponseStatus = Field(description="ok; unparsable (the body was no chat completion); refusal; error (no answer after all retries).")
+    text: str | None = Field(default=None, description="Message content (or refusal text, or the unreadable body).")
+    error: str | None = Field(default=None, description="Why the status is not ok.")
+    finish_reason: str | None = None
+    usage: Usage | None = None
+    latency_s: float | None = Field(default=None, description="Wall time of the answering call (None when served from the store).")
+    attempts: int = Field(default=0, description="Transport attempts made (0 when served from the store).")
+    cached: bool = Field(default=False, description="Served from the store without a call.")
+    cost_usd: float | None = Field(default=None, description="From the backend's cost table, if configured.")
+
+
+class SelfAssessment(Record):
+    """A generator's in-prompt report on its own rewrite (seed 000, App. A.1 step 3), mapped to 1..5."""
+
+    item_id: str
+    generator: str
+    language: Language
+    type: HallucinationType
+    severity: Severity
+    ratings: dict[str, int] = Field(default_factory=dict, description="Dimension abbreviation (FA, Cr, IC, ...) -> 1..5.")
+    verbal: dict[str, str] = Field(default_factory=dict, description="Dimension abbreviation -> the rating word as written.")
+    unrated: tuple[str, ...] = Field(default=(), description="Dimensions of the type the report did not rate readably.")
+
+
+class RewriteAttempt(Record):
+    """One protocol attempt of an LLM rewrite and why it was rejected, if it was."""
+
+    nonce: int
+    call_key: str
+    status: Literal["accepted", "rejected", "unparsable", "refusal", "error"]
+    reason: str | None = None
+
+
+class RewriteLog(Record):
+    """Every attempt behind one LLM rewrite, with the self-assessment of the accepted one."""
+
+    item_id: str
+    generator: str
+    attempts: tuple[RewriteAttempt, ...]
+    accepted: bool
+    self_assessment: SelfAssessment | None = None
+    usage: Usage = Field(default_factory=Usage, description="Summed over the replies of every attempt.")
+    cost_usd: float | None = None
+
+
+class Judgement(Record):
+    """One judge's reading of one item: scores (or a verdict), the raw text, or why it is unscored."""
+
+    item_id: str
+    judge: str = Field(description="Judge backend spec.")
+    status: Literal["ok", "unscored"]
+    scores: dict[str, int] = Field(default_factory=dict, description="Dimension abbreviation -> 1..5.")
+    verdict: str | None = Field(default=None, description="For verdict-style judges; None for scoring judges.")
+    raw_text: str | None = Field(default=None, description="The judge's last reply, kept verbatim.")
+    unscored_reason: str | None = None
+    attempts: int = Field(default=1, description="Calls made, counting parse retries.")
+    call_keys: tuple[str, ...] = ()

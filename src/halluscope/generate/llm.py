@@ -15,17 +15,34 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from halluscope.errors import ItemError
 from halluscope.generate.base import GENERATORS, Assignment, variant_id
 from halluscope.generate.rules import LENGTH_TOLERANCE, numbers_in
-from halluscope.llm import LLM_BACKENDS, Caller, CallStats, ChatBackend, GenerateOptions, LLMConfig, load_llm_config
+from halluscope.llm import (
+    LLM_BACKENDS,
+    Caller,
+    CallStats,
+    ChatBackend,
+    GenerateOptions,
+    LLMConfig,
+    load_llm_config,
+    progress,
+)
 from halluscope.prompts import prompt_hash, severity_texts, template
 from halluscope.prompts.protocol import DIMENSIONS, count_ratings, dimension_for_label, full_text_markers, rating_value
 from halluscope.records import (
-    Article, ChatMessage, HallucinationType, Language, RewriteAttempt, RewriteLog, SelfAssessment, Severity, Usage,
+    Article,
+    ChatMessage,
+    HallucinationType,
+    Language,
+    RewriteAttempt,
+    RewriteLog,
+    SelfAssessment,
+    Severity,
+    Usage,
     Variant,
 )
 from halluscope.stages import Stage, console
@@ -169,13 +186,16 @@ class LLMGenerator:
                 "prompts": prompt_hash()}
 
     # -- the stage hook ---------------------------------------------------------------------------
-    def prepare(self, store: Store, stage: Stage, assignments: Sequence[Assignment], *, seed: int) -> None:
+    def prepare(self, store: Store, stage: Stage, assignments: Sequence[Assignment], *, seed: int,
+                quiet: bool = False) -> None:
         """Run every assignment's protocol concurrently; each call and each RewriteLog goes to the store."""
         if not assignments:
             return
-        results, self.stats = asyncio.run(self._run_all(store, stage.fingerprint, assignments, seed))
+        with progress(f"rewrite calls ({self.spec})", len(assignments), quiet=quiet) as advance:
+            results, self.stats = asyncio.run(self._run_all(store, stage.fingerprint, assignments, seed, advance))
         self._prepared.update(results)
-        console.print(f"  {self.spec}: {self.stats.line()}")
+        if not quiet:
+            console.print(f"  {self.spec}: {self.stats.line()}")
 
     def rewrite(self, article: Article, *, type: HallucinationType, severity: Severity, seed: int) -> Variant:
         vid = variant_id(article.id, type, severity)
@@ -187,13 +207,14 @@ class LLMGenerator:
             raise result
         return result
 
-    async def _run_all(self, store: Store | None, fp: str | None, assignments: Sequence[Assignment],
-                       seed: int) -> tuple[dict[str, Variant | ItemError], CallStats]:
+    async def _run_all(self, store: Store | None, fp: str | None, assignments: Sequence[Assignment], seed: int,
+                       advance: Callable[[], None] = lambda: None) -> tuple[dict[str, Variant | ItemError], CallStats]:
         async with Caller(self.backend, store) as caller:
             async def one(a: Assignment) -> tuple[str, Variant | ItemError]:
                 result, log = await self._protocol(caller, a, seed)
                 if store is not None and fp is not None:
                     store.put(LOG_STAGE, fp, a.variant_id, log)
+                advance()
                 return a.variant_id, result
 
             pairs = await asyncio.gather(*(one(a) for a in assignments))
@@ -218,11 +239,11 @@ class LLMGenerator:
                 completion_tokens += resp.usage.completion_tokens
             if resp.cost_usd is not None:
                 cost = (cost or 0.0) + resp.cost_usd
-            if resp.status in ("error", "unparsable"):  # the backend already retried the transport
-                attempts.append(RewriteAttempt(nonce=nonce, call_key=resp.key, status=resp.status, reason=resp.error))
+            if resp.status == "error":  # no reply after the backend's own retries: the next run tries again
+                attempts.append(RewriteAttempt(nonce=nonce, call_key=resp.key, status="error", reason=resp.error))
                 break
-            if resp.status == "refusal":
-                attempts.append(RewriteAttempt(nonce=nonce, call_key=resp.key, status="refusal", reason=resp.error))
+            if resp.status in ("refusal", "unparsable"):
+                attempts.append(RewriteAttempt(nonce=nonce, call_key=resp.key, status=resp.status, reason=resp.error))
                 continue
             text = extract_full_text(resp.text or "", article.language)
             if text is None:

@@ -1,0 +1,76 @@
+"""Prompt templates in their own files, with named slots such as ``{ARTICLE TEXT}`` (seed 000, App. A).
+
+A slot is an upper-case name in single braces, exactly as the spec's appendix writes them; any other
+text, including ``{`` and ``}`` around a slot (``{{DIMENSION KEYS}}`` renders as ``{<keys>}``), is sent
+verbatim. Rendering checks that every slot is filled and no unknown slot is given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+from halluscope.errors import HalluscopeError
+
+_SLOT = re.compile(r"\{([A-Z][A-Z0-9 _]*[A-Z0-9])\}")
+_FILES = ("generate", "judge")
+
+__all__ = ["Template", "prompt_hash", "severity_texts", "template"]
+
+
+@dataclass(frozen=True)
+class Template:
+    """A prompt file and the slots it declares."""
+
+    name: str
+    text: str
+
+    @property
+    def slots(self) -> frozenset[str]:
+        return frozenset(_SLOT.findall(self.text))
+
+    def render(self, values: dict[str, str]) -> str:
+        missing = self.slots - set(values)
+        unknown = set(values) - self.slots
+        if missing or unknown:
+            raise HalluscopeError(
+                f"prompt '{self.name}' has slots {sorted(self.slots)}; missing {sorted(missing)}, unknown {sorted(unknown)}"
+            )
+        return _SLOT.sub(lambda m: values[m.group(1)], self.text)
+
+
+def _root():
+    return resources.files("halluscope") / "prompts"
+
+
+@lru_cache(maxsize=None)
+def template(name: str) -> Template:
+    """Load 'generate/fabrication.en' or 'judge/quality' (the .txt suffix is implied)."""
+    ref = _root().joinpath(*f"{name}.txt".split("/"))
+    if not ref.is_file():
+        raise HalluscopeError(f"no prompt template '{name}' in halluscope/prompts; expected {name}.txt")
+    return Template(name, ref.read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=None)
+def severity_texts() -> dict:
+    """The {SEVERITY LEVEL DESCRIPTION} (generation) and {SEVERITY LEVEL DEFINITION} (judge) texts."""
+    return json.loads((_root() / "severity.json").read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=None)
+def prompt_hash() -> str:
+    """sha256 over every template and fragment file: part of each stage fingerprint that sends prompts."""
+    h = hashlib.sha256()
+    root = _root()
+    refs = [root / "severity.json"]
+    for sub in _FILES:
+        refs += sorted((p for p in (root / sub).iterdir() if p.name.endswith(".txt")), key=lambda p: p.name)
+    for ref in refs:
+        h.update(ref.name.encode())
+        h.update(ref.read_bytes())
+    return h.hexdigest()[:16]
