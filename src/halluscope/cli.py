@@ -107,21 +107,41 @@ def build_judge_cmd(
 @app.command()
 def detect(
     run: Path = typer.Argument(..., help="Run directory made by 'build spoken'."),
-    detector: str = typer.Option("tfidf", help="Detector spec; 'tfidf' is the offline TF-IDF + logistic regression baseline."),
+    detector: str = typer.Option("tfidf", help="Detector spec: 'tfidf' (offline TF-IDF + logistic regression); "
+                                 "other kinds ('encoder/<path>', 'openai/<model>', 'hf/<path>', 'hf-audio/<path>') "
+                                 "are available when their modules are installed."),
     task: str = typer.Option("binary", help="binary | type | severity | all"),
-    input: str = typer.Option("text", help="text (O: original text) | transcript (T: ASR transcript) | all"),
+    input: str = typer.Option("text", help="text (O: original text) | transcript (T: ASR transcript) | audio | all "
+                              "(all = text and transcript)"),
     seed: int = typer.Option(0, help="Seed of the article-level train/dev/test split and the detector."),
+    option: list[str] = typer.Option([], "--option", "-o", help="Detector option KEY=VALUE (repeatable); "
+                                     "values are parsed as JSON when they can be, e.g. -o prompting=\"cot\"."),
 ) -> None:
-    """Train on the train split, pick hyper-parameters on dev, predict test; O and T use identical item ids."""
+    """Run a detector on a built benchmark for a task and input; predictions are stored and the report picks
+    them up. Trainable detectors fit on the train split, choose hyper-parameters on dev and predict dev and
+    test; all inputs use identical item ids.
+
+    Example: halluscope detect runs/quickstart --detector tfidf --task all --input all
+    """
     from halluscope.detect import detect as run_detect
 
+    options: dict = {}
+    for kv in option:
+        key, sep, value = kv.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"--option expects KEY=VALUE, got '{kv}'")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
     tasks = list(TASKS) if task == "all" else [task]
     inputs = ["text", "transcript"] if input == "all" else [input]
     for t in tasks:
         for i in inputs:
-            res = run_detect(run, detector=detector, task=t, input=i, seed=seed)  # type: ignore[arg-type]
+            res = run_detect(run, detector=detector, task=t, input=i, seed=seed, options=options)  # type: ignore[arg-type]
             n_test = sum(p.split == "test" for p in res.predictions.values())
-            console.print(f"detect {detector} task={t} input={i}: {n_test} test predictions stored")
+            console.print(f"detect {detector} task={t} input={i}: {len(res.predictions)} predictions "
+                          f"({n_test} on the test split) stored")
 
 
 @app.command()

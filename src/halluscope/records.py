@@ -19,7 +19,7 @@ Severity = Literal["mild", "moderate", "severe"]
 SEVERITIES: tuple[Severity, ...] = ("mild", "moderate", "severe")
 Task = Literal["binary", "type", "severity"]
 TASKS: tuple[Task, ...] = ("binary", "type", "severity")
-InputKind = Literal["text", "transcript"]
+InputKind = Literal["text", "transcript", "audio"]
 
 
 class Record(BaseModel):

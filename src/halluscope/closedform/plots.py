@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 COLORS = {"strict": "#2b6cb0", "compat": "#dd6b20"}
 
 
-def _png(fig) -> bytes:
+def png(fig) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
@@ -41,7 +41,7 @@ def grouped_bars(groups: Sequence[str], series: dict[str, Sequence[float | None]
     ax.set_ylim(0, 1.05)
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=8)
-    return _png(fig)
+    return png(fig)
 
 
 def yes_ratio_scatter(points: Sequence[dict]) -> bytes | None:
@@ -63,4 +63,4 @@ def yes_ratio_scatter(points: Sequence[dict]) -> bytes | None:
     ax.set_xlabel("yes ratio (share of answers 'yes')")
     ax.set_ylabel("accuracy")
     ax.legend(fontsize=8)
-    return _png(fig)
+    return png(fig)

@@ -37,7 +37,7 @@ DIFF_COLS = [("id", "Item"), ("group", "Group"), ("reference", "Ref"), ("reply",
              ("compat", "Official"), ("reason", "Why")]
 
 
-def _fmt(x: object) -> str:
+def fmt(x: object) -> str:
     if x is None:
         return "-"
     if isinstance(x, bool):
@@ -53,24 +53,24 @@ def headline_rows(result: ScoreResult, mode: str) -> list[dict]:
     return [{result.group_name: g, **{k: v for k, v in m.items() if not isinstance(v, dict)}} for g, m in metrics.items()]
 
 
-def _md_table(rows: list[dict], cols: list[tuple[str, str]]) -> str:
+def md_table(rows: list[dict], cols: list[tuple[str, str]]) -> str:
     if not rows:
         return "_none_"
     head = "| " + " | ".join(t for _, t in cols) + " |"
     sep = "|" + "|".join("---" for _ in cols) + "|"
-    body = ["| " + " | ".join(_fmt(r.get(k)).replace("|", "\\|").replace("\n", " ") for k, _ in cols) + " |" for r in rows]
+    body = ["| " + " | ".join(fmt(r.get(k)).replace("|", "\\|").replace("\n", " ") for k, _ in cols) + " |" for r in rows]
     return "\n".join([head, sep, *body])
 
 
-def _html_table(rows: list[dict], cols: list[tuple[str, str]]) -> str:
+def html_table(rows: list[dict], cols: list[tuple[str, str]]) -> str:
     if not rows:
         return "<p><em>none</em></p>"
     head = "".join(f"<th>{html.escape(t)}</th>" for _, t in cols)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(r.get(k)))}</td>" for k, _ in cols) + "</tr>" for r in rows)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(fmt(r.get(k)))}</td>" for k, _ in cols) + "</tr>" for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _write_csv(path: Path, rows: list[dict]) -> None:
+def write_csv(path: Path, rows: list[dict]) -> None:
     keys: list[str] = []
     for r in rows:
         keys += [k for k in r if k not in keys]
@@ -82,7 +82,7 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
             w.writerow({k: json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v for k, v in r.items()})
 
 
-def _img(png: bytes | None, alt: str) -> str:
+def img(png: bytes | None, alt: str) -> str:
     if png is None:
         return f"<p><em>{html.escape(alt)}: not enough data to plot.</em></p>"
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
@@ -129,19 +129,19 @@ def markdown(result: ScoreResult) -> str:
     cmp_ = d["comparison"]
     parts = [f"# halluscope closed-form report: {result.benchmark}", f"Files: {', '.join(d['files'])}. Items: {d['n_items']}.",
              "## Strict mode (word-level extraction, spec metrics)",
-             _md_table(headline_rows(result, "strict"), [(result.group_name, result.group_name)] + COLUMNS[(result.benchmark, "strict")]),
+             md_table(headline_rows(result, "strict"), [(result.group_name, result.group_name)] + COLUMNS[(result.benchmark, "strict")]),
              "## Compatibility mode (official scorer rules)",
-             _md_table(headline_rows(result, "compat"), [(result.group_name, result.group_name)] + COLUMNS[(result.benchmark, "compat")]),
+             md_table(headline_rows(result, "compat"), [(result.group_name, result.group_name)] + COLUMNS[(result.benchmark, "compat")]),
              "## Extraction classes (strict)",
-             _md_table([{"class": k, "n": v} for k, v in d["extraction"]["classes"].items()], [("class", "class"), ("n", "n")]),
+             md_table([{"class": k, "n": v} for k, v in d["extraction"]["classes"].items()], [("class", "class"), ("n", "n")]),
              f"## Strict vs compatible: {cmp_['n_differ']} of {cmp_['n_scored_in_both']} items scored differently",
-             _md_table([{"reason": k, "n": v} for k, v in cmp_["by_reason"].items()], [("reason", "reason"), ("n", "n")]),
-             _md_table(cmp_["rows"], DIFF_COLS),
+             md_table([{"reason": k, "n": v} for k, v in cmp_["by_reason"].items()], [("reason", "reason"), ("n", "n")]),
+             md_table(cmp_["rows"], DIFF_COLS),
              f"## Problems in the input: {d['problems']['count']}",
              "\n".join(f"- {p}" for p in d["problems"]["items"][:500]) or "None.",
              "## Notes", "\n".join(f"- {n}" for n in d["notes"]) or "None."]
     if result.tables.get("subsets"):
-        parts[6:6] = ["## Per subset", _md_table(result.tables["subsets"], [("domain", "domain"), ("subset", "subset"), ("kind", "kind"),
+        parts[6:6] = ["## Per subset", md_table(result.tables["subsets"], [("domain", "domain"), ("subset", "subset"), ("kind", "kind"),
                                                                              ("n", "n"), ("accuracy_strict", "acc strict"),
                                                                              ("accuracy_compat", "acc official"),
                                                                              ("yes_ratio_strict", "yes ratio"), ("abstain_strict", "abstain")])]
@@ -154,7 +154,7 @@ def html_page(result: ScoreResult) -> str:
     g = result.group_name
     subsets = ""
     if result.tables.get("subsets"):
-        subsets = "<h2>Per subset</h2>" + _html_table(result.tables["subsets"], [
+        subsets = "<h2>Per subset</h2>" + html_table(result.tables["subsets"], [
             ("domain", "domain"), ("subset", "subset"), ("kind", "kind"), ("n", "n"), ("accuracy_strict", "acc strict"),
             ("accuracy_compat", "acc official"), ("yes_ratio_strict", "yes ratio"), ("abstain_strict", "abstain")])
     problems = "".join(f"<li>{html.escape(p)}</li>" for p in d["problems"]["items"][:1000])
@@ -172,22 +172,22 @@ img {{ max-width: 100%; }}
 <p>Files: <code>{html.escape(", ".join(d["files"]))}</code>; {d["n_items"]} items; headline mode: <b>{result.mode}</b>.</p>
 <h2>Strict mode</h2>
 <p>Word-level answer extraction; refusals, uncertainty, ambiguous and unrelated replies are counted apart and never read as yes or no.</p>
-{_html_table(headline_rows(result, "strict"), [(g, g)] + COLUMNS[(result.benchmark, "strict")])}
+{html_table(headline_rows(result, "strict"), [(g, g)] + COLUMNS[(result.benchmark, "strict")])}
 <h2>Compatibility mode</h2>
 <p>The official scorers' substring rules and denominators, to compare with published numbers.</p>
-{_html_table(headline_rows(result, "compat"), [(g, g)] + COLUMNS[(result.benchmark, "compat")])}
+{html_table(headline_rows(result, "compat"), [(g, g)] + COLUMNS[(result.benchmark, "compat")])}
 <h2>Accuracy per {html.escape(g)}</h2>
-{_img(accuracy_bars(result), "accuracy per group, strict vs compat")}
+{img(accuracy_bars(result), "accuracy per group, strict vs compat")}
 <h2>Yes ratio against accuracy</h2>
 <p>A high yes ratio is a bias, not skill. {html.escape(SCATTER_NOTE.get(result.benchmark, ""))}
 Dashed line: accuracy equal to the yes ratio.</p>
-{_img(yes_ratio_scatter(scatter_points(result)), "yes ratio vs accuracy")}
+{img(yes_ratio_scatter(scatter_points(result)), "yes ratio vs accuracy")}
 {subsets}
 <h2>Extraction classes (strict)</h2>
-{_html_table([{"class": k, "n": v} for k, v in d["extraction"]["classes"].items()], [("class", "class"), ("n", "n")])}
+{html_table([{"class": k, "n": v} for k, v in d["extraction"]["classes"].items()], [("class", "class"), ("n", "n")])}
 <h2>Strict vs compatible: {cmp_["n_differ"]} of {cmp_["n_scored_in_both"]} items scored differently</h2>
-{_html_table([{"reason": k, "n": v} for k, v in cmp_["by_reason"].items()], [("reason", "reason"), ("n", "n")])}
-{_html_table(cmp_["rows"], DIFF_COLS)}
+{html_table([{"reason": k, "n": v} for k, v in cmp_["by_reason"].items()], [("reason", "reason"), ("n", "n")])}
+{html_table(cmp_["rows"], DIFF_COLS)}
 <h2>Problems in the input: {d["problems"]["count"]}</h2>
 <ul>{problems or "<li>None.</li>"}</ul>
 <h2>Notes</h2>
@@ -202,13 +202,13 @@ def write_report(result: ScoreResult, out_dir: str | Path) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "tables.md").write_text(markdown(result), encoding="utf-8")
-    _write_csv(out / "metrics_strict.csv", headline_rows(result, "strict"))
-    _write_csv(out / "metrics_compat.csv", headline_rows(result, "compat"))
-    _write_csv(out / "items.csv", [i.as_row() for i in result.items])
-    _write_csv(out / "diff.csv", [{**i.as_row(), "reason": i.category} for i in result.items if i.differs])
-    _write_csv(out / "problems.csv", [p.model_dump() for p in result.loaded.problems])
+    write_csv(out / "metrics_strict.csv", headline_rows(result, "strict"))
+    write_csv(out / "metrics_compat.csv", headline_rows(result, "compat"))
+    write_csv(out / "items.csv", [i.as_row() for i in result.items])
+    write_csv(out / "diff.csv", [{**i.as_row(), "reason": i.category} for i in result.items if i.differs])
+    write_csv(out / "problems.csv", [p.model_dump() for p in result.loaded.problems])
     if result.tables.get("subsets"):
-        _write_csv(out / "subsets.csv", result.tables["subsets"])
+        write_csv(out / "subsets.csv", result.tables["subsets"])
     (out / "summary.json").write_text(json.dumps(result.as_dict(max_diff_rows=1000), indent=2, ensure_ascii=False), encoding="utf-8")
     tmp = out / "report.html.tmp"
     tmp.write_text(html_page(result), encoding="utf-8")

@@ -1,25 +1,29 @@
-"""'halluscope detect': train and test a detector on O (text) or T (transcript) over identical item ids."""
+"""'halluscope detect': run any registered detector on a built benchmark, one task and input at a time.
+
+A detector kind registers a *runner* under its provider name ('tfidf', 'encoder', 'openai', ...). The
+runner gets a DetectContext (items, splits, gold labels, the store and the detect stage) and stores
+one Prediction per evaluated item; this module owns everything that is common: identical item ids for
+O and T, the article-level split, the stage fingerprint and the manifest.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from halluscope.build import load_build
+from halluscope.build import BuildResult, load_build
 from halluscope.detect.splits import split_by_article
 from halluscope.detect.tfidf import TfidfDetector
 from halluscope.errors import HalluscopeError
 from halluscope.manifest import record_manifest
-from halluscope.records import SEVERITIES, TYPES, InputKind, Prediction, Task, Variant
-from halluscope.registry import Registry
+from halluscope.records import SEVERITIES, TYPES, Prediction, Task, Variant
 from halluscope.stages import Stage
 from halluscope.store import Store
 
-DETECTORS: Registry[Callable[..., TfidfDetector]] = Registry("detector")
-DETECTORS.register("tfidf")(lambda model, **kw: TfidfDetector(**kw))
-
 LABELS: dict[str, tuple[str, ...]] = {"binary": ("original", "hallucinated"), "type": TYPES, "severity": SEVERITIES}
+INPUTS = ("text", "transcript", "audio")
 
 
 def gold(v: Variant, task: Task) -> str:
@@ -29,23 +33,117 @@ def gold(v: Variant, task: Task) -> str:
 
 
 @dataclass
+class DetectContext:
+    """Everything a runner needs; ``put`` stores a prediction under the detect stage's key."""
+
+    store: Store
+    build: BuildResult
+    stage: Stage
+    spec: str
+    model: str
+    task: Task
+    input: str
+    seed: int
+    items: list[Variant]
+    splits: dict[str, str]
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return LABELS[self.task]
+
+    def split_of(self, v: Variant) -> str:
+        return self.splits[v.article_id]
+
+    def gold(self, v: Variant) -> str:
+        return gold(v, self.task)
+
+    def x_of(self, v: Variant) -> str:
+        """The text input of an item (original text or its transcript)."""
+        if self.input == "text":
+            return v.text
+        if self.input == "transcript":
+            return self.build.transcripts[v.id].text
+        raise HalluscopeError(f"detector '{self.spec}' reads text; input '{self.input}' has no text form")
+
+    def done(self) -> set[str]:
+        return self.store.done_ids(self.stage.name, self.stage.fingerprint)
+
+    def put(self, prediction: Prediction) -> None:
+        self.store.put(self.stage.name, self.stage.fingerprint, prediction.item_id, prediction)
+
+
+Runner = Callable[[DetectContext], None]
+
+
+@dataclass(frozen=True)
+class DetectorKind:
+    """A registered detector kind: how to run it, what it reads, and its config for the fingerprint."""
+
+    run: Runner
+    inputs: tuple[str, ...] = ("text", "transcript")
+    config: Callable[[str, dict], dict] = lambda model, options: {"model": model, **options}
+
+
+DETECTORS: dict[str, DetectorKind] = {}
+
+
+def register_detector(provider: str, kind: DetectorKind) -> None:
+    if provider in DETECTORS:
+        raise HalluscopeError(f"detector kind '{provider}' is registered twice")
+    DETECTORS[provider] = kind
+
+
+def _run_tfidf(ctx: DetectContext) -> None:
+    """Fit per language on train (C chosen on dev macro-F1), predict dev and test."""
+    det = TfidfDetector(seed=ctx.seed)
+    done = ctx.done()
+    for lang in sorted({v.language for v in ctx.items}):
+        group = [v for v in ctx.items if v.language == lang]
+        if all(v.id in done for v in group if ctx.split_of(v) != "train"):
+            continue
+        part = {s: [v for v in group if ctx.split_of(v) == s] for s in ("train", "dev", "test")}
+        if not part["train"] or not part["test"]:
+            raise HalluscopeError(f"language '{lang}' has too few articles to split (need at least 3)")
+        model = det.fit([ctx.x_of(v) for v in part["train"]], [ctx.gold(v) for v in part["train"]],
+                        [ctx.x_of(v) for v in part["dev"]], [ctx.gold(v) for v in part["dev"]], ctx.labels)
+        for split in ("dev", "test"):
+            for v, p in zip(part[split], model.predict([ctx.x_of(v) for v in part[split]])):
+                ctx.put(Prediction(item_id=v.id, detector=ctx.spec, task=ctx.task, input=ctx.input,  # type: ignore[arg-type]
+                                   split=split, gold=ctx.gold(v), predicted=p))  # type: ignore[arg-type]
+
+
+register_detector("tfidf", DetectorKind(
+    run=_run_tfidf, config=lambda model, options: TfidfDetector(seed=options.get("seed", 0)).config()))
+
+
+@dataclass
 class DetectResult:
     stage_fingerprint: str
     predictions: dict[str, Prediction]
     excluded: dict[str, str]
-    chosen_c: dict[str, float | None]
 
 
-def detect(run_dir: str | Path, *, detector: str = "tfidf", task: Task = "binary", input: InputKind = "text",
-           seed: int = 0) -> DetectResult:
-    """Fit per language on train (C chosen on dev), predict dev and test; store every prediction."""
+def detect(run_dir: str | Path, *, detector: str = "tfidf", task: Task = "binary", input: str = "text",
+           seed: int = 0, options: dict[str, Any] | None = None) -> DetectResult:
+    """Run one detector on one task and input of a built benchmark; every prediction is stored."""
+    options = dict(options or {})
+    provider, _, model = detector.partition("/")
+    if provider not in DETECTORS:
+        import difflib
+
+        close = difflib.get_close_matches(provider, list(DETECTORS), n=1)
+        hint = f" Did you mean '{close[0]}'?" if close else ""
+        raise HalluscopeError(f"unknown detector '{detector}': expected one of "
+                              f"{', '.join(k + ('' if k == 'tfidf' else '/...') for k in sorted(DETECTORS))}.{hint}")
+    kind = DETECTORS[provider]
     if task not in LABELS:
         raise HalluscopeError(f"unknown task '{task}': expected binary, type or severity")
-    if input not in ("text", "transcript"):
-        raise HalluscopeError(f"unknown input '{input}': expected text or transcript")
+    if input not in kind.inputs:
+        raise HalluscopeError(f"detector '{detector}' reads {', '.join(kind.inputs)}; got --input {input}")
     with Store(run_dir) as store:
         build = load_build(store)
-        # identical ids for O and T: only samples with a transcript; the rest are listed as excluded
+        # identical ids for every input: only samples with a transcript (and so with audio)
         excluded = {k: "no transcript (see the build's failures)" for k in build.samples if k not in build.transcripts}
         items = [v for k, v in sorted(build.samples.items()) if k in build.transcripts]
         if task != "binary":
@@ -53,32 +151,14 @@ def detect(run_dir: str | Path, *, detector: str = "tfidf", task: Task = "binary
         if not items:
             raise HalluscopeError(f"{run_dir}: no samples with transcripts to run '{task}' on")
         splits = split_by_article(build.samples.values(), seed=seed)
-        det = DETECTORS.create(detector, seed=seed)
-        stage = Stage("detect", {"detector": det.config(), "task": task, "input": input, "seed": seed},
+        stage = Stage("detect", {"detector": detector, "config": kind.config(model, {**options, "seed": seed}),
+                                 "task": task, "input": input, "seed": seed},
                       (build.stages["generate"], build.stages["asr"]))
-        record_manifest(store, command="detect", config={"detector": detector, "task": task, "input": input, "seed": seed},
+        record_manifest(store, command="detect",
+                        config={"detector": detector, "task": task, "input": input, "seed": seed, "options": options},
                         seeds={"split": seed, "detector": seed}, stages={"detect": stage.fingerprint, **build.stages})
-
-        def x_of(v: Variant) -> str:
-            return v.text if input == "text" else build.transcripts[v.id].text
-
-        chosen: dict[str, float | None] = {}
-        done = store.done_ids(stage.name, stage.fingerprint)
-        for lang in sorted({v.language for v in items}):
-            group = [v for v in items if v.language == lang]
-            if all(v.id in done for v in group if splits[v.article_id] != "train"):
-                continue
-            part = {s: [v for v in group if splits[v.article_id] == s] for s in ("train", "dev", "test")}
-            if not part["train"] or not part["test"]:
-                raise HalluscopeError(f"language '{lang}' has too few articles to split (need at least 3)")
-            model = det.fit([x_of(v) for v in part["train"]], [gold(v, task) for v in part["train"]],
-                            [x_of(v) for v in part["dev"]], [gold(v, task) for v in part["dev"]], LABELS[task])
-            chosen[lang] = det.chosen_c
-            for split in ("dev", "test"):
-                preds = model.predict([x_of(v) for v in part[split]])
-                for v, p in zip(part[split], preds):
-                    store.put(stage.name, stage.fingerprint, v.id, Prediction(
-                        item_id=v.id, detector=det.spec, task=task, input=input, split=split,  # type: ignore[arg-type]
-                        gold=gold(v, task), predicted=p))
+        ctx = DetectContext(store=store, build=build, stage=stage, spec=detector, model=model, task=task,
+                            input=input, seed=seed, items=items, splits=splits, options=options)
+        kind.run(ctx)
         predictions = store.results(stage.name, stage.fingerprint, Prediction)
-        return DetectResult(stage.fingerprint, predictions, excluded, chosen)
+        return DetectResult(stage.fingerprint, predictions, excluded)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from halluscope.prompts.protocol import DIMENSION_ORDER, DIMENSIONS
 from halluscope.records import LANGUAGES, SEVERITIES, TYPES
-from halluscope.report.plots import _png
+from halluscope.report.plots import png
 from halluscope.report.tables import TYPE_ABBR
-from halluscope.report.write import _html_table, _img, _md_table, _write_csv
+from halluscope.report.write import html_table, img, md_table, write_csv
 
 AGREEMENT_COLS = [("judge_a", "Judge A"), ("judge_b", "Judge B"), ("dimension", "Dim"), ("n", "n"),
                   ("kappa_quadratic", "κ (quadratic)"), ("spearman_rho", "Spearman ρ"), ("within_one", "within ±1"),
@@ -82,7 +82,7 @@ def heatmap(rows: list[dict], title: str) -> bytes | None:
                 ax.text(j, i, f"{data[i, j]:.1f}", ha="center", va="center", fontsize=6)
     ax.set_title(f"{title} (C contradiction, F fabrication, I context inconsistency)", fontsize=8)
     fig.colorbar(im, ax=ax, fraction=0.04, label="mean rating (1-5)")
-    return _png(fig)
+    return png(fig)
 
 
 def file_stem(spec: str) -> str:
@@ -105,41 +105,41 @@ def write_tables(out: Path, *, agreement: list[dict], quality: dict[str, list[di
           "Ratings Very Low (1) ... Very High (5); means of an ordinal scale are descriptive only. " + dims_note]
     if summary.get("short_cells"):
         md.append("Cells with fewer rewrites than asked for: " + ", ".join(summary["short_cells"]) + ".")
-    md.append("## Judges\n\n" + _md_table(summary["judges"], [("judge", "Judge"), ("scored", "scored"),
+    md.append("## Judges\n\n" + md_table(summary["judges"], [("judge", "Judge"), ("scored", "scored"),
                                                                 ("unscored", "unscored"), ("failed", "failed"),
                                                                 ("calls", "model calls"), ("from_store", "from store")]))
     html_parts = [f"<h1>Judge validation</h1><p>{html.escape(md[0][2:])}. {html.escape(dims_note)}</p>",
-                  _html_table(summary["judges"], [("judge", "Judge"), ("scored", "scored"), ("unscored", "unscored"),
+                  html_table(summary["judges"], [("judge", "Judge"), ("scored", "scored"), ("unscored", "unscored"),
                                                   ("failed", "failed"), ("calls", "model calls"), ("from_store", "from store")])]
     if agreement:
-        _write_csv(out / "table9_agreement.csv", agreement)
+        write_csv(out / "table9_agreement.csv", agreement)
         written.append(out / "table9_agreement.csv")
         put("table9_agreement.tex", latex_table(agreement, AGREEMENT_COLS, label="tab:judge-agreement",
                                                 caption="Cross-judge agreement per dimension: quadratic-weighted Cohen's kappa, Spearman's rho, share within one point."))
-        md += ["## Table 9: cross-judge agreement", _md_table(agreement, AGREEMENT_COLS)]
-        html_parts += ["<h2>Table 9: cross-judge agreement</h2>", _html_table(agreement, AGREEMENT_COLS)]
+        md += ["## Table 9: cross-judge agreement", md_table(agreement, AGREEMENT_COLS)]
+        html_parts += ["<h2>Table 9: cross-judge agreement</h2>", html_table(agreement, AGREEMENT_COLS)]
     for judge, rows in quality.items():
         stem = file_stem(judge)
-        _write_csv(out / f"table10_{stem}.csv", rows)
+        write_csv(out / f"table10_{stem}.csv", rows)
         written.append(out / f"table10_{stem}.csv")
         put(f"table10_{stem}.tex", latex_table(rows, QUALITY_COLS, label=f"tab:quality-{stem}",
                                                caption=f"Mean {judge} ratings by type, severity and language."))
         png = heatmap(rows, f"{judge}: mean rating")
         if png:
             put(f"heatmap_{stem}.png", png)
-        md += [f"## Table 10: mean ratings by {judge}", _md_table(rows, QUALITY_COLS), f"![heatmap](heatmap_{stem}.png)"]
-        html_parts += [f"<h2>Table 10: mean ratings by {html.escape(judge)}</h2>", _html_table(rows, QUALITY_COLS),
-                       _img(png, f"{judge} mean rating heatmap")]
+        md += [f"## Table 10: mean ratings by {judge}", md_table(rows, QUALITY_COLS), f"![heatmap](heatmap_{stem}.png)"]
+        html_parts += [f"<h2>Table 10: mean ratings by {html.escape(judge)}</h2>", html_table(rows, QUALITY_COLS),
+                       img(png, f"{judge} mean rating heatmap")]
     if self_assessment:
-        _write_csv(out / "self_assessment.csv", self_assessment)
+        write_csv(out / "self_assessment.csv", self_assessment)
         written.append(out / "self_assessment.csv")
-        md += ["## Generator self-assessment (in-prompt report, all accepted rewrites)", _md_table(self_assessment, QUALITY_COLS)]
-        html_parts += ["<h2>Generator self-assessment</h2>", _html_table(self_assessment, QUALITY_COLS)]
+        md += ["## Generator self-assessment (in-prompt report, all accepted rewrites)", md_table(self_assessment, QUALITY_COLS)]
+        html_parts += ["<h2>Generator self-assessment</h2>", html_table(self_assessment, QUALITY_COLS)]
     unscored_cols = [("judge", "Judge"), ("item_id", "Item"), ("reason", "Reason")]
-    _write_csv(out / "unscored.csv", unscored)
+    write_csv(out / "unscored.csv", unscored)
     written.append(out / "unscored.csv")
-    md += ["## Unscored and failed items", _md_table(unscored, unscored_cols) if unscored else "None."]
-    html_parts += ["<h2>Unscored and failed items</h2>", _html_table(unscored, unscored_cols) if unscored else "<p>None.</p>"]
+    md += ["## Unscored and failed items", md_table(unscored, unscored_cols) if unscored else "None."]
+    html_parts += ["<h2>Unscored and failed items</h2>", html_table(unscored, unscored_cols) if unscored else "<p>None.</p>"]
     put("judge.md", "\n\n".join(md) + "\n")
     put("judge.html", "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>halluscope judges</title>"
                       "<style>body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px}"

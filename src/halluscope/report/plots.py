@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from halluscope.records import TASKS  # noqa: E402
 
 
-def _png(fig) -> bytes:
+def png(fig) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
@@ -41,7 +41,7 @@ def o_vs_t_plot(table2: list[dict], languages: list[str]) -> bytes | None:
         ax.set_ylim(0, 1)
     axes[0].set_ylabel("macro-F1 (95% bootstrap CI)")
     axes[-1].legend(loc="upper right", fontsize=8, title="dashed: majority", title_fontsize=8)
-    return _png(fig)
+    return png(fig)
 
 
 def asr_vs_degradation_plot(asr: list[dict], table2: list[dict], languages: list[str]) -> bytes | None:
@@ -61,7 +61,7 @@ def asr_vs_degradation_plot(asr: list[dict], table2: list[dict], languages: list
     ax.set_xlabel("corpus WER of the language")
     ax.set_ylabel("macro-F1 drop O -> T")
     ax.legend(fontsize=8)
-    return _png(fig)
+    return png(fig)
 
 
 def wer_cer_plot(asr: list[dict]) -> bytes | None:
@@ -75,4 +75,4 @@ def wer_cer_plot(asr: list[dict]) -> bytes | None:
     ax.set_xticks(xs, [r["language"] for r in rows])
     ax.set_ylabel("corpus-level error rate")
     ax.legend(fontsize=8)
-    return _png(fig)
+    return png(fig)

@@ -12,6 +12,7 @@ from halluscope.detect.splits import split_by_article
 from halluscope.metrics.asr import score_asr
 from halluscope.metrics.classification import majority_baseline, score_classification
 from halluscope.records import LANGUAGES, SEVERITIES, TYPES, Prediction
+from halluscope.report.sections import Section, build_sections
 from halluscope.store import Store
 
 TYPE_ABBR = {"contradiction": "C", "fabrication": "F", "context_inconsistency": "I"}
@@ -27,12 +28,14 @@ class ReportData:
     failures: list[dict]
     excluded: int
     manifest: dict = field(default_factory=dict)
+    sections: list[Section] = field(default_factory=list)
 
     def headline(self) -> dict:
         return {
             "run_dir": str(self.run_dir), "dataset": self.dataset, "asr": self.asr,
             "detection": self.detection,
             "failures": {"count": len(self.failures), "by_stage": dict(Counter(f["stage"] for f in self.failures))},
+            **{s.title: s.json for s in self.sections if s.json is not None},
         }
 
 
@@ -108,6 +111,7 @@ def collect(run_dir: str | Path) -> ReportData:
             run_dir=Path(run_dir), languages=languages, dataset=_dataset_rows(build, languages),
             asr=_asr_rows(build, languages), detection=_detection_rows(store, build, languages),
             failures=failures, excluded=excluded, manifest=manifest.model_dump() if manifest else {},
+            sections=build_sections(store, build),
         )
 
 

@@ -12,7 +12,7 @@ from halluscope.report.plots import asr_vs_degradation_plot, o_vs_t_plot, wer_ce
 from halluscope.report.tables import TYPE_ABBR, ReportData, o_vs_t
 
 
-def _fmt(x: object, digits: int = 3) -> str:
+def fmt(x: object, digits: int = 3) -> str:
     if x is None:
         return "-"
     if isinstance(x, float):
@@ -22,10 +22,10 @@ def _fmt(x: object, digits: int = 3) -> str:
     return str(x)
 
 
-def _md_table(rows: list[dict], columns: list[tuple[str, str]]) -> str:
+def md_table(rows: list[dict], columns: list[tuple[str, str]]) -> str:
     head = "| " + " | ".join(title for _, title in columns) + " |"
     sep = "|" + "|".join("---" for _ in columns) + "|"
-    body = ["| " + " | ".join(_fmt(r.get(key)) for key, _ in columns) + " |" for r in rows]
+    body = ["| " + " | ".join(fmt(r.get(key)) for key, _ in columns) + " |" for r in rows]
     return "\n".join([head, sep, *body])
 
 
@@ -39,7 +39,7 @@ TABLE2_COLS = [("detector", "Detector"), ("language", "Lang"), ("task", "Task"),
                ("T_f1_ci", "T F1 95% CI"), ("majority_acc", "Maj Acc"), ("majority_f1", "Maj F1"), ("delta_f1", "F1 O-T")]
 
 
-def _write_csv(path: Path, rows: list[dict]) -> None:
+def write_csv(path: Path, rows: list[dict]) -> None:
     if not rows:
         path.write_text("", encoding="utf-8")
         return
@@ -57,31 +57,33 @@ def markdown(data: ReportData) -> str:
         f"# halluscope report: {data.run_dir}",
         "## Table 1: dataset summary",
         "Type: C = contradiction, F = fabrication, I = context inconsistency.",
-        _md_table(data.dataset, DATASET_COLS),
+        md_table(data.dataset, DATASET_COLS),
         "## ASR error (corpus level, seed 000 section 3.3 / App. A.4 normalisation)",
-        _md_table(data.asr, ASR_COLS),
+        md_table(data.asr, ASR_COLS),
         "## Table 2: detection, original text (O) vs ASR transcripts (T)",
         "Accuracy and macro-F1 on the test split (split by source article); unparsable predictions count as errors. "
         "Maj = majority-class baseline from the training split. CI = percentile bootstrap over test items.",
-        _md_table(table2, TABLE2_COLS) if table2 else "_no detection runs yet: run `halluscope detect`_",
+        md_table(table2, TABLE2_COLS) if table2 else "_no detection runs yet: run `halluscope detect`_",
         "## Failures",
         (f"{len(data.failures)} item(s) failed; {data.excluded} sample(s) have no transcript and are excluded "
          "from O and T alike.") if data.failures or data.excluded else "No item failed.",
     ]
     if data.failures:
-        parts.append(_md_table(data.failures[:200], [("stage", "Stage"), ("item_id", "Item"), ("reason", "Reason")]))
+        parts.append(md_table(data.failures[:200], [("stage", "Stage"), ("item_id", "Item"), ("reason", "Reason")]))
+    for section in data.sections:
+        parts += [f"## {section.title}", section.markdown]
     return "\n\n".join(parts) + "\n"
 
 
-def _img(png: bytes | None, alt: str) -> str:
+def img(png: bytes | None, alt: str) -> str:
     if png is None:
         return f"<p><em>{html.escape(alt)}: not enough data to plot.</em></p>"
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
 
 
-def _html_table(rows: list[dict], columns: list[tuple[str, str]]) -> str:
+def html_table(rows: list[dict], columns: list[tuple[str, str]]) -> str:
     head = "".join(f"<th>{html.escape(t)}</th>" for _, t in columns)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(r.get(k)))}</td>" for k, _ in columns) + "</tr>" for r in rows)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(fmt(r.get(k)))}</td>" for k, _ in columns) + "</tr>" for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -89,7 +91,7 @@ def html_page(data: ReportData) -> str:
     table2 = o_vs_t(data.detection)
     langs = data.languages
     manifest = html.escape(json.dumps(data.manifest, indent=2, ensure_ascii=False))
-    failures = (_html_table(data.failures[:500], [("stage", "Stage"), ("item_id", "Item"), ("reason", "Reason")])
+    failures = (html_table(data.failures[:500], [("stage", "Stage"), ("item_id", "Item"), ("reason", "Reason")])
                 if data.failures else "<p>No item failed.</p>")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>halluscope report</title>
@@ -104,21 +106,22 @@ img {{ max-width: 100%; }} pre {{ background: #f7fafc; padding: 1rem; overflow-x
 <p>Run directory: <code>{html.escape(str(data.run_dir))}</code></p>
 <h2>Table 1: dataset summary</h2>
 <p>Type: C = contradiction, F = fabrication, I = context inconsistency.</p>
-{_html_table(data.dataset, DATASET_COLS)}
+{html_table(data.dataset, DATASET_COLS)}
 <h2>ASR error</h2>
 <p>Corpus-level WER/CER after lowercasing, punctuation, digit, noise-token and timestamp removal, hyphens to spaces
 (seed 000, section 3.3 and App. A.4), identical across languages.</p>
-{_html_table(data.asr, ASR_COLS)}
-{_img(wer_cer_plot(data.asr), "WER and CER by language")}
+{html_table(data.asr, ASR_COLS)}
+{img(wer_cer_plot(data.asr), "WER and CER by language")}
 <h2>Table 2: detection on original text (O) vs transcripts (T)</h2>
 <p>Test split by source article; macro-F1 with 95% bootstrap intervals; dashed lines: majority-class baseline.</p>
-{_html_table(table2, TABLE2_COLS) if table2 else "<p>No detection runs yet.</p>"}
-{_img(o_vs_t_plot(table2, langs), "O vs T macro-F1 by language and task")}
+{html_table(table2, TABLE2_COLS) if table2 else "<p>No detection runs yet.</p>"}
+{img(o_vs_t_plot(table2, langs), "O vs T macro-F1 by language and task")}
 <h2>ASR error against O&rarr;T degradation</h2>
-{_img(asr_vs_degradation_plot(data.asr, table2, langs), "WER vs O-T macro-F1 drop")}
+{img(asr_vs_degradation_plot(data.asr, table2, langs), "WER vs O-T macro-F1 drop")}
 <h2>Failures</h2>
 <p>{len(data.failures)} failed item(s); {data.excluded} sample(s) without transcript, excluded from O and T alike.</p>
 {failures}
+{"".join(f"<h2>{html.escape(s.title)}</h2>{s.html}" for s in data.sections)}
 <h2>Manifest</h2>
 <pre>{manifest}</pre>
 </body></html>
@@ -129,11 +132,14 @@ def write_report(data: ReportData) -> Path:
     out = data.run_dir / "report"
     out.mkdir(parents=True, exist_ok=True)
     (out / "tables.md").write_text(markdown(data), encoding="utf-8")
-    _write_csv(out / "table1_dataset.csv", data.dataset)
-    _write_csv(out / "asr_wer_cer.csv", data.asr)
-    _write_csv(out / "table2_detection.csv", o_vs_t(data.detection))
-    _write_csv(out / "detection_long.csv", data.detection)
-    _write_csv(out / "failures.csv", data.failures)
+    write_csv(out / "table1_dataset.csv", data.dataset)
+    write_csv(out / "asr_wer_cer.csv", data.asr)
+    write_csv(out / "table2_detection.csv", o_vs_t(data.detection))
+    write_csv(out / "detection_long.csv", data.detection)
+    write_csv(out / "failures.csv", data.failures)
+    for section in data.sections:
+        for name, rows in section.csvs.items():
+            write_csv(out / name, rows)
     (out / "headline.json").write_text(json.dumps(data.headline(), indent=2, ensure_ascii=False), encoding="utf-8")
     tmp = out / "report.html.tmp"
     tmp.write_text(html_page(data), encoding="utf-8")

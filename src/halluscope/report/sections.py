@@ -1,0 +1,35 @@
+"""Extra report sections contributed by other parts of halluscope (zero-shot, real-world, judges, ...).
+
+A section builder gets the open store and the build and returns a Section, or None when it has
+nothing to show; write.py places every section after the core tables, in registration order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from halluscope.build import BuildResult
+from halluscope.store import Store
+
+
+@dataclass
+class Section:
+    title: str
+    markdown: str
+    html: str
+    csvs: dict[str, list[dict]] = field(default_factory=dict)
+    json: dict | None = None
+
+
+SectionBuilder = Callable[[Store, BuildResult], "Section | None"]
+SECTION_BUILDERS: list[SectionBuilder] = []
+
+
+def register_section(builder: SectionBuilder) -> SectionBuilder:
+    SECTION_BUILDERS.append(builder)
+    return builder
+
+
+def build_sections(store: Store, build: BuildResult) -> list[Section]:
+    return [s for b in SECTION_BUILDERS if (s := b(store, build)) is not None]
