@@ -42,8 +42,8 @@ def bare_loop(texts: list[tuple[str, str, str]], seed: int) -> tuple[float, floa
             x = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(np.float32) / 32768.0
         x = resample(x, rate)
         audio_s += len(x) / 16000
-        segs, _ = model.transcribe(x, language=lang, beam_size=5, condition_on_previous_text=False,
-                                   no_repeat_ngram_size=4, vad_filter=False)
+        segs, _ = model.transcribe(x, language=lang, beam_size=2, temperature=0.0, condition_on_previous_text=False,
+                                   no_repeat_ngram_size=4, vad_filter=False, without_timestamps=True)
         " ".join(s.text for s in segs)
     return time.perf_counter() - t0, audio_s
 

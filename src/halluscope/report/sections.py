@@ -31,5 +31,13 @@ def register_section(builder: SectionBuilder) -> SectionBuilder:
     return builder
 
 
+# modules that contribute sections; imported when a report is built so their builders register
+SECTION_MODULES: tuple[str, ...] = ("halluscope.judge.section",)
+
+
 def build_sections(store: Store, build: BuildResult) -> list[Section]:
+    import importlib
+
+    for name in SECTION_MODULES:
+        importlib.import_module(name)
     return [s for b in SECTION_BUILDERS if (s := b(store, build)) is not None]
