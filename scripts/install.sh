@@ -19,3 +19,12 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[asr,llm,hf,test]'
 echo "halluscope installed in $(pwd)/.venv"
+
+# The MISHAP annotation app's browser test drives Debian's headless Chromium with Selenium (no browser download).
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+.venv/bin/python -m pip install -q -e '.[ui]'

@@ -20,7 +20,7 @@ from halluscope.store import Store
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, request):
-    from conftest import EN, KK, RU, write_jsonl
+    from corpus_fixtures import EN, KK, RU, write_jsonl
 
     tmp = tmp_path_factory.mktemp("e2e")
     rows = [{"id": f"{lang}-{i}", "language": lang, "text": t, "date": "2024-05-01"}
@@ -82,7 +82,7 @@ def test_detect_and_report_show_all_languages(built):
 
 
 def test_kill_9_mid_stage_then_resume_loses_and_duplicates_nothing(tmp_path):
-    from conftest import EN, write_jsonl
+    from corpus_fixtures import EN, write_jsonl
 
     corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": f"en-{i}", "language": "en", "text": t}
                                                  for i, t in enumerate(EN, 1)])

@@ -8,7 +8,7 @@ import pytest
 from halluscope.corpus import load_articles
 from halluscope.errors import InputError
 
-from conftest import write_jsonl
+from corpus_fixtures import write_jsonl
 
 
 def test_demo_corpus_has_twenty_articles_per_language_with_alterable_facts():
@@ -96,3 +96,20 @@ def test_corrupt_parquet_is_a_clear_error(tmp_path):
     (tmp_path / "c.parquet").write_bytes(b"PAR1 not really")
     with pytest.raises(InputError, match="cannot read parquet"):
         load_articles(tmp_path / "c.parquet")
+
+
+def test_cli_reports_bad_corpus_and_bad_options_with_exit_code_2(tmp_path):
+    import subprocess
+    import sys
+
+    bad = tmp_path / "c.jsonl"
+    bad.write_text('{"id": "1", "language": "fr", "text": "Bonjour"}\n', encoding="utf-8")
+    out = tmp_path / "run"
+    res = subprocess.run([sys.executable, "-m", "halluscope", "build", "spoken", "--corpus", str(bad), "--out", str(out)],
+                         capture_output=True, text=True)
+    assert res.returncode == 2
+    assert "row 1" in res.stderr and "field 'language'" in res.stderr and "unsupported language code 'fr'" in res.stderr
+    assert not (out / "dataset").exists()  # nothing that looks like a finished build
+    res = subprocess.run([sys.executable, "-m", "halluscope", "build", "spoken", "--corpus", "demo", "--out", str(out),
+                          "--rewrites-per-article", "12"], capture_output=True, text=True)
+    assert res.returncode == 2 and "--rewrites-per-article" in res.stderr and "less than or equal to 9" in res.stderr

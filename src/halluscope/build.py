@@ -89,9 +89,8 @@ def build_spoken(run_dir: str | Path, cfg: BuildConfig, *, quiet: bool = False) 
                                   "per_article": cfg.rewrites_per_article, "types": list(cfg.types),
                                   "severities": list(cfg.severities)}, (ingest.fingerprint,))
     voices = {lang: tts.voices(lang) for lang in cfg.langs}
-    tts_stage = Stage("tts", {"tts": tts.spec, "voices": voices, "seed": cfg.seed, "sample_rate": SAMPLE_RATE,
-                              "espeak": _espeak_version()}, (ingest.fingerprint, generate.fingerprint))
-    asr_stage = Stage("asr", {"asr": asr.spec, "options": getattr(asr, "options", dict)()}, (tts_stage.fingerprint,))
+    tts_stage = Stage("tts", tts_config(tts, voices, cfg.seed), (ingest.fingerprint, generate.fingerprint))
+    asr_stage = Stage("asr", asr_config(asr), (tts_stage.fingerprint,))
     stages = {s.name: s.fingerprint for s in (ingest, generate, tts_stage, asr_stage)}
 
     with Store(run_dir) as store:
@@ -117,45 +116,64 @@ def build_spoken(run_dir: str | Path, cfg: BuildConfig, *, quiet: bool = False) 
         )
         samples = {**originals.results, **generated.results}
 
-        audio_dir = run_dir / "audio" / tts_stage.fingerprint[:8]
-        _invalidate_bad_audio(store, tts_stage, run_dir)
-
-        def synthesize(v: Variant) -> AudioRef:
-            voice = pick_voice(voices[v.language], seed=cfg.seed, item_id=v.id)
-            samples_ = tts.synthesize(v.text, language=v.language, voice=voice)
-            data = encode_wav(samples_)
-            path = audio_dir / v.language / f"{v.id}.wav"
-            write_atomic(path, data)
-            return AudioRef(item_id=v.id, path=str(path.relative_to(run_dir)), sha256=sha256_bytes(data),
-                            sample_rate=SAMPLE_RATE, duration_s=round(len(samples_) / SAMPLE_RATE, 3),
-                            engine=tts.spec, voice=voice, text_sha256=sha256_bytes(v.text.encode()))
-
-        audio = run_stage(store, tts_stage, [(k, samples[k]) for k in sorted(samples)], synthesize, AudioRef,
-                          quiet=quiet, description=f"speech ({tts.spec})")
-
-        def transcribe(ref: AudioRef) -> Transcript:
-            v = samples[ref.item_id]
-            wav, _ = load_verified(run_dir / ref.path, ref.sha256)
-            t0 = time.perf_counter()
-            try:
-                text = asr.transcribe(wav, language=v.language)
-            except ItemError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - engine errors become item failures with context
-                raise ItemError(f"ASR failed on {ref.path}: {type(exc).__name__}: {exc}") from exc
-            elapsed = time.perf_counter() - t0
-            item = score_asr(reference=[v.text], hypothesis=[text])
-            return Transcript(item_id=v.id, language=v.language, text=text, asr=asr.spec, audio_sha256=ref.sha256,
-                              audio_duration_s=ref.duration_s, processing_s=round(elapsed, 3),
-                              wer=item.wer, cer=item.cer)
-
-        transcripts = run_stage(store, asr_stage, [(k, audio.results[k]) for k in sorted(audio.results)],
-                                transcribe, Transcript, quiet=quiet, description=f"transcribe ({asr.spec})")
+        audio, transcripts = render_speech(store, run_dir, samples, tts=tts, asr=asr, voices=voices, seed=cfg.seed,
+                                           tts_stage=tts_stage, asr_stage=asr_stage, quiet=quiet)
         failures = {s.stage: s.failed for s in (originals, generated, audio, transcripts) if s.failed}
         result = BuildResult(run_dir, samples, audio.results, transcripts.results, failures, stages)
         export_dataset(result)
         _say(result, (originals, generated, audio, transcripts), quiet)
         return result
+
+
+def tts_config(tts: object, voices: dict[str, list[str]], seed: int) -> dict:
+    """The TTS stage config: every build and every split rendered with it shares one pipeline identity."""
+    return {"tts": tts.spec, "voices": voices, "seed": seed, "sample_rate": SAMPLE_RATE,  # type: ignore[attr-defined]
+            "espeak": _espeak_version()}
+
+
+def asr_config(asr: object) -> dict:
+    return {"asr": asr.spec, "options": getattr(asr, "options", dict)()}  # type: ignore[attr-defined]
+
+
+def render_speech(store: Store, run_dir: Path, samples: dict[str, Variant], *, tts: object, asr: object,
+                  voices: dict[str, list[str]], seed: int, tts_stage: Stage, asr_stage: Stage,
+                  quiet: bool = False) -> tuple[StageSummary[AudioRef], StageSummary[Transcript]]:
+    """TTS -> ASR for ``samples`` as two resumable stages (used by 'build spoken' and 'build realworld')."""
+    audio_dir = run_dir / "audio" / tts_stage.fingerprint[:8]
+    _invalidate_bad_audio(store, tts_stage, run_dir)
+
+    def synthesize(v: Variant) -> AudioRef:
+        voice = pick_voice(voices[v.language], seed=seed, item_id=v.id)
+        samples_ = tts.synthesize(v.text, language=v.language, voice=voice)
+        data = encode_wav(samples_)
+        path = audio_dir / v.language / f"{v.id}.wav"
+        write_atomic(path, data)
+        return AudioRef(item_id=v.id, path=str(path.relative_to(run_dir)), sha256=sha256_bytes(data),
+                        sample_rate=SAMPLE_RATE, duration_s=round(len(samples_) / SAMPLE_RATE, 3),
+                        engine=tts.spec, voice=voice, text_sha256=sha256_bytes(v.text.encode()))
+
+    audio = run_stage(store, tts_stage, [(k, samples[k]) for k in sorted(samples)], synthesize, AudioRef,
+                      quiet=quiet, description=f"speech ({tts.spec})")
+
+    def transcribe(ref: AudioRef) -> Transcript:
+        v = samples[ref.item_id]
+        wav, _ = load_verified(run_dir / ref.path, ref.sha256)
+        t0 = time.perf_counter()
+        try:
+            text = asr.transcribe(wav, language=v.language)
+        except ItemError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - engine errors become item failures with context
+            raise ItemError(f"ASR failed on {ref.path}: {type(exc).__name__}: {exc}") from exc
+        elapsed = time.perf_counter() - t0
+        item = score_asr(reference=[v.text], hypothesis=[text])
+        return Transcript(item_id=v.id, language=v.language, text=text, asr=asr.spec, audio_sha256=ref.sha256,
+                          audio_duration_s=ref.duration_s, processing_s=round(elapsed, 3),
+                          wer=item.wer, cer=item.cer)
+
+    transcripts = run_stage(store, asr_stage, [(k, audio.results[k]) for k in sorted(audio.results)],
+                            transcribe, Transcript, quiet=quiet, description=f"transcribe ({asr.spec})")
+    return audio, transcripts
 
 
 def _invalidate_bad_audio(store: Store, stage: Stage, run_dir: Path) -> None:

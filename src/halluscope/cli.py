@@ -11,7 +11,7 @@ from typing import List, Optional
 import typer
 
 from halluscope.errors import HalluscopeError
-from halluscope.records import LANGUAGES, TASKS
+from halluscope.records import LANGUAGES, SEVERITIES, TASKS, TYPES
 from halluscope.stages import console
 
 app = typer.Typer(
@@ -32,6 +32,10 @@ app.add_typer(corpus_app, name="corpus")
 from halluscope.closedform.cli import register as _register_closedform  # noqa: E402
 
 _register_closedform(score_app)
+from halluscope.audio_lm.cli import register as _register_run  # noqa: E402
+_register_run(app)  # 'run closedform': an audio model on a closed-form set
+from halluscope.mishap.cli import mishap_app  # noqa: E402
+app.add_typer(mishap_app, name="mishap")
 
 DEFAULT_QUICKSTART_DIR = Path("runs/quickstart")
 
@@ -42,6 +46,14 @@ def _langs(value: str) -> tuple[str, ...]:
     if bad or not langs:
         raise typer.BadParameter(f"expected a comma-separated subset of {','.join(LANGUAGES)}, got '{value}'")
     return langs
+
+
+def _choices(value: str, allowed: tuple[str, ...], name: str) -> tuple:
+    got = tuple(x.strip() for x in value.split(",") if x.strip())
+    bad = [x for x in got if x not in allowed]
+    if bad or not got:
+        raise typer.BadParameter(f"{name} expects a comma-separated subset of {','.join(allowed)}, got '{value}'")
+    return got
 
 
 @build_app.command("spoken")
@@ -55,6 +67,8 @@ def build_spoken_cmd(
     seed: int = typer.Option(13, help="Seed for the rewrite plan, the rewrites and the voice choice."),
     rewrites_per_article: int = typer.Option(2, help="Hallucinated rewrites per article, over distinct type x severity cells (0-9)."),
     articles_per_language: Optional[int] = typer.Option(None, help="Use only the first N articles (by id) per language."),
+    types: str = typer.Option(",".join(TYPES), help="Hallucination types to generate, comma-separated."),
+    severities: str = typer.Option(",".join(SEVERITIES), help="Severity levels to generate, comma-separated."),
 ) -> None:
     """Articles -> hallucinated rewrites -> speech -> ASR transcripts, resumable (seed 000, sections 3.1 and 3.3).
 
@@ -63,7 +77,8 @@ def build_spoken_cmd(
     from halluscope.build import BuildConfig, build_spoken
 
     cfg = BuildConfig(corpus=corpus, langs=_langs(langs), generator=generator, tts=tts, asr=asr, seed=seed,
-                      rewrites_per_article=rewrites_per_article, articles_per_language=articles_per_language)
+                      rewrites_per_article=rewrites_per_article, articles_per_language=articles_per_language,
+                      types=_choices(types, TYPES, "--types"), severities=_choices(severities, SEVERITIES, "--severities"))
     result = build_spoken(out, cfg)
     console.print(f"[green]built[/] {len(result.samples)} samples, {len(result.transcripts)} transcripts in {out}"
                   f" (dataset: {out / 'dataset' / 'samples.parquet'})")
@@ -104,6 +119,41 @@ def build_judge_cmd(
     console.print(f"[green]judged[/] {len(result.sample.ids)} items; tables: {run / 'report' / 'judge' / 'judge.md'}")
 
 
+@build_app.command("realworld")
+def build_realworld_cmd(
+    run: Path = typer.Argument(..., help="Run directory made by 'build spoken'."),
+    fakes: Path = typer.Option(..., help="Fact-checked fakes (.jsonl/.csv/.parquet): id, language (ru|kk), text[, "
+                               "native_language, translated, pair_id, near_parallel, url, date, topic]."),
+    langs: str = typer.Option("ru,kk", help="Languages of the split, comma-separated (ru, kk)."),
+    faithful: Optional[str] = typer.Option(None, help="LLM generator for faithful rewrites of the negatives "
+                                           "(provenance analysis, Table 5), e.g. openai/gemini-2.0-flash-lite."),
+    faithful_langs: str = typer.Option("ru", help="Languages to make faithful rewrites in (the spec: ru)."),
+    text_weight: float = typer.Option(0.0, help="Add this multiple of the texts' TF-IDF cosine to the "
+                                      "topic+period similarity when matching (0: topic and period only)."),
+    corpus: Optional[str] = typer.Option(None, help="The corpus the run was built from, if it moved."),
+    llm_config: Optional[Path] = typer.Option(None, help="LLM config for --faithful. Default: $HALLUSCOPE_LLM_CONFIG."),
+) -> None:
+    """Real-world split (seed 000, 3.2): match each fake to a truthful original by greedy TF-IDF cosine over topic
+    and period (one each, without replacement) and render all new items through the run's TTS -> ASR.
+
+    Then: halluscope detect RUN --detector encoder/<path> --input all -o realworld=true; halluscope report RUN
+    """
+    from halluscope.llm import load_llm_config
+    from halluscope.realworld import build_realworld
+
+    split = build_realworld(run, fakes, langs=_split_langs(langs), faithful=faithful,
+                            faithful_langs=_split_langs(faithful_langs), text_weight=text_weight, corpus=corpus,
+                            llm_config=load_llm_config(llm_config) if faithful else None)
+    failed = sum(len(f) for f in split.failures.values())
+    console.print(f"[green]built[/] real-world split: {len(split.fakes)} fakes, {len(split.matches)} matched negatives, "
+                  f"{len(split.faithful)} faithful rewrites, {len(split.transcripts)} transcripts"
+                  + (f", [red]{failed} failed[/]" if failed else ""))
+
+
+def _split_langs(value: str) -> tuple[str, ...]:
+    return tuple(x.strip().lower() for x in value.split(",") if x.strip())
+
+
 @app.command()
 def detect(
     run: Path = typer.Argument(..., help="Run directory made by 'build spoken'."),
@@ -115,7 +165,9 @@ def detect(
                               "(all = text and transcript)"),
     seed: int = typer.Option(0, help="Seed of the article-level train/dev/test split and the detector."),
     option: list[str] = typer.Option([], "--option", "-o", help="Detector option KEY=VALUE (repeatable); "
-                                     "values are parsed as JSON when they can be, e.g. -o prompting=\"cot\"."),
+                                     "values are parsed as JSON when they can be, e.g. -o prompting=\"cot\". "
+                                     "-o realworld=true makes the dedicated real-world run (after 'build realworld'): "
+                                     "the matched truthful negatives move to test, fakes are predicted too."),
 ) -> None:
     """Run a detector on a built benchmark for a task and input; predictions are stored and the report picks
     them up. Trainable detectors fit on the train split, choose hyper-parameters on dev and predict dev and
@@ -135,6 +187,11 @@ def detect(
         except json.JSONDecodeError:
             options[key] = value
     tasks = list(TASKS) if task == "all" else [task]
+    if options.pop("realworld", False) in (True, "true", "1", 1):
+        # the dedicated real-world run (seed 000, Table 4): matched negatives held out of train and dev
+        from halluscope.realworld import detect_realworld as run_detect  # type: ignore[assignment]
+
+        tasks = ["binary"] if task == "all" else tasks
     inputs = ["text", "transcript"] if input == "all" else [input]
     for t in tasks:
         for i in inputs:
@@ -222,8 +279,16 @@ def quickstart(
 
 
 def main() -> None:
+    from pydantic import ValidationError
+
     try:
         app()
     except HalluscopeError as exc:
         console.print(f"[red]error:[/] {exc}", highlight=False)
+        sys.exit(2)
+    except ValidationError as exc:
+        # option values checked by the pydantic config models: one line per problem, named by option
+        lines = [f"--{'-'.join(str(p) for p in e['loc']).replace('_', '-')}: {e['msg']} (got {e.get('input')!r})"
+                 for e in exc.errors()]
+        console.print("[red]error:[/] invalid options:\n  " + "\n  ".join(lines), highlight=False)
         sys.exit(2)

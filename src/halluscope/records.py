@@ -92,6 +92,21 @@ class Transcript(Record):
     cer: float | None = Field(default=None, description="Item-level CER against its source text (normalised).")
 
 
+class AudioDelivery(Record):
+    """How one item's audio went to an audio model: what was sent, what the model could hear, and under which policy."""
+
+    policy: Literal["truncate", "chunk", "skip"] = Field(description="The run's policy for audio longer than the window.")
+    window_s: float | None = Field(description="Seconds of audio the model can hear per clip (None: not declared).")
+    duration_s: float = Field(description="Length of the item's audio.")
+    action: Literal["whole", "truncated", "chunked", "skipped"] = Field(description="What the policy did to this item.")
+    chunks: int = Field(default=1, description="Clips attached to the call (0 when skipped).")
+    sent_s: float = Field(default=0.0, description="Seconds of audio attached to the call.")
+    heard_s: float | None = Field(default=None, description="Seconds the model received after its own front end "
+                                  "(hf-audio: from the processor's feature mask; openai: min(sent, declared window)).")
+    delivered: bool | None = Field(default=None, description="Audio reached the model: audio features/tokens > 0 "
+                                   "(hf-audio) or an audio part in the request body (openai); None when nothing was sent.")
+
+
 class Prediction(Record):
     """A detector's prediction for one item of one task and input kind."""
 
@@ -103,6 +118,12 @@ class Prediction(Record):
     gold: str
     predicted: str | None = Field(description="None when the detector produced no usable label.")
     status: Literal["ok", "unparsable", "refusal", "error"] = "ok"
+    answer: str | None = Field(default=None, description="Zero-shot: the answer as parsed from the reply (e.g. 'none', "
+                               "which is no label and counts as an error).")
+    reason: str | None = Field(default=None, description="Why the status is not ok, or why there is no label.")
+    call_key: str | None = Field(default=None, description="ModelRequest.key() of the call behind it; the raw reply is in the store.")
+    zero_shot: bool = Field(default=False, description="No training: predicted on every split (Table 3, not Table 2).")
+    audio: AudioDelivery | None = Field(default=None, description="Audio input only: what the model was sent and heard.")
 
 
 class RunManifest(Record):
@@ -130,6 +151,15 @@ class ChatMessage(Record):
     content: str
 
 
+class AudioClip(Record):
+    """One clip attached to a request: 16-bit PCM WAV bytes (never stored in the key or the call log) and their hash."""
+
+    sha256: str = Field(description="sha256 of the WAV bytes: what the request key holds.")
+    seconds: float = Field(description="Duration of the clip.")
+    sample_rate: int = 16_000
+    wav: bytes = Field(default=b"", exclude=True, repr=False, description="The WAV file; left out of dumps.")
+
+
 class ModelRequest(Record):
     """A text-LLM request; its key (backend, messages, params, nonce) decides whether the store can answer it."""
 
@@ -138,11 +168,15 @@ class ModelRequest(Record):
     params: dict = Field(default_factory=dict, description="Decoding parameters sent with the request (temperature, max_tokens, seed, ...).")
     nonce: int = Field(default=0, description="Protocol-level retry number; a retry after a rejected output is a new request.")
     tag: str | None = Field(default=None, description="What the call is for (e.g. 'generate:<variant id>'); kept for audit, not part of the key.")
+    audio: tuple[AudioClip, ...] = Field(default=(), description="Clips attached to the last user turn (audio models).")
 
     def key(self) -> str:
         """sha256 of everything that can change the reply; the tag is left out on purpose."""
-        blob = json.dumps({"backend": self.backend, "messages": [m.model_dump() for m in self.messages],
-                           "params": self.params, "nonce": self.nonce}, sort_keys=True, ensure_ascii=False)
+        content = {"backend": self.backend, "messages": [m.model_dump() for m in self.messages],
+                   "params": self.params, "nonce": self.nonce}
+        if self.audio:  # text-only keys stay what they were before audio existed
+            content["audio"] = [a.sha256 for a in self.audio]
+        blob = json.dumps(content, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -171,6 +205,9 @@ class ModelResponse(Record):
     attempts: int = Field(default=0, description="Transport attempts made (0 when served from the store).")
     cached: bool = Field(default=False, description="Served from the store without a call.")
     cost_usd: float | None = Field(default=None, description="From the backend's cost table, if configured.")
+    audio_sent_s: float | None = Field(default=None, description="Seconds of audio attached to the request (None: none).")
+    audio_heard_s: float | None = Field(default=None, description="Seconds the model could hear of it (None: unknown).")
+    audio_delivered: bool | None = Field(default=None, description="Audio reached the model (see AudioDelivery.delivered).")
 
 
 class SelfAssessment(Record):
@@ -219,3 +256,162 @@ class Judgement(Record):
     unscored_reason: str | None = None
     attempts: int = Field(default=1, description="Calls made, counting parse retries.")
     call_keys: tuple[str, ...] = ()
+
+
+# -- fine-tuned encoders, the real-world split (seed 000, sections 3.2, 4.1 and 4.3) ---------------
+
+class EncoderTraining(Record):
+    """How one fine-tuned encoder was trained and which checkpoint was kept (best dev macro-F1)."""
+
+    group: str = Field(description="Language trained on, or 'all' for one multilingual model.")
+    model: str = Field(description="The base checkpoint (hub name or local path).")
+    n_train: int
+    n_dev: int
+    n_predicted: int = Field(description="Dev and test items predicted by the kept checkpoint.")
+    labels: tuple[str, ...]
+    dev_macro_f1: tuple[float, ...] = Field(default=(), description="Dev macro-F1 after each evaluation, in order.")
+    best_dev_macro_f1: float | None = None
+    best_checkpoint: str | None = Field(default=None, description="Trainer checkpoint kept (None without a dev split).")
+    saved_to: str | None = Field(default=None, description="Directory of the kept model, relative to the run directory.")
+    device: str
+    seconds: float
+    options: dict = Field(default_factory=dict)
+
+
+class RealWorldFake(Record):
+    """A fact-checked fake news item in one language (seed 000, section 3.2)."""
+
+    id: str = Field(description="Item id as given in the fakes file (unique per row).")
+    language: Literal["ru", "kk"]
+    text: str
+    native_language: Literal["ru", "kk"] = Field(description="Language the fake circulated in.")
+    translated: bool = Field(description="True when this text is a translation of the native item.")
+    pair_id: str | None = Field(default=None, description="Story id shared by the ru and kk versions of one fake.")
+    near_parallel: bool = Field(default=False, description="Independently fact-checked in both languages.")
+    url: str | None = None
+    date: str | None = Field(default=None, description="Publication or fact-check date, ISO 8601.")
+    topic: str | None = None
+
+
+class RealWorldMatch(Record):
+    """A truthful negative matched to one fake by greedy TF-IDF cosine over topic and period."""
+
+    fake_id: str = Field(description="Sample id of the fake ('fake~<id>').")
+    article_id: str = Field(description="The original article chosen as its truthful negative.")
+    language: Literal["ru", "kk"]
+    similarity: float
+    order: int = Field(description="Position in the greedy assignment (0 = most similar pair).")
+
+
+# -- MISHAP-Bench (seed 001): clips, questions, rubrics, answers, groundedness verdicts -------------
+
+MishapDomain = Literal["music", "sound", "speech"]
+MISHAP_DOMAINS: tuple[MishapDomain, ...] = ("music", "sound", "speech")
+MishapCategory = Literal["context", "knowledge"]
+MISHAP_CATEGORIES: tuple[MishapCategory, ...] = ("context", "knowledge")
+MishapStrategy = Literal["contradicted_premise", "absent_premise", "false_negation", "niche_specifics",
+                         "unknowable_provenance", "false_authority", "false_premise"]
+# seed 001, section 3.2: three context and four knowledge strategies
+MISHAP_STRATEGIES: dict[MishapCategory, tuple[MishapStrategy, ...]] = {
+    "context": ("contradicted_premise", "absent_premise", "false_negation"),
+    "knowledge": ("niche_specifics", "unknowable_provenance", "false_authority", "false_premise"),
+}
+Stance = Literal["abstains", "asserts", "endorses_false_premise"]
+STANCES: tuple[Stance, ...] = ("abstains", "asserts", "endorses_false_premise")
+Groundedness = Literal["grounded", "hallucinated"]
+
+
+class MishapClip(Record):
+    """An audio clip with its source-provided description (seed 001, section 3.1)."""
+
+    id: str = Field(description="Unique clip id within the manifest.")
+    domain: MishapDomain
+    source: str = Field(description="Source dataset, e.g. 'clotho', 'librispeech'.")
+    audio: str = Field(description="WAV path, absolute or relative to the manifest's folder.")
+    description: str = Field(description="Caption, transcript or metadata: the audio-derived evidence.")
+    description_kind: Literal["caption", "transcript", "metadata"] = "caption"
+    duration_s: float | None = Field(default=None, description="Clip length, read from the file at import.")
+    sha256: str | None = Field(default=None, description="sha256 of the audio file at import.")
+
+
+class Informativeness(Record):
+    """The App. A.1 filter's reading of one description: informative, not, or unscored with the raw text."""
+
+    clip_id: str
+    status: Literal["ok", "unscored"]
+    informative: bool | None = None
+    reason: str | None = None
+    raw_text: str | None = None
+    call_keys: tuple[str, ...] = ()
+
+
+class MishapQuestion(Record):
+    """An adversarial open-ended question for one clip (seed 001, section 3.2)."""
+
+    id: str = Field(description="'<clip>~<category>~<n>'.")
+    clip_id: str
+    domain: MishapDomain
+    category: MishapCategory
+    strategy: MishapStrategy
+    text: str
+    invented_source: str | None = Field(default=None, description="False authority only: the invented source name.")
+    generator: str = Field(description="Backend spec that wrote the question.")
+    attempts: int = Field(default=1, description="Generations made, counting regenerations after failed checks.")
+    checks: dict[str, bool] = Field(default_factory=dict, description="adherence, name_collision_free, ...")
+    rejected: tuple[str, ...] = Field(default=(), description="Why earlier generations were rejected.")
+
+
+class MishapRubric(Record):
+    """'Hallucinated if ... Grounded if ...' for one question; every edit is a new version (seed 001, 3.3)."""
+
+    question_id: str
+    version: int = Field(ge=1)
+    text: str
+    author: str = Field(description="'llm:<spec>' for generated rubrics, the editor's name for edits.")
+    note: str | None = None
+
+
+class MishapAnswer(Record):
+    """One audio-LM response to one question (raw text always kept)."""
+
+    id: str = Field(description="'<question>~<model>~s<seed>'.")
+    question_id: str
+    model: str
+    seed: int | None = Field(default=None, description="Sampling seed; None for greedy decoding.")
+    status: ResponseStatus | Literal["skipped"]
+    text: str | None = None
+    error: str | None = None
+    call_key: str | None = None
+    audio: AudioDelivery | None = None
+
+
+class EvidenceSearch(Record):
+    """One evidence-tool call the judge made: its query and the documents returned."""
+
+    query: str
+    results: tuple[str, ...] = Field(default=(), description="Document ids in rank order.")
+
+
+class GroundednessJudgement(Record):
+    """The groundedness judge's verdict on one answer, with the raw text, or why it is unscored."""
+
+    answer_id: str
+    judge: str
+    status: Literal["ok", "unscored"]
+    verdict: Groundedness | None = None
+    stance: Stance | None = Field(default=None, description="abstains, asserts an answer, endorses a false premise.")
+    raw_text: str | None = None
+    unscored_reason: str | None = None
+    searches: tuple[EvidenceSearch, ...] = ()
+    call_keys: tuple[str, ...] = ()
+
+
+class MishapAnnotation(Record):
+    """One human label (append-only: a relabel is a new row; the latest row per annotator counts)."""
+
+    answer_id: str
+    annotator: str
+    label: Groundedness
+    note: str = ""
+    mode: Literal["independent", "side_by_side"] = "independent"
+    created: float = Field(description="Unix time the label was stored.")

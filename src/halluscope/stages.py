@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -113,13 +113,3 @@ def run_stage(
         failed=failed,
     )
 
-
-def chunked(xs: Iterable[T], n: int) -> Iterable[list[T]]:
-    buf: list[T] = []
-    for x in xs:
-        buf.append(x)
-        if len(buf) == n:
-            yield buf
-            buf = []
-    if buf:
-        yield buf

@@ -118,6 +118,12 @@ def test_cli_build_judge(built):
     md = (run / "report" / "judge" / "judge.md").read_text(encoding="utf-8")
     assert "## Table 9: cross-judge agreement" in md and "## Table 10: mean ratings by openai/judge-c" in md
     assert "## Generator self-assessment" in md
+    # the main report embeds the judge tables
+    res = CliRunner().invoke(app, ["report", str(run)])
+    assert res.exit_code == 0, res.output
+    main_md = (run / "report" / "tables.md").read_text(encoding="utf-8")
+    assert "## LLM judges" in main_md and "Table 9: cross-judge agreement" in main_md
+    assert "Table 9: cross-judge agreement" in (run / "report" / "report.html").read_text(encoding="utf-8")
 
 
 def test_one_judge_gives_quality_tables_only_and_bad_args_are_explained(built):

@@ -39,6 +39,8 @@ class OpenAIOptions(_Options):
     max_retry_after_s: float = Field(default=300.0, ge=0, description="Longest Retry-After honoured.")
     params: dict = Field(default_factory=dict, description="Body fields sent with every request (temperature, max_tokens, seed, ...).")
     cost: Cost | None = None
+    audio_window_s: float | None = Field(default=None, gt=0, description="Seconds of audio per clip the model is "
+                                         "documented to hear (audio content parts); None: not declared.")
 
 
 class HFOptions(_Options):

@@ -164,7 +164,34 @@ class OpenAIBackend:
                     + reply.usage.completion_tokens * self.options.cost.output) / 1e6
         return ModelResponse(key=request.key(), backend=self.spec, status=reply.status, text=reply.content,
                              error=reply.error, finish_reason=reply.finish_reason, usage=reply.usage,
-                             latency_s=latency_s, attempts=attempts, cached=cached, cost_usd=cost)
+                             latency_s=latency_s, attempts=attempts, cached=cached, cost_usd=cost,
+                             **self._audio_fields(request))
+
+    def _audio_fields(self, request: ModelRequest) -> dict:
+        """What an audio request sent; the server cannot tell what it heard, so 'heard' is the declared window."""
+        if not request.audio:
+            return {}
+        window = self.options.audio_window_s
+        sent = sum(a.seconds for a in request.audio)
+        heard = None if window is None else sum(min(a.seconds, window) for a in request.audio)
+        return {"audio_sent_s": round(sent, 3), "audio_heard_s": None if heard is None else round(heard, 3),
+                "audio_delivered": all(a.wav for a in request.audio)}
+
+    def body(self, request: ModelRequest, *, for_log: bool = False) -> dict:
+        """The chat-completions body; clips go to the last user turn as input_audio parts before its text.
+
+        ``for_log`` replaces the base64 data with the clip's sha256, so the store keeps the reference, not the audio.
+        """
+        messages = [m.model_dump() for m in request.messages]
+        if request.audio:
+            import base64
+
+            last = max(i for i, m in enumerate(messages) if m["role"] == "user")
+            parts: list[dict] = [{"type": "input_audio", "input_audio": {
+                "data": f"sha256:{a.sha256}" if for_log else base64.b64encode(a.wav).decode("ascii"), "format": "wav"}}
+                for a in request.audio]
+            messages[last] = {"role": "user", "content": [*parts, {"type": "text", "text": messages[last]["content"]}]}
+        return {"model": self.model, "messages": messages, **request.params}
 
     def from_stored(self, request: ModelRequest, stored: dict) -> ModelResponse:
         return self._response(request, read_completion(stored.get("body")), latency_s=None, attempts=0, cached=True)
@@ -185,8 +212,9 @@ class OpenAIBackend:
     async def send(self, request: ModelRequest, log: CallLog) -> ModelResponse:
         assert self._client is not None and self._sem is not None, "open() first"
         o = self.options
-        body = {"model": self.model, "messages": [m.model_dump() for m in request.messages], **request.params}
-        payload = {"url": self._url, "body": body, "nonce": request.nonce, "tag": request.tag}
+        body = self.body(request)
+        payload = {"url": self._url, "body": self.body(request, for_log=True) if request.audio else body,
+                   "nonce": request.nonce, "tag": request.tag}
         timeout_error, connection_error, status_error = self._errors
         attempt, last_status, last_error, last_text = 0, "error", "", None
         async with self._sem:

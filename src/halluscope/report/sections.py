@@ -32,7 +32,8 @@ def register_section(builder: SectionBuilder) -> SectionBuilder:
 
 
 # modules that contribute sections; imported when a report is built so their builders register
-SECTION_MODULES: tuple[str, ...] = ("halluscope.judge.section",)
+SECTION_MODULES: tuple[str, ...] = ("halluscope.judge.section", "halluscope.report.paired", "halluscope.report.realworld",
+                                  "halluscope.mishap.section")
 
 
 def build_sections(store: Store, build: BuildResult) -> list[Section]:

@@ -82,7 +82,7 @@ def _detection_rows(store: Store, build: BuildResult, languages: list[str]) -> l
         splits = split_by_article(build.samples.values(), seed=config["seed"])
         labels = LABELS[task]
         for lang in [*languages, "all"]:
-            test = [p for p in preds.values() if p.split == "test"
+            test = [p for p in preds.values() if p.split == "test" and not p.zero_shot  # zero-shot: Table 3
                     and (lang == "all" or build.samples[p.item_id].language == lang)]
             if not test:
                 continue

@@ -1,0 +1,137 @@
+"""'hf-audio/<path>': a local audio-language model as a chat backend under the store-backed Caller.
+
+Calls run one at a time (audio batches pad to very different lengths); each stored reply carries the
+seconds sent, the seconds the front end kept and whether audio tokens reached the model, so a reply read
+back from the store reports the same delivery as the call that made it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import Field
+
+from halluscope.audio_lm._adapters import ADAPTERS, AudioLMAdapter, load_adapter
+from halluscope.errors import HalluscopeError
+from halluscope.llm._base import CallLog, messages_of
+from halluscope.llm._config import LLMConfig, _Options, resolve_options
+from halluscope.records import ChatMessage, ModelRequest, ModelResponse, Usage
+
+DEFAULT_PARAMS = {"max_new_tokens": 256, "temperature": 0.0, "top_p": 1.0, "seed": 0}
+
+
+class HFAudioOptions(_Options):
+    """Options of an 'hf-audio/<path>' backend ([models."hf-audio/<path>"] in the LLM config, or keywords)."""
+
+    device: str = Field(default="auto", description="auto (cuda if available, else cpu), cpu, cuda, cuda:1, ...")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    params: dict = Field(default_factory=dict, description="max_new_tokens (256), temperature (0 = greedy), top_p, seed.")
+    chat_template: str | None = Field(default=None, description="Jinja chat template if the model ships none.")
+    audio_window_s: float | None = Field(default=None, gt=0, description="Override the adapter's window (seconds per clip).")
+
+
+class HFAudioBackend:
+    """A ChatBackend whose requests may carry clips (ModelRequest.audio)."""
+
+    def __init__(self, path: str, options: HFAudioOptions) -> None:
+        self.path = path
+        self.spec = f"hf-audio/{path}"
+        self.options = options
+        self.adapter: AudioLMAdapter | None = None
+        self._lock: asyncio.Lock | None = None
+
+    # -- what the model can hear, known before loading it ----------------------------------------
+    def adapter_class(self) -> type[AudioLMAdapter]:
+        from halluscope.audio_lm._adapters import _transformers
+
+        try:
+            model_type = _transformers().AutoConfig.from_pretrained(self.path).model_type
+        except (OSError, ValueError) as exc:
+            raise HalluscopeError(f"'{self.spec}': cannot read a transformers config in '{self.path}' ({exc})") from exc
+        if model_type not in ADAPTERS:
+            raise HalluscopeError(f"{self.path}: no audio adapter for model type '{model_type}'; "
+                                  f"supported: {', '.join(sorted(ADAPTERS))}")
+        return ADAPTERS[model_type]
+
+    @property
+    def audio_window_s(self) -> float:
+        return float(self.options.audio_window_s or self.adapter_class().default_window_s)
+
+    def _params(self, params: dict | None) -> dict:
+        merged = {**DEFAULT_PARAMS, **(params or {}), **self.options.params}
+        if "max_tokens" in merged:
+            merged["max_new_tokens"] = merged.pop("max_tokens")
+        unknown = set(merged) - set(DEFAULT_PARAMS)
+        if unknown:
+            raise HalluscopeError(f"{self.spec}: unknown decoding parameters {sorted(unknown)}; expected {sorted(DEFAULT_PARAMS)}")
+        return merged
+
+    def identity(self) -> dict:
+        return {"backend": self.spec, "params": self._params(None), "audio_window_s": self.audio_window_s}
+
+    def request(self, messages: Sequence[ChatMessage | dict], *, nonce: int = 0, tag: str | None = None,
+                params: dict | None = None) -> ModelRequest:
+        return ModelRequest(backend=self.spec, messages=messages_of(messages), params=self._params(params),
+                            nonce=nonce, tag=tag)
+
+    def from_stored(self, request: ModelRequest, stored: dict) -> ModelResponse:
+        return self._response(request, stored, latency_s=None, cached=True)
+
+    def _response(self, request: ModelRequest, out: dict, *, latency_s: float | None, cached: bool) -> ModelResponse:
+        audio = {}
+        if request.audio:
+            audio = {"audio_sent_s": out.get("audio_sent_s"), "audio_heard_s": out.get("audio_heard_s"),
+                     "audio_delivered": out.get("audio_delivered")}
+        return ModelResponse(key=request.key(), backend=self.spec, status="ok", text=out["text"],
+                             finish_reason=out["finish_reason"],
+                             usage=Usage(prompt_tokens=out["prompt_tokens"], completion_tokens=out["completion_tokens"]),
+                             latency_s=latency_s, attempts=0 if cached else 1, cached=cached, **audio)
+
+    # -- calls ----------------------------------------------------------------------------------
+    async def open(self) -> None:
+        import torch
+
+        device = self.options.device
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.adapter = await asyncio.to_thread(load_adapter, self.path, device=device, dtype=self.options.dtype,
+                                               window_s=self.options.audio_window_s,
+                                               chat_template=self.options.chat_template)
+        self._lock = asyncio.Lock()
+
+    async def aclose(self) -> None:
+        self.adapter = None
+
+    def _call(self, request: ModelRequest) -> dict:
+        assert self.adapter is not None
+        inputs = self.adapter.inputs(request.messages, request.audio)
+        out = self.adapter.generate(inputs, request.params)
+        if request.audio:
+            out.update(audio_sent_s=round(sum(a.seconds for a in request.audio), 3),
+                       audio_heard_s=round(inputs.heard_s, 3), audio_delivered=inputs.delivered,
+                       audio_tokens=inputs.audio_tokens)
+        return out
+
+    async def send(self, request: ModelRequest, log: CallLog) -> ModelResponse:
+        assert self._lock is not None, "open() first"
+        loop = asyncio.get_running_loop()
+        payload = {"messages": [m.model_dump() for m in request.messages], "params": request.params,
+                   "audio": [a.model_dump() for a in request.audio], "nonce": request.nonce, "tag": request.tag}
+        async with self._lock:
+            t0 = loop.time()
+            try:
+                out = await asyncio.to_thread(self._call, request)
+            except Exception as exc:
+                log(request=request, payload=payload, response={"error": f"{type(exc).__name__}: {exc}"},
+                    status="error", latency_s=None)
+                return ModelResponse(key=request.key(), backend=self.spec, status="error",
+                                     error=f"generation failed: {type(exc).__name__}: {exc}", attempts=1)
+            latency = loop.time() - t0
+        log(request=request, payload=payload, response=out, status="ok", latency_s=round(latency, 4))
+        return self._response(request, out, latency_s=latency, cached=False)
+
+
+def create_hf_audio(model: str, *, config: LLMConfig | None = None, **options: object) -> HFAudioBackend:
+    return HFAudioBackend(model, resolve_options(HFAudioOptions, f"hf-audio/{model}", config, options))  # type: ignore[arg-type]

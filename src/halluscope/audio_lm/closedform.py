@@ -1,0 +1,203 @@
+"""Run any registered audio model on a closed-form set (HalluAudio, AHa-Bench, yes/no object hallucination) and
+write its replies in the format 'halluscope score halluaudio|aha|yesno' reads.
+
+Replies are raw text: the scorers extract answers. Every request and reply is stored in a SQLite store next
+to the output, so a rerun makes no calls. A row whose call failed, whose audio could not be read or was
+skipped by the policy is written without a reply field (or left out of the yes/no CSV): the scorer then reports
+it as a load problem instead of scoring it, and the summary counts it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from halluscope.errors import HalluscopeError, InputError, ItemError
+from halluscope.records import AudioDelivery, ChatMessage, ModelRequest, ModelResponse
+
+Format = Literal["halluaudio", "aha", "yesno"]
+REPLY_FIELD = {"halluaudio": "pred", "aha": "prediction", "yesno": "response"}
+AUDIO_FIELDS = ("audio", "audio_path", "wav", "path")
+
+
+@dataclass
+class Row:
+    """One question of the set: where its audio is, what to ask, and the input row to write back."""
+
+    id: str
+    audio: Path
+    prompt: str
+    data: dict
+
+
+@dataclass
+class RunSummary:
+    """What a closed-form run did: rows answered, failed, skipped; audio handling; calls made."""
+
+    out: Path
+    store: Path
+    rows: int = 0
+    answered: int = 0
+    status: Counter = field(default_factory=Counter)
+    actions: Counter = field(default_factory=Counter)
+    delivered: int = 0
+    calls: int = 0
+    from_store: int = 0
+
+    def as_dict(self) -> dict:
+        return {"out": str(self.out), "store": str(self.store), "rows": self.rows, "answered": self.answered,
+                "status": dict(self.status), "audio": dict(self.actions), "audio_delivered": self.delivered,
+                "calls": self.calls, "from_store": self.from_store}
+
+
+def _resolve(audio: str, root: Path | None, base: Path) -> Path:
+    p = Path(audio)
+    if p.is_absolute():
+        return p
+    return (root or base) / p
+
+
+def load_rows(fmt: str, inputs: list[Path], audio_root: Path | None) -> list[Row]:
+    """The questions of ``inputs`` with their audio paths (relative paths: under --audio-root, else the file's folder)."""
+    rows: list[Row] = []
+    for path in inputs:
+        if not path.is_file():
+            raise InputError("file not found", file=str(path), fix="pass the questions file of the set")
+        if fmt == "yesno":
+            with path.open(encoding="utf-8-sig", newline="") as fh:
+                reader = csv.DictReader(fh, delimiter="\t")
+                missing = [c for c in ("entry_id", "audio_index", "prompt_text") if c not in (reader.fieldnames or [])]
+                if missing:
+                    raise InputError(f"missing column(s) {', '.join(missing)}", file=str(path),
+                                     fix="a tab-separated header with entry_id, audio_index, prompt_text, object, label")
+                for r in reader:
+                    name = r["audio_index"].strip()
+                    name = name if Path(name).suffix else f"{name}.wav"
+                    rows.append(Row(r["entry_id"].strip(), _resolve(name, audio_root, path.parent), r["prompt_text"], dict(r)))
+            continue
+        with path.open(encoding="utf-8-sig") as fh:
+            for n, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"malformed JSON ({exc.msg})", file=str(path), row=n) from None
+                prompt = obj.get("prompt" if fmt == "halluaudio" else "question")
+                audio = next((obj[k] for k in AUDIO_FIELDS if isinstance(obj.get(k), str) and obj[k]), None)
+                if audio is None and fmt == "aha" and isinstance(obj.get("index"), str):
+                    audio = "_".join(obj["index"].split("_")[:2]) + ".wav"  # '<type id>_<audio id>.wav'
+                if not isinstance(prompt, str) or audio is None:
+                    raise InputError(f"row needs {'prompt' if fmt == 'halluaudio' else 'question'} and an audio path",
+                                     file=str(path), row=n, fix=f"give each row one of {', '.join(AUDIO_FIELDS)}")
+                item_id = str(obj.get("id") or obj.get("index") or f"{path.name}:{n}")
+                rows.append(Row(item_id, _resolve(audio, audio_root, path.parent), prompt, obj))
+    return rows
+
+
+def _read_audio(path: Path) -> tuple:
+    from halluscope.speech.audio import decode_wav
+
+    if not path.is_file():
+        raise ItemError(f"audio file {path} not found")
+    return decode_wav(path.read_bytes(), source=str(path))
+
+
+def run_closedform(model: str, fmt: str, inputs: list[Path], *, out: Path, audio_root: Path | None = None,
+                   policy: str = "truncate", system: str | None = None, max_new_tokens: int = 256,
+                   llm_config: str | None = None, store_dir: Path | None = None, backend_options: dict | None = None,
+                   quiet: bool = False) -> RunSummary:
+    """Ask ``model`` every question of the set with its clip, and write the scorer's input format to ``out``."""
+    from halluscope.audio_lm import (
+        audio_window_s,
+        check_policy,
+        create_audio_backend,
+        plan_audio,
+        with_audio,
+    )
+    from halluscope.llm import Caller, load_llm_config, progress
+    from halluscope.store import Store
+
+    if fmt not in REPLY_FIELD:
+        raise HalluscopeError(f"unknown format '{fmt}': expected halluaudio, aha or yesno")
+    check_policy(policy)
+    rows = load_rows(fmt, list(inputs), audio_root)
+    backend = create_audio_backend(model, config=load_llm_config(llm_config), **(backend_options or {}))
+    window = audio_window_s(backend)
+    store_dir = store_dir or out.with_name(out.name + ".store")
+    summary = RunSummary(out=out, store=store_dir, rows=len(rows))
+    replies: dict[int, tuple[ModelResponse | None, AudioDelivery | None, str | None]] = {}
+
+    def prepare(row: Row) -> tuple[ModelRequest | None, AudioDelivery | None, str | None]:
+        msgs = ([ChatMessage(role="system", content=system)] if system else []) + [ChatMessage(role="user", content=row.prompt)]
+        request = backend.request(msgs, tag=f"closedform:{fmt}:{row.id}",
+                                  params={"max_tokens": max_new_tokens, "temperature": 0})
+        try:
+            samples, rate = _read_audio(row.audio)
+        except ItemError as exc:
+            return None, None, str(exc)
+        plan = plan_audio(samples, rate, window_s=window, policy=policy)
+        return (None if plan.skipped else with_audio(request, plan.clips)), plan.delivery, None
+
+    async def main(store: Store) -> None:
+        async with Caller(backend, store) as caller:
+            with progress(f"{fmt} {model}", len(rows), quiet=quiet) as advance:
+                for start in range(0, len(rows), 16):
+                    idx = range(start, min(start + 16, len(rows)))
+                    prepared = {i: prepare(rows[i]) for i in idx}
+
+                    async def one(i: int, prepared: dict = prepared) -> None:
+                        req, delivery, error = prepared[i]
+                        response = await caller.complete(req) if req is not None else None
+                        replies[i] = (response, delivery, error)
+                        advance()
+
+                    await asyncio.gather(*(one(i) for i in idx))
+            summary.calls, summary.from_store = caller.stats.calls, caller.stats.from_store
+
+    with Store(store_dir) as store:
+        asyncio.run(main(store))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    log_rows = []
+    for i, row in enumerate(rows):
+        response, delivery, error = replies[i]
+        if response is not None and delivery is not None:
+            delivery = delivery.model_copy(update={"heard_s": response.audio_heard_s, "delivered": response.audio_delivered})
+        status = (response.status if response is not None else ("skipped" if delivery is not None else "no audio"))
+        summary.status[status] += 1
+        if delivery is not None:
+            summary.actions[delivery.action] += 1
+            summary.delivered += bool(delivery.delivered)
+        ok = response is not None and response.status == "ok" and response.text is not None
+        summary.answered += ok
+        log_rows.append({"id": row.id, "status": status, "reason": error or (response.error if response else None),
+                         "call_key": response.key if response else None,
+                         "audio": delivery.model_dump() if delivery else None, "ok": ok,
+                         "reply": response.text if ok else None})
+    _write(fmt, out, rows, log_rows)
+    delivery_log = out.with_name(out.name + ".delivery.jsonl")
+    delivery_log.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in log_rows), encoding="utf-8")
+    return summary
+
+
+def _write(fmt: str, out: Path, rows: list[Row], log_rows: list[dict]) -> None:
+    field_name = REPLY_FIELD[fmt]
+    if fmt == "yesno":
+        with out.open("w", encoding="utf-8", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["entry_id", "audio_index", "response"])
+            for row, log in zip(rows, log_rows):
+                if log["ok"]:
+                    w.writerow([row.id, row.data.get("audio_index", ""), log["reply"]])
+        return
+    with out.open("w", encoding="utf-8") as fh:
+        for row, log in zip(rows, log_rows):
+            data = {k: v for k, v in row.data.items() if k != field_name}
+            if log["ok"]:
+                data[field_name] = log["reply"]
+            fh.write(json.dumps(data, ensure_ascii=False) + "\n")

@@ -1,0 +1,176 @@
+"""Zero-shot detection with decoders (seed 000, section 4.2 and App. A.3): 'openai/<model>', 'hf/<path>' on
+text or transcripts, and 'hf-audio/<path>' (or 'openai/<model>' with --input audio) on the clips themselves.
+
+Binary, type and severity are separate calls; direct or chain-of-thought prompting; optional system prompt;
+greedy decoding with 256 new tokens. Every item of every split is predicted (nothing is trained); each
+prediction carries the reply's status, the parsed answer and, for audio, what the model was sent and heard.
+Options (``-o KEY=VALUE``): prompting=direct|cot, system=qwen-omni|<text>, audio_policy=truncate|chunk|skip,
+max_new_tokens=256, llm_config=<file>; any other key is a backend option (base_url, audio_window_s, device, ...).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from importlib import resources
+from typing import Any
+
+from halluscope.detect.run import DetectContext, DetectorKind, register_detector
+from halluscope.detect.zeroshot_parse import parse_reply
+from halluscope.errors import HalluscopeError, ItemError
+from halluscope.prompts import template
+from halluscope.records import (
+    AudioDelivery,
+    ChatMessage,
+    ModelRequest,
+    ModelResponse,
+    Prediction,
+    Variant,
+)
+
+ZERO_SHOT_PROVIDERS = ("openai", "hf", "hf-audio")
+OWN_OPTIONS = {"prompting": "direct", "system": None, "audio_policy": "truncate", "max_new_tokens": 256,
+               "llm_config": None}
+SYSTEM_PROMPTS = {"qwen-omni": "detect/system.qwen_omni"}
+BATCH = 16  # items whose requests (and clips) are in memory at once
+
+
+def prompt_files_hash() -> str:
+    """sha256 over the App. A.3 prompt files: part of the detect fingerprint."""
+    h = hashlib.sha256()
+    root = resources.files("halluscope") / "prompts" / "detect"
+    for ref in sorted((p for p in root.iterdir() if p.name.endswith(".txt")), key=lambda p: p.name):
+        h.update(ref.name.encode())
+        h.update(ref.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def split_options(options: dict) -> tuple[dict, dict]:
+    """(zero-shot options with defaults, backend options)."""
+    own = {k: options.get(k, v) for k, v in OWN_OPTIONS.items()}
+    if own["prompting"] not in ("direct", "cot"):
+        raise HalluscopeError(f"prompting must be 'direct' or 'cot', got '{own['prompting']}'")
+    from halluscope.audio_lm import check_policy
+
+    check_policy(own["audio_policy"])
+    backend = {k: v for k, v in options.items() if k not in OWN_OPTIONS and k != "seed"}
+    return own, backend
+
+
+def messages(task: str, *, medium: str, prompting: str, system: str | None, text: str | None) -> list[ChatMessage]:
+    """The App. A.3 conversation: optional system turn, then the task prompt (plus 'Text to analyze: ...')."""
+    body = template(f"detect/{task}.{prompting}").render({"MEDIUM": medium}).rstrip("\n")
+    if text is not None:
+        body += "\n\n" + template("detect/text_input").render({"INPUT TEXT": text}).rstrip("\n")
+    out = []
+    if system:
+        sys_text = template(SYSTEM_PROMPTS[system]).text.strip() if system in SYSTEM_PROMPTS else system
+        out.append(ChatMessage(role="system", content=sys_text))
+    out.append(ChatMessage(role="user", content=body))
+    return out
+
+
+def label_of(task: str, answer: str | None) -> str | None:
+    """The task label of a parsed answer; None for 'none' (which counts as an error)."""
+    if answer is None or answer == "none":
+        return None
+    if task == "binary":
+        return {"yes": "hallucinated", "no": "original"}.get(answer)
+    return answer
+
+
+def make_backend(spec: str, input_: str, backend_options: dict, llm_config: str | None) -> Any:
+    from halluscope.llm import create_backend, load_llm_config
+
+    config = load_llm_config(llm_config)
+    provider = spec.partition("/")[0]
+    if provider == "hf-audio" or (provider == "openai" and input_ == "audio"):
+        from halluscope.audio_lm import create_audio_backend
+
+        return create_audio_backend(spec, config=config, **backend_options)
+    return create_backend(spec, config=config, **backend_options)
+
+
+def _config(spec_provider: str):
+    def config(model: str, options: dict) -> dict:
+        own, backend_opts = split_options(options)
+        return {"model": f"{spec_provider}/{model}", **{k: v for k, v in own.items() if k != "llm_config"},
+                "backend_options": backend_opts, "decoding": {"max_tokens": own["max_new_tokens"], "temperature": 0},
+                "prompts": prompt_files_hash()}
+    return config
+
+
+def _prediction(ctx: DetectContext, v: Variant, response: ModelResponse | None, delivery: AudioDelivery | None,
+                request: ModelRequest | None, error: str | None = None) -> Prediction:
+    base = {"item_id": v.id, "detector": ctx.spec, "task": ctx.task, "input": ctx.input, "split": ctx.split_of(v),
+            "gold": ctx.gold(v), "zero_shot": True, "call_key": request.key() if request else None}
+    if response is None:  # skipped under the audio policy, or the clip could not be read: nothing was sent
+        reason = "audio longer than the window; skipped by policy" if delivery is not None else "no readable audio clip"
+        return Prediction(**base, predicted=None, status="error", reason=error or reason, audio=delivery)
+    if delivery is not None:
+        delivery = delivery.model_copy(update={"heard_s": response.audio_heard_s, "delivered": response.audio_delivered})
+    if response.status != "ok":
+        return Prediction(**base, predicted=None, status=response.status, reason=response.error, audio=delivery)
+    parsed = parse_reply(response.text, ctx.task)
+    return Prediction(**base, predicted=label_of(ctx.task, parsed.answer), status=parsed.status,  # type: ignore[arg-type]
+                      answer=parsed.answer, reason=parsed.reason if parsed.answer != "none" else "answered 'none'",
+                      audio=delivery)
+
+
+def _run_zero_shot(ctx: DetectContext) -> None:
+    from halluscope.llm import Caller, progress
+
+    own, backend_opts = split_options(ctx.options)
+    backend = make_backend(ctx.spec, ctx.input, backend_opts, own["llm_config"])
+    medium = "audio" if ctx.input == "audio" else "text"
+    todo = [v for v in ctx.items if v.id not in ctx.done()]
+    window = None
+    if ctx.input == "audio":
+        from halluscope.audio_lm import audio_window_s
+
+        window = audio_window_s(backend)
+
+    def prepare(v: Variant) -> tuple[ModelRequest | None, AudioDelivery | None, str | None]:
+        text = None if ctx.input == "audio" else ctx.x_of(v)
+        msgs = messages(ctx.task, medium=medium, prompting=own["prompting"], system=own["system"], text=text)
+        request = backend.request(msgs, tag=f"detect:{ctx.task}:{v.id}",
+                                  params={"max_tokens": int(own["max_new_tokens"]), "temperature": 0})
+        if ctx.input != "audio":
+            return request, None, None
+        from halluscope.audio_lm import plan_audio, with_audio
+        from halluscope.speech.audio import load_verified
+
+        ref = ctx.build.audio.get(v.id)
+        try:
+            if ref is None:
+                raise ItemError(f"{v.id}: no audio clip in the build")
+            samples, rate = load_verified(ctx.build.run_dir / ref.path, ref.sha256)
+        except ItemError as exc:
+            return None, None, str(exc)
+        plan = plan_audio(samples, rate, window_s=window, policy=own["audio_policy"])
+        return (None if plan.skipped else with_audio(request, plan.clips)), plan.delivery, None
+
+    async def main() -> None:
+        async with Caller(backend, ctx.store) as caller:
+            with progress(f"detect {ctx.spec} {ctx.task}/{ctx.input}", len(todo)) as advance:
+                for start in range(0, len(todo), BATCH):
+                    batch = todo[start:start + BATCH]
+                    prepared = [prepare(v) for v in batch]
+
+                    async def one(v: Variant, req: ModelRequest | None, delivery: AudioDelivery | None,
+                                  error: str | None) -> None:
+                        response = await caller.complete(req) if req is not None else None
+                        ctx.put(_prediction(ctx, v, response, delivery, req, error))
+                        advance()
+
+                    await asyncio.gather(*(one(v, *p) for v, p in zip(batch, prepared)))
+
+    asyncio.run(main())
+
+
+register_detector("openai", DetectorKind(run=_run_zero_shot, inputs=("text", "transcript", "audio"), config=_config("openai")))
+register_detector("hf", DetectorKind(run=_run_zero_shot, inputs=("text", "transcript"), config=_config("hf")))
+register_detector("hf-audio", DetectorKind(run=_run_zero_shot, inputs=("text", "transcript", "audio"),
+                                           config=_config("hf-audio")))
+
+from halluscope.report import zeroshot as _section  # noqa: F401 - registers the Table 3 report section

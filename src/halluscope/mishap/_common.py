@@ -1,0 +1,154 @@
+"""Shared plumbing of the MISHAP steps: prompt files, JSON replies, async stages over the store, step manifests."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Generic, TypeVar
+
+from halluscope.errors import HalluscopeError
+from halluscope.llm import Caller, CallStats, ChatBackend, progress
+from halluscope.prompts import Template, template
+from halluscope.records import Record
+from halluscope.stages import Stage
+from halluscope.store import Store
+
+R = TypeVar("R", bound=Record)
+T = TypeVar("T")
+
+VERSION = 1
+# one command name per step; a step finds its upstream through the latest manifest of the step before it
+COMMANDS = {"clips": "mishap clips", "questions": "mishap questions", "rubrics": "mishap rubrics",
+            "answer": "mishap answer", "judge": "mishap judge"}
+
+
+def prompt(name: str) -> Template:
+    return template(f"mishap/{name}")
+
+
+@lru_cache(maxsize=None)
+def strategy_texts() -> dict:
+    """Category and strategy definitions, domain informativeness rubrics and stance definitions (data, not code)."""
+    return json.loads((resources.files("halluscope") / "prompts" / "mishap" / "strategies.json").read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=None)
+def prompts_hash() -> str:
+    """sha256 over every MISHAP prompt and data file: part of each stage fingerprint that sends prompts."""
+    h = hashlib.sha256()
+    root = resources.files("halluscope") / "prompts" / "mishap"
+    for ref in sorted(root.iterdir(), key=lambda p: p.name):
+        if ref.name.endswith((".txt", ".json")):
+            h.update(ref.name.encode())
+            h.update(ref.read_bytes())
+    return h.hexdigest()[:16]
+
+
+_OBJ = re.compile(r"\{.*\}", re.S)
+_ARR = re.compile(r"\[.*\]", re.S)
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+
+
+def _loads(blob: str) -> object:
+    try:
+        return json.loads(blob)
+    except ValueError:
+        try:  # trailing commas, as models sometimes write
+            return json.loads(re.sub(r",\s*([}\]])", r"\1", blob))
+        except ValueError:
+            return None
+
+
+def json_in(text: str | None, kind: type = dict) -> object | None:
+    """The last JSON object (or array) in a reply, fenced or bare; None when there is none."""
+    if not text:
+        return None
+    candidates = [m.strip() for m in _FENCE.findall(text)]
+    pattern = _OBJ if kind is dict else _ARR
+    if (m := pattern.search(text)) is not None:
+        candidates.append(m.group(0))
+    if kind is dict:  # a judge may quote JSON-like braces before its verdict: try each object from the last
+        candidates += [text[i:] [: text[i:].find("}") + 1] for i in [m.start() for m in re.finditer(r"\{", text)][::-1]]
+    for blob in candidates:
+        obj = _loads(blob)
+        if isinstance(obj, kind):
+            return obj
+    return None
+
+
+def as_bool(value: object) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "yes", "false", "no"):
+        return value.strip().lower() in ("true", "yes")
+    return None
+
+
+def upstream(store: Store, step: str) -> dict[str, str]:
+    """Stage fingerprints recorded by the latest run of ``step``; a clear error when it has not run."""
+    manifest = store.latest_manifest(COMMANDS[step])
+    if manifest is None:
+        raise HalluscopeError(f"{store.run_dir} has no '{COMMANDS[step]}' run yet; run 'halluscope {COMMANDS[step]} "
+                              f"{store.run_dir} ...' first")
+    return manifest.stages
+
+
+@dataclass
+class StepResult(Generic[R]):
+    """A step's records, its failures (item id -> reason) and what its calls cost."""
+
+    stage: Stage
+    results: dict[str, R]
+    failed: dict[str, str]
+    stats: CallStats = field(default_factory=CallStats)
+
+
+def run_calls(store: Store, stage: Stage, items: Sequence[tuple[str, T]], backend: ChatBackend,
+              fn: Callable[..., Awaitable[R | str]], cls: type[R], *, description: str,
+              quiet: bool = False, extra: Sequence[ChatBackend] = ()) -> StepResult[R]:
+    """Run ``fn(caller, item, *extra_callers)`` on every item not done yet, concurrently; a str result is the
+    reason the item failed. ``extra`` backends (a checker, a second judge) get Callers of their own.
+
+    Each result is committed as it arrives (a killed run resumes); the Caller answers repeated requests
+    from the store, so a finished step makes no call.
+    """
+    ids = [i for i, _ in items]
+    if len(set(ids)) != len(ids):
+        raise HalluscopeError(f"stage '{stage.name}' got duplicate item ids")
+    fp = stage.fingerprint
+    done = store.done_ids(stage.name, fp)
+    todo = [(i, x) for i, x in items if i not in done]
+
+    async def main() -> CallStats:
+        async with AsyncExitStack() as stack:
+            caller = await stack.enter_async_context(Caller(backend, store))
+            others = [await stack.enter_async_context(Caller(b, store)) for b in extra]
+            with progress(description, len(todo), quiet=quiet or not todo) as advance:
+                async def one(item_id: str, x: T) -> None:
+                    try:
+                        out = await fn(caller, x, *others)
+                    except HalluscopeError as exc:
+                        out = str(exc)
+                    if isinstance(out, str):
+                        store.fail(stage.name, fp, item_id, out)
+                    else:
+                        store.put(stage.name, fp, item_id, out)
+                    advance()
+
+                await asyncio.gather(*(one(i, x) for i, x in todo))
+            for o in others:
+                for k, v in o.stats.as_dict().items():
+                    setattr(caller.stats, k, getattr(caller.stats, k) + v)
+            return caller.stats
+
+    stats = asyncio.run(main()) if todo else CallStats()
+    wanted = set(ids)
+    return StepResult(stage, {k: v for k, v in store.results(stage.name, fp, cls).items() if k in wanted},
+                      {k: v for k, v in store.failures(stage.name, fp).items() if k in wanted}, stats)

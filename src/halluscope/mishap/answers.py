@@ -1,0 +1,128 @@
+"""Step 4: answers from any registered audio-language model (halluscope.audio_lm), greedy once or sampled per seed.
+
+Each question goes to the model with its clip, cut to the model's window by the run's policy
+(truncate, chunk, skip); every answer keeps the raw text, the call key and what audio was sent and heard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+from halluscope.errors import HalluscopeError
+from halluscope.llm import Caller, LLMConfig, load_llm_config
+from halluscope.manifest import record_manifest
+from halluscope.mishap._common import COMMANDS, VERSION, StepResult, run_calls, upstream
+from halluscope.mishap.clips import kept_clips, read_audio
+from halluscope.mishap.questions import load_questions
+from halluscope.records import ChatMessage, MishapAnswer, MishapClip, MishapQuestion
+from halluscope.stages import Stage, console
+from halluscope.store import Store
+
+STAGE = "mishap.answers"
+
+
+def answer_id(question_id: str, model: str, seed: int | None) -> str:
+    return f"{question_id}~{model}~{'greedy' if seed is None else f's{seed}'}"
+
+
+def decoding_params(*, seed: int | None, temperature: float, top_p: float | None, max_tokens: int) -> dict:
+    """Greedy (temperature 0, no seed) or sampled with the model card's temperature/top_p and this seed."""
+    if seed is None:
+        return {"temperature": 0, "max_tokens": max_tokens}
+    if temperature <= 0:
+        raise HalluscopeError("sampling over seeds needs --temperature > 0 (the model card's value); "
+                              "for greedy decoding leave --seeds empty")
+    params = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed}
+    if top_p is not None:
+        params["top_p"] = top_p
+    return params
+
+
+def collect_answers(run_dir: str | Path, model: str, *, seeds: Sequence[int] | None = None, temperature: float = 0.0,
+                    top_p: float | None = None, max_tokens: int = 512, policy: str = "truncate",
+                    system: str | None = None, config: LLMConfig | None = None, backend_options: dict | None = None,
+                    quiet: bool = False) -> StepResult[MishapAnswer]:
+    """Ask ``model`` every question with its clip; seeds None = greedy once, else one sampled answer per seed."""
+    from halluscope.audio_lm import audio_window_s, check_policy, create_audio_backend, plan_audio, with_audio
+
+    check_policy(policy)
+    seed_list: list[int | None] = [None] if not seeds else list(dict.fromkeys(int(s) for s in seeds))
+    for s in seed_list:  # validate before any work
+        decoding_params(seed=s, temperature=temperature, top_p=top_p, max_tokens=max_tokens)
+    backend = create_audio_backend(model, config=config if config is not None else load_llm_config(),
+                                   **(backend_options or {}))
+    window = audio_window_s(backend)
+    with Store(run_dir) as store:
+        up = upstream(store, "questions")
+        questions, clips = load_questions(store), kept_clips(store)
+        stage = Stage(STAGE, {"version": VERSION, **backend.identity(), "seeds": seed_list, "temperature": temperature,
+                              "top_p": top_p, "max_tokens": max_tokens, "policy": policy, "window_s": window,
+                              "system": system}, (up["questions"],))
+
+        @lru_cache(maxsize=64)
+        def audio_of(clip_id: str) -> tuple:
+            return read_audio(clips[clip_id].audio)
+
+        async def fn(caller: Caller, item: tuple[MishapQuestion, int | None]) -> MishapAnswer | str:
+            q, seed = item
+            aid = answer_id(q.id, model, seed)
+            clip: MishapClip = clips[q.clip_id]
+            samples, rate = audio_of(clip.id)
+            plan = plan_audio(samples, rate, window_s=window, policy=policy)
+            if plan.skipped:
+                return MishapAnswer(id=aid, question_id=q.id, model=model, seed=seed, status="skipped",
+                                    error=f"clip of {plan.delivery.duration_s:g} s is longer than the {window:g} s window "
+                                          "and the policy is skip", audio=plan.delivery)
+            msgs = ([ChatMessage(role="system", content=system)] if system else []) + [ChatMessage(role="user", content=q.text)]
+            params = decoding_params(seed=seed, temperature=temperature, top_p=top_p, max_tokens=max_tokens)
+            req = with_audio(backend.request(msgs, tag=f"{STAGE}:{aid}", params=params), plan.clips)
+            resp = await caller.complete(req)
+            if resp.status == "error":
+                return f"{model}: {resp.error}"
+            delivery = plan.delivery.model_copy(update={"heard_s": resp.audio_heard_s, "delivered": resp.audio_delivered})
+            return MishapAnswer(id=aid, question_id=q.id, model=model, seed=seed, status=resp.status, text=resp.text,
+                                error=resp.error, call_key=resp.key, audio=delivery)
+
+        items = [(answer_id(q.id, model, s), (q, s)) for q in questions.values() if q.clip_id in clips for s in seed_list]
+        res = run_calls(store, stage, items, backend, fn, MishapAnswer, description=f"answers {model}", quiet=quiet)
+        record_manifest(store, command=COMMANDS["answer"],
+                        config={"model": model, "seeds": seed_list, "temperature": temperature, "top_p": top_p,
+                                "max_tokens": max_tokens, "policy": policy, "window_s": window, "system": system},
+                        seeds={f"answer:{s}": s for s in seed_list if s is not None},
+                        stages={**up, f"answers:{model}": stage.fingerprint})
+        if not quiet:
+            actions: dict[str, int] = {}
+            for a in res.results.values():
+                if a.audio:
+                    actions[a.audio.action] = actions.get(a.audio.action, 0) + 1
+            console.print(f"{model}: {len(res.results)} answers ({actions}), {len(res.failed)} failed; {res.stats.line()}")
+        return res
+
+
+def answer_sets(store: Store) -> dict[str, str]:
+    """model -> answers-stage fingerprint of its latest 'mishap answer' run (over the current questions)."""
+    current = upstream(store, "questions")["questions"]
+    out: dict[str, str] = {}
+    for m in store.manifests():
+        if m.command != COMMANDS["answer"] or m.stages.get("questions") != current:
+            continue
+        for k, fp in m.stages.items():
+            if k.startswith("answers:"):
+                out[k.split(":", 1)[1]] = fp
+    return out
+
+
+def load_answers(store: Store) -> dict[str, MishapAnswer]:
+    out: dict[str, MishapAnswer] = {}
+    for fp in answer_sets(store).values():
+        out.update(store.results(STAGE, fp, MishapAnswer))
+    return out
+
+
+def answer_failures(store: Store) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for fp in answer_sets(store).values():
+        out.update(store.failures(STAGE, fp))
+    return out

@@ -1,0 +1,203 @@
+"""Step 1: the clip manifest (domain, source, audio, description), the App. A.1 informativeness filter, domain balance."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from pydantic import ValidationError
+
+from halluscope.errors import InputError, ItemError
+from halluscope.llm import LLM_BACKENDS, Caller, CallStats, ChatBackend, LLMConfig, load_llm_config
+from halluscope.manifest import record_manifest
+from halluscope.mishap._common import COMMANDS, VERSION, as_bool, json_in, prompt, prompts_hash, run_calls, strategy_texts
+from halluscope.records import MISHAP_DOMAINS, ChatMessage, Informativeness, MishapClip
+from halluscope.stages import Stage, console
+from halluscope.store import Store
+
+CLIPS_STAGE = "mishap.clips"
+FILTER_STAGE = "mishap.informative"
+FILTER_PARAMS = {"temperature": 0, "max_tokens": 200}
+
+
+def read_audio(path: str | Path) -> tuple[np.ndarray, int]:
+    """Float32 mono samples and the rate of any file libsndfile reads (WAV, FLAC, OGG)."""
+    import soundfile as sf
+
+    p = Path(path)
+    if not p.is_file():
+        raise ItemError(f"audio file {p} not found; fix the 'audio' field of the clip manifest")
+    try:
+        data, rate = sf.read(str(p), dtype="float32", always_2d=True)
+    except RuntimeError as exc:
+        raise ItemError(f"{p}: not a readable audio file ({exc})") from None
+    return data.mean(axis=1), int(rate)
+
+
+def load_manifest(path: str | Path) -> list[MishapClip]:
+    """Clips from .jsonl or .csv with id, domain, source, audio, description[, description_kind].
+
+    Relative audio paths are resolved against the manifest's folder and stored absolute; each file's
+    duration and sha256 are read now, so a missing or corrupt clip fails here, not in the middle of a run.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("no such file", file=str(p), fix="pass a .jsonl or .csv clip manifest")
+    if p.suffix == ".csv":
+        with p.open(encoding="utf-8-sig", newline="") as fh:
+            rows = list(enumerate(csv.DictReader(fh), start=2))
+    else:
+        rows = []
+        for n, line in enumerate(p.read_text(encoding="utf-8-sig").splitlines(), start=1):
+            if line.strip():
+                try:
+                    rows.append((n, json.loads(line)))
+                except ValueError as exc:
+                    raise InputError(f"malformed JSON ({exc})", file=str(p), row=n) from None
+    clips, seen = [], set()
+    for n, row in rows:
+        row = {k: v for k, v in row.items() if v not in (None, "")}
+        missing = [k for k in ("id", "domain", "source", "audio", "description") if k not in row]
+        if missing:
+            raise InputError(f"missing {', '.join(missing)}", file=str(p), row=n,
+                             fix="every clip needs id, domain (music|sound|speech), source, audio and description")
+        if row["domain"] not in MISHAP_DOMAINS:
+            raise InputError(f"domain '{row['domain']}' is not one of {', '.join(MISHAP_DOMAINS)}", file=str(p), row=n,
+                             field="domain")
+        if row["id"] in seen:
+            raise InputError(f"duplicate clip id '{row['id']}'", file=str(p), row=n, field="id")
+        seen.add(row["id"])
+        audio = Path(row["audio"])
+        audio = audio if audio.is_absolute() else (p.parent / audio)
+        try:
+            samples, rate = read_audio(audio)
+        except ItemError as exc:
+            raise InputError(str(exc), file=str(p), row=n, field="audio") from None
+        row.update(audio=str(audio.resolve()), duration_s=round(len(samples) / rate, 3),
+                   sha256=hashlib.sha256(audio.read_bytes()).hexdigest())
+        try:
+            clips.append(MishapClip.model_validate(row))
+        except ValidationError as exc:
+            raise InputError(f"invalid clip: {exc}", file=str(p), row=n) from None
+    if not clips:
+        raise InputError("the manifest has no clips", file=str(p))
+    return clips
+
+
+def informativeness_messages(clip: MishapClip) -> list[ChatMessage]:
+    text = prompt("informativeness").render({
+        "DOMAIN": clip.domain, "DESCRIPTION KIND": clip.description_kind,
+        "DOMAIN RUBRIC": strategy_texts()["informativeness"][clip.domain], "DESCRIPTION": clip.description})
+    return [ChatMessage(role="user", content=text)]
+
+
+def parse_informativeness(text: str | None) -> tuple[bool | None, str | None]:
+    obj = json_in(text)
+    if not isinstance(obj, dict):
+        return None, "no JSON object in the reply"
+    verdict = as_bool(obj.get("informative"))
+    if verdict is None:
+        return None, f"'informative' is not true/false: {obj.get('informative')!r}"
+    return verdict, str(obj.get("reason") or "")
+
+
+async def _assess(caller: Caller, backend: ChatBackend, clip: MishapClip, retries: int) -> Informativeness | str:
+    keys, last, reasons = [], None, []
+    for nonce in range(retries + 1):
+        resp = await caller.complete(backend.request(informativeness_messages(clip), nonce=nonce,
+                                                     tag=f"mishap.informative:{clip.id}", params=FILTER_PARAMS))
+        keys.append(resp.key)
+        if resp.status == "error":
+            return f"{backend.spec}: {resp.error}"
+        last = resp.text
+        verdict, reason = parse_informativeness(resp.text) if resp.status == "ok" else (None, resp.error)
+        if verdict is not None:
+            return Informativeness(clip_id=clip.id, status="ok", informative=verdict, reason=reason, raw_text=resp.text,
+                                   call_keys=tuple(keys))
+        reasons.append(f"#{nonce} {reason}")
+    return Informativeness(clip_id=clip.id, status="unscored", reason="; ".join(reasons), raw_text=last,
+                           call_keys=tuple(keys))
+
+
+@dataclass
+class ClipsResult:
+    clips: dict[str, MishapClip]
+    kept: list[str]
+    dropped: dict[str, str]
+    balance: list[dict]
+    stages: dict[str, str]
+    stats: CallStats = field(default_factory=CallStats)
+
+
+def domain_balance(clips: dict[str, MishapClip], kept: list[str]) -> list[dict]:
+    """Clips per domain and source, before and after the filter, with each domain's share of the kept set."""
+    before = Counter((c.domain, c.source) for c in clips.values())
+    after = Counter((clips[i].domain, clips[i].source) for i in kept)
+    n = max(len(kept), 1)
+    rows = []
+    for domain in MISHAP_DOMAINS:
+        for (d, source), count in sorted(before.items()):
+            if d == domain:
+                rows.append({"domain": d, "source": source, "clips": count, "kept": after[(d, source)], "share_kept": None})
+        rows.append({"domain": domain, "source": "(all)", "clips": sum(v for (d, _), v in before.items() if d == domain),
+                     "kept": sum(v for (d, _), v in after.items() if d == domain),
+                     "share_kept": sum(v for (d, _), v in after.items() if d == domain) / n})
+    return rows
+
+
+def import_clips(run_dir: str | Path, manifest: str | Path, *, filter_llm: str | None = None, retries: int = 2,
+                 config: LLMConfig | None = None, quiet: bool = False) -> ClipsResult:
+    """Store the manifest's clips, run the informativeness filter (when an LLM is given) and record the step."""
+    clips = load_manifest(manifest)
+    with Store(run_dir) as store:
+        clip_stage = Stage(CLIPS_STAGE, {"version": VERSION, "clips": [c.model_dump() for c in clips]})
+        for c in clips:
+            store.put(clip_stage.name, clip_stage.fingerprint, c.id, c)
+        by_id = {c.id: c for c in clips}
+        stages = {"clips": clip_stage.fingerprint}
+        dropped: dict[str, str] = {}
+        stats = CallStats()
+        if filter_llm:
+            backend = LLM_BACKENDS.create(filter_llm, config=config if config is not None else load_llm_config())
+            st = Stage(FILTER_STAGE, {"version": VERSION, **backend.identity(), "params": FILTER_PARAMS,
+                                      "retries": retries, "prompts": prompts_hash()}, (clip_stage.fingerprint,))
+
+            async def fn(caller: Caller, clip: MishapClip) -> Informativeness | str:
+                return await _assess(caller, backend, clip, retries)
+
+            res = run_calls(store, st, [(c.id, c) for c in clips], backend, fn, Informativeness,
+                            description="informativeness", quiet=quiet)
+            stats = res.stats
+            stages["informative"] = st.fingerprint
+            for cid in by_id:
+                j = res.results.get(cid)
+                if cid in res.failed:
+                    dropped[cid] = f"filter call failed: {res.failed[cid]}"
+                elif j is None or j.status == "unscored":
+                    dropped[cid] = f"filter reply unreadable: {j.reason if j else '?'}"
+                elif not j.informative:
+                    dropped[cid] = f"uninformative: {j.reason}"
+        kept = [c.id for c in clips if c.id not in dropped]
+        balance = domain_balance(by_id, kept)
+        record_manifest(store, command=COMMANDS["clips"],
+                        config={"manifest": str(Path(manifest).resolve()), "filter_llm": filter_llm, "retries": retries,
+                                "kept": kept, "dropped": dropped, "balance": balance},
+                        seeds={}, stages=stages)
+        if not quiet:
+            console.print(f"{len(clips)} clips, {len(kept)} kept, {len(dropped)} dropped by the informativeness filter")
+        return ClipsResult(by_id, kept, dropped, balance, stages, stats)
+
+
+def kept_clips(store: Store) -> dict[str, MishapClip]:
+    """The clips the latest 'mishap clips' kept, by id, in manifest order."""
+    from halluscope.mishap._common import upstream
+
+    m = store.latest_manifest(COMMANDS["clips"])
+    stages = upstream(store, "clips")
+    clips = store.results(CLIPS_STAGE, stages["clips"], MishapClip)
+    return {i: clips[i] for i in m.config["kept"] if i in clips}  # type: ignore[union-attr]

@@ -1,0 +1,204 @@
+"""Step 5: the groundedness judge (seed 001, section 3.3 and App. A.3).
+
+A category-specific prompt (context / knowledge) carries the question, the response, the audio
+description and the question's current rubric, tells the judge to examine every claim, and shows a
+fixed set of three grounded and three hallucinated annotated examples. On knowledge questions an
+optional evidence tool may be called repeatedly (``SEARCH: <query>``). A verdict is grounded or
+hallucinated, with the stance and the raw judge text; a reply that stays unreadable is *unscored*.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from importlib import resources
+from pathlib import Path
+
+from halluscope.errors import HalluscopeError, InputError
+from halluscope.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
+from halluscope.manifest import record_manifest
+from halluscope.mishap._common import COMMANDS, VERSION, StepResult, json_in, prompt, prompts_hash, run_calls, upstream
+from halluscope.mishap.answers import answer_sets, load_answers
+from halluscope.mishap.clips import kept_clips
+from halluscope.mishap.evidence import EvidenceTool
+from halluscope.mishap.questions import load_questions
+from halluscope.mishap.rubrics import current_rubrics, rubric_set_hash
+from halluscope.records import (STANCES, ChatMessage, EvidenceSearch, GroundednessJudgement, MishapAnswer,
+                                MishapCategory, MishapClip, MishapQuestion, MishapRubric)
+from halluscope.stages import Stage, console
+from halluscope.store import Store
+
+STAGE = "mishap.judge"
+PARAMS = {"temperature": 0, "max_tokens": 600}
+_SEARCH = re.compile(r"^\s*SEARCH:\s*(.+?)\s*$", re.M)
+_VERDICT = re.compile(r"\bverdict\b\W{0,5}(grounded|hallucinated)\b", re.I)
+
+
+def load_examples(path: str | Path | None = None) -> dict[str, list[dict]]:
+    """Three grounded and three hallucinated examples per category (default: the packaged set)."""
+    if path is None:
+        data = json.loads((resources.files("halluscope") / "prompts" / "mishap" / "examples.json").read_text(encoding="utf-8"))
+        src = "the packaged examples.json"
+    else:
+        p = Path(path)
+        if not p.is_file():
+            raise InputError("no such file", file=str(p), fix="pass a JSON file shaped like prompts/mishap/examples.json")
+        data, src = json.loads(p.read_text(encoding="utf-8")), str(p)
+    out = {}
+    for cat in ("context", "knowledge"):
+        rows = data.get(cat)
+        need = ("question", "response", "description", "rubric", "verdict")
+        if not isinstance(rows, list) or any(not isinstance(r, dict) or any(k not in r for k in need) for r in rows):
+            raise InputError(f"'{cat}' must be a list of objects with {', '.join(need)}", file=src)
+        counts = [sum(r["verdict"] == v for r in rows) for v in ("grounded", "hallucinated")]
+        if counts != [3, 3] or len(rows) != 6:
+            raise InputError(f"'{cat}' needs exactly three grounded and three hallucinated examples, got {counts}",
+                             file=src)
+        out[cat] = rows
+    return out
+
+
+def format_examples(rows: list[dict]) -> str:
+    parts = []
+    for n, r in enumerate(rows, 1):
+        verdict = {"verdict": r["verdict"], "stance": r.get("stance", "asserts"), "explanation": r.get("explanation", "")}
+        parts.append(f"Example {n}\nQuestion: {r['question']}\nResponse: {r['response']}\nAudio description: "
+                     f"{r['description']}\nReference rubric: {r['rubric']}\nJudgement: {json.dumps(verdict, ensure_ascii=False)}")
+    return "\n\n".join(parts)
+
+
+def judge_messages(*, category: MishapCategory, question: str, response: str, description: str, rubric: str,
+                   examples: dict[str, list[dict]], max_searches: int = 0) -> list[ChatMessage]:
+    values = {"EXAMPLES": format_examples(examples[category]), "QUESTION": question, "RESPONSE": response,
+              "DESCRIPTION": description, "RUBRIC": rubric}
+    if category == "knowledge":
+        values["SEARCH INSTRUCTIONS"] = (prompt("search").render({"MAX SEARCHES": str(max_searches)})
+                                         if max_searches > 0 else "")
+    return [ChatMessage(role="user", content=prompt(f"judge.{category}").render(values))]
+
+
+def parse_verdict(text: str | None) -> tuple[str | None, str | None, str | None]:
+    """(verdict, stance or None, why unreadable): the last JSON object, else an explicit 'Verdict: ...' line."""
+    obj = json_in(text)
+    verdict = stance = None
+    if isinstance(obj, dict):
+        v = str(obj.get("verdict", "")).strip().lower()
+        verdict = v if v in ("grounded", "hallucinated") else None
+        s = str(obj.get("stance", "")).strip().lower().replace(" ", "_")
+        stance = s if s in STANCES else None
+    if verdict is None and (m := _VERDICT.findall(text or "")):
+        verdict = m[-1].lower()
+    if verdict is None:
+        return None, None, "no verdict (grounded/hallucinated) in the reply"
+    return verdict, stance, None
+
+
+class GroundednessJudge:
+    """One judge backend, its fixed examples and an optional evidence tool."""
+
+    def __init__(self, backend: ChatBackend, *, examples: dict[str, list[dict]], tool: EvidenceTool | None = None,
+                 max_searches: int = 3, retries: int = 2, k: int = 3) -> None:
+        self.backend, self.examples, self.tool = backend, examples, tool
+        self.max_searches = max_searches if tool is not None else 0
+        self.retries, self.k = retries, k
+
+    def identity(self) -> dict:
+        ex = hashlib.sha256(json.dumps(self.examples, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+        return {"version": VERSION, **self.backend.identity(), "params": PARAMS, "retries": self.retries,
+                "examples": ex, "tool": self.tool.identity() if self.tool else None, "max_searches": self.max_searches,
+                "k": self.k, "prompts": prompts_hash()}
+
+    async def judge(self, caller: Caller, answer: MishapAnswer, q: MishapQuestion, clip: MishapClip,
+                    rubric: MishapRubric) -> GroundednessJudgement | str:
+        base = judge_messages(category=q.category, question=q.text, response=answer.text or "",
+                              description=clip.description, rubric=rubric.text, examples=self.examples,
+                              max_searches=self.max_searches if q.category == "knowledge" else 0)
+        keys: list[str] = []
+        reasons: list[str] = []
+        last = None
+        searches: list[EvidenceSearch] = []
+        for attempt in range(self.retries + 1):
+            messages = list(base)
+            searches = []
+            while True:
+                resp = await caller.complete(self.backend.request(messages, nonce=attempt, tag=f"{STAGE}:{answer.id}",
+                                                                  params=PARAMS))
+                keys.append(resp.key)
+                if resp.status == "error":
+                    return f"{self.backend.spec}: {resp.error}"
+                last = resp.text
+                if resp.status != "ok":
+                    reasons.append(f"#{attempt} {resp.status}: {resp.error}")
+                    break
+                m = _SEARCH.search(resp.text or "")
+                verdict, stance, why = parse_verdict(resp.text)
+                if m and verdict is None and self.tool is not None and q.category == "knowledge" \
+                        and len(searches) < self.max_searches:
+                    query = m.group(1)
+                    hits = self.tool.search(query, self.k)
+                    searches.append(EvidenceSearch(query=query, results=tuple(h.doc_id for h in hits)))
+                    listing = "\n".join(f"[{h.doc_id}] {h.title}: {h.snippet}" for h in hits) or "(no documents found)"
+                    messages += [ChatMessage(role="assistant", content=resp.text or ""),
+                                 ChatMessage(role="user", content=prompt("evidence").render({"QUERY": query, "RESULTS": listing}))]
+                    continue
+                if verdict is not None:
+                    return GroundednessJudgement(answer_id=answer.id, judge=self.backend.spec, status="ok",
+                                                 verdict=verdict, stance=stance, raw_text=resp.text,  # type: ignore[arg-type]
+                                                 searches=tuple(searches), call_keys=tuple(keys))
+                reasons.append(f"#{attempt} {why}" + (" (search limit reached)" if m else ""))
+                break
+        return GroundednessJudgement(answer_id=answer.id, judge=self.backend.spec, status="unscored", raw_text=last,
+                                     unscored_reason="; ".join(reasons), searches=tuple(searches), call_keys=tuple(keys))
+
+
+def judgeable(answer: MishapAnswer) -> bool:
+    """Answers with text are judged (a refusal is a response too); skipped and empty ones are reported apart."""
+    return answer.status in ("ok", "refusal") and bool((answer.text or "").strip())
+
+
+def run_judge(run_dir: str | Path, judge: str, *, examples: str | Path | None = None, evidence: str | Path | None = None,
+              max_searches: int = 3, retries: int = 2, config: LLMConfig | None = None,
+              quiet: bool = False) -> StepResult[GroundednessJudgement]:
+    """Judge every answer of every model answered so far against the current rubrics."""
+    backend = LLM_BACKENDS.create(judge, config=config if config is not None else load_llm_config())
+    tool = None
+    if evidence is not None:
+        from halluscope.mishap.evidence import FtsEvidence
+
+        tool = FtsEvidence(evidence)
+    gj = GroundednessJudge(backend, examples=load_examples(examples), tool=tool, max_searches=max_searches,
+                           retries=retries)
+    with Store(run_dir) as store:
+        sets = answer_sets(store)
+        if not sets:
+            raise HalluscopeError(f"{run_dir} has no answers yet; run 'halluscope mishap answer {run_dir} --model ...' first")
+        questions, clips, rubrics = load_questions(store), kept_clips(store), current_rubrics(store)
+        answers = {k: a for k, a in load_answers(store).items() if judgeable(a) and a.question_id in rubrics}
+        up = upstream(store, "rubrics")
+        stage = Stage(STAGE, {**gj.identity(), "rubrics": rubric_set_hash(rubrics)},
+                      (up["rubrics"], *sorted(sets.values())))
+
+        async def fn(caller: Caller, a: MishapAnswer) -> GroundednessJudgement | str:
+            q = questions[a.question_id]
+            return await gj.judge(caller, a, q, clips[q.clip_id], rubrics[q.id])
+
+        res = run_calls(store, stage, sorted(answers.items()), backend, fn, GroundednessJudgement,
+                        description="groundedness judge", quiet=quiet)
+        record_manifest(store, command=COMMANDS["judge"],
+                        config={"judge": judge, "examples": str(examples) if examples else "packaged",
+                                "evidence": str(evidence) if evidence else None, "max_searches": max_searches,
+                                "retries": retries, "rubrics": rubric_set_hash(rubrics)},
+                        seeds={}, stages={**up, **{f"answers:{m}": fp for m, fp in sets.items()}, "judge": stage.fingerprint})
+        if not quiet:
+            unscored = sum(j.status == "unscored" for j in res.results.values())
+            console.print(f"{len(res.results)} judged ({unscored} unscored), {len(res.failed)} failed; {res.stats.line()}")
+        return res
+
+
+def load_judgements(store: Store) -> dict[str, GroundednessJudgement]:
+    """The latest judge run's verdicts, by answer id (empty before any judge run)."""
+    m = store.latest_manifest(COMMANDS["judge"])
+    if m is None:
+        return {}
+    return store.results(STAGE, m.stages["judge"], GroundednessJudgement)

@@ -1,0 +1,274 @@
+"""Step 2: adversarial questions, seven strategies in two categories (seed 001, section 3.2 and App. A.2).
+
+One generation call per clip and category writes its N questions (one per assigned strategy); every
+question slot then passes its own checks (open-ended, strategy adherence by an LLM, and for false
+authority an invented source that appears in the question and collides with no name in a given list),
+and a slot that fails is regenerated alone, up to ``max_attempts`` generations.
+"""
+
+from __future__ import annotations
+
+import difflib
+import random
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from halluscope.errors import HalluscopeError
+from halluscope.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
+from halluscope.manifest import record_manifest
+from halluscope.mishap._common import (COMMANDS, VERSION, StepResult, as_bool, json_in, prompt, prompts_hash,
+                                       run_calls, strategy_texts, upstream)
+from halluscope.mishap.clips import kept_clips, read_audio
+from halluscope.records import (MISHAP_CATEGORIES, MISHAP_STRATEGIES, ChatMessage, MishapCategory, MishapClip,
+                                MishapQuestion, MishapStrategy, ModelRequest)
+from halluscope.stages import Stage, console
+from halluscope.store import Store
+
+STAGE = "mishap.questions"
+GEN_PARAMS = {"temperature": 0.7, "max_tokens": 800}
+CHECK_PARAMS = {"temperature": 0, "max_tokens": 200}
+
+
+def assign_strategies(clip_id: str, category: MishapCategory, n: int, *, seed: int) -> list[MishapStrategy]:
+    """``n`` strategies of the category for one clip: distinct while n allows, reproducible, order-independent."""
+    pool = list(MISHAP_STRATEGIES[category])
+    rng = random.Random(f"{seed}:{clip_id}:{category}")
+    out: list[MishapStrategy] = []
+    while len(out) < n:
+        out += rng.sample(pool, min(len(pool), n - len(out)))
+    return out
+
+
+def _norm(name: str) -> str:
+    name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
+    name = re.sub(r"[^a-z0-9 ]+", " ", name)
+    return " ".join(w for w in name.split() if w not in ("the", "a", "an"))
+
+
+def name_collision(invented: str, real_names: Sequence[str], *, threshold: float = 0.9) -> str | None:
+    """The real name an invented source collides with (equal after normalising, near-equal, or contained), if any."""
+    a = _norm(invented)
+    if not a:
+        return None
+    for real in real_names:
+        b = _norm(real)
+        if not b:
+            continue
+        if a == b or difflib.SequenceMatcher(None, a, b).ratio() >= threshold:
+            return real
+        if min(len(a), len(b)) >= 8 and (f" {a} " in f" {b} " or f" {b} " in f" {a} "):
+            return real
+    return None
+
+
+def load_names(path: str | Path | None) -> tuple[str, ...]:
+    """Real source names, one per line (# comments allowed)."""
+    if path is None:
+        return ()
+    p = Path(path)
+    if not p.is_file():
+        raise HalluscopeError(f"--real-sources: no such file {p}; expected one real source name per line")
+    return tuple(line.strip() for line in p.read_text(encoding="utf-8").splitlines()
+                 if line.strip() and not line.lstrip().startswith("#"))
+
+
+def generation_messages(clip: MishapClip, category: MishapCategory, strategies: Sequence[MishapStrategy], *,
+                        with_audio: bool) -> list[ChatMessage]:
+    texts = strategy_texts()
+    listing = "\n".join(f"{i}. {s}: {texts['strategies'][s]}" for i, s in enumerate(strategies, 1))
+    note = ("The audio clip itself is attached; use both the audio and the description.\n" if with_audio else "")
+    return [ChatMessage(role="user", content=prompt("questions").render({
+        "DOMAIN": clip.domain, "DESCRIPTION KIND": clip.description_kind, "DESCRIPTION": clip.description,
+        "AUDIO NOTE": note, "CATEGORY": category, "CATEGORY DEFINITION": texts["categories"][category],
+        "COUNT": str(len(strategies)), "STRATEGY LIST": listing}))]
+
+
+def adherence_messages(clip: MishapClip, strategy: MishapStrategy, question: str) -> list[ChatMessage]:
+    return [ChatMessage(role="user", content=prompt("adherence").render({
+        "DOMAIN": clip.domain, "DESCRIPTION": clip.description,
+        "STRATEGY DEFINITION": strategy_texts()["strategies"][strategy], "QUESTION": question}))]
+
+
+def parse_questions(text: str | None, strategies: Sequence[MishapStrategy]) -> list[dict | None]:
+    """One {question, invented_source} per requested strategy (by name, else by position); None where missing."""
+    arr = json_in(text, list)
+    if not isinstance(arr, list):
+        obj = json_in(text)
+        arr = [obj] if isinstance(obj, dict) else []
+    items = [x for x in arr if isinstance(x, dict) and isinstance(x.get("question"), str) and x["question"].strip()]
+    out: list[dict | None] = []
+    used: set[int] = set()
+    for pos, s in enumerate(strategies):
+        pick = next((i for i, x in enumerate(items) if i not in used and str(x.get("strategy", "")).strip().lower()
+                     .replace(" ", "_") == s), None)
+        if pick is None and pos < len(items) and pos not in used and not items[pos].get("strategy") in MISHAP_STRATEGIES["context"] + MISHAP_STRATEGIES["knowledge"]:
+            pick = pos
+        if pick is None:
+            out.append(None)
+            continue
+        used.add(pick)
+        src = items[pick].get("invented_source")
+        out.append({"question": items[pick]["question"].strip(),
+                    "invented_source": src.strip() if isinstance(src, str) and src.strip() and src.strip().lower() != "null" else None})
+    return out
+
+
+def static_checks(item: dict | None, strategy: MishapStrategy, real_names: Sequence[str]) -> str | None:
+    """Why a generated question is rejected before any LLM check, or None."""
+    if item is None:
+        return "the reply has no question for this strategy"
+    q = item["question"]
+    if len(q.split()) < 4:
+        return f"question too short: {q!r}"
+    if strategy == "false_authority":
+        src = item.get("invented_source")
+        if not src:
+            quoted = re.findall(r"[\"“'‘]([^\"”'’]{4,})[\"”'’]", q)
+            src = item["invented_source"] = quoted[0] if quoted else None
+        if not src:
+            return "false authority without an invented source name"
+        if _norm(src) not in _norm(q):
+            return f"the invented source {src!r} does not appear in the question"
+        if (real := name_collision(src, real_names)) is not None:
+            return f"invented source {src!r} collides with the real source {real!r}"
+    return None
+
+
+@dataclass(frozen=True)
+class Slot:
+    clip: MishapClip
+    category: MishapCategory
+    index: int
+    strategies: tuple[MishapStrategy, ...]
+
+    @property
+    def id(self) -> str:
+        return f"{self.clip.id}~{self.category}~{self.index}"
+
+    @property
+    def strategy(self) -> MishapStrategy:
+        return self.strategies[self.index]
+
+
+class QuestionWriter:
+    """Generation, checks and regeneration for one slot; ``audio`` attaches the clip when the backend hears audio."""
+
+    def __init__(self, generator: ChatBackend, checker: ChatBackend | None, *, real_names: Sequence[str],
+                 max_attempts: int, with_audio: bool, seed: int) -> None:
+        self.generator, self.checker = generator, checker
+        self.real_names, self.max_attempts, self.with_audio, self.seed = tuple(real_names), max_attempts, with_audio, seed
+
+    def _attach(self, request: ModelRequest, clip: MishapClip) -> ModelRequest:
+        if not self.with_audio:
+            return request
+        from halluscope.audio_lm import audio_window_s, plan_audio, with_audio
+
+        samples, rate = read_audio(clip.audio)
+        plan = plan_audio(samples, rate, window_s=audio_window_s(self.generator), policy="truncate")
+        return with_audio(request, plan.clips)
+
+    async def write(self, gen: Caller, check: Caller | None, slot: Slot) -> MishapQuestion | str:
+        rejected: list[str] = []
+        params = {**GEN_PARAMS, "seed": self.seed}
+        for attempt in range(self.max_attempts):
+            # attempt 0 is the shared per-category call; a regeneration asks for this slot's strategy alone
+            strategies = slot.strategies if attempt == 0 else (slot.strategy,)
+            msgs = generation_messages(slot.clip, slot.category, strategies, with_audio=self.with_audio)
+            req = self._attach(self.generator.request(msgs, nonce=attempt, tag=f"{STAGE}:{slot.id}", params=params),
+                               slot.clip)
+            resp = await gen.complete(req)
+            if resp.status == "error":
+                return f"{self.generator.spec}: {resp.error}"
+            items = parse_questions(resp.text, strategies) if resp.status == "ok" else [None] * len(strategies)
+            item = items[slot.index if attempt == 0 else 0]
+            why = static_checks(item, slot.strategy, self.real_names)
+            checks: dict[str, bool] = {}
+            if why is None and self.checker is not None:
+                assert check is not None and item is not None
+                why = await self._adherence(check, slot, item["question"])
+                checks["adherence"] = why is None
+            if why is None:
+                assert item is not None
+                if slot.strategy == "false_authority":
+                    checks["name_collision_free"] = True
+                return MishapQuestion(id=slot.id, clip_id=slot.clip.id, domain=slot.clip.domain, category=slot.category,
+                                      strategy=slot.strategy, text=item["question"],
+                                      invented_source=item.get("invented_source") if slot.strategy == "false_authority" else None,
+                                      generator=self.generator.spec, attempts=attempt + 1, checks=checks,
+                                      rejected=tuple(rejected))
+            rejected.append(f"#{attempt} {why}")
+        return f"no acceptable {slot.strategy} question after {self.max_attempts} generations: {'; '.join(rejected)}"
+
+    async def _adherence(self, check: Caller, slot: Slot, question: str) -> str | None:
+        assert self.checker is not None
+        for nonce in range(2):
+            resp = await check.complete(self.checker.request(adherence_messages(slot.clip, slot.strategy, question),
+                                                             nonce=nonce, tag=f"{STAGE}.check:{slot.id}",
+                                                             params=CHECK_PARAMS))
+            if resp.status == "error":
+                raise HalluscopeError(f"adherence check by {self.checker.spec} failed: {resp.error}")
+            obj = json_in(resp.text)
+            ok = as_bool(obj.get("adheres")) if isinstance(obj, dict) else None
+            if ok is not None:
+                return None if ok else f"does not adhere to {slot.strategy}: {obj.get('reason', '')}"  # type: ignore[union-attr]
+        return "the adherence check gave no readable verdict"
+
+
+def make_questions(run_dir: str | Path, generator: str, *, checker: str | None = "same", per_category: int = 2,
+                   real_sources: str | Path | None = None, with_audio: bool = False, max_attempts: int = 3,
+                   seed: int = 0, config: LLMConfig | None = None, quiet: bool = False) -> StepResult[MishapQuestion]:
+    """Write ``per_category`` questions per category for every kept clip (the spec: 2, so 4 per clip)."""
+    if per_category < 1 or max_attempts < 1:
+        raise HalluscopeError(f"--per-category and --max-attempts must be >= 1, got {per_category} and {max_attempts}")
+    config = config if config is not None else load_llm_config()
+
+    def backend(spec: str) -> ChatBackend:
+        if spec.startswith("hf-audio/") or with_audio:
+            from halluscope.audio_lm import create_audio_backend
+
+            return create_audio_backend(spec, config=config)
+        return LLM_BACKENDS.create(spec, config=config)
+
+    gen = backend(generator)
+    chk = None if checker in (None, "none") else (gen if checker == "same" else backend(checker))
+    names = load_names(real_sources)
+    writer = QuestionWriter(gen, chk, real_names=names, max_attempts=max_attempts, with_audio=with_audio, seed=seed)
+    with Store(run_dir) as store:
+        clips = kept_clips(store)
+        up = upstream(store, "clips")
+        stage = Stage(STAGE, {"version": VERSION, "generator": gen.identity(), "checker": chk.identity() if chk else None,
+                              "per_category": per_category, "max_attempts": max_attempts, "with_audio": with_audio,
+                              "seed": seed, "params": GEN_PARAMS, "real_sources": sorted(names),
+                              "prompts": prompts_hash()}, tuple(sorted(up.values())))
+        slots = []
+        for clip in clips.values():
+            for cat in MISHAP_CATEGORIES:
+                strategies = tuple(assign_strategies(clip.id, cat, per_category, seed=seed))
+                slots += [Slot(clip, cat, k, strategies) for k in range(per_category)]
+
+        extra = [chk] if chk is not None and chk is not gen else []
+
+        async def fn(caller: Caller, slot: Slot, *others: Caller) -> MishapQuestion | str:
+            check = None if chk is None else (others[0] if others else caller)
+            return await writer.write(caller, check, slot)
+
+        res = run_calls(store, stage, [(s.id, s) for s in slots], gen, fn, MishapQuestion, description="questions",
+                        quiet=quiet, extra=extra)
+        record_manifest(store, command=COMMANDS["questions"],
+                        config={"generator": generator, "checker": checker, "per_category": per_category,
+                                "with_audio": with_audio, "max_attempts": max_attempts,
+                                "real_sources": str(real_sources) if real_sources else None},
+                        seeds={"questions": seed}, stages={**up, "questions": stage.fingerprint})
+        if not quiet:
+            regen = sum(q.attempts > 1 for q in res.results.values())
+            console.print(f"{len(res.results)} questions ({regen} regenerated), {len(res.failed)} failed; "
+                          f"{res.stats.line()}")
+        return res
+
+
+def load_questions(store: Store) -> dict[str, MishapQuestion]:
+    stages = upstream(store, "questions")
+    return store.results(STAGE, stages["questions"], MishapQuestion)

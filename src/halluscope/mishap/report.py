@@ -1,0 +1,188 @@
+"""Step 7: MISHAP tables (Table 1: model x domain x category; Table 11: model x strategy), stance rates and a
+Figure-6-style stance plot, judge-human and human-human agreement, written to RUN/report/mishap/ and
+embedded in the main HTML report as a section."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+from halluscope.mishap.metrics import hallucination_rates, human_human_agreement, judge_human_agreement, stance_rates
+from halluscope.records import MISHAP_CATEGORIES, MISHAP_DOMAINS, MISHAP_STRATEGIES, STANCES
+from halluscope.store import Store
+
+STRATEGY_ABBR = {"contradicted_premise": "CP", "absent_premise": "AP", "false_negation": "FN", "niche_specifics": "NS",
+                 "unknowable_provenance": "UP", "false_authority": "FA", "false_premise": "FP"}
+STANCE_COLORS = {"abstains": "#3182ce", "asserts": "#dd6b20", "endorses_false_premise": "#c53030"}
+
+
+def _cell(r: dict | None) -> str:
+    if r is None or r["rate"] is None:
+        return "-"
+    return f"{100 * r['rate']:.1f} [{100 * r['ci_low']:.1f}, {100 * r['ci_high']:.1f}]"
+
+
+def collect(run_dir: str | Path) -> dict:
+    """Every number of the MISHAP report, from the store (no model call)."""
+    from halluscope.mishap.annotate import human_labels
+    from halluscope.mishap.answers import answer_failures, load_answers
+    from halluscope.mishap.clips import COMMANDS
+    from halluscope.mishap.judge import judgeable, load_judgements
+    from halluscope.mishap.questions import load_questions
+
+    with Store(run_dir) as store:
+        clips_m = store.latest_manifest(COMMANDS["clips"])
+        questions, answers, judgements = load_questions(store), load_answers(store), load_judgements(store)
+        answer_failed = answer_failures(store)
+        judge_m = store.latest_manifest(COMMANDS["judge"])
+    rows = []
+    for aid, a in answers.items():
+        j = judgements.get(aid)
+        q = questions.get(a.question_id)
+        if q is None or j is None:
+            continue
+        rows.append({"model": a.model, "domain": q.domain, "category": q.category, "strategy": q.strategy,
+                     "verdict": j.verdict if j.status == "ok" else None, "stance": j.stance if j.status == "ok" else None})
+    long = hallucination_rates(rows, by=("model", "domain", "category"))
+    by_dom = hallucination_rates(rows, by=("model", "domain"))
+    by_cat = hallucination_rates(rows, by=("model", "category"))
+    overall = hallucination_rates(rows, by=("model",))
+    by_strat = hallucination_rates(rows, by=("model", "category", "strategy"))
+    models = sorted({r["model"] for r in rows})
+    table1, table11 = [], []
+    for m in models:
+        row: dict = {"model": m}
+        for d in MISHAP_DOMAINS:
+            for c in MISHAP_CATEGORIES:
+                row[f"{d}_{c}"] = _cell(next((r for r in long if (r["model"], r["domain"], r["category"]) == (m, d, c)), None))
+            row[f"{d}_all"] = _cell(next((r for r in by_dom if (r["model"], r["domain"]) == (m, d)), None))
+        for c in MISHAP_CATEGORIES:
+            row[f"{c}_all"] = _cell(next((r for r in by_cat if (r["model"], r["category"]) == (m, c)), None))
+        row["overall"] = _cell(next((r for r in overall if r["model"] == m), None))
+        table1.append(row)
+        row11: dict = {"model": m}
+        for c in MISHAP_CATEGORIES:
+            for s in MISHAP_STRATEGIES[c]:
+                row11[s] = _cell(next((r for r in by_strat if (r["model"], r["strategy"]) == (m, s)), None))
+        table11.append(row11)
+    stance = stance_rates(rows, by=("model", "domain", "category"))
+    human = human_labels(run_dir)
+    scored = {aid: j.verdict for aid, j in judgements.items() if j.status == "ok" and j.verdict}
+    agreement = (judge_human_agreement(scored, human) + human_human_agreement(human)) if human else []
+    counts = {
+        "clips": len(clips_m.config["kept"]) if clips_m else 0,
+        "dropped_clips": len(clips_m.config["dropped"]) if clips_m else 0,
+        "questions": len(questions), "answers": len(answers), "answer_failures": len(answer_failed),
+        "skipped_audio": sum(a.status == "skipped" for a in answers.values()),
+        "not_judgeable": sum(not judgeable(a) for a in answers.values()),
+        "judged": sum(j.status == "ok" for j in judgements.values()),
+        "unscored": sum(j.status == "unscored" for j in judgements.values()),
+        "human_labels": len(human), "annotators": len({w for _, w in human}),
+        "judge": judge_m.config["judge"] if judge_m else None,
+    }
+    return {"table1": table1, "table11": table11, "rates_strategy": by_strat, "rates_domain_category": long, "stance": stance,
+            "agreement": agreement, "balance": clips_m.config["balance"] if clips_m else [], "counts": counts}
+
+
+def _columns1() -> list[tuple[str, str]]:
+    cols = [("model", "Model")]
+    for d in MISHAP_DOMAINS:
+        cols += [(f"{d}_context", f"{d.title()} Ctx"), (f"{d}_knowledge", f"{d.title()} Know"), (f"{d}_all", f"{d.title()} All")]
+    return cols + [("context_all", "Context"), ("knowledge_all", "Knowledge"), ("overall", "Overall")]
+
+
+COLS11 = [("model", "Model")] + [(s, STRATEGY_ABBR[s]) for c in MISHAP_CATEGORIES for s in MISHAP_STRATEGIES[c]]
+STANCE_COLS = [("model", "Model"), ("domain", "Domain"), ("category", "Category"), ("n", "n"),
+               ("abstains", "Abstains"), ("asserts", "Asserts"), ("endorses_false_premise", "Endorses false premise"),
+               ("unscored", "No stance")]
+AGREE_COLS = [("pair", "Pair"), ("n", "n"), ("n_agree", "agree"), ("agreement_rate", "AGR"), ("kappa", "Cohen's kappa")]
+BALANCE_COLS = [("domain", "Domain"), ("source", "Source"), ("clips", "Clips"), ("kept", "Kept"), ("share_kept", "Share kept")]
+
+
+def stance_plot(stance: list[dict], category: str = "knowledge") -> bytes | None:
+    """Figure 6 style: per domain, the share of responses that abstain, assert or endorse a false premise, per model."""
+    from halluscope.report.plots import plt, png
+
+    rows = [r for r in stance if r["category"] == category and r["n"]]
+    if not rows:
+        return None
+    models = sorted({r["model"] for r in rows})
+    fig, axes = plt.subplots(1, len(MISHAP_DOMAINS), figsize=(4.2 * len(MISHAP_DOMAINS), 0.5 + 0.45 * len(models) + 1.2),
+                             sharey=True)
+    for ax, d in zip(axes, MISHAP_DOMAINS):
+        sub = {r["model"]: r for r in rows if r["domain"] == d}
+        ys = list(range(len(models)))
+        for k, s in enumerate(STANCES):
+            vals = [100 * (sub[m][s] or 0) if m in sub else 0 for m in models]
+            ax.barh([y + (k - 1) * 0.27 for y in ys], vals, height=0.26, color=STANCE_COLORS[s], label=s.replace("_", " "))
+        ax.set_yticks(ys, models)
+        ax.set_xlim(0, 100)
+        ax.set_title(d)
+        ax.set_xlabel(f"% of {category} responses")
+    axes[-1].legend(loc="lower right", fontsize=7)
+    return png(fig)
+
+
+def markdown(data: dict) -> str:
+    from halluscope.report.write import md_table
+
+    c = data["counts"]
+    parts = [
+        "# MISHAP-Bench",
+        f"{c['clips']} clips ({c['dropped_clips']} dropped by the informativeness filter), {c['questions']} questions, "
+        f"{c['answers']} answers ({c['answer_failures']} failed calls, {c['skipped_audio']} skipped by the audio policy, "
+        f"{c['not_judgeable']} without text), judged by {c['judge']}: {c['judged']} verdicts, {c['unscored']} unscored "
+        "(left out of every rate). Rates are % hallucinated with 95% Wilson intervals.",
+        "## Domain balance", md_table(data["balance"], BALANCE_COLS),
+        "## Table 1: hallucination rate (%) by domain and category", md_table(data["table1"], _columns1()),
+        "## Table 11: hallucination rate (%) by strategy",
+        "CP contradicted premise, AP absent premise, FN false negation (context); NS niche specifics, "
+        "UP unknowable provenance, FA false authority, FP false premise (knowledge).",
+        md_table(data["table11"], COLS11),
+        "## Stance", md_table(data["stance"], STANCE_COLS),
+        "## Agreement (Cohen's kappa, agreement rate)",
+        md_table(data["agreement"], AGREE_COLS) if data["agreement"] else "_no human labels yet: run `halluscope mishap annotate`_",
+    ]
+    return "\n\n".join(parts) + "\n"
+
+
+def html_body(data: dict, plot: bytes | None) -> str:
+    from halluscope.report.write import html_table, img
+
+    c = data["counts"]
+    return (f"<p>{c['clips']} clips ({c['dropped_clips']} dropped by the informativeness filter), {c['questions']} "
+            f"questions, {c['answers']} answers ({c['answer_failures']} failed, {c['skipped_audio']} skipped by the audio "
+            f"policy, {c['not_judgeable']} without text); judge {html.escape(str(c['judge']))}: {c['judged']} verdicts, "
+            f"{c['unscored']} unscored (left out of every rate). Rates: % hallucinated, 95% Wilson intervals.</p>"
+            f"<h3>Domain balance</h3>{html_table(data['balance'], BALANCE_COLS)}"
+            f"<h3>Table 1: hallucination rate (%) by domain and category</h3>{html_table(data['table1'], _columns1())}"
+            f"<h3>Table 11: hallucination rate (%) by strategy</h3>{html_table(data['table11'], COLS11)}"
+            f"<h3>Stance (knowledge questions, Figure 6 style)</h3>{img(plot, 'stance by domain and model')}"
+            f"{html_table(data['stance'], STANCE_COLS)}"
+            "<h3>Agreement</h3>" + (html_table(data["agreement"], AGREE_COLS) if data["agreement"]
+                                     else "<p>No human labels yet.</p>"))
+
+
+def write_mishap_report(run_dir: str | Path) -> Path:
+    """Write RUN/report/mishap/ (mishap.md, mishap.html, CSVs, stance.png, summary.json); returns the HTML path."""
+    from halluscope.report.write import write_csv
+
+    data = collect(run_dir)
+    out = Path(run_dir) / "report" / "mishap"
+    out.mkdir(parents=True, exist_ok=True)
+    plot = stance_plot(data["stance"])
+    (out / "mishap.md").write_text(markdown(data), encoding="utf-8")
+    for name in ("table1", "table11", "stance", "agreement", "rates_strategy", "rates_domain_category", "balance"):
+        write_csv(out / f"{name}.csv", data[name])
+    if plot:
+        (out / "stance.png").write_bytes(plot)
+    (out / "summary.json").write_text(json.dumps(data["counts"], indent=2), encoding="utf-8")
+    page = ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>MISHAP-Bench report</title>"
+            "<style>body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1200px}table{border-collapse:collapse;"
+            "font-size:.85rem;margin:.5rem 0 1.5rem}th,td{border:1px solid #cbd5e0;padding:.2rem .4rem}th{background:#edf2f7}"
+            "img{max-width:100%}</style></head><body><h1>MISHAP-Bench</h1>" + html_body(data, plot) + "</body></html>")
+    tmp = out / "mishap.html.tmp"
+    tmp.write_text(page, encoding="utf-8")
+    tmp.replace(out / "mishap.html")
+    return out / "mishap.html"

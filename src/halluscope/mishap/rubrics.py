@@ -1,0 +1,152 @@
+"""Step 3: one reference rubric per question, "Hallucinated if ... Grounded if ...", generated then editable.
+
+Generated rubrics are version 1. An edit (exported to JSONL, changed by a person, imported) is appended
+as the next version with its author; nothing is overwritten, and the judge uses the latest version of each.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+from halluscope.errors import HalluscopeError, InputError
+from halluscope.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
+from halluscope.manifest import record_manifest
+from halluscope.mishap._common import COMMANDS, VERSION, StepResult, prompt, prompts_hash, run_calls, strategy_texts, upstream
+from halluscope.mishap.clips import kept_clips
+from halluscope.mishap.questions import load_questions
+from halluscope.records import ChatMessage, MishapClip, MishapQuestion, MishapRubric
+from halluscope.stages import Stage, console
+from halluscope.store import Store
+
+STAGE = "mishap.rubrics"
+EDITS = "mishap.rubric_edits"
+PARAMS = {"temperature": 0, "max_tokens": 300}
+FORM = re.compile(r"(Hallucinated if\b.+?[.!]?)\s*(Grounded if\b.+)", re.S | re.I)
+
+
+def check_form(text: str) -> str | None:
+    """The rubric normalised to one line if it has the "Hallucinated if ... Grounded if ..." form, else None."""
+    m = FORM.search(text or "")
+    if m is None:
+        return None
+    hall, grounded = (" ".join(x.split()).strip().strip('"') for x in m.groups())
+    hall = hall if hall.endswith((".", "!")) else hall + "."
+    grounded = grounded if grounded.endswith((".", "!")) else grounded + "."
+    return f"{hall[0].upper()}{hall[1:]} {grounded[0].upper()}{grounded[1:]}"
+
+
+def rubric_messages(question: MishapQuestion, clip: MishapClip) -> list[ChatMessage]:
+    return [ChatMessage(role="user", content=prompt("rubric").render({
+        "DOMAIN": clip.domain, "DESCRIPTION": clip.description, "CATEGORY": question.category,
+        "STRATEGY DEFINITION": strategy_texts()["strategies"][question.strategy], "QUESTION": question.text}))]
+
+
+async def _write(caller: Caller, backend: ChatBackend, q: MishapQuestion, clip: MishapClip, retries: int) -> MishapRubric | str:
+    reasons = []
+    for nonce in range(retries + 1):
+        resp = await caller.complete(backend.request(rubric_messages(q, clip), nonce=nonce, tag=f"{STAGE}:{q.id}",
+                                                     params=PARAMS))
+        if resp.status == "error":
+            return f"{backend.spec}: {resp.error}"
+        text = check_form(resp.text or "") if resp.status == "ok" else None
+        if text is not None:
+            return MishapRubric(question_id=q.id, version=1, text=text, author=f"llm:{backend.spec}")
+        reasons.append(f"#{nonce} not of the form 'Hallucinated if ... Grounded if ...': {(resp.text or '')[:120]!r}")
+    return "; ".join(reasons)
+
+
+def make_rubrics(run_dir: str | Path, generator: str, *, retries: int = 2, config: LLMConfig | None = None,
+                 quiet: bool = False) -> StepResult[MishapRubric]:
+    backend = LLM_BACKENDS.create(generator, config=config if config is not None else load_llm_config())
+    with Store(run_dir) as store:
+        up = upstream(store, "questions")
+        questions, clips = load_questions(store), kept_clips(store)
+        stage = Stage(STAGE, {"version": VERSION, **backend.identity(), "params": PARAMS, "retries": retries,
+                              "prompts": prompts_hash()}, (up["questions"],))
+
+        async def fn(caller: Caller, q: MishapQuestion) -> MishapRubric | str:
+            return await _write(caller, backend, q, clips[q.clip_id], retries)
+
+        res = run_calls(store, stage, [(q.id, q) for q in questions.values()], backend, fn, MishapRubric,
+                        description="rubrics", quiet=quiet)
+        record_manifest(store, command=COMMANDS["rubrics"], config={"generator": generator, "retries": retries},
+                        seeds={}, stages={**up, "rubrics": stage.fingerprint})
+        if not quiet:
+            console.print(f"{len(res.results)} rubrics, {len(res.failed)} failed; {res.stats.line()}")
+        return res
+
+
+def rubric_history(store: Store) -> dict[str, list[MishapRubric]]:
+    """Every version of every rubric, oldest first."""
+    fp = upstream(store, "rubrics")["rubrics"]
+    out: dict[str, list[MishapRubric]] = {qid: [r] for qid, r in store.results(STAGE, fp, MishapRubric).items()}
+    for r in store.results(EDITS, fp, MishapRubric).values():
+        out.setdefault(r.question_id, []).append(r)
+    return {k: sorted(v, key=lambda r: r.version) for k, v in out.items()}
+
+
+def current_rubrics(store: Store) -> dict[str, MishapRubric]:
+    """The latest version of each question's rubric: what the judge uses."""
+    return {qid: versions[-1] for qid, versions in rubric_history(store).items()}
+
+
+def export_rubrics(run_dir: str | Path, out: str | Path) -> int:
+    """Write the current rubrics as JSONL for editing: change 'rubric' (and optionally 'note'), keep the rest."""
+    with Store(run_dir) as store:
+        questions, clips = load_questions(store), kept_clips(store)
+        rows = []
+        for qid, r in sorted(current_rubrics(store).items()):
+            q = questions[qid]
+            rows.append({"question_id": qid, "version": r.version, "rubric": r.text, "note": r.note or "",
+                         "author": r.author, "category": q.category, "strategy": q.strategy, "question": q.text,
+                         "description": clips[q.clip_id].description if q.clip_id in clips else None})
+    Path(out).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return len(rows)
+
+
+def import_rubrics(run_dir: str | Path, path: str | Path, *, author: str) -> list[MishapRubric]:
+    """Append a new version for every rubric whose text changed; the form is checked before anything is stored."""
+    if not author.strip():
+        raise HalluscopeError("--author is required: every rubric edit records who made it")
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("no such file", file=str(p), fix="export first with 'halluscope mishap rubrics RUN --export FILE'")
+    with Store(run_dir) as store:
+        fp = upstream(store, "rubrics")["rubrics"]
+        current = current_rubrics(store)
+        new: list[MishapRubric] = []
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                raise InputError(f"malformed JSON ({exc})", file=str(p), row=n) from None
+            qid = row.get("question_id")
+            if qid not in current:
+                raise InputError(f"unknown question_id {qid!r}", file=str(p), row=n, field="question_id")
+            text = check_form(str(row.get("rubric", "")))
+            if text is None:
+                raise InputError("the rubric must read 'Hallucinated if <...>. Grounded if <...>.'", file=str(p), row=n,
+                                 field="rubric")
+            if text != current[qid].text:
+                new.append(MishapRubric(question_id=qid, version=current[qid].version + 1, text=text, author=author.strip(),
+                                        note=str(row.get("note") or "") or None))
+        stamp = time.time()
+        for r in new:
+            store.put(EDITS, fp, f"{r.question_id}#v{r.version:04d}", r)
+        if new:
+            record_manifest(store, command="mishap rubrics import",
+                            config={"file": str(p.resolve()), "author": author, "edited": [r.question_id for r in new],
+                                    "at": stamp}, seeds={}, stages={"rubrics": fp})
+        return new
+
+
+def rubric_set_hash(rubrics: dict[str, MishapRubric]) -> str:
+    import hashlib
+
+    blob = json.dumps({k: [r.version, r.text] for k, r in sorted(rubrics.items())}, ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -1,0 +1,144 @@
+"""Report section in the layout of seed 000's Table 3: zero-shot decoders on audio (A), transcripts (T) and text (O).
+
+One row per model x language x task x input x prompting, with the coverage n of the cell, accuracy and
+macro-F1 over exactly those items (unparsable, refusal, error and 'none' answers count as errors), the
+majority baseline on the same items, the rates of each non-answer, and for audio how many items were
+truncated, chunked or skipped, how much audio was sent and heard, and how often it reached the model.
+Skipped items are outside n (nothing was asked) and counted in 'skipped'.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+
+from halluscope.build import BuildResult
+from halluscope.report.sections import Section, register_section
+from halluscope.store import Store
+
+INPUT_CODE = {"audio": "A", "transcript": "T", "text": "O"}
+TASK_CODE = {"binary": "B", "type": "T", "severity": "L"}
+COLUMNS = [
+    ("model", "model"), ("language", "lang"), ("task", "task"), ("input", "input"), ("prompting", "prompting"),
+    ("n", "n"), ("accuracy", "Acc"), ("macro_f1", "F1"), ("majority_accuracy", "maj. Acc"),
+    ("majority_macro_f1", "maj. F1"), ("unparsable_rate", "unparsable"), ("refusal_rate", "refusal"),
+    ("error_rate", "error"), ("none_rate", "none"), ("skipped", "skipped"), ("truncated", "truncated"),
+    ("chunked", "chunked"), ("delivered_rate", "audio delivered"), ("sent_s_mean", "sent s (mean)"),
+    ("heard_s_mean", "heard s (mean)"),
+]
+
+
+def zero_shot_rows(store: Store, build: BuildResult) -> list[dict]:
+    from halluscope.detect.run import LABELS
+    from halluscope.metrics.classification import (
+        majority_baseline,
+        score_classification,
+    )
+    from halluscope.records import LANGUAGES, Prediction
+
+    latest: dict[tuple, str] = {}
+    for m in store.manifests():
+        if m.command == "detect":
+            opts = m.config.get("options") or {}
+            key = (m.config["detector"], m.config["task"], m.config["input"], opts.get("prompting", "direct"))
+            latest[key] = m.stages["detect"]
+    rows = []
+    for (detector, task, input_, prompting), fp in sorted(latest.items()):
+        preds = [p for p in store.results("detect", fp, Prediction).values() if p.zero_shot]
+        if not preds:
+            continue
+        langs = [lang for lang in LANGUAGES if any(build.samples[p.item_id].language == lang for p in preds)]
+        for lang in [*langs, "all"]:
+            cell = [p for p in preds if lang == "all" or build.samples[p.item_id].language == lang]
+            asked = [p for p in cell if not (p.audio and p.audio.action == "skipped")]
+            row: dict = {"model": detector, "language": lang, "task": task, "input": INPUT_CODE[input_],
+                         "prompting": prompting, "n": len(asked), "skipped": len(cell) - len(asked)}
+            if asked:
+                labels = LABELS[task]
+                gold = [p.gold for p in asked]
+                score = score_classification(reference=gold, hypothesis=[p.predicted for p in asked], labels=labels,
+                                             bootstrap=200)
+                base = majority_baseline(train=gold, test=gold, labels=labels)
+                status = Counter(p.status for p in asked)
+                row.update(accuracy=score.accuracy, macro_f1=score.macro_f1, accuracy_ci=score.accuracy_ci,
+                           macro_f1_ci=score.macro_f1_ci, majority_accuracy=base.accuracy,
+                           majority_macro_f1=base.macro_f1,
+                           **{f"{s}_rate": status[s] / len(asked) for s in ("ok", "unparsable", "refusal", "error")},
+                           none_rate=sum(p.status == "ok" and p.answer == "none" for p in asked) / len(asked))
+            audio = [p.audio for p in cell if p.audio is not None]
+            if input_ == "audio":
+                sent = [a for a in audio if a.action != "skipped"]
+                known = [a for a in sent if a.delivered is not None]
+                heard = [a.heard_s for a in sent if a.heard_s is not None]
+                row.update(truncated=sum(a.action == "truncated" for a in audio),
+                           chunked=sum(a.action == "chunked" for a in audio),
+                           delivered_rate=(sum(bool(a.delivered) for a in known) / len(known)) if known else None,
+                           duration_s_mean=(sum(a.duration_s for a in audio) / len(audio)) if audio else None,
+                           sent_s_mean=(sum(a.sent_s for a in sent) / len(sent)) if sent else None,
+                           heard_s_mean=(sum(heard) / len(heard)) if heard else None,
+                           window_s=audio[0].window_s if audio else None, policy=audio[0].policy if audio else None)
+            rows.append(row)
+    return rows
+
+
+def table3(rows: list[dict]) -> list[dict]:
+    """The compact layout: model x language rows, one 'Acc/F1 (n)' cell per task x input."""
+    cells: dict[tuple, dict] = {}
+    for r in rows:
+        if r["language"] == "all":
+            continue
+        key = (r["model"], r["prompting"], r["language"])
+        out = cells.setdefault(key, {"model": r["model"], "prompting": r["prompting"], "language": r["language"]})
+        if r.get("accuracy") is not None:
+            out[f"{TASK_CODE[r['task']]}-{r['input']}"] = f"{r['accuracy']:.3f}/{r['macro_f1']:.3f} (n={r['n']})"
+            out[f"{TASK_CODE[r['task']]}-maj"] = f"{r['majority_accuracy']:.3f}/{r['majority_macro_f1']:.3f}"
+    return list(cells.values())
+
+
+def _fmt(x: object) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.3f}"
+    return str(x)
+
+
+def _md(rows: list[dict], cols: list[tuple[str, str]]) -> str:
+    lines = ["| " + " | ".join(t for _, t in cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(_fmt(r.get(k)) for k, _ in cols) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _html(rows: list[dict], cols: list[tuple[str, str]]) -> str:
+    head = "".join(f"<th>{html.escape(t)}</th>" for _, t in cols)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(r.get(k)))}</td>" for k, _ in cols) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+CAPTION = ("Zero-shot decoders: A = direct audio, T = ASR transcript, O = original text; B/T/L = binary/type/severity. "
+           "Acc and macro-F1 use the same n items; unparsable, refusal, error and 'none' answers count as errors. "
+           "Majority baseline: the most frequent gold label of the same items. Cells with different n are not "
+           "comparable. Audio: items truncated / chunked / skipped (skipped items are outside n) under the run's "
+           "policy, mean seconds sent and heard, and the share of calls where audio reached the model.")
+
+
+def _uniform(rows: list[dict]) -> list[dict]:
+    """Every row with the same keys (the CSV writer takes its header from the first row)."""
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    return [{k: r.get(k) for k in keys} for r in rows]
+
+
+@register_section
+def zero_shot_section(store: Store, build: BuildResult) -> Section | None:
+    rows = zero_shot_rows(store, build)
+    if not rows:
+        return None
+    rows = _uniform(rows)
+    compact = _uniform(table3(rows))
+    keys = sorted({k for r in compact for k in r} - {"model", "prompting", "language"})
+    ccols = [("model", "model"), ("prompting", "prompting"), ("language", "lang"), *[(k, k) for k in keys]]
+    md = "\n\n".join([CAPTION, "Table 3 layout (Acc/F1 (n)):", _md(compact, ccols), "Per cell:", _md(rows, COLUMNS)])
+    page = (f"<p>{html.escape(CAPTION)}</p>" + _html(compact, ccols) + "<h3>Per cell</h3>" + _html(rows, COLUMNS))
+    flat = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in r.items()} for r in rows]
+    return Section(title="Zero-shot decoders on audio and transcripts (seed 000, Table 3)", markdown=md, html=page,
+                   csvs={"zeroshot_table3.csv": compact, "zeroshot_cells.csv": flat}, json={"rows": flat})

@@ -1,0 +1,172 @@
+"""Paired significance tests for detectors scored on the same items (O vs T, model vs model).
+
+Baselines and bootstrap intervals live in ``metrics.classification`` (``majority_baseline``,
+``score_classification``) and are re-exported here. Accuracy differences are tested with the exact
+McNemar test (a two-sided binomial test on the discordant pairs, scipy); macro-F1 differences, which
+do not decompose over items, with a paired approximate randomization test (swap the two systems'
+predictions item by item; Yeh 2000, Noreen 1989) and a paired bootstrap interval of the difference.
+None predictions (unparsable, refused) count as errors, as everywhere in halluscope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import product
+
+import numpy as np
+from scipy.stats import binomtest
+
+from halluscope.metrics.classification import (
+    ClassificationScore,
+    majority_baseline,
+    score_classification,
+)
+
+__all__ = [
+    "ClassificationScore", "McNemarResult", "PairedResult", "macro_f1", "majority_baseline", "mcnemar",
+    "paired_randomization", "score_classification",
+]
+
+EXACT_LIMIT = 16  # up to 2**16 swap patterns are enumerated; beyond, rounds are sampled
+
+
+@dataclass(frozen=True)
+class McNemarResult:
+    """Exact McNemar test: ``a_only`` items only A got right, ``b_only`` items only B got right."""
+
+    n: int
+    a_correct: int
+    b_correct: int
+    a_only: int
+    b_only: int
+    p_value: float
+
+    @property
+    def accuracy_difference(self) -> float:
+        return (self.a_correct - self.b_correct) / self.n if self.n else 0.0
+
+
+@dataclass(frozen=True)
+class PairedResult:
+    """A paired randomization test of ``metric(A) - metric(B)`` with a paired bootstrap 95% interval."""
+
+    metric: str
+    n: int
+    a: float
+    b: float
+    difference: float
+    p_value: float
+    rounds: int
+    exact: bool
+    difference_ci: tuple[float, float] | None
+
+
+def _check(reference: Sequence[str], *hyps: Sequence[str | None]) -> None:
+    for h in hyps:
+        if len(h) != len(reference):
+            raise ValueError(f"reference has {len(reference)} items but a hypothesis has {len(h)}; "
+                             "paired tests need both systems' predictions on the same items, in the same order")
+    if not reference:
+        raise ValueError("cannot test on an empty set of items")
+
+
+def mcnemar(*, reference: Sequence[str], hypothesis_a: Sequence[str | None],
+            hypothesis_b: Sequence[str | None]) -> McNemarResult:
+    """Exact McNemar test on paired correctness; p = 1 when the systems never disagree in correctness."""
+    _check(reference, hypothesis_a, hypothesis_b)
+    ca = [a is not None and a == r for r, a in zip(reference, hypothesis_a)]
+    cb = [b is not None and b == r for r, b in zip(reference, hypothesis_b)]
+    a_only = sum(x and not y for x, y in zip(ca, cb))
+    b_only = sum(y and not x for x, y in zip(ca, cb))
+    p = 1.0 if a_only + b_only == 0 else float(binomtest(a_only, a_only + b_only, 0.5).pvalue)
+    return McNemarResult(len(reference), sum(ca), sum(cb), a_only, b_only, min(1.0, p))
+
+
+def _encode(reference: Sequence[str], hyp: Sequence[str | None], labels: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    index = {lab: i for i, lab in enumerate(labels)}
+    missing = sorted({r for r in reference if r not in index})
+    if missing:
+        raise ValueError(f"reference labels {missing} are not in the label set {list(labels)}")
+    return (np.array([index[r] for r in reference], dtype=np.int64),
+            np.array([index.get(h, -1) if h is not None else -1 for h in hyp], dtype=np.int64))
+
+
+def _macro_f1_rows(ref: np.ndarray, hyp: np.ndarray, k: int) -> np.ndarray:
+    """Macro-F1 of each row of ``hyp`` (rounds x items) against ``ref``; sklearn's zero_division=0."""
+    hyp = np.atleast_2d(hyp)
+    f1 = np.zeros(hyp.shape[0])
+    for c in range(k):
+        is_ref = ref == c
+        is_hyp = hyp == c
+        tp = (is_hyp & is_ref).sum(axis=1)
+        fp = (is_hyp & ~is_ref).sum(axis=1)
+        fn = (~is_hyp & is_ref).sum(axis=1)
+        denom = 2 * tp + fp + fn
+        f1 += np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
+    return f1 / k
+
+
+def _accuracy_rows(ref: np.ndarray, hyp: np.ndarray, k: int) -> np.ndarray:
+    return (np.atleast_2d(hyp) == ref).mean(axis=1)
+
+
+_METRICS = {"macro_f1": _macro_f1_rows, "accuracy": _accuracy_rows}
+
+
+def macro_f1(*, reference: Sequence[str], hypothesis: Sequence[str | None], labels: Sequence[str]) -> float:
+    """Macro-F1 over ``labels`` (None and out-of-set predictions are errors), equal to sklearn's."""
+    ref, hyp = _encode(reference, hypothesis, labels)
+    return float(_macro_f1_rows(ref, hyp, len(labels))[0])
+
+
+def paired_randomization(*, reference: Sequence[str], hypothesis_a: Sequence[str | None],
+                         hypothesis_b: Sequence[str | None], labels: Sequence[str], metric: str = "macro_f1",
+                         rounds: int = 10000, bootstrap: int = 1000, seed: int = 0) -> PairedResult:
+    """Two-sided paired randomization test of metric(A) - metric(B).
+
+    Only items where A and B predict differently can be swapped; with at most 16 such items every swap
+    pattern is enumerated (an exact test, p = share of patterns with |difference| >= observed),
+    otherwise ``rounds`` patterns are sampled and p = (hits + 1) / (rounds + 1).
+    """
+    if metric not in _METRICS:
+        raise ValueError(f"unknown metric '{metric}': expected one of {sorted(_METRICS)}")
+    _check(reference, hypothesis_a, hypothesis_b)
+    fn, k = _METRICS[metric], len(labels)
+    ref, a = _encode(reference, hypothesis_a, labels)
+    _, b = _encode(reference, hypothesis_b, labels)
+    score_a, score_b = float(fn(ref, a, k)[0]), float(fn(ref, b, k)[0])
+    observed = score_a - score_b
+    diff = np.flatnonzero(a != b)
+    eps = 1e-12
+    if diff.size <= EXACT_LIMIT:
+        patterns = np.array(list(product((False, True), repeat=int(diff.size))), dtype=bool).reshape(2 ** int(diff.size), int(diff.size))
+        hits, total, exact = _count_hits(ref, a, b, diff, patterns, fn, k, abs(observed) - eps), len(patterns), True
+        p = hits / total
+    else:
+        rng = np.random.default_rng(seed)
+        hits = 0
+        for start in range(0, rounds, 1000):
+            patterns = rng.random((min(1000, rounds - start), diff.size)) < 0.5
+            hits += _count_hits(ref, a, b, diff, patterns, fn, k, abs(observed) - eps)
+        total, exact = rounds, False
+        p = (hits + 1) / (rounds + 1)
+    ci = None
+    if bootstrap > 0 and len(ref) > 1:
+        rng = np.random.default_rng(seed + 1)
+        idx = rng.integers(0, len(ref), (bootstrap, len(ref)))
+        deltas = np.array([fn(ref[i], a[i], k)[0] - fn(ref[i], b[i], k)[0] for i in idx])
+        ci = (float(np.percentile(deltas, 2.5)), float(np.percentile(deltas, 97.5)))
+    return PairedResult(metric, len(ref), score_a, score_b, observed, min(1.0, float(p)), total, exact, ci)
+
+
+def _count_hits(ref: np.ndarray, a: np.ndarray, b: np.ndarray, diff: np.ndarray, patterns: np.ndarray,
+                fn: object, k: int, threshold: float) -> int:
+    """How many swap patterns give |metric(A') - metric(B')| >= threshold."""
+    ra = np.repeat(a[None, :], len(patterns), axis=0)
+    rb = np.repeat(b[None, :], len(patterns), axis=0)
+    sub_a, sub_b = ra[:, diff], rb[:, diff]
+    ra[:, diff] = np.where(patterns, sub_b, sub_a)
+    rb[:, diff] = np.where(patterns, sub_a, sub_b)
+    deltas = fn(ref, ra, k) - fn(ref, rb, k)  # type: ignore[operator]
+    return int((np.abs(deltas) >= threshold).sum())

@@ -1,0 +1,71 @@
+"""'halluscope mishap all' end to end on the scripted server, then report, rubric export, label export; and
+answers from a tiny random-weight hf-audio model."""
+
+import json
+
+import pytest
+import scripted
+from chat_server import ChatServer
+from typer.testing import CliRunner
+
+from halluscope.cli import app
+from halluscope.mishap.annotate import Annotations
+from halluscope.store import Store
+
+
+def test_all_then_report(tmp_path, monkeypatch):
+    manifest = scripted.write_clips(tmp_path / "data")
+    cfg = tmp_path / "llm.json"
+    cfg.write_text(json.dumps({"openai": {"max_retries": 0, "backoff_base_s": 0}}))
+    monkeypatch.setenv("HALLUSCOPE_LLM_CONFIG", str(cfg))
+    scripted.install(monkeypatch)
+    run = tmp_path / "run"
+    runner = CliRunner()
+    with ChatServer(scripted.make_script({})) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        res = runner.invoke(app, ["mishap", "all", str(run), "--manifest", str(manifest), "--llm", "openai/writer",
+                                  "--model", "openai/alm-a", "--model", "openai/alm-b", "--judge", "openai/judge"])
+        assert res.exit_code == 0, res.output
+        calls = srv.count
+        res = runner.invoke(app, ["mishap", "all", str(run), "--manifest", str(manifest), "--llm", "openai/writer",
+                                  "--model", "openai/alm-a", "--model", "openai/alm-b", "--judge", "openai/judge"])
+        assert res.exit_code == 0 and srv.count == calls  # everything resumed from the store
+    ann = Annotations(run)
+    ann.add(answer_id=next(iter(Store(run).results("mishap.judge", Store(run).latest_manifest("mishap judge").stages["judge"], __import__("halluscope.records", fromlist=["x"]).GroundednessJudgement))), annotator="x", label="hallucinated")
+    ann.close()
+    res = runner.invoke(app, ["mishap", "report", str(run)])
+    assert res.exit_code == 0, res.output
+    out = run / "report" / "mishap"
+    md = (out / "mishap.md").read_text()
+    assert "Table 1" in md and "Table 11" in md and "openai/alm-a" in md and "openai/alm-b" in md
+    assert "judge vs x" in md and (out / "stance.png").read_bytes()[:4] == b"\x89PNG"
+    t1 = (out / "table1.csv").read_text().splitlines()
+    assert t1[0].startswith("model,music_context,music_knowledge,music_all")
+    html = (out / "mishap.html").read_text()
+    assert "<script>" not in html and "data:image/png;base64" in html
+    assert runner.invoke(app, ["mishap", "rubrics", str(run), "--export", str(tmp_path / "r.jsonl")]).exit_code == 0
+    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 24
+    assert runner.invoke(app, ["mishap", "annotate", str(run), "--export", str(tmp_path / "l.csv")]).exit_code == 0
+    assert len((tmp_path / "l.csv").read_text().splitlines()) == 2
+
+
+def test_answers_from_tiny_hf_audio_model(tmp_path, monkeypatch):
+    pytest.importorskip("transformers")
+    from tiny_audio_lm import build_qwen2_audio
+
+    from halluscope.llm import LLMConfig
+    from halluscope.mishap.answers import collect_answers
+
+    run = scripted.build_run(tmp_path, monkeypatch, judge=False, seeds=(0,), per_category=1)
+    model_dir = build_qwen2_audio(tmp_path / "qwen2-audio")
+    spec = f"hf-audio/{model_dir}"
+    res = collect_answers(run, spec, config=LLMConfig(), backend_options={"params": {"max_new_tokens": 3}, "device": "cpu"},
+                          policy="chunk", quiet=True)
+    assert len(res.results) == 12 and not res.failed
+    a = next(iter(res.results.values()))
+    assert a.seed is None and a.status == "ok" and isinstance(a.text, str) and a.id.endswith("~greedy")
+    assert a.audio.delivered and a.audio.heard_s == pytest.approx(a.audio.sent_s, abs=0.02)
+    again = collect_answers(run, spec, config=LLMConfig(), backend_options={"params": {"max_new_tokens": 3}, "device": "cpu"},
+                            policy="chunk", quiet=True)
+    assert again.stats.calls == 0 and again.results == res.results

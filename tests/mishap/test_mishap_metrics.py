@@ -1,0 +1,51 @@
+"""Metrics on hand-computed examples (App. B.4: kappa = (p_o - p_e) / (1 - p_e))."""
+
+import pytest
+
+from halluscope.errors import HalluscopeError
+from halluscope.mishap.metrics import (binary_agreement, hallucination_rates, human_human_agreement,
+                                       judge_human_agreement, rate, stance_rates)
+
+G, H = "grounded", "hallucinated"
+
+
+def test_kappa_and_agr_by_hand():
+    # p_o = 3/4; evaluator 1: pG = pH = 1/2; evaluator 2: pG = 1/4, pH = 3/4; p_e = 1/8 + 3/8 = 1/2; kappa = 1/2
+    ag = binary_agreement(a=[G, G, H, H], b=[G, H, H, H])
+    assert (ag.n, ag.n_agree, ag.agreement_rate, ag.kappa) == (4, 3, 0.75, pytest.approx(0.5))
+    # p_o = 0.6, p_e = 0.6*0.4 + 0.4*0.6 = 0.48 -> kappa = 0.12 / 0.52
+    ag = binary_agreement(a=[G, G, G, H, H], b=[G, H, H, G, H])
+    assert ag.kappa == pytest.approx((0.4 - 0.48) / 0.52) and ag.agreement_rate == pytest.approx(0.4)
+    assert binary_agreement(a=[H, H], b=[H, H]).kappa is None  # p_e = 1: undefined, not 0 or 1
+    assert binary_agreement(a=[], b=[]).agreement_rate is None
+    with pytest.raises(HalluscopeError, match="paired"):
+        binary_agreement(a=[G], b=[])
+    with pytest.raises(HalluscopeError, match="labels"):
+        binary_agreement(a=["yes"], b=[G])
+
+
+def test_rates_with_wilson_ci_and_unscored():
+    r = rate(k=3, n=10)  # Wilson 95%: [0.1078, 0.6032]
+    assert r.rate == 0.3 and r.ci_low == pytest.approx(0.1078, abs=1e-4) and r.ci_high == pytest.approx(0.6032, abs=1e-4)
+    assert rate(k=0, n=0).rate is None
+    rows = [{"model": "m", "domain": "music", "category": "context", "verdict": v} for v in (H, H, G, None)]
+    rows += [{"model": "m", "domain": "speech", "category": "context", "verdict": G}]
+    out = hallucination_rates(rows, by=("model", "domain"))
+    assert [(o["domain"], o["n"], o["hallucinated"], o["unscored"]) for o in out] == [("music", 3, 2, 1), ("speech", 1, 0, 0)]
+    assert out[0]["rate"] == pytest.approx(2 / 3)
+
+
+def test_stance_rates():
+    rows = [{"model": "m", "stance": s} for s in ("abstains", "abstains", "asserts", "endorses_false_premise", None)]
+    (o,) = stance_rates(rows, by=("model",))
+    assert (o["n"], o["unscored"], o["abstains"], o["asserts"], o["endorses_false_premise"]) == (4, 1, 0.5, 0.25, 0.25)
+
+
+def test_judge_human_and_human_human():
+    judge = {"a": H, "b": G, "c": H, "d": G}
+    human = {("a", "x"): H, ("b", "x"): G, ("c", "x"): G, ("d", "x"): G, ("a", "y"): H, ("b", "y"): H}
+    jh = {r["pair"]: r for r in judge_human_agreement(judge, human)}
+    assert jh["judge vs x"]["n"] == 4 and jh["judge vs x"]["agreement_rate"] == 0.75
+    assert jh["judge vs humans (pooled)"]["n"] == 6 and jh["judge vs humans (pooled)"]["n_agree"] == 4
+    hh = human_human_agreement(human)
+    assert hh[0]["pair"] == "x vs y" and hh[0]["n"] == 2 and hh[0]["agreement_rate"] == 0.5
