@@ -94,6 +94,7 @@ def test_full_labelling_session_in_chromium(run, tmp_path):
             assert driver.execute_script("return document.cookie") == ""
             name = driver.find_element(By.ID, "annotator")
             name.send_keys("alice", Keys.TAB)
+            wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-annotator") == "alice")
 
             # independent mode, filtered to the context strategy that carries the XSS response, labelled page by page
             Select(driver.find_element(By.ID, "f-strategy")).select_by_value("contradicted_premise")
@@ -126,6 +127,7 @@ def test_full_labelling_session_in_chromium(run, tmp_path):
             driver.find_element(By.ID, "f-unlabelled").click()
             name.clear()
             name.send_keys("bob", Keys.TAB)
+            wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-annotator") == "bob")
             Select(driver.find_element(By.ID, "mode")).select_by_value("side_by_side")
             pages = int(driver.find_element(By.ID, "pos").text.split("/")[1])
             assert pages == total // 2
@@ -138,7 +140,7 @@ def test_full_labelling_session_in_chromium(run, tmp_path):
                 driver.find_element(By.ID, "next").click()
             # reload: bob's labels come back from the server
             driver.get(base + "/")
-            wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
+            wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-annotator") == "bob")
             Select(driver.find_element(By.ID, "f-strategy")).select_by_value("contradicted_premise")
             assert driver.find_element(By.CSS_SELECTOR, "#cards .saved-label").text.startswith("saved:")
     finally:

@@ -93,6 +93,7 @@
       state.labels = data.labels;
     }
     render();
+    document.body.dataset.annotator = annotator();  // labels of this annotator are loaded
   }
 
   async function start() {
