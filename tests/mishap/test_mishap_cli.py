@@ -49,6 +49,31 @@ def test_all_then_report(tmp_path, monkeypatch):
     assert runner.invoke(app, ["mishap", "annotate", str(run), "--export", str(tmp_path / "l.csv")]).exit_code == 0
     assert len((tmp_path / "l.csv").read_text().splitlines()) == 2
 
+    # the judge's fixed in-context set drawn from annotations: unanimous labels only
+    from halluscope.mishap.annotate import annotation_items
+    from halluscope.mishap.judge import load_examples
+
+    items, _ = annotation_items(run)
+    ann = Annotations(run)
+    already = {a for a, _ in ann.latest()}  # the one labelled by 'x' above
+    contested = None
+    for cat in ("context", "knowledge"):
+        ids = [it["id"] for it in items if it["category"] == cat and it["id"] not in already]
+        for i, answer_id in enumerate(ids[:6]):
+            label = "grounded" if i < 3 else "hallucinated"
+            ann.add(answer_id=answer_id, annotator="a1", label=label)
+            ann.add(answer_id=answer_id, annotator="a2", label=label)
+        contested = ids[6]
+        ann.add(answer_id=contested, annotator="a1", label="grounded")
+        ann.add(answer_id=contested, annotator="a2", label="hallucinated")
+    ann.close()
+    res = runner.invoke(app, ["mishap", "examples", str(run), "--out", str(tmp_path / "ex.json")])
+    assert res.exit_code == 0, res.output
+    drawn = json.loads((tmp_path / "ex.json").read_text())
+    assert contested not in drawn["_answer_ids"] and len(drawn["_answer_ids"]) == 12
+    examples = load_examples(tmp_path / "ex.json")  # the judge accepts it: 3 + 3 per category
+    assert {r["verdict"] for r in examples["context"]} == {"grounded", "hallucinated"}
+
 
 def test_answers_from_tiny_hf_audio_model(tmp_path, monkeypatch):
     pytest.importorskip("transformers")

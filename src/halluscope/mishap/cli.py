@@ -120,6 +120,22 @@ def annotate_cmd(run: Path = RUN, host: str = typer.Option("127.0.0.1", help="Bi
         srv.stop()
 
 
+@mishap_app.command("examples")
+def examples_cmd(run: Path = RUN, out: Path = typer.Option(..., help="JSON file to write (the --examples input of 'judge')."),
+                 seed: int = typer.Option(0, help="Seed of the draw.")) -> None:
+    """Draw the judge's fixed in-context examples from human annotations: three grounded and three
+    hallucinated per category, among responses all annotators agree on (seed 001, section 3.3)."""
+    import json
+
+    from halluscope.mishap.judge import examples_from_annotations
+
+    examples, used = examples_from_annotations(run, seed=seed)
+    out.write_text(json.dumps({"_about": f"drawn from annotations of {run} (seed {seed})", **examples,
+                               "_answer_ids": used}, ensure_ascii=False, indent=2), encoding="utf-8")
+    console.print(f"wrote {out}: 6 examples per category from {len(used)} annotated responses; "
+                  f"use with 'halluscope mishap judge {run} --examples {out}'")
+
+
 @mishap_app.command("report")
 def report_cmd(run: Path = RUN) -> None:
     """Write RUN/report/mishap/: Tables 1 and 11, stance (Figure 6 style), agreement."""

@@ -202,3 +202,38 @@ def load_judgements(store: Store) -> dict[str, GroundednessJudgement]:
     if m is None:
         return {}
     return store.results(STAGE, m.stages["judge"], GroundednessJudgement)
+
+
+def examples_from_annotations(run_dir: str | Path, *, seed: int = 0) -> tuple[dict[str, list[dict]], list[str]]:
+    """Draw the judge's fixed in-context set from human labels: per category, three responses annotated
+    grounded and three annotated hallucinated, seeded; only responses whose annotators all agree are
+    eligible. Returns the examples (load_examples' schema) and the answer ids used, which a careful
+    evaluation leaves out of its judge-human agreement."""
+    import random
+
+    from halluscope.mishap.annotate import annotation_items, human_labels
+
+    items, _ = annotation_items(run_dir)
+    by_id = {it["id"]: it for it in items}
+    votes: dict[str, set[str]] = {}
+    for (answer_id, _annotator), label in human_labels(run_dir).items():
+        votes.setdefault(answer_id, set()).add(label)
+    rng = random.Random(seed)
+    out: dict[str, list[dict]] = {}
+    used: list[str] = []
+    for cat in ("context", "knowledge"):
+        chosen = []
+        for verdict in ("grounded", "hallucinated"):
+            pool = sorted(a for a, v in votes.items() if v == {verdict} and a in by_id and by_id[a]["category"] == cat
+                          and by_id[a]["rubric"])
+            if len(pool) < 3:
+                raise InputError(
+                    f"only {len(pool)} {cat} response(s) unanimously annotated {verdict}; three are needed",
+                    file=str(Path(run_dir) / "halluscope.sqlite"),
+                    fix="annotate more responses with 'halluscope mishap annotate', or pass --examples FILE")
+            for answer_id in rng.sample(pool, 3):
+                it = by_id[answer_id]
+                chosen.append({k: it[k] for k in ("question", "description", "rubric", "response")} | {"verdict": verdict})
+                used.append(answer_id)
+        out[cat] = chosen
+    return out, used
