@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from halluscope.audio_lm._adapters import ADAPTERS, AudioLMAdapter, load_adapter
 from halluscope.errors import HalluscopeError
@@ -30,6 +30,15 @@ class HFAudioOptions(_Options):
     params: dict = Field(default_factory=dict, description="max_new_tokens (256), temperature (0 = greedy), top_p, seed.")
     chat_template: str | None = Field(default=None, description="Jinja chat template if the model ships none.")
     audio_window_s: float | None = Field(default=None, gt=0, description="Override the adapter's window (seconds per clip).")
+    mitigation: Any = Field(default=None, description="Decoding-time mitigation (halluscope.mitigation): 'aad', 'vcd', "
+                            "'mti', 'dola' or a table {method = 'aad', alpha = 1.0, ...}; None decodes plainly.")
+
+    @field_validator("mitigation", mode="before")
+    @classmethod
+    def _mitigation(cls, value: Any) -> Any:
+        from halluscope.mitigation import parse_mitigation
+
+        return parse_mitigation(value)
 
 
 class HFAudioBackend:
@@ -63,13 +72,23 @@ class HFAudioBackend:
         merged = {**DEFAULT_PARAMS, **(params or {}), **self.options.params}
         if "max_tokens" in merged:
             merged["max_new_tokens"] = merged.pop("max_tokens")
+        merged.pop("mitigation", None)  # only ever this backend's own (below)
         unknown = set(merged) - set(DEFAULT_PARAMS)
         if unknown:
             raise HalluscopeError(f"{self.spec}: unknown decoding parameters {sorted(unknown)}; expected {sorted(DEFAULT_PARAMS)}")
+        if self.options.mitigation is not None:  # part of the request key; absent when off, so old keys stay valid
+            merged["mitigation"] = self.options.mitigation.key()
         return merged
 
     def identity(self) -> dict:
         return {"backend": self.spec, "params": self._params(None), "audio_window_s": self.audio_window_s}
+
+    @property
+    def mitigation_label(self) -> str:
+        """The table row label of this backend's decoding: 'W/O' or the method (with non-default settings)."""
+        from halluscope.mitigation import label_of
+
+        return label_of(self.options.mitigation)
 
     def request(self, messages: Sequence[ChatMessage | dict], *, nonce: int = 0, tag: str | None = None,
                 params: dict | None = None) -> ModelRequest:
@@ -106,8 +125,14 @@ class HFAudioBackend:
 
     def _call(self, request: ModelRequest) -> dict:
         assert self.adapter is not None
-        inputs = self.adapter.inputs(request.messages, request.audio)
-        out = self.adapter.generate(inputs, request.params)
+        if self.options.mitigation is not None:
+            from halluscope.mitigation._audio import generate
+
+            out, inputs, _ = generate(self.adapter, request.messages, request.audio, request.params,
+                                      self.options.mitigation)
+        else:
+            inputs = self.adapter.inputs(request.messages, request.audio)
+            out = self.adapter.generate(inputs, request.params)
         if request.audio:
             out.update(audio_sent_s=round(sum(a.seconds for a in request.audio), 3),
                        audio_heard_s=round(inputs.heard_s, 3), audio_delivered=inputs.delivered,
@@ -134,4 +159,29 @@ class HFAudioBackend:
 
 
 def create_hf_audio(model: str, *, config: LLMConfig | None = None, **options: object) -> HFAudioBackend:
-    return HFAudioBackend(model, resolve_options(HFAudioOptions, f"hf-audio/{model}", config, options))  # type: ignore[arg-type]
+    """'hf-audio/<dir>', or 'hf-audio/<dir>?mitigation=aad&alpha=0.5': options in the spec make a distinct model
+    name (so stages keyed by the name, e.g. MISHAP answers, keep mitigated runs apart); keywords win over them."""
+    from halluscope.mitigation import split_mitigation
+
+    path, query = split_spec(model)
+    options, mitigation = split_mitigation({**query, **options})
+    if mitigation is not None:
+        options["mitigation"] = mitigation
+    backend = HFAudioBackend(path, resolve_options(HFAudioOptions, f"hf-audio/{path}", config, options))  # type: ignore[arg-type]
+    backend.spec = f"hf-audio/{model}"
+    return backend
+
+
+def split_spec(model: str) -> tuple[str, dict]:
+    """'<dir>?k=v&k2=v2' -> ('<dir>', {k: v, ...}); values parsed as JSON when they can be."""
+    import json
+    from urllib.parse import parse_qsl
+
+    path, sep, query = model.partition("?")
+    out: dict = {}
+    for k, v in parse_qsl(query, keep_blank_values=True) if sep else ():
+        try:
+            out[k] = json.loads(v)
+        except json.JSONDecodeError:
+            out[k] = v
+    return path, out

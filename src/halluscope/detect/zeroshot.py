@@ -5,7 +5,9 @@ Binary, type and severity are separate calls; direct or chain-of-thought prompti
 greedy decoding with 256 new tokens. Every item of every split is predicted (nothing is trained); each
 prediction carries the reply's status, the parsed answer and, for audio, what the model was sent and heard.
 Options (``-o KEY=VALUE``): prompting=direct|cot, system=qwen-omni|<text>, audio_policy=truncate|chunk|skip,
-max_new_tokens=256, llm_config=<file>; any other key is a backend option (base_url, audio_window_s, device, ...).
+max_new_tokens=256, llm_config=<file>; any other key is a backend option (base_url, audio_window_s, device, ...),
+among them a decoding-time mitigation of the local backends: mitigation=aad|vcd|mti|dola (hf: dola) with its
+hyperparameters (alpha=, beta=, tau=, ...; see halluscope.mitigation), stored in the fingerprint, resolved.
 """
 
 from __future__ import annotations
@@ -91,12 +93,28 @@ def make_backend(spec: str, input_: str, backend_options: dict, llm_config: str 
     return create_backend(spec, config=config, **backend_options)
 
 
+def mitigation_of(options: dict, provider: str):
+    """The run's decoding-time mitigation (None: plain decoding), validated before any work."""
+    from halluscope.mitigation import split_mitigation
+
+    _, backend_opts = split_options(options)
+    _, cfg = split_mitigation(backend_opts)
+    if cfg is not None and provider not in ("hf", "hf-audio"):
+        raise HalluscopeError(f"mitigation={cfg.method} needs logits of a local model: use hf-audio/<dir> "
+                              f"(aad, vcd, mti, dola) or hf/<dir> (dola), not {provider}/<model>")
+    return cfg
+
+
 def _config(spec_provider: str):
     def config(model: str, options: dict) -> dict:
         own, backend_opts = split_options(options)
-        return {"model": f"{spec_provider}/{model}", **{k: v for k, v in own.items() if k != "llm_config"},
-                "backend_options": backend_opts, "decoding": {"max_tokens": own["max_new_tokens"], "temperature": 0},
-                "prompts": prompt_files_hash()}
+        out = {"model": f"{spec_provider}/{model}", **{k: v for k, v in own.items() if k != "llm_config"},
+               "backend_options": backend_opts, "decoding": {"max_tokens": own["max_new_tokens"], "temperature": 0},
+               "prompts": prompt_files_hash()}
+        cfg = mitigation_of(options, spec_provider)
+        if cfg is not None:  # only when on: unmitigated fingerprints stay what they were
+            out["mitigation"] = cfg.key()
+        return out
     return config
 
 

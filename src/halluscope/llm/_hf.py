@@ -24,10 +24,11 @@ DEFAULT_PARAMS = {"max_new_tokens": 512, "temperature": 0.0, "top_p": 1.0, "seed
 class HFBackend:
     """A causal LM and its tokenizer from a local directory."""
 
-    def __init__(self, path: str, options: HFOptions) -> None:
+    def __init__(self, path: str, options: HFOptions, mitigation: object = None) -> None:
         self.path = path
         self.spec = f"hf/{path}"
         self.options = options
+        self.mitigation = mitigation  # a halluscope.mitigation.MitigationConfig (DoLa) or None
         self._model = None
         self._tok = None
         self._queue: asyncio.Queue | None = None
@@ -37,9 +38,12 @@ class HFBackend:
         merged = {**DEFAULT_PARAMS, **(params or {}), **self.options.params}
         if "max_tokens" in merged:  # the OpenAI name, as the judge passes it
             merged["max_new_tokens"] = merged.pop("max_tokens")
+        merged.pop("mitigation", None)
         unknown = set(merged) - set(DEFAULT_PARAMS)
         if unknown:
             raise HalluscopeError(f"{self.spec}: unknown decoding parameters {sorted(unknown)}; expected {sorted(DEFAULT_PARAMS)}")
+        if self.mitigation is not None:  # part of the request key only when on
+            merged["mitigation"] = self.mitigation.key()  # type: ignore[attr-defined]
         return merged
 
     def identity(self) -> dict:
@@ -95,6 +99,9 @@ class HFBackend:
     def _generate(self, requests: list[ModelRequest]) -> list[dict]:
         import torch
 
+        if self.mitigation is not None:  # contrastive decoding runs one request at a time (batch size 1)
+            return [self._generate_mitigated(r) for r in requests]
+
         params = requests[0].params
         tok, model = self._tok, self._model
         prompts = [self.prompt(r) for r in requests]
@@ -120,6 +127,19 @@ class HFBackend:
                             "prompt_tokens": int(enc["attention_mask"][i].sum()),
                             "completion_tokens": len(ids) + (finish == "stop")})
         return results
+
+    def _generate_mitigated(self, request: ModelRequest) -> dict:
+        from halluscope.mitigation import decode, sampler
+
+        tok, params = self._tok, request.params
+        enc = dict(tok([self.prompt(request)], return_tensors="pt", add_special_tokens=False).to(self._device))
+        res = decode(self._model, enc, self.mitigation, max_new_tokens=int(params["max_new_tokens"]),  # type: ignore[arg-type]
+                     eos=[tok.eos_token_id], temperature=float(params["temperature"]), top_p=float(params["top_p"]),
+                     generator=sampler(params))
+        ids = res.tokens[:-1] if res.finish_reason == "stop" else res.tokens
+        return {"text": tok.decode(ids, skip_special_tokens=True), "finish_reason": res.finish_reason,
+                "prompt_tokens": int(enc["attention_mask"][0].sum()), "completion_tokens": len(res.tokens),
+                "mitigation": res.summary(self.mitigation)}  # type: ignore[arg-type]
 
     # -- batching -------------------------------------------------------------------------------
     async def open(self) -> None:
@@ -178,4 +198,18 @@ class HFBackend:
 
 @LLM_BACKENDS.register("hf")
 def _hf(model: str, *, config: LLMConfig | None = None, **options: object) -> HFBackend:
-    return HFBackend(model, resolve_options(HFOptions, f"hf/{model}", config, options))  # type: ignore[arg-type]
+    """'hf/<dir>'; ``mitigation=dola`` (with DoLa's options, or as 'hf/<dir>?mitigation=dola') decodes with DoLa."""
+    mitigation = None
+    path = model
+    if "mitigation" in options or "?" in model:
+        from halluscope.audio_lm._hf_audio import split_spec
+        from halluscope.mitigation import AUDIO_METHODS, split_mitigation
+
+        path, query = split_spec(model)
+        options, mitigation = split_mitigation({**query, **options})
+        if mitigation is not None and mitigation.method in AUDIO_METHODS:
+            raise HalluscopeError(f"'hf/{model}': {mitigation.method} contrasts audio and a text LM has none; "
+                                  "the hf backend offers mitigation=dola (use hf-audio/<dir> for aad, vcd, mti)")
+    backend = HFBackend(path, resolve_options(HFOptions, f"hf/{path}", config, options), mitigation)  # type: ignore[arg-type]
+    backend.spec = f"hf/{model}"
+    return backend

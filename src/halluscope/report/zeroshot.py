@@ -1,6 +1,7 @@
 """Report section in the layout of seed 000's Table 3: zero-shot decoders on audio (A), transcripts (T) and text (O).
 
-One row per model x language x task x input x prompting, with the coverage n of the cell, accuracy and
+One row per model x decoding (W/O, or a mitigation: AAD, VCD, MTI, DoLa, as the row labels of seed 001's
+Tables 2 and 12) x language x task x input x prompting, with the coverage n of the cell, accuracy and
 macro-F1 over exactly those items (unparsable, refusal, error and 'none' answers count as errors), the
 majority baseline on the same items, the rates of each non-answer, and for audio how many items were
 truncated, chunked or skipped, how much audio was sent and heard, and how often it reached the model.
@@ -19,7 +20,7 @@ from halluscope.store import Store
 INPUT_CODE = {"audio": "A", "transcript": "T", "text": "O"}
 TASK_CODE = {"binary": "B", "type": "T", "severity": "L"}
 COLUMNS = [
-    ("model", "model"), ("language", "lang"), ("task", "task"), ("input", "input"), ("prompting", "prompting"),
+    ("model", "model"), ("mitigation", "method"), ("language", "lang"), ("task", "task"), ("input", "input"), ("prompting", "prompting"),
     ("n", "n"), ("accuracy", "Acc"), ("macro_f1", "F1"), ("majority_accuracy", "maj. Acc"),
     ("majority_macro_f1", "maj. F1"), ("unparsable_rate", "unparsable"), ("refusal_rate", "refusal"),
     ("error_rate", "error"), ("none_rate", "none"), ("skipped", "skipped"), ("truncated", "truncated"),
@@ -40,10 +41,11 @@ def zero_shot_rows(store: Store, build: BuildResult) -> list[dict]:
     for m in store.manifests():
         if m.command == "detect":
             opts = m.config.get("options") or {}
-            key = (m.config["detector"], m.config["task"], m.config["input"], opts.get("prompting", "direct"))
+            key = (m.config["detector"], mitigation_label(opts), m.config["task"], m.config["input"],
+                   opts.get("prompting", "direct"))
             latest[key] = m.stages["detect"]
     rows = []
-    for (detector, task, input_, prompting), fp in sorted(latest.items()):
+    for (detector, method, task, input_, prompting), fp in sorted(latest.items(), key=_order):
         preds = [p for p in store.results("detect", fp, Prediction).values() if p.zero_shot]
         if not preds:
             continue
@@ -51,7 +53,7 @@ def zero_shot_rows(store: Store, build: BuildResult) -> list[dict]:
         for lang in [*langs, "all"]:
             cell = [p for p in preds if lang == "all" or build.samples[p.item_id].language == lang]
             asked = [p for p in cell if not (p.audio and p.audio.action == "skipped")]
-            row: dict = {"model": detector, "language": lang, "task": task, "input": INPUT_CODE[input_],
+            row: dict = {"model": detector, "mitigation": method, "language": lang, "task": task, "input": INPUT_CODE[input_],
                          "prompting": prompting, "n": len(asked), "skipped": len(cell) - len(asked)}
             if asked:
                 labels = LABELS[task]
@@ -81,14 +83,34 @@ def zero_shot_rows(store: Store, build: BuildResult) -> list[dict]:
     return rows
 
 
+def mitigation_label(options: dict) -> str:
+    """'W/O' for plain decoding, else the mitigation's label (AAD, VCD (alpha=0.5), ...), from detect options."""
+    from halluscope.mitigation import label_of, split_mitigation
+
+    try:
+        return label_of(split_mitigation({k: v for k, v in options.items() if k != "seed"})[1])
+    except Exception:  # noqa: BLE001 - an unreadable old manifest still gets a row
+        return str(options.get("mitigation"))
+
+
+METHOD_ORDER = ("W/O", "AAD", "VCD", "MTI", "DoLa")  # seed 001, Table 2
+
+
+def _order(item: tuple) -> tuple:
+    (detector, method, *rest), _ = item
+    head = method.split(" ")[0]
+    return (detector, METHOD_ORDER.index(head) if head in METHOD_ORDER else len(METHOD_ORDER), method, *rest)
+
+
 def table3(rows: list[dict]) -> list[dict]:
     """The compact layout: model x language rows, one 'Acc/F1 (n)' cell per task x input."""
     cells: dict[tuple, dict] = {}
     for r in rows:
         if r["language"] == "all":
             continue
-        key = (r["model"], r["prompting"], r["language"])
-        out = cells.setdefault(key, {"model": r["model"], "prompting": r["prompting"], "language": r["language"]})
+        key = (r["model"], r.get("mitigation", "W/O"), r["prompting"], r["language"])
+        out = cells.setdefault(key, {"model": r["model"], "mitigation": r.get("mitigation", "W/O"),
+                                     "prompting": r["prompting"], "language": r["language"]})
         if r.get("accuracy") is not None:
             out[f"{TASK_CODE[r['task']]}-{r['input']}"] = f"{r['accuracy']:.3f}/{r['macro_f1']:.3f} (n={r['n']})"
             out[f"{TASK_CODE[r['task']]}-maj"] = f"{r['majority_accuracy']:.3f}/{r['majority_macro_f1']:.3f}"
@@ -119,7 +141,8 @@ CAPTION = ("Zero-shot decoders: A = direct audio, T = ASR transcript, O = origin
            "Acc and macro-F1 use the same n items; unparsable, refusal, error and 'none' answers count as errors. "
            "Majority baseline: the most frequent gold label of the same items. Cells with different n are not "
            "comparable. Audio: items truncated / chunked / skipped (skipped items are outside n) under the run's "
-           "policy, mean seconds sent and heard, and the share of calls where audio reached the model.")
+           "policy, mean seconds sent and heard, and the share of calls where audio reached the model. method: W/O = "
+           "plain decoding, else the decoding-time mitigation (AAD, VCD, MTI, DoLa; non-default settings in brackets).")
 
 
 def _uniform(rows: list[dict]) -> list[dict]:
@@ -135,8 +158,8 @@ def zero_shot_section(store: Store, build: BuildResult) -> Section | None:
         return None
     rows = _uniform(rows)
     compact = _uniform(table3(rows))
-    keys = sorted({k for r in compact for k in r} - {"model", "prompting", "language"})
-    ccols = [("model", "model"), ("prompting", "prompting"), ("language", "lang"), *[(k, k) for k in keys]]
+    keys = sorted({k for r in compact for k in r} - {"model", "mitigation", "prompting", "language"})
+    ccols = [("model", "model"), ("mitigation", "method"), ("prompting", "prompting"), ("language", "lang"), *[(k, k) for k in keys]]
     md = "\n\n".join([CAPTION, "Table 3 layout (Acc/F1 (n)):", _md(compact, ccols), "Per cell:", _md(rows, COLUMNS)])
     page = (f"<p>{html.escape(CAPTION)}</p>" + _html(compact, ccols) + "<h3>Per cell</h3>" + _html(rows, COLUMNS))
     flat = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in r.items()} for r in rows]

@@ -1,0 +1,67 @@
+"""Decoding-time hallucination mitigation for local models (seed 001, section 3.4 and App. B.3).
+
+Four contrastive methods over next-token logits z_t and a contrast z_t^-, each branch with its own KV cache:
+AAD (audio removed), VCD (diffused audio), MTI (a temporary ignore-the-audio instruction at high-entropy
+steps) and DoLa (a premature layer chosen per step by Jensen-Shannon divergence). Reached as options of the
+'hf-audio/<path>' backend (all four) and the 'hf/<path>' backend (DoLa): ``-o mitigation=aad -o alpha=1``.
+"""
+
+from __future__ import annotations
+
+from halluscope.mitigation._config import (
+    AAD_PREFIX,
+    AUDIO_METHODS,
+    DEFAULTS,
+    METHODS,
+    MTI_INSTRUCTION,
+    MitigationConfig,
+    parse_mitigation,
+    split_mitigation,
+)
+from halluscope.mitigation._contrast import (
+    contrast,
+    diffuse,
+    dola,
+    dola_candidates,
+    entropy,
+    js_divergence,
+    plausible,
+)
+from halluscope.mitigation._decode import (
+    Branch,
+    DecodeResult,
+    StepTrace,
+    decode,
+    sampler,
+)
+
+
+def label_of(mitigation: object) -> str:
+    """Table row label of a stored mitigation setting (a config, its key dict, a method name or None): 'W/O' if none."""
+    cfg = parse_mitigation(mitigation)
+    return "W/O" if cfg is None else cfg.label()
+
+
+__all__ = [
+    "AAD_PREFIX",
+    "AUDIO_METHODS",
+    "DEFAULTS",
+    "METHODS",
+    "MTI_INSTRUCTION",
+    "Branch",
+    "DecodeResult",
+    "MitigationConfig",
+    "StepTrace",
+    "contrast",
+    "decode",
+    "diffuse",
+    "dola",
+    "dola_candidates",
+    "entropy",
+    "js_divergence",
+    "label_of",
+    "parse_mitigation",
+    "plausible",
+    "sampler",
+    "split_mitigation",
+]

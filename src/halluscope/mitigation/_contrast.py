@@ -1,0 +1,90 @@
+"""The per-step arithmetic of the four methods, as pure functions of logits (float32, shape [..., vocab])."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+
+
+def plausible(logits: torch.Tensor, beta: float | None) -> torch.Tensor:
+    """Mask of tokens with p_t >= beta * max p_t (all True without a threshold); the argmax always survives."""
+    if beta is None or beta <= 0:
+        return torch.ones_like(logits, dtype=torch.bool)
+    logp = F.log_softmax(logits.float(), dim=-1)
+    return logp >= logp.max(dim=-1, keepdim=True).values + torch.log(torch.tensor(beta))
+
+
+def contrast(z: torch.Tensor, z_neg: torch.Tensor, *, alpha: float, beta: float | None = None) -> torch.Tensor:
+    """(1 + alpha) z - alpha z^-, restricted to the plausible set of softmax(z) (AAD, VCD, MTI).
+
+    The same distribution as contrasting log-probabilities: the log-normalisers only add a constant.
+    """
+    z, z_neg = z.float(), z_neg.float()
+    out = (1 + alpha) * z - alpha * z_neg
+    return out.masked_fill(~plausible(z, beta), float("-inf"))
+
+
+def entropy(logits: torch.Tensor) -> torch.Tensor:
+    """Shannon entropy (nats) of softmax(logits) (MTI's uncertainty test)."""
+    logp = F.log_softmax(logits.float(), dim=-1)
+    return -(logp.exp() * logp).sum(dim=-1)
+
+
+def js_divergence(logits_p: torch.Tensor, logits_q: torch.Tensor) -> torch.Tensor:
+    """Jensen-Shannon divergence (nats) between softmax(logits_p) and softmax(logits_q), over the last axis."""
+    lp, lq = F.log_softmax(logits_p.float(), dim=-1), F.log_softmax(logits_q.float(), dim=-1)
+    m = 0.5 * (lp.exp() + lq.exp())
+    lm = torch.log(m.clamp_min(1e-30))
+    return 0.5 * ((lp.exp() * (lp - lm)).sum(-1) + (lq.exp() * (lq - lm)).sum(-1))
+
+
+def dola_candidates(n_layers: int) -> tuple[int, ...]:
+    """Every second decoder layer from the midpoint up to the one below the final (hidden-state indices).
+
+    Hidden state i is the output of decoder layer i (0 = embeddings, n_layers = final, after the final norm);
+    this is the 'high' bucket of Chuang et al. (2024): range(N // 2, N, 2).
+    """
+    cands = tuple(range(n_layers // 2, n_layers, 2))
+    if not cands:
+        raise ValueError(f"DoLa needs at least 2 decoder layers, the model has {n_layers}")
+    return cands
+
+
+def dola(final: torch.Tensor, premature: dict[int, torch.Tensor], *, alpha: float = 1.0, beta: float | None = 0.1,
+         generated: Sequence[int] = (), repetition_penalty: float = 1.0) -> tuple[torch.Tensor, int, dict[int, float]]:
+    """DoLa's adjusted logits log q_N - alpha log q_M on the plausible set of q_N, with M the candidate layer of
+    largest JS divergence from the final layer; then the repetition penalty on already generated tokens.
+
+    Returns (adjusted logits, chosen layer, JS divergence per candidate). Shapes: [vocab] (batch size 1).
+    """
+    js = {layer: float(js_divergence(final, z)) for layer, z in premature.items()}
+    chosen = max(js, key=lambda k: js[k])  # ties: the lower layer, as dict order is ascending
+    out = F.log_softmax(final.float(), -1) - alpha * F.log_softmax(premature[chosen].float(), -1)
+    out = out.masked_fill(~plausible(final, beta), float("-inf"))
+    if repetition_penalty != 1.0 and len(generated):
+        idx = torch.tensor(sorted(set(generated)), device=out.device)
+        vals = out[..., idx]
+        out[..., idx] = torch.where(vals < 0, vals * repetition_penalty, vals / repetition_penalty)
+    return out, chosen, js
+
+
+def diffuse(x: torch.Tensor, *, abar: float, generator: torch.Generator) -> torch.Tensor:
+    """Forward diffusion in one jump: sqrt(abar) x + sqrt(1 - abar) eps, eps ~ N(0, I) from ``generator``."""
+    eps = torch.randn(x.shape, generator=generator, dtype=torch.float32).to(device=x.device)
+    return (abar ** 0.5 * x.float() + (1 - abar) ** 0.5 * eps).to(x.dtype)
+
+
+def choose(logits: torch.Tensor, *, temperature: float, top_p: float, generator: torch.Generator | None) -> int:
+    """Greedy at temperature 0, else nucleus sampling from softmax(logits / temperature) with ``generator``."""
+    if temperature <= 0:
+        return int(torch.argmax(logits))
+    probs = torch.softmax(logits.float().cpu() / temperature, dim=-1)
+    if top_p < 1.0:
+        sorted_p, order = torch.sort(probs, descending=True)
+        keep = torch.cumsum(sorted_p, -1) - sorted_p < top_p
+        probs = torch.zeros_like(probs).scatter(-1, order, sorted_p * keep)
+    return int(torch.multinomial(probs / probs.sum(), 1, generator=generator))
+
+
