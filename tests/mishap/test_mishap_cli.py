@@ -41,7 +41,8 @@ def test_all_then_report(tmp_path, monkeypatch):
     assert "Table 1" in md and "Table 11" in md and "openai/alm-a" in md and "openai/alm-b" in md
     assert "judge vs x" in md and (out / "stance.png").read_bytes()[:4] == b"\x89PNG"
     t1 = (out / "table1.csv").read_text().splitlines()
-    assert t1[0].startswith("model,music_context,music_knowledge,music_all")
+    assert t1[0].startswith("model,method,music_context,music_knowledge,music_all")
+    assert all(",W/O," in line for line in t1[1:])  # no mitigation in this run: every row is plain decoding
     html = (out / "mishap.html").read_text()
     assert "<script>" not in html and "data:image/png;base64" in html
     assert runner.invoke(app, ["mishap", "rubrics", str(run), "--export", str(tmp_path / "r.jsonl")]).exit_code == 0
@@ -94,3 +95,13 @@ def test_answers_from_tiny_hf_audio_model(tmp_path, monkeypatch):
     again = collect_answers(run, spec, config=LLMConfig(), backend_options={"params": {"max_new_tokens": 3}, "device": "cpu"},
                             policy="chunk", quiet=True)
     assert again.stats.calls == 0 and again.results == res.results
+    # the same model with audio-aware contrastive decoding: its own answers, its own row under the model
+    aad = collect_answers(run, f"{spec}?mitigation=aad&alpha=0.5", config=LLMConfig(),
+                          backend_options={"params": {"max_new_tokens": 3}, "device": "cpu"}, policy="chunk", quiet=True)
+    assert len(aad.results) == 12 and not aad.failed and not set(aad.results) & set(res.results)
+    from halluscope.mishap.report import _model_order, model_and_method
+
+    assert model_and_method(f"{spec}?mitigation=aad&alpha=0.5") == (spec, "AAD (alpha=0.5)")
+    assert model_and_method(spec) == (spec, "W/O")
+    assert sorted([f"{spec}?mitigation=dola", f"{spec}?mitigation=aad", spec], key=_model_order) == \
+        [spec, f"{spec}?mitigation=aad", f"{spec}?mitigation=dola"]

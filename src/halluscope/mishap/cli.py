@@ -79,9 +79,17 @@ def answer_cmd(run: Path = RUN, model: str = typer.Option(..., help="Audio LM: o
                temperature: float = typer.Option(0.0, help="Sampling temperature from the model card (with --seeds)."),
                top_p: Optional[float] = typer.Option(None, help="top_p from the model card (with --seeds)."),
                max_tokens: int = typer.Option(512), policy: str = typer.Option("truncate", help="Audio longer than the window: truncate, chunk or skip."),
-               system: Optional[str] = typer.Option(None, help="System prompt, if the model card prescribes one.")) -> None:
+               system: Optional[str] = typer.Option(None, help="System prompt, if the model card prescribes one."),
+               mitigation: Optional[str] = typer.Option(None, help="Contrastive decoding for hf-audio models: aad, vcd, "
+                                                        "mti or dola, with parameters as a query, e.g. 'aad&alpha=0.5'; "
+                                                        "reported as its own row under the model.")) -> None:
     """Collect one model's answers (raw text, call key, audio sent/heard)."""
     from halluscope.mishap.answers import collect_answers
+
+    if mitigation:
+        if not model.startswith("hf-audio/"):
+            raise typer.BadParameter("--mitigation needs a local hf-audio/<dir> model (it changes the decoding loop)")
+        model = f"{model}{'&' if '?' in model else '?'}mitigation={mitigation}"
 
     collect_answers(run, model, seeds=_seeds(seeds), temperature=temperature, top_p=top_p, max_tokens=max_tokens,
                     policy=policy, system=system)

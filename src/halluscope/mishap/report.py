@@ -49,10 +49,11 @@ def collect(run_dir: str | Path) -> dict:
     by_cat = hallucination_rates(rows, by=("model", "category"))
     overall = hallucination_rates(rows, by=("model",))
     by_strat = hallucination_rates(rows, by=("model", "category", "strategy"))
-    models = sorted({r["model"] for r in rows})
+    models = sorted({r["model"] for r in rows}, key=_model_order)
     table1, table11 = [], []
     for m in models:
-        row: dict = {"model": m}
+        base, method = model_and_method(m)
+        row: dict = {"model": base, "method": method}
         for d in MISHAP_DOMAINS:
             for c in MISHAP_CATEGORIES:
                 row[f"{d}_{c}"] = _cell(next((r for r in long if (r["model"], r["domain"], r["category"]) == (m, d, c)), None))
@@ -61,7 +62,7 @@ def collect(run_dir: str | Path) -> dict:
             row[f"{c}_all"] = _cell(next((r for r in by_cat if (r["model"], r["category"]) == (m, c)), None))
         row["overall"] = _cell(next((r for r in overall if r["model"] == m), None))
         table1.append(row)
-        row11: dict = {"model": m}
+        row11: dict = {"model": base, "method": method}
         for c in MISHAP_CATEGORIES:
             for s in MISHAP_STRATEGIES[c]:
                 row11[s] = _cell(next((r for r in by_strat if (r["model"], r["strategy"]) == (m, s)), None))
@@ -85,14 +86,32 @@ def collect(run_dir: str | Path) -> dict:
             "agreement": agreement, "balance": clips_m.config["balance"] if clips_m else [], "counts": counts}
 
 
+def model_and_method(model: str) -> tuple[str, str]:
+    """'hf-audio/x?mitigation=aad&alpha=0.5' -> ('hf-audio/x', 'AAD (alpha=0.5)'): decoding methods are rows
+    under their model, as in seed 001's Tables 2 and 12."""
+    from halluscope.audio_lm._hf_audio import split_spec
+    from halluscope.report.zeroshot import mitigation_label
+
+    base, sep, _ = model.partition("?")
+    return base, mitigation_label(split_spec(model)[1]) if sep else "W/O"
+
+
+def _model_order(model: str) -> tuple:
+    from halluscope.report.zeroshot import METHOD_ORDER
+
+    base, method = model_and_method(model)
+    head = method.split(" ")[0]
+    return (base, METHOD_ORDER.index(head) if head in METHOD_ORDER else len(METHOD_ORDER), method)
+
+
 def _columns1() -> list[tuple[str, str]]:
-    cols = [("model", "Model")]
+    cols = [("model", "Model"), ("method", "Decoding")]
     for d in MISHAP_DOMAINS:
         cols += [(f"{d}_context", f"{d.title()} Ctx"), (f"{d}_knowledge", f"{d.title()} Know"), (f"{d}_all", f"{d.title()} All")]
     return cols + [("context_all", "Context"), ("knowledge_all", "Knowledge"), ("overall", "Overall")]
 
 
-COLS11 = [("model", "Model")] + [(s, STRATEGY_ABBR[s]) for c in MISHAP_CATEGORIES for s in MISHAP_STRATEGIES[c]]
+COLS11 = [("model", "Model"), ("method", "Decoding")] + [(s, STRATEGY_ABBR[s]) for c in MISHAP_CATEGORIES for s in MISHAP_STRATEGIES[c]]
 STANCE_COLS = [("model", "Model"), ("domain", "Domain"), ("category", "Category"), ("n", "n"),
                ("abstains", "Abstains"), ("asserts", "Asserts"), ("endorses_false_premise", "Endorses false premise"),
                ("unscored", "No stance")]
