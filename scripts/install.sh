@@ -17,7 +17,7 @@ if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[asr,llm,hf,test]'
+.venv/bin/python -m pip install -q -e '.[asr,llm,hf,ray,test]'
 echo "halluscope installed in $(pwd)/.venv"
 
 # The MISHAP annotation app's browser test drives Debian's headless Chromium with Selenium (no browser download).

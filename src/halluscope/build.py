@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from halluscope.corpus import load_articles
 from halluscope.errors import HalluscopeError, ItemError
+from halluscope.executors import Executor, ItemTask, Resources
 from halluscope.generate import GENERATORS, plan_rewrites
 from halluscope.manifest import record_manifest
 from halluscope.metrics.asr import score_asr
@@ -77,7 +80,9 @@ def select_articles(cfg: BuildConfig) -> list[Article]:
     return articles
 
 
-def build_spoken(run_dir: str | Path, cfg: BuildConfig, *, quiet: bool = False) -> BuildResult:
+def build_spoken(run_dir: str | Path, cfg: BuildConfig, *, quiet: bool = False,
+                 executor: Executor | None = None) -> BuildResult:
+    """Build a spoken benchmark; ``executor`` runs TTS and ASR elsewhere (e.g. Ray), same records either way."""
     run_dir = Path(run_dir)
     articles = select_articles(cfg)
     generator = GENERATORS.create(cfg.generator)
@@ -117,7 +122,8 @@ def build_spoken(run_dir: str | Path, cfg: BuildConfig, *, quiet: bool = False) 
         samples = {**originals.results, **generated.results}
 
         audio, transcripts = render_speech(store, run_dir, samples, tts=tts, asr=asr, voices=voices, seed=cfg.seed,
-                                           tts_stage=tts_stage, asr_stage=asr_stage, quiet=quiet)
+                                           tts_stage=tts_stage, asr_stage=asr_stage, quiet=quiet,
+                                           executor=executor)
         failures = {s.stage: s.failed for s in (originals, generated, audio, transcripts) if s.failed}
         result = BuildResult(run_dir, samples, audio.results, transcripts.results, failures, stages)
         export_dataset(result)
@@ -137,43 +143,82 @@ def asr_config(asr: object) -> dict:
 
 def render_speech(store: Store, run_dir: Path, samples: dict[str, Variant], *, tts: object, asr: object,
                   voices: dict[str, list[str]], seed: int, tts_stage: Stage, asr_stage: Stage,
-                  quiet: bool = False) -> tuple[StageSummary[AudioRef], StageSummary[Transcript]]:
+                  quiet: bool = False, executor: Executor | None = None,
+                  ) -> tuple[StageSummary[AudioRef], StageSummary[Transcript]]:
     """TTS -> ASR for ``samples`` as two resumable stages (used by 'build spoken' and 'build realworld')."""
     audio_dir = run_dir / "audio" / tts_stage.fingerprint[:8]
     _invalidate_bad_audio(store, tts_stage, run_dir)
 
-    def synthesize(v: Variant) -> AudioRef:
-        voice = pick_voice(voices[v.language], seed=seed, item_id=v.id)
-        samples_ = tts.synthesize(v.text, language=v.language, voice=voice)
-        data = encode_wav(samples_)
-        path = audio_dir / v.language / f"{v.id}.wav"
+    audio = run_stage(store, tts_stage, [(k, samples[k]) for k in sorted(samples)],
+                      Synthesize(tts, voices, seed, run_dir, audio_dir), AudioRef,
+                      quiet=quiet, description=f"speech ({tts.spec})", executor=executor)
+    transcripts = run_stage(store, asr_stage, [(k, audio.results[k]) for k in sorted(audio.results)],
+                            Transcribe(asr, samples, run_dir), Transcript, quiet=quiet,
+                            description=f"transcribe ({asr.spec})", executor=executor)
+    return audio, transcripts
+
+
+@dataclass
+class Synthesize(ItemTask):
+    """TTS of one sample: speech on the worker, the WAV (sent back as bytes) written by the driver."""
+
+    tts: object
+    voices: dict[str, list[str]]
+    seed: int
+    run_dir: Path
+    audio_dir: Path
+
+    def __call__(self, v: Variant) -> tuple[dict, bytes]:
+        voice = pick_voice(self.voices[v.language], seed=self.seed, item_id=v.id)
+        samples_ = self.tts.synthesize(v.text, language=v.language, voice=voice)  # type: ignore[attr-defined]
+        return {"voice": voice, "duration_s": round(len(samples_) / SAMPLE_RATE, 3)}, encode_wav(samples_)
+
+    def finish(self, v: Variant, out: tuple[dict, bytes]) -> AudioRef:
+        meta, data = out
+        path = self.audio_dir / v.language / f"{v.id}.wav"
         write_atomic(path, data)
-        return AudioRef(item_id=v.id, path=str(path.relative_to(run_dir)), sha256=sha256_bytes(data),
-                        sample_rate=SAMPLE_RATE, duration_s=round(len(samples_) / SAMPLE_RATE, 3),
-                        engine=tts.spec, voice=voice, text_sha256=sha256_bytes(v.text.encode()))
+        return AudioRef(item_id=v.id, path=str(path.relative_to(self.run_dir)), sha256=sha256_bytes(data),
+                        sample_rate=SAMPLE_RATE, duration_s=meta["duration_s"], engine=self.tts.spec,  # type: ignore[attr-defined]
+                        voice=meta["voice"], text_sha256=sha256_bytes(v.text.encode()))
 
-    audio = run_stage(store, tts_stage, [(k, samples[k]) for k in sorted(samples)], synthesize, AudioRef,
-                      quiet=quiet, description=f"speech ({tts.spec})")
 
-    def transcribe(ref: AudioRef) -> Transcript:
-        v = samples[ref.item_id]
-        wav, _ = load_verified(run_dir / ref.path, ref.sha256)
+@dataclass
+class Transcribe(ItemTask):
+    """ASR of one clip: the driver reads and checks the WAV, the worker decodes, transcribes and scores it."""
+
+    asr: object
+    samples: dict[str, Variant]
+    run_dir: Path
+
+    def setup(self, resources: Resources | None) -> None:
+        if resources is not None and hasattr(self.asr, "cpu_threads"):
+            self.asr.cpu_threads = max(1, int(resources.num_cpus))  # type: ignore[attr-defined]
+
+    def prepare(self, ref: AudioRef) -> tuple[AudioRef, str, str, np.ndarray]:
+        v = self.samples[ref.item_id]
+        return ref, v.language, v.text, load_verified(self.run_dir / ref.path, ref.sha256)[0]
+
+    def __getstate__(self) -> dict:
+        # workers get each item's text with it, not the whole set, and load their own model
+        asr = copy.copy(self.asr)
+        if getattr(asr, "_model", None) is not None:
+            asr._model = None  # type: ignore[attr-defined]
+        return {**self.__dict__, "samples": {}, "asr": asr}
+
+    def __call__(self, payload: tuple[AudioRef, str, str, np.ndarray]) -> Transcript:
+        ref, language, reference, wav = payload
         t0 = time.perf_counter()
         try:
-            text = asr.transcribe(wav, language=v.language)
+            text = self.asr.transcribe(wav, language=language)  # type: ignore[attr-defined]
         except ItemError:
             raise
         except Exception as exc:  # noqa: BLE001 - engine errors become item failures with context
             raise ItemError(f"ASR failed on {ref.path}: {type(exc).__name__}: {exc}") from exc
         elapsed = time.perf_counter() - t0
-        item = score_asr(reference=[v.text], hypothesis=[text])
-        return Transcript(item_id=v.id, language=v.language, text=text, asr=asr.spec, audio_sha256=ref.sha256,
-                          audio_duration_s=ref.duration_s, processing_s=round(elapsed, 3),
+        item = score_asr(reference=[reference], hypothesis=[text])
+        return Transcript(item_id=ref.item_id, language=language, text=text, asr=self.asr.spec,  # type: ignore[attr-defined]
+                          audio_sha256=ref.sha256, audio_duration_s=ref.duration_s, processing_s=round(elapsed, 3),
                           wer=item.wer, cer=item.cer)
-
-    transcripts = run_stage(store, asr_stage, [(k, audio.results[k]) for k in sorted(audio.results)],
-                            transcribe, Transcript, quiet=quiet, description=f"transcribe ({asr.spec})")
-    return audio, transcripts
 
 
 def _invalidate_bad_audio(store: Store, stage: Stage, run_dir: Path) -> None:

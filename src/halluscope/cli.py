@@ -69,17 +69,41 @@ def build_spoken_cmd(
     articles_per_language: Optional[int] = typer.Option(None, help="Use only the first N articles (by id) per language."),
     types: str = typer.Option(",".join(TYPES), help="Hallucination types to generate, comma-separated."),
     severities: str = typer.Option(",".join(SEVERITIES), help="Severity levels to generate, comma-separated."),
+    executor: str = typer.Option("local", help="Where TTS and ASR run: 'local' (in-process) or 'ray' (Ray actors; "
+                                 "a local cluster, or the one at --ray-address / $RAY_ADDRESS). Same records either way."),
+    ray_address: Optional[str] = typer.Option(None, help="Ray cluster to connect to (default: $RAY_ADDRESS, else start a local one)."),
+    ray_workers: Optional[int] = typer.Option(None, help="Ray workers per stage (default: cluster CPUs / CPUs per worker)."),
+    ray_cpus_per_worker: float = typer.Option(1.0, help="CPUs per Ray worker; also the ASR worker's CTranslate2 threads."),
+    ray_gpus_per_worker: float = typer.Option(0.0, help="GPUs per Ray worker (fractions share a GPU)."),
+    ray_memory_mb: Optional[int] = typer.Option(None, help="Memory per Ray worker in MB (a scheduling request)."),
+    ray_resources: List[str] = typer.Option([], help="Per-stage override STAGE:cpus=N[,gpus=N][,memory_mb=N], "
+                                            "e.g. asr:cpus=2 (repeatable)."),
+    ray_temp_dir: Optional[str] = typer.Option(None, help="Ray's temp folder for a local cluster (default: RUN/.ray, "
+                                               "or /tmp/hs-ray-<hash> when RUN's path is too long for Ray's sockets)."),
+    vllm_serve: Optional[Path] = typer.Option(None, help="Start 'vllm serve' for this local model as the --generator "
+                                              "'openai/<name>' and stop it at the end (needs vLLM; unverified here)."),
 ) -> None:
     """Articles -> hallucinated rewrites -> speech -> ASR transcripts, resumable (seed 000, sections 3.1 and 3.3).
 
-    Example: halluscope build spoken --corpus demo --out runs/demo --langs en,kk
+    Example: halluscope build spoken --corpus demo --out runs/demo --langs en,kk [--executor ray --ray-workers 8]
     """
     from halluscope.build import BuildConfig, build_spoken
+    from halluscope.executors import ExecutorOptions
 
     cfg = BuildConfig(corpus=corpus, langs=_langs(langs), generator=generator, tts=tts, asr=asr, seed=seed,
                       rewrites_per_article=rewrites_per_article, articles_per_language=articles_per_language,
                       types=_choices(types, TYPES, "--types"), severities=_choices(severities, SEVERITIES, "--severities"))
-    result = build_spoken(out, cfg)
+    ex = ExecutorOptions(executor=executor, ray_address=ray_address, ray_workers=ray_workers,
+                         ray_cpus_per_worker=ray_cpus_per_worker, ray_gpus_per_worker=ray_gpus_per_worker,
+                         ray_memory_mb=ray_memory_mb, ray_resources=tuple(ray_resources),
+                         ray_temp_dir=ray_temp_dir).create(out)
+    from halluscope.vllm import serving
+
+    try:
+        with serving(generator, vllm_serve):
+            result = build_spoken(out, cfg, executor=ex)
+    finally:
+        ex.close()
     console.print(f"[green]built[/] {len(result.samples)} samples, {len(result.transcripts)} transcripts in {out}"
                   f" (dataset: {out / 'dataset' / 'samples.parquet'})")
 
@@ -168,6 +192,8 @@ def detect(
                                      "values are parsed as JSON when they can be, e.g. -o prompting=\"cot\". "
                                      "-o realworld=true makes the dedicated real-world run (after 'build realworld'): "
                                      "the matched truthful negatives move to test, fakes are predicted too."),
+    vllm_serve: Optional[Path] = typer.Option(None, help="Start 'vllm serve' for this local model as the --detector "
+                                              "'openai/<name>' and stop it at the end (needs vLLM; unverified here)."),
 ) -> None:
     """Run a detector on a built benchmark for a task and input; predictions are stored and the report picks
     them up. Trainable detectors fit on the train split, choose hyper-parameters on dev and predict dev and
@@ -193,12 +219,42 @@ def detect(
 
         tasks = ["binary"] if task == "all" else tasks
     inputs = ["text", "transcript"] if input == "all" else [input]
-    for t in tasks:
-        for i in inputs:
-            res = run_detect(run, detector=detector, task=t, input=i, seed=seed, options=options)  # type: ignore[arg-type]
-            n_test = sum(p.split == "test" for p in res.predictions.values())
-            console.print(f"detect {detector} task={t} input={i}: {len(res.predictions)} predictions "
-                          f"({n_test} on the test split) stored")
+    from halluscope.vllm import serving
+
+    with serving(detector, vllm_serve):
+        for t in tasks:
+            for i in inputs:
+                res = run_detect(run, detector=detector, task=t, input=i, seed=seed, options=options)  # type: ignore[arg-type]
+                n_test = sum(p.split == "test" for p in res.predictions.values())
+                console.print(f"detect {detector} task={t} input={i}: {len(res.predictions)} predictions "
+                              f"({n_test} on the test split) stored")
+
+
+@app.command()
+def project(
+    run: Path = typer.Argument(..., help="Run directory to measure (a small build of your own corpus)."),
+    samples: int = typer.Option(12_013, help="Corpus size to project to (the paper: 12,013 samples)."),
+    audio_s: float = typer.Option(96.0, help="Audio seconds per sample (the paper's median: 96)."),
+    workers: str = typer.Option("1,8,32", help="Worker counts to project speech stages on, comma-separated."),
+    rate_limit: Optional[float] = typer.Option(None, help="API requests per minute allowed (API stages)."),
+    concurrency: int = typer.Option(8, help="API calls in flight at once."),
+    usd_per_mtok: Optional[float] = typer.Option(None, help="Price per million tokens, for a cost column."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON instead of the table."),
+) -> None:
+    """Project wall time (and cost) of each stage to a paper-sized corpus from a run's stored timings."""
+    from halluscope.project import print_table
+    from halluscope.project import project as run_project
+
+    try:
+        ws = tuple(int(w) for w in workers.split(",") if w.strip())
+    except ValueError:
+        raise typer.BadParameter(f"--workers expects comma-separated integers, got '{workers}'") from None
+    p = run_project(run, samples=samples, audio_s=audio_s, workers=ws, rate_limit_per_min=rate_limit,
+                    concurrency=concurrency, usd_per_mtok=usd_per_mtok)
+    if json_out:
+        print(json.dumps(p.to_json(), indent=2))
+    else:
+        print_table(p)
 
 
 @app.command()

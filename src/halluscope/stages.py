@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from halluscope.errors import HalluscopeError
+from halluscope.executors import LOCAL, Executor, attempt
 from halluscope.records import Record
 from halluscope.store import Store
 
@@ -62,11 +63,14 @@ def run_stage(
     retry_failed: bool = True,
     quiet: bool = False,
     description: str | None = None,
+    executor: Executor | None = None,
 ) -> StageSummary[R]:
     """Run ``fn`` on every item not yet done; each result is committed as soon as it exists.
 
     An item whose ``fn`` raises a HalluscopeError is stored as failed with the message and the stage
-    goes on; any other exception is also recorded (with its type) so no failure is silent.
+    goes on; any other exception is also recorded (with its type) so no failure is silent. ``executor``
+    says where ``fn`` runs (default: here, one item after another; see executors.py); wherever it runs,
+    this driver writes every result, under the same key.
     """
     fp = stage.fingerprint
     ids = [item_id for item_id, _ in items]
@@ -88,18 +92,19 @@ def run_stage(
         transient=False,
     ) as progress:
         task = progress.add_task(description or stage.name, total=len(items), completed=len(items) - len(todo))
-        for item_id, x in todo:
-            try:
-                record = fn(x)
-            except HalluscopeError as exc:
-                store.fail(stage.name, fp, item_id, str(exc))
-            except (KeyboardInterrupt, SystemExit):
-                raise
-            except Exception as exc:  # noqa: BLE001 - recorded, never swallowed silently
-                store.fail(stage.name, fp, item_id, f"{type(exc).__name__}: {exc}")
-            else:
-                store.put(stage.name, fp, item_id, record)
+        finish = getattr(fn, "finish", None)
+        written: set[str] = set()
+        for item_id, x, ok, value in (executor or LOCAL).map(stage.name, fn, todo):
+            if item_id in written:  # an executor must not yield an item twice; never write it twice
+                continue
+            written.add(item_id)
+            if ok and finish is not None:
+                ok, value = attempt(lambda out: finish(x, out), value)  # noqa: B023 - called at once
+            if ok:
+                store.put(stage.name, fp, item_id, value)
                 computed += 1
+            else:
+                store.fail(stage.name, fp, item_id, value)
             progress.advance(task)
     wanted = set(ids)
     results = {k: v for k, v in store.results(stage.name, fp, cls).items() if k in wanted}
