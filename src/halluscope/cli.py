@@ -38,6 +38,7 @@ from halluscope.mishap.cli import mishap_app  # noqa: E402
 app.add_typer(mishap_app, name="mishap")
 
 DEFAULT_QUICKSTART_DIR = Path("runs/quickstart")
+DETECTORS_TRAINED = frozenset({"tfidf", "encoder"})  # trained kinds take no prompt
 
 
 def _langs(value: str) -> tuple[str, ...]:
@@ -188,6 +189,8 @@ def detect(
     input: str = typer.Option("text", help="text (O: original text) | transcript (T: ASR transcript) | audio | all "
                               "(all = text and transcript)"),
     seed: int = typer.Option(0, help="Seed of the article-level train/dev/test split and the detector."),
+    prompting: Optional[str] = typer.Option(None, help="Zero-shot detectors: direct | cot (seed 000, App. A.3); "
+                                            "the same as -o prompting=..."),
     option: list[str] = typer.Option([], "--option", "-o", help="Detector option KEY=VALUE (repeatable); "
                                      "values are parsed as JSON when they can be, e.g. -o prompting=\"cot\". "
                                      "-o realworld=true makes the dedicated real-world run (after 'build realworld'): "
@@ -212,6 +215,12 @@ def detect(
             options[key] = json.loads(value)
         except json.JSONDecodeError:
             options[key] = value
+    if prompting is not None:
+        if prompting not in ("direct", "cot"):
+            raise typer.BadParameter(f"--prompting expects direct or cot, got '{prompting}'")
+        if detector.partition("/")[0] in DETECTORS_TRAINED:
+            raise typer.BadParameter(f"--prompting applies to zero-shot detectors, not '{detector}'")
+        options["prompting"] = prompting
     tasks = list(TASKS) if task == "all" else [task]
     if options.pop("realworld", False) in (True, "true", "1", 1):
         # the dedicated real-world run (seed 000, Table 4): matched negatives held out of train and dev

@@ -133,3 +133,19 @@ def test_openai_zero_shot_on_text_counts_every_non_answer(run_dir, monkeypatch):
     assert res.exit_code == 0, res.output
     header = (run_dir / "report" / "zeroshot_cells.csv").read_text(encoding="utf-8").splitlines()[0]
     assert "delivered_rate" in header and "refusal_rate" in header
+
+
+def test_cli_prompting_flag_reaches_the_prompt_and_is_refused_for_trained_detectors(run_dir):
+    from typer.testing import CliRunner
+
+    from halluscope.cli import app
+
+    with ChatServer(lambda req, n: Reply(content='{"binary": "no"}')) as srv:
+        res = CliRunner().invoke(app, ["detect", str(run_dir), "--detector", "openai/zs-cli", "--task", "binary",
+                                       "--input", "text", "--prompting", "cot",
+                                       "-o", f"base_url={srv.url}", "-o", "max_retries=0"])
+        assert res.exit_code == 0, res.output
+        assert srv.count == n_items(run_dir)
+        assert all("think step-by-step" in r["messages"][-1]["content"] for r in srv.requests)
+    res = CliRunner().invoke(app, ["detect", str(run_dir), "--detector", "tfidf", "--prompting", "cot"])
+    assert res.exit_code != 0 and "zero-shot detectors" in res.output
