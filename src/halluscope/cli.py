@@ -206,15 +206,9 @@ def detect(
     """
     from halluscope.detect import detect as run_detect
 
-    options: dict = {}
-    for kv in option:
-        key, sep, value = kv.partition("=")
-        if not sep or not key:
-            raise typer.BadParameter(f"--option expects KEY=VALUE, got '{kv}'")
-        try:
-            options[key] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key] = value
+    from halluscope._cli_options import parse_kv_options
+
+    options = parse_kv_options(option)
     if prompting is not None:
         if prompting not in ("direct", "cot"):
             raise typer.BadParameter(f"--prompting expects direct or cot, got '{prompting}'")

@@ -39,15 +39,9 @@ def register(app: typer.Typer) -> None:
         from halluscope.audio_lm.closedform import run_closedform
         from halluscope.stages import console
 
-        options: dict = {}
-        for kv in option:
-            key, sep, value = kv.partition("=")
-            if not sep or not key:
-                raise typer.BadParameter(f"--option expects KEY=VALUE, got '{kv}'")
-            try:
-                options[key] = json.loads(value)
-            except json.JSONDecodeError:
-                options[key] = value
+        from halluscope._cli_options import parse_kv_options
+
+        options = parse_kv_options(option)
         summary = run_closedform(model, fmt, inputs, out=out, audio_root=audio_root, policy=audio_policy, system=system,
                                  max_new_tokens=max_new_tokens, llm_config=str(llm_config) if llm_config else None,
                                  store_dir=store, backend_options=options, quiet=json_out)
