@@ -135,7 +135,7 @@ def faithful_rewrites(store: Store, stage: Stage, backend: object, articles: Seq
 
 async def _protocol(caller: object, backend: object, article: Article, seed: int,
                     max_attempts: int) -> tuple[Variant | ItemError, RewriteLog]:
-    from halluscope.generate.llm import check_rewrite, extract_full_text
+    from halluscope.generate.llm import screen_rewrite
 
     vid, spec = faithful_id(article.id), backend.spec  # type: ignore[attr-defined]
     messages = faithful_messages(article)
@@ -151,22 +151,13 @@ async def _protocol(caller: object, backend: object, article: Article, seed: int
         if resp.usage is not None:
             tokens[0] += resp.usage.prompt_tokens
             tokens[1] += resp.usage.completion_tokens
-        if resp.status == "error":
-            attempts.append(RewriteAttempt(nonce=nonce, call_key=resp.key, status="error", reason=resp.error))
+        # faithful rewrites obey the context-inconsistency checks: every number kept, length within 15%
+        attempt, text, checks = screen_rewrite(resp, article, "context_inconsistency", nonce)
+        attempts.append(attempt)
+        if attempt.status == "error":
             break
-        if resp.status in ("refusal", "unparsable"):
-            attempts.append(RewriteAttempt(nonce=nonce, call_key=resp.key, status=resp.status, reason=resp.error))
-            continue
-        text = extract_full_text(resp.text or "", article.language)
         if text is None:
-            attempts.append(RewriteAttempt(nonce=nonce, call_key=resp.key, status="rejected",
-                                           reason="no text after a '(full text)' header"))
             continue
-        checks, reasons = check_rewrite(article.text, text, "context_inconsistency", finish_reason=resp.finish_reason)
-        if reasons:
-            attempts.append(RewriteAttempt(nonce=nonce, call_key=resp.key, status="rejected", reason="; ".join(reasons)))
-            continue
-        attempts.append(RewriteAttempt(nonce=nonce, call_key=resp.key, status="accepted"))
         return Variant(id=vid, article_id=article.id, language=article.language, text=text, label=0,
                        generator=spec, seed=seed, checks=checks), log(True)
     why = "; ".join(f"#{t.nonce} {t.status}: {t.reason}" for t in attempts)

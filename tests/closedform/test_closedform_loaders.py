@@ -85,7 +85,7 @@ def test_aha_bad_rows(tmp_path: Path) -> None:
     a = _jsonl(tmp_path / "run_0.jsonl", [
         _aha("60_0_1"), _aha("60_0_2", type="teleportation"), _aha("60_0_1"), _aha("60-0-3"),
         _aha("60_0_4", answer="Perhaps"), _aha("10_0_1"), _aha("220_0_1", type="asr_en", answer="hello world", prediction="hello"),
-        _aha("60_0_5", prediction=...) if False else {k: v for k, v in _aha("60_0_5").items() if k != "prediction"},
+        {k: v for k, v in _aha("60_0_5").items() if k != "prediction"},  # a row without a prediction
     ])
     b = _jsonl(tmp_path / "run_1.jsonl", [_aha("60_0_1"), _aha("60_0_9")])
     loaded = load_aha([a, b])

@@ -33,6 +33,10 @@ def test_rates_with_wilson_ci_and_unscored():
     out = hallucination_rates(rows, by=("model", "domain"))
     assert [(o["domain"], o["n"], o["hallucinated"], o["unscored"]) for o in out] == [("music", 3, 2, 1), ("speech", 1, 0, 0)]
     assert out[0]["rate"] == pytest.approx(2 / 3)
+    # a verdict outside the label space is an error, never silently counted as unscored
+    with pytest.raises(HalluscopeError, match="verdicts must be one of"):
+        hallucination_rates(rows + [{"model": "m", "domain": "music", "category": "context", "verdict": "yes"}],
+                            by=("model",))
 
 
 def test_stance_rates():

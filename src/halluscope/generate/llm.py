@@ -239,22 +239,12 @@ class LLMGenerator:
                 completion_tokens += resp.usage.completion_tokens
             if resp.cost_usd is not None:
                 cost = (cost or 0.0) + resp.cost_usd
-            if resp.status == "error":  # no reply after the backend's own retries: the next run tries again
-                attempts.append(RewriteAttempt(nonce=nonce, call_key=resp.key, status="error", reason=resp.error))
+            attempt, text, checks = screen_rewrite(resp, article, a.type, nonce)
+            attempts.append(attempt)
+            if attempt.status == "error":  # no reply after the backend's own retries: the next run tries again
                 break
-            if resp.status in ("refusal", "unparsable"):
-                attempts.append(RewriteAttempt(nonce=nonce, call_key=resp.key, status=resp.status, reason=resp.error))
-                continue
-            text = extract_full_text(resp.text or "", article.language)
             if text is None:
-                attempts.append(RewriteAttempt(nonce=nonce, call_key=resp.key, status="rejected",
-                                               reason="no text after a '(full text)' header"))
                 continue
-            checks, reasons = check_rewrite(article.text, text, a.type, finish_reason=resp.finish_reason)
-            if reasons:
-                attempts.append(RewriteAttempt(nonce=nonce, call_key=resp.key, status="rejected", reason="; ".join(reasons)))
-                continue
-            attempts.append(RewriteAttempt(nonce=nonce, call_key=resp.key, status="accepted"))
             sa = parse_self_assessment(resp.text or "", item_id=vid, generator=self.spec, language=article.language,
                                        type=a.type, severity=a.severity)
             variant = Variant(id=vid, article_id=article.id, language=article.language, text=text, label=1,
@@ -263,6 +253,20 @@ class LLMGenerator:
         why = "; ".join(f"#{t.nonce} {t.status}: {t.reason}" for t in attempts)
         return ItemError(f"{self.spec}: no acceptable {a.severity} {a.type} rewrite of '{article.id}' after "
                          f"{len(attempts)} attempt(s) ({why})"), log(False)
+
+
+def screen_rewrite(resp, article: Article, type: str, nonce: int) -> tuple[RewriteAttempt, str | None, dict | None]:
+    """One reply to a rewrite request: its attempt record, and the accepted text with its checks (None if not)."""
+    if resp.status in ("error", "refusal", "unparsable"):
+        return RewriteAttempt(nonce=nonce, call_key=resp.key, status=resp.status, reason=resp.error), None, None
+    text = extract_full_text(resp.text or "", article.language)
+    if text is None:
+        return (RewriteAttempt(nonce=nonce, call_key=resp.key, status="rejected",
+                               reason="no text after a '(full text)' header"), None, None)
+    checks, reasons = check_rewrite(article.text, text, type, finish_reason=resp.finish_reason)
+    if reasons:
+        return RewriteAttempt(nonce=nonce, call_key=resp.key, status="rejected", reason="; ".join(reasons)), None, None
+    return RewriteAttempt(nonce=nonce, call_key=resp.key, status="accepted"), text, checks
 
 
 @GENERATORS.register("openai")

@@ -42,21 +42,27 @@ def rate(*, k: int, n: int, confidence: float = 0.95) -> Rate:
     return Rate(n, k, k / n, float(ci.low), float(ci.high))
 
 
+def _grouped(rows: Iterable[Mapping], by: Sequence[str], field: str) -> dict[tuple, list[str | None]]:
+    """The values of ``field`` per group of the ``by`` keys."""
+    groups: dict[tuple, list[str | None]] = defaultdict(list)
+    for r in rows:
+        groups[tuple(r[k] for k in by)].append(r.get(field))
+    return groups
+
+
 def hallucination_rates(rows: Iterable[Mapping], *, by: Sequence[str]) -> list[dict]:
     """One row per group of ``by`` (e.g. model, domain, category): n, hallucinated, rate, CI, unscored.
 
     Each input row has the ``by`` keys and 'verdict' ('grounded', 'hallucinated' or None for unscored).
     """
-    groups: dict[tuple, list[str | None]] = defaultdict(list)
-    for r in rows:
-        groups[tuple(r[k] for k in by)].append(r.get("verdict"))
+    groups = _grouped(rows, by, "verdict")
+    bad = {v for verdicts in groups.values() for v in verdicts if v is not None and v not in LABELS}
+    if bad:
+        raise HalluscopeError(f"verdicts must be one of {LABELS} or None, got {sorted(bad)}")
     out = []
     for key in sorted(groups, key=lambda t: tuple(str(x) for x in t)):
         verdicts = groups[key]
         scored = [v for v in verdicts if v in LABELS]
-        bad = {v for v in scored if v not in LABELS}
-        if bad:
-            raise HalluscopeError(f"verdicts must be one of {LABELS} or None, got {sorted(bad)}")
         r = rate(k=sum(v == "hallucinated" for v in scored), n=len(scored))
         out.append({**dict(zip(by, key)), "n": r.n, "hallucinated": r.k, "rate": r.rate, "ci_low": r.ci_low,
                     "ci_high": r.ci_high, "unscored": len(verdicts) - len(scored)})
@@ -65,9 +71,7 @@ def hallucination_rates(rows: Iterable[Mapping], *, by: Sequence[str]) -> list[d
 
 def stance_rates(rows: Iterable[Mapping], *, by: Sequence[str]) -> list[dict]:
     """Share of responses that abstain, assert an answer, or endorse a false premise, per group (with Wilson CIs)."""
-    groups: dict[tuple, list[str | None]] = defaultdict(list)
-    for r in rows:
-        groups[tuple(r[k] for k in by)].append(r.get("stance"))
+    groups = _grouped(rows, by, "stance")
     out = []
     for key in sorted(groups, key=lambda t: tuple(str(x) for x in t)):
         stances = groups[key]
