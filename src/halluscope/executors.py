@@ -1,7 +1,9 @@
 """Where a stage's per-item work runs: in this process (default) or on Ray actors.
 
-The driver stays the only writer: an executor hands back ``(item_id, x, ok, value)`` as items finish and
-``run_stage`` writes each one to the store under the same key an in-process run uses. A stage function
+Two shapes of work: ``map`` runs a stage function over a list of items (TTS, ASR, encoder training per
+language); ``pool`` keeps workers that hold a loaded model and answer calls the driver's asyncio code makes
+(hf and hf-audio generation, which batch requests first). The driver stays the only writer: an executor
+hands back ``(item_id, x, ok, value)`` as items finish and ``run_stage`` writes each one to the store under the same key an in-process run uses. A stage function
 may be an :class:`ItemTask`, which splits the work by where it runs: ``prepare`` (driver: read input
 files), ``__call__`` (worker: the heavy part) and ``finish`` (driver: write output files, build the
 record). So workers need no shared storage: WAV bytes travel both ways with the results.
@@ -9,6 +11,7 @@ record). So workers need no shared storage: WAV bytes travel both ways with the 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import re
@@ -71,6 +74,14 @@ class ItemTask:
         return out
 
 
+def torch_threads(resources: Resources | None) -> None:
+    """On a worker, give torch as many threads as the worker was granted CPUs (in-process: leave it)."""
+    if resources is not None:
+        import torch
+
+        torch.set_num_threads(max(1, int(resources.num_cpus)))
+
+
 def attempt(fn: Callable[[Any], Any], payload: Any) -> tuple[bool, Any]:
     """(True, output) or (False, reason): the reason text run_stage has always stored."""
     try:
@@ -92,6 +103,10 @@ class Executor(Protocol):
     name: str
 
     def map(self, stage: str, fn: Callable[[Any], Any], items: Sequence[tuple[str, Any]]) -> Iterator[Outcome]: ...
+
+    def pool(self, stage: str, fn: Callable[[Any], Any]) -> Pool:
+        """Workers that keep ``fn`` (and what its ``setup`` loads) for calls chosen by the caller."""
+        ...
 
 
 def _prepare(fn: Any, x: Any) -> tuple[bool, Any]:
@@ -115,7 +130,46 @@ class LocalExecutor:
             ok, value = attempt(fn, payload)
             yield item_id, x, ok, value
 
+    def pool(self, stage: str, fn: Callable[[Any], Any]) -> LocalPool:
+        return LocalPool(fn)
+
     def close(self) -> None:
+        pass
+
+
+class Pool(Protocol):
+    """Long-lived workers holding one stage function (e.g. a loaded model), called from asyncio code.
+
+    ``start`` runs the function's ``setup`` on every worker (a failure there is raised: the stage cannot
+    run); ``call`` returns ``(True, output)`` or ``(False, reason)`` like :func:`attempt`; ``size`` is how
+    many calls can run at once.
+    """
+
+    size: int
+
+    async def start(self) -> None: ...
+
+    async def call(self, payload: Any) -> tuple[bool, Any]: ...
+
+    async def close(self) -> None: ...
+
+
+class LocalPool:
+    """One worker: this process, calls in a thread so the event loop keeps serving."""
+
+    size = 1
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
+
+    async def start(self) -> None:
+        if isinstance(self.fn, ItemTask):
+            await asyncio.to_thread(self.fn.setup, None)
+
+    async def call(self, payload: Any) -> tuple[bool, Any]:
+        return await asyncio.to_thread(attempt, self.fn, payload)
+
+    async def close(self) -> None:
         pass
 
 
@@ -311,6 +365,9 @@ class RayExecutor:
             for a in actors:
                 ray.kill(a, no_restart=True)
 
+    def pool(self, stage: str, fn: Callable[[Any], Any], workers: int | None = None) -> ActorPool:
+        return ActorPool(self, stage, fn, workers)
+
     def close(self) -> None:
         if self._started:
             import ray
@@ -323,6 +380,70 @@ class RayExecutor:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class ActorPool:
+    """Ray actors holding one stage function, each loaded once; a call goes to the least busy actor.
+
+    Used where the driver's own asyncio code decides what to run (the hf and hf-audio backends batch
+    requests, then call the pool). An actor that dies is replaced (its ``setup`` runs again) and the call
+    is retried; a call that kills ``max_item_attempts`` actors comes back as failed, with the cause.
+    """
+
+    def __init__(self, executor: RayExecutor, stage: str, fn: Callable[[Any], Any], workers: int | None = None) -> None:
+        self.executor, self.stage, self.fn, self.workers = executor, stage, fn, workers
+        self.actors: list = []
+        self.size = 0
+        self._gen: list[int] = []
+        self._busy: list[int] = []
+        self._locks: list[asyncio.Lock] = []
+        self._replaced = 0
+
+    async def start(self) -> None:
+        ex = self.executor
+        ray = ex._ray()
+        n = self.workers or ex._n_workers(ray, ex.resources_for(self.stage), n_items=1 << 30)
+        self.actors = await asyncio.to_thread(ex._spawn, ray, self.stage, self.fn, n)
+        self.size = len(self.actors)
+        self._gen, self._busy = [0] * self.size, [0] * self.size
+        self._locks = [asyncio.Lock() for _ in range(self.size)]
+
+    async def call(self, payload: Any) -> tuple[bool, Any]:
+        from ray.exceptions import RayActorError, RayTaskError
+
+        ex, deaths = self.executor, 0
+        while True:
+            k = min(range(self.size), key=self._busy.__getitem__)
+            actor, gen = self.actors[k], self._gen[k]
+            self._busy[k] += 1
+            try:
+                ok, value = await actor.run.remote(payload)
+                return ok, value
+            except RayTaskError as exc:
+                return False, f"Ray task error: {_first_line(exc)}"
+            except RayActorError as exc:
+                deaths += 1
+                async with self._locks[k]:  # one replacement per dead actor, however many calls saw it die
+                    if gen == self._gen[k]:
+                        self._replaced += 1
+                        if self._replaced > ex.max_replacements:
+                            raise HalluscopeError(f"Ray workers of stage '{self.stage}' died {self._replaced} times; "
+                                                  f"last: {_first_line(exc)}") from None
+                        ray = ex._ray()
+                        ray.kill(actor, no_restart=True)
+                        self.actors[k] = (await asyncio.to_thread(ex._spawn, ray, self.stage, self.fn, 1))[0]
+                        self._gen[k] += 1
+                if deaths >= ex.max_item_attempts:
+                    return False, f"Ray worker died {deaths} times during this call: {_first_line(exc)}"
+            finally:
+                self._busy[k] -= 1
+
+    async def close(self) -> None:
+        if self.actors:
+            ray = self.executor._ray()
+            for a in self.actors:
+                ray.kill(a, no_restart=True)
+            self.actors = []
 
 
 @dataclass(frozen=True)

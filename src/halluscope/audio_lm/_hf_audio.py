@@ -1,6 +1,8 @@
 """'hf-audio/<path>': a local audio-language model as a chat backend under the store-backed Caller.
 
-Calls run one at a time (audio batches pad to very different lengths); each stored reply carries the
+Calls run one at a time per worker (audio batches pad to very different lengths): in this process by
+default, or on Ray actors that each load the model once (``executor=RayExecutor(...)``), the driver
+logging every call. Each stored reply carries the
 seconds sent, the seconds the front end kept and whether audio tokens reached the model, so a reply read
 back from the store reports the same delivery as the call that made it.
 """
@@ -15,6 +17,7 @@ from pydantic import Field, field_validator
 
 from halluscope.audio_lm._adapters import ADAPTERS, AudioLMAdapter, load_adapter
 from halluscope.errors import HalluscopeError
+from halluscope.executors import LOCAL, ItemTask, Resources, torch_threads
 from halluscope.llm._base import CallLog, messages_of
 from halluscope.llm._config import LLMConfig, _Options, resolve_options
 from halluscope.records import ChatMessage, ModelRequest, ModelResponse, Usage
@@ -49,7 +52,12 @@ class HFAudioBackend:
         self.spec = f"hf-audio/{path}"
         self.options = options
         self.adapter: AudioLMAdapter | None = None
-        self._lock: asyncio.Lock | None = None
+        self.executor = None  # where calls run (None: this process); see halluscope.executors
+        self._slots: asyncio.Semaphore | None = None
+        self._pool = None
+
+    def __getstate__(self) -> dict:  # what a Ray worker receives: configuration, no model or event loop state
+        return {**self.__dict__, "adapter": None, "executor": None, "_slots": None, "_pool": None}
 
     # -- what the model can hear, known before loading it ----------------------------------------
     def adapter_class(self) -> type[AudioLMAdapter]:
@@ -109,21 +117,30 @@ class HFAudioBackend:
                              latency_s=latency_s, attempts=0 if cached else 1, cached=cached, **audio)
 
     # -- calls ----------------------------------------------------------------------------------
-    async def open(self) -> None:
+    def _load(self) -> None:
+        if self.adapter is not None:
+            return
         import torch
 
         device = self.options.device
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.adapter = await asyncio.to_thread(load_adapter, self.path, device=device, dtype=self.options.dtype,
-                                               window_s=self.options.audio_window_s,
-                                               chat_template=self.options.chat_template)
-        self._lock = asyncio.Lock()
+        self.adapter = load_adapter(self.path, device=device, dtype=self.options.dtype,
+                                    window_s=self.options.audio_window_s, chat_template=self.options.chat_template)
+
+    async def open(self) -> None:
+        self._pool = (self.executor or LOCAL).pool("hf-audio", _AudioCall(self))
+        await self._pool.start()  # loads the model (here, or once per Ray worker)
+        self._slots = asyncio.Semaphore(self._pool.size)
 
     async def aclose(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
         self.adapter = None
 
     def _call(self, request: ModelRequest) -> dict:
+        self._load()
         assert self.adapter is not None
         if self.options.mitigation is not None:
             from halluscope.mitigation._audio import generate
@@ -140,22 +157,34 @@ class HFAudioBackend:
         return out
 
     async def send(self, request: ModelRequest, log: CallLog) -> ModelResponse:
-        assert self._lock is not None, "open() first"
+        assert self._slots is not None and self._pool is not None, "open() first"
         loop = asyncio.get_running_loop()
         payload = {"messages": [m.model_dump() for m in request.messages], "params": request.params,
                    "audio": [a.model_dump() for a in request.audio], "nonce": request.nonce, "tag": request.tag}
-        async with self._lock:
+        async with self._slots:
             t0 = loop.time()
-            try:
-                out = await asyncio.to_thread(self._call, request)
-            except Exception as exc:
-                log(request=request, payload=payload, response={"error": f"{type(exc).__name__}: {exc}"},
-                    status="error", latency_s=None)
+            ok, out = await self._pool.call(request)
+            if not ok:
+                log(request=request, payload=payload, response={"error": out}, status="error", latency_s=None)
                 return ModelResponse(key=request.key(), backend=self.spec, status="error",
-                                     error=f"generation failed: {type(exc).__name__}: {exc}", attempts=1)
+                                     error=f"generation failed: {out}", attempts=1)
             latency = loop.time() - t0
         log(request=request, payload=payload, response=out, status="ok", latency_s=round(latency, 4))
         return self._response(request, out, latency_s=latency, cached=False)
+
+
+class _AudioCall(ItemTask):
+    """One request -> the reply dict, on whichever worker holds it; the model loads in ``setup``."""
+
+    def __init__(self, backend: HFAudioBackend) -> None:
+        self.backend = backend
+
+    def setup(self, resources: Resources | None) -> None:
+        torch_threads(resources)
+        self.backend._load()
+
+    def __call__(self, request: ModelRequest) -> dict:
+        return self.backend._call(request)
 
 
 def create_hf_audio(model: str, *, config: LLMConfig | None = None, **options: object) -> HFAudioBackend:

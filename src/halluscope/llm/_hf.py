@@ -3,6 +3,9 @@
 Requests arriving together are batched (left padding) up to ``batch_size``; temperature 0 decodes
 greedily, otherwise it samples with a seed drawn from the configured seed and the batch's request
 keys, so a sampled reply depends on its batch mates (it is stored, so a rerun reads it back).
+Batches run on the backend's ``executor`` pool: in this process by default, or on Ray actors that each
+load the model once (``executor=RayExecutor(...)``; one batch per actor at a time). The driver logs
+every call, so the store has one writer either way.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from halluscope.errors import HalluscopeError, MissingExtraError
+from halluscope.executors import LOCAL, ItemTask, Resources, torch_threads
 from halluscope.llm._base import LLM_BACKENDS, CallLog, messages_of
 from halluscope.llm._config import HFOptions, LLMConfig, resolve_options
 from halluscope.records import ChatMessage, ModelRequest, ModelResponse, Usage
@@ -29,10 +33,18 @@ class HFBackend:
         self.spec = f"hf/{path}"
         self.options = options
         self.mitigation = mitigation  # a halluscope.mitigation.MitigationConfig (DoLa) or None
+        self.executor = None  # where batches run (None: this process); see halluscope.executors
         self._model = None
         self._tok = None
         self._queue: asyncio.Queue | None = None
         self._worker: asyncio.Task | None = None
+        self._pool = None
+        self._running: set[asyncio.Task] = set()
+
+    def __getstate__(self) -> dict:  # what a Ray worker receives: configuration, no model or event loop state
+        state = dict(self.__dict__)
+        state.update(executor=None, _model=None, _tok=None, _queue=None, _worker=None, _pool=None, _running=set())
+        return state
 
     def _params(self, params: dict | None) -> dict:
         merged = {**DEFAULT_PARAMS, **(params or {}), **self.options.params}
@@ -141,20 +153,26 @@ class HFBackend:
                 "prompt_tokens": int(enc["attention_mask"][0].sum()), "completion_tokens": len(res.tokens),
                 "mitigation": res.summary(self.mitigation)}  # type: ignore[arg-type]
 
-    # -- batching -------------------------------------------------------------------------------
+    # -- batching ---------------------------------------------------------------------------------
     async def open(self) -> None:
-        await asyncio.to_thread(self._load)
+        self._pool = (self.executor or LOCAL).pool("hf", _Generate(self))
+        await self._pool.start()  # loads the model (here, or once per Ray worker)
+        self._slots = asyncio.Semaphore(self._pool.size)
         self._queue = asyncio.Queue()
         self._worker = asyncio.create_task(self._batches())
 
     async def aclose(self) -> None:
-        if self._worker is not None:
-            self._worker.cancel()
-            try:
-                await self._worker
-            except asyncio.CancelledError:
-                pass
-            self._worker = None
+        for task in [self._worker, *self._running]:
+            if task is not None:
+                task.cancel()
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    pass
+        self._worker = None
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
 
     async def send(self, request: ModelRequest, log: CallLog) -> ModelResponse:
         assert self._queue is not None, "open() first"
@@ -163,8 +181,10 @@ class HFBackend:
         return await fut
 
     async def _batches(self) -> None:
+        """Wait for a free worker, then take what is queued (up to batch_size) as its next batch."""
         loop = asyncio.get_running_loop()
         while True:
+            await self._slots.acquire()
             batch = [await self._queue.get()]
             deadline = loop.time() + self.options.batch_wait_s
             while len(batch) < self.options.batch_size:
@@ -175,25 +195,51 @@ class HFBackend:
             groups: dict[str, list] = {}
             for item in batch:  # one generate() call per set of decoding parameters
                 groups.setdefault(json.dumps(item[0].params, sort_keys=True), []).append(item)
-            for items in groups.values():
-                t0 = loop.time()
-                try:
-                    outs = await asyncio.to_thread(self._generate, [r for r, _, _ in items])
-                except Exception as exc:  # noqa: BLE001 - a failed batch fails its requests, with the reason
-                    for request, log, fut in items:
-                        log(request=request, payload={"params": request.params, "tag": request.tag},
-                            response={"error": f"{type(exc).__name__}: {exc}"}, status="error", latency_s=None)
-                        if not fut.done():
-                            fut.set_result(ModelResponse(key=request.key(), backend=self.spec, status="error",
-                                                         error=f"generation failed: {type(exc).__name__}: {exc}", attempts=1))
-                    continue
-                latency = (loop.time() - t0) / len(items)
-                for (request, log, fut), out in zip(items, outs):
-                    log(request=request, payload={"prompt": self.prompt(request), "params": request.params,
-                                                  "nonce": request.nonce, "tag": request.tag, "batch": len(items)},
-                        response=out, status="ok", latency_s=round(latency, 4))
+            for n, items in enumerate(groups.values()):
+                if n:
+                    await self._slots.acquire()
+                task = asyncio.create_task(self._run(items))
+                self._running.add(task)
+                task.add_done_callback(self._running.discard)
+
+    async def _run(self, items: list) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            t0 = loop.time()
+            ok, value = await self._pool.call([r for r, _, _ in items])
+            if not ok:  # a failed batch fails its requests, with the reason
+                for request, log, fut in items:
+                    log(request=request, payload={"params": request.params, "tag": request.tag},
+                        response={"error": value}, status="error", latency_s=None)
                     if not fut.done():
-                        fut.set_result(self._response(request, out, latency_s=latency, cached=False))
+                        fut.set_result(ModelResponse(key=request.key(), backend=self.spec, status="error",
+                                                     error=f"generation failed: {value}", attempts=1))
+                return
+            latency = (loop.time() - t0) / len(items)
+            for (request, log, fut), (prompt, out) in zip(items, value):
+                log(request=request, payload={"prompt": prompt, "params": request.params, "nonce": request.nonce,
+                                              "tag": request.tag, "batch": len(items)},
+                    response=out, status="ok", latency_s=round(latency, 4))
+                if not fut.done():
+                    fut.set_result(self._response(request, out, latency_s=latency, cached=False))
+        finally:
+            self._slots.release()
+
+
+class _Generate(ItemTask):
+    """A batch of requests -> [(prompt, reply)], on whichever worker holds it; the model loads in ``setup``."""
+
+    def __init__(self, backend: HFBackend) -> None:
+        self.backend = backend
+
+    def setup(self, resources: Resources | None) -> None:
+        torch_threads(resources)
+        self.backend._load()
+
+    def __call__(self, requests: list[ModelRequest]) -> list[tuple[str, dict]]:
+        self.backend._load()
+        outs = self.backend._generate(requests)
+        return [(self.backend.prompt(r), out) for r, out in zip(requests, outs)]
 
 
 @LLM_BACKENDS.register("hf")
