@@ -10,6 +10,17 @@ from typing import List, Optional
 
 import typer
 
+from halluscope._cli_options import (
+    Executor,
+    RayAddress,
+    RayCpus,
+    RayGpus,
+    RayMemory,
+    RayResources,
+    RayTempDir,
+    RayWorkers,
+    executor_options,
+)
 from halluscope.errors import HalluscopeError
 from halluscope.records import LANGUAGES, SEVERITIES, TASKS, TYPES
 from halluscope.stages import console
@@ -70,17 +81,14 @@ def build_spoken_cmd(
     articles_per_language: Optional[int] = typer.Option(None, help="Use only the first N articles (by id) per language."),
     types: str = typer.Option(",".join(TYPES), help="Hallucination types to generate, comma-separated."),
     severities: str = typer.Option(",".join(SEVERITIES), help="Severity levels to generate, comma-separated."),
-    executor: str = typer.Option("local", help="Where TTS and ASR run: 'local' (in-process) or 'ray' (Ray actors; "
-                                 "a local cluster, or the one at --ray-address / $RAY_ADDRESS). Same records either way."),
-    ray_address: Optional[str] = typer.Option(None, help="Ray cluster to connect to (default: $RAY_ADDRESS, else start a local one)."),
-    ray_workers: Optional[int] = typer.Option(None, help="Ray workers per stage (default: cluster CPUs / CPUs per worker)."),
-    ray_cpus_per_worker: float = typer.Option(1.0, help="CPUs per Ray worker; also the ASR worker's CTranslate2 threads."),
-    ray_gpus_per_worker: float = typer.Option(0.0, help="GPUs per Ray worker (fractions share a GPU)."),
-    ray_memory_mb: Optional[int] = typer.Option(None, help="Memory per Ray worker in MB (a scheduling request)."),
-    ray_resources: List[str] = typer.Option([], help="Per-stage override STAGE:cpus=N[,gpus=N][,memory_mb=N], "
-                                            "e.g. asr:cpus=2 (repeatable)."),
-    ray_temp_dir: Optional[str] = typer.Option(None, help="Ray's temp folder for a local cluster (default: RUN/.ray, "
-                                               "or /tmp/hs-ray-<hash> when RUN's path is too long for Ray's sockets)."),
+    executor: Executor = "local",
+    ray_address: RayAddress = None,
+    ray_workers: RayWorkers = None,
+    ray_cpus_per_worker: RayCpus = 1.0,
+    ray_gpus_per_worker: RayGpus = 0.0,
+    ray_memory_mb: RayMemory = None,
+    ray_resources: RayResources = [],  # noqa: B006 - typer reads the default
+    ray_temp_dir: RayTempDir = None,
     vllm_serve: Optional[Path] = typer.Option(None, help="Start 'vllm serve' for this local model as the --generator "
                                               "'openai/<name>' and stop it at the end (needs vLLM; unverified here)."),
 ) -> None:
@@ -89,15 +97,12 @@ def build_spoken_cmd(
     Example: halluscope build spoken --corpus demo --out runs/demo --langs en,kk [--executor ray --ray-workers 8]
     """
     from halluscope.build import BuildConfig, build_spoken
-    from halluscope.executors import ExecutorOptions
 
     cfg = BuildConfig(corpus=corpus, langs=_langs(langs), generator=generator, tts=tts, asr=asr, seed=seed,
                       rewrites_per_article=rewrites_per_article, articles_per_language=articles_per_language,
                       types=_choices(types, TYPES, "--types"), severities=_choices(severities, SEVERITIES, "--severities"))
-    ex = ExecutorOptions(executor=executor, ray_address=ray_address, ray_workers=ray_workers,
-                         ray_cpus_per_worker=ray_cpus_per_worker, ray_gpus_per_worker=ray_gpus_per_worker,
-                         ray_memory_mb=ray_memory_mb, ray_resources=tuple(ray_resources),
-                         ray_temp_dir=ray_temp_dir).create(out)
+    ex = executor_options(executor, ray_address, ray_workers, ray_cpus_per_worker, ray_gpus_per_worker, ray_memory_mb,
+                          ray_resources, ray_temp_dir).create(out)
     from halluscope.vllm import serving
 
     try:
@@ -197,12 +202,21 @@ def detect(
                                      "the matched truthful negatives move to test, fakes are predicted too."),
     vllm_serve: Optional[Path] = typer.Option(None, help="Start 'vllm serve' for this local model as the --detector "
                                               "'openai/<name>' and stop it at the end (needs vLLM; unverified here)."),
+    executor: Executor = "local",
+    ray_address: RayAddress = None,
+    ray_workers: RayWorkers = None,
+    ray_cpus_per_worker: RayCpus = 1.0,
+    ray_gpus_per_worker: RayGpus = 0.0,
+    ray_memory_mb: RayMemory = None,
+    ray_resources: RayResources = [],  # noqa: B006 - typer reads the default
+    ray_temp_dir: RayTempDir = None,
 ) -> None:
     """Run a detector on a built benchmark for a task and input; predictions are stored and the report picks
     them up. Trainable detectors fit on the train split, choose hyper-parameters on dev and predict dev and
     test; all inputs use identical item ids.
 
     Example: halluscope detect runs/quickstart --detector tfidf --task all --input all
+    On Ray: halluscope detect RUN --detector encoder/<dir> --executor ray --ray-resources encoder:cpus=1
     """
     from halluscope.detect import detect as run_detect
 
@@ -224,13 +238,19 @@ def detect(
     inputs = ["text", "transcript"] if input == "all" else [input]
     from halluscope.vllm import serving
 
-    with serving(detector, vllm_serve):
-        for t in tasks:
-            for i in inputs:
-                res = run_detect(run, detector=detector, task=t, input=i, seed=seed, options=options)  # type: ignore[arg-type]
-                n_test = sum(p.split == "test" for p in res.predictions.values())
-                console.print(f"detect {detector} task={t} input={i}: {len(res.predictions)} predictions "
-                              f"({n_test} on the test split) stored")
+    ex = executor_options(executor, ray_address, ray_workers, ray_cpus_per_worker, ray_gpus_per_worker, ray_memory_mb,
+                          ray_resources, ray_temp_dir).create(run)
+    try:
+        with serving(detector, vllm_serve):
+            for t in tasks:
+                for i in inputs:
+                    res = run_detect(run, detector=detector, task=t, input=i, seed=seed, options=options,  # type: ignore[arg-type]
+                                     executor=ex)
+                    n_test = sum(p.split == "test" for p in res.predictions.values())
+                    console.print(f"detect {detector} task={t} input={i}: {len(res.predictions)} predictions "
+                                  f"({n_test} on the test split) stored")
+    finally:
+        ex.close()
 
 
 @app.command()

@@ -26,6 +26,7 @@ from halluscope.errors import HalluscopeError, MissingExtraError
 # Ray's Unix socket path (<temp>/session_<date>_<us>_<pid>/sockets/plasma_store) must fit in 107 bytes;
 # the part below the temp dir takes up to about 66, so a longer temp dir moves to /tmp/hs-ray-<hash>.
 RAY_SOCKET_MAX = 107
+RESOURCE_STAGES = ("tts", "asr", "encoder", "hf", "hf-audio")  # names --ray-resources can address
 _RAY_SESSION_SUFFIX = 66
 
 
@@ -469,8 +470,9 @@ class ExecutorOptions:
         per_stage: dict[str, Resources] = {}
         for spec in self.ray_resources:
             stage, sep, rest = spec.partition(":")
-            if not sep or not stage.strip():
-                raise HalluscopeError(f"--ray-resources {spec!r}: expected STAGE:cpus=N[,gpus=N][,memory_mb=N], e.g. asr:cpus=2")
+            if not sep or stage.strip() not in RESOURCE_STAGES:
+                raise HalluscopeError(f"--ray-resources {spec!r}: expected STAGE:cpus=N[,gpus=N][,memory_mb=N] with STAGE "
+                                      f"one of {', '.join(RESOURCE_STAGES)}, e.g. asr:cpus=2")
             per_stage[stage.strip()] = Resources.parse(rest, base)
         if self.ray_workers is not None and self.ray_workers < 1:
             raise HalluscopeError(f"--ray-workers {self.ray_workers}: expected at least 1")

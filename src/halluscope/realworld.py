@@ -359,7 +359,7 @@ def realworld_splits(build: BuildResult, split: RealWorldSplit, *, seed: int) ->
 
 
 def detect_realworld(run_dir: str | Path, *, detector: str = "tfidf", task: str = "binary", input: str = "text",
-                     seed: int = 0, options: dict[str, Any] | None = None) -> Any:
+                     seed: int = 0, options: dict[str, Any] | None = None, executor: Any = None) -> Any:
     """Train/evaluate any registered detector with the real-world negatives held out of train and dev."""
     from halluscope.detect.run import DETECTORS, DetectContext, DetectResult, detect
     from halluscope.records import Prediction
@@ -369,7 +369,8 @@ def detect_realworld(run_dir: str | Path, *, detector: str = "tfidf", task: str 
         raise HalluscopeError(f"the real-world split has binary labels only; got --task {task} (use --task binary)")
     provider, _, model = detector.partition("/")
     if provider not in DETECTORS or input not in DETECTORS[provider].inputs:
-        return detect(run_dir, detector=detector, task="binary", input=input, seed=seed, options=options)  # its error
+        return detect(run_dir, detector=detector, task="binary", input=input, seed=seed, options=options,
+                      executor=executor)  # its error
     kind = DETECTORS[provider]
     with Store(run_dir) as store:
         build = load_build(store)
@@ -392,6 +393,6 @@ def detect_realworld(run_dir: str | Path, *, detector: str = "tfidf", task: str 
                         seeds={"split": seed, "detector": seed}, stages={DETECT_STAGE: stage.fingerprint, **rw.stages})
         ctx = DetectContext(store=store, build=merged, stage=stage, spec=detector, model=model, task="binary",
                             input=input, seed=seed, items=items, splits=realworld_splits(build, rw, seed=seed),
-                            options=options)
+                            options=options, **({"executor": executor} if executor is not None else {}))
         kind.run(ctx)
         return DetectResult(stage.fingerprint, store.results(stage.name, stage.fingerprint, Prediction), excluded)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +21,7 @@ from typing import Any
 
 from halluscope.detect.run import DetectContext, DetectorKind, register_detector
 from halluscope.errors import HalluscopeError, MissingExtraError
+from halluscope.executors import ItemTask, Resources, torch_threads
 from halluscope.records import EncoderTraining, Prediction, Variant
 
 VERSION = 1
@@ -120,12 +121,19 @@ def _device(torch: Any, opts: EncoderOptions) -> str:
 
 
 def _run_encoder(ctx: DetectContext) -> None:
-    """Fine-tune per language (or once for all), keep the best dev checkpoint, predict dev and test."""
+    """Fine-tune per language (or once for all), keep the best dev checkpoint, predict dev and test.
+
+    Each group is one job of the context's executor: in this process one after another, or on Ray workers
+    in parallel (``--executor ray``; resources under the stage name 'encoder'). The driver writes every
+    prediction, the kept model and the training record.
+    """
     opts = EncoderOptions.from_options(ctx.options)
     done = ctx.done()
     groups: dict[str, list[Variant]] = {}
     for v in ctx.items:
         groups.setdefault(v.language if opts.scope == "language" else "all", []).append(v)
+    jobs: list[tuple[str, TrainJob]] = []
+    local = ctx.executor.name == "local"  # a local run saves the kept model in place; a remote one sends it back
     for group, items in sorted(groups.items()):
         if all(v.id in done for v in items if ctx.split_of(v) != "train"):
             continue
@@ -133,7 +141,47 @@ def _run_encoder(ctx: DetectContext) -> None:
         if not part["train"] or not part["test"]:
             raise HalluscopeError(f"encoder: group '{group}' has {len(part['train'])} train and {len(part['test'])} "
                                   "test items; it needs at least 3 articles to split")
-        _train_and_predict(ctx, opts, group, part)
+        work = _work_dir(ctx, group)
+        jobs.append((group, TrainJob(
+            group=group, model=ctx.model, labels=tuple(ctx.labels), seed=ctx.seed, opts=opts,
+            texts={s: [ctx.x_of(v) for v in part[s]] for s in part},
+            gold={s: [ctx.labels.index(ctx.gold(v)) for v in part[s]] for s in part},
+            ids={s: [v.id for v in part[s]] for s in part},
+            save_to=str(work / "best") if local and opts.keep_model else None)))
+    for group, job, ok, out in ctx.executor.map("encoder", _TrainGroup(), jobs):
+        if not ok:
+            raise HalluscopeError(f"encoder: training the '{group}' model failed: {out}")
+        _store_group(ctx, job, out)
+
+
+def _work_dir(ctx: DetectContext, group: str) -> Path:
+    return Path(ctx.store.run_dir) / "models" / f"{ctx.stage.name}-{ctx.stage.fingerprint[:12]}" / group
+
+
+@dataclass(frozen=True)
+class TrainJob:
+    """Everything one group's fine-tuning needs, picklable so a Ray worker can run it without the run dir."""
+
+    group: str
+    model: str
+    labels: tuple[str, ...]
+    seed: int
+    opts: EncoderOptions
+    texts: dict[str, list[str]]  # split -> inputs
+    gold: dict[str, list[int]]  # split -> label index
+    ids: dict[str, list[str]]
+    save_to: str | None  # where to save the kept model; None: send its files back (a remote worker)
+
+
+@dataclass
+class TrainOutput:
+    predicted: dict[str, list[int]]  # 'dev'/'test' -> predicted label index, in job order
+    history: tuple[float, ...]
+    best_metric: float | None
+    best_checkpoint: str | None
+    device: str
+    seconds: float
+    model_files: dict[str, bytes] | None = None  # relative path -> bytes, when the worker could not save in place
 
 
 class _Encoded:
@@ -149,70 +197,93 @@ class _Encoded:
         return {**{k: v[i] for k, v in self.encodings.items()}, "labels": self.labels[i]}
 
 
-def _train_and_predict(ctx: DetectContext, opts: EncoderOptions, group: str, part: dict[str, list[Variant]]) -> None:
+class _TrainGroup(ItemTask):
+    """One group's fine-tuning on whichever worker runs it (torch gets the worker's CPUs as threads)."""
+
+    def setup(self, resources: Resources | None) -> None:
+        torch_threads(resources)
+
+    def __call__(self, job: TrainJob) -> TrainOutput:
+        with tempfile.TemporaryDirectory(prefix="hs-encoder-") as tmp:
+            return _train(job, Path(tmp))
+
+
+def _train(job: TrainJob, tmp: Path) -> TrainOutput:
     torch, transformers = _require()
     from sklearn.metrics import f1_score
 
-    labels = list(ctx.labels)
-    label2id = {lab: i for i, lab in enumerate(labels)}
+    opts, labels = job.opts, list(job.labels)
     device = _device(torch, opts)
     t0 = time.perf_counter()
-    transformers.set_seed(ctx.seed)
-    tokenizer = transformers.AutoTokenizer.from_pretrained(ctx.model)
+    transformers.set_seed(job.seed)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(job.model)
     model = transformers.AutoModelForSequenceClassification.from_pretrained(
-        ctx.model, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=label2id,
+        job.model, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id={x: i for i, x in enumerate(labels)},
         ignore_mismatched_sizes=True)
 
-    def encode(items: list[Variant]) -> _Encoded:
-        enc = tokenizer([ctx.x_of(v) for v in items], truncation=True, max_length=opts.max_length)
-        return _Encoded(dict(enc), [label2id[ctx.gold(v)] for v in items])
+    def encode(split: str) -> _Encoded:
+        enc = tokenizer(job.texts[split], truncation=True, max_length=opts.max_length)
+        return _Encoded(dict(enc), job.gold[split])
 
     def metrics(pred: Any) -> dict:
         hyp = pred.predictions.argmax(-1)
         return {"macro_f1": float(f1_score(pred.label_ids, hyp, labels=list(range(len(labels))), average="macro",
                                            zero_division=0))}
 
-    work = Path(ctx.store.run_dir) / "models" / f"{ctx.stage.name}-{ctx.stage.fingerprint[:12]}" / group
-    has_dev = bool(part["dev"])
+    has_dev = bool(job.texts["dev"])
     bf16 = opts.precision == "bf16" or (opts.precision == "auto" and device == "cuda" and torch.cuda.is_bf16_supported())
     args = transformers.TrainingArguments(
-        output_dir=str(work / "checkpoints"), num_train_epochs=opts.epochs, learning_rate=opts.lr,
+        output_dir=str(tmp / "checkpoints"), num_train_epochs=opts.epochs, learning_rate=opts.lr,
         per_device_train_batch_size=opts.batch_size, per_device_eval_batch_size=opts.eval_batch_size,
         gradient_accumulation_steps=opts.grad_accum, weight_decay=opts.weight_decay, warmup_steps=float(opts.warmup_ratio),
         eval_strategy="epoch" if has_dev else "no", save_strategy="epoch" if has_dev else "no",
         load_best_model_at_end=has_dev, metric_for_best_model="macro_f1", greater_is_better=True,
-        save_total_limit=2 if has_dev else None, save_only_model=True, seed=ctx.seed, data_seed=ctx.seed,
+        save_total_limit=2 if has_dev else None, save_only_model=True, seed=job.seed, data_seed=job.seed,
         report_to="none", disable_tqdm=True, logging_strategy="no", use_cpu=device == "cpu",
         bf16=bf16, fp16=opts.precision == "fp16", dataloader_num_workers=0,
     )
     trainer = transformers.Trainer(
-        model=model, args=args, train_dataset=encode(part["train"]),
-        eval_dataset=encode(part["dev"]) if has_dev else None,
+        model=model, args=args, train_dataset=encode("train"), eval_dataset=encode("dev") if has_dev else None,
         data_collator=transformers.DataCollatorWithPadding(tokenizer), compute_metrics=metrics,
     )
     trainer.train()
     history = tuple(float(e["eval_macro_f1"]) for e in trainer.state.log_history if "eval_macro_f1" in e)
-    best_checkpoint = Path(trainer.state.best_model_checkpoint).name if trainer.state.best_model_checkpoint else None
+    best = trainer.state.best_model_checkpoint
+    predicted = {split: [int(k) for k in trainer.predict(encode(split)).predictions.argmax(-1)]
+                 for split in ("dev", "test") if job.texts[split]}
+    files = None
+    if opts.keep_model:
+        dest = Path(job.save_to) if job.save_to else tmp / "best"
+        trainer.save_model(str(dest))
+        tokenizer.save_pretrained(str(dest))
+        if not job.save_to:
+            files = {str(f.relative_to(dest)): f.read_bytes() for f in sorted(dest.rglob("*")) if f.is_file()}
+    return TrainOutput(predicted=predicted, history=history, best_metric=trainer.state.best_metric,
+                       best_checkpoint=Path(best).name if best else None, device=device,
+                       seconds=round(time.perf_counter() - t0, 2), model_files=files)
+
+
+def _store_group(ctx: DetectContext, job: TrainJob, out: TrainOutput) -> None:
+    """Driver side: predictions first, then the kept model's files, then the training record (resume key)."""
+    labels = list(job.labels)
     n = 0
-    for split in ("dev", "test"):
-        if not part[split]:
-            continue
-        logits = trainer.predict(encode(part[split])).predictions
-        for v, k in zip(part[split], logits.argmax(-1)):
-            ctx.put(Prediction(item_id=v.id, detector=ctx.spec, task=ctx.task, input=ctx.input,  # type: ignore[arg-type]
-                               split=split, gold=ctx.gold(v), predicted=labels[int(k)]))  # type: ignore[arg-type]
+    for split, predicted in out.predicted.items():
+        for item_id, g, k in zip(job.ids[split], job.gold[split], predicted):
+            ctx.put(Prediction(item_id=item_id, detector=ctx.spec, task=ctx.task, input=ctx.input,  # type: ignore[arg-type]
+                               split=split, gold=labels[g], predicted=labels[k]))  # type: ignore[arg-type]
             n += 1
     saved = None
-    if opts.keep_model:
-        trainer.save_model(str(work / "best"))
-        tokenizer.save_pretrained(str(work / "best"))
-        saved = str((work / "best").relative_to(ctx.store.run_dir))
-    shutil.rmtree(work / "checkpoints", ignore_errors=True)
-    ctx.store.put(ctx.stage.name + TRAIN_STAGE_SUFFIX, ctx.stage.fingerprint, group, EncoderTraining(
-        group=group, model=ctx.model, n_train=len(part["train"]), n_dev=len(part["dev"]), n_predicted=n,
-        labels=tuple(labels), dev_macro_f1=history, best_dev_macro_f1=trainer.state.best_metric,
-        best_checkpoint=best_checkpoint, saved_to=saved, device=device, seconds=round(time.perf_counter() - t0, 2),
-        options=dataclasses.asdict(opts)))
+    if job.opts.keep_model:
+        dest = _work_dir(ctx, job.group) / "best"
+        for rel, blob in (out.model_files or {}).items():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            (dest / rel).write_bytes(blob)
+        saved = str(dest.relative_to(ctx.store.run_dir))
+    ctx.store.put(ctx.stage.name + TRAIN_STAGE_SUFFIX, ctx.stage.fingerprint, job.group, EncoderTraining(
+        group=job.group, model=ctx.model, n_train=len(job.ids["train"]), n_dev=len(job.ids["dev"]), n_predicted=n,
+        labels=job.labels, dev_macro_f1=out.history, best_dev_macro_f1=out.best_metric,
+        best_checkpoint=out.best_checkpoint, saved_to=saved, device=out.device, seconds=out.seconds,
+        options=dataclasses.asdict(job.opts)))
 
 
 register_detector("encoder", DetectorKind(run=_run_encoder, inputs=("text", "transcript"), config=_config))

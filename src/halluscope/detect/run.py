@@ -17,6 +17,7 @@ from halluscope.build import BuildResult, load_build
 from halluscope.detect.splits import split_by_article
 from halluscope.detect.tfidf import TfidfDetector
 from halluscope.errors import HalluscopeError
+from halluscope.executors import LOCAL, Executor
 from halluscope.manifest import record_manifest
 from halluscope.records import SEVERITIES, TYPES, Prediction, Task, Variant
 from halluscope.stages import Stage
@@ -47,6 +48,7 @@ class DetectContext:
     items: list[Variant]
     splits: dict[str, str]
     options: dict[str, Any] = field(default_factory=dict)
+    executor: Executor = LOCAL  # where heavy work runs: encoder training, hf/hf-audio generation
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -125,8 +127,12 @@ class DetectResult:
 
 
 def detect(run_dir: str | Path, *, detector: str = "tfidf", task: Task = "binary", input: str = "text",
-           seed: int = 0, options: dict[str, Any] | None = None) -> DetectResult:
-    """Run one detector on one task and input of a built benchmark; every prediction is stored."""
+           seed: int = 0, options: dict[str, Any] | None = None, executor: Executor | None = None) -> DetectResult:
+    """Run one detector on one task and input of a built benchmark; every prediction is stored.
+
+    ``executor`` (default: this process) runs the heavy parts, e.g. a Ray executor for encoder training and
+    hf/hf-audio generation; it is not part of the fingerprint: the predictions are the same either way.
+    """
     options = dict(options or {})
     provider, _, model = detector.partition("/")
     if provider not in DETECTORS:
@@ -158,7 +164,8 @@ def detect(run_dir: str | Path, *, detector: str = "tfidf", task: Task = "binary
                         config={"detector": detector, "task": task, "input": input, "seed": seed, "options": options},
                         seeds={"split": seed, "detector": seed}, stages={"detect": stage.fingerprint, **build.stages})
         ctx = DetectContext(store=store, build=build, stage=stage, spec=detector, model=model, task=task,
-                            input=input, seed=seed, items=items, splits=splits, options=options)
+                            input=input, seed=seed, items=items, splits=splits, options=options,
+                            executor=executor or LOCAL)
         kind.run(ctx)
         predictions = store.results(stage.name, stage.fingerprint, Prediction)
         return DetectResult(stage.fingerprint, predictions, excluded)

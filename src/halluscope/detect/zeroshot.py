@@ -140,6 +140,8 @@ def _run_zero_shot(ctx: DetectContext) -> None:
 
     own, backend_opts = split_options(ctx.options)
     backend = make_backend(ctx.spec, ctx.input, backend_opts, own["llm_config"])
+    if hasattr(backend, "executor"):  # local models (hf, hf-audio) generate on the run's executor; API calls stay here
+        backend.executor = ctx.executor
     medium = "audio" if ctx.input == "audio" else "text"
     todo = [v for v in ctx.items if v.id not in ctx.done()]
     window = None

@@ -39,11 +39,13 @@ class HFBackend:
         self._queue: asyncio.Queue | None = None
         self._worker: asyncio.Task | None = None
         self._pool = None
+        self._slots: asyncio.Semaphore | None = None
         self._running: set[asyncio.Task] = set()
 
     def __getstate__(self) -> dict:  # what a Ray worker receives: configuration, no model or event loop state
         state = dict(self.__dict__)
-        state.update(executor=None, _model=None, _tok=None, _queue=None, _worker=None, _pool=None, _running=set())
+        state.update(executor=None, _model=None, _tok=None, _queue=None, _worker=None, _pool=None, _running=set(),
+                     _slots=None)
         return state
 
     def _params(self, params: dict | None) -> dict:
@@ -206,7 +208,13 @@ class HFBackend:
         loop = asyncio.get_running_loop()
         try:
             t0 = loop.time()
-            ok, value = await self._pool.call([r for r, _, _ in items])
+            try:
+                ok, value = await self._pool.call([r for r, _, _ in items])
+            except Exception as exc:  # the workers themselves failed (not one batch): the callers see it raised
+                for _, _, fut in items:
+                    if not fut.done():
+                        fut.set_exception(exc)
+                return
             if not ok:  # a failed batch fails its requests, with the reason
                 for request, log, fut in items:
                     log(request=request, payload={"params": request.params, "tag": request.tag},
