@@ -178,18 +178,21 @@ LOCAL = LocalExecutor()
 
 
 class _Worker:
-    """Ray actor body: holds the stage function (its backend loads once, on the first item)."""
+    """Ray actor body: holds one stage function at a time (its backend loads once, in ``setup`` or on the first
+    item); the executor hands an idle worker the next stage's function instead of starting a new process."""
 
-    def __init__(self, fn: Callable[[Any], Any], resources: Resources) -> None:
-        self.fn = fn
-        if isinstance(fn, ItemTask):
-            fn.setup(resources)
+    def __init__(self) -> None:
+        self.fn: Callable[[Any], Any] | None = None
+
+    def load(self, fn: Callable[[Any], Any], resources: Resources) -> tuple[bool, Any]:
+        self.fn = None  # drop the previous stage's function (and its model) first
+        ok, reason = attempt(lambda _: fn.setup(resources) if isinstance(fn, ItemTask) else None, None)
+        self.fn = fn if ok else None
+        return ok, reason if not ok else os.getpid()
 
     def run(self, payload: Any) -> tuple[bool, Any]:
+        assert self.fn is not None, "load() first"
         return attempt(self.fn, payload)
-
-    def pid(self) -> int:
-        return os.getpid()
 
 
 def _first_line(exc: BaseException) -> str:
@@ -245,6 +248,7 @@ class RayExecutor:
     max_replacements: int = 32  # dead workers replaced per stage before the stage gives up
     name: str = "ray"
     _started: bool = field(default=False, init=False)
+    _idle: dict[Resources, list] = field(default_factory=dict, init=False)  # live actors between stages
 
     def _ray(self) -> Any:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -280,24 +284,37 @@ class RayExecutor:
         return max(1, min(n, n_items))
 
     def _spawn(self, ray: Any, stage: str, fn: Callable[[Any], Any], n: int) -> list:
-        """``n`` fresh actors holding ``fn``, returned once all are up (a worker that cannot start is a setup
-        problem, not an item failure)."""
-        from ray.exceptions import RayActorError
+        """``n`` actors holding ``fn``, returned once all have run its setup (a worker that cannot start is a
+        setup problem, not an item failure). Idle actors of earlier stages with the same resources are reused
+        (no new process, no new imports); idle actors of other shapes are stopped so their CPUs are free."""
+        from ray.exceptions import RayActorError, RayTaskError
 
         res = self.resources_for(stage)
+        for shape in [k for k in self._idle if k != res]:
+            for a in self._idle.pop(shape):
+                ray.kill(a, no_restart=True)
+        idle = self._idle.get(res, [])
+        actors = [idle.pop() for _ in range(min(n, len(idle)))]
         opts: dict[str, Any] = {"num_cpus": res.num_cpus, "num_gpus": res.num_gpus, "max_restarts": 0}
         if res.memory_mb:
             opts["memory"] = res.memory_mb * 1024 * 1024
         cls = ray.remote(_Worker).options(**opts)
-        actors = [cls.remote(fn, res) for _ in range(n)]
+        actors += [cls.remote() for _ in range(n - len(actors))]
         try:
-            ray.get([a.pid.remote() for a in actors])
-        except RayActorError as exc:
+            loaded = ray.get([a.load.remote(fn, res) for a in actors])
+            problem = next((reason for ok, reason in loaded if not ok), None)
+        except (RayActorError, RayTaskError) as exc:
+            problem = _first_line(exc)
+        if problem is not None:
             for a in actors:
                 ray.kill(a, no_restart=True)
-            raise HalluscopeError(f"Ray workers for stage '{stage}' failed to start: {_first_line(exc)}. Is "
-                                  "halluscope with its extras installed where the workers run?") from None
+            raise HalluscopeError(f"Ray workers for stage '{stage}' failed to start: {problem}. Is halluscope with "
+                                  "its extras (and the model files) there where the workers run?") from None
         return actors
+
+    def _release(self, stage: str, actors: list) -> None:
+        """Keep finished actors for the next stage (``close`` stops them)."""
+        self._idle.setdefault(self.resources_for(stage), []).extend(actors)
 
     def map(self, stage: str, fn: Callable[[Any], Any], items: Sequence[tuple[str, Any]]) -> Iterator[Outcome]:
         if not items:
@@ -362,14 +379,23 @@ class RayExecutor:
                     except RayTaskError as exc:
                         ok, value = False, f"Ray task error: {_first_line(exc)}"
                     yield item_id, x, ok, value
+            self._release(stage, actors)  # all calls answered: the actors are idle
+            actors = []
         finally:
-            for a in actors:
+            for a in actors:  # interrupted with calls still queued on them: stop them
                 ray.kill(a, no_restart=True)
 
     def pool(self, stage: str, fn: Callable[[Any], Any], workers: int | None = None) -> ActorPool:
         return ActorPool(self, stage, fn, workers)
 
     def close(self) -> None:
+        if self._idle:
+            import ray
+
+            if ray.is_initialized():
+                for a in (a for actors in self._idle.values() for a in actors):
+                    ray.kill(a, no_restart=True)
+            self._idle.clear()
         if self._started:
             import ray
 
@@ -441,9 +467,12 @@ class ActorPool:
 
     async def close(self) -> None:
         if self.actors:
-            ray = self.executor._ray()
-            for a in self.actors:
-                ray.kill(a, no_restart=True)
+            if any(self._busy):  # calls still running on them: stop them
+                ray = self.executor._ray()
+                for a in self.actors:
+                    ray.kill(a, no_restart=True)
+            else:
+                self.executor._release(self.stage, self.actors)
             self.actors = []
 
 

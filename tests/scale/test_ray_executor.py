@@ -143,3 +143,33 @@ def test_resource_specs_are_validated():
         ExecutorOptions(executor="ray", ray_resources=("asr:cores=2",)).create("/r")
     with pytest.raises(HalluscopeError, match="'local'"):
         ExecutorOptions(executor="dask").create("/r")
+
+
+@dataclass
+class _Pid(ItemTask):
+    """Reports the worker's process id; ``broken`` makes its setup fail the way a missing model does."""
+
+    broken: bool = False
+
+    def setup(self, resources):
+        if self.broken:
+            from halluscope.errors import HalluscopeError
+
+            raise HalluscopeError("no model files in /nowhere")
+
+    def __call__(self, x: int) -> int:
+        return os.getpid()
+
+
+def test_idle_workers_carry_over_to_the_next_stage_and_setup_errors_name_the_cause(tmp_path, ray_cluster):
+    from halluscope.errors import HalluscopeError
+
+    items = [(f"n{i}", i) for i in range(6)]
+    with RayExecutor(tmp_path, workers=2) as ex:
+        first = {v for _, _, ok, v in ex.map("tts", _Pid(), items) if ok}
+        second = {v for _, _, ok, v in ex.map("asr", _Pid(), items) if ok}
+        assert len(first) == 2 and second == first  # same processes: no new worker start between stages
+        with pytest.raises(HalluscopeError, match="failed to start: no model files in /nowhere"):
+            list(ex.map("asr", _Pid(broken=True), items))
+        third = {v for _, _, ok, v in ex.map("tts", _Pid(), items) if ok}
+    assert len(third) == 2 and not third & first  # the failed workers were stopped, fresh ones started
