@@ -16,6 +16,7 @@ import hashlib
 import os
 import re
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -249,6 +250,7 @@ class RayExecutor:
     name: str = "ray"
     _started: bool = field(default=False, init=False)
     _idle: dict[Resources, list] = field(default_factory=dict, init=False)  # live actors between stages
+    worker_start_s: float = field(default=0.0, init=False)  # seconds spent waiting for workers to start and set up
 
     def _ray(self) -> Any:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -289,6 +291,7 @@ class RayExecutor:
         (no new process, no new imports); idle actors of other shapes are stopped so their CPUs are free."""
         from ray.exceptions import RayActorError, RayTaskError
 
+        t0 = time.perf_counter()
         res = self.resources_for(stage)
         for shape in [k for k in self._idle if k != res]:
             for a in self._idle.pop(shape):
@@ -310,6 +313,7 @@ class RayExecutor:
                 ray.kill(a, no_restart=True)
             raise HalluscopeError(f"Ray workers for stage '{stage}' failed to start: {problem}. Is halluscope with "
                                   "its extras (and the model files) there where the workers run?") from None
+        self.worker_start_s += time.perf_counter() - t0
         return actors
 
     def _release(self, stage: str, actors: list) -> None:
