@@ -95,3 +95,60 @@ def test_build_against_a_cluster_address_ships_the_package(tmp_path, ray_cluster
         transcripts = store.results("asr", manifest.stages["asr"], Transcript)
     assert list(transcripts) == ["en-1"] and "electricity" in transcripts["en-1"].text.lower()
     assert not (run / ".ray").exists()  # a remote cluster keeps its own temp dir
+
+
+def test_detect_driver_kill_9_mid_generation_then_resume(tmp_path):
+    """'detect --executor ray' with a tiny hf model: killed mid-stage, rerun; nothing redone, nothing twice."""
+    import json
+    from collections import Counter
+    from pathlib import Path
+
+    import pytest
+
+    pytest.importorskip("transformers")
+    sys.path[:0] = [str(Path(__file__).parents[1] / "encoder"), str(Path(__file__).parents[1] / "llm")]
+    from tiny_encoder import register_text_speech
+    from tiny_hf import build_tiny_lm
+
+    from halluscope.build import BuildConfig, build_spoken
+    from halluscope.records import Prediction
+
+    register_text_speech()
+    run = tmp_path / "run"
+    build = build_spoken(run, BuildConfig(corpus="demo", langs=("en", "ru"), tts="test-bytes", asr="test-bytes",
+                                          seed=3, rewrites_per_article=1, articles_per_language=10), quiet=True)
+    total = len(build.transcripts)
+    lm = build_tiny_lm(tmp_path / "lm")
+    cmd = [sys.executable, "-m", "halluscope", "detect", str(run), "--detector", f"hf/{lm}", "-o", "max_new_tokens=40",
+           "-o", "batch_size=1", "--executor", "ray", "--ray-workers", "2"]
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env.update(HF_HUB_OFFLINE="1", RAY_USAGE_STATS_ENABLED="0")
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    db = run / "halluscope.sqlite"
+
+    def calls() -> int:
+        try:
+            return sqlite3.connect(db).execute("SELECT COUNT(*) FROM calls WHERE status='ok'").fetchone()[0]
+        except sqlite3.OperationalError:
+            return 0
+
+    deadline = time.time() + 180
+    while time.time() < deadline and proc.poll() is None and calls() < 3:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    time.sleep(0.5)
+    _kill_orphans(ray_temp_dir(run))
+    before = calls()
+    assert 3 <= before < total, "the kill must land in the middle of the detect stage"
+    finished = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    with Store(run) as store:
+        fp = [m for m in store.manifests() if m.command == "detect"][-1].stages["detect"]
+        preds = store.results("detect", fp, Prediction)
+        ok = Counter(c["key"] for c in store.calls() if c["status"] == "ok")
+        replies = [json.loads(c["response"])["text"] for c in store.calls() if c["status"] == "ok"]
+    assert len(preds) == total and len(ok) == total  # every item predicted, each request answered
+    assert set(ok.values()) == {1}  # the replies stored before the kill were read back, not generated again
+    assert all(isinstance(r, str) for r in replies)
+    shutil.rmtree(ray_temp_dir(run), ignore_errors=True)
