@@ -1,11 +1,12 @@
 """TTS -> ASR throughput in-process and on Ray with one and two workers (1 CPU each).
 
-    .venv/bin/python benchmarks/bench_ray.py --items 8
+    .venv/bin/python benchmarks/bench_ray.py --items 20 --repeats 3
 
 Renders the same demo articles (English, espeak-ng + Whisper base int8) into a fresh run directory per
-mode and times the two stages: in-process (CTranslate2's default threads, and pinned to 1 thread), then
+mode and times the two stages: in-process (CTranslate2's default threads, and pinned to 1 thread), and
 on a local Ray cluster started once beforehand (its start-up is reported apart) with one and with two
-workers of 1 CPU each, whose ASR threads follow the CPU request. Worker start and model loading count.
+workers of 1 CPU each, whose ASR threads follow the CPU request. The four modes run in interleaved rounds
+(order rotated) and the median run of each is reported, because the machine is shared and noisy. Worker start and model loading count.
 Workers carry over from the TTS stage to the ASR stage; the seconds spent starting them are measured and
 the ratios printed with and without them. Prints seconds, clips per minute, the ASR seconds the workers report (if two workers report twice the
 busy time of one in the same wall time, the cores, not the executor, are the limit) and the ratios the scale-out issue asks about:
@@ -31,7 +32,7 @@ from halluscope.build import (
     select_articles,
     tts_config,
 )
-from halluscope.executors import RayExecutor
+from halluscope.executors import RayExecutor, Resources
 from halluscope.records import Variant
 from halluscope.speech import ASR_BACKENDS, TTS_BACKENDS
 from halluscope.stages import Stage
@@ -62,39 +63,52 @@ def once(root: Path, name: str, samples: dict[str, Variant], *, cpu_threads: int
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--items", type=int, default=8)
+    ap.add_argument("--items", type=int, default=20, help="English demo articles (at most 20)")
+    ap.add_argument("--repeats", type=int, default=2, help="rounds of all four modes, interleaved; medians reported")
     args = ap.parse_args()
     arts = select_articles(BuildConfig(corpus="demo", langs=("en",), articles_per_language=args.items))
     samples = {a.id: Variant(id=a.id, article_id=a.id, language=a.language, text=a.text, label=0, generator="original")
                for a in arts}
     root = Path(tempfile.mkdtemp(prefix="hs-bench-"))
+    modes = {"in-process": {}, "in-process, 1 thread": {"cpu_threads": 1}, "ray, 1 worker": {"workers": 1},
+             "ray, 1 worker, 2 CPUs": {"workers": 1, "cpus": 2}, "ray, 2 workers": {"workers": 2}}
+    runs: dict[str, list[tuple[float, float, float]]] = {m: [] for m in modes}
     try:
         once(root, "warm", dict(list(samples.items())[:1]))  # page in espeak and the weights
-        results = {"in-process": once(root, "local", samples),
-                   "in-process, 1 thread": once(root, "local1", samples, cpu_threads=1)}
         import ray
 
         t0 = time.perf_counter()
         ray.init(num_cpus=2, include_dashboard=False, _temp_dir=str(root / ".ray"), log_to_driver=False,
                  logging_level="warning")
         startup = time.perf_counter() - t0
-        for n in (1, 2):
-            results[f"ray, {n} worker{'s' * (n > 1)}"] = once(root, f"ray{n}", samples, executor=RayExecutor(root, workers=n))
+        names = list(modes)
+        for r in range(args.repeats):  # rotate the order so no mode always runs first or last
+            for m in names[r % len(names):] + names[:r % len(names)]:
+                kw = modes[m]
+                ex = None
+                if "workers" in kw:
+                    ex = RayExecutor(root, workers=kw["workers"], resources=Resources(num_cpus=kw.get("cpus", 1)))
+                runs[m].append(once(root, f"{m}-{r}".replace(" ", "").replace(",", ""), samples,
+                                    cpu_threads=kw.get("cpu_threads", 0), executor=ex))
         ray.shutdown()
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print(f"{len(samples)} English demo clips, TTS -> ASR (Ray cluster start-up, not counted: {startup:.1f} s)")
+    results = {m: sorted(v)[len(v) // 2] for m, v in runs.items()}  # the median run (upper median)
+    print(f"{len(samples)} English demo clips, TTS -> ASR, median of {args.repeats} interleaved rounds "
+          f"(Ray cluster start-up, not counted: {startup:.1f} s)")
     for name, (s, busy, started) in results.items():
+        spread = ", ".join(f"{x[0]:.1f}" for x in runs[name])
         print(f"  {name:<22} {s:6.1f} s  {60 * len(samples) / s:5.1f} clips/min  (ASR busy {busy:5.1f} s, "
-              f"worker start {started:4.1f} s)")
-    base, r1, r2 = (results[k][0] for k in ("in-process", "ray, 1 worker", "ray, 2 workers"))
-    s1, s2 = (results[k][2] for k in ("ray, 1 worker", "ray, 2 workers"))
-    print("                                    all-in   without worker start (a fixed cost per run)")
-    print(f"ray 1 worker / in-process:          {base / r1:.2f}x    {base / (r1 - s1):.2f}x  (aim >= 0.9)")
-    print(f"ray 1 worker / in-process 1 thread: {results['in-process, 1 thread'][0] / r1:.2f}x    "
-          f"{results['in-process, 1 thread'][0] / (r1 - s1):.2f}x")
-    print(f"ray 2 workers / ray 1 worker:       {r1 / r2:.2f}x    {(r1 - s1) / (r2 - s2):.2f}x  (aim >= 1.8)")
-
+              f"worker start {started:4.1f} s; runs: {spread} s)")
+    wall = {k: v[0] for k, v in results.items()}
+    net = {k: v[0] - v[2] for k, v in results.items()}  # without the fixed worker start
+    rows = [("ray 1 worker, 2 CPUs / in-process", "ray, 1 worker, 2 CPUs", "in-process", "aim >= 0.9, same threads"),
+            ("ray 1 worker / in-process 1 thread", "ray, 1 worker", "in-process, 1 thread", "aim >= 0.9, same threads"),
+            ("ray 1 worker / in-process", "ray, 1 worker", "in-process", "1 thread vs CTranslate2's default"),
+            ("ray 2 workers / ray 1 worker", "ray, 2 workers", "ray, 1 worker", "aim >= 1.8")]
+    print(f"{'':<38}all-in  without worker start")
+    for label, a_, b_, note in rows:  # throughput of a_ over that of b_
+        print(f"{label:<38}{wall[b_] / wall[a_]:.2f}x   {net[b_] / net[a_]:.2f}x   ({note})")
 
 if __name__ == "__main__":
     main()
