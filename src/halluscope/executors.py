@@ -76,6 +76,13 @@ class ItemTask:
         return out
 
 
+def place(backend: Any, executor: Executor | None) -> Any:
+    """Local-model backends (hf, hf-audio) generate on ``executor``'s workers; API backends call from here."""
+    if executor is not None and hasattr(backend, "executor"):
+        backend.executor = executor
+    return backend
+
+
 def torch_threads(resources: Resources | None) -> None:
     """On a worker, give torch as many threads as the worker was granted CPUs (in-process: leave it)."""
     if resources is not None:
@@ -418,7 +425,8 @@ class ActorPool:
 
     Used where the driver's own asyncio code decides what to run (the hf and hf-audio backends batch
     requests, then call the pool). An actor that dies is replaced (its ``setup`` runs again) and the call
-    is retried; a call that kills ``max_item_attempts`` actors comes back as failed, with the cause.
+    is retried; a call that kills ``max_item_attempts`` actors while it runs comes back as failed, with the
+    cause (calls queued behind it on the same actor are retried without being charged).
     """
 
     def __init__(self, executor: RayExecutor, stage: str, fn: Callable[[Any], Any], workers: int | None = None) -> None:
@@ -427,6 +435,7 @@ class ActorPool:
         self.size = 0
         self._gen: list[int] = []
         self._busy: list[int] = []
+        self._queues: list[list[object]] = []
         self._locks: list[asyncio.Lock] = []
         self._replaced = 0
 
@@ -437,23 +446,28 @@ class ActorPool:
         self.actors = await asyncio.to_thread(ex._spawn, ray, self.stage, self.fn, n)
         self.size = len(self.actors)
         self._gen, self._busy = [0] * self.size, [0] * self.size
+        self._queues: list[list[object]] = [[] for _ in range(self.size)]
         self._locks = [asyncio.Lock() for _ in range(self.size)]
 
     async def call(self, payload: Any) -> tuple[bool, Any]:
         from ray.exceptions import RayActorError, RayTaskError
 
-        ex, deaths = self.executor, 0
+        ex, deaths, token = self.executor, 0, object()
         while True:
             k = min(range(self.size), key=self._busy.__getitem__)
-            actor, gen = self.actors[k], self._gen[k]
+            actor, gen, queue = self.actors[k], self._gen[k], self._queues[k]
+            queue.append(token)  # an actor runs its calls in order: the head of its queue is the running one
             self._busy[k] += 1
+            died = False
             try:
                 ok, value = await actor.run.remote(payload)
                 return ok, value
             except RayTaskError as exc:
                 return False, f"Ray task error: {_first_line(exc)}"
             except RayActorError as exc:
-                deaths += 1
+                died = True  # the dead actor's queue keeps its tokens, so its head stays the call that was running
+                if queue[0] is token:  # this call was running when its worker died; those behind it are innocent
+                    deaths += 1
                 async with self._locks[k]:  # one replacement per dead actor, however many calls saw it die
                     if gen == self._gen[k]:
                         self._replaced += 1
@@ -464,9 +478,12 @@ class ActorPool:
                         ray.kill(actor, no_restart=True)
                         self.actors[k] = (await asyncio.to_thread(ex._spawn, ray, self.stage, self.fn, 1))[0]
                         self._gen[k] += 1
+                        self._queues[k] = []
                 if deaths >= ex.max_item_attempts:
                     return False, f"Ray worker died {deaths} times during this call: {_first_line(exc)}"
             finally:
+                if not died:
+                    queue.remove(token)
                 self._busy[k] -= 1
 
     async def close(self) -> None:

@@ -73,3 +73,16 @@ def test_hf_generator_reports_unusable_replies(lm):
     gen = LLMGenerator(_backend(lm), GenerateOptions(max_attempts=2))
     with pytest.raises(ItemError, match=r"#0 rejected: no text after a '\(full text\)' header; #1 rejected"):
         gen.rewrite(Article(id="a", language="en", text="The bank rate rose."), type="fabrication", severity="mild", seed=0)
+
+
+def test_configured_max_new_tokens_wins_over_a_callers_max_tokens():
+    """The config outranks the caller under either name (it used to lose when the caller said max_tokens)."""
+    from halluscope.llm._base import local_params
+
+    defaults = {"max_new_tokens": 512, "temperature": 0.0}
+    assert local_params("hf/x", defaults, {"max_tokens": 64}, {"max_new_tokens": 3}) == \
+        {"max_new_tokens": 3, "temperature": 0.0}
+    assert local_params("hf/x", defaults, {"max_tokens": 64, "mitigation": "aad"}, {}) == \
+        {"max_new_tokens": 64, "temperature": 0.0}  # a caller cannot switch a mitigation on
+    with pytest.raises(HalluscopeError, match="unknown decoding parameters \\['top_k'\\]"):
+        local_params("hf/x", defaults, {"top_k": 5}, {})

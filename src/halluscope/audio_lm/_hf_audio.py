@@ -18,7 +18,7 @@ from pydantic import Field, field_validator
 from halluscope.audio_lm._adapters import ADAPTERS, AudioLMAdapter, load_adapter
 from halluscope.errors import HalluscopeError
 from halluscope.executors import LOCAL, ItemTask, Resources, torch_threads
-from halluscope.llm._base import CallLog, messages_of
+from halluscope.llm._base import CallLog, local_params, messages_of
 from halluscope.llm._config import LLMConfig, _Options, resolve_options
 from halluscope.records import ChatMessage, ModelRequest, ModelResponse, Usage
 
@@ -77,16 +77,7 @@ class HFAudioBackend:
         return float(self.options.audio_window_s or self.adapter_class().default_window_s)
 
     def _params(self, params: dict | None) -> dict:
-        merged = {**DEFAULT_PARAMS, **(params or {}), **self.options.params}
-        if "max_tokens" in merged:
-            merged["max_new_tokens"] = merged.pop("max_tokens")
-        merged.pop("mitigation", None)  # only ever this backend's own (below)
-        unknown = set(merged) - set(DEFAULT_PARAMS)
-        if unknown:
-            raise HalluscopeError(f"{self.spec}: unknown decoding parameters {sorted(unknown)}; expected {sorted(DEFAULT_PARAMS)}")
-        if self.options.mitigation is not None:  # part of the request key; absent when off, so old keys stay valid
-            merged["mitigation"] = self.options.mitigation.key()
-        return merged
+        return local_params(self.spec, DEFAULT_PARAMS, params, self.options.params, self.options.mitigation)
 
     def identity(self) -> dict:
         return {"backend": self.spec, "params": self._params(None), "audio_window_s": self.audio_window_s}

@@ -8,6 +8,18 @@ from typing import Optional
 
 import typer
 
+from halluscope._cli_options import (
+    Executor,
+    RayAddress,
+    RayCpus,
+    RayGpus,
+    RayMemory,
+    RayResources,
+    RayTempDir,
+    RayWorkers,
+    executor_options,
+)
+
 
 def register(app: typer.Typer) -> None:
     """Add the 'run' command group (with 'closedform') to the main app."""
@@ -30,6 +42,14 @@ def register(app: typer.Typer) -> None:
         store: Optional[Path] = typer.Option(None, help="Store directory for raw replies (default: OUT.store)."),
         option: list[str] = typer.Option([], "--option", "-o", help="Backend option KEY=VALUE, e.g. -o audio_window_s=30."),
         json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+        executor: Executor = "local",
+        ray_address: RayAddress = None,
+        ray_workers: RayWorkers = None,
+        ray_cpus_per_worker: RayCpus = 1.0,
+        ray_gpus_per_worker: RayGpus = 0.0,
+        ray_memory_mb: RayMemory = None,
+        ray_resources: RayResources = [],  # noqa: B006 - typer reads the default
+        ray_temp_dir: RayTempDir = None,
     ) -> None:
         """Ask an audio model every question of a closed-form set; score the output with 'halluscope score'.
 
@@ -42,9 +62,15 @@ def register(app: typer.Typer) -> None:
         from halluscope._cli_options import parse_kv_options
 
         options = parse_kv_options(option)
-        summary = run_closedform(model, fmt, inputs, out=out, audio_root=audio_root, policy=audio_policy, system=system,
-                                 max_new_tokens=max_new_tokens, llm_config=str(llm_config) if llm_config else None,
-                                 store_dir=store, backend_options=options, quiet=json_out)
+        ex = executor_options(executor, ray_address, ray_workers, ray_cpus_per_worker, ray_gpus_per_worker,
+                              ray_memory_mb, ray_resources, ray_temp_dir).create(store or out.with_name(out.name + ".store"))
+        try:
+            summary = run_closedform(model, fmt, inputs, out=out, audio_root=audio_root, policy=audio_policy,
+                                     system=system, max_new_tokens=max_new_tokens,
+                                     llm_config=str(llm_config) if llm_config else None, store_dir=store,
+                                     backend_options=options, quiet=json_out, executor=ex)
+        finally:
+            ex.close()
         if json_out:
             print(json.dumps(summary.as_dict(), indent=2, ensure_ascii=False))
             return

@@ -15,7 +15,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from halluscope.errors import HalluscopeError, InputError, ItemError
 from halluscope.records import AudioDelivery, ChatMessage, ModelRequest, ModelResponse
@@ -111,8 +111,9 @@ def _read_audio(path: Path) -> tuple:
 def run_closedform(model: str, fmt: str, inputs: list[Path], *, out: Path, audio_root: Path | None = None,
                    policy: str = "truncate", system: str | None = None, max_new_tokens: int = 256,
                    llm_config: str | None = None, store_dir: Path | None = None, backend_options: dict | None = None,
-                   quiet: bool = False) -> RunSummary:
-    """Ask ``model`` every question of the set with its clip, and write the scorer's input format to ``out``."""
+                   quiet: bool = False, executor: Any = None) -> RunSummary:
+    """Ask ``model`` every question of the set with its clip, and write the scorer's input format to ``out``;
+    ``executor`` (e.g. a RayExecutor) runs an hf-audio model's generation on its workers."""
     from halluscope.audio_lm import (
         audio_window_s,
         check_policy,
@@ -127,7 +128,9 @@ def run_closedform(model: str, fmt: str, inputs: list[Path], *, out: Path, audio
         raise HalluscopeError(f"unknown format '{fmt}': expected halluaudio, aha or yesno")
     check_policy(policy)
     rows = load_rows(fmt, list(inputs), audio_root)
-    backend = create_audio_backend(model, config=load_llm_config(llm_config), **(backend_options or {}))
+    from halluscope.executors import place
+
+    backend = place(create_audio_backend(model, config=load_llm_config(llm_config), **(backend_options or {})), executor)
     window = audio_window_s(backend)
     store_dir = store_dir or out.with_name(out.name + ".store")
     summary = RunSummary(out=out, store=store_dir, rows=len(rows))

@@ -20,6 +20,7 @@ from typing import Any
 from halluscope.detect.run import DetectContext, DetectorKind, register_detector
 from halluscope.detect.zeroshot_parse import parse_reply
 from halluscope.errors import HalluscopeError, ItemError
+from halluscope.executors import place
 from halluscope.prompts import template
 from halluscope.records import (
     AudioDelivery,
@@ -139,9 +140,7 @@ def _run_zero_shot(ctx: DetectContext) -> None:
     from halluscope.llm import Caller, progress
 
     own, backend_opts = split_options(ctx.options)
-    backend = make_backend(ctx.spec, ctx.input, backend_opts, own["llm_config"])
-    if hasattr(backend, "executor"):  # local models (hf, hf-audio) generate on the run's executor; API calls stay here
-        backend.executor = ctx.executor
+    backend = place(make_backend(ctx.spec, ctx.input, backend_opts, own["llm_config"]), ctx.executor)
     medium = "audio" if ctx.input == "audio" else "text"
     todo = [v for v in ctx.items if v.id not in ctx.done()]
     window = None

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from halluscope.errors import HalluscopeError
 from halluscope.records import ChatMessage, ModelRequest, ModelResponse
 from halluscope.registry import Registry
 from halluscope.store import Store
@@ -44,6 +45,25 @@ class ChatBackend(Protocol):
 
 
 LLM_BACKENDS: Registry[ChatBackend] = Registry("LLM backend")
+
+
+def local_params(spec: str, defaults: dict, caller: dict | None, configured: dict, mitigation: Any = None) -> dict:
+    """Decoding parameters of a local model's request: its defaults, under the caller's, under the configured
+    ones (OpenAI's 'max_tokens' is read as 'max_new_tokens' on either side, so a configured max_new_tokens wins
+    over a caller's max_tokens); a decoding-time mitigation's key is added only when one is on."""
+    def named(d: dict | None) -> dict:
+        out = {k: v for k, v in (d or {}).items() if k != "mitigation"}  # only ever the backend's own
+        if "max_tokens" in out:
+            out["max_new_tokens"] = out.pop("max_tokens")
+        return out
+
+    merged = {**defaults, **named(caller), **named(configured)}
+    unknown = set(merged) - set(defaults)
+    if unknown:
+        raise HalluscopeError(f"{spec}: unknown decoding parameters {sorted(unknown)}; expected {sorted(defaults)}")
+    if mitigation is not None:  # part of the request key only when on, so unmitigated keys stay what they were
+        merged["mitigation"] = mitigation.key()
+    return merged
 
 
 def messages_of(messages: Sequence[ChatMessage | dict]) -> tuple[ChatMessage, ...]:

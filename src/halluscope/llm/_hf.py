@@ -18,7 +18,7 @@ from pathlib import Path
 
 from halluscope.errors import HalluscopeError, MissingExtraError
 from halluscope.executors import LOCAL, ItemTask, Resources, torch_threads
-from halluscope.llm._base import LLM_BACKENDS, CallLog, messages_of
+from halluscope.llm._base import LLM_BACKENDS, CallLog, local_params, messages_of
 from halluscope.llm._config import HFOptions, LLMConfig, resolve_options
 from halluscope.records import ChatMessage, ModelRequest, ModelResponse, Usage
 
@@ -49,16 +49,7 @@ class HFBackend:
         return state
 
     def _params(self, params: dict | None) -> dict:
-        merged = {**DEFAULT_PARAMS, **(params or {}), **self.options.params}
-        if "max_tokens" in merged:  # the OpenAI name, as the judge passes it
-            merged["max_new_tokens"] = merged.pop("max_tokens")
-        merged.pop("mitigation", None)
-        unknown = set(merged) - set(DEFAULT_PARAMS)
-        if unknown:
-            raise HalluscopeError(f"{self.spec}: unknown decoding parameters {sorted(unknown)}; expected {sorted(DEFAULT_PARAMS)}")
-        if self.mitigation is not None:  # part of the request key only when on
-            merged["mitigation"] = self.mitigation.key()  # type: ignore[attr-defined]
-        return merged
+        return local_params(self.spec, DEFAULT_PARAMS, params, self.options.params, self.mitigation)
 
     def identity(self) -> dict:
         return {"backend": self.spec, "params": self._params(None)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from halluscope.errors import HalluscopeError
 from halluscope.llm import Caller, LLMConfig, load_llm_config
@@ -43,16 +44,20 @@ def decoding_params(*, seed: int | None, temperature: float, top_p: float | None
 def collect_answers(run_dir: str | Path, model: str, *, seeds: Sequence[int] | None = None, temperature: float = 0.0,
                     top_p: float | None = None, max_tokens: int = 512, policy: str = "truncate",
                     system: str | None = None, config: LLMConfig | None = None, backend_options: dict | None = None,
-                    quiet: bool = False) -> StepResult[MishapAnswer]:
-    """Ask ``model`` every question with its clip; seeds None = greedy once, else one sampled answer per seed."""
+                    quiet: bool = False, executor: Any = None) -> StepResult[MishapAnswer]:
+    """Ask ``model`` every question with its clip; seeds None = greedy once, else one sampled answer per seed.
+
+    ``executor`` (e.g. a RayExecutor) runs an hf-audio model's generation on its workers; same answers."""
     from halluscope.audio_lm import audio_window_s, check_policy, create_audio_backend, plan_audio, with_audio
 
     check_policy(policy)
     seed_list: list[int | None] = [None] if not seeds else list(dict.fromkeys(int(s) for s in seeds))
     for s in seed_list:  # validate before any work
         decoding_params(seed=s, temperature=temperature, top_p=top_p, max_tokens=max_tokens)
-    backend = create_audio_backend(model, config=config if config is not None else load_llm_config(),
-                                   **(backend_options or {}))
+    from halluscope.executors import place
+
+    backend = place(create_audio_backend(model, config=config if config is not None else load_llm_config(),
+                                         **(backend_options or {})), executor)
     window = audio_window_s(backend)
     with Store(run_dir) as store:
         up = upstream(store, "questions")
