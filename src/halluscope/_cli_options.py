@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
+from collections.abc import Callable
 from typing import Annotated, List, Optional
 
 import typer
@@ -24,7 +27,7 @@ def parse_kv_options(values: list[str]) -> dict:
     return options
 
 
-# The --executor family, shared by 'build spoken' and 'detect' (one place for names, defaults and help).
+# The --executor family, shared by every command with heavy local work (one place for names, defaults, help).
 Executor = Annotated[str, typer.Option(
     help="Where the heavy work runs: 'local' (in-process) or 'ray' (Ray actors for TTS, ASR, encoder training per "
          "language and hf/hf-audio generation, models loaded once per worker; a local cluster, or the one at "
@@ -43,9 +46,25 @@ RayTempDir = Annotated[Optional[str], typer.Option(
          "long for Ray's sockets).")]
 
 
-def executor_options(executor: str, ray_address: str | None, ray_workers: int | None, ray_cpus_per_worker: float,
-                     ray_gpus_per_worker: float, ray_memory_mb: int | None, ray_resources: list[str],
-                     ray_temp_dir: str | None) -> ExecutorOptions:
-    return ExecutorOptions(executor=executor, ray_address=ray_address, ray_workers=ray_workers,
-                           ray_cpus_per_worker=ray_cpus_per_worker, ray_gpus_per_worker=ray_gpus_per_worker,
-                           ray_memory_mb=ray_memory_mb, ray_resources=tuple(ray_resources), ray_temp_dir=ray_temp_dir)
+_EXECUTOR_PARAMS = (("executor", Executor, "local"), ("ray_address", RayAddress, None), ("ray_workers", RayWorkers, None),
+                    ("ray_cpus_per_worker", RayCpus, 1.0), ("ray_gpus_per_worker", RayGpus, 0.0),
+                    ("ray_memory_mb", RayMemory, None), ("ray_resources", RayResources, []),
+                    ("ray_temp_dir", RayTempDir, None))
+
+
+def with_executor(command: Callable) -> Callable:
+    """Give a typer command the --executor family of options; it receives them as one ``executor: ExecutorOptions``
+    argument (``with executor.create(run_dir) as ex: ...``)."""
+    sig = inspect.signature(command, eval_str=True)
+    extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+             for name, annotation, default in _EXECUTOR_PARAMS]
+
+    @functools.wraps(command)
+    def wrapper(*args: object, **kwargs: object) -> object:
+        values = {name: kwargs.pop(name) for name, _, _ in _EXECUTOR_PARAMS}
+        values["ray_resources"] = tuple(values["ray_resources"])  # type: ignore[arg-type]
+        return command(*args, executor=ExecutorOptions(**values), **kwargs)  # type: ignore[arg-type]
+
+    wrapper.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=[p for p in sig.parameters.values() if p.name != "executor"] + extra)
+    return wrapper

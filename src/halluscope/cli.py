@@ -10,17 +10,8 @@ from typing import List, Optional
 
 import typer
 
-from halluscope._cli_options import (
-    Executor,
-    RayAddress,
-    RayCpus,
-    RayGpus,
-    RayMemory,
-    RayResources,
-    RayTempDir,
-    RayWorkers,
-    executor_options,
-)
+from halluscope._cli_options import with_executor
+from halluscope.executors import ExecutorOptions
 from halluscope.errors import HalluscopeError
 from halluscope.records import LANGUAGES, SEVERITIES, TASKS, TYPES
 from halluscope.stages import console
@@ -69,6 +60,7 @@ def _choices(value: str, allowed: tuple[str, ...], name: str) -> tuple:
 
 
 @build_app.command("spoken")
+@with_executor
 def build_spoken_cmd(
     corpus: str = typer.Option(..., help="Articles as .jsonl/.csv/.parquet with id, language, text[, url, outlet, date, topic], or 'demo'."),
     out: Path = typer.Option(..., help="Run directory (created; an existing one is resumed)."),
@@ -81,14 +73,7 @@ def build_spoken_cmd(
     articles_per_language: Optional[int] = typer.Option(None, help="Use only the first N articles (by id) per language."),
     types: str = typer.Option(",".join(TYPES), help="Hallucination types to generate, comma-separated."),
     severities: str = typer.Option(",".join(SEVERITIES), help="Severity levels to generate, comma-separated."),
-    executor: Executor = "local",
-    ray_address: RayAddress = None,
-    ray_workers: RayWorkers = None,
-    ray_cpus_per_worker: RayCpus = 1.0,
-    ray_gpus_per_worker: RayGpus = 0.0,
-    ray_memory_mb: RayMemory = None,
-    ray_resources: RayResources = [],  # noqa: B006 - typer reads the default
-    ray_temp_dir: RayTempDir = None,
+    executor: ExecutorOptions = ExecutorOptions(),
     vllm_serve: Optional[Path] = typer.Option(None, help="Start 'vllm serve' for this local model as the --generator "
                                               "'openai/<name>' and stop it at the end (needs vLLM; unverified here)."),
 ) -> None:
@@ -101,15 +86,10 @@ def build_spoken_cmd(
     cfg = BuildConfig(corpus=corpus, langs=_langs(langs), generator=generator, tts=tts, asr=asr, seed=seed,
                       rewrites_per_article=rewrites_per_article, articles_per_language=articles_per_language,
                       types=_choices(types, TYPES, "--types"), severities=_choices(severities, SEVERITIES, "--severities"))
-    ex = executor_options(executor, ray_address, ray_workers, ray_cpus_per_worker, ray_gpus_per_worker, ray_memory_mb,
-                          ray_resources, ray_temp_dir).create(out)
     from halluscope.vllm import serving
 
-    try:
-        with serving(generator, vllm_serve):
-            result = build_spoken(out, cfg, executor=ex)
-    finally:
-        ex.close()
+    with executor.create(out) as ex, serving(generator, vllm_serve):
+        result = build_spoken(out, cfg, executor=ex)
     console.print(f"[green]built[/] {len(result.samples)} samples, {len(result.transcripts)} transcripts in {out}"
                   f" (dataset: {out / 'dataset' / 'samples.parquet'})")
 
@@ -185,6 +165,7 @@ def _split_langs(value: str) -> tuple[str, ...]:
 
 
 @app.command()
+@with_executor
 def detect(
     run: Path = typer.Argument(..., help="Run directory made by 'build spoken'."),
     detector: str = typer.Option("tfidf", help="Detector spec: 'tfidf' (offline TF-IDF + logistic regression); "
@@ -202,14 +183,7 @@ def detect(
                                      "the matched truthful negatives move to test, fakes are predicted too."),
     vllm_serve: Optional[Path] = typer.Option(None, help="Start 'vllm serve' for this local model as the --detector "
                                               "'openai/<name>' and stop it at the end (needs vLLM; unverified here)."),
-    executor: Executor = "local",
-    ray_address: RayAddress = None,
-    ray_workers: RayWorkers = None,
-    ray_cpus_per_worker: RayCpus = 1.0,
-    ray_gpus_per_worker: RayGpus = 0.0,
-    ray_memory_mb: RayMemory = None,
-    ray_resources: RayResources = [],  # noqa: B006 - typer reads the default
-    ray_temp_dir: RayTempDir = None,
+    executor: ExecutorOptions = ExecutorOptions(),
 ) -> None:
     """Run a detector on a built benchmark for a task and input; predictions are stored and the report picks
     them up. Trainable detectors fit on the train split, choose hyper-parameters on dev and predict dev and
@@ -238,19 +212,14 @@ def detect(
     inputs = ["text", "transcript"] if input == "all" else [input]
     from halluscope.vllm import serving
 
-    ex = executor_options(executor, ray_address, ray_workers, ray_cpus_per_worker, ray_gpus_per_worker, ray_memory_mb,
-                          ray_resources, ray_temp_dir).create(run)
-    try:
-        with serving(detector, vllm_serve):
-            for t in tasks:
-                for i in inputs:
-                    res = run_detect(run, detector=detector, task=t, input=i, seed=seed, options=options,  # type: ignore[arg-type]
-                                     executor=ex)
-                    n_test = sum(p.split == "test" for p in res.predictions.values())
-                    console.print(f"detect {detector} task={t} input={i}: {len(res.predictions)} predictions "
-                                  f"({n_test} on the test split) stored")
-    finally:
-        ex.close()
+    with executor.create(run) as ex, serving(detector, vllm_serve):
+        for t in tasks:
+            for i in inputs:
+                res = run_detect(run, detector=detector, task=t, input=i, seed=seed, options=options,  # type: ignore[arg-type]
+                                 executor=ex)
+                n_test = sum(p.split == "test" for p in res.predictions.values())
+                console.print(f"detect {detector} task={t} input={i}: {len(res.predictions)} predictions "
+                              f"({n_test} on the test split) stored")
 
 
 @app.command()

@@ -145,6 +145,12 @@ class LocalExecutor:
     def close(self) -> None:
         pass
 
+    def __enter__(self) -> LocalExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
 
 class Pool(Protocol):
     """Long-lived workers holding one stage function (e.g. a loaded model), called from asyncio code.

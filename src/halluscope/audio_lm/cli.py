@@ -8,17 +8,8 @@ from typing import Optional
 
 import typer
 
-from halluscope._cli_options import (
-    Executor,
-    RayAddress,
-    RayCpus,
-    RayGpus,
-    RayMemory,
-    RayResources,
-    RayTempDir,
-    RayWorkers,
-    executor_options,
-)
+from halluscope._cli_options import with_executor
+from halluscope.executors import ExecutorOptions
 
 
 def register(app: typer.Typer) -> None:
@@ -27,6 +18,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(run_app, name="run")
 
     @run_app.command("closedform")
+    @with_executor
     def run_closedform_cmd(
         inputs: list[Path] = typer.Argument(..., help="The set: HalluAudio or AHa-Bench JSONL(s), or a yes/no questions TSV."),
         model: str = typer.Option(..., "--model", help="Audio model spec: 'hf-audio/<dir>' (Qwen2-Audio, Qwen2.5-Omni "
@@ -42,14 +34,7 @@ def register(app: typer.Typer) -> None:
         store: Optional[Path] = typer.Option(None, help="Store directory for raw replies (default: OUT.store)."),
         option: list[str] = typer.Option([], "--option", "-o", help="Backend option KEY=VALUE, e.g. -o audio_window_s=30."),
         json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-        executor: Executor = "local",
-        ray_address: RayAddress = None,
-        ray_workers: RayWorkers = None,
-        ray_cpus_per_worker: RayCpus = 1.0,
-        ray_gpus_per_worker: RayGpus = 0.0,
-        ray_memory_mb: RayMemory = None,
-        ray_resources: RayResources = [],  # noqa: B006 - typer reads the default
-        ray_temp_dir: RayTempDir = None,
+        executor: ExecutorOptions = ExecutorOptions(),
     ) -> None:
         """Ask an audio model every question of a closed-form set; score the output with 'halluscope score'.
 
@@ -62,15 +47,11 @@ def register(app: typer.Typer) -> None:
         from halluscope._cli_options import parse_kv_options
 
         options = parse_kv_options(option)
-        ex = executor_options(executor, ray_address, ray_workers, ray_cpus_per_worker, ray_gpus_per_worker,
-                              ray_memory_mb, ray_resources, ray_temp_dir).create(store or out.with_name(out.name + ".store"))
-        try:
+        with executor.create(store or out.with_name(out.name + ".store")) as ex:
             summary = run_closedform(model, fmt, inputs, out=out, audio_root=audio_root, policy=audio_policy,
                                      system=system, max_new_tokens=max_new_tokens,
                                      llm_config=str(llm_config) if llm_config else None, store_dir=store,
                                      backend_options=options, quiet=json_out, executor=ex)
-        finally:
-            ex.close()
         if json_out:
             print(json.dumps(summary.as_dict(), indent=2, ensure_ascii=False))
             return

@@ -7,17 +7,8 @@ from typing import List, Optional
 
 import typer
 
-from halluscope._cli_options import (
-    Executor,
-    RayAddress,
-    RayCpus,
-    RayGpus,
-    RayMemory,
-    RayResources,
-    RayTempDir,
-    RayWorkers,
-    executor_options,
-)
+from halluscope._cli_options import with_executor
+from halluscope.executors import ExecutorOptions
 from halluscope.stages import console
 
 mishap_app = typer.Typer(help="MISHAP-Bench: adversarial open-ended questions over audio clips, a groundedness judge, "
@@ -85,6 +76,7 @@ def rubrics_cmd(run: Path = RUN, llm: Optional[str] = typer.Option(None, help="R
 
 
 @mishap_app.command("answer")
+@with_executor
 def answer_cmd(run: Path = RUN, model: str = typer.Option(..., help="Audio LM: openai/<model> (audio parts) or hf-audio/<dir>."),
                seeds: Optional[str] = typer.Option(None, help="Sampled decoding over these seeds (e.g. 0,1,2); none: greedy once."),
                temperature: float = typer.Option(0.0, help="Sampling temperature from the model card (with --seeds)."),
@@ -94,9 +86,7 @@ def answer_cmd(run: Path = RUN, model: str = typer.Option(..., help="Audio LM: o
                mitigation: Optional[str] = typer.Option(None, help="Contrastive decoding for hf-audio models: aad, vcd, "
                                                         "mti or dola, with parameters as a query, e.g. 'aad&alpha=0.5'; "
                                                         "reported as its own row under the model."),
-               executor: Executor = "local", ray_address: RayAddress = None, ray_workers: RayWorkers = None,
-               ray_cpus_per_worker: RayCpus = 1.0, ray_gpus_per_worker: RayGpus = 0.0, ray_memory_mb: RayMemory = None,
-               ray_resources: RayResources = [], ray_temp_dir: RayTempDir = None) -> None:  # noqa: B006
+               executor: ExecutorOptions = ExecutorOptions()) -> None:
     """Collect one model's answers (raw text, call key, audio sent/heard); an hf-audio model can generate on Ray
     workers (--executor ray --ray-gpus-per-worker 1): one model load per worker, the same answers."""
     from halluscope.mishap.answers import collect_answers
@@ -106,13 +96,9 @@ def answer_cmd(run: Path = RUN, model: str = typer.Option(..., help="Audio LM: o
             raise typer.BadParameter("--mitigation needs a local hf-audio/<dir> model (it changes the decoding loop)")
         model = f"{model}{'&' if '?' in model else '?'}mitigation={mitigation}"
 
-    ex = executor_options(executor, ray_address, ray_workers, ray_cpus_per_worker, ray_gpus_per_worker, ray_memory_mb,
-                          ray_resources, ray_temp_dir).create(run)
-    try:
+    with executor.create(run) as ex:
         collect_answers(run, model, seeds=_seeds(seeds), temperature=temperature, top_p=top_p, max_tokens=max_tokens,
                         policy=policy, system=system, executor=ex)
-    finally:
-        ex.close()
 
 
 @mishap_app.command("judge")
