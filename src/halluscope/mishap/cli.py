@@ -159,6 +159,7 @@ def report_cmd(run: Path = RUN) -> None:
 
 
 @mishap_app.command("all")
+@with_executor
 def all_cmd(run: Path = RUN, manifest: Path = typer.Option(..., help="Clip manifest (see 'mishap clips')."),
             llm: str = typer.Option(..., help="LLM for the filter, questions, checks and rubrics."),
             model: List[str] = typer.Option(..., help="Audio LM(s) to evaluate (repeat the option)."),
@@ -166,8 +167,10 @@ def all_cmd(run: Path = RUN, manifest: Path = typer.Option(..., help="Clip manif
             filter_clips: bool = typer.Option(True, help="Run the informativeness filter with --llm."),
             per_category: int = typer.Option(2), real_sources: Optional[Path] = typer.Option(None),
             seeds: Optional[str] = typer.Option(None), temperature: float = typer.Option(0.0),
-            policy: str = typer.Option("truncate"), evidence: Optional[Path] = typer.Option(None)) -> None:
-    """clips -> questions -> rubrics -> answer (each model) -> judge -> report, resuming whatever is done."""
+            policy: str = typer.Option("truncate"), evidence: Optional[Path] = typer.Option(None),
+            executor: ExecutorOptions = ExecutorOptions()) -> None:
+    """clips -> questions -> rubrics -> answer (each model) -> judge -> report, resuming whatever is done;
+    --executor ray puts hf-audio answering on Ray workers."""
     from halluscope.mishap.answers import collect_answers
     from halluscope.mishap.clips import import_clips
     from halluscope.mishap.judge import run_judge
@@ -178,7 +181,8 @@ def all_cmd(run: Path = RUN, manifest: Path = typer.Option(..., help="Clip manif
     import_clips(run, manifest, filter_llm=llm if filter_clips else None)
     make_questions(run, llm, per_category=per_category, real_sources=real_sources)
     make_rubrics(run, llm)
-    for m in model:
-        collect_answers(run, m, seeds=_seeds(seeds), temperature=temperature, policy=policy)
+    with executor.create(run) as ex:
+        for m in model:
+            collect_answers(run, m, seeds=_seeds(seeds), temperature=temperature, policy=policy, executor=ex)
     run_judge(run, judge, evidence=evidence)
     console.print(f"report: {write_mishap_report(run)}\nannotate: halluscope mishap annotate {run}")
