@@ -10,7 +10,6 @@ back from the store reports the same delivery as the call that made it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
@@ -18,9 +17,9 @@ from pydantic import Field, field_validator
 from halluscope.audio_lm._adapters import ADAPTERS, AudioLMAdapter, load_adapter
 from halluscope.errors import HalluscopeError
 from halluscope.executors import LOCAL, ItemTask, Resources, torch_threads
-from halluscope.llm._base import CallLog, local_params, messages_of
+from halluscope.llm._base import CallLog, LocalChatBackend
 from halluscope.llm._config import LLMConfig, _Options, resolve_options
-from halluscope.records import ChatMessage, ModelRequest, ModelResponse, Usage
+from halluscope.records import ModelRequest, ModelResponse
 
 DEFAULT_PARAMS = {"max_new_tokens": 256, "temperature": 0.0, "top_p": 1.0, "seed": 0}
 
@@ -44,12 +43,13 @@ class HFAudioOptions(_Options):
         return parse_mitigation(value)
 
 
-class HFAudioBackend:
+class HFAudioBackend(LocalChatBackend):
     """A ChatBackend whose requests may carry clips (ModelRequest.audio)."""
 
     def __init__(self, path: str, options: HFAudioOptions) -> None:
         self.path = path
         self.spec = f"hf-audio/{path}"
+        self.default_params = DEFAULT_PARAMS
         self.options = options
         self.adapter: AudioLMAdapter | None = None
         self.executor = None  # where calls run (None: this process); see halluscope.executors
@@ -76,8 +76,9 @@ class HFAudioBackend:
     def audio_window_s(self) -> float:
         return float(self.options.audio_window_s or self.adapter_class().default_window_s)
 
-    def _params(self, params: dict | None) -> dict:
-        return local_params(self.spec, DEFAULT_PARAMS, params, self.options.params, self.options.mitigation)
+    @property
+    def mitigation(self) -> Any:
+        return self.options.mitigation
 
     def identity(self) -> dict:
         return {"backend": self.spec, "params": self._params(None), "audio_window_s": self.audio_window_s}
@@ -88,24 +89,6 @@ class HFAudioBackend:
         from halluscope.mitigation import label_of
 
         return label_of(self.options.mitigation)
-
-    def request(self, messages: Sequence[ChatMessage | dict], *, nonce: int = 0, tag: str | None = None,
-                params: dict | None = None) -> ModelRequest:
-        return ModelRequest(backend=self.spec, messages=messages_of(messages), params=self._params(params),
-                            nonce=nonce, tag=tag)
-
-    def from_stored(self, request: ModelRequest, stored: dict) -> ModelResponse:
-        return self._response(request, stored, latency_s=None, cached=True)
-
-    def _response(self, request: ModelRequest, out: dict, *, latency_s: float | None, cached: bool) -> ModelResponse:
-        audio = {}
-        if request.audio:
-            audio = {"audio_sent_s": out.get("audio_sent_s"), "audio_heard_s": out.get("audio_heard_s"),
-                     "audio_delivered": out.get("audio_delivered")}
-        return ModelResponse(key=request.key(), backend=self.spec, status="ok", text=out["text"],
-                             finish_reason=out["finish_reason"],
-                             usage=Usage(prompt_tokens=out["prompt_tokens"], completion_tokens=out["completion_tokens"]),
-                             latency_s=latency_s, attempts=0 if cached else 1, cached=cached, **audio)
 
     # -- calls ----------------------------------------------------------------------------------
     def _load(self) -> None:

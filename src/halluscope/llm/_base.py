@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from halluscope.errors import HalluscopeError
-from halluscope.records import ChatMessage, ModelRequest, ModelResponse
+from halluscope.records import ChatMessage, ModelRequest, ModelResponse, Usage
 from halluscope.registry import Registry
 from halluscope.store import Store
 
@@ -64,6 +64,36 @@ def local_params(spec: str, defaults: dict, caller: dict | None, configured: dic
     if mitigation is not None:  # part of the request key only when on, so unmitigated keys stay what they were
         merged["mitigation"] = mitigation.key()
     return merged
+
+
+class LocalChatBackend:
+    """What the local-model backends (hf, hf-audio) share: request parameters, requests, and replies built from
+    the dict a worker returns, which is also what the store keeps (so a stored reply reads back the same)."""
+
+    spec: str
+    default_params: dict
+    mitigation: Any  # a halluscope.mitigation.MitigationConfig, or None
+
+    def _params(self, params: dict | None) -> dict:
+        return local_params(self.spec, self.default_params, params, self.options.params, self.mitigation)  # type: ignore[attr-defined]
+
+    def request(self, messages: Sequence[ChatMessage | dict], *, nonce: int = 0, tag: str | None = None,
+                params: dict | None = None) -> ModelRequest:
+        return ModelRequest(backend=self.spec, messages=messages_of(messages), params=self._params(params),
+                            nonce=nonce, tag=tag)
+
+    def from_stored(self, request: ModelRequest, stored: dict) -> ModelResponse:
+        return self._response(request, stored, latency_s=None, cached=True)
+
+    def _response(self, request: ModelRequest, out: dict, *, latency_s: float | None, cached: bool) -> ModelResponse:
+        audio = {}
+        if request.audio:  # what was sent, what the front end kept, whether audio tokens reached the model
+            audio = {"audio_sent_s": out.get("audio_sent_s"), "audio_heard_s": out.get("audio_heard_s"),
+                     "audio_delivered": out.get("audio_delivered")}
+        return ModelResponse(key=request.key(), backend=self.spec, status="ok", text=out["text"],
+                             finish_reason=out["finish_reason"],
+                             usage=Usage(prompt_tokens=out["prompt_tokens"], completion_tokens=out["completion_tokens"]),
+                             latency_s=latency_s, attempts=0 if cached else 1, cached=cached, **audio)
 
 
 def messages_of(messages: Sequence[ChatMessage | dict]) -> tuple[ChatMessage, ...]:

@@ -13,24 +13,24 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Sequence
 from pathlib import Path
 
 from halluscope.errors import HalluscopeError, MissingExtraError
 from halluscope.executors import LOCAL, ItemTask, Resources, torch_threads
-from halluscope.llm._base import LLM_BACKENDS, CallLog, local_params, messages_of
+from halluscope.llm._base import LLM_BACKENDS, CallLog, LocalChatBackend
 from halluscope.llm._config import HFOptions, LLMConfig, resolve_options
-from halluscope.records import ChatMessage, ModelRequest, ModelResponse, Usage
+from halluscope.records import ModelRequest, ModelResponse
 
 DEFAULT_PARAMS = {"max_new_tokens": 512, "temperature": 0.0, "top_p": 1.0, "seed": 0}
 
 
-class HFBackend:
+class HFBackend(LocalChatBackend):
     """A causal LM and its tokenizer from a local directory."""
 
     def __init__(self, path: str, options: HFOptions, mitigation: object = None) -> None:
         self.path = path
         self.spec = f"hf/{path}"
+        self.default_params = DEFAULT_PARAMS
         self.options = options
         self.mitigation = mitigation  # a halluscope.mitigation.MitigationConfig (DoLa) or None
         self.executor = None  # where batches run (None: this process); see halluscope.executors
@@ -48,25 +48,8 @@ class HFBackend:
                      _slots=None)
         return state
 
-    def _params(self, params: dict | None) -> dict:
-        return local_params(self.spec, DEFAULT_PARAMS, params, self.options.params, self.mitigation)
-
     def identity(self) -> dict:
         return {"backend": self.spec, "params": self._params(None)}
-
-    def request(self, messages: Sequence[ChatMessage | dict], *, nonce: int = 0, tag: str | None = None,
-                params: dict | None = None) -> ModelRequest:
-        return ModelRequest(backend=self.spec, messages=messages_of(messages), params=self._params(params),
-                            nonce=nonce, tag=tag)
-
-    def from_stored(self, request: ModelRequest, stored: dict) -> ModelResponse:
-        return self._response(request, stored, latency_s=None, cached=True)
-
-    def _response(self, request: ModelRequest, out: dict, *, latency_s: float | None, cached: bool) -> ModelResponse:
-        return ModelResponse(key=request.key(), backend=self.spec, status="ok", text=out["text"],
-                             finish_reason=out["finish_reason"],
-                             usage=Usage(prompt_tokens=out["prompt_tokens"], completion_tokens=out["completion_tokens"]),
-                             latency_s=latency_s, attempts=0 if cached else 1, cached=cached)
 
     # -- model ----------------------------------------------------------------------------------
     def _load(self) -> None:
