@@ -8,7 +8,6 @@ sys.path[:0] = [str(Path(__file__).parents[1] / "audio_lm"), str(Path(__file__).
 import base64
 import json
 
-import chat_server
 from chat_server import ChatServer, Reply
 from tiny_audio_lm import clip45, espeak, omni_dir, qwen2_audio_dir  # noqa: F401 - fixtures
 
@@ -22,18 +21,7 @@ from halluscope.llm import LLMConfig, complete_all
 from halluscope.store import Store
 
 
-def _text(request: dict) -> str:
-    """chat_server.user_text for content-part messages too."""
-    out = []
-    for m in request["messages"]:
-        if m["role"] == "user":
-            c = m["content"]
-            out.append(c if isinstance(c, str) else " ".join(p.get("text", "") for p in c if p.get("type") == "text"))
-    return "\n".join(out)
-
-
 def test_audio_parts_payload_store_and_delivery(tmp_path, monkeypatch):
-    monkeypatch.setattr(chat_server, "user_text", _text)
     clip = plan_audio(espeak("Hello there, this is a test."), 16_000, window_s=None, policy="truncate").clips[0]
     with ChatServer(lambda req, n: Reply(content='{"binary": "no"}')) as srv:
         b = create_audio_backend("openai/audio-model", config=LLMConfig(), base_url=srv.url, audio_window_s=30.0, max_retries=0)

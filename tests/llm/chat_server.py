@@ -35,7 +35,13 @@ def completion(content: str | None, *, model: str = "m", refusal: str | None = N
 
 
 def user_text(request: dict) -> str:
-    return "\n".join(m["content"] for m in request["messages"] if m["role"] == "user")
+    """The user turns' text; for content-part messages (audio requests), their text parts."""
+    out = []
+    for m in request["messages"]:
+        if m["role"] == "user":
+            c = m["content"]
+            out.append(c if isinstance(c, str) else " ".join(p.get("text", "") for p in c if p.get("type") == "text"))
+    return "\n".join(out)
 
 
 class ChatServer:

@@ -17,14 +17,7 @@ UNINFORMATIVE = "Some sounds can be heard."
 XSS = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>'
 
 
-def text_of(request: dict) -> str:
-    """chat_server.user_text for content-part messages too."""
-    out = []
-    for m in request["messages"]:
-        if m["role"] == "user":
-            c = m["content"]
-            out.append(c if isinstance(c, str) else " ".join(p.get("text", "") for p in c if p.get("type") == "text"))
-    return "\n".join(out)
+text_of = chat_server.user_text  # the user turns' text, content parts included
 
 
 def questions_reply(prompt: str, state: dict) -> str:
@@ -104,10 +97,6 @@ def make_script(state: dict):
     return script
 
 
-def install(monkeypatch) -> None:
-    monkeypatch.setattr(chat_server, "user_text", text_of)
-
-
 def tone(seconds: float, freq: float = 440.0) -> bytes:
     t = np.arange(int(seconds * 16_000)) / 16_000
     return encode_wav((0.3 * np.sin(2 * np.pi * freq * t)).astype(np.float32))
@@ -164,7 +153,6 @@ def build_run(tmp, monkeypatch, *, judge: bool = True, seeds=(0, 1), per_categor
     tmp = Path(tmp)
     manifest = write_clips(tmp / "data", uninformative=False)
     run = tmp / "run"
-    install(monkeypatch)
     with ChatServer(make_script({})) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         monkeypatch.setenv("OPENAI_API_KEY", "k")

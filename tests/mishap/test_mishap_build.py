@@ -29,7 +29,6 @@ def built(tmp_path_factory):
              "bad_rubric_once": True}
     run = tmp / "run"
     with ChatServer(scripted.make_script(state)) as srv, pytest.MonkeyPatch.context() as mp:
-        scripted.install(mp)
         mp.setenv("OPENAI_BASE_URL", srv.url)
         mp.setenv("OPENAI_API_KEY", "k")
         clips = import_clips(run, manifest, filter_llm="openai/filter", config=CFG, quiet=True)

@@ -18,7 +18,6 @@ def test_all_then_report(tmp_path, monkeypatch):
     cfg = tmp_path / "llm.json"
     cfg.write_text(json.dumps({"openai": {"max_retries": 0, "backoff_base_s": 0}}))
     monkeypatch.setenv("HALLUSCOPE_LLM_CONFIG", str(cfg))
-    scripted.install(monkeypatch)
     run = tmp_path / "run"
     runner = CliRunner()
     with ChatServer(scripted.make_script({})) as srv:

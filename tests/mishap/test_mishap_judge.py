@@ -66,7 +66,6 @@ def test_answers_and_judge_end_to_end(tmp_path, monkeypatch):
     docs = write_docs(tmp_path / "docs.jsonl")
     state: dict = {}
     run = tmp_path / "run"
-    scripted.install(monkeypatch)
     with ChatServer(scripted.make_script(state)) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         monkeypatch.setenv("OPENAI_API_KEY", "k")
@@ -108,7 +107,6 @@ def test_unreadable_judge_reply_is_unscored(tmp_path, monkeypatch):
     from halluscope.records import MishapAnswer, MishapClip, MishapQuestion, MishapRubric
     import asyncio
 
-    scripted.install(monkeypatch)
     with ChatServer(scripted.make_script({})) as srv:
         backend = create_backend("openai/judge", config=CFG, base_url=srv.url, api_key_env="NOPE_KEY")
         monkeypatch.setenv("NOPE_KEY", "k")

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "llm"))
-import chat_server
 from chat_server import ChatServer, Reply
 
 from halluscope.audio_lm import create_audio_backend, plan_audio, with_audio
@@ -29,15 +28,7 @@ def _clip():
                       policy="truncate").clips[0]
 
 
-def _text(request: dict) -> str:
-    """chat_server.user_text for content-part messages too."""
-    return "\n".join(m["content"] if isinstance(m["content"], str) else
-                     " ".join(p.get("text", "") for p in m["content"] if p.get("type") == "text")
-                     for m in request["messages"] if m["role"] == "user")
-
-
 def test_openai_backend_reaches_a_vllm_server_by_environment(tmp_path, monkeypatch):
-    monkeypatch.setattr(chat_server, "user_text", _text)
     clip = _clip()
     with ChatServer(lambda req, n: Reply(content='{"binary": "yes"}')) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
