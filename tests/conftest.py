@@ -21,3 +21,15 @@ def tiny_rows() -> list[dict]:
 @pytest.fixture
 def tiny_corpus(tmp_path: Path, tiny_rows: list[dict]) -> Path:
     return write_jsonl(tmp_path / "corpus.jsonl", tiny_rows)
+
+
+# Real material nobody on the project wrote (../shared/realdata beside the clone, or $HALLUSCOPE_REALDATA).
+# A user's clone does not have it: tests that need it skip.
+REALDATA = Path(os.environ.get("HALLUSCOPE_REALDATA", Path(__file__).resolve().parents[1].parent / "shared" / "realdata"))
+
+
+@pytest.fixture
+def realdata() -> Path:
+    if not REALDATA.is_dir():
+        pytest.skip(f"real data folder {REALDATA} is absent")
+    return REALDATA
