@@ -1,4 +1,12 @@
-"""WER/CER with the spec's fixed normalisation (seed 000, section 3.3 and App. A.4), jiwer underneath."""
+"""WER/CER with the spec's fixed normalisation (seed 000, section 3.3 and App. A.4), jiwer underneath.
+
+The rule-based cleaner applies App. A.4's rules as written, identically for every language: lowercase;
+remove punctuation, quotes and brackets *as characters* (the words inside brackets stay: "Astana
+(Kazinform)" keeps both words); remove noise tokens, which are a closed list of tags inside [] or <>
+(``[music]``, ``<unk>``, Whisper's ``<|...|>`` tokens; see NOISE_TAGS) and timestamps (``00:01:23``);
+hyphens to spaces; digits removed (section 3.3); whitespace collapsed. The optional LLM cleaner of
+App. A.4 is in halluscope.metrics.asr_clean.
+"""
 
 from __future__ import annotations
 
@@ -6,37 +14,68 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import jiwer
 
-_TIMESTAMP = re.compile(r"\b\d{1,2}(?::\d{2}){1,2}(?:[.,]\d+)?\b")
-# noise tokens such as [music], <unk>, (inaudible): removed with their content
-_NOISE = re.compile(r"\[[^\]]*\]|<[^>]*>|\([^)]*\)|\{[^}]*\}")
-_HYPHENS = re.compile(r"[\-\u2010\u2011\u2012\u2013\u2014\u2015\u2212]")
+RULES = "rules"  # the name of the rule-based cleaner in every WER/CER figure's 'cleaner' field
+
+# seed 000, App. A.4: "noise tokens ([music], <unk>)": tags of ASR/caption noise, in [] or <> only
+# (any other bracketed word is speech and is kept); matched case-insensitively, spaces read as '_'
+NOISE_TAGS = frozenset({
+    "music", "noise", "unk", "laughter", "laughs", "laugh", "applause", "silence", "sil", "inaudible",
+    "unintelligible", "crosstalk", "cough", "breath", "breathing", "blank_audio", "music_playing", "background_noise",
+    "s", "/s", "pad", "sos", "eos", "no_speech", "nospeech",
+    "музыка", "шум", "смех", "аплодисменты", "тишина", "неразборчиво",  # the same tags as Russian captions write them
+    "күлкі", "қол_шапалақтау", "у_шу",
+})
+_TAG = re.compile(r"\[([^\[\]<>]{1,40})\]|<([^\[\]<>]{1,40})>")
+_WHISPER_TOKEN = re.compile(r"<\|[^|<>]{0,40}\|>")  # <|endoftext|>, <|0.00|>, <|en|>
+_TIMESTAMP = re.compile(r"\d{1,2}(?::\d{2}){1,2}(?:[.,]\d+)?")  # 00:01:23, 1:05, 00:01:23.500
+_APOSTROPHE = re.compile(r"(?<=\w)['\u2019\u02bc](?=\w)")  # don't -> dont: one word stays one word
 _SPACE = re.compile(r"\s+")
 
 
+def _drop_noise(m: re.Match) -> str:
+    tag = (m.group(1) or m.group(2)).strip().lower()
+    return " " if re.sub(r"[\s\-]+", "_", tag) in NOISE_TAGS else m.group(0)
+
+
 def normalize_for_wer(text: str) -> str:
-    """Identical across languages: lowercase; drop timestamps, noise tokens, punctuation, symbols and digits;
-    hyphens to spaces; collapse whitespace (App. A.4 rules, digit rule of section 3.3)."""
+    """App. A.4's rules (see the module doc); the same function for reference and hypothesis, every language."""
     text = unicodedata.normalize("NFC", text)
+    text = _WHISPER_TOKEN.sub(" ", text)
+    text = _TAG.sub(_drop_noise, text)
     text = _TIMESTAMP.sub(" ", text)
-    text = _NOISE.sub(" ", text)
-    text = text.lower()
-    text = _HYPHENS.sub(" ", text)
+    text = _APOSTROPHE.sub("", text.lower())
     out = []
     for ch in text:
         cat = unicodedata.category(ch)
-        if cat == "Nd" or cat[0] in "PS":  # digits, punctuation (quotes, brackets) and symbols (%, $, ₸)
-            out.append(" ")
-        else:
-            out.append(ch)
+        # digits; punctuation: quotes, brackets, hyphens and dashes (Pd) alike; symbols (%, $, <, >, ₸)
+        out.append(" " if cat == "Nd" or cat[0] in "PS" else ch)
     return _SPACE.sub(" ", "".join(out)).strip()
+
+
+class Cleaner(Protocol):
+    """Turns raw references and hypotheses into the strings WER/CER are computed on (App. A.4)."""
+
+    name: str
+
+    def clean(self, texts: Sequence[str]) -> list[str]: ...
+
+
+class RuleCleaner:
+    """The default: normalize_for_wer on every string."""
+
+    name = RULES
+
+    def clean(self, texts: Sequence[str]) -> list[str]:
+        return [normalize_for_wer(t) for t in texts]
 
 
 @dataclass(frozen=True)
 class AsrScore:
-    """Corpus-level error rates: total edits over total reference words/characters."""
+    """Corpus-level error rates: total edits over total reference words/characters, and the cleaner behind them."""
 
     wer: float | None
     cer: float | None
@@ -44,32 +83,36 @@ class AsrScore:
     ref_words: int
     ref_chars: int
     skipped_empty_reference: int
+    cleaner: str = RULES
 
     def as_dict(self) -> dict:
         return {
             "wer": self.wer, "cer": self.cer, "n": self.n, "ref_words": self.ref_words,
             "ref_chars": self.ref_chars, "skipped_empty_reference": self.skipped_empty_reference,
+            "cleaner": self.cleaner,
         }
 
 
-def score_asr(*, reference: Sequence[str], hypothesis: Sequence[str]) -> AsrScore:
-    """Corpus-level WER and CER after normalisation; pairs whose reference normalises to empty are counted, not scored."""
+def score_asr(*, reference: Sequence[str], hypothesis: Sequence[str], cleaner: Cleaner | None = None) -> AsrScore:
+    """Corpus-level WER and CER after cleaning (rule-based unless ``cleaner`` is given); pairs whose reference
+    cleans to empty are counted, not scored."""
     if len(reference) != len(hypothesis):
         raise ValueError(f"reference has {len(reference)} items but hypothesis has {len(hypothesis)}; pass aligned lists")
+    cleaner = cleaner if cleaner is not None else RuleCleaner()
+    cleaned = cleaner.clean([*reference, *hypothesis])
     refs, hyps, skipped = [], [], 0
-    for r, h in zip(reference, hypothesis):
-        rn, hn = normalize_for_wer(r), normalize_for_wer(h)
+    for rn, hn in zip(cleaned[:len(reference)], cleaned[len(reference):]):
         if not rn:
             skipped += 1
             continue
         refs.append(rn)
         hyps.append(hn)
     if not refs:
-        return AsrScore(None, None, 0, 0, 0, skipped)
+        return AsrScore(None, None, 0, 0, 0, skipped, cleaner.name)
     wer = jiwer.wer(reference=refs, hypothesis=hyps)
     cer = jiwer.cer(reference=refs, hypothesis=hyps)
     return AsrScore(
         wer=float(wer), cer=float(cer), n=len(refs),
         ref_words=sum(len(r.split()) for r in refs), ref_chars=sum(len(r) for r in refs),
-        skipped_empty_reference=skipped,
+        skipped_empty_reference=skipped, cleaner=cleaner.name,
     )
