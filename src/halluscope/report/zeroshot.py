@@ -103,7 +103,8 @@ def _order(item: tuple) -> tuple:
 
 
 def table3(rows: list[dict]) -> list[dict]:
-    """The compact layout: model x language rows, one 'Acc/F1 (n)' cell per task x input."""
+    """The compact layout: model x language rows, one 'Acc/F1 (n)' cell per task x input, each beside the
+    majority baseline of its own items ('B-A-maj'): the audio subsets can be skewed unlike the transcripts."""
     cells: dict[tuple, dict] = {}
     for r in rows:
         if r["language"] == "all":
@@ -113,7 +114,7 @@ def table3(rows: list[dict]) -> list[dict]:
                                      "prompting": r["prompting"], "language": r["language"]})
         if r.get("accuracy") is not None:
             out[f"{TASK_CODE[r['task']]}-{r['input']}"] = f"{r['accuracy']:.3f}/{r['macro_f1']:.3f} (n={r['n']})"
-            out[f"{TASK_CODE[r['task']]}-maj"] = f"{r['majority_accuracy']:.3f}/{r['majority_macro_f1']:.3f}"
+            out[f"{TASK_CODE[r['task']]}-{r['input']}-maj"] = f"{r['majority_accuracy']:.3f}/{r['majority_macro_f1']:.3f}"
     return list(cells.values())
 
 
@@ -139,7 +140,8 @@ def _html(rows: list[dict], cols: list[tuple[str, str]]) -> str:
 
 CAPTION = ("Zero-shot decoders: A = direct audio, T = ASR transcript, O = original text; B/T/L = binary/type/severity. "
            "Acc and macro-F1 use the same n items; unparsable, refusal, error and 'none' answers count as errors. "
-           "Majority baseline: the most frequent gold label of the same items. Cells with different n are not "
+           "Majority baseline: the most frequent gold label of the same items (Table 3 layout: B-A-maj is the "
+           "baseline of the B-A cell, and so on per input). Cells with different n are not "
            "comparable. Audio: items truncated / chunked / skipped (skipped items are outside n) under the run's "
            "policy, mean seconds sent and heard, and the share of calls where audio reached the model. method: W/O = "
            "plain decoding, else the decoding-time mitigation (AAD, VCD, MTI, DoLa; non-default settings in brackets).")
