@@ -332,7 +332,10 @@ def main() -> None:
     try:
         app()
     except HalluscopeError as exc:
-        console.print(f"[red]error:[/] {exc}", highlight=False)
+        from rich.markup import escape
+
+        # soft_wrap: a path or message is never broken across lines; escape: '[music]' in a message is not markup
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except ValidationError as exc:
         # option values checked by the pydantic config models: one line per problem, named by option

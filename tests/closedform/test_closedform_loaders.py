@@ -124,14 +124,15 @@ def test_yesno_bad_rows_and_joins(tmp_path: Path) -> None:
     p.write_text("entry_id,response,label\n1,Yes,Yes\n1,No,Yes\n99,Yes,No\n5,No,Yes\n", encoding="utf-8")
     loaded = load_yesno(q, p)
     assert [i.entry_id for i in loaded.items] == ["1"]
+    # rows are file lines (the header is line 1)
     probs = {(Path(x.file).name, x.row, x.field): x.message for x in loaded.problems}
-    assert "Maybe" in probs[("q.tsv", 2, "label")]
-    assert "sideways" in probs[("q.tsv", 3, "sampling")]
-    assert "duplicate entry_id" in probs[("q.tsv", 4, "entry_id")]
-    assert "duplicate prediction" in probs[("p.csv", 2, "entry_id")]
-    assert "no matching question" in probs[("p.csv", 3, "entry_id")]
-    assert "disagrees" in probs[("p.csv", 4, "label")]
-    assert "has no prediction" in probs[("q.tsv", 5, "entry_id")]
+    assert "Maybe" in probs[("q.tsv", 3, "label")]
+    assert "sideways" in probs[("q.tsv", 4, "sampling")]
+    assert "duplicate question (sampling 'random', entry_id '1')" in probs[("q.tsv", 5, "entry_id")]
+    assert "duplicate prediction" in probs[("p.csv", 3, "entry_id")]
+    assert "no matching question" in probs[("p.csv", 4, "entry_id")]
+    assert "disagrees" in probs[("p.csv", 5, "label")]
+    assert "has no prediction" in probs[("q.tsv", 6, "entry_id")]
 
 
 def test_yesno_missing_columns_are_fatal(tmp_path: Path) -> None:

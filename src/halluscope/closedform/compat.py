@@ -331,7 +331,8 @@ def kuan_official_scores(*, reference: Sequence[str], parsed: Sequence[str]) -> 
     f1 = 2 * precision * recall / (precision + recall) if precision and recall else (0.0 if precision == 0 or recall == 0 else None)
     pub_p = round(precision * 100, 2) if precision is not None else None
     pub_r = round(recall * 100, 2) if recall is not None else None
-    pub_f1 = round(2 * pub_p * pub_r / (pub_p + pub_r), 2) if pub_p and pub_r else None
+    # evaluation.py: F1 from the rounded percentages (it divides by zero when both are 0; we give None)
+    pub_f1 = round(2 * pub_p * pub_r / (pub_p + pub_r), 2) if pub_p is not None and pub_r is not None and pub_p + pub_r else None
     published = {"accuracy": round(right / n * 100, 2), "precision": pub_p, "recall": pub_r, "f1": pub_f1,
                  "yes_rate": round(said_yes / n * 100, 2)}
     return KuanOfficialScores(n, right / n, precision, recall, f1, said_yes / n, published)

@@ -9,8 +9,9 @@ from __future__ import annotations
 import csv
 import json
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from halluscope.closedform.compat import AHA_SKIPPED
@@ -272,80 +273,171 @@ def load_aha(paths: Sequence[str | Path]) -> Loaded[AhaItem]:
     return Loaded(tuple(items), tuple(problems), tuple(notes), tuple(map(str, paths)))
 
 
-def _read_table(path: Path, delimiter: str, required: Sequence[str], what: str) -> tuple[list[str], list[dict[str, str]]]:
+# A sampling-strategy column: 'sampling' in the Kuan et al. question files, 'sampling_method' in prediction files
+# written over a merged question file (e.g. the SAKURA_Reasoning Qwen2.5-Omni replies).
+SAMPLING_COLUMNS = ("sampling", "sampling_method")
+
+
+@dataclass(frozen=True)
+class _Table:
+    header: list[str]
+    rows: list[tuple[int, dict[str, str]]]  # (file line the record ends on, row)
+    preamble: int  # '#' comment and blank lines skipped before the header
+
+    @property
+    def sampling_column(self) -> str | None:
+        return next((c for c in SAMPLING_COLUMNS if c in self.header), None)
+
+
+def _read_table(path: Path, delimiter: str, required: Sequence[str], what: str) -> _Table:
+    """A delimited table with a header line. Leading '#' comment lines and blank lines are skipped: the Kuan et al.
+    question files are released with a '#' comment header and a blank line before the table."""
     _require_file(path, what)
     with path.open(encoding="utf-8-sig", newline="") as fh:
-        reader = csv.DictReader(fh, delimiter=delimiter)
-        header = [h.strip() for h in (reader.fieldnames or [])]
-        missing = [c for c in required if c not in header]
-        if missing:
-            sep = "tab" if delimiter == "\t" else "comma"
-            raise InputError(f"missing column(s) {', '.join(missing)}; found {', '.join(header) or 'no header'}",
-                             file=str(path), field=missing[0], fix=f"the first line must be a {sep}-separated header with {', '.join(required)}")
-        rows = [{(k or "").strip(): (v if v is not None else "") for k, v in r.items()} for r in reader]
-    return header, rows
+        lines = fh.readlines()
+    skip = next((k for k, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")), len(lines))
+    reader = csv.DictReader(lines[skip:], delimiter=delimiter)
+    header = [h.strip() for h in (reader.fieldnames or [])]
+    missing = [c for c in required if c not in header]
+    if missing:
+        sep = "tab" if delimiter == "\t" else "comma"
+        raise InputError(f"missing column(s) {', '.join(missing)}; found {', '.join(header) or 'no header'}",
+                         file=str(path), row=skip + 1 if header else None, field=missing[0],
+                         fix=f"the first line after any '#' comment lines must be a {sep}-separated header with {', '.join(required)}")
+    rows = [(skip + reader.line_num, {(k or "").strip(): (v if v is not None else "") for k, v in r.items()}) for r in reader]
+    return _Table(header, rows, skip)
+
+
+def _lines(lines: Sequence[int], n: int = 5) -> str:
+    return ", ".join(map(str, lines[:n])) + (f" and {len(lines) - n} more" if len(lines) > n else "")
 
 
 def load_yesno(questions: str | Path, predictions: str | Path, *, sampling: str | None = None) -> Loaded[YesNoItem]:
-    """Questions TSV (entry_id, audio_index, prompt_text, object[, attribute], label, sampling) joined with a
-    predictions CSV (entry_id, response[, label, audio_index]) on entry_id. ``sampling`` fills a missing column."""
+    """Kuan et al. question file (TSV: entry_id, audio_index, prompt_text, object[, attribute], label, sampling;
+    released with a '#' comment header) joined with a predictions CSV (entry_id, response[, audio_index, label,
+    sampling|sampling_method]). Entry ids are unique only within a sampling strategy, so an item is keyed by
+    (sampling, entry_id). ``sampling`` fills the strategy of a file without a sampling column. Without one in the
+    predictions, a reply is joined on entry_id alone where that names one question (else on entry_id and
+    audio_index); a reply it still cannot place is a problem, never a guess."""
     qpath, ppath = Path(questions), Path(predictions)
     if sampling is not None and sampling not in SAMPLINGS:
         raise InputError(f"unknown sampling '{sampling}'", field="sampling", fix=f"use one of {', '.join(SAMPLINGS)}")
-    required = ["entry_id", "audio_index", "prompt_text", "object", "label"]
-    qheader, qrows = _read_table(qpath, "\t", required, "the questions TSV")
-    if "sampling" not in qheader and sampling is None:
+    qt = _read_table(qpath, "\t", ["entry_id", "audio_index", "prompt_text", "object", "label"], "the questions TSV")
+    if qt.sampling_column is None and sampling is None:
         raise InputError("missing column sampling", file=str(qpath), field="sampling",
                          fix="add a sampling column (random|popular|adversarial) or pass --sampling for the whole file")
-    _, prows = _read_table(ppath, ",", ["entry_id", "response"], "the predictions CSV")
+    pt = _read_table(ppath, ",", ["entry_id", "response"], "the predictions CSV")
     problems: list[LoadProblem] = []
-    questions_by_id: dict[str, tuple[int, dict[str, str]]] = {}
-    for row, r in enumerate(qrows, start=1):
+    notes: list[str] = []
+
+    def problem(path: Path, line: int, field: str, message: str, fix: str | None = None) -> None:
+        problems.append(LoadProblem(file=str(path), row=line, field=field, message=message, fix=fix))
+
+    def strategy(path: Path, line: int, r: dict[str, str], column: str | None) -> str | None:
+        samp = ((r.get(column) if column else "") or sampling or "").strip().lower()
+        if samp not in SAMPLINGS:
+            problem(path, line, column or "sampling", f"unknown sampling '{samp}'", f"use one of {', '.join(SAMPLINGS)}")
+            return None
+        return samp
+
+    def name(key: tuple[str, str]) -> str:
+        return f"(sampling '{key[0]}', entry_id '{key[1]}')"
+
+    questions_by_key: dict[tuple[str, str], tuple[int, dict[str, str]]] = {}
+    keys_by_id: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for line, r in qt.rows:
         eid = r["entry_id"].strip()
         label = r["label"].strip().lower()
-        samp = (r.get("sampling") or sampling or "").strip().lower()
         if not eid:
-            problems.append(LoadProblem(file=str(qpath), row=row, field="entry_id", message="empty entry_id"))
-            continue
-        if eid in questions_by_id:
-            problems.append(LoadProblem(file=str(qpath), row=row, field="entry_id",
-                                        message=f"duplicate entry_id '{eid}' (first at row {questions_by_id[eid][0]})",
-                                        fix="entry ids must be unique"))
+            problem(qpath, line, "entry_id", "empty entry_id")
             continue
         if label not in {"yes", "no"}:
-            problems.append(LoadProblem(file=str(qpath), row=row, field="label", message=f"expected Yes or No, got '{r['label']}'"))
+            problem(qpath, line, "label", f"expected Yes or No, got '{r['label']}'")
             continue
-        if samp not in SAMPLINGS:
-            problems.append(LoadProblem(file=str(qpath), row=row, field="sampling", message=f"unknown sampling '{samp}'",
-                                        fix=f"use one of {', '.join(SAMPLINGS)}"))
+        samp = strategy(qpath, line, r, qt.sampling_column)
+        if samp is None:
             continue
-        questions_by_id[eid] = (row, {**r, "label": label, "sampling": samp})
-    preds: dict[str, tuple[int, dict[str, str]]] = {}
-    for row, r in enumerate(prows, start=1):
+        key = (samp, eid)
+        if key in questions_by_key:
+            problem(qpath, line, "entry_id", f"duplicate question {name(key)} (first at line {questions_by_key[key][0]})",
+                    "an entry_id may repeat only under different sampling strategies")
+            continue
+        questions_by_key[key] = (line, {**r, "label": label, "sampling": samp})
+        keys_by_id[eid].append(key)
+
+    preds: dict[tuple[str, str], tuple[int, dict[str, str]]] = {}
+    by_audio = 0
+    for line, r in pt.rows:
         eid = r["entry_id"].strip()
-        if eid in preds:
-            problems.append(LoadProblem(file=str(ppath), row=row, field="entry_id",
-                                        message=f"duplicate prediction for '{eid}' (first at row {preds[eid][0]}); this one is ignored",
-                                        fix="keep one response per entry_id"))
+        if not eid:
+            problem(ppath, line, "entry_id", "empty entry_id")
             continue
-        preds[eid] = (row, r)
+        if pt.sampling_column is not None or sampling is not None:
+            samp = strategy(ppath, line, r, pt.sampling_column)
+            if samp is None:
+                continue
+            key = (samp, eid)
+        else:
+            candidates = keys_by_id.get(eid, [])
+            audio = (r.get("audio_index") or "").strip()
+            if len(candidates) > 1 and audio:
+                same_audio = [k for k in candidates if questions_by_key[k][1]["audio_index"].strip() == audio]
+                by_audio += len(same_audio) == 1
+                candidates = same_audio if len(same_audio) == 1 else candidates
+            if len(candidates) > 1:
+                problem(ppath, line, "entry_id",
+                        f"entry_id '{eid}' is under {len(candidates)} sampling strategies in the questions "
+                        f"({', '.join(k[0] for k in candidates)}) and this file has no sampling column",
+                        "add a sampling_method column, pass --sampling, or score against one strategy's questions file")
+                continue
+            key = candidates[0] if candidates else ("?", eid)
+        if key in preds:
+            problem(ppath, line, "entry_id", f"duplicate prediction for {name(key)} (first at line {preds[key][0]}); this one is ignored",
+                    "keep one response per question")
+            continue
+        preds[key] = (line, r)
+    if pt.sampling_column is None and sampling is None and by_audio:
+        notes.append(f"{ppath.name} has no sampling column: {by_audio} reply(ies) whose entry_id repeats across "
+                     "strategies were placed by their audio_index")
+
     items: list[YesNoItem] = []
-    for eid, (prow, r) in preds.items():
-        if eid not in questions_by_id:
-            problems.append(LoadProblem(file=str(ppath), row=prow, field="entry_id", message=f"prediction for '{eid}' has no matching question",
-                                        fix="check that the predictions were made on this questions file"))
+    in_questions = {k[0] for k in questions_by_key}
+    elsewhere: dict[str, list[int]] = defaultdict(list)  # replies to a strategy the questions file does not have
+    for key, (pline, r) in preds.items():
+        if key[0] not in in_questions and key[0] != "?":
+            elsewhere[key[0]].append(pline)
             continue
-        qrow, q = questions_by_id[eid]
-        if r.get("label") and r["label"].strip().lower() != q["label"]:
-            problems.append(LoadProblem(file=str(ppath), row=prow, field="label",
-                                        message=f"label '{r['label']}' disagrees with the question's '{q['label']}'",
-                                        fix="the predictions belong to a different version of the questions"))
+        if key not in questions_by_key:
+            where = f"entry_id '{key[1]}'" if key[0] == "?" else name(key)
+            problem(ppath, pline, "entry_id", f"prediction for {where} has no matching question",
+                    "check that the predictions were made on this questions file")
             continue
-        items.append(YesNoItem(entry_id=eid, audio_index=q["audio_index"], prompt_text=q["prompt_text"], object=q["object"],
+        qline, q = questions_by_key[key]
+        given = {f: (r.get(f) or "").strip() for f in ("label", "audio_index")}
+        mismatch = ("label" if given["label"] and given["label"].lower() != q["label"] else
+                    "audio_index" if given["audio_index"] and given["audio_index"] != q["audio_index"].strip() else None)
+        if mismatch:
+            problem(ppath, pline, mismatch, f"{mismatch} '{r[mismatch].strip()}' disagrees with the question's '{q[mismatch].strip()}' "
+                    f"(questions line {qline}, {name(key)})", "the predictions belong to a different version of the questions")
+            continue
+        items.append(YesNoItem(entry_id=key[1], audio_index=q["audio_index"], prompt_text=q["prompt_text"], object=q["object"],
                                attribute=q.get("attribute") or None, label=q["label"], sampling=q["sampling"],
-                               response=r["response"], question_row=qrow, prediction_row=prow))
-    for eid, (qrow, _) in questions_by_id.items():
-        if eid not in preds:
-            problems.append(LoadProblem(file=str(qpath), row=qrow, field="entry_id", message=f"question '{eid}' has no prediction",
-                                        fix="run the model on every question; this one is not scored"))
-    return Loaded(tuple(items), tuple(problems), (), (str(qpath), str(ppath)))
+                               response=r["response"], question_row=qline, prediction_row=pline))
+    for samp, lines in sorted(elsewhere.items()):
+        problem(ppath, lines[0], pt.sampling_column or "sampling",
+                f"{len(lines)} prediction(s) for sampling '{samp}' (lines {_lines(lines)}), which the questions file has none of",
+                "score them against that strategy's questions file, or the merged file")
+    for key, (qline, _) in questions_by_key.items():
+        if key not in preds:
+            problem(qpath, qline, "entry_id", f"question {name(key)} has no prediction",
+                    "run the model on every question; this one is not scored")
+    for path, table in ((qpath, qt), (ppath, pt)):
+        if table.preamble:
+            notes.append(f"{path.name}: skipped {table.preamble} '#' comment / blank line(s) before the header")
+    known = {"entry_id", "audio_index", "prompt_text", "object", "attribute", "label", "response", *SAMPLING_COLUMNS}
+    for path, table in ((qpath, qt), (ppath, pt)):
+        ignored = [c for c in table.header if c and c not in known]
+        if ignored:
+            notes.append(f"{path.name}: ignored column(s) {', '.join(ignored)}")
+    problems.sort(key=lambda x: (x.file, x.row or 0))
+    return Loaded(tuple(items), tuple(problems), tuple(notes), (str(qpath), str(ppath)))

@@ -24,7 +24,7 @@ class LoadProblem(Record):
     """One bad input row or field; the row is left out of scoring and the problem is reported."""
 
     file: str = Field(description="File the problem is in.")
-    row: int | None = Field(default=None, description="1-based line (JSONL) or data row (CSV/TSV, header excluded).")
+    row: int | None = Field(default=None, description="1-based line in the file (CSV/TSV: the line a record ends on).")
     field: str | None = Field(default=None, description="Field or column at fault.")
     message: str = Field(description="What was expected and what was found.")
     fix: str | None = Field(default=None, description="How to fix it.")
@@ -67,18 +67,24 @@ class AhaItem(Record):
 
 
 class YesNoItem(Record):
-    """One object-hallucination question (Kuan et al. 2024 style) joined with the model's response."""
+    """One object-hallucination question (Kuan et al. 2024 style) joined with the model's response. Entry ids are
+    unique only within a sampling strategy: an item is (sampling, entry_id)."""
 
     entry_id: str
     audio_index: str
     prompt_text: str
     object: str = Field(description="The sound object asked about.")
-    attribute: str | None = Field(default=None, description="Optional attribute of the object.")
+    attribute: str | None = Field(default=None, description="Kuan et al.: 'positive' (the object is in the clip) or 'negative'.")
     label: Literal["yes", "no"]
     sampling: Sampling = Field(description="How the negative object was sampled.")
     response: str = Field(description="The model's raw reply.")
-    question_row: int
-    prediction_row: int
+    question_row: int = Field(description="Line of the question in the questions file.")
+    prediction_row: int = Field(description="Line of the reply in the predictions file.")
+
+    @property
+    def key(self) -> str:
+        """'<sampling>:<entry_id>', unique across the strategies of a merged file."""
+        return f"{self.sampling}:{self.entry_id}"
 
 
 T = TypeVar("T")

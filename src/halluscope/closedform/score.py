@@ -44,10 +44,11 @@ class ScoredItem:
     misfire: str | None
     run: str = ""
     compat_scored: bool = True
+    read_differently: bool = False  # same correctness, but the modes read a different answer (it moves a figure)
 
     @property
     def differs(self) -> bool:
-        return self.compat_scored and self.strict_correct != self.compat_correct
+        return self.compat_scored and (self.strict_correct != self.compat_correct or self.read_differently)
 
     @property
     def category(self) -> str:
@@ -92,6 +93,7 @@ class ScoreResult:
     loaded: Loaded
     notes: tuple[str, ...] = ()
     tables: dict[str, list[dict]] = field(default_factory=dict)
+    rules: tuple[str, ...] = ()  # how the two modes' figures are defined differently, beyond item readings
 
     @property
     def metrics(self) -> dict[str, dict]:
@@ -105,9 +107,11 @@ class ScoreResult:
             "n_differ": len(diff),
             "strict_correct_only": sum(i.strict_correct for i in diff),
             "compat_correct_only": sum(i.compat_correct for i in diff),
+            "read_differently_only": sum(i.strict_correct == i.compat_correct for i in diff),
             "n_skipped_by_official": sum(not i.compat_scored for i in self.items),
             "by_reason": dict(Counter(i.category for i in diff).most_common()),
             "rows": [{**i.as_row(), "reason": i.category, "reply": _short(i.reply)} for i in diff[:max_rows]],
+            "rules": list(self.rules),
         }
 
     def extraction_counts(self) -> dict:
@@ -152,11 +156,33 @@ def _require_items(loaded: Loaded, what: str) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ HalluAudio
+_ART = r"(?:(?:a|an|the|any|some)\s+)?"
+_SOUND = rf"(?:(?:sounds?|noise|noises)\s+of\s+{_ART})?"
+_WHERE = r"(?:\s+(?:in|within|on|from)\s+(?:the|this)\s+(?:audio|clip|recording|sound|track)(?:\s+clip)?)?"
+_ASKED = [re.compile(p, re.IGNORECASE) for p in (
+    rf"^(?:is|are)\s+there\s+{_ART}{_SOUND}(?P<s>.+?){_WHERE}$",
+    rf"^(?:does|do|did)\s+(?:the|this)\s+(?:audio|clip|recording|sound|track)(?:\s+clip)?\s+(?:contain|include|have|feature)s?\s+{_ART}{_SOUND}(?P<s>.+?)$",
+    rf"^(?:can|could|do|did)\s+you\s+(?:hear|detect|notice|identify|recognize|recognise)\s+{_ART}{_SOUND}(?P<s>.+?){_WHERE}$",
+    rf"^have\s+you\s+(?:noticed|heard|detected)\s+{_ART}{_SOUND}(?P<s>.+?){_WHERE}$",
+)]
+
+
+def asked_subject(question: str) -> str | None:
+    """The object or event a presence question asks about ("Is there a dog barking?" -> "dog barking"; "Does the
+    audio contain the sound of train wagon?" -> "train wagon"), else None. Gives the yes/no reader its subject."""
+    q = " ".join((question or "").split()).strip().rstrip("?.! ").strip()
+    for p in _ASKED:
+        m = p.match(q)
+        if m:
+            return m.group("s").strip() or None
+    return None
+
+
 def _halluaudio_strict(item: HalluAudioItem, labels: Sequence[str], fallback: Fallback | None) -> tuple[Extraction, str, str]:
     """(extraction, normalised reference, normalised hypothesis)."""
     ref = item.reference.strip()
     if item.kind == "binary":
-        ex = extract_yesno(item.pred, fallback=fallback)
+        ex = extract_yesno(item.pred, subject=asked_subject(item.prompt), fallback=fallback)
         return ex, ref.lower(), ex.label
     if item.kind == "count":
         ex = extract_number(item.pred)
@@ -313,6 +339,28 @@ def score_aha(loaded: Loaded[AhaItem], *, mode: Mode = "strict", bootstrap: int 
 
 
 # ------------------------------------------------------------------------------------------------ yes/no objects
+def _answer_class(label: str) -> str:
+    """'yes', 'no' or 'other' (no answer: unknown, refusal, ambiguous, unrelated, or nothing the rules parse)."""
+    return label if label in ("yes", "no") else "other"
+
+
+def yesno_rules(positive: str) -> tuple[str, ...]:
+    """How strict and the authors' figures are defined differently, beyond how each reply is read."""
+    return (
+        f"precision, recall, F1: strict positive class '{positive}' (--positive); the authors' evaluation.py uses 'no'",
+        "precision denominator: the authors count every reply not read as 'yes' (unparsed ones included) as a 'no' "
+        "answer; strict counts only replies read as the positive class",
+        "replies without an answer: the authors count them as wrong and as not-yes; strict keeps unknown, refusal, "
+        "ambiguous and unrelated apart (wrong in accuracy, outside n_answered)",
+        "F1 as published (as_published_percent): from precision and recall already rounded to 2 decimals in percent; "
+        "strict and the fractions use unrounded counts",
+        "reply reading: the authors' case-sensitive substring rules ('Yes'/'yes', then 'No', then phrases of absence); "
+        "strict reads answer words with their negation and the object asked about; items read differently are listed",
+        "groups: both modes per sampling strategy over (sampling, entry_id) pairs; 'all' pools the strategies "
+        "(the authors score one strategy's file at a time)",
+    )
+
+
 def score_yesno(loaded: Loaded[YesNoItem], *, mode: Mode = "strict", positive: str = "yes", bootstrap: int = 1000,
                 seed: int = 0, fallback: Fallback | None = None) -> ScoreResult:
     """Accuracy, precision, recall, F1 (``positive`` class, default 'yes') and yes-rate per sampling strategy."""
@@ -321,10 +369,11 @@ def score_yesno(loaded: Loaded[YesNoItem], *, mode: Mode = "strict", positive: s
     for it in loaded.items:
         ex = extract_yesno(it.response, subject=it.object, fallback=fallback)
         cd = cp.kuan_item(it.response, it.label)
-        scored.append(ScoredItem(id=it.entry_id, group=it.sampling, subset=it.object, kind="binary", reference=it.label,
+        scored.append(ScoredItem(id=it.key, group=it.sampling, subset=it.object, kind="binary", reference=it.label,
                                  reply=it.response, strict=ex.label, strict_correct=ex.label == it.label,
                                  strict_reason=ex.reason, hedged=ex.hedged, via=ex.via, compat=cd.label,
-                                 compat_correct=cd.correct, compat_rule=cd.rule, misfire=cd.misfire))
+                                 compat_correct=cd.correct, compat_rule=cd.rule, misfire=cd.misfire,
+                                 read_differently=_answer_class(ex.label) != _answer_class(cd.label)))
     strict: dict[str, dict] = {}
     compat: dict[str, dict] = {}
     for g in [s for s in SAMPLINGS if any(i.group == s for i in scored)] + ["all"]:
@@ -333,5 +382,4 @@ def score_yesno(loaded: Loaded[YesNoItem], *, mode: Mode = "strict", positive: s
                                  positive=positive, bootstrap=bootstrap, seed=seed).as_dict()
         compat[g] = cp.kuan_official_scores(reference=[i.reference for i in members],
                                             parsed=["" if i.compat == "none" else i.compat for i in members]).as_dict()
-    notes = (f"strict positive class: '{positive}' (object present); the official script's positive class is 'no'",)
-    return ScoreResult("yesno", mode, "sampling", strict, compat, tuple(scored), loaded, notes)
+    return ScoreResult("yesno", mode, "sampling", strict, compat, tuple(scored), loaded, rules=yesno_rules(positive))
