@@ -38,22 +38,25 @@ def test_http_guards(run):
         AnnotationServer(run, host="0.0.0.0", token=TOKEN)
     with AnnotationServer(run, token=TOKEN, sample=4) as srv:
         assert srv.host == "127.0.0.1" and len(srv.items) == 4
-        auth = {"X-Mishap-Token": TOKEN}
+        assert srv.url == f"http://127.0.0.1:{srv.port}/#token={TOKEN}"  # the token rides in the fragment only
+        auth = {"X-Halluscope-Token": TOKEN}
         assert raw_get(srv, "/api/items")[0] == 403
-        assert raw_get(srv, "/api/items", {"X-Mishap-Token": "wrong-token-1234"})[0] == 403
-        assert raw_get(srv, "/api/items", {"Cookie": "mishap_token=wrong"})[0] == 403
+        assert raw_get(srv, "/api/items", {"X-Halluscope-Token": "wrong-token-1234"})[0] == 403
+        assert raw_get(srv, "/api/items", {"Cookie": f"mishap_token={TOKEN}"})[0] == 403  # cookies are no credential
+        assert raw_get(srv, f"/api/items?token={TOKEN}")[0] == 403  # nor is the query string
         status, body, headers = raw_get(srv, "/api/items", auth)
         assert status == 200 and b'"items"' in body and "script-src 'self'" in headers["Content-Security-Policy"]
+        status, body, headers = raw_get(srv, "/")  # the page itself holds no secret
+        assert status == 200 and b"MISHAP annotation" in body and "Set-Cookie" not in headers
         clip = srv.items[0]["clip_id"]
         status, body, _ = raw_get(srv, f"/audio/{clip}", auth)
         assert status == 200 and body[:4] == b"RIFF"
+        assert raw_get(srv, f"/audio/{clip}")[0] == 403
         for path in ("/audio/../../../../etc/passwd", "/audio/..%2f..%2f..%2fetc%2fpasswd", "/../../etc/passwd",
                      "/audio/%2e%2e/halluscope.sqlite", "/halluscope.sqlite", "/static/../annotate.py",
                      "/app.js/../../../etc/passwd", "/audio//etc/passwd", "/audio/" + str(run / "halluscope.sqlite")):
             status, body, _ = raw_get(srv, path, auth)
             assert status == 404 and b"root:" not in body and b"SQLite" not in body, path
-        status, _, headers = raw_get(srv, f"/?token={TOKEN}")
-        assert status == 303 and "HttpOnly" in headers["Set-Cookie"] and headers["Location"] == "/"
 
 
 def _driver(tmp_path):
@@ -84,14 +87,15 @@ def test_full_labelling_session_in_chromium(run, tmp_path):
         with AnnotationServer(run, token=TOKEN) as srv:
             base = f"http://127.0.0.1:{srv.port}"
             wait = WebDriverWait(driver, 10)
-            driver.get(f"{base}/?token=wrong-token-0000")  # wrong token: nothing is served
-            assert "forbidden" in driver.find_element(By.TAG_NAME, "body").text
+            driver.get(f"{base}/#token=wrong-token-0000")  # wrong token: the page loads, no item does
+            wait.until(lambda d: "forbidden: wrong or missing token" in d.find_element(By.ID, "message").text)
             driver.get(f"{base}/api/items")
             assert "forbidden" in driver.find_element(By.TAG_NAME, "body").text
             driver.get(srv.url)
             wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
-            assert driver.current_url == base + "/"  # the token left the address bar for an HttpOnly cookie
-            assert driver.execute_script("return document.cookie") == ""
+            assert driver.current_url == base + "/"  # the token left the address bar (and the history entry)
+            assert driver.execute_script("return document.cookie") == ""  # no cookie at all
+            assert driver.execute_script("return sessionStorage.getItem('halluscope-mishap-token')") == TOKEN
             name = driver.find_element(By.ID, "annotator")
             name.send_keys("alice", Keys.TAB)
             wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-annotator") == "alice")
@@ -110,10 +114,15 @@ def test_full_labelling_session_in_chromium(run, tmp_path):
                 driver.find_element(By.ID, "next").click()
             assert driver.execute_script("return window.__xss === undefined")  # neither onerror nor script ran
             assert driver.find_elements(By.CSS_SELECTOR, "#cards img, #cards script") == []
+            # the clip is fetched with the token header and plays from a blob URL
+            wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#cards .card").get_attribute("data-audio") == "ok")
             audio = driver.find_element(By.CSS_SELECTOR, "#cards audio").get_attribute("src")
-            assert audio.startswith(base + "/audio/")
-            assert driver.execute_script(
-                "return fetch(arguments[0]).then(r => r.status)", audio) == 200  # the clip plays (cookie auth)
+            assert audio.startswith("blob:" + base + "/")
+            duration = driver.execute_async_script(
+                "const a = document.querySelector('#cards audio'), done = arguments[arguments.length - 1];"
+                "a.onloadedmetadata = () => done(a.duration); a.onerror = () => done('error');"
+                "a.preload = 'metadata'; a.load();")
+            assert isinstance(duration, float) and duration > 0.5  # the browser decodes the clip (CSP media-src blob:)
 
             # relabel the last one: a new row, the latest counts
             driver.find_element(By.CSS_SELECTOR, "#cards .label-grounded").click()
@@ -136,7 +145,8 @@ def test_full_labelling_session_in_chromium(run, tmp_path):
                 assert len(cards) == 2 and cards[0].find_element(By.CSS_SELECTOR, ".meta").text.startswith("openai/alm")
                 for i, c in enumerate(cards):
                     c.find_element(By.CSS_SELECTOR, ".label-grounded" if i == 0 else ".label-hallucinated").click()
-                wait.until(lambda d: all(s.text for s in d.find_elements(By.CSS_SELECTOR, "#cards .saved-label")))
+                wait.until(lambda d: all(s.text.startswith("saved:")
+                                         for s in d.find_elements(By.CSS_SELECTOR, "#cards .saved-label")))
                 driver.find_element(By.ID, "next").click()
             # reload: bob's labels come back from the server
             driver.get(base + "/")

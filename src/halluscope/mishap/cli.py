@@ -114,8 +114,10 @@ def judge_cmd(run: Path = RUN, judge: str = typer.Option(..., help="Judge LLM: o
 
 @mishap_app.command("annotate")
 def annotate_cmd(run: Path = RUN, host: str = typer.Option("127.0.0.1", help="Bind address (loopback by default)."),
-                 port: int = typer.Option(8765), token: Optional[str] = typer.Option(None, help="Access token (default: random, printed)."),
-                 sample: Optional[int] = typer.Option(None, help="Annotate a seeded sample of N responses."),
+                 port: int = typer.Option(8765, min=0, max=65535, help="Port (0: any free port)."),
+                 token: Optional[str] = typer.Option(None, help="Access token (default: random, printed in the link); "
+                                                     "reuse it to keep open pages working across a restart."),
+                 sample: Optional[int] = typer.Option(None, min=1, help="Annotate a seeded sample of N responses."),
                  seed: int = typer.Option(0), allow_remote: bool = typer.Option(False, help="Allow a non-loopback --host."),
                  export: Optional[Path] = typer.Option(None, help="Instead of serving: write the latest labels as CSV.")) -> None:
     """Serve the annotation app (listen, read, label grounded/hallucinated, note; independent or side-by-side)."""
@@ -125,7 +127,8 @@ def annotate_cmd(run: Path = RUN, host: str = typer.Option("127.0.0.1", help="Bi
         console.print(f"{export_labels(run, export)} labels written to {export}")
         return
     srv = AnnotationServer(run, host=host, port=port, token=token, sample=sample, seed=seed, allow_remote=allow_remote)
-    console.print(f"{len(srv.items)} responses to annotate. Open: {srv.url}  (Ctrl-C to stop)")
+    console.print(f"{len(srv.items)} responses to annotate. Open: {srv.url}  (Ctrl-C to stop; the link is the "
+                  "password: do not share it)", highlight=False, soft_wrap=True)
     try:
         srv.serve_forever()
     except KeyboardInterrupt:
