@@ -73,6 +73,29 @@ def test_all_then_report(tmp_path, monkeypatch):
     assert contested not in drawn["_answer_ids"] and len(drawn["_answer_ids"]) == 12
     examples = load_examples(tmp_path / "ex.json")  # the judge accepts it: 3 + 3 per category
     assert {r["verdict"] for r in examples["context"]} == {"grounded", "hallucinated"}
+    # each example shows the stance the judge read for that response (human labels carry none), not 'asserts'
+    from halluscope.mishap.judge import load_judgements
+
+    with Store(run) as store:
+        read = load_judgements(store)
+    shown = [(r["answer_id"], r["stance"]) for rows in examples.values() for r in rows]
+    assert sorted(a for a, _ in shown) == sorted(drawn["_answer_ids"])
+    assert all(stance == read[a].stance for a, stance in shown)
+    assert {s for _, s in shown} >= {"abstains", "asserts"}
+
+    # judged with those examples: the twelve example answers leave judge-human agreement, and the report says so
+    with ChatServer(scripted.make_script({})) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
+        res = runner.invoke(app, ["mishap", "judge", str(run), "--judge", "openai/judge", "--examples", str(tmp_path / "ex.json")])
+        assert res.exit_code == 0, res.output
+    assert Store(run).latest_manifest("mishap judge").config["example_answer_ids"] == sorted(drawn["_answer_ids"])
+    assert runner.invoke(app, ["mishap", "report", str(run)]).exit_code == 0
+    from halluscope.mishap.report import collect
+
+    agreement = {r["pair"]: r for r in collect(run)["agreement"]}
+    assert agreement["judge vs a1"]["examples_left_out"] == 12 and agreement["judge vs a1"]["n"] == 2  # the contested two
+    assert agreement["judge vs humans (pooled)"]["examples_left_out"] == 24
+    assert "12 answers of this run were the judge's in-context examples" in (out / "mishap.md").read_text()
 
 
 def test_answers_from_tiny_hf_audio_model(tmp_path, monkeypatch):

@@ -53,3 +53,14 @@ def test_judge_human_and_human_human():
     assert jh["judge vs humans (pooled)"]["n"] == 6 and jh["judge vs humans (pooled)"]["n_agree"] == 4
     hh = human_human_agreement(human)
     assert hh[0]["pair"] == "x vs y" and hh[0]["n"] == 2 and hh[0]["agreement_rate"] == 0.5
+
+
+def test_judge_human_agreement_leaves_out_the_judges_examples():
+    judge = {"a": H, "b": G, "c": H, "d": G}
+    human = {("a", "x"): H, ("b", "x"): G, ("c", "x"): G, ("d", "x"): G, ("a", "y"): H, ("b", "y"): H}
+    jh = {r["pair"]: r for r in judge_human_agreement(judge, human, exclude={"a", "b"})}
+    # x keeps c (disagree) and d (agree); y labelled only examples: a row with n = 0 that says so
+    assert (jh["judge vs x"]["n"], jh["judge vs x"]["n_agree"], jh["judge vs x"]["examples_left_out"]) == (2, 1, 2)
+    assert (jh["judge vs y"]["n"], jh["judge vs y"]["agreement_rate"], jh["judge vs y"]["examples_left_out"]) == (0, None, 2)
+    assert (jh["judge vs humans (pooled)"]["n"], jh["judge vs humans (pooled)"]["examples_left_out"]) == (2, 4)
+    assert all(r["examples_left_out"] == 0 for r in judge_human_agreement(judge, human))

@@ -188,7 +188,10 @@ def run_judge(run_dir: str | Path, judge: str, *, examples: str | Path | None = 
         record_manifest(store, command=COMMANDS["judge"],
                         config={"judge": judge, "examples": str(examples) if examples else "packaged",
                                 "evidence": str(evidence) if evidence else None, "max_searches": max_searches,
-                                "retries": retries, "rubrics": rubric_set_hash(rubrics)},
+                                "retries": retries, "rubrics": rubric_set_hash(rubrics),
+                                # answers shown as in-context examples: left out of judge-human agreement
+                                "example_answer_ids": sorted(r["answer_id"] for rs in gj.examples.values()
+                                                             for r in rs if r.get("answer_id"))},
                         seeds={}, stages={**up, **{f"answers:{m}": fp for m, fp in sets.items()}, "judge": stage.fingerprint})
         if not quiet:
             unscored = sum(j.status == "unscored" for j in res.results.values())
@@ -207,14 +210,18 @@ def load_judgements(store: Store) -> dict[str, GroundednessJudgement]:
 def examples_from_annotations(run_dir: str | Path, *, seed: int = 0) -> tuple[dict[str, list[dict]], list[str]]:
     """Draw the judge's fixed in-context set from human labels: per category, three responses annotated
     grounded and three annotated hallucinated, seeded; only responses whose annotators all agree are
-    eligible. Returns the examples (load_examples' schema) and the answer ids used, which a careful
-    evaluation leaves out of its judge-human agreement."""
+    eligible. Human labels carry no stance, so each example shows the stance the latest judge run read
+    for that response; responses without one are not eligible (never shown as a guessed 'asserts').
+    Returns the examples (load_examples' schema, each with its 'answer_id') and the answer ids used:
+    'mishap judge' records them and the report leaves them out of judge-human agreement."""
     import random
 
     from halluscope.mishap.annotate import annotation_items, human_labels
 
     items, _ = annotation_items(run_dir)
     by_id = {it["id"]: it for it in items}
+    with Store(run_dir) as store:
+        stances = {k: j.stance for k, j in load_judgements(store).items() if j.status == "ok" and j.stance}
     votes: dict[str, set[str]] = {}
     for (answer_id, _annotator), label in human_labels(run_dir).items():
         votes.setdefault(answer_id, set()).add(label)
@@ -224,16 +231,21 @@ def examples_from_annotations(run_dir: str | Path, *, seed: int = 0) -> tuple[di
     for cat in ("context", "knowledge"):
         chosen = []
         for verdict in ("grounded", "hallucinated"):
-            pool = sorted(a for a, v in votes.items() if v == {verdict} and a in by_id and by_id[a]["category"] == cat
-                          and by_id[a]["rubric"])
+            unanimous = sorted(a for a, v in votes.items() if v == {verdict} and a in by_id
+                               and by_id[a]["category"] == cat and by_id[a]["rubric"])
+            pool = [a for a in unanimous if a in stances]
             if len(pool) < 3:
+                no_stance = len(unanimous) - len(pool)
                 raise InputError(
-                    f"only {len(pool)} {cat} response(s) unanimously annotated {verdict}; three are needed",
+                    f"only {len(pool)} {cat} response(s) unanimously annotated {verdict} with a stance read by the "
+                    f"judge ({no_stance} more have no judge stance); three are needed",
                     file=str(Path(run_dir) / "halluscope.sqlite"),
-                    fix="annotate more responses with 'halluscope mishap annotate', or pass --examples FILE")
+                    fix="annotate more responses with 'halluscope mishap annotate' (after 'mishap judge'), "
+                        "or pass --examples FILE")
             for answer_id in rng.sample(pool, 3):
                 it = by_id[answer_id]
-                chosen.append({k: it[k] for k in ("question", "description", "rubric", "response")} | {"verdict": verdict})
+                chosen.append({k: it[k] for k in ("question", "description", "rubric", "response")}
+                              | {"verdict": verdict, "stance": stances[answer_id], "answer_id": answer_id})
                 used.append(answer_id)
         out[cat] = chosen
     return out, used

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from itertools import combinations
 
@@ -117,20 +117,32 @@ def binary_agreement(*, a: Sequence[str], b: Sequence[str]) -> Agreement:
     return Agreement(n, agree, agree / n, None if math.isnan(kappa) else kappa)
 
 
-def judge_human_agreement(judge: Mapping[str, str], human: Mapping[tuple[str, str], str]) -> list[dict]:
+def judge_human_agreement(judge: Mapping[str, str], human: Mapping[tuple[str, str], str], *,
+                          exclude: Collection[str] = ()) -> list[dict]:
     """Judge vs each annotator, and pooled over every (response, annotator) pair the judge also scored.
 
-    ``judge``: answer id -> verdict (scored only); ``human``: (answer id, annotator) -> label.
+    ``judge``: answer id -> verdict (scored only); ``human``: (answer id, annotator) -> label; ``exclude``:
+    answers the judge saw as in-context examples, left out (their labels would grade the judge on its own
+    prompt); each row counts the pairs it left out in 'examples_left_out'.
     """
+    excluded = set(exclude)
     per: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    left: Counter[str] = Counter()
     for (aid, who), label in sorted(human.items()):
-        if aid in judge:
+        if aid not in judge:
+            continue
+        if aid in excluded:
+            left[who] += 1
+        else:
             per[who].append((judge[aid], label))
     rows = []
-    for who, pairs in sorted(per.items()):
-        rows.append({"pair": f"judge vs {who}", **binary_agreement(a=[p[0] for p in pairs], b=[p[1] for p in pairs]).as_dict()})
+    for who in sorted(per.keys() | left.keys()):
+        pairs = per.get(who, [])
+        rows.append({"pair": f"judge vs {who}", **binary_agreement(a=[p[0] for p in pairs], b=[p[1] for p in pairs]).as_dict(),
+                     "examples_left_out": left[who]})
     pooled = [p for pairs in per.values() for p in pairs]
-    rows.append({"pair": "judge vs humans (pooled)", **binary_agreement(a=[p[0] for p in pooled], b=[p[1] for p in pooled]).as_dict()})
+    rows.append({"pair": "judge vs humans (pooled)", **binary_agreement(a=[p[0] for p in pooled], b=[p[1] for p in pooled]).as_dict(),
+                 "examples_left_out": sum(left.values())})
     return rows
 
 

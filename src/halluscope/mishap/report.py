@@ -70,7 +70,8 @@ def collect(run_dir: str | Path) -> dict:
     stance = stance_rates(rows, by=("model", "domain", "category"))
     human = human_labels(run_dir)
     scored = {aid: j.verdict for aid, j in judgements.items() if j.status == "ok" and j.verdict}
-    agreement = (judge_human_agreement(scored, human) + human_human_agreement(human)) if human else []
+    examples = judge_m.config.get("example_answer_ids", []) if judge_m else []  # the judge's in-context examples
+    agreement = (judge_human_agreement(scored, human, exclude=examples) + human_human_agreement(human)) if human else []
     counts = {
         "clips": len(clips_m.config["kept"]) if clips_m else 0,
         "dropped_clips": len(clips_m.config["dropped"]) if clips_m else 0,
@@ -81,6 +82,8 @@ def collect(run_dir: str | Path) -> dict:
         "unscored": sum(j.status == "unscored" for j in judgements.values()),
         "human_labels": len(human), "annotators": len({w for _, w in human}),
         "judge": judge_m.config["judge"] if judge_m else None,
+        "example_answers": len(examples),
+        "example_pairs_left_out": next((r["examples_left_out"] for r in agreement if r["pair"] == "judge vs humans (pooled)"), 0),
     }
     return {"table1": table1, "table11": table11, "rates_strategy": by_strat, "rates_domain_category": long, "stance": stance,
             "agreement": agreement, "balance": clips_m.config["balance"] if clips_m else [], "counts": counts}
@@ -115,7 +118,8 @@ COLS11 = [("model", "Model"), ("method", "Decoding")] + [(s, STRATEGY_ABBR[s]) f
 STANCE_COLS = [("model", "Model"), ("domain", "Domain"), ("category", "Category"), ("n", "n"),
                ("abstains", "Abstains"), ("asserts", "Asserts"), ("endorses_false_premise", "Endorses false premise"),
                ("unscored", "No stance")]
-AGREE_COLS = [("pair", "Pair"), ("n", "n"), ("n_agree", "agree"), ("agreement_rate", "AGR"), ("kappa", "Cohen's kappa")]
+AGREE_COLS = [("pair", "Pair"), ("n", "n"), ("n_agree", "agree"), ("agreement_rate", "AGR"), ("kappa", "Cohen's kappa"),
+              ("examples_left_out", "examples left out")]
 BALANCE_COLS = [("domain", "Domain"), ("source", "Source"), ("clips", "Clips"), ("kept", "Kept"), ("share_kept", "Share kept")]
 
 
@@ -143,6 +147,13 @@ def stance_plot(stance: list[dict], category: str = "knowledge") -> bytes | None
     return png(fig)
 
 
+def _examples_note(c: dict) -> str:
+    if not c["example_answers"]:
+        return "The judge's in-context examples are not drawn from this run's answers: every labelled answer counts."
+    return (f"{c['example_answers']} answers of this run were the judge's in-context examples: their "
+            f"{c['example_pairs_left_out']} (answer, annotator) pair(s) are left out of judge-human agreement.")
+
+
 def markdown(data: dict) -> str:
     from halluscope.report.write import md_table
 
@@ -160,7 +171,7 @@ def markdown(data: dict) -> str:
         "UP unknowable provenance, FA false authority, FP false premise (knowledge).",
         md_table(data["table11"], COLS11),
         "## Stance", md_table(data["stance"], STANCE_COLS),
-        "## Agreement (Cohen's kappa, agreement rate)",
+        "## Agreement (Cohen's kappa, agreement rate)", _examples_note(c),
         md_table(data["agreement"], AGREE_COLS) if data["agreement"] else "_no human labels yet: run `halluscope mishap annotate`_",
     ]
     return "\n\n".join(parts) + "\n"
@@ -179,7 +190,7 @@ def html_body(data: dict, plot: bytes | None) -> str:
             f"<h3>Table 11: hallucination rate (%) by strategy</h3>{html_table(data['table11'], COLS11)}"
             f"<h3>Stance (knowledge questions, Figure 6 style)</h3>{img(plot, 'stance by domain and model')}"
             f"{html_table(data['stance'], STANCE_COLS)}"
-            "<h3>Agreement</h3>" + (html_table(data["agreement"], AGREE_COLS) if data["agreement"]
+            f"<h3>Agreement</h3><p>{html.escape(_examples_note(c))}</p>" + (html_table(data["agreement"], AGREE_COLS) if data["agreement"]
                                      else "<p>No human labels yet.</p>"))
 
 
