@@ -42,6 +42,10 @@ def _emit(result, *, json_out: bool, report: Optional[Path], max_diff_rows: int)
     console.print(f"strict vs compatible: {cmp_['n_differ']} of {cmp_['n_scored_in_both']} items scored differently")
     for reason, n in cmp_["by_reason"].items():
         console.print(f"  {n:5d}  {reason}", highlight=False, markup=False)
+    if cmp_["rules"]:
+        console.print("the figures also differ by definition:")
+        for rule in cmp_["rules"]:
+            console.print(f"  - {rule}", highlight=False, markup=False)
 
 
 def register(score_app: typer.Typer) -> None:
@@ -95,20 +99,23 @@ def register(score_app: typer.Typer) -> None:
 
     @score_app.command("yesno")
     def score_yesno_cmd(
-        questions: Path = typer.Argument(..., help="Questions TSV: entry_id, audio_index, prompt_text, object[, attribute], label, sampling."),
-        predictions: Path = typer.Argument(..., help="Predictions CSV: entry_id, response[, audio_index, label]."),
+        questions: Path = typer.Argument(..., help="Questions TSV as Kuan et al. release it ('#' comment lines, then a header): "
+                                                   "entry_id, audio_index, prompt_text, object[, attribute], label, sampling."),
+        predictions: Path = typer.Argument(..., help="Predictions CSV: entry_id, response[, audio_index, label, sampling or "
+                                                     "sampling_method]; joined on (sampling, entry_id)."),
         compat: bool = typer.Option(False, "--compat", help=COMPAT_HELP),
         json_out: bool = typer.Option(False, "--json", help="Print JSON (the default output is a table)."),
         report: Optional[Path] = typer.Option(None, "--report", help=REPORT_HELP),
         positive: str = typer.Option("yes", help="Positive class of precision/recall/F1 in strict mode: yes (object present) or no."),
-        sampling: Optional[str] = typer.Option(None, help="Sampling (random|popular|adversarial) when the TSV has no sampling column."),
+        sampling: Optional[str] = typer.Option(None, help="Sampling (random|popular|adversarial) of a file without a sampling column."),
         bootstrap: int = typer.Option(1000, help=BOOTSTRAP_HELP),
         seed: int = typer.Option(0, help="Bootstrap seed."),
         max_diff_rows: int = typer.Option(50, help="Items shown in the strict-vs-compatible table of the JSON."),
     ) -> None:
-        """Object hallucination (Kuan et al. 2024 style): accuracy, precision, recall, F1, yes-rate per sampling.
+        """Object hallucination (Kuan et al. 2024): accuracy, precision, recall, F1, yes-rate per sampling strategy.
 
-        Example: halluscope score yesno audiocaps_adversarial.tsv qwen_responses.csv --json
+        --compat gives the authors' evaluation.py figures per strategy (percent, positive class 'no').
+        Example: halluscope score yesno balanced_merged_test_2871.txt qwen_predictions.csv --compat
         """
         from halluscope.closedform.loaders import load_yesno
         from halluscope.closedform.score import score_yesno

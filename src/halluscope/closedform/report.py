@@ -23,8 +23,9 @@ COLUMNS: dict[tuple[str, str], list[tuple[str, str]]] = {
                         ("consistency_true", "Cons. all right"), ("consistency_wrong", "Cons. all wrong")],
     ("yesno", "strict"): [("n", "n"), ("accuracy", "Accuracy"), ("precision", "Precision"), ("recall", "Recall"),
                           ("f1", "F1"), ("yes_rate", "Yes rate"), ("n_answered", "answered")],
-    ("yesno", "compat"): [("n", "n"), ("accuracy", "Accuracy"), ("precision", "Precision (no+)"),
-                          ("recall", "Recall (no+)"), ("f1", "F1 (no+)"), ("yes_rate", "Yes rate")],
+    # the authors' evaluation.py prints percentages rounded to 2 decimals, F1 from the rounded precision and recall
+    ("yesno", "compat"): [("n", "n"), ("accuracy_percent", "Accuracy %"), ("precision_percent", "Precision % (no+)"),
+                          ("recall_percent", "Recall % (no+)"), ("f1_percent", "F1 % (no+)"), ("yes_rate_percent", "Yes rate %")],
 }
 COLUMNS[("aha", "compat")] = COLUMNS[("aha", "strict")]
 SCATTER_NOTE = {
@@ -50,7 +51,8 @@ def fmt(x: object) -> str:
 def headline_rows(result: ScoreResult, mode: str) -> list[dict]:
     """One row per group (and 'all') of the given mode's metrics."""
     metrics = result.strict if mode == "strict" else result.compat
-    return [{result.group_name: g, **{k: v for k, v in m.items() if not isinstance(v, dict)}} for g, m in metrics.items()]
+    return [{result.group_name: g, **{k: v for k, v in m.items() if not isinstance(v, dict)},
+             **{f"{k}_percent": v for k, v in m.get("as_published_percent", {}).items()}} for g, m in metrics.items()]
 
 
 def md_table(rows: list[dict], cols: list[tuple[str, str]]) -> str:
@@ -137,6 +139,7 @@ def markdown(result: ScoreResult) -> str:
              f"## Strict vs compatible: {cmp_['n_differ']} of {cmp_['n_scored_in_both']} items scored differently",
              md_table([{"reason": k, "n": v} for k, v in cmp_["by_reason"].items()], [("reason", "reason"), ("n", "n")]),
              md_table(cmp_["rows"], DIFF_COLS),
+             "\n".join(f"- {r}" for r in cmp_["rules"]) or "",
              f"## Problems in the input: {d['problems']['count']}",
              "\n".join(f"- {p}" for p in d["problems"]["items"][:500]) or "None.",
              "## Notes", "\n".join(f"- {n}" for n in d["notes"]) or "None."]
@@ -188,6 +191,7 @@ Dashed line: accuracy equal to the yes ratio.</p>
 <h2>Strict vs compatible: {cmp_["n_differ"]} of {cmp_["n_scored_in_both"]} items scored differently</h2>
 {html_table([{"reason": k, "n": v} for k, v in cmp_["by_reason"].items()], [("reason", "reason"), ("n", "n")])}
 {html_table(cmp_["rows"], DIFF_COLS)}
+{"<p>The figures also differ by definition:</p><ul>" + "".join(f"<li>{html.escape(r)}</li>" for r in cmp_["rules"]) + "</ul>" if cmp_["rules"] else ""}
 <h2>Problems in the input: {d["problems"]["count"]}</h2>
 <ul>{problems or "<li>None.</li>"}</ul>
 <h2>Notes</h2>
