@@ -187,7 +187,8 @@ def check_record(obj: Any, fields: Sequence[Field], problems: Problems, *, row: 
         blank = value is None or (isinstance(value, str) and not value.strip())
         if blank and not (f.empty_ok and isinstance(value, str)):
             if f.required:
-                problems.add("missing or empty (required)", row=row, field=prefix + f.name, file=file)
+                problems.add("missing (required)" if f.empty_ok else "missing or empty (required)", row=row,
+                             field=prefix + f.name, file=file)
                 ok = False
             continue
         checked, problem, fix = check_value(value, f, limits)

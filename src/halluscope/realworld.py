@@ -30,7 +30,8 @@ from halluscope.build import (
     select_articles,
     tts_config,
 )
-from halluscope.errors import HalluscopeError, InputError
+from halluscope.errors import HalluscopeError, InputError, Problems
+from halluscope.inputs import Field, read_rows
 from halluscope.manifest import record_manifest
 from halluscope.records import (
     Article,
@@ -47,79 +48,47 @@ REAL_LANGUAGES = ("ru", "kk")
 FAKE_PREFIX = "fake~"
 FAKE_REQUIRED = ("id", "language", "text")
 FAKE_OPTIONAL = ("native_language", "translated", "pair_id", "near_parallel", "url", "date", "topic")
-_TRUE = {"1", "true", "yes", "y", "t"}
-_FALSE = {"0", "false", "no", "n", "f", ""}
 
 
 def fake_id(row_id: str) -> str:
     return FAKE_PREFIX + row_id
 
 
-def _flag(value: Any) -> bool | None:
-    if isinstance(value, bool):
-        return value
-    if value is None:
-        return None
-    s = str(value).strip().lower()
-    return True if s in _TRUE else False if s in _FALSE else None
+FAKE_FIELDS = (*(Field(f) for f in FAKE_REQUIRED),
+               *(Field(f, "bool" if f in ("translated", "near_parallel") else "text", required=False)
+                 for f in FAKE_OPTIONAL))
 
 
 def load_fakes(path: str | Path, *, languages: Sequence[str] = REAL_LANGUAGES) -> list[RealWorldFake]:
-    """Validate every row of a fakes file (.jsonl/.csv/.parquet); all problems are reported together.
+    """Validate every row of a fakes file (.jsonl/.csv/.tsv/.parquet); all problems are reported together.
 
     Columns: id, language (ru | kk; 'kz' is read as 'kk'), text; optional native_language (default: the
     language, or the other one when translated is true), translated (bool; default: native_language differs),
     pair_id (the story shared by a ru and a kk row), near_parallel (bool), url, date (ISO 8601), topic.
+    Reading rules (encodings, types, limits): halluscope.inputs.
     """
-    from halluscope.corpus import LANGUAGE_ALIASES, MAX_REPORTED, _rows
+    from halluscope.corpus import language_code
 
     path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", file=str(path), fix="pass an existing .jsonl/.csv/.parquet file of fakes")
-    problems: list[str] = []
+    problems = Problems(str(path))
     fakes: list[RealWorldFake] = []
     seen: dict[str, int] = {}
-
-    def problem(row: int, field_: str | None, msg: str) -> None:
-        problems.append(str(InputError(msg, row=row, field=field_)))
-
-    def lang(value: Any) -> str:
-        s = str(value).strip().lower()
-        return LANGUAGE_ALIASES.get(s, s)
-
-    for row, raw in _rows(path):
-        if not isinstance(raw, dict):
-            problem(row, None, f"expected an object with fields {FAKE_REQUIRED}, got {type(raw).__name__}")
-            continue
-        values: dict[str, Any] = {}
+    for r in read_rows(path, FAKE_FIELDS, what="fakes file", problems=problems).rows:
+        row = r.number
+        values: dict[str, Any] = {k: v.strip() if isinstance(v, str) else v for k, v in r.values.items()}
         ok = True
-        for f in FAKE_REQUIRED:
-            v = raw.get(f)
-            if v is None or not str(v).strip():
-                problem(row, f, "missing or empty (required)")
-                ok = False
-            else:
-                values[f] = str(v).strip()
         for f in ("language", "native_language"):
-            if f in values or raw.get(f) not in (None, ""):
-                code = lang(values.get(f, raw.get(f)))
+            if f in values:
+                code = language_code(values[f])
                 if code not in REAL_LANGUAGES:
-                    problem(row, f, f"unsupported language '{values.get(f, raw.get(f))}'; expected ru or kk (kz)")
+                    problems.add(f"unsupported language '{values[f]}'; expected ru or kk (kz)", row=row, field=f)
                     ok = False
                 values[f] = code
-        for f in ("translated", "near_parallel"):
-            if raw.get(f) is not None:
-                b = _flag(raw[f])
-                if b is None:
-                    problem(row, f, f"expected true or false, got {raw[f]!r}")
-                    ok = False
-                values[f] = b
-        if "id" in values:
-            if values["id"] in seen:
-                problem(row, "id", f"duplicate id '{values['id']}' (first seen at row {seen[values['id']]})")
-                ok = False
-            else:
-                seen[values["id"]] = row
+        if values["id"] in seen:
+            problems.add(f"duplicate id '{values['id']}' (first seen at row {seen[values['id']]})", row=row, field="id")
+            ok = False
+        else:
+            seen[values["id"]] = row
         if not ok:
             continue
         other = {"ru": "kk", "kk": "ru"}[values["language"]]
@@ -128,20 +97,13 @@ def load_fakes(path: str | Path, *, languages: Sequence[str] = REAL_LANGUAGES) -
         if values.get("translated") is None:
             values["translated"] = values["native_language"] != values["language"]
         elif values["translated"] == (values["native_language"] == values["language"]):
-            problem(row, "translated", f"translated={values['translated']} but language={values['language']} and "
-                                       f"native_language={values['native_language']}")
+            problems.add(f"translated={values['translated']} but language={values['language']} and "
+                         f"native_language={values['native_language']}", row=row, field="translated")
             continue
-        for f in ("pair_id", "url", "date", "topic"):
-            v = raw.get(f)
-            if v is not None and str(v).strip():
-                values[f] = str(v).strip()
         values["near_parallel"] = bool(values.get("near_parallel"))
         fakes.append(RealWorldFake(**values))
-    if problems:
-        more = f"\n... and {len(problems) - MAX_REPORTED} more" if len(problems) > MAX_REPORTED else ""
-        raise InputError(f"{len(problems)} problem(s) in the fakes file:\n  " + "\n  ".join(problems[:MAX_REPORTED]) + more,
-                         file=str(path), fix="required fields are id, language (ru|kk), text; see "
-                         "'halluscope build realworld --help' for the optional ones")
+    problems.raise_if_any("fakes file", fix="required fields are id, language (ru|kk), text; see "
+                          "'halluscope build realworld --help' for the optional ones")
     fakes = [f for f in fakes if f.language in languages]
     if not fakes:
         raise InputError(f"no fakes in {', '.join(languages)}", file=str(path), fix="check the language column and --langs")

@@ -2,44 +2,35 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from halluscope.corpus import LANGUAGE_ALIASES
-from halluscope.errors import InputError
+from halluscope.corpus import language_code
+from halluscope.errors import InputError, Problems
+from halluscope.inputs import Field, read_rows
 from halluscope.metrics.asr import score_asr
 from halluscope.records import LANGUAGES
 
 
+PAIR_FIELDS = (Field("reference", empty_ok=True), Field("hypothesis", empty_ok=True), Field("language"))
+
+
 def score_asr_file(path: str | Path) -> dict:
-    """Per-language and overall corpus-level WER/CER of a JSONL of {reference, hypothesis, language}."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", file=str(path), fix="pass a JSONL file with reference, hypothesis, language")
+    """Per-language and overall corpus-level WER/CER of a JSONL (or CSV/TSV/parquet) of {reference, hypothesis,
+    language}; reading rules: halluscope.inputs."""
+    problems = Problems(str(path))
+    table = read_rows(path, PAIR_FIELDS, what="ASR pairs file", problems=problems)
     refs: dict[str, list[str]] = {}
     hyps: dict[str, list[str]] = {}
-    with path.open(encoding="utf-8") as fh:
-        for row, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"malformed JSON ({exc.msg})", file=str(path), row=row,
-                                 fix='each line must look like {"reference": "...", "hypothesis": "...", "language": "en"}') from None
-            if not isinstance(obj, dict):
-                raise InputError("expected a JSON object", file=str(path), row=row)
-            for field in ("reference", "hypothesis", "language"):
-                if not isinstance(obj.get(field), str):
-                    raise InputError(f"missing or not a string (got {type(obj.get(field)).__name__})",
-                                     file=str(path), row=row, field=field,
-                                     fix="use an empty string for an empty hypothesis")
-            lang = LANGUAGE_ALIASES.get(obj["language"].lower(), obj["language"].lower())
-            if lang not in LANGUAGES:
-                raise InputError(f"unsupported language '{obj['language']}'; expected one of {', '.join(LANGUAGES)}",
-                                 file=str(path), row=row, field="language")
-            refs.setdefault(lang, []).append(obj["reference"])
-            hyps.setdefault(lang, []).append(obj["hypothesis"])
+    for row in table.rows:
+        lang = language_code(row.values["language"])
+        if lang not in LANGUAGES:
+            problems.add(f"unsupported language '{row.values['language']}'; expected one of {', '.join(LANGUAGES)}",
+                         row=row.number, field="language")
+            continue
+        refs.setdefault(lang, []).append(row.values["reference"])
+        hyps.setdefault(lang, []).append(row.values["hypothesis"])
+    problems.raise_if_any("ASR pairs file", fix='each row looks like {"reference": "...", "hypothesis": "...", '
+                          '"language": "en"}, all strings; use "" for an empty hypothesis')
     if not refs:
         raise InputError("no pairs found", file=str(path), fix="add at least one line")
     out = {lang: score_asr(reference=refs[lang], hypothesis=hyps[lang]).as_dict() for lang in LANGUAGES if lang in refs}
