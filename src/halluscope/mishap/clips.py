@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +10,8 @@ from pathlib import Path
 import numpy as np
 from pydantic import ValidationError
 
-from halluscope.errors import InputError, ItemError
+from halluscope.errors import InputError, ItemError, Problems
+from halluscope.inputs import Field, read_rows
 from halluscope.llm import LLM_BACKENDS, Caller, CallStats, ChatBackend, LLMConfig, load_llm_config
 from halluscope.manifest import record_manifest
 from halluscope.mishap._common import COMMANDS, VERSION, as_bool, json_in, prompt, prompts_hash, run_calls, strategy_texts
@@ -39,53 +38,49 @@ def read_audio(path: str | Path) -> tuple[np.ndarray, int]:
     return data.mean(axis=1), int(rate)
 
 
+CLIP_FIELDS = (*(Field(f) for f in ("id", "domain", "source", "audio", "description")),
+               Field("description_kind", required=False))
+
+
 def load_manifest(path: str | Path) -> list[MishapClip]:
-    """Clips from .jsonl or .csv with id, domain, source, audio, description[, description_kind].
+    """Clips from .jsonl, .csv, .tsv or .parquet with id, domain, source, audio, description[, description_kind].
 
     Relative audio paths are resolved against the manifest's folder and stored absolute; each file's
     duration and sha256 are read now, so a missing or corrupt clip fails here, not in the middle of a run.
+    Every problem of the manifest is reported together (reading rules: halluscope.inputs).
     """
     p = Path(path)
-    if not p.is_file():
-        raise InputError("no such file", file=str(p), fix="pass a .jsonl or .csv clip manifest")
-    if p.suffix == ".csv":
-        with p.open(encoding="utf-8-sig", newline="") as fh:
-            rows = list(enumerate(csv.DictReader(fh), start=2))
-    else:
-        rows = []
-        for n, line in enumerate(p.read_text(encoding="utf-8-sig").splitlines(), start=1):
-            if line.strip():
-                try:
-                    rows.append((n, json.loads(line)))
-                except ValueError as exc:
-                    raise InputError(f"malformed JSON ({exc})", file=str(p), row=n) from None
-    clips, seen = [], set()
-    for n, row in rows:
-        row = {k: v for k, v in row.items() if v not in (None, "")}
-        missing = [k for k in ("id", "domain", "source", "audio", "description") if k not in row]
-        if missing:
-            raise InputError(f"missing {', '.join(missing)}", file=str(p), row=n,
-                             fix="every clip needs id, domain (music|sound|speech), source, audio and description")
+    problems = Problems(str(p))
+    clips: list[MishapClip] = []
+    seen: dict[str, int] = {}
+    for r in read_rows(p, CLIP_FIELDS, what="clip manifest", problems=problems).rows:
+        n, row = r.number, {k: v.strip() for k, v in r.values.items()}
         if row["domain"] not in MISHAP_DOMAINS:
-            raise InputError(f"domain '{row['domain']}' is not one of {', '.join(MISHAP_DOMAINS)}", file=str(p), row=n,
-                             field="domain")
+            problems.add(f"domain '{row['domain']}' is not one of {', '.join(MISHAP_DOMAINS)}", row=n, field="domain")
+            continue
         if row["id"] in seen:
-            raise InputError(f"duplicate clip id '{row['id']}'", file=str(p), row=n, field="id")
-        seen.add(row["id"])
+            problems.add(f"duplicate clip id '{row['id']}' (first at row {seen[row['id']]})", row=n, field="id")
+            continue
+        seen[row["id"]] = n
         audio = Path(row["audio"])
         audio = audio if audio.is_absolute() else (p.parent / audio)
         try:
             samples, rate = read_audio(audio)
-        except ItemError as exc:
-            raise InputError(str(exc), file=str(p), row=n, field="audio") from None
-        row.update(audio=str(audio.resolve()), duration_s=round(len(samples) / rate, 3),
-                   sha256=hashlib.sha256(audio.read_bytes()).hexdigest())
+            row.update(audio=str(audio.resolve()), duration_s=round(len(samples) / rate, 3),
+                       sha256=hashlib.sha256(audio.read_bytes()).hexdigest())
+        except (ItemError, OSError) as exc:
+            problems.add(str(exc), row=n, field="audio", fix="give a readable WAV/FLAC/OGG file, absolute or relative "
+                         "to the manifest's folder")
+            continue
         try:
             clips.append(MishapClip.model_validate(row))
         except ValidationError as exc:
-            raise InputError(f"invalid clip: {exc}", file=str(p), row=n) from None
+            for e in exc.errors():
+                problems.add(f"{e['msg']} (got {e.get('input')!r})", row=n, field=".".join(map(str, e["loc"])) or None)
+    problems.raise_if_any("clip manifest", fix="every clip needs id, domain (music|sound|speech), source, audio and "
+                          "description, all strings; description_kind is caption, transcript or metadata")
     if not clips:
-        raise InputError("the manifest has no clips", file=str(p))
+        raise InputError("the manifest has no clips", file=str(p), fix="add one clip per row")
     return clips
 
 

@@ -16,6 +16,9 @@ from pathlib import Path
 from typing import Protocol
 
 from halluscope.errors import InputError
+from halluscope.inputs import Field, read_rows, read_text
+
+DOC_FIELDS = (Field("id", required=False), Field("title", required=False), Field("text"))
 
 
 @dataclass(frozen=True)
@@ -71,27 +74,22 @@ class FtsEvidence:
                                      [(d["id"], d["title"], d["text"]) for d in docs])
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES ('digest', ?)", (self.digest,))
 
-    def _documents(self):  # noqa: ANN202
+    def _documents(self) -> list[dict]:
         p = self.collection
+        fix = "give a folder of UTF-8 .txt/.md files or a .jsonl with id, title, text"
         if p.is_dir():
+            docs = []
             for f in sorted(p.rglob("*")):
                 if f.is_file() and f.suffix in (".txt", ".md"):
-                    text = f.read_text(encoding="utf-8", errors="replace")
+                    text = read_text(f, what="evidence document", fix=fix)
                     first = text.strip().splitlines()[0].lstrip("# ").strip() if text.strip() else f.stem
-                    yield {"id": str(f.relative_to(p)), "title": first, "text": text}
-        elif p.is_file() and p.suffix == ".jsonl":
-            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
-                if line.strip():
-                    try:
-                        row = json.loads(line)
-                    except ValueError as exc:
-                        raise InputError(f"malformed JSON ({exc})", file=str(p), row=n) from None
-                    if not isinstance(row, dict) or "text" not in row:
-                        raise InputError("each row needs 'text' (and 'id', 'title')", file=str(p), row=n)
-                    yield {"id": str(row.get("id", n)), "title": str(row.get("title", "")), "text": str(row["text"])}
-        else:
-            raise InputError("not a folder or a .jsonl file", file=str(p),
-                             fix="give a folder of .txt/.md files or a .jsonl with id, title, text")
+                    docs.append({"id": str(f.relative_to(p)), "title": first, "text": text})
+            return docs
+        if p.suffix != ".jsonl" and p.exists():
+            raise InputError("not a folder or a .jsonl file", file=str(p), fix=fix)
+        rows = read_rows(p, DOC_FIELDS, what="evidence collection", fix=fix, formats=("jsonl",)).rows
+        return [{"id": r.values.get("id", str(r.number)), "title": r.values.get("title", ""), "text": r.values["text"]}
+                for r in rows]
 
     def identity(self) -> dict:
         return {"tool": "fts5", "collection": self.digest, "documents": self.n_docs, "snippet_tokens": self.snippet_tokens}

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from halluscope.errors import HalluscopeError
+from halluscope.inputs import read_text
 from halluscope.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
 from halluscope.manifest import record_manifest
 from halluscope.mishap._common import (COMMANDS, VERSION, StepResult, as_bool, json_in, prompt, prompts_hash,
@@ -68,11 +69,9 @@ def load_names(path: str | Path | None) -> tuple[str, ...]:
     """Real source names, one per line (# comments allowed)."""
     if path is None:
         return ()
-    p = Path(path)
-    if not p.is_file():
-        raise HalluscopeError(f"--real-sources: no such file {p}; expected one real source name per line")
-    return tuple(line.strip() for line in p.read_text(encoding="utf-8").splitlines()
-                 if line.strip() and not line.lstrip().startswith("#"))
+    text = read_text(path, what="list of real source names (--real-sources)",
+                     fix="pass a UTF-8 text file with one real source name per line")
+    return tuple(line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#"))
 
 
 def generation_messages(clip: MishapClip, category: MishapCategory, strategies: Sequence[MishapStrategy], *,

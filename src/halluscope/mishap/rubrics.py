@@ -11,7 +11,8 @@ import re
 import time
 from pathlib import Path
 
-from halluscope.errors import HalluscopeError, InputError
+from halluscope.errors import HalluscopeError, Problems
+from halluscope.inputs import Field, read_rows
 from halluscope.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
 from halluscope.manifest import record_manifest
 from halluscope.mishap._common import COMMANDS, VERSION, StepResult, prompt, prompts_hash, run_calls, strategy_texts, upstream
@@ -21,6 +22,7 @@ from halluscope.records import ChatMessage, MishapClip, MishapQuestion, MishapRu
 from halluscope.stages import Stage, console
 from halluscope.store import Store
 
+EDIT_FIELDS = (Field("question_id"), Field("rubric"), Field("note", required=False))
 STAGE = "mishap.rubrics"
 EDITS = "mishap.rubric_edits"
 PARAMS = {"temperature": 0, "max_tokens": 300}
@@ -112,29 +114,27 @@ def import_rubrics(run_dir: str | Path, path: str | Path, *, author: str) -> lis
     if not author.strip():
         raise HalluscopeError("--author is required: every rubric edit records who made it")
     p = Path(path)
-    if not p.is_file():
-        raise InputError("no such file", file=str(p), fix="export first with 'halluscope mishap rubrics RUN --export FILE'")
+    fix = "export first with 'halluscope mishap rubrics RUN --export FILE', then edit 'rubric' (and 'note')"
+    problems = Problems(str(p))
+    rows = read_rows(p, EDIT_FIELDS, what="rubric edits file", problems=problems, formats=("jsonl",)).rows
     with Store(run_dir) as store:
         fp = upstream(store, "rubrics")["rubrics"]
         current = current_rubrics(store)
         new: list[MishapRubric] = []
-        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise InputError(f"malformed JSON ({exc})", file=str(p), row=n) from None
-            qid = row.get("question_id")
+        for r in rows:
+            qid, n = r.values["question_id"], r.number
             if qid not in current:
-                raise InputError(f"unknown question_id {qid!r}", file=str(p), row=n, field="question_id")
-            text = check_form(str(row.get("rubric", "")))
+                problems.add(f"unknown question_id {qid!r}", row=n, field="question_id",
+                             fix="keep the question_id of the exported row")
+                continue
+            text = check_form(r.values["rubric"])
             if text is None:
-                raise InputError("the rubric must read 'Hallucinated if <...>. Grounded if <...>.'", file=str(p), row=n,
-                                 field="rubric")
+                problems.add("the rubric must read 'Hallucinated if <...>. Grounded if <...>.'", row=n, field="rubric")
+                continue
             if text != current[qid].text:
-                new.append(MishapRubric(question_id=qid, version=current[qid].version + 1, text=text, author=author.strip(),
-                                        note=str(row.get("note") or "") or None))
+                new.append(MishapRubric(question_id=qid, version=current[qid].version + 1, text=text,
+                                        author=author.strip(), note=r.values.get("note", "").strip() or None))
+        problems.raise_if_any("rubric edits file", fix=fix)  # nothing is stored from a file with problems
         stamp = time.time()
         for r in new:
             store.put(EDITS, fp, f"{r.question_id}#v{r.version:04d}", r)
