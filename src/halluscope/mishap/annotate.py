@@ -230,13 +230,18 @@ def read_clip(clip: MishapClip, roots: Sequence[Path]) -> bytes:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
         raise HalluscopeError(f"{path} cannot be opened ({exc.strerror})") from None
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
+    try:
+        st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise HalluscopeError(f"{path} is not a regular file")
         if st.st_size > MAX_AUDIO:
             raise HalluscopeError(f"{path} is {st.st_size} bytes, over the {MAX_AUDIO}-byte limit")
-        data = fh.read(MAX_AUDIO + 1)
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(MAX_AUDIO + 1)
+    except OSError as exc:
+        raise HalluscopeError(f"{path} cannot be read ({exc.strerror})") from None
+    finally:
+        os.close(fd)
     got = hashlib.sha256(data).hexdigest()
     if got != clip.sha256:
         raise HalluscopeError(f"{path} changed since import: sha256 {got[:16]}... != recorded {clip.sha256[:16]}...; "
@@ -346,44 +351,61 @@ class AnnotationServer:
                 log.info("refused %s %s from %s: %s", self.command, self.path[:200], self.client_address[0], exc.message)
                 self._json(exc.status, {"error": exc.message})
 
-            def do_GET(self) -> None:  # noqa: N802
-                parts = urlsplit(self.path)
-                path = parts.path
+            def _run(self, handler) -> None:  # type: ignore[no-untyped-def]
+                """One request: a refusal is a JSON error; anything unexpected a 500 naming the log, never a traceback."""
                 try:
-                    self._guard(api=path not in STATIC)
-                    if path in STATIC:  # no secret in these: the token arrives in the URL fragment
-                        name, ctype = STATIC[path]
-                        return self._send(200, _static(name), ctype)
-                    if path == "/api/items":
-                        return self._json(200, {"items": app.items, "run_id": app.run_id, "max_note": MAX_NOTE})
-                    if path == "/api/labels":
-                        who = (parse_qs(parts.query).get("annotator") or [""])[0]
-                        mine = {a.answer_id: {"label": a.label, "note": a.note}
-                                for (aid, w), a in app.labels.latest().items() if w == who}
-                        return self._json(200, {"annotator": who, "labels": mine})
-                    if path.startswith("/audio/"):
-                        clip_id = unquote(path[len("/audio/"):])
-                        clip = app.clips.get(clip_id)  # ids only: '..', '/' or anything else is simply unknown
-                        if clip is None:
-                            raise _Refused(404, "not found")
-                        try:
-                            data = read_clip(clip, app.roots)
-                        except HalluscopeError as exc:
-                            log.warning("clip %s not served: %s", clip_id, exc)
-                            raise _Refused(409, f"clip {clip_id} not served: {exc}") from None
-                        return self._send(200, data, "audio/wav")
-                    raise _Refused(404, "not found")
+                    handler()
                 except _Refused as exc:
                     self._refuse(exc)
+                except ConnectionError:  # the client went away
+                    self.close_connection = True
+                except TimeoutError:
+                    raise  # BaseHTTPRequestHandler closes the connection
+                except Exception as exc:  # noqa: BLE001
+                    log.exception("internal error on %s %s", self.command, self.path[:200])
+                    self._json(500, {"error": f"internal error ({type(exc).__name__}); the server's log has the details"})
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._run(self._get)
 
             do_HEAD = do_GET
 
             def do_OPTIONS(self) -> None:  # noqa: N802  (a CORS preflight: never granted)
-                try:
-                    self._guard(api=True)
-                    raise _Refused(405, "method not allowed")
-                except _Refused as exc:
-                    self._refuse(exc)
+                self._run(self._options)
+
+            def do_POST(self) -> None:  # noqa: N802
+                self._run(self._post)
+
+            def _get(self) -> None:
+                parts = urlsplit(self.path)
+                path = parts.path
+                self._guard(api=path not in STATIC)
+                if path in STATIC:  # no secret in these: the token arrives in the URL fragment
+                    name, ctype = STATIC[path]
+                    return self._send(200, _static(name), ctype)
+                if path == "/api/items":
+                    return self._json(200, {"items": app.items, "run_id": app.run_id, "max_note": MAX_NOTE})
+                if path == "/api/labels":
+                    who = (parse_qs(parts.query).get("annotator") or [""])[0]
+                    mine = {a.answer_id: {"label": a.label, "note": a.note}
+                            for (aid, w), a in app.labels.latest().items() if w == who}
+                    return self._json(200, {"annotator": who, "labels": mine})
+                if path.startswith("/audio/"):
+                    clip_id = unquote(path[len("/audio/"):])
+                    clip = app.clips.get(clip_id)  # ids only: '..', '/' or anything else is simply unknown
+                    if clip is None:
+                        raise _Refused(404, "not found")
+                    try:
+                        data = read_clip(clip, app.roots)
+                    except HalluscopeError as exc:
+                        log.warning("clip %s not served: %s", clip_id, exc)
+                        raise _Refused(409, f"clip {clip_id} not served: {exc}") from None
+                    return self._send(200, data, "audio/wav")
+                raise _Refused(404, "not found")
+
+            def _options(self) -> None:
+                self._guard(api=True)
+                raise _Refused(405, "method not allowed")
 
             def _body(self) -> bytes:
                 if self.headers.get("Transfer-Encoding"):
@@ -399,28 +421,24 @@ class AnnotationServer:
                     raise _Refused(413, f"request body of {n} bytes is over the {MAX_BODY}-byte limit")
                 return self.rfile.read(n)
 
-            def do_POST(self) -> None:  # noqa: N802
+            def _post(self) -> None:
+                self._guard(api=True)
+                if urlsplit(self.path).path != "/api/label":
+                    raise _Refused(404, "not found")
+                ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+                if ctype != "application/json":
+                    raise _Refused(415, f"Content-Type: expected application/json, got {ctype or 'none'!r}")
                 try:
-                    self._guard(api=True)
-                    if urlsplit(self.path).path != "/api/label":
-                        raise _Refused(404, "not found")
-                    ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-                    if ctype != "application/json":
-                        raise _Refused(415, f"Content-Type: expected application/json, got {ctype or 'none'!r}")
-                    try:
-                        req = LabelRequest.model_validate_json(self._body())
-                    except ValidationError as exc:
-                        raise _Refused(400, _problems(exc)) from None
-                    if req.answer_id not in app.by_id:
-                        raise _Refused(400, f"answer_id: unknown response {req.answer_id[:80]!r} (not in this session's items)")
-                    try:
-                        a, new = app.labels.save(**req.model_dump(exclude={"save_id"}), save_id=req.save_id)
-                    except SaveConflict as exc:
-                        raise _Refused(409, str(exc)) from None
-                    return self._json(200, {"ok": True, "duplicate": not new, "save_id": req.save_id,
-                                            "stored": a.model_dump()})
-                except _Refused as exc:
-                    self._refuse(exc)
+                    req = LabelRequest.model_validate_json(self._body())
+                except ValidationError as exc:
+                    raise _Refused(400, _problems(exc)) from None
+                if req.answer_id not in app.by_id:
+                    raise _Refused(400, f"answer_id: unknown response {req.answer_id[:80]!r} (not in this session's items)")
+                try:
+                    a, new = app.labels.save(**req.model_dump(exclude={"save_id"}), save_id=req.save_id)
+                except SaveConflict as exc:
+                    raise _Refused(409, str(exc)) from None
+                return self._json(200, {"ok": True, "duplicate": not new, "save_id": req.save_id, "stored": a.model_dump()})
 
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
 
