@@ -126,6 +126,75 @@ def test_cli_build_judge(built):
     assert "Table 9: cross-judge agreement" in (run / "report" / "report.html").read_text(encoding="utf-8")
 
 
+def html_tables(page: str) -> list[tuple[list[str], list[list[str]]]]:
+    """(header, rows of cell texts) of every <table> of an HTML page."""
+    from html.parser import HTMLParser
+
+    tables: list = []
+
+    class P(HTMLParser):
+        cell: list | None = None
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "table":
+                tables.append(([], []))
+            elif tag == "tr":
+                tables[-1][1].append([])
+            elif tag in ("td", "th"):
+                self.cell = []
+
+        def handle_endtag(self, tag):
+            if tag in ("td", "th") and self.cell is not None:
+                (tables[-1][0] if tag == "th" else tables[-1][1][-1]).append("".join(self.cell))
+                self.cell = None
+
+        def handle_data(self, data):
+            if self.cell is not None:
+                self.cell.append(data)
+
+    P().feed(page)
+    return [(head, [r for r in rows if r]) for head, rows in tables]
+
+
+def row_lists(obj) -> list[list[dict]]:
+    """Every list of row dicts anywhere in a JSON document."""
+    if isinstance(obj, dict):
+        return [x for v in obj.values() for x in row_lists(v)]
+    if isinstance(obj, list):
+        if obj and all(isinstance(r, dict) for r in obj):
+            return [obj, *[x for r in obj for x in row_lists(r)]]
+        return [x for v in obj for x in row_lists(v)]
+    return []
+
+
+def test_report_json_holds_every_table_of_the_html_page(built):
+    from halluscope.report.write import fmt
+
+    run, _ = built
+    build_judge(run, ["openai/judge-a", "openai/judge-b"], per_cell=1, seed=0, quiet=True)
+    res = CliRunner().invoke(app, ["report", str(run), "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    judges = doc["LLM judges (seed 000, section 3.4 and App. A.2)"]
+    assert {"FA", "Fl", "AT"} <= {r["dimension"] for r in judges["table9_agreement"]}  # Table 9
+    assert set(judges["table10_quality"]) == {"openai/judge-a", "openai/judge-b"}  # Table 10, per judge
+    assert len(judges["table10_quality"]["openai/judge-a"]) == 27
+    def found(rows: list[list[str]], candidates: list[list[dict]]) -> bool:
+        # some JSON table has these rows, each HTML cell being one of its row's values as printed
+        return any(len(c) == len(rows) and all(
+            all(cell == "-" or cell in {fmt(v) for v in jr.values()} | {str(v) for v in jr.values()} for cell in hr)
+            for hr, jr in zip(rows, c)) for c in candidates)
+
+    tables = html_tables((run / "report" / "report.html").read_text(encoding="utf-8"))
+    assert len(tables) >= 8
+    for head, rows in tables:
+        assert found(rows, row_lists(doc)), f"HTML table {head} is not in report --json"
+    # the check can fail: without the judge section's tables, Tables 9 and 10 are nowhere in the JSON
+    others = row_lists({k: v for k, v in doc.items() if not k.startswith("LLM judges")})
+    missing = [head for head, rows in tables if not found(rows, others)]
+    assert len(missing) >= 4 and any("κ (quadratic)" in h for h in missing)
+
+
 def test_one_judge_gives_quality_tables_only_and_bad_args_are_explained(built):
     run, _ = built
     result = build_judge(run, ["openai/judge-d"], per_cell=1, quiet=True)

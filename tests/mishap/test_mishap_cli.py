@@ -96,6 +96,13 @@ def test_all_then_report(tmp_path, monkeypatch):
     assert agreement["judge vs a1"]["examples_left_out"] == 12 and agreement["judge vs a1"]["n"] == 2  # the contested two
     assert agreement["judge vs humans (pooled)"]["examples_left_out"] == 24
     assert "12 answers of this run were the judge's in-context examples" in (out / "mishap.md").read_text()
+    # the main report's MISHAP section: every table it shows is in 'report --json' too
+    from halluscope.mishap.section import mishap_section
+
+    with Store(run) as store:
+        tables = mishap_section(store, None).tables()
+    assert set(tables) == {"counts", "balance", "table1", "table11", "stance", "agreement"}
+    assert tables["agreement"] == collect(run)["agreement"] and len(tables["table1"]) == 2
 
 
 def test_answers_from_tiny_hf_audio_model(tmp_path, monkeypatch):

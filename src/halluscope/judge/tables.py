@@ -1,12 +1,13 @@
 """Table 9 (cross-judge agreement), Table 10 (mean quality by type x severity x language) and the heatmap.
 
-Written as Markdown, CSV and LaTeX, plus a PNG heatmap per judge and a small HTML page, under
-RUN/report/judge/. Means of an ordinal scale are descriptive only (seed 000, section 3.4).
+Written as Markdown, CSV and LaTeX, plus a PNG heatmap per judge, a small HTML page and tables.json
+(every table as rows), under RUN/report/judge/. Means of an ordinal scale are descriptive only (seed 000, section 3.4).
 """
 
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -140,6 +141,10 @@ def write_tables(out: Path, *, agreement: list[dict], quality: dict[str, list[di
     written.append(out / "unscored.csv")
     md += ["## Unscored and failed items", md_table(unscored, unscored_cols) if unscored else "None."]
     html_parts += ["<h2>Unscored and failed items</h2>", html_table(unscored, unscored_cols) if unscored else "<p>None.</p>"]
+    # every table above as rows: the judge section of 'halluscope report --json'
+    put("tables.json", json.dumps({"judges": summary["judges"], "table9_agreement": agreement,
+                                   "table10_quality": quality, "self_assessment": self_assessment, "unscored": unscored},
+                                  indent=2, ensure_ascii=False))
     put("judge.md", "\n\n".join(md) + "\n")
     put("judge.html", "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>halluscope judges</title>"
                       "<style>body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px}"

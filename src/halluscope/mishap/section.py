@@ -17,4 +17,5 @@ def mishap_section(store: Store, build: object) -> Section | None:
     return Section(title="MISHAP-Bench (seed 001)", markdown=markdown(data).replace("# MISHAP-Bench\n", "", 1),
                    html=html_body(data, stance_plot(data["stance"])),
                    csvs={"mishap_table1.csv": data["table1"], "mishap_table11.csv": data["table11"],
-                         "mishap_stance.csv": data["stance"], "mishap_agreement.csv": data["agreement"]})
+                         "mishap_stance.csv": data["stance"], "mishap_agreement.csv": data["agreement"]},
+                   json={k: data[k] for k in ("counts", "balance", "table1", "table11", "stance", "agreement")})

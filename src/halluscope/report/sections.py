@@ -15,11 +15,16 @@ from halluscope.store import Store
 
 @dataclass
 class Section:
+    """``json``: every table the section's HTML shows, as rows, for 'report --json' (default: its ``csvs``)."""
+
     title: str
     markdown: str
     html: str
     csvs: dict[str, list[dict]] = field(default_factory=dict)
     json: dict | None = None
+
+    def tables(self) -> dict:
+        return self.json if self.json is not None else dict(self.csvs)
 
 
 SectionBuilder = Callable[[Store, BuildResult], "Section | None"]

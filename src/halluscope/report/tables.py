@@ -31,11 +31,14 @@ class ReportData:
     sections: list[Section] = field(default_factory=list)
 
     def headline(self) -> dict:
+        """headline.json and 'report --json': every table the HTML page shows, as rows (and the long detection
+        rows behind Table 2); each section under its title."""
         return {
-            "run_dir": str(self.run_dir), "dataset": self.dataset, "asr": self.asr,
+            "run_dir": str(self.run_dir), "dataset": self.dataset, "asr": self.asr, "table2": o_vs_t(self.detection),
             "detection": self.detection,
-            "failures": {"count": len(self.failures), "by_stage": dict(Counter(f["stage"] for f in self.failures))},
-            **{s.title: s.json for s in self.sections if s.json is not None},
+            "failures": {"count": len(self.failures), "by_stage": dict(Counter(f["stage"] for f in self.failures)),
+                         "rows": self.failures},
+            **{s.title: s.tables() for s in self.sections},
         }
 
 

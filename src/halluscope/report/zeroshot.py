@@ -166,4 +166,5 @@ def zero_shot_section(store: Store, build: BuildResult) -> Section | None:
     page = (f"<p>{html.escape(CAPTION)}</p>" + _html(compact, ccols) + "<h3>Per cell</h3>" + _html(rows, COLUMNS))
     flat = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in r.items()} for r in rows]
     return Section(title="Zero-shot decoders on audio and transcripts (seed 000, Table 3)", markdown=md, html=page,
-                   csvs={"zeroshot_table3.csv": compact, "zeroshot_cells.csv": flat}, json={"rows": flat})
+                   csvs={"zeroshot_table3.csv": compact, "zeroshot_cells.csv": flat},
+                   json={"table3": compact, "rows": flat})
