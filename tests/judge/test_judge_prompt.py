@@ -42,11 +42,22 @@ def test_abbreviations_integers_and_lenient_json():
 @pytest.mark.parametrize("reply,reason", [
     ("I cannot rate this.", "no JSON object"),
     ('{"Factual accuracy": "Low", "Credibility": "Excellent"}', "no readable rating for Cr, Fl, Co, Re, Sa, AT"),
-    ('{"Factual accuracy": "Low", broken', "no JSON object"),
+    # a missing closing brace is tolerated (issue 12): FA is read, the rest is missing
+    ('{"Factual accuracy": "Low", broken', "no readable rating for Cr, Fl, Co, Re, Sa, AT"),
 ])
 def test_unreadable_replies_give_a_reason(reply, reason):
     scores, why = parse_judgement(reply, "fabrication")
     assert scores == {} and reason in why
+
+
+def test_the_last_rating_per_dimension_wins_and_negated_ratings_do_not_count():
+    draft = ", ".join(f'"{k}": "Low"' for k in FAB)
+    final = ", ".join(f'"{k}": "High"' for k in FAB)
+    scores, why = parse_judgement(f"Draft: {{{draft}}}\nOn reflection, the final ratings: {{{final}}}", "fabrication")
+    assert why is None and set(scores.values()) == {4}
+    negated = final.replace('"Fluency": "High"', '"Fluency": "not high"')
+    scores, why = parse_judgement("{" + negated + "}", "fabrication")
+    assert scores == {} and "Fl" in why and "negated" in why
 
 
 def test_stratified_sample_per_cell_is_seeded_and_reports_short_cells():

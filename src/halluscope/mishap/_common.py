@@ -1,11 +1,11 @@
-"""Shared plumbing of the MISHAP steps: prompt files, JSON replies, async stages over the store, step manifests."""
+"""Shared plumbing of the MISHAP steps: prompt files, JSON replies (read by halluscope.reply), async stages over the
+store, step manifests."""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import json
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -17,6 +17,7 @@ from halluscope.errors import HalluscopeError
 from halluscope.llm import Caller, CallStats, ChatBackend, progress
 from halluscope.prompts import Template, template
 from halluscope.records import Record
+from halluscope.reply import BOOLEAN, last_json, read_value
 from halluscope.stages import Stage
 from halluscope.store import Store
 
@@ -51,44 +52,16 @@ def prompts_hash() -> str:
     return h.hexdigest()[:16]
 
 
-_OBJ = re.compile(r"\{.*\}", re.S)
-_ARR = re.compile(r"\[.*\]", re.S)
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
-
-
-def _loads(blob: str) -> object:
-    try:
-        return json.loads(blob)
-    except ValueError:
-        try:  # trailing commas, as models sometimes write
-            return json.loads(re.sub(r",\s*([}\]])", r"\1", blob))
-        except ValueError:
-            return None
-
-
 def json_in(text: str | None, kind: type = dict) -> object | None:
-    """The last JSON object (or array) in a reply, fenced or bare; None when there is none."""
-    if not text:
-        return None
-    candidates = [m.strip() for m in _FENCE.findall(text)]
-    pattern = _OBJ if kind is dict else _ARR
-    if (m := pattern.search(text)) is not None:
-        candidates.append(m.group(0))
-    if kind is dict:  # a judge may quote JSON-like braces before its verdict: try each object from the last
-        candidates += [text[i:] [: text[i:].find("}") + 1] for i in [m.start() for m in re.finditer(r"\{", text)][::-1]]
-    for blob in candidates:
-        obj = _loads(blob)
-        if isinstance(obj, kind):
-            return obj
-    return None
+    """The last JSON object (or array of objects) in a reply, fenced or bare; None when there is none
+    (the reply reader's, halluscope.reply)."""
+    return last_json(text, kind)
 
 
 def as_bool(value: object) -> bool | None:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "yes", "false", "no"):
-        return value.strip().lower() in ("true", "yes")
-    return None
+    """A true/false check's value (true, "yes", "not informative", ...) read with its negation; None if it is none."""
+    r = read_value(value, BOOLEAN)
+    return r.value == "true" if r.is_answer else None
 
 
 def upstream(store: Store, step: str) -> dict[str, str]:

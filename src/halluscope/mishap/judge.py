@@ -18,21 +18,21 @@ from pathlib import Path
 from halluscope.errors import HalluscopeError, InputError
 from halluscope.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
 from halluscope.manifest import record_manifest
-from halluscope.mishap._common import COMMANDS, VERSION, StepResult, json_in, prompt, prompts_hash, run_calls, upstream
+from halluscope.mishap._common import COMMANDS, VERSION, StepResult, prompt, prompts_hash, run_calls, upstream
 from halluscope.mishap.answers import answer_sets, load_answers
 from halluscope.mishap.clips import kept_clips
 from halluscope.mishap.evidence import EvidenceTool
 from halluscope.mishap.questions import load_questions
 from halluscope.mishap.rubrics import current_rubrics, rubric_set_hash
-from halluscope.records import (STANCES, ChatMessage, EvidenceSearch, GroundednessJudgement, MishapAnswer,
+from halluscope.records import (ChatMessage, EvidenceSearch, GroundednessJudgement, MishapAnswer,
                                 MishapCategory, MishapClip, MishapQuestion, MishapRubric)
+from halluscope.reply import STANCE, VERDICT, read_key
 from halluscope.stages import Stage, console
 from halluscope.store import Store
 
 STAGE = "mishap.judge"
 PARAMS = {"temperature": 0, "max_tokens": 600}
 _SEARCH = re.compile(r"^\s*SEARCH:\s*(.+?)\s*$", re.M)
-_VERDICT = re.compile(r"\bverdict\b\W{0,5}(grounded|hallucinated)\b", re.I)
 
 
 def load_examples(path: str | Path | None = None) -> dict[str, list[dict]]:
@@ -79,19 +79,13 @@ def judge_messages(*, category: MishapCategory, question: str, response: str, de
 
 
 def parse_verdict(text: str | None) -> tuple[str | None, str | None, str | None]:
-    """(verdict, stance or None, why unreadable): the last JSON object, else an explicit 'Verdict: ...' line."""
-    obj = json_in(text)
-    verdict = stance = None
-    if isinstance(obj, dict):
-        v = str(obj.get("verdict", "")).strip().lower()
-        verdict = v if v in ("grounded", "hallucinated") else None
-        s = str(obj.get("stance", "")).strip().lower().replace(" ", "_")
-        stance = s if s in STANCES else None
-    if verdict is None and (m := _VERDICT.findall(text or "")):
-        verdict = m[-1].lower()
-    if verdict is None:
-        return None, None, "no verdict (grounded/hallucinated) in the reply"
-    return verdict, stance, None
+    """(verdict, stance or None, why unreadable): the last verdict the reply gives, in a JSON object or on a
+    'Verdict: ...' line (a judge that drafts one verdict and concludes another is scored by its conclusion)."""
+    verdict = read_key(text, "verdict", VERDICT)
+    if not verdict.is_answer:
+        return None, None, f"no verdict (grounded/hallucinated) in the reply: {verdict.reason}"
+    stance = read_key(text, "stance", STANCE)
+    return str(verdict.value), str(stance.value) if stance.is_answer else None, None
 
 
 class GroundednessJudge:

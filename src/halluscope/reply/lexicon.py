@@ -1,4 +1,5 @@
-"""Word lists and patterns for answer extraction (en, ru, kk, zh, es, fr, de), matched on normalised text.
+"""The one multilingual lexicon of the reply reader (en, ru, kk, zh, es, fr, de): refusals, uncertainty, answer
+words, presence statements, numbers and ordinals, matched on normalised text. Every reader uses it.
 
 All patterns run on lower-cased, NFKC-normalised text with straight apostrophes (see ``normalize_reply``).
 Latin and Cyrillic patterns use ``\\b`` word boundaries, so "eyes" is not "yes" and "know" is not "no";
@@ -23,8 +24,18 @@ _CANNOT = (r"(?:can\s*not|can't|could\s+not|couldn't|unable\s+to|not\s+able\s+to
            r"don't\s+have\s+(?:the\s+)?(?:ability|capability)\s+to|lack\s+the\s+ability\s+to)")
 _VERB = r"(?:directly\s+|actually\s+|physically\s+)?(?:hear|listen|process|access|analy[sz]|play|open|perceiv|interpret|review|receiv)\w*(?:\s+to)?"
 
+_TASK_VERB = (r"(?:identify\w*|describ\w*|analy[sz]\w*|listen\w*(?:\s+to)?|interpret\w*|process\w*|access\w*|"
+              r"provide\s+(?:a\s+|any\s+)?(?:description|details|analysis))")
+
 REFUSAL = [re.compile(p) for p in [
     rf"\b{_CANNOT}\s+{_VERB}\s+{_AUDIO_OBJ}",
+    # AudioTrust shapes: "I can't identify or describe the content of audio clips", "... speakers from audio samples"
+    rf"\b{_CANNOT}\s+{_TASK_VERB}(?:\s*,?\s*(?:or|and)?\s*{_TASK_VERB})*\s+(?:[\w']+\s+){{0,5}}?(?:audio|voice)\s+"
+    r"(?:content|clips|samples|files|inputs?|data|recordings)\b",
+    # asking for the missing input instead of answering
+    r"\b(?:please|kindly)\s+(?:provide|upload|share|attach|send)\s+(?:me\s+)?(?:the\s+|an\s+|your\s+|a\s+)?"
+    r"(?:audio|recording|sound|file|text|article|clip|input|transcript)\b",
+    r"\bno\s+(?:text|content|article|input|transcript)\s+(?:was\s+|has\s+been\s+|is\s+)(?:provided|attached|given|included)",
     rf"\b{_CANNOT}\s+{_VERB}\s+(?:sounds?|audio)\b",
     r"\bas\s+an?\s+(?:ai|artificial\s+intelligence|text-based|text\s+based|language\s+model|large\s+language\s+model|text\s+model)\b",
     r"\b(?:i'm|i\s+am)\s+(?:a\s+|an\s+|just\s+a\s+|only\s+a\s+)?(?:text-based|text\s+only|text-only|language\s+model)\b",
@@ -37,6 +48,8 @@ REFUSAL = [re.compile(p) for p in [
     # ru
     r"не\s+(?:могу|можем|в\s+состоянии)\s+(?:\w+\s+)?(?:прослушать|слушать|услышать|воспроизвести|обработать|проанализировать|открыть|получить\s+доступ\s+к)\s+(?:\w+\s+)?(?:аудио|запис|файл|звуков)",
     r"не\s+(?:могу|можем)\s+ответить",
+    r"не\s+(?:могу|можем)\s+(?:помочь|выполнить|проанализировать\s+(?:аудио|запис|текст))",
+    r"(?:пожалуйста,?\s+)?(?:предоставьте|пришлите|загрузите|приложите)\s+(?:\w+\s+)?(?:аудио|запис|текст|файл|стать)",
     r"(?:у\s+меня\s+нет|не\s+имею)\s+доступа",
     r"\bкак\s+(?:ии|искусственный\s+интеллект|языковая\s+модель)\b",
     r"аудио(?:файл|запись)?\s+не\s+(?:был[оа]?\s+)?(?:предоставлен|прикреплен|приложен)",
@@ -44,6 +57,8 @@ REFUSAL = [re.compile(p) for p in [
     r"(?:аудионы|аудионы|жазбаны|файлды|дыбысты)\s+(?:тыңдай|өңдей|аша|ести|талдай)\s+алмаймын",
     r"тыңдай\s+алмаймын",
     r"жауап\s+бере\s+алмаймын",
+    r"(?:көмектесе|орындай|талдай)\s+алмаймын",
+    r"(?:аудио|жазба|мәтін|файл)\w*\s+(?:\w+\s+)?(?:ұсыныңыз|жіберіңіз|жүктеңіз)",
     r"қол\s+жеткізе\s+алмаймын",
     r"тілдік\s+модельмін",
     # zh
@@ -66,7 +81,7 @@ REFUSAL = [re.compile(p) for p in [
 # --- explicit uncertainty ----------------------------------------------------------------------------
 UNKNOWN = [re.compile(p) for p in [
     r"\bi\s+(?:do\s+not|don't|dont)\s+know\b",
-    r"\b(?:not|n't)\s+(?:entirely\s+|completely\s+|totally\s+|quite\s+|100%\s+|really\s+)?(?:sure|certain)\b",
+    r"(?:\bnot|n't)\s+(?:be\s+)?(?:entirely\s+|completely\s+|totally\s+|quite\s+|100%\s+|really\s+)?(?:sure|certain)\b",
     r"\bunsure\b", r"\buncertain\b", r"\bno\s+idea\b", r"\b(?:dunno|idk)\b",
     r"\b(?:can\s*not|can't|couldn't|could\s+not|unable\s+to|not\s+able\s+to|impossible\s+to|hard\s+to|difficult\s+to|no\s+way\s+to)\s+"
     r"(?:\w+\s+){0,2}?(?:determine|tell|say|know|confirm|verify|judge|be\s+sure|decide|ascertain)\b",
@@ -157,7 +172,7 @@ IMPLICIT_NO = [re.compile(p) for p in [
 IMPLICIT_YES = [re.compile(p) for p in [
     r"\bthere(?:'s|\s+is|\s+are|\s+was|\s+were)(?:\s+(?:definitely|clearly|indeed|certainly|also))?\s+(?:a|an|some|several|many|multiple|two|three|four|\d+|the|one|distinct|faint|loud|clear)\b",
     r"\b(?:the\s+audio|the\s+clip|the\s+recording|the\s+sound|the\s+track|it|this|audio)\s+(?:clearly\s+|definitely\s+|also\s+|does\s+)?(?:contains?|includes?|features?|has|have)\b",
-    r"\bi\s+(?:can\s+|do\s+|could\s+)?(?:clearly\s+|definitely\s+)?(?:hear|detect|notice)\b",
+    r"\bi\s+(?:can\s+|do\s+|could\s+)?(?:only\s+|just\s+|also\s+)?(?:clearly\s+|definitely\s+)?(?:hear|detect|notice)\b",
     r"\b(?:can|could)\s+(?:also\s+|clearly\s+)?be\s+(?:heard|detected)\b",
     r"\b(?:is|are|was|were)\s+(?:clearly\s+|definitely\s+|also\s+)?(?:present|audible|heard|detected|barking|playing|speaking|talking|ringing|singing)\b",
     # ru / kk
@@ -168,6 +183,15 @@ IMPLICIT_YES = [re.compile(p) for p in [
     r"\bil\s+y\s+a\b", r"\bon\s+entend\b", r"\bcontient\b",
     r"\bes\s+gibt\b", r"\bist\s+zu\s+hören\b", r"\bman\s+hört\b", r"\benthält\b", r"\bich\s+höre\b",
 ]]
+# a subject named after these words (same phrase) is denied: "birds, not a dog", "no dogs", "а не собака"
+SUBJECT_NEGATORS = {"not", "no", "never", "nor", "neither", "without", "instead", "rather", "isn't", "aren't", "wasn't",
+                    "weren't", "don't", "doesn't", "didn't", "can't", "cannot", "couldn't", "не", "нет", "без", "ни",
+                    "ешқандай", "ni", "sin", "pas", "sans", "kein", "keine", "keinen", "nicht", "ohne"}
+SUBJECT_NEGATORS_BLOCK = {"only", "just", "merely", "doubt", "только", "тек"}  # "not only a dog", "no doubt a dog"
+SUBJECT_NEGATORS_AFTER = {"емес", "жоқ", "жок", "нет", "отсутствует", "absent", "missing"}  # "ит емес", "собаки нет"
+# presence stated as exclusive: "I only hear drums" rules out the trumpet asked about
+EXCLUSIVE = re.compile(r"\b(?:only|just|nothing\s+but|nothing\s+except|solely|exclusively|purely|только|лишь|"
+                       r"исключительно|тек|ғана|solo|seulement|uniquement|nur)\b")
 CLAUSE_SPLIT = re.compile(r"[.;!?\n]+|,?\s+\b(?:but|however|although|though|whereas|while|and|но|однако|а|и|бірақ|және|pero|y|mais|et|"
                           r"aber|und)\b")
 
