@@ -211,6 +211,21 @@ def test_bad_files_exit_2_naming_file_row_and_field(tmp_path: Path, monkeypatch,
     assert (f", row {row}," in err) if row else (", row " not in err and "no header" in err)
 
 
+def test_unreadable_text_is_an_input_error_naming_the_line(tmp_path: Path) -> None:
+    from halluscope.errors import InputError
+
+    q = _questions(tmp_path / "q.txt", QROWS)
+    p = tmp_path / "p.csv"
+    p.write_bytes(b"entry_id,response,sampling\n7,Yes,random\n8,S\xed,popular\n")  # latin-1, not UTF-8
+    with pytest.raises(InputError) as err:
+        load_yesno(q, p)
+    assert (err.value.file, err.value.row) == (str(p), 3) and "not UTF-8" in str(err.value)
+    long = _predictions(tmp_path / "long.csv", ["entry_id", "response", "sampling"], [["7", "Yes", "random"], ["8", "x" * 200_000, "popular"]])
+    with pytest.raises(InputError) as err:
+        load_yesno(q, long)
+    assert err.value.row == 3 and "field larger than field limit" in str(err.value)
+
+
 # ---------------------------------------------------------------- the asked subject reaches the yes/no reader
 @pytest.mark.parametrize("question,subject", [
     ("Is there a dog barking?", "dog barking"),

@@ -7,6 +7,7 @@ field and fix, so one typo does not hide the rest of a large file.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from collections import Counter, defaultdict
@@ -55,21 +56,31 @@ def _require_file(path: Path, what: str) -> None:
         raise InputError("is a directory, expected a file", file=str(path), fix=f"pass the path of {what}")
 
 
+def _read_lines(path: Path, *, newline: str | None = None) -> list[str]:
+    """The file's lines as UTF-8 text; bytes that are not UTF-8 are an InputError naming the line."""
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})", file=str(path),
+                         row=data[:exc.start].count(b"\n") + 1, fix="save the file as UTF-8") from None
+    return io.StringIO(text, newline=newline).readlines()
+
+
 def _jsonl(path: Path, problems: list[LoadProblem]) -> Iterator[tuple[int, dict]]:
-    with path.open(encoding="utf-8-sig") as fh:
-        for row, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.append(LoadProblem(file=str(path), row=row, message=f"malformed JSON ({exc.msg})",
-                                            fix="write one JSON object per line"))
-                continue
-            if not isinstance(obj, dict):
-                problems.append(LoadProblem(file=str(path), row=row, message=f"expected a JSON object, got {type(obj).__name__}"))
-                continue
-            yield row, obj
+    for row, line in enumerate(_read_lines(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(LoadProblem(file=str(path), row=row, message=f"malformed JSON ({exc.msg})",
+                                        fix="write one JSON object per line"))
+            continue
+        if not isinstance(obj, dict):
+            problems.append(LoadProblem(file=str(path), row=row, message=f"expected a JSON object, got {type(obj).__name__}"))
+            continue
+        yield row, obj
 
 
 def _text_field(obj: dict, field: str, path: Path, row: int, problems: list[LoadProblem], *, fix: str) -> str | None:
@@ -293,18 +304,25 @@ def _read_table(path: Path, delimiter: str, required: Sequence[str], what: str) 
     """A delimited table with a header line. Leading '#' comment lines and blank lines are skipped: the Kuan et al.
     question files are released with a '#' comment header and a blank line before the table."""
     _require_file(path, what)
-    with path.open(encoding="utf-8-sig", newline="") as fh:
-        lines = fh.readlines()
+    lines = _read_lines(path, newline="")
     skip = next((k for k, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")), len(lines))
     reader = csv.DictReader(lines[skip:], delimiter=delimiter)
-    header = [h.strip() for h in (reader.fieldnames or [])]
+    records: list[tuple[int, dict]] = []
+    header: list[str] = []
+    try:
+        header = [h.strip() for h in (reader.fieldnames or [])]
+        records.extend((skip + reader.line_num, r) for r in reader)
+    except csv.Error as exc:  # the bad record starts after the last good one (or is the header)
+        raise InputError(f"unreadable {'TSV' if delimiter == chr(9) else 'CSV'} ({exc})", file=str(path),
+                         row=records[-1][0] + 1 if records else skip + 1 + bool(header),
+                         fix=f"check the quoting on that line (a field is limited to {csv.field_size_limit()} characters)") from None
     missing = [c for c in required if c not in header]
     if missing:
         sep = "tab" if delimiter == "\t" else "comma"
         raise InputError(f"missing column(s) {', '.join(missing)}; found {', '.join(header) or 'no header'}",
                          file=str(path), row=skip + 1 if header else None, field=missing[0],
                          fix=f"the first line after any '#' comment lines must be a {sep}-separated header with {', '.join(required)}")
-    rows = [(skip + reader.line_num, {(k or "").strip(): (v if v is not None else "") for k, v in r.items()}) for r in reader]
+    rows = [(line, {(k or "").strip(): (v if v is not None else "") for k, v in r.items()}) for line, r in records]
     return _Table(header, rows, skip)
 
 
