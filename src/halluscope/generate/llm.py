@@ -32,7 +32,7 @@ from halluscope.llm import (
     progress,
 )
 from halluscope.prompts import prompt_hash, severity_texts, template
-from halluscope.prompts.protocol import DIMENSIONS, count_ratings, dimension_for_label, full_text_markers, rating_value
+from halluscope.prompts.protocol import DIMENSIONS, count_ratings, dimension_for_label, full_text_markers
 from halluscope.records import (
     Article,
     ChatMessage,
@@ -45,6 +45,7 @@ from halluscope.records import (
     Usage,
     Variant,
 )
+from halluscope.reply import find_refusal, labelled_lines, read_rating
 from halluscope.stages import Stage, console
 from halluscope.store import Store
 
@@ -88,30 +89,17 @@ def extract_full_text(reply: str, language: Language) -> str | None:
     return None
 
 
-_LINE = re.compile(r"^\s*(?:[-*•>]\s*|\d+[.)]\s*)*(?P<label>[^:：\n]{1,80}?)\s*[:：]\s*(?P<value>.*)$")
-
-
 def _rated_lines(head: str, language: Language) -> list[tuple[str, str, int]]:
     """(label, value, 1..5) for every 'label: rating' line (or table row), skipping echoes of the scale."""
-    lines = [_plain(ln).strip() for ln in head.splitlines()]
     out = []
-    for i, line in enumerate(lines):
-        if "|" in line:
-            cells = [c.strip() for c in line.strip("|").split("|")]
-            if len(cells) < 2:
-                continue
-            label, value = cells[0], cells[1]
-        elif m := _LINE.match(line):
-            label, value = m.group("label"), m.group("value")
-            if not value.strip() and i + 1 < len(lines):  # "- Fluency:" with the rating on the next line
-                value = lines[i + 1]
-        else:
-            continue
+    for label, value, nxt in labelled_lines(head):
+        if not value.strip():  # "- Fluency:" with the rating on the next line
+            value = nxt
         if count_ratings(value, language) >= 3:  # "Evaluate each dimension as: Low, Very Low, ..."
             continue
-        r = rating_value(value, language, leading=True)
-        if r is not None:
-            out.append((label.strip(), value.strip(), r))
+        r = read_rating(value, language, leading=True)
+        if r.is_answer:
+            out.append((label.strip(), value.strip(), int(r.value)))  # type: ignore[arg-type]
     return out
 
 
@@ -261,6 +249,8 @@ def screen_rewrite(resp, article: Article, type: str, nonce: int) -> tuple[Rewri
         return RewriteAttempt(nonce=nonce, call_key=resp.key, status=resp.status, reason=resp.error), None, None
     text = extract_full_text(resp.text or "", article.language)
     if text is None:
+        if refusal := find_refusal(resp.text):  # a refusal in words, not flagged by the API
+            return RewriteAttempt(nonce=nonce, call_key=resp.key, status="refusal", reason=f"refusal: '{refusal}'"), None, None
         return (RewriteAttempt(nonce=nonce, call_key=resp.key, status="rejected",
                                reason="no text after a '(full text)' header"), None, None)
     checks, reasons = check_rewrite(article.text, text, type, finish_reason=resp.finish_reason)

@@ -1,5 +1,5 @@
-"""Shared plumbing of the MISHAP steps: prompt files, JSON replies (read by halluscope.reply), async stages over the
-store, step manifests."""
+"""Shared plumbing of the MISHAP steps: prompt files, async stages over the store, step manifests (replies are read
+by halluscope.reply)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from halluscope.errors import HalluscopeError
 from halluscope.llm import Caller, CallStats, ChatBackend, progress
 from halluscope.prompts import Template, template
 from halluscope.records import Record
-from halluscope.reply import BOOLEAN, last_json, read_value
 from halluscope.stages import Stage
 from halluscope.store import Store
 
@@ -50,18 +49,6 @@ def prompts_hash() -> str:
             h.update(ref.name.encode())
             h.update(ref.read_bytes())
     return h.hexdigest()[:16]
-
-
-def json_in(text: str | None, kind: type = dict) -> object | None:
-    """The last JSON object (or array of objects) in a reply, fenced or bare; None when there is none
-    (the reply reader's, halluscope.reply)."""
-    return last_json(text, kind)
-
-
-def as_bool(value: object) -> bool | None:
-    """A true/false check's value (true, "yes", "not informative", ...) read with its negation; None if it is none."""
-    r = read_value(value, BOOLEAN)
-    return r.value == "true" if r.is_answer else None
 
 
 def upstream(store: Store, step: str) -> dict[str, str]:

@@ -14,8 +14,9 @@ from halluscope.errors import InputError, ItemError, Problems
 from halluscope.inputs import Field, read_rows
 from halluscope.llm import LLM_BACKENDS, Caller, CallStats, ChatBackend, LLMConfig, load_llm_config
 from halluscope.manifest import record_manifest
-from halluscope.mishap._common import COMMANDS, VERSION, as_bool, json_in, prompt, prompts_hash, run_calls, strategy_texts
+from halluscope.mishap._common import COMMANDS, VERSION, prompt, prompts_hash, run_calls, strategy_texts
 from halluscope.records import MISHAP_DOMAINS, ChatMessage, Informativeness, MishapClip
+from halluscope.reply import read_check
 from halluscope.stages import Stage, console
 from halluscope.store import Store
 
@@ -92,13 +93,8 @@ def informativeness_messages(clip: MishapClip) -> list[ChatMessage]:
 
 
 def parse_informativeness(text: str | None) -> tuple[bool | None, str | None]:
-    obj = json_in(text)
-    if not isinstance(obj, dict):
-        return None, "no JSON object in the reply"
-    verdict = as_bool(obj.get("informative"))
-    if verdict is None:
-        return None, f"'informative' is not true/false: {obj.get('informative')!r}"
-    return verdict, str(obj.get("reason") or "")
+    """(informative, the judge's reason), or (None, why unreadable): the last answer for 'informative'."""
+    return read_check(text, "informative")
 
 
 async def _assess(caller: Caller, backend: ChatBackend, clip: MishapClip, retries: int) -> Informativeness | str:

@@ -20,11 +20,12 @@ from halluscope.errors import HalluscopeError
 from halluscope.inputs import read_text
 from halluscope.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
 from halluscope.manifest import record_manifest
-from halluscope.mishap._common import (COMMANDS, VERSION, StepResult, as_bool, json_in, prompt, prompts_hash,
-                                       run_calls, strategy_texts, upstream)
+from halluscope.mishap._common import (COMMANDS, VERSION, StepResult, prompt, prompts_hash, run_calls,
+                                       strategy_texts, upstream)
 from halluscope.mishap.clips import kept_clips, read_audio
 from halluscope.records import (MISHAP_CATEGORIES, MISHAP_STRATEGIES, ChatMessage, MishapCategory, MishapClip,
                                 MishapQuestion, MishapStrategy, ModelRequest)
+from halluscope.reply import last_json, read_check
 from halluscope.stages import Stage, console
 from halluscope.store import Store
 
@@ -93,9 +94,9 @@ def adherence_messages(clip: MishapClip, strategy: MishapStrategy, question: str
 
 def parse_questions(text: str | None, strategies: Sequence[MishapStrategy]) -> list[dict | None]:
     """One {question, invented_source} per requested strategy (by name, else by position); None where missing."""
-    arr = json_in(text, list)
+    arr = last_json(text, list)
     if not isinstance(arr, list):
-        obj = json_in(text)
+        obj = last_json(text)
         arr = [obj] if isinstance(obj, dict) else []
     items = [x for x in arr if isinstance(x, dict) and isinstance(x.get("question"), str) and x["question"].strip()]
     out: list[dict | None] = []
@@ -209,10 +210,9 @@ class QuestionWriter:
                                                              params=CHECK_PARAMS))
             if resp.status == "error":
                 raise HalluscopeError(f"adherence check by {self.checker.spec} failed: {resp.error}")
-            obj = json_in(resp.text)
-            ok = as_bool(obj.get("adheres")) if isinstance(obj, dict) else None
+            ok, why = read_check(resp.text, "adheres")
             if ok is not None:
-                return None if ok else f"does not adhere to {slot.strategy}: {obj.get('reason', '')}"  # type: ignore[union-attr]
+                return None if ok else f"does not adhere to {slot.strategy}: {why}"
         return "the adherence check gave no readable verdict"
 
 

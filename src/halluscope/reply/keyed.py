@@ -189,7 +189,8 @@ _LINE = re.compile(r"^\s*(?:[-*•>]\s*|\d+[.)]\s*)*(?P<label>[^:：\n]{1,80}?)\
 
 
 def labelled_lines(text: str) -> list[tuple[str, str, str]]:
-    """(label, value, the next line) for every 'label: value' line and every table row of a plain-text report."""
+    """(label, value, the next line) for every 'label: value' line, (label, value, "") for every table row of a
+    plain-text report (the generator's self-assessment, seed 000 App. A.1 step 3)."""
     lines = [ln.replace("**", "").replace("__", "").strip() for ln in text.splitlines()]
     out = []
     for i, line in enumerate(lines):
@@ -197,7 +198,7 @@ def labelled_lines(text: str) -> list[tuple[str, str, str]]:
         if "|" in line:
             cells = [c.strip() for c in line.strip("|").split("|")]
             if len(cells) >= 2:
-                out.append((cells[0], cells[1], nxt))
+                out.append((cells[0], cells[1], ""))
         elif m := _LINE.match(line):
             out.append((m.group("label").strip(), m.group("value"), nxt))
     return out

@@ -58,3 +58,16 @@ BOOLEAN = Scale(
      "false": "false", "no": "false", "0": "false", "n": "false", "нет": "false", "жоқ": "false",
      "uninformative": "false", "not_informative": "false"},
     complement={"true": "false", "false": "true"}, bools=("true", "false"))
+
+
+def read_check(text: str | None, key: str) -> tuple[bool | None, str]:
+    """A true/false check (MISHAP informativeness filter, question adherence): (the last answer for ``key``, the
+    'reason' the reply gives with it), or (None, why there is no answer)."""
+    from halluscope.reply.jsonfind import objects
+    from halluscope.reply.keyed import read_key
+
+    r = read_key(text, key, BOOLEAN)
+    if not r.is_answer:
+        return None, f"no true/false '{key}': {r.reason}"
+    with_key = [o for o in objects(text) if key in o]
+    return r.value == "true", str(with_key[-1].get("reason") or "") if with_key else ""
