@@ -20,6 +20,7 @@ from halluscope.closedform.extract import extract_yesno
 from halluscope.closedform.records import (DOMAINS, KINDS, SAMPLINGS, AhaItem, HalluAudioItem, Kind, Loaded, LoadProblem,
                                            YesNoItem)
 from halluscope.errors import InputError
+from halluscope.inputs import read_text
 
 # Subsets named in the official HalluAudio scripts, with the domain of the results folder each script reads.
 # Binary subsets are not named there: give their rows a 'domain' field or pass a default domain.
@@ -56,19 +57,13 @@ def _require_file(path: Path, what: str) -> None:
         raise InputError("is a directory, expected a file", file=str(path), fix=f"pass the path of {what}")
 
 
-def _read_lines(path: Path, *, newline: str | None = None) -> list[str]:
-    """The file's lines as UTF-8 text; bytes that are not UTF-8 are an InputError naming the line."""
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})", file=str(path),
-                         row=data[:exc.start].count(b"\n") + 1, fix="save the file as UTF-8") from None
-    return io.StringIO(text, newline=newline).readlines()
+def _read_lines(path: Path, what: str, *, newline: str | None = None) -> list[str]:
+    """The file's lines after the shared file, binary and encoding checks (halluscope.inputs)."""
+    return io.StringIO(read_text(path, what=what), newline=newline).readlines()
 
 
-def _jsonl(path: Path, problems: list[LoadProblem]) -> Iterator[tuple[int, dict]]:
-    for row, line in enumerate(_read_lines(path), start=1):
+def _jsonl(path: Path, problems: list[LoadProblem], what: str) -> Iterator[tuple[int, dict]]:
+    for row, line in enumerate(_read_lines(path, what), start=1):
         if not line.strip():
             continue
         try:
@@ -136,7 +131,7 @@ def load_halluaudio(paths: Sequence[str | Path], *, domain: str | None = None) -
     rows: list[tuple[Path, int, dict, dict[str, str], str, object]] = []
     for p in map(Path, paths):
         _require_file(p, "a HalluAudio predictions JSONL")
-        for row, obj in _jsonl(p, problems):
+        for row, obj in _jsonl(p, problems, "a HalluAudio predictions JSONL"):
             extra.update(k for k in obj if k not in {"audio", "prompt", "reference", "subset", "pred", "domain", "task", "id"})
             fields = {f: _text_field(obj, f, p, row, problems, fix=fix) for f in ("audio", "prompt", "subset", "pred")}
             if any(v is None for v in fields.values()):
@@ -232,7 +227,7 @@ def load_aha(paths: Sequence[str | Path]) -> Loaded[AhaItem]:
         run = p.stem if stems[p.stem] == 1 else str(p)
         run_file[run] = str(p)
         indices: dict[str, int] = {}
-        for row, obj in _jsonl(p, problems):
+        for row, obj in _jsonl(p, problems, "an AHa-Bench predictions JSONL"):
             fields = {f: _text_field(obj, f, p, row, problems, fix=fix) for f in ("index", "type", "question", "answer", "prediction")}
             if any(v is None for v in fields.values()):
                 continue
@@ -304,7 +299,7 @@ def _read_table(path: Path, delimiter: str, required: Sequence[str], what: str) 
     """A delimited table with a header line. Leading '#' comment lines and blank lines are skipped: the Kuan et al.
     question files are released with a '#' comment header and a blank line before the table."""
     _require_file(path, what)
-    lines = _read_lines(path, newline="")
+    lines = _read_lines(path, what, newline="")
     skip = next((k for k, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")), len(lines))
     reader = csv.DictReader(lines[skip:], delimiter=delimiter)
     records: list[tuple[int, dict]] = []
