@@ -13,8 +13,8 @@ from typing import Literal
 import jiwer
 
 from halluscope.closedform import compat as cp
-from halluscope.closedform.extract import (ABSTENTIONS, Extraction, Fallback, extract_choice, extract_label,
-                                           extract_number, extract_yesno, normalize_label)
+from halluscope.closedform.extract import (ABSTENTIONS, NON_ANSWERS, Extraction, Fallback, extract_choice,
+                                           extract_label, extract_number, extract_yesno, normalize_label)
 from halluscope.closedform.metrics import aha_scores, count_probe_scores, halluaudio_scores, yesno_scores
 from halluscope.closedform.records import DOMAINS, SAMPLINGS, AhaItem, HalluAudioItem, Loaded, YesNoItem
 from halluscope.errors import InputError
@@ -68,6 +68,8 @@ class ScoredItem:
             return "substring inside another word"
         if self.strict == "unrelated" and self.compat not in ("none", ""):
             return "no answer in the reply, but an official rule fires"
+        if self.strict in NON_ANSWERS and self.compat in ("none", "") and not (self.strict_correct or self.compat_correct):
+            return "no answer in either mode; the official rules count it as a 'no' answer (precision denominator)"
         if self.compat in ("none", "") or "unparsed" in m:
             return "phrasing the official rules miss (negation, other language, number word)"
         return "different answer read (negation, order, first number)"
@@ -340,8 +342,9 @@ def score_aha(loaded: Loaded[AhaItem], *, mode: Mode = "strict", bootstrap: int 
 
 # ------------------------------------------------------------------------------------------------ yes/no objects
 def _answer_class(label: str) -> str:
-    """'yes', 'no' or 'other' (no answer: unknown, refusal, ambiguous, unrelated, or nothing the rules parse)."""
-    return label if label in ("yes", "no") else "other"
+    """'yes', 'no', 'unparsed' (the authors' rules found nothing: a 'no' answer in their precision denominator, never
+    right) or 'none' (strict: unknown, refusal, ambiguous, unrelated: in no denominator but accuracy's)."""
+    return label if label in ("yes", "no") else "unparsed" if label in ("", "none") else "none"
 
 
 def yesno_rules(positive: str) -> tuple[str, ...]:
