@@ -269,20 +269,43 @@ def report(
 def score_asr_cmd(
     pairs: Path = typer.Argument(..., help="JSONL, one {\"reference\", \"hypothesis\", \"language\"} per line."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON (the default output is a table)."),
+    cleaner: str = typer.Option("rules", help="'rules' (App. A.4's rules in code) or 'llm' (App. A.4's LLM cleaner, needs --model)."),
+    model: Optional[str] = typer.Option(None, help="The cleaner LLM for --cleaner llm: openai/<model> or hf/<dir>."),
+    store_dir: Optional[Path] = typer.Option(None, "--store", help="Run directory whose store keeps every cleaner call "
+                                             "(default: PAIRS.cleaner/ beside the file)."),
+    batch_size: int = typer.Option(16, min=1, help="Transcripts per batched cleaner call (split on a parse failure)."),
 ) -> None:
-    """Corpus-level WER/CER per language and overall, with the spec's normalisation (seed 000, App. A.4)."""
+    """Corpus-level WER/CER per language and overall, with the spec's normalisation (seed 000, App. A.4);
+    every figure names its cleaner."""
+    from halluscope.errors import InputError
     from halluscope.scoring import score_asr_file
 
-    result = score_asr_file(pairs)
+    if cleaner not in ("rules", "llm") or (cleaner == "llm") != (model is not None):
+        raise InputError(f"got --cleaner {cleaner} with --model {model}", field="--cleaner",
+                         fix="use --cleaner rules (no --model), or --cleaner llm --model openai/<model>")
+    if not pairs.is_file():
+        raise InputError("file not found", file=str(pairs), fix="pass a JSONL file with reference, hypothesis, language")
+    if cleaner == "llm":
+        from halluscope.llm import create_backend
+        from halluscope.metrics.asr_clean import LLMCleaner
+        from halluscope.store import Store
+
+        with Store(store_dir or pairs.with_name(pairs.name + ".cleaner")) as store:
+            llm = LLMCleaner(create_backend(model), store, batch_size=batch_size)
+            result = score_asr_file(pairs, cleaner=llm)
+        sys.stderr.write(f"cleaner {llm.name}: {llm.stats.batches} batched, {llm.stats.splits} split on a parse failure, "
+                         f"{llm.stats.singles} single-item; {llm.calls.line()}; calls kept in {store.path}\n")
+    else:
+        result = score_asr_file(pairs)
     if json_out:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return
     from rich.table import Table
 
-    table = Table("language", "WER", "CER", "n")
+    table = Table("language", "WER", "CER", "n", "cleaner")
     for lang, r in result.items():
         table.add_row(lang, f"{r['wer']:.4f}" if r["wer"] is not None else "-",
-                      f"{r['cer']:.4f}" if r["cer"] is not None else "-", str(r["n"]))
+                      f"{r['cer']:.4f}" if r["cer"] is not None else "-", str(r["n"]), r["cleaner"])
     console.print(table)
 
 

@@ -1,0 +1,114 @@
+"""The LLM transcript cleaner of seed 000, App. A.4, an option beside the rule-based default (metrics.asr).
+
+Texts go to the model in batches with the batched (JSONL) prompt; a batch whose reply does not read as one
+``{"idx": <int>, "cleaned": "<string>"}`` line per item is split in two and each half asked again, down to
+single items, which get the canonical single-item prompt (App. A.4: "batches are split recursively on JSON
+parse failures"). Both prompts are the appendix's text verbatim (prompts/asr_clean/), sent as the system
+turn; the items follow as the user turn. Every call goes through the run store's Caller: logged with its raw
+reply before it is read, and answered from the store on a rerun.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from halluscope.errors import HalluscopeError
+from halluscope.llm import Caller, CallStats, ChatBackend
+from halluscope.prompts import template
+from halluscope.records import ChatMessage
+from halluscope.store import Store
+
+# seed 000, section 3.3: digits are removed; App. A.4 leaves the wording of its {DIGITS RULE} slot open
+DIGITS_RULE = "Remove all digits."
+PARAMS = {"temperature": 0}
+TAG = "asr_clean"
+
+
+def cleaner_prompt(variant: str) -> str:
+    """The App. A.4 prompt, 'single' or 'batched', with the digits rule filled in."""
+    return template(f"asr_clean/{variant}").render({"DIGITS RULE": DIGITS_RULE})
+
+
+def read_jsonl(text: str | None, n: int) -> tuple[dict[int, str] | None, str | None]:
+    """The cleaned strings of a batched reply by idx (0..n-1), or None and why the reply does not read.
+
+    A local, deliberately small reader (one JSON object per line; code-fence lines tolerated) until the
+    shared reply reader takes JSONL."""
+    out: dict[int, str] = {}
+    for line in (text or "").splitlines():
+        line = line.strip()
+        if not line or line.startswith("```"):
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            return None, f"line {line[:60]!r} is not JSON ({exc.msg})"
+        if not (isinstance(obj, dict) and type(obj.get("idx")) is int and isinstance(obj.get("cleaned"), str)):
+            return None, f"line {line[:60]!r} is not {{\"idx\": <int>, \"cleaned\": \"<string>\"}}"
+        if obj["idx"] in out:
+            return None, f"idx {obj['idx']} given twice"
+        out[obj["idx"]] = obj["cleaned"]
+    if set(out) != set(range(n)):
+        return None, f"idx {sorted(out)} given, expected 0..{n - 1}"
+    return out, None
+
+
+@dataclass
+class CleanerStats:
+    batches: int = 0
+    splits: int = 0
+    singles: int = 0
+
+
+class LLMCleaner:
+    """A Cleaner (metrics.asr) that asks ``backend``; calls are kept in ``store``. Each distinct text is
+    cleaned once per instance, so per-language and overall figures share the same calls."""
+
+    def __init__(self, backend: ChatBackend, store: Store, *, batch_size: int = 16) -> None:
+        if batch_size < 1:
+            raise HalluscopeError(f"the cleaner's batch size must be >= 1, got {batch_size}")
+        self.backend, self.store, self.batch_size = backend, store, batch_size
+        self.name = f"llm:{backend.spec}"
+        self.stats = CleanerStats()
+        self.calls = CallStats()
+        self._done: dict[str, str] = {"": ""}
+
+    def clean(self, texts: Sequence[str]) -> list[str]:
+        todo = list(dict.fromkeys(t for t in texts if t not in self._done))
+        if todo:
+            asyncio.run(self._clean_all(todo))
+        return [self._done[t] for t in texts]
+
+    async def _clean_all(self, todo: list[str]) -> None:
+        async with Caller(self.backend, self.store) as caller:
+            chunks = [todo[i:i + self.batch_size] for i in range(0, len(todo), self.batch_size)]
+            await asyncio.gather(*(self._batch(caller, chunk) for chunk in chunks))
+            for k, v in caller.stats.as_dict().items():
+                setattr(self.calls, k, getattr(self.calls, k) + v)
+
+    async def _ask(self, caller: Caller, variant: str, user: str) -> str:
+        messages = [ChatMessage(role="system", content=cleaner_prompt(variant)), ChatMessage(role="user", content=user)]
+        resp = await caller.complete(self.backend.request(messages, tag=f"{TAG}:{variant}", params=PARAMS))
+        if resp.status != "ok":
+            raise HalluscopeError(f"{self.backend.spec} gave no cleaned text ({resp.status}: {resp.error}) for "
+                                  f"{user[:80]!r}; rerun (answered calls come from the store) or use --cleaner rules")
+        return resp.text or ""
+
+    async def _batch(self, caller: Caller, texts: list[str]) -> None:
+        if len(texts) == 1:
+            self.stats.singles += 1
+            self._done[texts[0]] = " ".join((await self._ask(caller, "single", texts[0])).split())
+            return
+        self.stats.batches += 1
+        user = "\n".join(json.dumps({"idx": i, "text": t}, ensure_ascii=False) for i, t in enumerate(texts))
+        cleaned, _why = read_jsonl(await self._ask(caller, "batched", user), len(texts))
+        if cleaned is None:  # App. A.4: split recursively on a parse failure
+            self.stats.splits += 1
+            half = len(texts) // 2
+            await asyncio.gather(self._batch(caller, texts[:half]), self._batch(caller, texts[half:]))
+            return
+        for i, t in enumerate(texts):
+            self._done[t] = " ".join(cleaned[i].split())
