@@ -33,7 +33,11 @@ DATASET_COLS = [("language", "Lang"), ("original", "Orig"), ("hallucinated", "Ha
                 *[(abbr, abbr) for abbr in TYPE_ABBR.values()], ("mild", "Mild"), ("moderate", "Moderate"),
                 ("severe", "Severe"), ("total", "Total"), ("audio_minutes", "Audio min"), ("transcripts", "Transcripts")]
 ASR_COLS = [("language", "Lang"), ("wer", "WER"), ("cer", "CER"), ("n", "n"), ("ref_words", "ref words"),
-            ("rtf", "ASR time / audio time")]
+            ("rtf", "ASR time / audio time"), ("cleaner", "cleaner")]
+ASR_NOTE = ("Corpus-level WER/CER after App. A.4's cleaning, identical across languages: lowercase; punctuation, quotes "
+            "and brackets removed as characters (bracketed words are kept); noise tags ([music], <unk>) and timestamps "
+            "removed; hyphens to spaces; digits removed (section 3.3). 'cleaner' names what cleaned each figure's text: "
+            "rules = the rule-based cleaner.")
 TABLE2_COLS = [("detector", "Detector"), ("language", "Lang"), ("task", "Task"), ("n_test", "n test"),
                ("O_acc", "O Acc"), ("O_f1", "O F1"), ("O_f1_ci", "O F1 95% CI"), ("T_acc", "T Acc"), ("T_f1", "T F1"),
                ("T_f1_ci", "T F1 95% CI"), ("majority_acc", "Maj Acc"), ("majority_f1", "Maj F1"), ("delta_f1", "F1 O-T")]
@@ -59,6 +63,7 @@ def markdown(data: ReportData) -> str:
         "Type: C = contradiction, F = fabrication, I = context inconsistency.",
         md_table(data.dataset, DATASET_COLS),
         "## ASR error (corpus level, seed 000 section 3.3 / App. A.4 normalisation)",
+        ASR_NOTE,
         md_table(data.asr, ASR_COLS),
         "## Table 2: detection, original text (O) vs ASR transcripts (T)",
         "Accuracy and macro-F1 on the test split (split by source article); unparsable predictions count as errors. "
@@ -108,8 +113,7 @@ img {{ max-width: 100%; }} pre {{ background: #f7fafc; padding: 1rem; overflow-x
 <p>Type: C = contradiction, F = fabrication, I = context inconsistency.</p>
 {html_table(data.dataset, DATASET_COLS)}
 <h2>ASR error</h2>
-<p>Corpus-level WER/CER after lowercasing, punctuation, digit, noise-token and timestamp removal, hyphens to spaces
-(seed 000, section 3.3 and App. A.4), identical across languages.</p>
+<p>{html.escape(ASR_NOTE)}</p>
 {html_table(data.asr, ASR_COLS)}
 {img(wer_cer_plot(data.asr), "WER and CER by language")}
 <h2>Table 2: detection on original text (O) vs transcripts (T)</h2>
