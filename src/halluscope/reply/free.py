@@ -129,8 +129,9 @@ def _unknown(spans: Sequence[tuple[int, int, str]]) -> Extraction:
 def _subject_words(subject: str | None) -> list[str]:
     if not subject:
         return []
-    stop = {"the", "a", "an", "of", "sound", "sounds", "audio", "and", "or", "is", "are", "there", "any", "some"}
-    return [w for w in re.findall(r"[^\W\d_]+", subject.lower()) if len(w) >= 3 and w not in stop]
+    stop = {"the", "a", "an", "of", "sound", "sounds", "audio", "and", "or", "is", "are", "there", "any", "some", "in",
+            "on", "at", "to", "by", "with", "звук", "дыбыс", "и", "в", "на"}
+    return [w for w in re.findall(r"[^\W\d_]+", subject.lower()) if len(w) >= 2 and w not in stop]
 
 
 def _mentions(clause: str, words: Sequence[str]) -> bool:
@@ -139,7 +140,12 @@ def _mentions(clause: str, words: Sequence[str]) -> bool:
 
 
 def _same_word(token: str, word: str) -> bool:
-    return token[:4] == word[:4] and min(len(token), len(word)) >= 3
+    """The same word up to its ending: a shared 4-letter stem, or for short words the word plus at most two letters
+    ("dog" / "dogs", "ит" / "иттер" is not, "ит" / "итті")."""
+    if min(len(token), len(word)) < 4:
+        short, long = sorted((token, word), key=len)
+        return long.startswith(short) and len(long) - len(short) <= 2
+    return token[:4] == word[:4]
 
 
 def _denied(clause: str, words: Sequence[str]) -> str | None:

@@ -25,7 +25,7 @@ _CANNOT = (r"(?:can\s*not|can't|could\s+not|couldn't|unable\s+to|not\s+able\s+to
 _VERB = r"(?:directly\s+|actually\s+|physically\s+)?(?:hear|listen|process|access|analy[sz]|play|open|perceiv|interpret|review|receiv)\w*(?:\s+to)?"
 
 _TASK_VERB = (r"(?:identify\w*|describ\w*|analy[sz]\w*|listen\w*(?:\s+to)?|interpret\w*|process\w*|access\w*|"
-              r"provide\s+(?:a\s+|any\s+)?(?:description|details|analysis))")
+              r"provide\s+(?:a\s+|any\s+)?(?:descriptions?|details|analys[ie]s))")
 
 REFUSAL = [re.compile(p) for p in [
     rf"\b{_CANNOT}\s+{_VERB}\s+{_AUDIO_OBJ}",

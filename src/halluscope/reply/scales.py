@@ -54,7 +54,7 @@ STANCE = Scale(
 BOOLEAN = Scale(
     "true/false",
     {"true": "true", "yes": "true", "1": "true", "y": "true", "да": "true", "иә": "true", "adheres": "true",
-     "informative": "true",
+     "adhere": "true", "informative": "true",
      "false": "false", "no": "false", "0": "false", "n": "false", "нет": "false", "жоқ": "false",
      "uninformative": "false", "not_informative": "false"},
     complement={"true": "false", "false": "true"}, bools=("true", "false"))
