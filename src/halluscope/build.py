@@ -15,12 +15,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from halluscope.corpus import load_articles
 from halluscope.errors import HalluscopeError, ItemError
 from halluscope.executors import Executor, ItemTask, Resources
+from halluscope.fs import PathEscapeError, atomic_path, atomic_write, id_file_name, safe_join
 from halluscope.generate import GENERATORS, plan_rewrites
 from halluscope.manifest import record_manifest
 from halluscope.metrics.asr import score_asr
 from halluscope.records import LANGUAGES, SEVERITIES, TYPES, Article, AudioRef, HallucinationType, Language, Severity, Transcript, Variant
 from halluscope.speech import ASR_BACKENDS, TTS_BACKENDS
-from halluscope.speech.audio import SAMPLE_RATE, encode_wav, load_verified, sha256_bytes, write_atomic
+from halluscope.speech.audio import SAMPLE_RATE, encode_wav, load_verified, sha256_bytes
 from halluscope.speech.tts import pick_voice
 from halluscope.stages import Stage, StageSummary, console, run_stage
 from halluscope.store import Store
@@ -146,7 +147,8 @@ def render_speech(store: Store, run_dir: Path, samples: dict[str, Variant], *, t
                   quiet: bool = False, executor: Executor | None = None,
                   ) -> tuple[StageSummary[AudioRef], StageSummary[Transcript]]:
     """TTS -> ASR for ``samples`` as two resumable stages (used by 'build spoken' and 'build realworld')."""
-    audio_dir = run_dir / "audio" / tts_stage.fingerprint[:8]
+    audio_dir = Path("audio") / tts_stage.fingerprint[:8]  # relative to run_dir; clips named by id_file_name
+    _check_names(samples)
     _invalidate_bad_audio(store, tts_stage, run_dir)
 
     audio = run_stage(store, tts_stage, [(k, samples[k]) for k in sorted(samples)],
@@ -175,9 +177,10 @@ class Synthesize(ItemTask):
 
     def finish(self, v: Variant, out: tuple[dict, bytes]) -> AudioRef:
         meta, data = out
-        path = self.audio_dir / v.language / f"{v.id}.wav"
-        write_atomic(path, data)
-        return AudioRef(item_id=v.id, path=str(path.relative_to(self.run_dir)), sha256=sha256_bytes(data),
+        # ids are data, never paths: the file name is a slug + digest of the id, checked to stay in the run
+        rel = self.audio_dir / v.language / id_file_name(v.id, ".wav")
+        atomic_write(safe_join(self.run_dir, rel), data)
+        return AudioRef(item_id=v.id, path=rel.as_posix(), sha256=sha256_bytes(data),
                         sample_rate=SAMPLE_RATE, duration_s=meta["duration_s"], engine=self.tts.spec,  # type: ignore[attr-defined]
                         voice=meta["voice"], text_sha256=sha256_bytes(v.text.encode()))
 
@@ -196,7 +199,7 @@ class Transcribe(ItemTask):
 
     def prepare(self, ref: AudioRef) -> tuple[AudioRef, str, str, np.ndarray]:
         v = self.samples[ref.item_id]
-        return ref, v.language, v.text, load_verified(self.run_dir / ref.path, ref.sha256)[0]
+        return ref, v.language, v.text, load_verified(safe_join(self.run_dir, ref.path), ref.sha256)[0]
 
     def __getstate__(self) -> dict:
         # workers get each item's text with it, not the whole set, and load their own model
@@ -221,11 +224,28 @@ class Transcribe(ItemTask):
                           wer=item.wer, cer=item.cer)
 
 
+def _check_names(samples: dict[str, Variant]) -> None:
+    """Two ids must never share a clip file (a 64-bit digest clash is all but impossible; it is still checked)."""
+    seen: dict[tuple[str, str], str] = {}
+    for k, v in samples.items():
+        name = (v.language, id_file_name(v.id))
+        if name in seen:
+            raise HalluscopeError(f"sample ids {seen[name]!r} and {v.id!r} map to one audio file name {name[1]}; "
+                                  "expected distinct names. Fix: rename one of the two articles")
+        seen[name] = v.id
+
+
 def _invalidate_bad_audio(store: Store, stage: Stage, run_dir: Path) -> None:
-    """A clip deleted or damaged since it was recorded is marked failed, so this run regenerates it."""
+    """A clip deleted or damaged since it was recorded, or recorded at a path outside the run (builds before ids
+    were turned into safe names), is marked failed, so this run regenerates it; clips of older runs at their old
+    in-run paths are reused as they are (the TTS stage key did not change)."""
     for item_id, ref in store.results(stage.name, stage.fingerprint, AudioRef).items():
-        path = run_dir / ref.path
-        if not path.exists() or sha256_bytes(path.read_bytes()) != ref.sha256:
+        try:
+            path = safe_join(run_dir, ref.path)
+        except PathEscapeError:
+            store.fail(stage.name, stage.fingerprint, item_id, f"audio file {ref.path} lies outside the run; regenerated")
+            continue
+        if not path.is_file() or sha256_bytes(path.read_bytes()) != ref.sha256:
             store.fail(stage.name, stage.fingerprint, item_id, f"audio file {ref.path} missing or corrupt; regenerated")
 
 
@@ -247,12 +267,10 @@ def export_dataset(result: BuildResult) -> Path:
             "transcript": t.text if t else None, "asr": t.asr if t else None,
             "wer": t.wer if t else None, "cer": t.cer if t else None,
         })
-    out = result.run_dir / "dataset"
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = out / "samples.parquet.tmp"
-    pq.write_table(pa.Table.from_pylist(rows), tmp)
-    tmp.replace(out / "samples.parquet")
-    return out / "samples.parquet"
+    out = result.run_dir / "dataset" / "samples.parquet"
+    with atomic_path(out) as tmp:
+        pq.write_table(pa.Table.from_pylist(rows), tmp)
+    return out
 
 
 def _say(result: BuildResult, summaries: tuple[StageSummary, ...], quiet: bool) -> None:

@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
+from halluscope.fs import atomic_write
 from halluscope.records import RunManifest
 from halluscope.store import Store
 
@@ -40,7 +41,5 @@ def record_manifest(store: Store, *, command: str, config: dict, seeds: dict[str
     )
     store.add_manifest(manifest)
     all_manifests = [m.model_dump() for m in store.manifests()]
-    tmp = Path(store.run_dir) / "manifest.json.tmp"
-    tmp.write_text(json.dumps(all_manifests, indent=2, ensure_ascii=False), encoding="utf-8")
-    tmp.replace(Path(store.run_dir) / "manifest.json")
+    atomic_write(Path(store.run_dir) / "manifest.json", json.dumps(all_manifests, indent=2, ensure_ascii=False))
     return manifest

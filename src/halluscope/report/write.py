@@ -8,8 +8,10 @@ import html
 import json
 from pathlib import Path
 
+from halluscope.fs import atomic_path, atomic_write
 from halluscope.report.plots import asr_vs_degradation_plot, o_vs_t_plot, wer_cer_plot
 from halluscope.report.tables import TYPE_ABBR, ReportData, o_vs_t
+from halluscope.view.links import asr_link, dataset_link, table2_link
 
 
 def fmt(x: object, digits: int = 3) -> str:
@@ -44,12 +46,11 @@ TABLE2_COLS = [("detector", "Detector"), ("language", "Lang"), ("task", "Task"),
 
 
 def write_csv(path: Path, rows: list[dict]) -> None:
-    if not rows:
-        path.write_text("", encoding="utf-8")
-        return
-    keys = list(rows[0])
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=keys)
+    """One CSV, written atomically (a unique temp name, then rename)."""
+    with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8", newline="") as fh:
+        if not rows:
+            return
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         for r in rows:
             w.writerow({k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in r.items()})
@@ -86,9 +87,16 @@ def img(png: bytes | None, alt: str) -> str:
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
 
 
-def html_table(rows: list[dict], columns: list[tuple[str, str]]) -> str:
+def html_table(rows: list[dict], columns: list[tuple[str, str]], link=None) -> str:  # type: ignore[no-untyped-def]
+    """``link(row, key)``: the href of a cell (the viewer's items behind it, halluscope.view.links) or None."""
     head = "".join(f"<th>{html.escape(t)}</th>" for _, t in columns)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(fmt(r.get(k)))}</td>" for k, _ in columns) + "</tr>" for r in rows)
+
+    def cell(r: dict, k: str) -> str:
+        text = html.escape(fmt(r.get(k)))
+        href = link(r, k) if link is not None else None
+        return f'<td><a href="{html.escape(href)}">{text}</a></td>' if href else f"<td>{text}</td>"
+
+    body = "".join("<tr>" + "".join(cell(r, k) for k, _ in columns) + "</tr>" for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -110,15 +118,16 @@ img {{ max-width: 100%; }} pre {{ background: #f7fafc; padding: 1rem; overflow-x
 <h1>halluscope report</h1>
 <p>Run directory: <code>{html.escape(str(data.run_dir))}</code></p>
 <h2>Table 1: dataset summary</h2>
-<p>Type: C = contradiction, F = fabrication, I = context inconsistency.</p>
-{html_table(data.dataset, DATASET_COLS)}
+<p>Type: C = contradiction, F = fabrication, I = context inconsistency. Table cells link to the items behind them
+in the viewer exported beside this report (<code>halluscope view RUN --export RUN/view</code>).</p>
+{html_table(data.dataset, DATASET_COLS, dataset_link)}
 <h2>ASR error</h2>
 <p>{html.escape(ASR_NOTE)}</p>
-{html_table(data.asr, ASR_COLS)}
+{html_table(data.asr, ASR_COLS, asr_link)}
 {img(wer_cer_plot(data.asr), "WER and CER by language")}
 <h2>Table 2: detection on original text (O) vs transcripts (T)</h2>
 <p>Test split by source article; macro-F1 with 95% bootstrap intervals; dashed lines: majority-class baseline.</p>
-{html_table(table2, TABLE2_COLS) if table2 else "<p>No detection runs yet.</p>"}
+{html_table(table2, TABLE2_COLS, table2_link) if table2 else "<p>No detection runs yet.</p>"}
 {img(o_vs_t_plot(table2, langs), "O vs T macro-F1 by language and task")}
 <h2>ASR error against O&rarr;T degradation</h2>
 {img(asr_vs_degradation_plot(data.asr, table2, langs), "WER vs O-T macro-F1 drop")}
@@ -135,7 +144,7 @@ img {{ max-width: 100%; }} pre {{ background: #f7fafc; padding: 1rem; overflow-x
 def write_report(data: ReportData) -> Path:
     out = data.run_dir / "report"
     out.mkdir(parents=True, exist_ok=True)
-    (out / "tables.md").write_text(markdown(data), encoding="utf-8")
+    atomic_write(out / "tables.md", markdown(data))
     write_csv(out / "table1_dataset.csv", data.dataset)
     write_csv(out / "asr_wer_cer.csv", data.asr)
     write_csv(out / "table2_detection.csv", o_vs_t(data.detection))
@@ -144,8 +153,5 @@ def write_report(data: ReportData) -> Path:
     for section in data.sections:
         for name, rows in section.csvs.items():
             write_csv(out / name, rows)
-    (out / "headline.json").write_text(json.dumps(data.headline(), indent=2, ensure_ascii=False), encoding="utf-8")
-    tmp = out / "report.html.tmp"
-    tmp.write_text(html_page(data), encoding="utf-8")
-    tmp.replace(out / "report.html")
-    return out / "report.html"
+    atomic_write(out / "headline.json", json.dumps(data.headline(), indent=2, ensure_ascii=False))
+    return atomic_write(out / "report.html", html_page(data))

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from halluscope.errors import HalluscopeError, ItemError, MissingExtraError
+from halluscope.fs import atomic_path
 from halluscope.registry import Registry
 
 
@@ -47,18 +48,18 @@ def whisper_base_dir() -> Path:
             raise MissingExtraError(name.replace("_", "-"), "asr")
         data_dirs.append(Path(spec.origin).parent / "data")
     part1, part2 = data_dirs[0] / "model.bin.part1", data_dirs[1] / "model.bin.part2"
-    target.mkdir(parents=True, exist_ok=True)
     for f in _AUX:
-        shutil.copyfile(data_dirs[0] / f, target / f)
-    tmp = target / "model.bin.tmp"
-    with open(tmp, "wb") as out:
-        for part in (part1, part2):
-            with open(part, "rb") as src:
-                shutil.copyfileobj(src, out, length=16 << 20)
+        with atomic_path(target / f) as tmp:
+            shutil.copyfile(data_dirs[0] / f, tmp)
     expected = part1.stat().st_size + part2.stat().st_size
-    if tmp.stat().st_size != expected:
-        raise HalluscopeError(f"assembling {tmp} wrote {tmp.stat().st_size} bytes, expected {expected}; disk full?")
-    os.replace(tmp, target / "model.bin")
+    with atomic_path(target / "model.bin") as tmp:  # a unique temp name: two first runs may assemble at once
+        with open(tmp, "wb") as out:
+            for part in (part1, part2):
+                with open(part, "rb") as src:
+                    shutil.copyfileobj(src, out, length=16 << 20)
+        if tmp.stat().st_size != expected:
+            raise HalluscopeError(f"assembling {target / 'model.bin'} wrote {tmp.stat().st_size} bytes, expected "
+                                  f"{expected}; disk full?")
     return target
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 import wave
 from math import gcd
 from pathlib import Path
@@ -50,17 +49,6 @@ def encode_wav(samples: np.ndarray, rate: int = SAMPLE_RATE) -> bytes:
         w.setframerate(rate)
         w.writeframes(pcm.tobytes())
     return buf.getvalue()
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write via a temp file and rename, so a killed run never leaves a half-written clip under the final name."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 def sha256_bytes(data: bytes) -> str:
