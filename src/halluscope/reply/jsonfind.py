@@ -100,3 +100,16 @@ def last_json(text: str | None, kind: type = dict) -> object | None:
     """The last JSON object (or array of objects) in a reply; None when there is none."""
     found = json_values(text, kind)
     return found[-1] if found else None
+
+
+def json_records(text: str | None, fields: dict[str, type]) -> tuple[list[dict] | None, str | None]:
+    """Every top-level JSON object of a reply in order (JSON Lines, a fenced block, an array, objects in prose),
+    each required to hold ``fields`` with exactly those types; (None, why) at the first that does not."""
+    records = [d for top in json_values(text, dict) for d in ([top] if isinstance(top, dict) else [])]
+    if not records:
+        return None, "no JSON object in the reply"
+    for r in records:
+        bad = [f"{k} ({t.__name__})" for k, t in fields.items() if type(r.get(k)) is not t]
+        if bad:
+            return None, f"{json.dumps(r, ensure_ascii=False)[:60]} lacks {', '.join(bad)}"
+    return records, None
