@@ -347,8 +347,10 @@ def _format_of(p: Path, format: Format | None, formats: Sequence[Format], what: 
 
 def read_rows(path: str | Path, fields: Sequence[Field], *, what: str, fix: str | None = None,
               format: Format | None = None, formats: Sequence[Format] = FORMATS, problems: Problems | None = None,
-              limits: Limits | None = None) -> Rows:
+              limits: Limits | None = None, comments: bool = False) -> Rows:
     """Every record of a JSONL/CSV/TSV/parquet file, each declared field checked (see the module docstring).
+    ``format`` overrides the file's suffix; ``comments`` skips '#' lines before a CSV/TSV header (Kuan et al.'s
+    question files open with such a block).
 
     Without ``problems`` any row problem raises InputProblems here; with it, problems are added there and only the
     clean rows come back (the caller raises, or reports and leaves the bad rows out)."""
@@ -370,7 +372,8 @@ def read_rows(path: str | Path, fields: Sequence[Field], *, what: str, fix: str 
             if fmt == "jsonl":
                 columns, records = _jsonl(lines, problems, file)
             else:
-                columns, records = _table(lines, p, fields, "\t" if fmt == "tsv" else ",", what, problems, file, limits)
+                columns, records = _table(lines, p, fields, "\t" if fmt == "tsv" else ",", what, problems, file, limits,
+                                          comments)
             enc = lines.problem()
             if enc:
                 problems.add(enc[0], row=lines.first[0] if lines.first else None, fix=enc[1], file=file)
@@ -402,22 +405,27 @@ def _jsonl(lines: _Lines, problems: Problems, file: str | None) -> tuple[list[st
 
 
 def _table(lines: _Lines, p: Path, fields: Sequence[Field], delimiter: str, what: str, problems: Problems,
-           file: str | None, limits: Limits) -> tuple[list[str], list[tuple[int, Any]]]:
+           file: str | None, limits: Limits, comments: bool) -> tuple[list[str], list[tuple[int, Any]]]:
     csv.field_size_limit(max(csv.field_size_limit(), limits.field_bytes + 1))
     bad: set[int] = set()
+    header: list[str] | None = None
+    skipped = 0  # '#' comment lines before the header (``comments``): physical line = reader.line_num + skipped
 
     def feed() -> Iterator[str]:
+        nonlocal skipped
         for number, text, ok in lines:
+            if comments and header is None and text.lstrip().startswith("#"):
+                skipped += 1
+                continue
             if not ok:
                 bad.add(number)
             yield text
 
     reader = csv.reader(feed(), delimiter=delimiter)
-    header: list[str] | None = None
     records: list[tuple[int, Any]] = []
     last = 0
     while True:
-        start = last + 1
+        start = last + 1 + skipped
         try:
             cells = next(reader)
         except StopIteration:
@@ -429,7 +437,7 @@ def _table(lines: _Lines, p: Path, fields: Sequence[Field], delimiter: str, what
                 break  # the reader cannot get past it: the problem above already stops the file from loading
             last = reader.line_num
             continue
-        end, last = reader.line_num, reader.line_num
+        end, last = reader.line_num + skipped, reader.line_num
         if not cells:
             continue
         if header is None:

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from halluscope.errors import HalluscopeError, InputError, ItemError
+from halluscope.errors import HalluscopeError, ItemError, Problems
+from halluscope.inputs import Field, read_rows
 from halluscope.records import AudioDelivery, ChatMessage, ModelRequest, ModelResponse
 
 Format = Literal["halluaudio", "aha", "yesno"]
@@ -62,41 +63,47 @@ def _resolve(audio: str, root: Path | None, base: Path) -> Path:
     return (root or base) / p
 
 
+def _fields(fmt: str) -> tuple[Field, ...]:
+    if fmt == "yesno":
+        return (Field("entry_id"), Field("audio_index"), Field("prompt_text"))
+    ask = "prompt" if fmt == "halluaudio" else "question"
+    # ids of published files may be numbers: read as text ('scalar'); every other field must be a string
+    return (Field(ask), Field("id", "scalar", required=False), Field("index", "scalar", required=False),
+            *(Field(k, required=False) for k in AUDIO_FIELDS))
+
+
 def load_rows(fmt: str, inputs: list[Path], audio_root: Path | None) -> list[Row]:
-    """The questions of ``inputs`` with their audio paths (relative paths: under --audio-root, else the file's folder)."""
+    """The questions of ``inputs`` with their audio paths (relative paths: under --audio-root, else the file's folder).
+    The yes/no set is a TSV (a leading '#' comment block is skipped), the others JSONL whatever their suffix; every
+    problem of every file is reported together (reading rules: halluscope.inputs)."""
     rows: list[Row] = []
+    problems = Problems()
     for path in inputs:
-        if not path.is_file():
-            raise InputError("file not found", file=str(path), fix="pass the questions file of the set")
         if fmt == "yesno":
-            with path.open(encoding="utf-8-sig", newline="") as fh:
-                reader = csv.DictReader(fh, delimiter="\t")
-                missing = [c for c in ("entry_id", "audio_index", "prompt_text") if c not in (reader.fieldnames or [])]
-                if missing:
-                    raise InputError(f"missing column(s) {', '.join(missing)}", file=str(path),
-                                     fix="a tab-separated header with entry_id, audio_index, prompt_text, object, label")
-                for r in reader:
-                    name = r["audio_index"].strip()
-                    name = name if Path(name).suffix else f"{name}.wav"
-                    rows.append(Row(r["entry_id"].strip(), _resolve(name, audio_root, path.parent), r["prompt_text"], dict(r)))
+            table = read_rows(path, _fields(fmt), what="yes/no questions file", format="tsv", comments=True,
+                              problems=problems)
+            for r in table.rows:
+                name = r.values["audio_index"].strip()
+                name = name if Path(name).suffix else f"{name}.wav"
+                rows.append(Row(r.values["entry_id"].strip(), _resolve(name, audio_root, path.parent),
+                                r.values["prompt_text"], dict(r.raw)))
             continue
-        with path.open(encoding="utf-8-sig") as fh:
-            for n, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"malformed JSON ({exc.msg})", file=str(path), row=n) from None
-                prompt = obj.get("prompt" if fmt == "halluaudio" else "question")
-                audio = next((obj[k] for k in AUDIO_FIELDS if isinstance(obj.get(k), str) and obj[k]), None)
-                if audio is None and fmt == "aha" and isinstance(obj.get("index"), str):
-                    audio = "_".join(obj["index"].split("_")[:2]) + ".wav"  # '<type id>_<audio id>.wav'
-                if not isinstance(prompt, str) or audio is None:
-                    raise InputError(f"row needs {'prompt' if fmt == 'halluaudio' else 'question'} and an audio path",
-                                     file=str(path), row=n, fix=f"give each row one of {', '.join(AUDIO_FIELDS)}")
-                item_id = str(obj.get("id") or obj.get("index") or f"{path.name}:{n}")
-                rows.append(Row(item_id, _resolve(audio, audio_root, path.parent), prompt, obj))
+        ask = "prompt" if fmt == "halluaudio" else "question"
+        for r in read_rows(path, _fields(fmt), what=f"{fmt} questions file", format="jsonl", problems=problems).rows:
+            v = r.values
+            audio = next((v[k] for k in AUDIO_FIELDS if k in v), None)
+            if audio is None and fmt == "aha" and "index" in v:
+                audio = "_".join(v["index"].split("_")[:2]) + ".wav"  # '<type id>_<audio id>.wav'
+            if audio is None:
+                problems.add(f"no audio path: the row needs one of {', '.join(AUDIO_FIELDS)}", row=r.number,
+                             field=AUDIO_FIELDS[0], file=str(path),
+                             fix=f"give each row an audio path in '{AUDIO_FIELDS[0]}'" +
+                             (" or an AHa-Bench 'index'" if fmt == "aha" else ""))
+                continue
+            item_id = v.get("id") or v.get("index") or f"{path.name}:{r.number}"
+            rows.append(Row(item_id, _resolve(audio, audio_root, path.parent), v[ask], r.raw))
+    problems.raise_if_any(f"{fmt} questions", fix=f"each row needs '{'prompt_text' if fmt == 'yesno' else ask}' and "
+                          "an audio path, as strings")
     return rows
 
 
