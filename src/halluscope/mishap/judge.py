@@ -36,26 +36,39 @@ _SEARCH = re.compile(r"^\s*SEARCH:\s*(.+?)\s*$", re.M)
 
 
 def load_examples(path: str | Path | None = None) -> dict[str, list[dict]]:
-    """Three grounded and three hallucinated examples per category (default: the packaged set)."""
+    """Three grounded and three hallucinated examples per category (default: the packaged set); every problem of
+    the file is reported together (reading rules: halluscope.inputs)."""
+    from halluscope.errors import Problems
+    from halluscope.inputs import Field, check_record, describe, read_json
+
+    fix = "pass a JSON file shaped like prompts/mishap/examples.json"
     if path is None:
         data = json.loads((resources.files("halluscope") / "prompts" / "mishap" / "examples.json").read_text(encoding="utf-8"))
         src = "the packaged examples.json"
     else:
-        p = Path(path)
-        if not p.is_file():
-            raise InputError("no such file", file=str(p), fix="pass a JSON file shaped like prompts/mishap/examples.json")
-        data, src = json.loads(p.read_text(encoding="utf-8")), str(p)
+        data, src = read_json(path, what="judge examples file", fix=fix), str(path)
+    if not isinstance(data, dict):
+        raise InputError(f"expected an object with 'context' and 'knowledge', got {describe(data)}", file=src, fix=fix)
+    fields = (*(Field(k) for k in ("question", "response", "description", "rubric", "verdict")),
+              Field("stance", required=False), Field("explanation", required=False))
+    problems = Problems(src)
     out = {}
     for cat in ("context", "knowledge"):
         rows = data.get(cat)
-        need = ("question", "response", "description", "rubric", "verdict")
-        if not isinstance(rows, list) or any(not isinstance(r, dict) or any(k not in r for k in need) for r in rows):
-            raise InputError(f"'{cat}' must be a list of objects with {', '.join(need)}", file=src)
+        if not isinstance(rows, list):
+            problems.add(f"expected a list of six example objects, got {describe(rows)}", field=cat)
+            continue
+        checked = [check_record(r, fields, problems, row=None, prefix=f"{cat}[{i}].") for i, r in enumerate(rows)]
+        if any(c is None for c in checked):
+            continue
+        for i, c in enumerate(checked):
+            if c["verdict"] not in ("grounded", "hallucinated"):  # type: ignore[index]
+                problems.add(f"expected 'grounded' or 'hallucinated', got {c['verdict']!r}", field=f"{cat}[{i}].verdict")  # type: ignore[index]
         counts = [sum(r["verdict"] == v for r in rows) for v in ("grounded", "hallucinated")]
         if counts != [3, 3] or len(rows) != 6:
-            raise InputError(f"'{cat}' needs exactly three grounded and three hallucinated examples, got {counts}",
-                             file=src)
+            problems.add(f"needs exactly three grounded and three hallucinated examples, got {counts}", field=cat)
         out[cat] = rows
+    problems.raise_if_any("judge examples file", fix=fix)
     return out
 
 
