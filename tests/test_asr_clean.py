@@ -64,12 +64,13 @@ def test_prompts_are_app_a4_verbatim():
     assert "- Remove all digits." in single and "{DIGITS RULE}" not in batched
 
 
-def test_read_jsonl_accepts_only_one_line_per_item():
+def test_read_jsonl_needs_every_idx_once():
     assert read_jsonl('{"idx": 1, "cleaned": "b"}\n{"idx": 0, "cleaned": "a"}', 2) == ({0: "a", 1: "b"}, None)
+    assert read_jsonl('```jsonl\n{"idx": 0, "cleaned": "a b"}\n```', 1) == ({0: "a b"}, None)
     assert read_jsonl('{"idx": 0, "cleaned": "a"}', 2)[1] == "idx [0] given, expected 0..1"
-    assert "not JSON" in read_jsonl('[{"idx": 0, "cleaned": "a"}, {"idx": 1, "cleaned": "b"}', 2)[1]
-    assert "given twice" in read_jsonl('{"idx": 0, "cleaned": "a"}\n{"idx": 0, "cleaned": "a"}', 1)[1]
-    assert "is not {" in read_jsonl('{"idx": "0", "cleaned": "a"}', 1)[1]
+    assert read_jsonl("Sure! here they are: a, b", 2)[1] == "no JSON object in the reply"
+    assert "twice" in read_jsonl('{"idx": 0, "cleaned": "a"}\n{"idx": 0, "cleaned": "a"}', 1)[1]
+    assert "lacks idx (int)" in read_jsonl('{"idx": "0", "cleaned": "a"}', 1)[1]
 
 
 def test_a_batch_that_fails_to_parse_is_split_and_every_call_is_stored(tmp_path):

@@ -19,6 +19,7 @@ from halluscope.errors import HalluscopeError
 from halluscope.llm import Caller, CallStats, ChatBackend
 from halluscope.prompts import template
 from halluscope.records import ChatMessage
+from halluscope.reply import json_records
 from halluscope.store import Store
 
 # seed 000, section 3.3: digits are removed; App. A.4 leaves the wording of its {DIGITS RULE} slot open
@@ -33,24 +34,14 @@ def cleaner_prompt(variant: str) -> str:
 
 
 def read_jsonl(text: str | None, n: int) -> tuple[dict[int, str] | None, str | None]:
-    """The cleaned strings of a batched reply by idx (0..n-1), or None and why the reply does not read.
-
-    A local, deliberately small reader (one JSON object per line; code-fence lines tolerated) until the
-    shared reply reader takes JSONL."""
-    out: dict[int, str] = {}
-    for line in (text or "").splitlines():
-        line = line.strip()
-        if not line or line.startswith("```"):
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            return None, f"line {line[:60]!r} is not JSON ({exc.msg})"
-        if not (isinstance(obj, dict) and type(obj.get("idx")) is int and isinstance(obj.get("cleaned"), str)):
-            return None, f"line {line[:60]!r} is not {{\"idx\": <int>, \"cleaned\": \"<string>\"}}"
-        if obj["idx"] in out:
-            return None, f"idx {obj['idx']} given twice"
-        out[obj["idx"]] = obj["cleaned"]
+    """The cleaned strings of a batched reply by idx (0..n-1), or None and why the reply does not read
+    (the shared reply reader finds the objects; every idx must be answered exactly once)."""
+    records, why = json_records(text, {"idx": int, "cleaned": str})
+    if records is None:
+        return None, why
+    out = {r["idx"]: r["cleaned"] for r in records}
+    if len(out) != len(records):
+        return None, "an idx is answered twice"
     if set(out) != set(range(n)):
         return None, f"idx {sorted(out)} given, expected 0..{n - 1}"
     return out, None
