@@ -63,7 +63,10 @@ class InputProblems(InputError):
         total = max(total or 0, len(self.problems))
         lines = [p.text(with_file=p.file != file) for p in self.problems[: self.SHOWN]]
         more = f"\n  ... and {total - len(lines)} more" if total > len(lines) else ""
-        super().__init__(f"{total} problem(s) in the {what}:\n  " + "\n  ".join(lines) + more, file=file, fix=fix)
+        text = f"{total} problem(s) in the {what}:\n  " + "\n  ".join(lines) + more
+        # the fix for the whole file on its own line, after each problem's own fix
+        HalluscopeError.__init__(self, (f"file {file}: " if file else "") + text + (f"\nFix: {fix}" if fix else ""))
+        self.file, self.row, self.field, self.fix = file, None, None, fix
 
 
 class Problems:

@@ -393,7 +393,7 @@ def _jsonl(lines: _Lines, problems: Problems, file: str | None) -> tuple[list[st
     for number, text, ok in lines:
         if not ok or not text.strip():
             continue
-        obj, why = parse_json(text)
+        obj, why = parse_json(text.rstrip("\r\n"))
         if why:
             problems.add(why.replace(" at line 1,", " at"), row=number, file=file,
                          fix='write one JSON object per line, e.g. {"id": "a1", "text": "..."}')
