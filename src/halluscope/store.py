@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TypeVar
 
+from halluscope.errors import HalluscopeError
+from halluscope.fs import RunLock
 from halluscope.records import Record, RunManifest
 
 R = TypeVar("R", bound=Record)
@@ -48,20 +51,68 @@ CREATE TABLE IF NOT EXISTS manifests (
 """
 
 
+def check_run_dir(run_dir: str | Path, *, create: bool = False) -> Path:
+    """``run_dir`` as a usable run directory (``create``: or a place to make one); HalluscopeError saying why not."""
+    run_dir = Path(run_dir)
+    store = run_dir / STORE_NAME
+    if run_dir.exists() and not run_dir.is_dir():
+        raise HalluscopeError(f"{run_dir} is a file, not a run directory; expected a directory made by "
+                              "`halluscope build ...`. Fix: pass the run folder (the one holding "
+                              f"{STORE_NAME}), or another --out")
+    if not create and not store.is_file():
+        what = f"{store} is not a file" if store.exists() else (
+            f"{run_dir} holds no {STORE_NAME}" if run_dir.is_dir() else f"{run_dir} does not exist")
+        raise HalluscopeError(f"no run at {run_dir} (expected a directory made by `halluscope build ...`; {what}). "
+                              "Fix: check the path, or build the run first")
+    if run_dir.is_dir() and not os.access(run_dir, os.W_OK | os.X_OK):
+        raise HalluscopeError(f"{run_dir} is not writable; halluscope records every command in the run's store. "
+                              "Fix: make it writable (chmod u+w) or copy the run somewhere writable")
+    if store.exists() and not (store.is_file() and os.access(store, os.R_OK | os.W_OK)):
+        raise HalluscopeError(f"{store} is not a readable and writable file; expected the run's SQLite store. "
+                              "Fix: chmod u+rw it, or copy the run somewhere writable")
+    return run_dir
+
+
 class Store:
     """Append-mostly record store; each write is its own transaction, so a kill -9 loses at most the item in flight."""
 
-    def __init__(self, run_dir: str | Path) -> None:
+    def __init__(self, run_dir: str | Path, *, create: bool = True, lock: bool = True) -> None:
+        """Open (``create``: or make) RUN/halluscope.sqlite; ``lock``: hold RUN/.lock while open (one writer per run).
+
+        Every problem with the folder or the file is a HalluscopeError with the path and a fix, never a raw
+        sqlite3 error: a missing run when ``create`` is False, a file where the folder should be, a read-only
+        folder or store, a file that is not a SQLite database.
+        """
         self.run_dir = Path(run_dir)
-        self.run_dir.mkdir(parents=True, exist_ok=True)
         self.path = self.run_dir / STORE_NAME
-        self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        check_run_dir(self.run_dir, create=create)
+        if create:
+            try:
+                self.run_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise HalluscopeError(f"cannot create the run directory {self.run_dir} ({exc.strerror}); expected a "
+                                      "path whose parent folders are directories you can write to. Fix: pass another "
+                                      "--out") from None
+        self._lock = RunLock(self.run_dir).acquire() if lock else None
+        self._db: sqlite3.Connection = None  # type: ignore[assignment]  # set below; close() may run first
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise HalluscopeError(
+                f"{self.path}: cannot open the run store ({exc}); expected a writable SQLite file made by "
+                "halluscope. Fix: if it is damaged, move it away (the run's outputs stay) and re-run the command "
+                "that built the run, or pass another run directory") from None
 
     def close(self) -> None:
-        self._db.close()
+        if self._db is not None:
+            self._db.close()
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     def __enter__(self) -> Store:
         return self
