@@ -20,6 +20,8 @@ def parse_kv_options(values: list[str]) -> dict:
         key, sep, value = kv.partition("=")
         if not sep or not key:
             raise typer.BadParameter(f"--option expects KEY=VALUE, got '{kv}'")
+        if key in options:
+            raise typer.BadParameter(f"--option {key} is given twice ('{kv}'); expected each key once")
         try:
             options[key] = json.loads(value)
         except json.JSONDecodeError:

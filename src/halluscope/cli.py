@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -44,18 +46,26 @@ DETECTORS_TRAINED = frozenset({"tfidf", "encoder"})  # trained kinds take no pro
 
 
 def _langs(value: str) -> tuple[str, ...]:
-    langs = tuple(x.strip() for x in value.split(",") if x.strip())
-    bad = [x for x in langs if x not in LANGUAGES]
-    if bad or not langs:
-        raise typer.BadParameter(f"expected a comma-separated subset of {','.join(LANGUAGES)}, got '{value}'")
-    return langs
+    return _choices(value, LANGUAGES, "--langs")
+
+
+def _existing_run(value: Path) -> Path:
+    """Commands that read a run never create one: a mistyped path stops here (exit 2), and nothing is written."""
+    from halluscope.store import check_run_dir
+
+    return check_run_dir(value)
 
 
 def _choices(value: str, allowed: tuple[str, ...], name: str) -> tuple:
     got = tuple(x.strip() for x in value.split(",") if x.strip())
     bad = [x for x in got if x not in allowed]
     if bad or not got:
-        raise typer.BadParameter(f"{name} expects a comma-separated subset of {','.join(allowed)}, got '{value}'")
+        raise typer.BadParameter(f"{name} expects a comma-separated subset of {','.join(allowed)}, got '{value}'"
+                                 + (f" ({', '.join(bad)} unknown)" if bad else ""))
+    if len(set(got)) != len(got):
+        dupes = sorted({x for x in got if got.count(x) > 1})
+        raise typer.BadParameter(f"{name} expects each value once, got '{value}' ({', '.join(dupes)} repeated); "
+                                 f"e.g. {name} {','.join(dict.fromkeys(got))}")
     return got
 
 
@@ -96,7 +106,7 @@ def build_spoken_cmd(
 
 @build_app.command("judge")
 def build_judge_cmd(
-    run: Path = typer.Argument(..., help="Run directory made by 'build spoken'."),
+    run: Path = typer.Argument(..., help="Run directory made by 'build spoken'.", callback=_existing_run),
     judge: List[str] = typer.Option(..., "--judge", help="Judge spec, e.g. openai/deepseek-chat or hf/<dir>; repeat it: two or more judges give the agreement table."),
     per_cell: int = typer.Option(8, help="Rewrites sampled per type x severity x language cell (seed 000: 8, 216 items)."),
     seed: int = typer.Option(0, help="Seed of the stratified sample."),
@@ -131,7 +141,7 @@ def build_judge_cmd(
 
 @build_app.command("realworld")
 def build_realworld_cmd(
-    run: Path = typer.Argument(..., help="Run directory made by 'build spoken'."),
+    run: Path = typer.Argument(..., help="Run directory made by 'build spoken'.", callback=_existing_run),
     fakes: Path = typer.Option(..., help="Fact-checked fakes (.jsonl/.csv/.parquet): id, language (ru|kk), text[, "
                                "native_language, translated, pair_id, near_parallel, url, date, topic]."),
     langs: str = typer.Option("ru,kk", help="Languages of the split, comma-separated (ru, kk)."),
@@ -167,7 +177,7 @@ def _split_langs(value: str) -> tuple[str, ...]:
 @app.command()
 @with_executor
 def detect(
-    run: Path = typer.Argument(..., help="Run directory made by 'build spoken'."),
+    run: Path = typer.Argument(..., help="Run directory made by 'build spoken'.", callback=_existing_run),
     detector: str = typer.Option("tfidf", help="Detector spec: 'tfidf' (offline TF-IDF + logistic regression); "
                                  "other kinds ('encoder/<path>', 'openai/<model>', 'hf/<path>', 'hf-audio/<path>') "
                                  "are available when their modules are installed."),
@@ -224,7 +234,8 @@ def detect(
 
 @app.command()
 def project(
-    run: Path = typer.Argument(..., help="Run directory to measure (a small build of your own corpus)."),
+    run: Path = typer.Argument(..., help="Run directory to measure (a small build of your own corpus).",
+                               callback=_existing_run),
     samples: int = typer.Option(12_013, help="Corpus size to project to (the paper: 12,013 samples)."),
     audio_s: float = typer.Option(96.0, help="Audio seconds per sample (the paper's median: 96)."),
     workers: str = typer.Option("1,8,32", help="Worker counts to project speech stages on, comma-separated."),
@@ -251,7 +262,7 @@ def project(
 
 @app.command()
 def report(
-    run: Path = typer.Argument(..., help="Run directory."),
+    run: Path = typer.Argument(..., help="Run directory.", callback=_existing_run),
     json_out: bool = typer.Option(False, "--json", help="Print the headline tables as JSON on stdout."),
 ) -> None:
     """Write report/ (tables.md, CSVs, headline.json, report.html with plots) for a run directory."""
@@ -337,6 +348,12 @@ def quickstart(
     from halluscope.detect import detect as run_detect
     from halluscope.report import collect, write_report
 
+    from halluscope.detect.run import MIN_ARTICLES
+
+    if articles_per_language is not None and articles_per_language < MIN_ARTICLES:
+        # checked before the build: the article-level split needs train, dev and test articles per language
+        raise typer.BadParameter(f"expected at least {MIN_ARTICLES} articles per language (one each for train, dev "
+                                 f"and test), got {articles_per_language}", param_hint="--articles-per-language")
     t0 = time.perf_counter()
     cfg = BuildConfig(corpus="demo", langs=_langs(langs), seed=seed, articles_per_language=articles_per_language)
     build_spoken(out, cfg)
@@ -366,3 +383,22 @@ def main() -> None:
                  for e in exc.errors()]
         console.print("[red]error:[/] invalid options:\n  " + "\n  ".join(lines), highlight=False)
         sys.exit(2)
+    except (OSError, sqlite3.Error) as exc:
+        # the machine said no (disk full, permission denied, a folder where a file should be, a locked store)
+        from rich.markup import escape
+
+        console.print(f"[red]error:[/] {escape(f'{type(exc).__name__}: {exc}')}. Fix: check the path, its "
+                      "permissions and free disk space, then run the command again (finished work is kept)",
+                      highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except Exception as exc:  # noqa: BLE001 - a bug: one line here, the traceback in a file
+        import tempfile
+        import traceback
+
+        fd, log = tempfile.mkstemp(prefix="halluscope-traceback-", suffix=".txt")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(" ".join(sys.argv) + "\n\n" + traceback.format_exc())
+        first = (str(exc).splitlines() or [""])[0][:500]
+        print(f"internal error: {type(exc).__name__}: {first} (full traceback: {log}; please report it)",
+              file=sys.stderr)
+        sys.exit(1)

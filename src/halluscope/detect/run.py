@@ -85,6 +85,7 @@ class DetectorKind:
     run: Runner
     inputs: tuple[str, ...] = ("text", "transcript")
     config: Callable[[str, dict], dict] = lambda model, options: {"model": model, **options}
+    options: tuple[str, ...] | None = None  # the -o keys it takes (checked up front); None: it checks them itself
 
 
 DETECTORS: dict[str, DetectorKind] = {}
@@ -105,8 +106,6 @@ def _run_tfidf(ctx: DetectContext) -> None:
         if all(v.id in done for v in group if ctx.split_of(v) != "train"):
             continue
         part = {s: [v for v in group if ctx.split_of(v) == s] for s in ("train", "dev", "test")}
-        if not part["train"] or not part["test"]:
-            raise HalluscopeError(f"language '{lang}' has too few articles to split (need at least 3)")
         model = det.fit([ctx.x_of(v) for v in part["train"]], [ctx.gold(v) for v in part["train"]],
                         [ctx.x_of(v) for v in part["dev"]], [ctx.gold(v) for v in part["dev"]], ctx.labels)
         for split in ("dev", "test"):
@@ -116,7 +115,32 @@ def _run_tfidf(ctx: DetectContext) -> None:
 
 
 register_detector("tfidf", DetectorKind(
-    run=_run_tfidf, config=lambda model, options: TfidfDetector(seed=options.get("seed", 0)).config()))
+    run=_run_tfidf, config=lambda model, options: TfidfDetector(seed=options.get("seed", 0)).config(), options=()))
+
+MIN_ARTICLES = 3  # per language: one each for train, dev and test (seed 000, 3.5: the split is by source article)
+
+
+def check_splits(items: list[Variant], splits: dict[str, str], run_dir: str | Path) -> None:
+    """Every language needs articles in train, dev and test; otherwise nothing could be predicted (exit 2)."""
+    for lang in sorted({v.language for v in items}):
+        articles = {v.article_id for v in items if v.language == lang}
+        missing = [s for s in ("train", "dev", "test") if not any(splits[a] == s for a in articles)]
+        if missing:
+            raise HalluscopeError(
+                f"{run_dir}: language '{lang}' has {len(articles)} source article(s), too few for the article-level "
+                f"train/dev/test split (no {', '.join(missing)} articles); expected at least {MIN_ARTICLES} per "
+                "language. Fix: rebuild with more articles (e.g. --articles-per-language 3 or more) or leave the "
+                "language out with --langs")
+
+
+def check_options(detector: str, kind: DetectorKind, options: dict[str, Any]) -> None:
+    if kind.options is None:
+        return
+    unknown = sorted(set(options) - set(kind.options) - {"seed"})
+    if unknown:
+        known = ", ".join(kind.options) or "none"
+        raise HalluscopeError(f"detector '{detector}' does not take -o {', '.join(unknown)}; its options: {known}. "
+                              "Fix: drop the option or check its spelling")
 
 
 @dataclass
@@ -147,7 +171,8 @@ def detect(run_dir: str | Path, *, detector: str = "tfidf", task: Task = "binary
         raise HalluscopeError(f"unknown task '{task}': expected binary, type or severity")
     if input not in kind.inputs:
         raise HalluscopeError(f"detector '{detector}' reads {', '.join(kind.inputs)}; got --input {input}")
-    with Store(run_dir) as store:
+    check_options(detector, kind, options)
+    with Store(run_dir, create=False) as store:
         build = load_build(store)
         # identical ids for every input: only samples with a transcript (and so with audio)
         excluded = {k: "no transcript (see the build's failures)" for k in build.samples if k not in build.transcripts}
@@ -157,6 +182,7 @@ def detect(run_dir: str | Path, *, detector: str = "tfidf", task: Task = "binary
         if not items:
             raise HalluscopeError(f"{run_dir}: no samples with transcripts to run '{task}' on")
         splits = split_by_article(build.samples.values(), seed=seed)
+        check_splits(items, splits, run_dir)
         stage = Stage("detect", {"detector": detector, "config": kind.config(model, {**options, "seed": seed}),
                                  "task": task, "input": input, "seed": seed},
                       (build.stages["generate"], build.stages["asr"]))
@@ -168,4 +194,10 @@ def detect(run_dir: str | Path, *, detector: str = "tfidf", task: Task = "binary
                             executor=executor or LOCAL)
         kind.run(ctx)
         predictions = store.results(stage.name, stage.fingerprint, Prediction)
+        if not predictions:
+            failed = store.failures(stage.name, stage.fingerprint)
+            first = f"; first failure: {next(iter(failed.values()))}" if failed else ""
+            raise HalluscopeError(f"detect {detector} task={task} input={input} stored 0 predictions on {run_dir} "
+                                  f"({len(failed)} item(s) failed{first}). Fix: see the failures above or in the "
+                                  "report, then run detect again (finished items are kept)")
         return DetectResult(stage.fingerprint, predictions, excluded)
