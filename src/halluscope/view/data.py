@@ -1,0 +1,400 @@
+"""What the viewer shows, read from a run through the Store: a compact index (one row per item, every field a
+filter needs) and each item's detail, built on demand (a 12,000-item run is indexed, not rendered, at start).
+
+Spoken items (seed 000): original and rewrite with every recorded edit located, self-assessment, judges' ratings,
+the clip, the transcript aligned to the text word by word (jiwer.process_words on the App. A.4 normalised
+strings, the same ones WER is computed on), and each detector run's prediction with its raw reply (calls table).
+MISHAP items (seed 001): one per question, every model's answer with its decoding, verdict, stance, evidence and
+human labels. Closed-form items: question, reply, strict and compat readings and why they differ.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+import jiwer
+
+from halluscope.errors import HalluscopeError
+from halluscope.metrics.asr import normalize_for_wer
+from halluscope.records import (AudioRef, Change, Judgement, MishapClip, Prediction, RewriteLog, Transcript,
+                                Variant)
+from halluscope.store import STORE_NAME, Store, check_run_dir
+
+PAGE = 50  # items per page in the list and per data chunk of an export
+
+
+def _mark(text: str, spans: Sequence[tuple[int, str]]) -> tuple[list[list], list[int]]:
+    """``text`` cut into [piece, edit index or None] segments marking each (edit, span); edits not found listed."""
+    taken: list[tuple[int, int, int]] = []
+    missing = []
+    for i, span in spans:
+        if not span:
+            continue
+        start = 0
+        while (at := text.find(span, start)) >= 0 and any(a < at + len(span) and at < b for a, b, _ in taken):
+            start = at + 1
+        if at < 0:
+            missing.append(i)
+        else:
+            taken.append((at, at + len(span), i))
+    out: list[list] = []
+    pos = 0
+    for a, b, i in sorted(taken):
+        if a > pos:
+            out.append([text[pos:a], None])
+        out.append([text[a:b], i])
+        pos = b
+    if pos < len(text):
+        out.append([text[pos:], None])
+    return out, missing
+
+
+def alignment(reference: str, hypothesis: str) -> dict | None:
+    """Word alignment of the normalised texts as jiwer computes it: chunks of equal/substitute/insert/delete."""
+    ref, hyp = normalize_for_wer(reference), normalize_for_wer(hypothesis)
+    if not ref:
+        return None
+    out = jiwer.process_words(ref, hyp)
+    rw, hw = out.references[0], out.hypotheses[0]
+    chunks = [{"op": c.type, "ref": rw[c.ref_start_idx:c.ref_end_idx], "hyp": hw[c.hyp_start_idx:c.hyp_end_idx]}
+              for c in out.alignments[0]]
+    return {"chunks": chunks, "hits": out.hits, "substitutions": out.substitutions, "deletions": out.deletions,
+            "insertions": out.insertions, "wer": out.wer}
+
+
+def reply_text(response: object) -> str | None:
+    """The text of a stored reply: a chat completion's message content, or the stored body as JSON."""
+    if response is None:
+        return None
+    if isinstance(response, dict):
+        for path in (("choices", 0, "message", "content"), ("text",), ("content",)):
+            cur: object = response
+            try:
+                for p in path:
+                    cur = cur[p]  # type: ignore[index]
+            except (KeyError, IndexError, TypeError):
+                continue
+            if isinstance(cur, str):
+                return cur
+    return json.dumps(response, ensure_ascii=False, indent=1)
+
+
+@dataclass
+class ViewData:
+    """The index, the detector runs, and item details on demand; ``audio`` maps audio keys to (path, sha256)."""
+
+    run_dir: Path
+    index: list[dict]
+    runs: list[dict]
+    judges: list[str]
+    detail_of: Callable[[str], dict]
+    audio: dict[str, tuple[Path, str | None]] = field(default_factory=dict)
+    roots: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    quality: dict[str, dict[str, dict]] = field(default_factory=dict)  # item -> annotator -> latest rating
+    texts: dict[str, str] = field(default_factory=dict)  # item -> casefolded id, texts and replies (search)
+
+    def __post_init__(self) -> None:
+        self.position = {r["id"]: i for i, r in enumerate(self.index)}
+        self._cache: dict[str, dict] = {}
+        self._lock = threading.Lock()
+
+    def detail(self, item_id: str) -> dict:
+        with self._lock:
+            if item_id not in self._cache:
+                if item_id not in self.position:
+                    raise KeyError(item_id)
+                self._cache[item_id] = self.detail_of(item_id)
+            return self._cache[item_id]
+
+    def chunk(self, n: int) -> dict[str, dict]:
+        """The details of the items at index positions [n * PAGE, (n + 1) * PAGE)."""
+        return {r["id"]: self.detail(r["id"]) for r in self.index[n * PAGE:(n + 1) * PAGE]}
+
+    def rated(self, row: dict) -> None:
+        """A new speech-quality rating: the item's index row and detail show it."""
+        self.quality.setdefault(row["item_id"], {})[row["annotator"]] = row
+        with self._lock:
+            self._cache.pop(row["item_id"], None)
+        self.index[self.position[row["item_id"]]]["q"] = _quality_state(self.quality[row["item_id"]])
+
+    def search(self, q: str) -> list[str]:
+        """Ids of items whose id, text, transcript or answers contain every word of ``q`` (case-insensitive)."""
+        words = q.casefold().split()
+        return [r["id"] for r in self.index if all(w in self.texts.get(r["id"], "") for w in words)]
+
+    def meta(self) -> dict:
+        return {"run": str(self.run_dir), "n": len(self.index), "page": PAGE, "runs": self.runs, "judges": self.judges,
+                "notes": self.notes}
+
+
+class _Calls:
+    """Raw replies by call key, read-only and thread-safe (the viewer never writes the store through this)."""
+
+    def __init__(self, path: Path) -> None:
+        self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        self._lock = threading.Lock()
+
+    def latest(self, key: str | None) -> tuple[str | None, str | None]:
+        if not key:
+            return None, None
+        with self._lock:
+            row = self._db.execute("SELECT response, status FROM calls WHERE key=? ORDER BY id DESC LIMIT 1",
+                                   (key,)).fetchone()
+        if row is None:
+            return None, None
+        return reply_text(json.loads(row[0]) if row[0] else None), row[1]
+
+    def table(self, sql: str, args: tuple = ()) -> list[tuple]:
+        with self._lock:
+            try:
+                return self._db.execute(sql, args).fetchall()
+            except sqlite3.OperationalError:  # the table does not exist (yet)
+                return []
+
+
+def _spoken(store: Store, calls: _Calls, index: list[dict], details: dict[str, Callable[[], dict]], texts: dict[str, str],
+            audio: dict[str, tuple[Path, str | None]], runs: list[dict], judges: list[str],
+            quality: dict[str, dict[str, dict]], audio_src: Callable[[str], str]) -> None:
+    from halluscope.build import load_build
+    from halluscope.generate.llm import LOG_STAGE
+
+    b = load_build(store)
+    preds: dict[str, dict[str, Prediction]] = {}
+    latest: dict[tuple, str] = {}
+    for m in store.manifests():  # one run per detector x prompting x mitigation x task x input, as the report has
+        if m.command == "detect":
+            opts = m.config.get("options") or {}
+            variant = " ".join(f"{k}={opts[k]}" for k in sorted(opts) if k in ("prompting", "mitigation"))
+            det = m.config["detector"] + (f" [{variant}]" if variant else "")
+            latest[(det, m.config["task"], m.config["input"])] = m.stages["detect"]
+    for (det, task, inp), fp in sorted(latest.items()):
+        key = f"{det}|{task}|{inp}"
+        preds[key] = store.results("detect", fp, Prediction)
+        runs.append({"key": key, "detector": det, "task": task, "input": inp, "n": len(preds[key])})
+    judged: dict[str, dict[str, Judgement]] = {}
+    jm = store.latest_manifest("build judge")
+    if jm is not None:
+        for name, fp in jm.stages.items():
+            spec = name.split(":", 1)[1]
+            judges.append(spec)
+            for k, j in store.results("judge", fp, Judgement).items():
+                judged.setdefault(k, {})[spec] = j
+    logs = store.results(LOG_STAGE, b.stages["generate"], RewriteLog)
+
+    for k in sorted(b.samples, key=lambda k: (b.samples[k].language, b.samples[k].article_id, k)):
+        v = b.samples[k]
+        a, t = b.audio.get(k), b.transcripts.get(k)
+        outcome, status, split = {}, {}, None
+        for rk, ps in preds.items():
+            if (p := ps.get(k)) is not None:
+                split = split or p.split
+                outcome[rk] = "none" if p.predicted is None else ("correct" if p.predicted == p.gold else "wrong")
+                status[rk] = p.status
+        if a is not None:
+            audio[f"spoken:{k}"] = (b.run_dir / a.path, a.sha256)
+        index.append({"id": k, "kind": "spoken", "lang": v.language, "type": v.type, "severity": v.severity,
+                      "label": v.label, "split": split, "wer": t.wer if t else None, "audio": a is not None,
+                      "transcript": t is not None, "outcome": outcome, "status": status, "models": [],
+                      "judged": k in judged, "q": _quality_state(quality.get(k)),
+                      "title": v.text[:90]})
+        texts[k] = f"{k}\n{v.text}\n{t.text if t else ''}".casefold()
+
+        def detail(v: Variant = v, a: AudioRef | None = a, t: Transcript | None = t) -> dict:
+            src = b.samples.get(v.article_id) if v.label == 1 else None
+            changes: tuple[Change, ...] = v.changes
+            rewrite, miss_after = _mark(v.text, [(i, c.after) for i, c in enumerate(changes)])
+            original, miss_before = _mark(src.text, [(i, c.before) for i, c in enumerate(changes)]) if src else ([], [])
+            log = logs.get(v.id)
+            sa = log.self_assessment if log else None
+            predictions = []
+            for rk, ps in preds.items():
+                p = ps.get(v.id)
+                if p is None:
+                    continue
+                raw, call_status = calls.latest(p.call_key)
+                predictions.append({"run": rk, "detector": rk.split("|")[0], "task": p.task, "input": p.input,
+                                    "split": p.split, "gold": p.gold, "predicted": p.predicted, "status": p.status,
+                                    "answer": p.answer, "reason": p.reason, "raw": raw, "call_status": call_status,
+                                    "outcome": "none" if p.predicted is None else (
+                                        "correct" if p.predicted == p.gold else "wrong")})
+            return {
+                "id": v.id, "kind": "spoken", "article_id": v.article_id, "language": v.language, "label": v.label,
+                "type": v.type, "severity": v.severity, "generator": v.generator, "checks": v.checks,
+                "text": v.text, "rewrite": rewrite, "original": original,
+                "edits": [{**c.model_dump(), "located": i not in miss_after and i not in miss_before}
+                          for i, c in enumerate(changes)],
+                "self_assessment": sa.model_dump() if sa else None,
+                "judges": [{"judge": j.judge, "status": j.status, "scores": j.scores, "reason": j.unscored_reason,
+                            "raw": j.raw_text} for j in judged.get(v.id, {}).values()],
+                "audio": None if a is None else {"src": audio_src(f"spoken:{v.id}"), "voice": a.voice,
+                                                 "duration_s": a.duration_s, "engine": a.engine},
+                "transcript": None if t is None else {"text": t.text, "asr": t.asr, "wer": t.wer, "cer": t.cer,
+                                                      "alignment": alignment(v.text, t.text)},
+                "predictions": predictions,
+                "quality": list(quality.get(v.id, {}).values()),
+            }
+
+        details[k] = detail
+
+
+def _quality_state(rows: dict[str, dict] | None) -> str:
+    if not rows:
+        return ""
+    return "excluded" if any(r["excluded"] for r in rows.values()) else "rated"
+
+
+def _mishap(store: Store, calls: _Calls, index: list[dict], details: dict[str, Callable[[], dict]], texts: dict[str, str],
+            audio: dict[str, tuple[Path, str | None]], audio_src: Callable[[str], str]) -> list[Path]:
+    from halluscope.mishap.annotate import audio_roots
+    from halluscope.mishap.answers import load_answers
+    from halluscope.mishap.clips import kept_clips
+    from halluscope.mishap.judge import load_judgements
+    from halluscope.mishap.questions import load_questions
+    from halluscope.mishap.rubrics import current_rubrics
+
+    clips: dict[str, MishapClip] = kept_clips(store)
+    try:
+        questions = load_questions(store)
+    except HalluscopeError:  # clips only so far
+        questions = {}
+    rubrics = current_rubrics(store) if questions else {}
+    answers = load_answers(store) if questions else {}
+    verdicts = load_judgements(store) if questions else {}
+    human: dict[str, dict[str, dict]] = {}
+    for aid, who, label, note in calls.table("SELECT answer_id, annotator, label, note FROM mishap_annotations "
+                                             "ORDER BY id"):
+        human.setdefault(aid, {})[who] = {"annotator": who, "label": label, "note": note}
+    by_q: dict[str, list] = {}
+    for a in sorted(answers.values(), key=lambda a: (a.model, a.seed is not None, a.seed or 0)):
+        by_q.setdefault(a.question_id, []).append(a)
+    for c in clips.values():
+        audio[f"clip:{c.id}"] = (Path(c.audio), c.sha256)
+    for qid in sorted(questions):
+        q = questions[qid]
+        clip = clips.get(q.clip_id)
+        ans = by_q.get(qid, [])
+        index.append({"id": qid, "kind": "mishap", "lang": None, "type": q.strategy, "severity": q.category,
+                      "domain": q.domain, "label": None, "split": None, "wer": None, "audio": clip is not None,
+                      "transcript": False, "outcome": {}, "status": {a.model: a.status for a in ans},
+                      "verdicts": sorted({v.verdict for a in ans if (v := verdicts.get(a.id)) and v.verdict}),
+                      "models": sorted({a.model for a in ans}), "judged": any(a.id in verdicts for a in ans), "q": "",
+                      "title": q.text[:90]})
+        texts[qid] = "\n".join([qid, q.text, *(a.text or "" for a in ans)]).casefold()
+
+        def detail(q=q, clip=clip, ans=ans) -> dict:  # type: ignore[no-untyped-def]
+            rows = []
+            for a in ans:
+                v = verdicts.get(a.id)
+                rows.append({"id": a.id, "model": a.model,
+                             "decoding": "greedy" if a.seed is None else f"sampled (seed {a.seed})",
+                             "status": a.status, "text": a.text, "error": a.error,
+                             "verdict": v.verdict if v else None, "stance": v.stance if v else None,
+                             "judge": v.judge if v else None, "judge_status": v.status if v else None,
+                             "judge_reason": v.unscored_reason if v else None, "judge_raw": v.raw_text if v else None,
+                             "evidence": [s.model_dump() for s in v.searches] if v else [],
+                             "human": list(human.get(a.id, {}).values())})
+            r = rubrics.get(q.id)
+            return {"id": q.id, "kind": "mishap", "domain": q.domain, "category": q.category, "strategy": q.strategy,
+                    "question": q.text, "invented_source": q.invented_source, "rubric": r.text if r else None,
+                    "rubric_version": r.version if r else None,
+                    "clip": None if clip is None else {"id": clip.id, "description": clip.description,
+                                                       "description_kind": clip.description_kind,
+                                                       "source": clip.source, "duration_s": clip.duration_s,
+                                                       "src": audio_src(f"clip:{clip.id}")},
+                    "answers": rows}
+
+        details[qid] = detail
+    return audio_roots(store.run_dir)
+
+
+def load_closedform(specs: Sequence[str]) -> list[tuple[dict, Callable[[], dict]]]:
+    """``FORMAT=FILE[,FILE]`` (halluaudio, aha, yesno=QUESTIONS,PREDICTIONS): every item as both modes score it."""
+    from halluscope.closedform import loaders, score
+
+    out = []
+    for spec in specs:
+        fmt, _, files = spec.partition("=")
+        paths = [p for p in files.split(",") if p]
+        if fmt not in ("halluaudio", "aha", "yesno") or not paths or (fmt == "yesno") != (len(paths) == 2):
+            raise HalluscopeError(f"--closedform {spec!r}: expected halluaudio=FILE[,FILE...], aha=FILE[,FILE...] or "
+                                  "yesno=QUESTIONS.csv,PREDICTIONS.csv")
+        if fmt == "halluaudio":
+            loaded = loaders.load_halluaudio(paths)
+            result = score.score_halluaudio(loaded, bootstrap=0)
+            asked = {i.id: i.prompt for i in loaded.items}
+        elif fmt == "aha":
+            loaded = loaders.load_aha(paths)
+            result = score.score_aha(loaded, bootstrap=0)
+            asked = {i.index: i.question for i in loaded.items}
+        else:
+            loaded = loaders.load_yesno(paths[0], paths[1])
+            result = score.score_yesno(loaded, bootstrap=0)
+            asked = {getattr(i, "id", ""): getattr(i, "question", "") for i in loaded.items}
+        for it in result.items:
+            uid = f"{fmt}:{it.run + ':' if it.run else ''}{it.id}"
+            row = {"id": uid, "kind": "closedform", "lang": None, "type": it.kind, "severity": it.group,
+                   "label": None, "split": None, "wer": None, "audio": False, "transcript": False,
+                   "outcome": {f"{fmt}|strict": "correct" if it.strict_correct else "wrong",
+                               **({f"{fmt}|compat": "correct" if it.compat_correct else "wrong"}
+                                  if it.compat_scored else {})},
+                   "status": {"modes": "differ" if it.differs else "agree"}, "models": [it.run] if it.run else [], "judged": False, "q": "",
+                   "differs": it.differs, "title": (asked.get(it.id) or it.reply or "")[:90]}
+
+            def detail(it=it, uid=uid, fmt=fmt, question=asked.get(it.id)) -> dict:  # type: ignore[no-untyped-def]
+                return {"id": uid, "kind": "closedform", "benchmark": fmt, "question": question, **it.as_row(),
+                        "differs": it.differs, "why": it.category if it.differs else None,
+                        "compat_scored": it.compat_scored}
+
+            out.append((row, detail))
+    return out
+
+
+def load_view(run_dir: str | Path, *, closedform: Sequence[str] = (),
+              audio_src: Callable[[str], str] | None = None) -> ViewData:
+    """Index a run (a spoken build, a MISHAP run, or both) plus closed-form prediction files."""
+    from halluscope.view.quality import latest_quality
+
+    run_dir = check_run_dir(run_dir)
+    src = audio_src or (lambda key: f"/audio/{quote(key, safe='')}")
+    index: list[dict] = []
+    details: dict[str, Callable[[], dict]] = {}
+    audio: dict[str, tuple[Path, str | None]] = {}
+    runs: list[dict] = []
+    judges: list[str] = []
+    roots = [run_dir.resolve()]
+    notes: list[str] = []
+    texts: dict[str, str] = {}
+    quality = latest_quality(run_dir)
+    calls = _Calls(run_dir / STORE_NAME)
+    with Store(run_dir, create=False, lock=False) as store:
+        if store.latest_manifest("build spoken") is not None:
+            _spoken(store, calls, index, details, texts, audio, runs, judges, quality, src)
+        if store.latest_manifest("mishap clips") is not None:
+            roots = _mishap(store, calls, index, details, texts, audio, src)
+    for row, detail in load_closedform(closedform):
+        index.append(row)
+        details[row["id"]] = detail
+        texts[row["id"]] = f"{row['id']}\n{row['title']}".casefold()
+        for k in row["outcome"]:
+            if not any(r["key"] == k for r in runs):
+                runs.append({"key": k, "detector": k.split("|")[0], "task": k.split("|")[1], "input": "closed-form",
+                             "n": 0})
+    if not index:
+        raise HalluscopeError(f"{run_dir} holds no items to view: no 'build spoken' and no 'mishap clips' run, and no "
+                              "--closedform file. Fix: build the run first, or pass --closedform FORMAT=FILE")
+    seen: set[str] = set()
+    for r in index:
+        if r["id"] in seen:
+            raise HalluscopeError(f"item id {r['id']!r} appears twice (a spoken sample and a MISHAP question share it); "
+                                  "expected ids unique across the run. Fix: view them from separate run folders")
+        seen.add(r["id"])
+    return ViewData(run_dir=run_dir, index=index, runs=runs, judges=judges, detail_of=lambda k: details[k](),
+                    audio=audio, roots=roots, notes=notes, quality=quality,
+                    texts=texts)

@@ -1,0 +1,44 @@
+"""Links from report cells to the viewer's filtered list of the items behind them.
+
+The report lives in RUN/report/; the links point at an exported viewer in RUN/view/ ('halluscope view RUN
+--export RUN/view'); the fragment is the viewer's permalink format (filters as URL parameters).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+VIEW_PAGE = "../view/index.html"
+_TYPES = {"C": "contradiction", "F": "fabrication", "I": "context_inconsistency"}
+
+
+def href(**filters: object) -> str:
+    return VIEW_PAGE + "#" + urlencode({k: v for k, v in filters.items() if v not in (None, "", "all")})
+
+
+def dataset_link(row: dict, key: str) -> str | None:
+    """Table 1: a language row; a column picks originals, rewrites, a type or a severity."""
+    lang = {"lang": row.get("language"), "kind": "spoken"}
+    if key == "original":
+        return href(**lang, label="original")
+    if key == "hallucinated":
+        return href(**lang, label="hallucinated")
+    if key in _TYPES:
+        return href(**lang, type=_TYPES[key])
+    if key in ("mild", "moderate", "severe"):
+        return href(**lang, severity=key)
+    if key in ("language", "total", "audio_minutes", "transcripts"):
+        return href(**lang)
+    return None
+
+
+def asr_link(row: dict, key: str) -> str | None:
+    return href(lang=row.get("language"), kind="spoken")
+
+
+def table2_link(row: dict, key: str) -> str | None:
+    """Table 2: the test items of that language a detector run predicted; O cells the text run, T the transcript run."""
+    inp = "text" if key.startswith("O_") else ("transcript" if key.startswith("T_") else None)
+    if inp is None:
+        return href(lang=row.get("language"), split="test", kind="spoken")
+    return href(run=f"{row['detector']}|{row['task']}|{inp}", lang=row.get("language"), split="test")
