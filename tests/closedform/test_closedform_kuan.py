@@ -258,10 +258,8 @@ def test_halluaudio_and_yesno_pass_the_asked_subject(tmp_path: Path, write_jsonl
 
 
 @pytest.mark.parametrize("prompt,pred", [
-    pytest.param("Is there a dog barking?", "I hear birds singing, not a dog.", marks=pytest.mark.xfail(
-        strict=False, reason="needs the shared reply reader (issue 12, 'What to build' 1): a subject denied in a clause")),
-    pytest.param("Is there a trumpet?", "I only hear drums.", marks=pytest.mark.xfail(
-        strict=False, reason="needs the shared reply reader (issue 12, 'What to build' 1): other sounds only")),
+    ("Is there a dog barking?", "I hear birds singing, not a dog."),
+    ("Is there a trumpet?", "I only hear drums."),
 ])
 def test_a_reply_about_another_sound_is_not_yes(tmp_path: Path, write_jsonl, prompt: str, pred: str) -> None:
     r = score_halluaudio(load_halluaudio([_binary(tmp_path, write_jsonl, prompt, pred)]), bootstrap=0)
