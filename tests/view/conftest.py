@@ -1,0 +1,27 @@
+"""A small real run for the viewer: rules rewrites -> espeak-ng -> Whisper base on three English articles, TF-IDF
+detectors on O and T, a zero-shot run whose stored replies carry markup, and the report."""
+
+from pathlib import Path
+
+import pytest
+from view_helpers import add_zero_shot_run
+
+
+@pytest.fixture(scope="session")
+def viewrun(tmp_path_factory) -> Path:
+    from corpus_fixtures import EN, write_jsonl
+
+    from halluscope.build import BuildConfig, build_spoken
+    from halluscope.detect import detect
+    from halluscope.report import collect, write_report
+
+    tmp = tmp_path_factory.mktemp("view")
+    corpus = write_jsonl(tmp / "corpus.jsonl", [{"id": f"en-{i}", "language": "en", "text": t, "date": "2024-05-01"}
+                                                for i, t in enumerate(EN[:3], 1)])
+    run = tmp / "run"
+    build_spoken(run, BuildConfig(corpus=str(corpus), langs=("en",), rewrites_per_article=1, seed=5), quiet=True)
+    for inp in ("text", "transcript"):
+        detect(run, task="binary", input=inp)
+    add_zero_shot_run(run)
+    write_report(collect(run))
+    return run
