@@ -38,7 +38,7 @@ def register_section(builder: SectionBuilder) -> SectionBuilder:
 
 # modules that contribute sections; imported when a report is built so their builders register
 SECTION_MODULES: tuple[str, ...] = ("halluscope.judge.section", "halluscope.report.paired", "halluscope.report.realworld",
-                                  "halluscope.mishap.section")
+                                  "halluscope.mishap.section", "halluscope.view.section")
 
 
 def build_sections(store: Store, build: BuildResult) -> list[Section]:
