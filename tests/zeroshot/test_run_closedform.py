@@ -95,7 +95,7 @@ def test_tiny_qwen2_audio_on_yesno_then_score(tmp_path, clips, qwen2_audio_dir):
     questions = tmp_path / "q.tsv"
     questions.write_text("entry_id\taudio_index\tprompt_text\tobject\tlabel\tsampling\n"
                          "1\tdog\tIs there a dog in the audio?\tdog\tYes\trandom\n"
-                         "2\tdog\tIs there a car in the audio?\tcar\tNo\tadversarial\n"
+                         "1\tdog\tIs there a car in the audio?\tcar\tNo\tadversarial\n"  # ids repeat across strategies
                          "3\tlong\tIs there speech in the audio?\tspeech\tYes\tpopular\n", encoding="utf-8")
     out = tmp_path / "yesno.csv"
     runner = CliRunner()
@@ -108,7 +108,8 @@ def test_tiny_qwen2_audio_on_yesno_then_score(tmp_path, clips, qwen2_audio_dir):
     log = [json.loads(x) for x in (tmp_path / "yesno.csv.delivery.jsonl").read_text().splitlines()]
     assert log[2]["audio"]["chunks"] == 2 and log[2]["audio"]["heard_s"] == pytest.approx(35.0)
     header = out.read_text().splitlines()[0]
-    assert header == "entry_id,audio_index,response"
+    assert header == "entry_id,audio_index,sampling,response"
     res = runner.invoke(app, ["score", "yesno", str(questions), str(out), "--json", "--bootstrap", "0"])
     assert res.exit_code == 0, res.output
-    assert json.loads(res.stdout)["problems"]["count"] == 0
+    scored = json.loads(res.stdout)
+    assert scored["problems"]["count"] == 0 and scored["n_items"] == 3, scored

@@ -85,7 +85,9 @@ def load_rows(fmt: str, inputs: list[Path], audio_root: Path | None) -> list[Row
             for r in table.rows:
                 name = r.values["audio_index"].strip()
                 name = name if Path(name).suffix else f"{name}.wav"
-                rows.append(Row(r.values["entry_id"].strip(), _resolve(name, audio_root, path.parent),
+                # Kuan et al.: entry ids are unique only within a sampling strategy, so the item is (sampling, id)
+                entry, sampling = r.values["entry_id"].strip(), str(r.raw.get("sampling") or "").strip()
+                rows.append(Row(f"{sampling}/{entry}" if sampling else entry, _resolve(name, audio_root, path.parent),
                                 r.values["prompt_text"], dict(r.raw)))
             continue
         ask = "prompt" if fmt == "halluaudio" else "question"
@@ -200,10 +202,12 @@ def _write(fmt: str, out: Path, rows: list[Row], log_rows: list[dict]) -> None:
     if fmt == "yesno":
         with out.open("w", encoding="utf-8", newline="") as fh:
             w = csv.writer(fh)
-            w.writerow(["entry_id", "audio_index", "response"])
+            sampled = any(row.data.get("sampling") for row in rows)
+            w.writerow(["entry_id", "audio_index", *(["sampling"] if sampled else []), "response"])
             for row, log in zip(rows, log_rows):
                 if log["ok"]:
-                    w.writerow([row.id, row.data.get("audio_index", ""), log["reply"]])
+                    w.writerow([row.data.get("entry_id", row.id), row.data.get("audio_index", ""),
+                                *([row.data.get("sampling", "")] if sampled else []), log["reply"]])
         return
     with out.open("w", encoding="utf-8") as fh:
         for row, log in zip(rows, log_rows):
