@@ -6,6 +6,7 @@ import functools
 import inspect
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, List, Optional
 
 import typer
@@ -27,6 +28,14 @@ def parse_kv_options(values: list[str]) -> dict:
         except json.JSONDecodeError:
             options[key] = value
     return options
+
+
+def existing_run(value: Path) -> Path:
+    """Typer callback of a RUN argument that must already exist: commands that read a run never create one; a
+    mistyped path stops here with 'no run at PATH' (exit 2) and nothing is written."""
+    from halluscope.store import check_run_dir
+
+    return check_run_dir(value)
 
 
 # The --executor family, shared by every command with heavy local work (one place for names, defaults, help).

@@ -12,7 +12,7 @@ from typing import List, Optional
 
 import typer
 
-from halluscope._cli_options import with_executor
+from halluscope._cli_options import existing_run, with_executor
 from halluscope.executors import ExecutorOptions
 from halluscope.errors import HalluscopeError
 from halluscope.records import LANGUAGES, SEVERITIES, TASKS, TYPES
@@ -47,13 +47,6 @@ DETECTORS_TRAINED = frozenset({"tfidf", "encoder"})  # trained kinds take no pro
 
 def _langs(value: str) -> tuple[str, ...]:
     return _choices(value, LANGUAGES, "--langs")
-
-
-def _existing_run(value: Path) -> Path:
-    """Commands that read a run never create one: a mistyped path stops here (exit 2), and nothing is written."""
-    from halluscope.store import check_run_dir
-
-    return check_run_dir(value)
 
 
 def _choices(value: str, allowed: tuple[str, ...], name: str) -> tuple:
@@ -106,7 +99,7 @@ def build_spoken_cmd(
 
 @build_app.command("judge")
 def build_judge_cmd(
-    run: Path = typer.Argument(..., help="Run directory made by 'build spoken'.", callback=_existing_run),
+    run: Path = typer.Argument(..., help="Run directory made by 'build spoken'.", callback=existing_run),
     judge: List[str] = typer.Option(..., "--judge", help="Judge spec, e.g. openai/deepseek-chat or hf/<dir>; repeat it: two or more judges give the agreement table."),
     per_cell: int = typer.Option(8, help="Rewrites sampled per type x severity x language cell (seed 000: 8, 216 items)."),
     seed: int = typer.Option(0, help="Seed of the stratified sample."),
@@ -141,7 +134,7 @@ def build_judge_cmd(
 
 @build_app.command("realworld")
 def build_realworld_cmd(
-    run: Path = typer.Argument(..., help="Run directory made by 'build spoken'.", callback=_existing_run),
+    run: Path = typer.Argument(..., help="Run directory made by 'build spoken'.", callback=existing_run),
     fakes: Path = typer.Option(..., help="Fact-checked fakes (.jsonl/.csv/.parquet): id, language (ru|kk), text[, "
                                "native_language, translated, pair_id, near_parallel, url, date, topic]."),
     langs: str = typer.Option("ru,kk", help="Languages of the split, comma-separated (ru, kk)."),
@@ -177,7 +170,7 @@ def _split_langs(value: str) -> tuple[str, ...]:
 @app.command()
 @with_executor
 def detect(
-    run: Path = typer.Argument(..., help="Run directory made by 'build spoken'.", callback=_existing_run),
+    run: Path = typer.Argument(..., help="Run directory made by 'build spoken'.", callback=existing_run),
     detector: str = typer.Option("tfidf", help="Detector spec: 'tfidf' (offline TF-IDF + logistic regression); "
                                  "other kinds ('encoder/<path>', 'openai/<model>', 'hf/<path>', 'hf-audio/<path>') "
                                  "are available when their modules are installed."),
@@ -235,7 +228,7 @@ def detect(
 @app.command()
 def project(
     run: Path = typer.Argument(..., help="Run directory to measure (a small build of your own corpus).",
-                               callback=_existing_run),
+                               callback=existing_run),
     samples: int = typer.Option(12_013, help="Corpus size to project to (the paper: 12,013 samples)."),
     audio_s: float = typer.Option(96.0, help="Audio seconds per sample (the paper's median: 96)."),
     workers: str = typer.Option("1,8,32", help="Worker counts to project speech stages on, comma-separated."),
@@ -262,7 +255,7 @@ def project(
 
 @app.command()
 def report(
-    run: Path = typer.Argument(..., help="Run directory.", callback=_existing_run),
+    run: Path = typer.Argument(..., help="Run directory.", callback=existing_run),
     json_out: bool = typer.Option(False, "--json", help="Print the headline tables as JSON on stdout."),
 ) -> None:
     """Write report/ (tables.md, CSVs, headline.json, report.html with plots) for a run directory."""

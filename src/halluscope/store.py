@@ -62,7 +62,8 @@ def check_run_dir(run_dir: str | Path, *, create: bool = False) -> Path:
     if not create and not store.is_file():
         what = f"{store} is not a file" if store.exists() else (
             f"{run_dir} holds no {STORE_NAME}" if run_dir.is_dir() else f"{run_dir} does not exist")
-        raise HalluscopeError(f"no run at {run_dir} (expected a directory made by `halluscope build ...`; {what}). "
+        raise HalluscopeError(f"no run at {run_dir} (expected a directory made by `halluscope build ...` or "
+                              f"`halluscope mishap clips`; {what}). "
                               "Fix: check the path, or build the run first")
     if run_dir.is_dir() and not os.access(run_dir, os.W_OK | os.X_OK):
         raise HalluscopeError(f"{run_dir} is not writable; halluscope records every command in the run's store. "

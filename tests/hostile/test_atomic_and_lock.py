@@ -10,7 +10,7 @@ import threading
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import EN, FAKE_MAIN, flat, subprocess_env, write_corpus
+from hostile_helpers import EN, FAKE_MAIN, flat, subprocess_env, write_corpus
 from halluscope.fs import atomic_path, atomic_write
 from halluscope.store import Store
 

@@ -8,17 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_clean_failure, flat, run_cli, snapshot
+from hostile_helpers import assert_clean_failure, flat, run_cli, snapshot
 
-READERS = (["report"], ["detect"], ["project"], ["build", "judge", "--judge", "openai/x"],
-           ["build", "realworld", "--fakes", "f.jsonl"])
+READERS = (["report", "RUN"], ["detect", "RUN"], ["project", "RUN"], ["build", "judge", "RUN", "--judge", "openai/x"],
+           ["build", "realworld", "RUN", "--fakes", "f.jsonl"], ["mishap", "questions", "RUN", "--llm", "openai/x"],
+           ["mishap", "rubrics", "RUN"], ["mishap", "answer", "RUN", "--model", "openai/x"],
+           ["mishap", "judge", "RUN", "--judge", "openai/x"], ["mishap", "annotate", "RUN"],
+           ["mishap", "examples", "RUN", "--out", "x.json"], ["mishap", "report", "RUN"])
 
 
 @pytest.mark.parametrize("command", READERS, ids=lambda c: " ".join(c[:2]))
 def test_readers_given_a_mistyped_path_create_nothing(tmp_path, capsys, monkeypatch, command):
     missing = tmp_path / "runs" / "typo"
-    code, out = run_cli(capsys, monkeypatch, *command[:2], missing, *command[2:]) if command[0] == "build" else \
-        run_cli(capsys, monkeypatch, command[0], missing)
+    code, out = run_cli(capsys, monkeypatch, *(missing if a == "RUN" else a for a in command))
     assert_clean_failure(code, out, f"no run at {missing}", "expected a directory made by `halluscope build ...`")
     assert list(tmp_path.iterdir()) == []
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import EN, run_cli, snapshot, write_corpus
+from hostile_helpers import EN, run_cli, snapshot, write_corpus
 from halluscope.fs import PathEscapeError, id_file_name, safe_join
 
 NFC = unicodedata.normalize("NFC", "caf\u00e9")

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from halluscope._cli_options import with_executor
+from halluscope._cli_options import existing_run, with_executor
 from halluscope.executors import ExecutorOptions
 from halluscope.stages import console
 
@@ -17,6 +17,9 @@ mishap_app = typer.Typer(help="MISHAP-Bench: adversarial open-ended questions ov
                          "environment.", no_args_is_help=True)
 
 RUN = typer.Argument(..., help="Run directory (created by 'clips'; later steps resume it).")
+
+
+STEP_RUN = typer.Argument(..., help="Run directory made by 'mishap clips'.", callback=existing_run)
 
 
 def _seeds(value: Optional[str]) -> Optional[list[int]]:
@@ -42,7 +45,7 @@ def clips_cmd(run: Path = RUN,
 
 
 @mishap_app.command("questions")
-def questions_cmd(run: Path = RUN, llm: str = typer.Option(..., help="Question writer: openai/<model>, hf/<dir> or hf-audio/<dir>."),
+def questions_cmd(run: Path = STEP_RUN, llm: str = typer.Option(..., help="Question writer: openai/<model>, hf/<dir> or hf-audio/<dir>."),
                   checker: str = typer.Option("same", help="Strategy-adherence checker: 'same' (the writer), another spec, or 'none'."),
                   per_category: int = typer.Option(2, help="Questions per category per clip (the spec: 2, so 4 per clip)."),
                   real_sources: Optional[Path] = typer.Option(None, help="Real source names, one per line: invented false-authority names must not collide with them."),
@@ -57,7 +60,7 @@ def questions_cmd(run: Path = RUN, llm: str = typer.Option(..., help="Question w
 
 
 @mishap_app.command("rubrics")
-def rubrics_cmd(run: Path = RUN, llm: Optional[str] = typer.Option(None, help="Rubric writer (generate)."),
+def rubrics_cmd(run: Path = STEP_RUN, llm: Optional[str] = typer.Option(None, help="Rubric writer (generate)."),
                 export: Optional[Path] = typer.Option(None, "--export", help="Write the current rubrics as JSONL to edit."),
                 import_: Optional[Path] = typer.Option(None, "--import", help="Append edited rubrics as new versions."),
                 author: str = typer.Option("", help="Who edited (required with --import).")) -> None:
@@ -77,7 +80,7 @@ def rubrics_cmd(run: Path = RUN, llm: Optional[str] = typer.Option(None, help="R
 
 @mishap_app.command("answer")
 @with_executor
-def answer_cmd(run: Path = RUN, model: str = typer.Option(..., help="Audio LM: openai/<model> (audio parts) or hf-audio/<dir>."),
+def answer_cmd(run: Path = STEP_RUN, model: str = typer.Option(..., help="Audio LM: openai/<model> (audio parts) or hf-audio/<dir>."),
                seeds: Optional[str] = typer.Option(None, help="Sampled decoding over these seeds (e.g. 0,1,2); none: greedy once."),
                temperature: float = typer.Option(0.0, help="Sampling temperature from the model card (with --seeds)."),
                top_p: Optional[float] = typer.Option(None, help="top_p from the model card (with --seeds)."),
@@ -102,7 +105,7 @@ def answer_cmd(run: Path = RUN, model: str = typer.Option(..., help="Audio LM: o
 
 
 @mishap_app.command("judge")
-def judge_cmd(run: Path = RUN, judge: str = typer.Option(..., help="Judge LLM: openai/<model> or hf/<dir>."),
+def judge_cmd(run: Path = STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: openai/<model> or hf/<dir>."),
               evidence: Optional[Path] = typer.Option(None, help="Local documents for the evidence tool (folder of .txt/.md or .jsonl); knowledge questions only."),
               examples: Optional[Path] = typer.Option(None, help="In-context examples (3 grounded + 3 hallucinated per category, JSON)."),
               max_searches: int = typer.Option(3), retries: int = typer.Option(2, help="Re-asks after an unreadable reply.")) -> None:
@@ -113,7 +116,7 @@ def judge_cmd(run: Path = RUN, judge: str = typer.Option(..., help="Judge LLM: o
 
 
 @mishap_app.command("annotate")
-def annotate_cmd(run: Path = RUN, host: str = typer.Option("127.0.0.1", help="Bind address (loopback by default)."),
+def annotate_cmd(run: Path = STEP_RUN, host: str = typer.Option("127.0.0.1", help="Bind address (loopback by default)."),
                  port: int = typer.Option(8765, min=0, max=65535, help="Port (0: any free port)."),
                  token: Optional[str] = typer.Option(None, help="Access token (default: random, printed in the link); "
                                                      "reuse it to keep open pages working across a restart."),
@@ -138,7 +141,7 @@ def annotate_cmd(run: Path = RUN, host: str = typer.Option("127.0.0.1", help="Bi
 
 
 @mishap_app.command("examples")
-def examples_cmd(run: Path = RUN, out: Path = typer.Option(..., help="JSON file to write (the --examples input of 'judge')."),
+def examples_cmd(run: Path = STEP_RUN, out: Path = typer.Option(..., help="JSON file to write (the --examples input of 'judge')."),
                  seed: int = typer.Option(0, help="Seed of the draw.")) -> None:
     """Draw the judge's fixed in-context examples from human annotations: three grounded and three
     hallucinated per category, among responses all annotators agree on (seed 001, section 3.3)."""
@@ -154,7 +157,7 @@ def examples_cmd(run: Path = RUN, out: Path = typer.Option(..., help="JSON file 
 
 
 @mishap_app.command("report")
-def report_cmd(run: Path = RUN) -> None:
+def report_cmd(run: Path = STEP_RUN) -> None:
     """Write RUN/report/mishap/: Tables 1 and 11, stance (Figure 6 style), agreement."""
     from halluscope.mishap.report import write_mishap_report
 
