@@ -163,6 +163,7 @@ def _spoken(store: Store, calls: _Calls, index: list[dict], details: dict[str, C
             audio: dict[str, tuple[Path, str | None]], runs: list[dict], judges: list[str],
             quality: dict[str, dict[str, dict]], audio_src: Callable[[str], str]) -> None:
     from halluscope.build import load_build
+    from halluscope.detect.splits import split_by_article
     from halluscope.generate.llm import LOG_STAGE
 
     b = load_build(store)
@@ -187,14 +188,15 @@ def _spoken(store: Store, calls: _Calls, index: list[dict], details: dict[str, C
             for k, j in store.results("judge", fp, Judgement).items():
                 judged.setdefault(k, {})[spec] = j
     logs = store.results(LOG_STAGE, b.stages["generate"], RewriteLog)
+    seeds = [m.config.get("seed", 0) for m in store.manifests() if m.command == "detect"]
+    splits = split_by_article(b.samples.values(), seed=seeds[-1]) if seeds else {}  # train items have no prediction
 
     for k in sorted(b.samples, key=lambda k: (b.samples[k].language, b.samples[k].article_id, k)):
         v = b.samples[k]
         a, t = b.audio.get(k), b.transcripts.get(k)
-        outcome, status, split = {}, {}, None
+        outcome, status, split = {}, {}, splits.get(v.article_id)
         for rk, ps in preds.items():
             if (p := ps.get(k)) is not None:
-                split = split or p.split
                 outcome[rk] = "none" if p.predicted is None else ("correct" if p.predicted == p.gold else "wrong")
                 status[rk] = p.status
         if a is not None:
