@@ -142,6 +142,10 @@ def test_unknown_and_repeated_detector_options(tiny_runs, capsys, monkeypatch):
     assert_clean_failure(code, out, "epochz", "epochs")
     code, out = run_cli(capsys, monkeypatch, "detect", tiny_runs["ok"], "-o", "seed=1", "-o", "seed=2")
     assert_clean_failure(code, out, "seed is given twice")
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9")  # never reached: the options fail first
+    code, out = run_cli(capsys, monkeypatch, "detect", tiny_runs["ok"], "--detector", "openai/m", "-o", "temprature=0")
+    assert_clean_failure(code, out, "'openai/m' does not take option(s) temprature", "its options:", "timeout_s")
 
 
 def test_detect_with_too_few_articles_says_what_is_needed(tiny_runs, capsys, monkeypatch):

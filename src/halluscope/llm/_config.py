@@ -118,6 +118,11 @@ def _refuse_keys(data: object, file: str) -> None:
 def resolve_options(cls: type[BaseModel], spec: str, config: LLMConfig | None, overrides: dict) -> BaseModel:
     """Provider defaults < per-model section < keyword overrides, validated with a readable error."""
     merged = {**(config or LLMConfig()).options_for(spec), **overrides}
+    unknown = sorted(set(merged) - set(cls.model_fields))
+    if unknown and cls.model_config.get("extra") == "forbid":
+        raise HalluscopeError(f"'{spec}' does not take option(s) {', '.join(unknown)}; its options: "
+                              f"{', '.join(sorted(cls.model_fields))}. Fix: drop them or check the spelling "
+                              "(-o KEY=VALUE, or the model's section of the LLM config)")
     try:
         return cls.model_validate(merged)
     except ValidationError as exc:
