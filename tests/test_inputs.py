@@ -238,3 +238,102 @@ def test_read_json_and_read_text_apply_the_same_checks(tmp_path):
     (tmp_path / "n.txt").write_bytes("Agence Française\n".encode("latin-1"))
     with pytest.raises(InputError, match=r"n.txt, row 1: not UTF-8: byte 0xe7 at byte offset 11"):
         read_text(tmp_path / "n.txt", what="names")
+
+
+# -- the loaders on top of it ----------------------------------------------------------------------------
+
+def test_fakes_flags_are_typed_and_every_problem_is_reported(tmp_path):
+    from halluscope.realworld import load_fakes
+
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(_jsonl([{"id": "f1", "language": "ru", "text": "т", "translated": "maybe"},
+                             {"id": 7, "language": "kk", "text": "т"}, {"id": "f3", "language": "de", "text": "t"}]))
+    msg = str(pytest.raises(InputError, load_fakes, path).value)
+    assert "3 problem(s) in the fakes file" in msg and "row 1, field 'translated': expected true or false" in msg
+    assert "row 2, field 'id': expected text (a string), got a number (7)" in msg and "row 3, field 'language'" in msg
+
+
+def test_score_asr_pairs_may_have_an_empty_hypothesis_but_not_a_number(tmp_path):
+    from halluscope.scoring import score_asr_file
+
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(_jsonl([{"reference": "a b", "hypothesis": "", "language": "en"}]))
+    assert score_asr_file(path)["en"]["wer"] == 1.0
+    path.write_bytes(_jsonl([{"reference": "a b", "hypothesis": 12, "language": "en"},
+                             {"reference": "a b", "language": "en"}]))
+    msg = str(pytest.raises(InputError, score_asr_file, path).value)
+    assert "row 1, field 'hypothesis': expected text (a string), got a number (12)" in msg
+    assert "row 2, field 'hypothesis': missing (required)" in msg
+
+
+def test_clip_manifest_reports_every_bad_row(tmp_path):
+    from halluscope.mishap.clips import load_manifest
+
+    base = {"id": "c1", "domain": "sound", "source": "s", "audio": "missing.wav", "description": "a dog barks"}
+    path = tmp_path / "m.jsonl"
+    path.write_bytes(_jsonl([{**base, "id": 1}, {**base, "id": "c2", "domain": "noise"}, {**base, "id": "c3"}]))
+    msg = str(pytest.raises(InputError, load_manifest, path).value)
+    assert "3 problem(s) in the clip manifest" in msg and "row 1, field 'id'" in msg
+    assert "row 2, field 'domain'" in msg and "row 3, field 'audio'" in msg and "not found" in msg
+
+
+def test_judge_examples_are_type_checked_field_by_field(tmp_path):
+    from halluscope.mishap.judge import load_examples
+
+    good = load_examples()
+    bad = {**good, "context": [{**good["context"][0], "rubric": ["x"]}, *good["context"][1:]],
+           "knowledge": "none"}
+    path = tmp_path / "ex.json"
+    path.write_text(json.dumps(bad), encoding="utf-8")
+    msg = str(pytest.raises(InputError, load_examples, path).value)
+    assert "field 'context[0].rubric': expected text (a string), got a list" in msg
+    assert "field 'knowledge': expected a list of six example objects, got text ('none')" in msg
+    path.write_text(json.dumps(good), encoding="utf-8")
+    assert load_examples(path) == good
+
+
+def test_source_names_and_evidence_documents_must_be_utf8(tmp_path):
+    from halluscope.mishap.evidence import FtsEvidence
+    from halluscope.mishap.questions import load_names
+
+    (tmp_path / "names.txt").write_bytes("# real sources\nAgence France-Presse\nLe Monde\n".encode())
+    assert load_names(tmp_path / "names.txt") == ("Agence France-Presse", "Le Monde")
+    (tmp_path / "names.txt").write_bytes("Agence Française\n".encode("latin-1"))
+    with pytest.raises(InputError, match="names.txt, row 1: not UTF-8"):
+        load_names(tmp_path / "names.txt")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_bytes("# Dogs\nDogs bark.\n".encode())
+    (docs / "b.txt").write_bytes("Caf\xe9s are loud.\n".encode("latin-1"))
+    with pytest.raises(InputError, match="b.txt, row 1: not UTF-8"):
+        FtsEvidence(docs)
+    (tmp_path / "d.jsonl").write_bytes(_jsonl([{"id": 3, "title": "t", "text": "x"}]))
+    with pytest.raises(InputError, match="row 1, field 'id': expected text"):
+        FtsEvidence(tmp_path / "d.jsonl")
+
+
+def test_closedform_question_sets_read_the_published_kuan_file(realdata):
+    from halluscope.audio_lm.closedform import load_rows
+
+    path = realdata / "kuan_object_hallucination" / "balanced_merged_test_2871.txt"
+    rows = load_rows("yesno", [path], None)
+    assert len(rows) == 2871 and rows[0].id == "popular/0" and rows[0].audio.name == "Y7fmOlUlwoNg.wav"
+    assert rows[0].data["sampling"] == "popular" and rows[0].prompt.startswith("Is there a sound of speech")
+
+
+def test_closedform_question_sets_report_every_file_and_row(tmp_path):
+    from halluscope.audio_lm.closedform import load_rows
+
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_bytes(_jsonl([{"prompt": "Is there a dog?", "audio": "x.wav", "id": 5}, {"prompt": ["x"], "audio": "y.wav"}]))
+    b.write_bytes(_jsonl([{"prompt": "Count the beats."}]))
+    with pytest.raises(InputError) as err:
+        load_rows("halluaudio", [a, b], None)
+    msg = str(err.value)
+    assert "2 problem(s)" in msg and f"file {a}, row 2, field 'prompt'" in msg and f"file {b}, row 1, field 'audio'" in msg
+    b.write_bytes(_jsonl([{"prompt": "Count the beats.", "wav": "b.wav"}]))
+    with pytest.raises(InputError, match=r"1 problem\(s\) in the halluaudio questions"):
+        load_rows("halluaudio", [a, b], None)
+    (tmp_path / "q.tsv").write_text("entry_id\taudio_index\tprompt_text\n1\tY1\t\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"row 2, field 'prompt_text': missing or empty"):
+        load_rows("yesno", [tmp_path / "q.tsv"], None)

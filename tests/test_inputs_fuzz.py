@@ -74,8 +74,11 @@ def _jsonl(rows, ensure_ascii: bool) -> bytes:
 @FUZZ
 @given(data=hostile_bytes, fmt=st.sampled_from(FORMATS))
 def test_any_bytes_in_any_format(data, fmt):
+    from halluscope.audio_lm.closedform import load_rows
+
     _only_our_errors(read_rows, _file("f" + SUFFIX[fmt], data), FIELDS, what="fuzz file")
     _only_our_errors(read_rows, _file("c.txt", data), FIELDS, what="fuzz file", format="tsv", comments=True)
+    _only_our_errors(load_rows, "yesno", [_file("q.txt", b"entry_id\taudio_index\tprompt_text\n" + data)], None)
 
 
 @FUZZ

@@ -104,8 +104,8 @@ def load_rows(fmt: str, inputs: list[Path], audio_root: Path | None) -> list[Row
                 continue
             item_id = v.get("id") or v.get("index") or f"{path.name}:{r.number}"
             rows.append(Row(item_id, _resolve(audio, audio_root, path.parent), v[ask], r.raw))
-    problems.raise_if_any(f"{fmt} questions", fix=f"each row needs '{'prompt_text' if fmt == 'yesno' else ask}' and "
-                          "an audio path, as strings")
+    asked = {"yesno": "prompt_text", "halluaudio": "prompt"}.get(fmt, "question")
+    problems.raise_if_any(f"{fmt} questions", fix=f"each row needs '{asked}' and an audio path, as strings")
     return rows
 
 
