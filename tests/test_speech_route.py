@@ -1,0 +1,79 @@
+"""Per-language speech specs, presets, Festival's input cleaning and what keys the TTS/ASR stages."""
+
+import pytest
+
+from halluscope.build import asr_config, tts_config
+from halluscope.errors import HalluscopeError
+from halluscope.speech import tts as tts_mod
+from halluscope.speech.route import PRESETS, PerLanguageAsr, PerLanguageTts, canonical, resolve
+from halluscope.speech.tts import FestivalTts, speakable
+from halluscope.stages import Stage
+
+LANGS = ("en", "ru", "kk")
+
+
+def test_one_spec_means_every_language_and_per_language_specs_are_read():
+    assert resolve("espeak/en-us", kind="tts", langs=LANGS, option="--tts") == dict.fromkeys(LANGS, "espeak/en-us")
+    got = resolve("en=espeak/en-us, ru=festival/msu_ru_nsh_clunits,kk=espeak/kk", kind="tts", langs=LANGS,
+                  option="--tts")
+    assert got == {"en": "espeak/en-us", "ru": "festival/msu_ru_nsh_clunits", "kk": "espeak/kk"}
+    assert canonical(got) == "en=espeak/en-us,ru=festival/msu_ru_nsh_clunits,kk=espeak/kk"
+    assert canonical(dict.fromkeys(LANGS, "whisper/base")) == "whisper/base"
+    # a spec's own options may hold '=': it is still one spec
+    assert resolve("hf-asr/m?punct=hf-punct/p", kind="asr", langs=("kk",), option="--asr") == {
+        "kk": "hf-asr/m?punct=hf-punct/p"}
+    assert resolve("offline-best", kind="tts", langs=("ru",), option="--tts") == {"ru": PRESETS["offline-best"]["tts"]["ru"]}
+
+
+@pytest.mark.parametrize("value, match", [
+    ("en=espeak,ru=espeak", "no engine for kk"),
+    ("en=espeak,xx=espeak,ru=espeak,kk=espeak", "'xx=espeak'"),
+    ("en=espeak,en=espeak/en-us,ru=espeak,kk=espeak", "'en' twice"),
+    ("espeak,whisper/base", "need a language each"),
+    (" , ", "empty"),
+])
+def test_bad_per_language_specs_say_what_to_write(value, match):
+    with pytest.raises(HalluscopeError, match=match):
+        resolve(value, kind="tts", langs=LANGS, option="--tts")
+
+
+def test_speakable_reads_numbers_in_the_language_and_drops_what_festival_chokes_on():
+    ru = speakable("В 2024 году «Казатомпром» — крупнейший: рост 3,5% (№ 7), 1 000 000 тенге…", "ru")
+    assert ru == ("В две тысячи двадцать четыре году Казатомпром, крупнейший: рост три целых пять десятых процентов "
+                  "(номер семь), один миллион тенге.")
+    assert speakable("Бұл 2023 жылы 15% өсті — «жаңа» рекорд.", "kk") == \
+        "Бұл екі мың жиырма үш жылы он бес пайыз өсті, жаңа рекорд."
+    assert speakable("Revenue rose 12.5% to $300 — a record.", "en") == \
+        "Revenue rose twelve point five percent to three hundred dollars, a record."
+
+
+def _tts_key(tts) -> str:
+    return Stage("tts", tts_config(tts, {lang: tts.voices(lang) for lang in tts.backends}, 1)).fingerprint
+
+
+def test_tts_stage_key_changes_with_engine_voice_version_and_cleaning_rule(monkeypatch):
+    base = _tts_key(PerLanguageTts.create("en=espeak,ru=festival/msu_ru_nsh_clunits", ("en", "ru")))
+    assert base == _tts_key(PerLanguageTts.create("en=espeak,ru=festival/msu_ru_nsh_clunits", ("en", "ru")))
+    assert base != _tts_key(PerLanguageTts.create("en=espeak,ru=espeak", ("en", "ru")))  # engine
+    assert base != _tts_key(PerLanguageTts.create("en=espeak/en-gb,ru=festival/msu_ru_nsh_clunits", ("en", "ru")))  # voice
+    monkeypatch.setattr(tts_mod, "CLEANING_VERSION", tts_mod.CLEANING_VERSION + 1)  # cleaning rule
+    assert base != _tts_key(PerLanguageTts.create("en=espeak,ru=festival/msu_ru_nsh_clunits", ("en", "ru")))
+    monkeypatch.undo()
+    monkeypatch.setattr(tts_mod, "festival_version", lambda: "9.9.9")  # engine version
+    assert base != _tts_key(PerLanguageTts.create("en=espeak,ru=festival/msu_ru_nsh_clunits", ("en", "ru")))
+
+
+def test_asr_stage_key_changes_with_the_engine_of_one_language():
+    a = Stage("asr", asr_config(PerLanguageAsr.create("whisper/base", LANGS))).fingerprint
+    b = Stage("asr", asr_config(PerLanguageAsr.create("en=whisper/base,ru=whisper/base,kk=whisper/other",
+                                                      LANGS))).fingerprint
+    assert a != b
+
+
+def test_missing_festival_or_voice_names_the_package(tmp_path):
+    with pytest.raises(HalluscopeError, match="apt-get install -y festival festvox-ru"):
+        FestivalTts(binary="no-such-text2wave")
+    with pytest.raises(HalluscopeError, match="Festival voice 'msu_ru_nsh_clunits' is not installed.*festvox-ru"):
+        FestivalTts(voice_dirs=tmp_path)
+    with pytest.raises(HalluscopeError, match="apt-cache search festvox"):
+        FestivalTts(voice="nobody_clunits", voice_dirs=tmp_path)
