@@ -62,8 +62,10 @@ class BuildResult:
 
     @property
     def asr_spec(self) -> str:
-        specs = sorted({t.asr for t in self.transcripts.values()})
-        return ",".join(specs) if len(specs) != 1 else specs[0]
+        """The build's ASR as one spec ('whisper/base', or 'en=...,kk=...' when languages differ)."""
+        from halluscope.speech.route import canonical
+
+        return canonical({t.language: t.asr for t in self.transcripts.values()}) if self.transcripts else "none"
 
     def transcripts_of(self, asr: str | None) -> dict[str, Transcript]:
         """The transcripts a reader asked for: None = the build's own; else a compared system's spec."""

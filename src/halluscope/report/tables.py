@@ -13,6 +13,7 @@ from halluscope.metrics.asr import score_asr
 from halluscope.metrics.classification import majority_baseline, score_classification
 from halluscope.records import LANGUAGES, SEVERITIES, TYPES, Prediction
 from halluscope.report.sections import Section, build_sections
+from halluscope.report.speech import audio_rows, table7_rows
 from halluscope.store import Store
 
 TYPE_ABBR = {"contradiction": "C", "fabrication": "F", "context_inconsistency": "I"}
@@ -29,13 +30,15 @@ class ReportData:
     excluded: int
     manifest: dict = field(default_factory=dict)
     sections: list[Section] = field(default_factory=list)
+    table7: list[dict] = field(default_factory=list)  # ASR systems on the same audio (report/speech.py)
+    audio: list[dict] = field(default_factory=list)  # clip durations per language against the 30 s window
 
     def headline(self) -> dict:
         """headline.json and 'report --json': every table the HTML page shows, as rows (and the long detection
         rows behind Table 2); each section under its title."""
         return {
             "run_dir": str(self.run_dir), "dataset": self.dataset, "asr": self.asr, "table2": o_vs_t(self.detection),
-            "detection": self.detection,
+            "detection": self.detection, "table7": self.table7, "audio": self.audio,
             "failures": {"count": len(self.failures), "by_stage": dict(Counter(f["stage"] for f in self.failures)),
                          "rows": self.failures},
             **{s.title: s.tables() for s in self.sections},
@@ -115,6 +118,7 @@ def collect(run_dir: str | Path) -> ReportData:
             asr=_asr_rows(build, languages), detection=_detection_rows(store, build, languages),
             failures=failures, excluded=excluded, manifest=manifest.model_dump() if manifest else {},
             sections=build_sections(store, build),
+            table7=table7_rows(build, languages), audio=audio_rows(build, languages),
         )
 
 

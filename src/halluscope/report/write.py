@@ -10,6 +10,7 @@ from pathlib import Path
 
 from halluscope.fs import atomic_path, atomic_write
 from halluscope.report.plots import asr_vs_degradation_plot, o_vs_t_plot, wer_cer_plot
+from halluscope.report.speech import AUDIO_COLS, AUDIO_NOTE, TABLE7_COLS, TABLE7_NOTE
 from halluscope.report.tables import TYPE_ABBR, ReportData, o_vs_t
 from halluscope.view.links import asr_link, dataset_link, table2_link
 
@@ -66,6 +67,9 @@ def markdown(data: ReportData) -> str:
         "## ASR error (corpus level, seed 000 section 3.3 / App. A.4 normalisation)",
         ASR_NOTE,
         md_table(data.asr, ASR_COLS),
+        *(["## Table 7: ASR systems on the same audio", TABLE7_NOTE, md_table(data.table7, TABLE7_COLS)]
+          if len({r["asr"] for r in data.table7}) > 1 else []),
+        "## Audio durations", AUDIO_NOTE, md_table(data.audio, AUDIO_COLS),
         "## Table 2: detection, original text (O) vs ASR transcripts (T)",
         "Accuracy and macro-F1 on the test split (split by source article); unparsable predictions count as errors. "
         "Maj = majority-class baseline from the training split. CI = percentile bootstrap over test items.",
@@ -125,6 +129,10 @@ in the viewer exported beside this report (<code>halluscope view RUN --export RU
 <p>{html.escape(ASR_NOTE)}</p>
 {html_table(data.asr, ASR_COLS, asr_link)}
 {img(wer_cer_plot(data.asr), "WER and CER by language")}
+{(f"<h2>Table 7: ASR systems on the same audio</h2><p>{html.escape(TABLE7_NOTE)}</p>" + html_table(data.table7, TABLE7_COLS, asr_link)) if len({r["asr"] for r in data.table7}) > 1 else ""}
+<h2>Audio durations</h2>
+<p>{html.escape(AUDIO_NOTE)}</p>
+{html_table(data.audio, AUDIO_COLS)}
 <h2>Table 2: detection on original text (O) vs transcripts (T)</h2>
 <p>Test split by source article; macro-F1 with 95% bootstrap intervals; dashed lines: majority-class baseline.</p>
 {html_table(table2, TABLE2_COLS, table2_link) if table2 else "<p>No detection runs yet.</p>"}
@@ -147,6 +155,8 @@ def write_report(data: ReportData) -> Path:
     atomic_write(out / "tables.md", markdown(data))
     write_csv(out / "table1_dataset.csv", data.dataset)
     write_csv(out / "asr_wer_cer.csv", data.asr)
+    write_csv(out / "table7_asr_systems.csv", data.table7)
+    write_csv(out / "audio_durations.csv", data.audio)
     write_csv(out / "table2_detection.csv", o_vs_t(data.detection))
     write_csv(out / "detection_long.csv", data.detection)
     write_csv(out / "failures.csv", data.failures)
