@@ -165,31 +165,59 @@ class Annotations:
 
 def annotation_items(run_dir: str | Path, *, sample: int | None = None,
                      seed: int = 0) -> tuple[list[dict], dict[str, MishapClip]]:
-    """The responses to annotate (all judgeable answers, or a seeded sample) and clip id -> clip record."""
+    """The responses to annotate and clip id -> clip record: every judgeable MISHAP answer and every imported
+    closed-form response (the validity study, halluscope.mishap.validity), or a seeded sample of N spread
+    evenly across models (seed 001, 3.3: "approximately evenly across models")."""
+    from halluscope.mishap._common import COMMANDS
     from halluscope.mishap.answers import load_answers
     from halluscope.mishap.clips import kept_clips
     from halluscope.mishap.judge import judgeable
     from halluscope.mishap.questions import load_questions
     from halluscope.mishap.rubrics import current_rubrics
+    from halluscope.mishap.validity import annotation_rows
 
     if sample is not None and sample < 1:
         raise HalluscopeError(f"--sample: expected a positive number of responses, got {sample}. "
                               "Fix: give --sample N with N >= 1, or leave it out to annotate every response")
     _store_file(run_dir)
+    items: list[dict] = []
+    clips: dict[str, MishapClip] = {}
     with Store(run_dir) as store:
-        questions, clips, rubrics = load_questions(store), kept_clips(store), current_rubrics(store)
-        answers = sorted((a for a in load_answers(store).values() if judgeable(a) and a.question_id in questions),
-                         key=lambda a: a.id)
-    if sample is not None and sample < len(answers):
-        answers = sorted(random.Random(seed).sample(answers, sample), key=lambda a: a.id)
-    items = []
-    for a in answers:
-        q = questions[a.question_id]
-        clip = clips[q.clip_id]
-        items.append({"id": a.id, "question_id": q.id, "clip_id": clip.id, "model": a.model, "domain": q.domain,
-                      "category": q.category, "strategy": q.strategy, "question": q.text, "response": a.text,
-                      "description": clip.description, "rubric": rubrics[q.id].text if q.id in rubrics else None})
+        has_mishap = store.latest_manifest(COMMANDS["questions"]) is not None  # a validity-only run has none
+        if has_mishap:
+            questions, clips, rubrics = load_questions(store), kept_clips(store), current_rubrics(store)
+            answers = sorted((a for a in load_answers(store).values() if judgeable(a) and a.question_id in questions),
+                             key=lambda a: a.id)
+    if has_mishap:
+        for a in answers:
+            q = questions[a.question_id]
+            clip = clips[q.clip_id]
+            items.append({"id": a.id, "question_id": q.id, "clip_id": clip.id, "model": a.model, "domain": q.domain,
+                          "category": q.category, "strategy": q.strategy, "question": q.text, "response": a.text,
+                          "description": clip.description, "rubric": rubrics[q.id].text if q.id in rubrics else None})
+    items += annotation_rows(run_dir)
+    if sample is not None and sample < len(items):
+        items = sorted(sample_by_model(items, sample, seed=seed), key=lambda it: it["id"])
     return items, dict(clips)
+
+
+def sample_by_model(items: Sequence[dict], n: int, *, seed: int = 0) -> list[dict]:
+    """A seeded sample of ``n`` items spread as evenly as the models allow: models take turns (in a seeded
+    order), each giving its next item in a seeded shuffle; a model with fewer items gives all it has."""
+    rng = random.Random(seed)
+    by_model: dict[str, list[dict]] = {}
+    for it in sorted(items, key=lambda it: it["id"]):
+        by_model.setdefault(it["model"], []).append(it)
+    queues = [by_model[m] for m in sorted(by_model)]
+    for q in queues:
+        rng.shuffle(q)
+    rng.shuffle(queues)
+    out: list[dict] = []
+    while len(out) < n:
+        for q in queues:
+            if q and len(out) < n:
+                out.append(q.pop())
+    return out
 
 
 def audio_roots(run_dir: str | Path) -> list[Path]:

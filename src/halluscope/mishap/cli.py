@@ -192,3 +192,8 @@ def all_cmd(run: Path = RUN, manifest: Path = typer.Option(..., help="Clip manif
             collect_answers(run, m, seeds=_seeds(seeds), temperature=temperature, policy=policy, executor=ex)
     run_judge(run, judge, evidence=evidence)
     console.print(f"report: {write_mishap_report(run)}\nannotate: halluscope mishap annotate {run}")
+
+
+from halluscope.mishap.validity_cli import register as _register_validity  # noqa: E402
+
+_register_validity(mishap_app)  # 'mishap validity import|judge|report' and 'mishap ablation'

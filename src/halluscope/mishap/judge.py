@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from halluscope.errors import HalluscopeError, InputError
 from halluscope.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
 from halluscope.manifest import record_manifest
 from halluscope.mishap._common import COMMANDS, VERSION, StepResult, prompt, prompts_hash, run_calls, upstream
+from halluscope.prompts import Template
 from halluscope.mishap.answers import answer_sets, load_answers
 from halluscope.mishap.clips import kept_clips
 from halluscope.mishap.evidence import EvidenceTool
@@ -72,23 +74,80 @@ def load_examples(path: str | Path | None = None) -> dict[str, list[dict]]:
     return out
 
 
-def format_examples(rows: list[dict]) -> str:
+def format_examples(rows: list[dict], *, rubric: bool = True) -> str:
     parts = []
     for n, r in enumerate(rows, 1):
         verdict = {"verdict": r["verdict"], "stance": r.get("stance", "asserts"), "explanation": r.get("explanation", "")}
+        ref = f"\nReference rubric: {r['rubric']}" if rubric else ""
         parts.append(f"Example {n}\nQuestion: {r['question']}\nResponse: {r['response']}\nAudio description: "
-                     f"{r['description']}\nReference rubric: {r['rubric']}\nJudgement: {json.dumps(verdict, ensure_ascii=False)}")
+                     f"{r['description']}{ref}\nJudgement: {json.dumps(verdict, ensure_ascii=False)}")
     return "\n\n".join(parts)
 
 
+# seed 001, E.2 / E.3: what a judge configuration can leave out of the prompt, as the prompt files write it
+_EXAMPLES_BLOCK = "Examples annotated by humans:\n{EXAMPLES}\n\n"
+_RUBRIC_CUTS = ("Reference rubric: {RUBRIC}\n", " Apply the reference rubric written for this question.")
+PROMPT_VERSIONS = {"v3": "", "v1": "judge_v1/"}  # packaged: v3 the refined prompt (default), v1 the initial one
+_SLOTS = {"context": {"EXAMPLES", "QUESTION", "RESPONSE", "DESCRIPTION", "RUBRIC"},
+          "knowledge": {"EXAMPLES", "QUESTION", "RESPONSE", "DESCRIPTION", "RUBRIC", "SEARCH INSTRUCTIONS"}}
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """One named judge configuration (seed 001, E.2 ablation / E.3 sensitivity): which inputs the prompt carries,
+    the prompt version ('v3' packaged default, 'v1' the packaged initial prompt, or a folder holding
+    judge.context.txt and judge.knowledge.txt) and the rubric version (None: each question's latest)."""
+
+    name: str
+    rubric: bool = True
+    examples: bool = True
+    evidence: bool = True
+    prompt: str = "v3"
+    rubric_version: int | None = None
+
+    def template(self, category: MishapCategory) -> Template:
+        """The judge prompt of this configuration, with the left-out inputs cut from it."""
+        if self.prompt in PROMPT_VERSIONS:
+            base = prompt(f"{PROMPT_VERSIONS[self.prompt]}judge.{category}")
+        else:
+            path = Path(self.prompt) / f"judge.{category}.txt"
+            if not path.is_file():
+                raise InputError(f"judge configuration '{self.name}': no prompt file {path}", file=str(path),
+                                 fix=f"give prompt as one of {sorted(PROMPT_VERSIONS)} or a folder with "
+                                     "judge.context.txt and judge.knowledge.txt")
+            base = Template(str(path), path.read_text(encoding="utf-8"))
+            if base.slots != _SLOTS[category]:
+                raise InputError(f"expected the slots {sorted(_SLOTS[category])}, got {sorted(base.slots)}",
+                                 file=str(path), fix="write the slots as the packaged judge prompts do")
+        cuts = ([] if self.examples else [_EXAMPLES_BLOCK]) + ([] if self.rubric else list(_RUBRIC_CUTS))
+        text = base.text
+        for cut in cuts:
+            if cut not in text:
+                raise InputError(f"judge configuration '{self.name}' leaves out text the prompt does not have: "
+                                 f"expected {cut!r}", file=base.name,
+                                 fix="keep the examples block and the rubric lines as the packaged prompts write them")
+            text = text.replace(cut, "")
+        return Template(base.name, text)
+
+    def identity(self) -> dict:
+        """What makes two configurations judge differently (the name is a label, not part of it)."""
+        texts = {c: hashlib.sha256(self.template(c).text.encode()).hexdigest()[:16] for c in ("context", "knowledge")}
+        return {k: v for k, v in asdict(self).items() if k != "name"} | {"templates": texts}
+
+
+FULL = JudgeConfig("full")
+
+
 def judge_messages(*, category: MishapCategory, question: str, response: str, description: str, rubric: str,
-                   examples: dict[str, list[dict]], max_searches: int = 0) -> list[ChatMessage]:
-    values = {"EXAMPLES": format_examples(examples[category]), "QUESTION": question, "RESPONSE": response,
-              "DESCRIPTION": description, "RUBRIC": rubric}
+                   examples: dict[str, list[dict]], max_searches: int = 0,
+                   config: JudgeConfig = FULL) -> list[ChatMessage]:
+    t = config.template(category)
+    values = {"EXAMPLES": format_examples(examples[category], rubric=config.rubric) if config.examples else "",
+              "QUESTION": question, "RESPONSE": response, "DESCRIPTION": description, "RUBRIC": rubric}
     if category == "knowledge":
         values["SEARCH INSTRUCTIONS"] = (prompt("search").render({"MAX SEARCHES": str(max_searches)})
                                          if max_searches > 0 else "")
-    return [ChatMessage(role="user", content=prompt(f"judge.{category}").render(values))]
+    return [ChatMessage(role="user", content=t.render({k: v for k, v in values.items() if k in t.slots}))]
 
 
 def parse_verdict(text: str | None) -> tuple[str | None, str | None, str | None]:
@@ -105,22 +164,31 @@ class GroundednessJudge:
     """One judge backend, its fixed examples and an optional evidence tool."""
 
     def __init__(self, backend: ChatBackend, *, examples: dict[str, list[dict]], tool: EvidenceTool | None = None,
-                 max_searches: int = 3, retries: int = 2, k: int = 3) -> None:
-        self.backend, self.examples, self.tool = backend, examples, tool
-        self.max_searches = max_searches if tool is not None else 0
+                 max_searches: int = 3, retries: int = 2, k: int = 3, config: JudgeConfig = FULL) -> None:
+        self.config = config
+        self.backend, self.examples = backend, examples
+        self.tool = tool if config.evidence else None
+        self.max_searches = max_searches if self.tool is not None else 0
         self.retries, self.k = retries, k
 
     def identity(self) -> dict:
         ex = hashlib.sha256(json.dumps(self.examples, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
-        return {"version": VERSION, **self.backend.identity(), "params": PARAMS, "retries": self.retries,
-                "examples": ex, "tool": self.tool.identity() if self.tool else None, "max_searches": self.max_searches,
-                "k": self.k, "prompts": prompts_hash()}
+        out = {"version": VERSION, **self.backend.identity(), "params": PARAMS, "retries": self.retries,
+               "examples": ex, "tool": self.tool.identity() if self.tool else None, "max_searches": self.max_searches,
+               "k": self.k, "prompts": prompts_hash()}
+        return out if self.config == FULL else out | {"config": self.config.identity()}  # the default keeps its fingerprint
 
     async def judge(self, caller: Caller, answer: MishapAnswer, q: MishapQuestion, clip: MishapClip,
                     rubric: MishapRubric) -> GroundednessJudgement | str:
-        base = judge_messages(category=q.category, question=q.text, response=answer.text or "",
-                              description=clip.description, rubric=rubric.text, examples=self.examples,
-                              max_searches=self.max_searches if q.category == "knowledge" else 0)
+        return await self.judge_text(caller, answer_id=answer.id, category=q.category, question=q.text,
+                                     response=answer.text or "", description=clip.description, rubric=rubric.text)
+
+    async def judge_text(self, caller: Caller, *, answer_id: str, category: MishapCategory, question: str,
+                         response: str, description: str, rubric: str) -> GroundednessJudgement | str:
+        """Judge one response given as text (MISHAP answers and imported closed-form responses alike)."""
+        base = judge_messages(category=category, question=question, response=response, description=description,
+                              rubric=rubric, examples=self.examples, config=self.config,
+                              max_searches=self.max_searches if category == "knowledge" else 0)
         keys: list[str] = []
         reasons: list[str] = []
         last = None
@@ -129,7 +197,7 @@ class GroundednessJudge:
             messages = list(base)
             searches = []
             while True:
-                resp = await caller.complete(self.backend.request(messages, nonce=attempt, tag=f"{STAGE}:{answer.id}",
+                resp = await caller.complete(self.backend.request(messages, nonce=attempt, tag=f"{STAGE}:{answer_id}",
                                                                   params=PARAMS))
                 keys.append(resp.key)
                 if resp.status == "error":
@@ -140,7 +208,7 @@ class GroundednessJudge:
                     break
                 m = _SEARCH.search(resp.text or "")
                 verdict, stance, why = parse_verdict(resp.text)
-                if m and verdict is None and self.tool is not None and q.category == "knowledge" \
+                if m and verdict is None and self.tool is not None and category == "knowledge" \
                         and len(searches) < self.max_searches:
                     query = m.group(1)
                     hits = self.tool.search(query, self.k)
@@ -150,12 +218,12 @@ class GroundednessJudge:
                                  ChatMessage(role="user", content=prompt("evidence").render({"QUERY": query, "RESULTS": listing}))]
                     continue
                 if verdict is not None:
-                    return GroundednessJudgement(answer_id=answer.id, judge=self.backend.spec, status="ok",
+                    return GroundednessJudgement(answer_id=answer_id, judge=self.backend.spec, status="ok",
                                                  verdict=verdict, stance=stance, raw_text=resp.text,  # type: ignore[arg-type]
                                                  searches=tuple(searches), call_keys=tuple(keys))
                 reasons.append(f"#{attempt} {why}" + (" (search limit reached)" if m else ""))
                 break
-        return GroundednessJudgement(answer_id=answer.id, judge=self.backend.spec, status="unscored", raw_text=last,
+        return GroundednessJudgement(answer_id=answer_id, judge=self.backend.spec, status="unscored", raw_text=last,
                                      unscored_reason="; ".join(reasons), searches=tuple(searches), call_keys=tuple(keys))
 
 

@@ -1,0 +1,222 @@
+"""The validity study (seed 001, 4.1 / Figure 5) and the judge ablation (E.2 / Figure 13, E.3 / Tables 9, 10):
+closed-form responses imported with their benchmark's verdict, judged on the scripted loopback server through the
+real openai client, labelled in the annotation store, compared; named judge configurations on the same answers."""
+
+import json
+
+import pytest
+import scripted
+from chat_server import ChatServer, Reply
+from typer.testing import CliRunner
+
+from halluscope.cli import app
+from halluscope.errors import InputError
+from halluscope.mishap.ablation import LADDER, ablation_tables, load_configs, run_configs
+from halluscope.mishap.annotate import Annotations, annotation_items, sample_by_model
+from halluscope.mishap.judge import FULL, JudgeConfig, judge_messages, load_examples
+from halluscope.mishap.rubrics import check_form
+from halluscope.mishap.validity import compare, derive_rubric, import_validity
+from halluscope.prompts import template
+
+# HalluAudio rows where the official scorer and groundedness part ways (seed 001, 4.1): an abstention is a wrong
+# answer to the scorer but grounded; a wrong count is both wrong and hallucinated
+HALLU = [
+    {"audio": "s1.wav", "prompt": "Is there a dog barking?", "reference": "yes", "subset": "fsd_binary", "domain": "sound",
+     "pred": "Yes, a dog is barking."},
+    {"audio": "s2.wav", "prompt": "Is there a siren?", "reference": "yes", "subset": "fsd_binary", "domain": "sound",
+     "pred": "I cannot tell from this audio whether there is a siren."},
+    {"audio": "m1.wav", "prompt": "How many instruments?", "reference": "3", "subset": "multiple_music_count",
+     "pred": "I cannot say how many instruments there are."},
+    {"audio": "m2.wav", "prompt": "How many instruments?", "reference": "1", "subset": "single_music_count",
+     "pred": "There are four instruments: piano, drums, violin and flute."},
+]
+
+
+def _jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_derived_rubrics_have_the_rubric_form():
+    for kind, ref in (("binary", "yes"), ("binary", "No"), ("count", "3"), ("unanswerable", "none"),
+                      ("asr", "hello world"), ("label", "music"), ("choice", "first")):
+        desc, rubric = derive_rubric(kind, ref, "Q?")
+        assert check_form(rubric) is not None, rubric
+        assert "cannot" in rubric  # stated uncertainty is grounded
+    assert "is no." in derive_rubric("binary", "No", "Is there a cat?")[0]
+
+
+def test_default_judge_prompt_unchanged_and_ablations_cut_their_inputs():
+    ex = load_examples()
+    kw = dict(category="context", question="Q?", response="R.", description="D.", rubric="Hallucinated if a. Grounded if b.",
+              examples=ex)
+    full = judge_messages(**kw)[0].content
+    assert full == judge_messages(**kw, config=FULL)[0].content
+    assert full.startswith(template("mishap/judge.context").text[:60])
+    bare = judge_messages(**kw, config=LADDER[0])[0].content
+    assert "Reference rubric" not in bare and "Examples annotated" not in bare and "Hallucinated if a." not in bare
+    assert "Example 1" not in bare and "Question: Q?" in bare
+    assert "examine every claim" not in bare.lower() and "examine every claim" in full.lower()  # v1 vs the refined v3
+    rub = judge_messages(**kw, config=LADDER[1])[0].content
+    assert "Reference rubric: Hallucinated if a." in rub and "Example 1" not in rub
+    ex_no_rubric = judge_messages(**kw, config=JudgeConfig("x", rubric=False))[0].content
+    assert "Example 1" in ex_no_rubric and "Reference rubric" not in ex_no_rubric
+    know = judge_messages(**{**kw, "category": "knowledge"}, config=LADDER[0], max_searches=2)[0].content
+    assert "SEARCH:" in know and "Reference rubric" not in know
+
+
+def test_config_files_are_checked(tmp_path):
+    good = tmp_path / "c.json"
+    good.write_text(json.dumps({"no rubric": {"rubric": False}, "v1 prompt": {"prompt": "v1"}}))
+    cfgs = load_configs(str(good))
+    assert [c.name for c in cfgs] == ["no rubric", "v1 prompt"] and not cfgs[0].rubric and cfgs[1].prompt == "v1"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"x": {"rubrik": False}}))
+    with pytest.raises(InputError, match=r"bad.json.*field 'x'.*rubrik"):
+        load_configs(str(bad))
+    bad.write_text(json.dumps({"x": {"rubric": "no"}}))
+    with pytest.raises(InputError, match=r"x.rubric.*true or false"):
+        load_configs(str(bad))
+    bad.write_text(json.dumps({"x": {"prompt": "missing_folder"}}))
+    with pytest.raises(InputError, match=r"no prompt file .*missing_folder"):
+        load_configs(str(bad))
+    assert [c.name for c in load_configs("fig13")][-1].startswith("E:")
+
+
+def test_sample_by_model_is_even_and_seeded():
+    items = [{"id": f"a{i}", "model": "a"} for i in range(30)] + [{"id": f"b{i}", "model": "b"} for i in range(30)] \
+        + [{"id": f"c{i}", "model": "c"} for i in range(2)]
+    s = sample_by_model(items, 20, seed=3)
+    counts = {m: sum(it["model"] == m for it in s) for m in "abc"}
+    assert counts == {"a": 9, "b": 9, "c": 2}
+    assert s == sample_by_model(items, 20, seed=3) and s != sample_by_model(items, 20, seed=4)
+
+
+def _validity_script(state):
+    base = scripted.make_script(state)
+
+    def script(req, n):
+        prompt = scripted.text_of(req)
+        if prompt.startswith("You are a groundedness judge") and "The correct answer to" in prompt:
+            response = prompt.rsplit("Response: ", 1)[1].split("\n", 1)[0]  # the case, not the examples
+            verdict = "hallucinated" if "four instruments" in response else "grounded"
+            return Reply(content=json.dumps({"verdict": verdict, "stance": "asserts", "explanation": "scripted"}))
+        return base(req, n)
+    return script
+
+
+def test_validity_end_to_end(tmp_path, monkeypatch):
+    """A MISHAP run plus imported HalluAudio and AHa-Bench responses: judged, labelled, compared (Figure 5)."""
+    run = scripted.build_run(tmp_path, monkeypatch, seeds=(0,))
+    hallu = _jsonl(tmp_path / "halluaudio.jsonl", HALLU)
+    aha = _jsonl(tmp_path / "aha_0.jsonl", [
+        {"index": "60_0_1", "type": "existence", "question": "Is a dog barking?", "answer": "Yes", "prediction": "Yes."},
+        {"index": "60_0_2", "type": "existence", "question": "Is a car passing?", "answer": "Yes",
+         "prediction": "It is unclear from the audio."},
+    ])
+    cfg = tmp_path / "llm.json"
+    cfg.write_text(json.dumps({"openai": {"max_retries": 0, "backoff_base_s": 0}}))
+    monkeypatch.setenv("HALLUSCOPE_LLM_CONFIG", str(cfg))
+    runner = CliRunner()
+    res = runner.invoke(app, ["mishap", "validity", "import", str(run), str(hallu), "--benchmark", "halluaudio",
+                              "--model", "alm-1"])
+    assert res.exit_code == 0, res.output
+    assert "4 HalluAudio responses of alm-1 imported (3 hallucinated by the benchmark's scorer" in res.output
+    res = runner.invoke(app, ["mishap", "validity", "import", str(run), str(aha), "--benchmark", "aha", "--model", "alm-2"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["mishap", "validity", "import", str(run), str(aha), "--benchmark", "nope", "--model", "m"])
+    assert isinstance(res.exception, InputError)  # main() prints it and exits 2
+    assert "'--benchmark': unknown benchmark 'nope'" in str(res.exception) and "halluaudio, aha, kuan" in str(res.exception)
+    with ChatServer(_validity_script({})) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        res = runner.invoke(app, ["mishap", "validity", "judge", str(run), "--judge", "openai/judge"])
+        assert res.exit_code == 0, res.output
+        calls = srv.count
+        assert calls == 6
+        prompts = [scripted.text_of(r) for r in srv.requests]
+        assert any("Reference rubric: Hallucinated if the response asserts an answer other than \"3\"" in p for p in prompts)
+        res = runner.invoke(app, ["mishap", "validity", "judge", str(run), "--judge", "openai/judge"])
+        assert res.exit_code == 0 and srv.count == calls  # resumed from the store
+
+    items, _ = annotation_items(run)
+    validity = [it for it in items if it["id"].startswith("validity~")]
+    assert len(validity) == 6 and {it["strategy"] for it in validity} == {"HalluAudio", "AHa-Bench"}
+    assert len(items) == 6 + 24  # beside the 24 MISHAP answers (6 clips x 4 questions)
+    ann = Annotations(run)
+    for it in validity:  # the humans agree with groundedness: an abstention is grounded
+        resp = it["response"]
+        label = "hallucinated" if "four instruments" in resp else "grounded"
+        ann.add(answer_id=it["id"], annotator="ann1", label=label)
+        ann.add(answer_id=it["id"], annotator="ann2", label=label)
+    mishap_ids = [it["id"] for it in items if not it["id"].startswith("validity~")][:6]
+    for aid in mishap_ids:
+        ann.add(answer_id=aid, annotator="ann1", label="grounded" if "cannot" in next(
+            i for i in items if i["id"] == aid)["response"] else "hallucinated")
+    ann.close()
+
+    data = compare(run)
+    rows = {r["benchmark"]: r for r in data["rates"]}
+    h = rows["HalluAudio"]
+    assert h["responses"] == 4 and h["labelled"] == 4
+    assert h["original"]["rate"] == pytest.approx(0.75)  # the scorer counts both abstentions as wrong
+    assert h["human"]["rate"] == pytest.approx(0.25) and h["judge"]["rate"] == pytest.approx(0.25)
+    assert rows["AHa-Bench"]["original"]["rate"] == pytest.approx(0.5)
+    assert rows["MISHAP-Bench"]["original"] is None and rows["MISHAP-Bench"]["labelled"] == 6
+    agree = {(r["benchmark"], r["pair"]): r for r in data["agreement"]}
+    assert agree[("HalluAudio", "judge vs humans")]["kappa"] == pytest.approx(1.0)
+    assert agree[("HalluAudio", "original vs humans")]["agreement_rate"] == pytest.approx(0.5)
+    assert agree[("HalluAudio", "judge vs original")]["n"] == 4
+
+    res = runner.invoke(app, ["mishap", "validity", "report", str(run)])
+    assert res.exit_code == 0, res.output
+    out = run / "report" / "validity"
+    md = (out / "validity.md").read_text()
+    assert "| HalluAudio | 4 | 4 | 75.0" in md and "MISHAP-Bench" in md
+    assert (out / "fig5.png").read_bytes()[:4] == b"\x89PNG"
+    assert json.loads((out / "summary.json").read_text())["rates"][0]["benchmark"] == "HalluAudio"
+
+
+def test_ablation_ladder_on_the_same_answers(tmp_path, monkeypatch):
+    run = scripted.build_run(tmp_path, monkeypatch, seeds=(0,))
+    items, _ = annotation_items(run)
+    ann = Annotations(run)
+    for it in items[:8]:
+        label = "grounded" if "cannot" in it["response"] else "hallucinated"
+        ann.add(answer_id=it["id"], annotator="a", label=label)
+        ann.add(answer_id=it["id"], annotator="b", label=label if it is not items[0] else
+                {"grounded": "hallucinated", "hallucinated": "grounded"}[label])
+    ann.close()
+    from halluscope.llm import LLMConfig
+
+    cfg = LLMConfig(openai={"max_retries": 0, "backoff_base_s": 0})
+    with ChatServer(scripted.make_script({})) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        out = run_configs(run, "openai/judge", LADDER, config=cfg, quiet=True)
+        assert [len(v) for v in out.values()] == [8] * 5  # every configuration judged the same eight answers
+        prompts = [scripted.text_of(r) for r in srv.requests]
+        assert sum("Reference rubric" not in p for p in prompts) == 8  # only A leaves the rubric out
+        assert sum("Examples annotated" not in p for p in prompts) == 16  # A and B leave the examples out
+        calls = srv.count
+        run_configs(run, "openai/judge", LADDER, config=cfg, quiet=True)
+        assert srv.count == calls
+    t = ablation_tables(run)
+    names = [r["config"] for r in t["ablation"]]
+    assert names == [c.name for c in LADDER] + ["human-human"]
+    assert all(r["n"] == 16 for r in t["ablation"][:5])  # 8 answers x 2 annotators, pooled
+    assert t["ablation"][-1]["agreement_rate"] == pytest.approx(7 / 8)
+
+
+@pytest.mark.usefixtures("realdata")
+def test_kuan_import_on_real_replies(tmp_path, realdata):
+    folder = realdata / "kuan_object_hallucination"
+    items = import_validity(tmp_path / "run", "kuan", [folder / "balanced_merged_test_2871.txt",
+                            folder / "qwen25omni_predictions_balanced_merged_2871_cosine_lambda0.05.csv"],
+                            model="qwen2.5-omni", sample=40, seed=1, quiet=True)
+    assert len(items) == 40 and len({i.id for i in items}) == 40
+    from halluscope.closedform.compat import kuan_item
+
+    for it in items:
+        assert it.original == ("grounded" if kuan_item(it.response, it.reference).correct else "hallucinated")
+        assert check_form(it.rubric) and it.kind == "binary"
