@@ -5,7 +5,8 @@ Binary, type and severity are separate calls; direct or chain-of-thought prompti
 greedy decoding with 256 new tokens. Every item of every split is predicted (nothing is trained); each
 prediction carries the reply's status, the parsed answer and, for audio, what the model was sent and heard.
 Options (``-o KEY=VALUE``): prompting=direct|cot, system=qwen-omni|<text>, audio_policy=truncate|chunk|skip,
-max_new_tokens=256, llm_config=<file>; any other key is a backend option (base_url, audio_window_s, device, ...),
+max_new_tokens=256, llm_config=<file>, subset=N and subset_max_audio_s=S (a stored, seeded balanced subset of N
+items per language and label, clips of at most S seconds: halluscope.detect.subset); any other key is a backend option (base_url, audio_window_s, device, ...),
 among them a decoding-time mitigation of the local backends: mitigation=aad|vcd|mti|dola (hf: dola) with its
 hyperparameters (alpha=, beta=, tau=, ...; see halluscope.mitigation), stored in the fingerprint, resolved.
 """
@@ -18,6 +19,7 @@ from importlib import resources
 from typing import Any
 
 from halluscope.detect.run import DetectContext, DetectorKind, register_detector
+from halluscope.detect.subset import OPTIONS as SUBSET_OPTIONS
 from halluscope.detect.zeroshot_parse import parse_reply
 from halluscope.errors import HalluscopeError, ItemError
 from halluscope.executors import place
@@ -33,7 +35,7 @@ from halluscope.records import (
 
 ZERO_SHOT_PROVIDERS = ("openai", "hf", "hf-audio")
 OWN_OPTIONS = {"prompting": "direct", "system": None, "audio_policy": "truncate", "max_new_tokens": 256,
-               "llm_config": None}
+               "llm_config": None, "subset": None, "subset_max_audio_s": None}  # subset: halluscope.detect.subset
 SYSTEM_PROMPTS = {"qwen-omni": "detect/system.qwen_omni"}
 BATCH = 16  # items whose requests (and clips) are in memory at once
 
@@ -56,6 +58,12 @@ def split_options(options: dict) -> tuple[dict, dict]:
     from halluscope.audio_lm import check_policy
 
     check_policy(own["audio_policy"])
+    n, cap = own["subset"], own["subset_max_audio_s"]
+    if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
+        raise HalluscopeError(f"-o subset: expected a positive whole number of items per language and label, got {n!r}")
+    if cap is not None and (n is None or isinstance(cap, bool) or not isinstance(cap, (int, float)) or cap <= 0):
+        raise HalluscopeError(f"-o subset_max_audio_s: expected a positive number of seconds with -o subset=N, got "
+                              f"{cap!r}{'' if n is not None else ' without -o subset'}")
     backend = {k: v for k, v in options.items() if k not in OWN_OPTIONS and k != "seed"}
     return own, backend
 
@@ -109,7 +117,8 @@ def mitigation_of(options: dict, provider: str):
 def _config(spec_provider: str):
     def config(model: str, options: dict) -> dict:
         own, backend_opts = split_options(options)
-        out = {"model": f"{spec_provider}/{model}", **{k: v for k, v in own.items() if k != "llm_config"},
+        out = {"model": f"{spec_provider}/{model}",
+               **{k: v for k, v in own.items() if k != "llm_config" and not (k in SUBSET_OPTIONS and v is None)},
                "backend_options": backend_opts, "decoding": {"max_tokens": own["max_new_tokens"], "temperature": 0},
                "prompts": prompt_files_hash()}
         cfg = mitigation_of(options, spec_provider)
@@ -136,13 +145,24 @@ def _prediction(ctx: DetectContext, v: Variant, response: ModelResponse | None, 
                       audio=delivery)
 
 
+def _items(ctx: DetectContext, own: dict) -> list[Variant]:
+    """Every item, or the run's stored balanced subset (-o subset=N per language and label; seed 000, Table 3)."""
+    if own["subset"] is None:
+        return ctx.items
+    from halluscope.detect.subset import subset_items
+
+    dur = (lambda v: ref.duration_s if (ref := ctx.build.audio.get(v.id)) else None)
+    return subset_items(ctx.store, ctx.items, ctx.gold, task=ctx.task, per_class=own["subset"], seed=ctx.seed,
+                        duration=dur, max_audio_s=own["subset_max_audio_s"])
+
+
 def _run_zero_shot(ctx: DetectContext) -> None:
     from halluscope.llm import Caller, progress
 
     own, backend_opts = split_options(ctx.options)
     backend = place(make_backend(ctx.spec, ctx.input, backend_opts, own["llm_config"]), ctx.executor)
     medium = "audio" if ctx.input == "audio" else "text"
-    todo = [v for v in ctx.items if v.id not in ctx.done()]
+    todo = [v for v in _items(ctx, own) if v.id not in ctx.done()]
     window = None
     if ctx.input == "audio":
         from halluscope.audio_lm import audio_window_s
