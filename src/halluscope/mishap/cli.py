@@ -34,11 +34,23 @@ def _seeds(value: Optional[str]) -> Optional[list[int]]:
 @mishap_app.command("clips")
 def clips_cmd(run: Path = RUN,
               manifest: Path = typer.Option(..., help=".jsonl/.csv with id, domain (music|sound|speech), source, audio, description[, description_kind]."),
-              filter_llm: Optional[str] = typer.Option(None, help="LLM for the informativeness filter (App. A.1), e.g. openai/<model>; none: keep every clip.")) -> None:
-    """Import clips and descriptions, filter uninformative descriptions, report domain balance."""
+              filter_llm: Optional[str] = typer.Option(None, help="LLM for the informativeness filter (App. A.1), e.g. openai/<model>; none: keep every clip."),
+              per_domain: Optional[int] = typer.Option(None, help="Keep at most N clips per domain after the filter (the paper: 1,000), taken from its sources in turn."),
+              per_source: Optional[List[str]] = typer.Option(None, help="Keep at most N clips per source after the filter: N for every source, or SOURCE=N (repeat)."),
+              seed: int = typer.Option(0, help="Seed of the quota draws.")) -> None:
+    """Import clips and descriptions, filter uninformative descriptions, enforce domain / source quotas, report balance."""
     from halluscope.mishap.clips import import_clips
 
-    r = import_clips(run, manifest, filter_llm=filter_llm)
+    quota: Optional[int | dict[str, int]] = None
+    for v in per_source or []:
+        src, sep, n = v.rpartition("=")
+        if not n.strip().isdigit() or (sep and not src.strip()) or (quota is not None and isinstance(quota, int) != (not sep)):
+            raise typer.BadParameter(f"expected N for every source or SOURCE=N (not both), got '{v}'", param_hint="--per-source")
+        if not sep:
+            quota = int(n)
+        else:
+            quota = {**(quota or {}), src.strip(): int(n)}  # type: ignore[dict-item]
+    r = import_clips(run, manifest, filter_llm=filter_llm, per_domain=per_domain, per_source=quota, seed=seed)
     for row in r.balance:
         if row["source"] == "(all)":
             console.print(f"  {row['domain']}: {row['kept']} kept of {row['clips']}")
@@ -49,7 +61,7 @@ def questions_cmd(run: Path = STEP_RUN, llm: str = typer.Option(..., help="Quest
                   checker: str = typer.Option("same", help="Strategy-adherence checker: 'same' (the writer), another spec, or 'none'."),
                   per_category: int = typer.Option(2, help="Questions per category per clip (the spec: 2, so 4 per clip)."),
                   real_sources: Optional[Path] = typer.Option(None, help="Real source names, one per line: invented false-authority names must not collide with them."),
-                  with_audio: bool = typer.Option(False, help="Attach the clip to the writer's request (audio-capable backends)."),
+                  with_audio: Optional[bool] = typer.Option(None, "--with-audio/--no-audio", help="Attach the clip to the writer's request; default: when the writer is an hf-audio/ model (an openai/ writer needs --with-audio and a server that takes audio)."),
                   max_attempts: int = typer.Option(3, help="Generations per question before it is reported failed."),
                   seed: int = typer.Option(0, help="Seed of the strategy assignment and generation.")) -> None:
     """Write adversarial questions: 3 context and 4 knowledge strategies, checked and regenerated."""

@@ -141,9 +141,63 @@ def domain_balance(clips: dict[str, MishapClip], kept: list[str]) -> list[dict]:
     return rows
 
 
+def apply_quotas(clips: dict[str, MishapClip], kept: list[str], *, per_domain: int | None = None,
+                 per_source: int | dict[str, int] | None = None, seed: int = 0) -> tuple[list[str], dict[str, str], list[str]]:
+    """Enforce the curation quotas on the clips the filter kept (seed 001, 3.1 and Fig. 3a: balanced domains, two
+    sources each): at most ``per_source`` clips of a source (one number for all, or source -> number), then at most
+    ``per_domain`` of a domain, taken from its sources in turn; each in a seeded order. Returns the kept ids (in
+    manifest order), the ids dropped with why, and a shortfall line for every quota a domain or source cannot fill."""
+    import random
+
+    rng = random.Random(seed)
+    by_source: dict[tuple[str, str], list[str]] = {}
+    for cid in kept:
+        by_source.setdefault((clips[cid].domain, clips[cid].source), []).append(cid)
+    if isinstance(per_source, dict):
+        unknown = sorted(set(per_source) - {src for _, src in by_source})
+        if unknown:
+            raise InputError(f"--per-source names source(s) {unknown} that no kept clip has; the kept sources are "
+                             f"{sorted({src for _, src in by_source})}", field="--per-source",
+                             fix="spell each source as the manifest's 'source' column does")
+    dropped: dict[str, str] = {}
+    short: list[str] = []
+    queues: dict[str, list[list[str]]] = {}
+    for (domain, source), ids in sorted(by_source.items()):
+        ids = sorted(ids)
+        rng.shuffle(ids)
+        cap = per_source.get(source) if isinstance(per_source, dict) else per_source
+        if cap is not None:
+            if len(ids) < cap:
+                short.append(f"source {source} ({domain}): {len(ids)} informative clips, quota {cap}")
+            for cid in ids[cap:]:
+                dropped[cid] = f"over the per-source quota ({cap} for {source})"
+            ids = ids[:cap]
+        queues.setdefault(domain, []).append(ids)
+    if per_domain is not None:
+        for domain in MISHAP_DOMAINS:
+            sources = [list(q) for q in queues.get(domain, [])]
+            take: list[str] = []
+            while len(take) < per_domain and any(sources):
+                for q in sources:
+                    if q and len(take) < per_domain:
+                        take.append(q.pop(0))
+            if len(take) < per_domain:
+                short.append(f"domain {domain}: {len(take)} clips after the filter and source quotas, quota {per_domain}")
+            for q in sources:
+                for cid in q:
+                    dropped[cid] = f"over the per-domain quota ({per_domain} for {domain})"
+    return [c for c in kept if c not in dropped], dropped, short
+
+
 def import_clips(run_dir: str | Path, manifest: str | Path, *, filter_llm: str | None = None, retries: int = 2,
+                 per_domain: int | None = None, per_source: int | dict[str, int] | None = None, seed: int = 0,
                  config: LLMConfig | None = None, quiet: bool = False) -> ClipsResult:
-    """Store the manifest's clips, run the informativeness filter (when an LLM is given) and record the step."""
+    """Store the manifest's clips, run the informativeness filter (when an LLM is given), enforce the per-domain and
+    per-source quotas on what it kept (``apply_quotas``) and record the step."""
+    for name, v in (("--per-domain", per_domain), *((f"--per-source {k}", n) for k, n in (
+            per_source.items() if isinstance(per_source, dict) else [("", per_source)]))):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise InputError(f"expected a positive number of clips, got {v!r}", field=name.strip())
     clips = load_manifest(manifest)
     with Store(run_dir) as store:
         clip_stage = Stage(CLIPS_STAGE, {"version": VERSION, "clips": [c.model_dump() for c in clips]})
@@ -174,13 +228,23 @@ def import_clips(run_dir: str | Path, manifest: str | Path, *, filter_llm: str |
                 elif not j.informative:
                     dropped[cid] = f"uninformative: {j.reason}"
         kept = [c.id for c in clips if c.id not in dropped]
+        n_filtered = len(dropped)
+        short: list[str] = []
+        if per_domain is not None or per_source is not None:
+            kept, over, short = apply_quotas(by_id, kept, per_domain=per_domain, per_source=per_source, seed=seed)
+            dropped.update(over)
         balance = domain_balance(by_id, kept)
+        quotas = {"per_domain": per_domain, "per_source": per_source, "seed": seed, "short": short}
         record_manifest(store, command=COMMANDS["clips"],
                         config={"manifest": str(Path(manifest).resolve()), "filter_llm": filter_llm, "retries": retries,
-                                "kept": kept, "dropped": dropped, "balance": balance},
-                        seeds={}, stages=stages)
+                                "kept": kept, "dropped": dropped, "balance": balance,
+                                **({"quotas": quotas} if per_domain is not None or per_source is not None else {})},
+                        seeds={"quotas": seed} if per_domain is not None or per_source is not None else {}, stages=stages)
         if not quiet:
-            console.print(f"{len(clips)} clips, {len(kept)} kept, {len(dropped)} dropped by the informativeness filter")
+            console.print(f"{len(clips)} clips, {len(kept)} kept, {n_filtered} dropped by the informativeness filter"
+                          + (f", {len(dropped) - n_filtered} over the quotas" if len(dropped) > n_filtered else ""))
+            for line in short:
+                console.print(f"[yellow]warning:[/] quota not filled: {line}", highlight=False)
         return ClipsResult(by_id, kept, dropped, balance, stages, stats)
 
 

@@ -193,7 +193,10 @@ class QuestionWriter:
             if why is None:
                 assert item is not None
                 if slot.strategy == "false_authority":
-                    checks["name_collision_free"] = True
+                    # checked only against a real-source list; without one the question says so (never a silent pass)
+                    checks["name_collision_checked"] = bool(self.real_names)
+                    if self.real_names:
+                        checks["name_collision_free"] = True
                 return MishapQuestion(id=slot.id, clip_id=slot.clip.id, domain=slot.clip.domain, category=slot.category,
                                       strategy=slot.strategy, text=item["question"],
                                       invented_source=item.get("invented_source") if slot.strategy == "false_authority" else None,
@@ -217,9 +220,14 @@ class QuestionWriter:
 
 
 def make_questions(run_dir: str | Path, generator: str, *, checker: str | None = "same", per_category: int = 2,
-                   real_sources: str | Path | None = None, with_audio: bool = False, max_attempts: int = 3,
+                   real_sources: str | Path | None = None, with_audio: bool | None = None, max_attempts: int = 3,
                    seed: int = 0, config: LLMConfig | None = None, quiet: bool = False) -> StepResult[MishapQuestion]:
-    """Write ``per_category`` questions per category for every kept clip (the spec: 2, so 4 per clip)."""
+    """Write ``per_category`` questions per category for every kept clip (the spec: 2, so 4 per clip).
+
+    ``with_audio`` None: the writer hears the clip when its model can (an hf-audio/ writer; seed 001, 3.2 conditions
+    the writer on the clip); an openai/ writer hears it only with True (the server must accept audio parts)."""
+    if with_audio is None:
+        with_audio = generator.startswith("hf-audio/")
     if per_category < 1 or max_attempts < 1:
         raise HalluscopeError(f"--per-category and --max-attempts must be >= 1, got {per_category} and {max_attempts}")
     config = config if config is not None else load_llm_config()
@@ -234,6 +242,9 @@ def make_questions(run_dir: str | Path, generator: str, *, checker: str | None =
     gen = backend(generator)
     chk = None if checker in (None, "none") else (gen if checker == "same" else backend(checker))
     names = load_names(real_sources)
+    if not names:
+        console.print("[yellow]warning:[/] no --real-sources list: invented False Authority names are not checked "
+                      "against real sources; recorded as false_authority_checked=false", highlight=False)
     writer = QuestionWriter(gen, chk, real_names=names, max_attempts=max_attempts, with_audio=with_audio, seed=seed)
     with Store(run_dir) as store:
         clips = kept_clips(store)
@@ -259,7 +270,8 @@ def make_questions(run_dir: str | Path, generator: str, *, checker: str | None =
         record_manifest(store, command=COMMANDS["questions"],
                         config={"generator": generator, "checker": checker, "per_category": per_category,
                                 "with_audio": with_audio, "max_attempts": max_attempts,
-                                "real_sources": str(real_sources) if real_sources else None},
+                                "real_sources": str(real_sources) if real_sources else None,
+                                "false_authority_checked": bool(names)},
                         seeds={"questions": seed}, stages={**up, "questions": stage.fingerprint})
         if not quiet:
             regen = sum(q.attempts > 1 for q in res.results.values())

@@ -1,0 +1,80 @@
+"""Curation as seed 001 does it: domain / source quotas enforced after the informativeness filter, and the False
+Authority name check never skipped silently."""
+
+import json
+
+import pytest
+import scripted
+from chat_server import ChatServer
+from typer.testing import CliRunner
+
+from halluscope.cli import app
+from halluscope.errors import InputError
+from halluscope.mishap.clips import apply_quotas
+from halluscope.records import MishapClip
+from halluscope.store import Store
+
+
+def _clips():
+    out = {}
+    for domain, sources in (("music", ("sdd", "mridangam")), ("sound", ("clotho", "fsd50k")), ("speech", ("libri",))):
+        for src in sources:
+            for i in range(4 if src != "mridangam" else 1):
+                cid = f"{src}-{i}"
+                out[cid] = MishapClip(id=cid, domain=domain, source=src, audio="x.wav", description="d")
+    return out
+
+
+def test_quotas_per_source_then_per_domain_in_turn():
+    clips = _clips()
+    kept, dropped, short = apply_quotas(clips, list(clips), per_source=3, per_domain=4, seed=0)
+    by = lambda dom: [c for c in kept if clips[c].domain == dom]  # noqa: E731
+    assert len(by("sound")) == 4 and {clips[c].source for c in by("sound")} == {"clotho", "fsd50k"}
+    assert sum(clips[c].source == "clotho" for c in kept) == 2  # taken from the two sources in turn
+    assert len(by("music")) == 4 and sum(clips[c].source == "mridangam" for c in kept) == 1
+    assert len(by("speech")) == 3
+    assert {r.split(" (")[0] for r in dropped.values()} == {"over the per-source quota", "over the per-domain quota"}
+    assert "source mridangam (music): 1 informative clips, quota 3" in short
+    assert "domain speech: 3 clips after the filter and source quotas, quota 4" in short
+    assert kept == [c for c in clips if c in set(kept)]  # manifest order
+    again = apply_quotas(clips, list(clips), per_source=3, per_domain=4, seed=0)
+    assert again[0] == kept and apply_quotas(clips, list(clips), per_source=3, per_domain=4, seed=5)[0] != kept
+    k2, _, _ = apply_quotas(clips, list(clips), per_source={"sdd": 1, "clotho": 2})
+    assert sum(clips[c].source == "sdd" for c in k2) == 1 and sum(clips[c].source == "libri" for c in k2) == 4
+    with pytest.raises(InputError, match=r"'--per-source'.*\['clothoo'\]"):
+        apply_quotas(clips, list(clips), per_source={"clothoo": 2})
+
+
+def test_clips_cli_enforces_quotas_after_the_filter(tmp_path, monkeypatch):
+    manifest = scripted.write_clips(tmp_path / "data")  # six clips + one uninformative sound clip
+    cfg = tmp_path / "llm.json"
+    cfg.write_text(json.dumps({"openai": {"max_retries": 0, "backoff_base_s": 0}}))
+    monkeypatch.setenv("HALLUSCOPE_LLM_CONFIG", str(cfg))
+    run = tmp_path / "run"
+    with ChatServer(scripted.make_script({})) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        res = CliRunner().invoke(app, ["mishap", "clips", str(run), "--manifest", str(manifest), "--filter-llm",
+                                       "openai/f", "--per-domain", "1"])
+    assert res.exit_code == 0, res.output
+    assert "1 dropped by the informativeness filter, 3 over the quotas" in res.output.replace("\n", " ")
+    with Store(run) as store:
+        m = store.latest_manifest("mishap clips")
+    assert len(m.config["kept"]) == 3 and "vague" not in m.config["kept"]
+    assert m.config["dropped"]["vague"].startswith("uninformative")
+    assert m.config["quotas"]["per_domain"] == 1 and m.config["quotas"]["short"] == []
+    res = CliRunner().invoke(app, ["mishap", "clips", str(run), "--manifest", str(manifest), "--per-source", "2",
+                                   "--per-source", "espeak=1"])
+    assert res.exit_code == 2 and "not both" in " ".join(res.output.replace("│", " ").split())
+
+
+def test_false_authority_unchecked_is_recorded(tmp_path, monkeypatch, capsys):
+    run = scripted.build_run(tmp_path, monkeypatch, judge=False, seeds=(0,), per_category=2)
+    from halluscope.mishap.questions import load_questions
+
+    with Store(run) as store:
+        qs = load_questions(store)
+        m = store.latest_manifest("mishap questions")
+    fa = [q for q in qs.values() if q.strategy == "false_authority"]
+    assert fa and all(q.checks.get("name_collision_checked") is False and "name_collision_free" not in q.checks for q in fa)
+    assert m.config["false_authority_checked"] is False and m.config["with_audio"] is False  # an openai/ writer
