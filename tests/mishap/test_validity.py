@@ -220,3 +220,39 @@ def test_kuan_import_on_real_replies(tmp_path, realdata):
     for it in items:
         assert it.original == ("grounded" if kuan_item(it.response, it.reference).correct else "hallucinated")
         assert check_form(it.rubric) and it.kind == "binary"
+
+
+def test_rubric_and_prompt_sensitivity_tables(tmp_path, monkeypatch):
+    """E.3: the same answers judged under each rubric version (Table 9) and each prompt version (Table 10)."""
+    from halluscope.llm import LLMConfig
+    from halluscope.mishap.ablation import PRESETS
+    from halluscope.mishap.rubrics import export_rubrics, import_rubrics
+
+    run = scripted.build_run(tmp_path, monkeypatch, seeds=(0,))
+    items, _ = annotation_items(run)
+    ann = Annotations(run)
+    for it in items[:4]:
+        ann.add(answer_id=it["id"], annotator="a", label="grounded")
+    ann.close()
+    export_rubrics(run, tmp_path / "r.jsonl")
+    rows = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    edited = {items[0]["question_id"], items[1]["question_id"]}
+    (tmp_path / "e.jsonl").write_text("".join(json.dumps({"question_id": r["question_id"], "rubric":
+                                      "Hallucinated if it invents details. Grounded if it says it cannot tell."}) + "\n"
+                                      for r in rows if r["question_id"] in edited))
+    import_rubrics(run, tmp_path / "e.jsonl", author="editor")
+    cfg = LLMConfig(openai={"max_retries": 0, "backoff_base_s": 0})
+    with ChatServer(scripted.make_script({})) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        out = run_configs(run, "openai/judge", PRESETS["rubrics"] + PRESETS["prompts"], config=cfg, quiet=True)
+        v2 = [scripted.text_of(r) for r in srv.requests if "it invents details" in scripted.text_of(r)]
+    assert {k: len(v) for k, v in out.items()} == {"rubric v1": 4, "rubric v2": 2, "rubric v3": 0, "prompt v1": 4,
+                                                    "prompt v3": 4}
+    # v2 under prompt v1 and under v3; 'rubric v2' and 'prompt v3' send the same requests (the latest rubric is
+    # v2 there), answered once and replayed from the store
+    assert len(v2) == 4
+    t = ablation_tables(run)
+    assert [r["config"] for r in t["rubric"]] == ["rubric v1", "rubric v2", "rubric v3"]
+    assert [r["n"] for r in t["rubric"]] == [4, 2, 0]
+    assert [r["config"] for r in t["prompt"]] == ["prompt v1", "prompt v3"]
