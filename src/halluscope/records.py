@@ -228,7 +228,7 @@ class RewriteAttempt(Record):
 
     nonce: int
     call_key: str
-    status: Literal["accepted", "rejected", "unparsable", "refusal", "error"]
+    status: Literal["accepted", "rejected", "truncated", "unparsable", "refusal", "error"]
     reason: str | None = None
 
 

@@ -14,8 +14,10 @@ from chat_server import ChatServer, Reply, a1_reply, article_of, good_rewrite, t
 
 from halluscope.build import BuildConfig, build_spoken  # noqa: E402
 from halluscope.cli import app  # noqa: E402
+from halluscope.build import load_build  # noqa: E402
 from halluscope.judge import agreement, build_judge  # noqa: E402
-from halluscope.llm import LLMConfig  # noqa: E402
+from halluscope.judge.run import judge_stage  # noqa: E402
+from halluscope.llm import LLM_BACKENDS, LLMConfig, StageOutage  # noqa: E402
 from halluscope.records import Judgement  # noqa: E402
 from halluscope.store import Store  # noqa: E402
 
@@ -207,11 +209,21 @@ def test_unanswered_items_are_failed_counted_and_retried_next_run(built):
     run, srv = built
     config = LLMConfig(openai={"max_retries": 1, "backoff_base_s": 0.01})
     before = srv.count
-    result = build_judge(run, ["openai/judge-down"], per_cell=1, config=config, quiet=True)
-    assert result.judgements["openai/judge-down"] == {} and len(result.failed["openai/judge-down"]) == 27
-    assert "HTTP 503: overloaded (gave up after 2 attempts)" in next(iter(result.failed["openai/judge-down"].values()))
-    assert result.summary()[0]["failed"] == 27 and srv.count - before == 27 * 2
+    # every call failed: the command stops (exit 2) with one line naming the URL, the count and the reasons file,
+    # after writing the report
+    with pytest.raises(StageOutage, match=r"every call to http://127\.0\.0\.1:\d+/v1/chat/completions failed: "
+                                          r"27 of 27 calls failed; reasons in \S+failed-calls-openai_judge-down\.jsonl"):
+        build_judge(run, ["openai/judge-down"], per_cell=1, config=config, quiet=True)
+    reasons = (run / "logs" / "failed-calls-openai_judge-down.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(reasons) == 27 and all("HTTP 503: overloaded (gave up after 2 attempts)" in r for r in reasons)
+    with Store(run) as store:
+        st = judge_stage(LLM_BACKENDS.create("openai/judge-down", config=config), retries=3,
+                         generate_fp=load_build(store).stages["generate"])
+        failed = store.failures(st.name, st.fingerprint)
+    assert len(failed) == 27 and "HTTP 503: overloaded (gave up after 2 attempts)" in next(iter(failed.values()))
+    assert srv.count - before == 27 * 2
     rows = list(csv.DictReader((run / "report" / "judge" / "unscored.csv").open(encoding="utf-8")))
     assert [r["judge"] for r in rows] == ["openai/judge-down"] * 27
-    build_judge(run, ["openai/judge-down"], per_cell=1, config=config, quiet=True)
+    with pytest.raises(StageOutage):
+        build_judge(run, ["openai/judge-down"], per_cell=1, config=config, quiet=True)
     assert srv.count - before == 27 * 4  # failures are never served from the store

@@ -138,7 +138,7 @@ def test_concurrency_limit_holds():
         return Reply(content="ok")
 
     with ChatServer(script) as srv:
-        out, _ = ask(backend(srv.url, concurrency=3), *[f"q{i}" for i in range(7)])
+        out, _ = ask(backend(srv.url, concurrency=3, adaptive="off"), *[f"q{i}" for i in range(7)])
     assert all(r.status == "ok" for r in out) and peak[0] == 3
 
 

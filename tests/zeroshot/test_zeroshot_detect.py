@@ -166,3 +166,37 @@ def test_table3_shows_each_input_beside_its_own_majority_baseline():
         assert out["B-A"] == "0.800/0.800 (n=10)" and out["B-A-maj"] == "0.900/0.450"
         assert out["B-T"] == "0.700/0.700 (n=10)" and out["B-T-maj"] == "0.500/0.250"
         assert "B-maj" not in out
+
+
+def test_a_server_outage_is_not_final_and_says_so(run_dir, monkeypatch, capsys):
+    """Issue 18: with the server down, detect stored N error predictions, exited 0, and a rerun with the server up
+    made 0 calls. Now the run stops (exit 2) with one line naming the URL and the reasons file, nothing is stored
+    as a prediction, and the next run asks every item."""
+    import socket
+
+    from halluscope.cli import main
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        down = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    argv = ["halluscope", "detect", str(run_dir), "--detector", "openai/zs-outage", "--task", "binary",
+            "--input", "text", "-o", "max_retries=0", "-o", "timeout_s=5"]
+    monkeypatch.setattr(sys, "argv", argv)
+    monkeypatch.setenv("OPENAI_BASE_URL", down)  # the URL is no part of the fingerprint: the rerun is the same stage
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    err = capsys.readouterr().err
+    n = n_items(run_dir)
+    assert exit_.value.code == 2
+    assert f"server unreachable at {down}/chat/completions: {n} of {n} calls failed; reasons in " in " ".join(err.split())
+    assert (run_dir / "logs" / "failed-calls-openai_zs-outage.jsonl").exists()
+    with Store(run_dir) as store:
+        fp = [m for m in store.manifests() if m.command == "detect"][-1].stages["detect"]
+        assert store.results("detect", fp, Prediction) == {} and len(store.failures("detect", fp)) == n
+    with ChatServer(lambda req, n: Reply(content='{"binary": "no"}')) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
+        res = detect(run_dir, detector="openai/zs-outage", task="binary", input="text",
+                     options={"max_retries": 0, "timeout_s": 5})
+        assert srv.count == n  # every item asked again
+    assert res.stage_fingerprint == fp
+    assert len(res.predictions) == n and {p.status for p in res.predictions.values()} == {"ok"}

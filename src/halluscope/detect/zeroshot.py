@@ -4,6 +4,8 @@ text or transcripts, and 'hf-audio/<path>' (or 'openai/<model>' with --input aud
 Binary, type and severity are separate calls; direct or chain-of-thought prompting; optional system prompt;
 greedy decoding with 256 new tokens. Every item of every split is predicted (nothing is trained); each
 prediction carries the reply's status, the parsed answer and, for audio, what the model was sent and heard.
+A request the backend could not answer at all (transport error) is stored as failed, not as a prediction, so
+the next run asks again; when every request of a run fails, the run stops with the cause (exit 2).
 Options (``-o KEY=VALUE``): prompting=direct|cot, system=qwen-omni|<text>, audio_policy=truncate|chunk|skip,
 max_new_tokens=256, llm_config=<file>, subset=N and subset_max_audio_s=S (a stored, seeded balanced subset of N
 items per language and label, clips of at most S seconds: halluscope.detect.subset); any other key is a backend option (base_url, audio_window_s, device, ...),
@@ -162,7 +164,12 @@ def _run_zero_shot(ctx: DetectContext) -> None:
     own, backend_opts = split_options(ctx.options)
     backend = place(make_backend(ctx.spec, ctx.input, backend_opts, own["llm_config"]), ctx.executor)
     medium = "audio" if ctx.input == "audio" else "text"
-    todo = [v for v in _items(ctx, own) if v.id not in ctx.done()]
+    from halluscope.records import Prediction
+
+    # predictions stored as transport errors by earlier versions (a request was sent, no reply came) are asked again
+    stale = {k for k, p in ctx.store.results(ctx.stage.name, ctx.stage.fingerprint, Prediction).items()
+             if p.status == "error" and p.call_key is not None}
+    todo = [v for v in _items(ctx, own) if v.id not in ctx.done() - stale]
     window = None
     if ctx.input == "audio":
         from halluscope.audio_lm import audio_window_s
@@ -190,7 +197,7 @@ def _run_zero_shot(ctx: DetectContext) -> None:
         return (None if plan.skipped else with_audio(request, plan.clips)), plan.delivery, None
 
     async def main() -> None:
-        async with Caller(backend, ctx.store) as caller:
+        async with Caller(backend, ctx.store, stage=True) as caller:
             with progress(f"detect {ctx.spec} {ctx.task}/{ctx.input}", len(todo)) as advance:
                 for start in range(0, len(todo), BATCH):
                     batch = todo[start:start + BATCH]
@@ -199,7 +206,12 @@ def _run_zero_shot(ctx: DetectContext) -> None:
                     async def one(v: Variant, req: ModelRequest | None, delivery: AudioDelivery | None,
                                   error: str | None) -> None:
                         response = await caller.complete(req) if req is not None else None
-                        ctx.put(_prediction(ctx, v, response, delivery, req, error))
+                        if response is not None and response.status == "error":
+                            # no reply after the backend's retries (server down, timeouts): not a prediction;
+                            # failed, so the next run asks again (only 'ok' items count as done)
+                            ctx.store.fail(ctx.stage.name, ctx.stage.fingerprint, v.id, f"{ctx.spec}: {response.error}")
+                        else:
+                            ctx.put(_prediction(ctx, v, response, delivery, req, error))
                         advance()
 
                     await asyncio.gather(*(one(v, *p) for v, p in zip(batch, prepared)))

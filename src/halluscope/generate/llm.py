@@ -5,7 +5,13 @@ rewrite is the text after the localized "(full text)" header; the step-3 report 
 self-assessment, its localized scale mapped to 1..5. A context-inconsistency rewrite must keep every
 number and stay within +/-15% of the source length. A reply that fails extraction or a check is
 recorded with the reason and asked again (a new request: the attempt number is part of its key), up
-to ``max_attempts``; then the item is reported failed with every reason.
+to ``max_attempts``; then the item is reported failed with every reason. Each retry samples differently
+(llm._base.retry_params), so a greedy model does not repeat the rejected reply.
+
+Every request carries a ``max_tokens`` derived from the article (GenerateOptions: base + per-token x the
+article's estimated tokens, or a fixed value); a reply cut there is reported as truncated. Besides the App. A.1
+checks, the screen rejects a rewrite that echoes the prompt's instructions or the step-3 report, is far shorter
+than the source (fabrication, contradiction), or is in another language than the source (langid).
 
 Calls for a whole stage run concurrently in ``prepare`` (build.py calls it before the stage runner);
 ``rewrite`` then hands out the prepared results, or runs the protocol for one item on its own.
@@ -31,6 +37,7 @@ from halluscope.llm import (
     load_llm_config,
     progress,
 )
+from halluscope.llm import sampling_note
 from halluscope.prompts import prompt_hash, severity_texts, template
 from halluscope.prompts.protocol import DIMENSIONS, count_ratings, dimension_for_label, full_text_markers
 from halluscope.records import (
@@ -129,9 +136,64 @@ def parse_self_assessment(reply: str, *, item_id: str, generator: str, language:
     )
 
 
+MIN_LENGTH_RATIO = 0.5  # a fabrication or contradiction rewrite under half the source's words is no rewrite
+ECHO_WORDS = 4  # a run of this many words from the prompt's instructions (not in the article) is an echo
+
+
+def max_tokens_for(article: Article, options: GenerateOptions) -> int:
+    """The reply's token bound: fixed, or base + per_token x the article's tokens (estimated as characters / 3)."""
+    if options.max_tokens is not None:
+        return options.max_tokens
+    return options.max_tokens_base + int(options.max_tokens_per_token * -(-len(article.text) // 3))
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
+
+
+def prompt_echo(rewritten: str, prompt: str, source: str) -> str | None:
+    """A run of ECHO_WORDS words the rewrite shares with the prompt's instructions but not with the article."""
+    instructions = " ".join(_words(prompt.replace(source, " ")))
+    article = " ".join(_words(source))
+    words = _words(rewritten)
+    for i in range(len(words) - ECHO_WORDS + 1):
+        run = " ".join(words[i:i + ECHO_WORDS])
+        if f" {run} " in f" {instructions} " and f" {run} " not in f" {article} ":
+            return run
+    return None
+
+
+def language_of(text: str, candidates: Sequence[str]) -> str:
+    """langid's guess among ``candidates`` (its model ships with the package)."""
+    try:
+        from langid.langid import LanguageIdentifier, model
+    except ImportError as exc:
+        from halluscope.errors import MissingExtraError
+
+        raise MissingExtraError("langid", "llm") from exc
+    ident = _identifier(tuple(candidates), LanguageIdentifier, model)
+    return ident.classify(text)[0]
+
+
+_IDENTIFIERS: dict = {}
+
+
+def _identifier(candidates: tuple[str, ...], cls, model):  # noqa: ANN001, ANN202 - langid's own types
+    if candidates not in _IDENTIFIERS:
+        ident = cls.from_modelstring(model, norm_probs=True)
+        ident.set_languages(list(candidates))
+        _IDENTIFIERS[candidates] = ident
+    return _IDENTIFIERS[candidates]
+
+
+LANGID_CANDIDATES = ("en", "ru", "kk", "uk", "be", "ky", "de", "fr", "es", "tr", "zh")
+
+
 def check_rewrite(source: str, rewritten: str, type: HallucinationType, *,
-                  finish_reason: str | None = None) -> tuple[dict[str, bool], list[str]]:
-    """Post-generation checks and the reasons of those that failed (App. A.1 for context inconsistency)."""
+                  finish_reason: str | None = None, prompt: str | None = None,
+                  language: Language | None = None) -> tuple[dict[str, bool], list[str]]:
+    """Post-generation checks and the reasons of those that failed (App. A.1 for context inconsistency; the
+    echo, length and language screens when ``prompt`` and ``language`` are given)."""
     checks = {"full_text_found": True, "complete": finish_reason != "length",
               "differs_from_source": " ".join(rewritten.split()) != " ".join(source.split())}
     reasons = []
@@ -139,6 +201,27 @@ def check_rewrite(source: str, rewritten: str, type: HallucinationType, *,
         reasons.append("reply cut off at the token limit (finish_reason=length)")
     if not checks["differs_from_source"]:
         reasons.append("rewrite identical to the source")
+    if prompt is not None:
+        echo = prompt_echo(rewritten, prompt, source)
+        report = [label for label, _, _ in _rated_lines(rewritten, language or "en")]
+        checks["no_prompt_echo"] = echo is None and len(report) < 2
+        if echo is not None:
+            reasons.append(f"echoes the prompt's instructions ('{echo}'), not a rewrite of the article")
+        elif len(report) >= 2:
+            reasons.append(f"contains the step-3 report ({', '.join(report[:3])}), not only the rewrite")
+    if type != "context_inconsistency" and prompt is not None:
+        ratio = len(rewritten.split()) / max(1, len(source.split()))
+        checks["not_too_short"] = ratio >= MIN_LENGTH_RATIO
+        if not checks["not_too_short"]:
+            n = len(rewritten.split())
+            reasons.append(f"far too short: {n} word{'s' * (n != 1)} for a {len(source.split())}-word source "
+                           f"({ratio:.2f}x, at least {MIN_LENGTH_RATIO:.2f}x expected)")
+    if language is not None:
+        expected = language_of(source, LANGID_CANDIDATES)  # the source's language as langid sees it
+        got = language_of(rewritten, LANGID_CANDIDATES)
+        checks["same_language"] = got == expected
+        if got != expected:
+            reasons.append(f"written in '{got}', the source in '{expected}' (expected {language}; langid)")
     if type == "context_inconsistency":
         src, out = set(numbers_in(source)), set(numbers_in(rewritten))
         checks["numbers_preserved"] = src == out
@@ -169,8 +252,11 @@ class LLMGenerator:
         return cls(LLM_BACKENDS.create(spec, config=config, **options), config.generate)
 
     def config(self) -> dict:
+        o = self.options
         return {"generator": "llm", "version": VERSION, **self.backend.identity(),
-                "max_attempts": self.options.max_attempts, "fabrication_wording": self.options.fabrication_wording,
+                "max_attempts": o.max_attempts, "fabrication_wording": o.fabrication_wording,
+                "max_tokens": o.max_tokens or {"base": o.max_tokens_base, "per_token": o.max_tokens_per_token},
+                "screen": {"min_length_ratio": MIN_LENGTH_RATIO, "echo_words": ECHO_WORDS, "langid": True},
                 "prompts": prompt_hash()}
 
     # -- the stage hook ---------------------------------------------------------------------------
@@ -197,7 +283,7 @@ class LLMGenerator:
 
     async def _run_all(self, store: Store | None, fp: str | None, assignments: Sequence[Assignment], seed: int,
                        advance: Callable[[], None] = lambda: None) -> tuple[dict[str, Variant | ItemError], CallStats]:
-        async with Caller(self.backend, store) as caller:
+        async with Caller(self.backend, store, stage=store is not None) as caller:
             async def one(a: Assignment) -> tuple[str, Variant | ItemError]:
                 result, log = await self._protocol(caller, a, seed)
                 if store is not None and fp is not None:
@@ -220,14 +306,19 @@ class LLMGenerator:
                               self_assessment=sa, usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens),
                               cost_usd=cost)
 
+        params = {"max_tokens": max_tokens_for(article, self.options)}
         for nonce in range(self.options.max_attempts):
-            resp = await caller.complete(self.backend.request(messages, nonce=nonce, tag=f"generate:{vid}"))
+            req = self.backend.request(messages, nonce=nonce, tag=f"generate:{vid}", params=params)
+            resp = await caller.complete(req)
             if resp.usage is not None:
                 prompt_tokens += resp.usage.prompt_tokens
                 completion_tokens += resp.usage.completion_tokens
             if resp.cost_usd is not None:
                 cost = (cost or 0.0) + resp.cost_usd
-            attempt, text, checks = screen_rewrite(resp, article, a.type, nonce)
+            attempt, text, checks = screen_rewrite(resp, article, a.type, nonce, prompt=messages[-1].content,
+                                                   max_tokens=req.params.get("max_tokens", req.params.get("max_new_tokens")))
+            if nonce:  # how the retry was sampled, recorded with its outcome
+                attempt = attempt.model_copy(update={"reason": (attempt.reason or attempt.status) + sampling_note(req)})
             attempts.append(attempt)
             if attempt.status == "error":  # no reply after the backend's own retries: the next run tries again
                 break
@@ -243,17 +334,29 @@ class LLMGenerator:
                          f"{len(attempts)} attempt(s) ({why})"), log(False)
 
 
-def screen_rewrite(resp, article: Article, type: str, nonce: int) -> tuple[RewriteAttempt, str | None, dict | None]:
+def screen_rewrite(resp, article: Article, type: str, nonce: int, *, prompt: str | None = None,
+                   max_tokens: int | None = None) -> tuple[RewriteAttempt, str | None, dict | None]:
     """One reply to a rewrite request: its attempt record, and the accepted text with its checks (None if not)."""
     if resp.status in ("error", "refusal", "unparsable"):
         return RewriteAttempt(nonce=nonce, call_key=resp.key, status=resp.status, reason=resp.error), None, None
+    cut = resp.finish_reason == "length"
+    limit = f"max_tokens={max_tokens}" if max_tokens else "the token limit"
     text = extract_full_text(resp.text or "", article.language)
     if text is None:
         if refusal := find_refusal(resp.text):  # a refusal in words, not flagged by the API
             return RewriteAttempt(nonce=nonce, call_key=resp.key, status="refusal", reason=f"refusal: '{refusal}'"), None, None
+        if cut:
+            return (RewriteAttempt(nonce=nonce, call_key=resp.key, status="truncated",
+                                   reason=f"reply cut at {limit} (finish_reason=length) before any text after a "
+                                          "'(full text)' header; raise max_tokens_per_token or set max_tokens in "
+                                          "the [generate] section of the LLM config"), None, None)
         return (RewriteAttempt(nonce=nonce, call_key=resp.key, status="rejected",
                                reason="no text after a '(full text)' header"), None, None)
-    checks, reasons = check_rewrite(article.text, text, type, finish_reason=resp.finish_reason)
+    checks, reasons = check_rewrite(article.text, text, type, finish_reason=resp.finish_reason, prompt=prompt,
+                                    language=article.language if prompt is not None else None)
+    if cut:
+        return (RewriteAttempt(nonce=nonce, call_key=resp.key, status="truncated",
+                               reason=f"reply cut at {limit} (finish_reason=length) inside the full text"), None, None)
     if reasons:
         return RewriteAttempt(nonce=nonce, call_key=resp.key, status="rejected", reason="; ".join(reasons)), None, None
     return RewriteAttempt(nonce=nonce, call_key=resp.key, status="accepted"), text, checks

@@ -22,6 +22,7 @@ from halluscope.judge.prompt import JUDGE_PARAMS, judge_messages, parse_judgemen
 from halluscope.judge.sample import Sample, stratified_sample
 from halluscope.judge.tables import mean_rows, write_tables
 from halluscope.llm import LLM_BACKENDS, Caller, CallStats, ChatBackend, LLMConfig, load_llm_config, progress
+from halluscope.llm import StageOutage, sampling_note
 from halluscope.manifest import record_manifest
 from halluscope.prompts import prompt_hash
 from halluscope.records import Judgement, RewriteLog, Variant
@@ -61,39 +62,51 @@ async def _judge_one(caller: Caller, backend: ChatBackend, v: Variant, original:
     reasons: list[str] = []
     last_text = None
     for nonce in range(retries + 1):  # App. A.2: up to three retries on parse failure
-        resp = await caller.complete(backend.request(messages, nonce=nonce, tag=f"judge:{v.id}", params=JUDGE_PARAMS))
+        req = backend.request(messages, nonce=nonce, tag=f"judge:{v.id}", params=JUDGE_PARAMS)
+        resp = await caller.complete(req)
         keys.append(resp.key)
         if resp.status == "error":  # no reply after the backend's own retries: failed, retried next run
             return f"{backend.spec}: {resp.error}"
         last_text = resp.text
         if resp.status in ("refusal", "unparsable"):
-            reasons.append(f"#{nonce} {resp.status}: {resp.error}")
+            reasons.append(f"#{nonce} {resp.status}: {resp.error}{sampling_note(req)}")
             continue
         scores, why = parse_judgement(resp.text or "", v.type)  # type: ignore[arg-type]
         if why is None:
             return Judgement(item_id=v.id, judge=backend.spec, status="ok", scores=scores, raw_text=resp.text,
                              attempts=nonce + 1, call_keys=tuple(keys))
-        reasons.append(f"#{nonce} {why}")
+        reasons.append(f"#{nonce} {why}{sampling_note(req)}")
     return Judgement(item_id=v.id, judge=backend.spec, status="unscored", raw_text=last_text,
                      unscored_reason="; ".join(reasons), attempts=len(keys), call_keys=tuple(keys))
 
 
 async def _judge_all(store: Store, work: list[tuple[ChatBackend, Stage, list[Variant]]], samples: dict[str, Variant],
-                     retries: int, advance: Callable[[], None]) -> dict[str, CallStats]:
+                     retries: int, advance: Callable[[], None]) -> tuple[dict[str, CallStats], list[StageOutage]]:
+    """Every judge's calls; a judge whose every call failed is returned as its StageOutage (raised after the report)."""
+    outages: list[StageOutage] = []
+
     async def one_judge(backend: ChatBackend, stage: Stage, todo: list[Variant]) -> tuple[str, CallStats]:
-        async with Caller(backend, store) as caller:
-            async def item(v: Variant) -> None:
-                result = await _judge_one(caller, backend, v, samples[v.article_id].text, retries)
-                if isinstance(result, str):
-                    store.fail(stage.name, stage.fingerprint, v.id, result)
-                else:
-                    store.put(stage.name, stage.fingerprint, v.id, result)
-                advance()
+        caller = Caller(backend, store, stage=True)
+        try:
+            async with caller:
+                await run(caller, stage, todo)
+        except StageOutage as exc:
+            outages.append(exc)
+        return backend.spec, caller.stats
 
-            await asyncio.gather(*(item(v) for v in todo))
-            return backend.spec, caller.stats
+    async def run(caller: Caller, stage: Stage, todo: list[Variant]) -> None:
+        async def item(v: Variant) -> None:
+            result = await _judge_one(caller, caller.backend, v, samples[v.article_id].text, retries)
+            if isinstance(result, str):
+                store.fail(stage.name, stage.fingerprint, v.id, result)
+            else:
+                store.put(stage.name, stage.fingerprint, v.id, result)
+            advance()
 
-    return dict(await asyncio.gather(*(one_judge(b, s, t) for b, s, t in work)))
+        await asyncio.gather(*(item(v) for v in todo))
+
+    stats = dict(await asyncio.gather(*(one_judge(b, s, t) for b, s, t in work)))
+    return stats, outages
 
 
 def build_judge(run_dir: str | Path, judges: Sequence[str], *, per_cell: int = 8, seed: int = 0, retries: int = 3,
@@ -102,7 +115,11 @@ def build_judge(run_dir: str | Path, judges: Sequence[str], *, per_cell: int = 8
     if not judges:
         raise HalluscopeError("no judge given: pass --judge openai/<model> (twice or more for agreement tables)")
     if len(set(judges)) != len(judges):
-        raise HalluscopeError(f"each judge may be named once, got {list(judges)}")
+        twice = sorted({j for j in judges if judges.count(j) > 1})
+        raise HalluscopeError(
+            f"each judge may be named once, got {', '.join(twice)} twice. To use one model as two judges, give it a "
+            f"second name in the LLM config: [models.\"{twice[0]}-b\"] with model = \"<the server's model name>\" "
+            "(openai/...) or path = \"<checkpoint>\" (hf/...), and pass --judge under both names")
     if per_cell < 1 or retries < 0:
         raise HalluscopeError(f"--per-cell must be >= 1 and --retries >= 0, got {per_cell} and {retries}")
     config = config if config is not None else load_llm_config()
@@ -126,7 +143,7 @@ def build_judge(run_dir: str | Path, judges: Sequence[str], *, per_cell: int = 8
         if not quiet:
             console.print(f"judging {len(sample.ids)} items with {len(backends)} judge(s): {todo} judgements to make")
         with progress("judge calls", todo, quiet=quiet or not todo) as advance:
-            stats = asyncio.run(_judge_all(store, work, build.samples, retries, advance))
+            stats, outages = asyncio.run(_judge_all(store, work, build.samples, retries, advance))
         wanted = set(sample.ids)
         judgements, failed = {}, {}
         for b in backends:
@@ -155,4 +172,6 @@ def build_judge(run_dir: str | Path, judges: Sequence[str], *, per_cell: int = 8
                                                       "calls": {j: s.as_dict() for j, s in stats.items()}},
                                                      indent=2, ensure_ascii=False), encoding="utf-8")
         result.files.append(out / "summary.json")
+        if outages:  # after the report, so the other judges' tables are there
+            raise outages[0]
         return result

@@ -86,15 +86,35 @@ def heatmap(rows: list[dict], title: str) -> bytes | None:
     return png(fig)
 
 
+STALE_PATTERNS = ("table9_*", "table10_*", "heatmap_*.png", "self_assessment.csv", "unscored.csv")
+
+
+def agreement_gap(counts: dict[str, dict]) -> str:
+    """Why Table 9 has no rows."""
+    if len(counts) < 2:
+        return f"Table 9 needs two or more judges; this run has {len(counts)} (pass --judge twice or more)."
+    scored = ", ".join(f"{j}: {c['scored']} scored, {c['unscored']} unscored, {c['failed']} failed"
+                       for j, c in counts.items())
+    return f"Table 9 is empty: no item was scored by two judges ({scored})."
+
+
 def file_stem(spec: str) -> str:
     return re.sub(r"[^\w.-]+", "_", spec).strip("_")
 
 
 def write_tables(out: Path, *, agreement: list[dict], quality: dict[str, list[dict]], self_assessment: list[dict],
                  summary: dict, unscored: list[dict]) -> list[Path]:
-    """Every table in Markdown, CSV and LaTeX, heatmaps as PNG, and judge.html; returns the paths written."""
+    """Every table in Markdown, CSV and LaTeX, heatmaps as PNG, and judge.html; returns the paths written.
+
+    Files an earlier judge run left (other judges' tables and heatmaps) are removed first; a table without rows
+    is still written as a CSV header, and the Markdown/HTML say why it is empty.
+    """
     out.mkdir(parents=True, exist_ok=True)
+    for pattern in STALE_PATTERNS:
+        for old in out.glob(pattern):
+            old.unlink()
     written: list[Path] = []
+    counts = {j["judge"]: j for j in summary["judges"]}
 
     def put(name: str, text: str | bytes) -> None:
         path = out / name
@@ -112,32 +132,44 @@ def write_tables(out: Path, *, agreement: list[dict], quality: dict[str, list[di
     html_parts = [f"<h1>Judge validation</h1><p>{html.escape(md[0][2:])}. {html.escape(dims_note)}</p>",
                   html_table(summary["judges"], [("judge", "Judge"), ("scored", "scored"), ("unscored", "unscored"),
                                                   ("failed", "failed"), ("calls", "model calls"), ("from_store", "from store")])]
+    write_csv(out / "table9_agreement.csv", agreement, [k for k, _ in AGREEMENT_COLS])
+    written.append(out / "table9_agreement.csv")
+    if not agreement:
+        md += ["## Table 9: cross-judge agreement", agreement_gap(counts)]
+        html_parts += ["<h2>Table 9: cross-judge agreement</h2>", f"<p>{html.escape(agreement_gap(counts))}</p>"]
     if agreement:
-        write_csv(out / "table9_agreement.csv", agreement)
-        written.append(out / "table9_agreement.csv")
         put("table9_agreement.tex", latex_table(agreement, AGREEMENT_COLS, label="tab:judge-agreement",
                                                 caption="Cross-judge agreement per dimension: quadratic-weighted Cohen's kappa, Spearman's rho, share within one point."))
         md += ["## Table 9: cross-judge agreement", md_table(agreement, AGREEMENT_COLS)]
         html_parts += ["<h2>Table 9: cross-judge agreement</h2>", html_table(agreement, AGREEMENT_COLS)]
     for judge, rows in quality.items():
         stem = file_stem(judge)
-        write_csv(out / f"table10_{stem}.csv", rows)
+        write_csv(out / f"table10_{stem}.csv", rows, [k for k, _ in QUALITY_COLS])
         written.append(out / f"table10_{stem}.csv")
+        if not rows:
+            c = counts.get(judge, {})
+            why = (f"No scored items by {judge} ({c.get('unscored', 0)} unscored, {c.get('failed', 0)} failed; "
+                   "see 'Unscored and failed items').")
+            md += [f"## Table 10: mean ratings by {judge}", why]
+            html_parts += [f"<h2>Table 10: mean ratings by {html.escape(judge)}</h2>", f"<p>{html.escape(why)}</p>"]
+            continue
         put(f"table10_{stem}.tex", latex_table(rows, QUALITY_COLS, label=f"tab:quality-{stem}",
                                                caption=f"Mean {judge} ratings by type, severity and language."))
         png = heatmap(rows, f"{judge}: mean rating")
         if png:
             put(f"heatmap_{stem}.png", png)
-        md += [f"## Table 10: mean ratings by {judge}", md_table(rows, QUALITY_COLS), f"![heatmap](heatmap_{stem}.png)"]
+        md += [f"## Table 10: mean ratings by {judge}", md_table(rows, QUALITY_COLS)]
+        if png:  # only a heatmap that was written is linked
+            md.append(f"![heatmap](heatmap_{stem}.png)")
         html_parts += [f"<h2>Table 10: mean ratings by {html.escape(judge)}</h2>", html_table(rows, QUALITY_COLS),
                        img(png, f"{judge} mean rating heatmap")]
+    write_csv(out / "self_assessment.csv", self_assessment, [k for k, _ in QUALITY_COLS])
+    written.append(out / "self_assessment.csv")
     if self_assessment:
-        write_csv(out / "self_assessment.csv", self_assessment)
-        written.append(out / "self_assessment.csv")
         md += ["## Generator self-assessment (in-prompt report, all accepted rewrites)", md_table(self_assessment, QUALITY_COLS)]
         html_parts += ["<h2>Generator self-assessment</h2>", html_table(self_assessment, QUALITY_COLS)]
     unscored_cols = [("judge", "Judge"), ("item_id", "Item"), ("reason", "Reason")]
-    write_csv(out / "unscored.csv", unscored)
+    write_csv(out / "unscored.csv", unscored, [k for k, _ in unscored_cols])
     written.append(out / "unscored.csv")
     md += ["## Unscored and failed items", md_table(unscored, unscored_cols) if unscored else "None."]
     html_parts += ["<h2>Unscored and failed items</h2>", html_table(unscored, unscored_cols) if unscored else "<p>None.</p>"]

@@ -4,7 +4,17 @@ Every call goes through a Caller over the run's store: each attempt is logged wi
 before parsing, and a request answered before is served from the store, so a rerun makes no calls.
 """
 
-from halluscope.llm._base import LLM_BACKENDS, Caller, CallStats, ChatBackend, complete_all, progress
+from halluscope.llm._base import (
+    LLM_BACKENDS,
+    Caller,
+    CallStats,
+    ChatBackend,
+    StageOutage,
+    complete_all,
+    progress,
+    retry_params,
+    sampling_note,
+)
 from halluscope.llm._config import CONFIG_ENV, GenerateOptions, HFOptions, LLMConfig, OpenAIOptions, load_llm_config
 from halluscope.llm._hf import HFBackend
 from halluscope.llm._openai import BackendError, OpenAIBackend, read_completion, retry_after_s
@@ -18,5 +28,5 @@ def create_backend(spec: str, *, config: LLMConfig | None = None, **options: obj
 __all__ = [
     "CONFIG_ENV", "LLM_BACKENDS", "BackendError", "CallStats", "Caller", "ChatBackend", "GenerateOptions", "HFBackend",
     "HFOptions", "LLMConfig", "OpenAIBackend", "OpenAIOptions", "complete_all", "create_backend", "load_llm_config", "progress",
-    "read_completion", "retry_after_s",
+    "StageOutage", "read_completion", "retry_after_s", "retry_params", "sampling_note",
 ]

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import re
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from halluscope.errors import HalluscopeError
@@ -46,6 +49,28 @@ class ChatBackend(Protocol):
 
 LLM_BACKENDS: Registry[ChatBackend] = Registry("LLM backend")
 
+# A protocol retry (nonce >= 1, after an unreadable or rejected reply) must change the request, or a greedy model
+# answers it byte for byte as before: retry k samples at RETRY_TEMPERATURES[k-1] (the last one from then on, never
+# below the configured temperature) with seed + k. The params are part of the request, so the call log records them.
+RETRY_TEMPERATURES = (0.7, 1.0)
+
+
+def retry_params(params: dict, nonce: int) -> dict:
+    """``params`` of the first attempt, or those of protocol retry ``nonce`` (see RETRY_TEMPERATURES)."""
+    if nonce <= 0:
+        return params
+    temperature = RETRY_TEMPERATURES[min(nonce, len(RETRY_TEMPERATURES)) - 1]
+    return {**params, "temperature": max(float(params.get("temperature") or 0.0), temperature),
+            "seed": int(params.get("seed") or 0) + nonce}
+
+
+def sampling_note(request: ModelRequest) -> str:
+    """How a retry was sampled, for the reasons a protocol records: '' for the first attempt."""
+    if request.nonce <= 0:
+        return ""
+    p = request.params
+    return f" (retry {request.nonce}: temperature {p.get('temperature')}, seed {p.get('seed')})"
+
 
 def local_params(spec: str, defaults: dict, caller: dict | None, configured: dict, mitigation: Any = None) -> dict:
     """Decoding parameters of a local model's request: its defaults, under the caller's, under the configured
@@ -79,8 +104,8 @@ class LocalChatBackend:
 
     def request(self, messages: Sequence[ChatMessage | dict], *, nonce: int = 0, tag: str | None = None,
                 params: dict | None = None) -> ModelRequest:
-        return ModelRequest(backend=self.spec, messages=messages_of(messages), params=self._params(params),
-                            nonce=nonce, tag=tag)
+        return ModelRequest(backend=self.spec, messages=messages_of(messages),
+                            params=retry_params(self._params(params), nonce), nonce=nonce, tag=tag)
 
     def from_stored(self, request: ModelRequest, stored: dict) -> ModelResponse:
         return self._response(request, stored, latency_s=None, cached=True)
@@ -106,19 +131,37 @@ class CallStats:
 
     requests: int = 0
     from_store: int = 0
+    sent: int = 0  # requests that needed the backend (identical requests in flight share one)
     calls: int = 0
     failed: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    attempts: Counter = field(default_factory=Counter)  # status of every call made: ok, timeout, connection, http_429, ...
+    truncated: int = 0  # replies cut at the token limit (finish_reason == 'length')
 
     def line(self) -> str:
         cost = f", ${self.cost_usd:.4f}" if self.cost_usd else ""
-        return (f"{self.requests} requests: {self.from_store} from the store, {self.calls} model calls, "
-                f"{self.failed} failed; {self.prompt_tokens}+{self.completion_tokens} tokens{cost}")
+        bad = {k: n for k, n in sorted(self.attempts.items()) if k != "ok"}
+        retried = f" ({', '.join(f'{n} {k}' for k, n in bad.items())}, each sent again or given up)" if bad else ""
+        cut = f", {self.truncated} cut at the token limit" if self.truncated else ""
+        return (f"{self.requests} requests: {self.from_store} from the store, {self.calls} model calls{retried}, "
+                f"{self.failed} failed{cut}; {self.prompt_tokens}+{self.completion_tokens} tokens{cost}")
+
+    def add(self, other: CallStats) -> None:
+        for k, v in other.__dict__.items():
+            setattr(self, k, getattr(self, k) + v)
 
     def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {k: dict(v) if isinstance(v, Counter) else v for k, v in self.__dict__.items()}
+
+
+class StageOutage(HalluscopeError):
+    """Every request of a session that reached the backend failed: the stage did nothing (exit 2, one line)."""
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^\w.-]+", "_", text).strip("_")
 
 
 class Caller:
@@ -126,30 +169,54 @@ class Caller:
 
     A request whose key has an 'ok' call in the store is answered from it; identical requests in flight
     share one call; the backend is opened (client built, model loaded) only when a call is needed.
+    A stage's session (``stage=True``) raises StageOutage on exit when every request it sent failed.
     """
 
-    def __init__(self, backend: ChatBackend, store: Store | None = None) -> None:
+    def __init__(self, backend: ChatBackend, store: Store | None = None, *, stage: bool = False) -> None:
         self.backend = backend
+        self.stage = stage  # a stage's session: ends with check_outage()
         self.store = store
         self.stats = CallStats()
         self._inflight: dict[str, asyncio.Task[ModelResponse]] = {}
         self._opened = False
         self._lock: asyncio.Lock | None = None
+        self.failures: list[dict] = []  # requests the backend gave no reply to: tag, key, error
 
     async def __aenter__(self) -> Caller:
         self._lock = asyncio.Lock()
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aexit__(self, exc_type: object, *exc: object) -> None:
         for task in self._inflight.values():
             task.cancel()
         if self._opened:
             await self.backend.aclose()
             self._opened = False
+        if exc_type is None and self.stage:
+            self.check_outage()
+
+    def check_outage(self) -> None:
+        """Raise StageOutage when requests needed the backend and every one failed (nothing else to do this run);
+        the reasons go to RUN/logs/failed-calls-<backend>.jsonl. Items already stored as failed are retried next run."""
+        if not self.stats.sent or self.stats.failed < self.stats.sent:
+            return
+        where = getattr(self.backend, "where", lambda: self.backend.spec)()
+        connection = any(k in ("connection", "timeout") for k in self.stats.attempts)
+        head = f"server unreachable at {where}" if connection else f"every call to {where} failed"
+        first = self.failures[0]["error"] if self.failures else "no reason recorded"
+        if self.store is None:
+            raise StageOutage(f"{head}: {self.stats.failed} of {self.stats.sent} calls failed; first reason: {first}")
+        log = self.store.run_dir / "logs" / f"failed-calls-{_slug(self.backend.spec)}.jsonl"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in self.failures), encoding="utf-8")
+        raise StageOutage(f"{head}: {self.stats.failed} of {self.stats.sent} calls failed; reasons in {log} "
+                          f"(first: {first[:200]}). Fix: start the server or correct its URL, then run the same "
+                          "command again (finished items are kept, failed ones are retried)")
 
     def _log(self, *, request: ModelRequest, payload: dict, response: dict | None, status: str,
              latency_s: float | None) -> None:
         self.stats.calls += 1
+        self.stats.attempts[status] += 1
         if self.store is not None:
             self.store.log_call(key=request.key(), backend=self.backend.spec, request=payload, response=response,
                                 status=status, latency_s=latency_s)
@@ -177,10 +244,14 @@ class Caller:
         return await asyncio.shield(task)
 
     async def _send(self, request: ModelRequest) -> ModelResponse:
+        self.stats.sent += 1
         await self._ensure_open()
         response = await self.backend.send(request, self._log)
         if response.status == "error":
             self.stats.failed += 1
+            self.failures.append({"tag": request.tag, "key": request.key(), "error": response.error})
+        if response.finish_reason == "length":
+            self.stats.truncated += 1
         if response.usage is not None:
             self.stats.prompt_tokens += response.usage.prompt_tokens
             self.stats.completion_tokens += response.usage.completion_tokens

@@ -31,8 +31,14 @@ class OpenAIOptions(_Options):
     base_url: str | None = Field(default=None, description="Server URL; default: $base_url_env, else the SDK default (api.openai.com).")
     base_url_env: str = Field(default="OPENAI_BASE_URL", description="Environment variable holding the server URL.")
     api_key_env: str = Field(default="OPENAI_API_KEY", description="Environment variable holding the key (never stored).")
-    concurrency: int = Field(default=8, ge=1, description="Requests in flight at once.")
-    timeout_s: float = Field(default=120.0, gt=0, description="Limit on one call, from sending to the whole body.")
+    model: str | None = Field(default=None, description="Model name sent to the server; default: the name after "
+                              "'openai/'. Lets one model serve under two specs (e.g. as two judges).")
+    concurrency: int = Field(default=8, ge=1, description="Most requests in flight at once (the adaptive limit's ceiling).")
+    adaptive: Literal["on", "off"] = Field(default="on", description="on: start at 1 request in flight and grow while "
+                                           "throughput grows, halve on timeouts and 429/503 (see llm/_adaptive.py); "
+                                           "off: always 'concurrency'.")
+    timeout_s: float = Field(default=120.0, gt=0, description="Limit on one call, from sending to the whole body; "
+                             "doubles on each retry after a timeout (at most 8x).")
     max_retries: int = Field(default=6, ge=0, description="Retries after 429, 408/409, 5xx, timeouts, connection errors, unreadable bodies.")
     backoff_base_s: float = Field(default=1.0, ge=0, description="First backoff; doubles per retry, with jitter.")
     backoff_max_s: float = Field(default=60.0, ge=0)
@@ -51,6 +57,8 @@ class HFOptions(_Options):
     batch_size: int = Field(default=8, ge=1)
     batch_wait_s: float = Field(default=0.005, ge=0, description="How long the first request of a batch waits for others.")
     params: dict = Field(default_factory=dict, description="max_new_tokens, temperature (0 = greedy), top_p, seed.")
+    path: str | None = Field(default=None, description="Checkpoint to load; default: the path after 'hf/'. Lets one "
+                             "checkpoint serve under two specs (e.g. as two judges).")
     chat_template: str | None = Field(default=None, description="Jinja chat template for tokenizers that ship none.")
 
 
@@ -58,6 +66,12 @@ class GenerateOptions(_Options):
     """The App. A.1 protocol knobs of the LLM generators."""
 
     max_attempts: int = Field(default=3, ge=1, description="Calls per rewrite before it is reported failed.")
+    # the reply holds steps 1-4 of App. A.1 and the full rewrite, so its bound grows with the article
+    max_tokens: int | None = Field(default=None, ge=1, description="Fixed max_tokens of every rewrite request; "
+                                   "default: max_tokens_base + max_tokens_per_token x the article's estimated tokens.")
+    max_tokens_base: int = Field(default=768, ge=1, description="Tokens for extraction, report and deviations.")
+    max_tokens_per_token: float = Field(default=2.0, gt=0, description="Reply tokens allowed per article token "
+                                        "(estimated as characters / 3).")
     fabrication_wording: Literal["by_language", "en", "ru_kk"] = Field(
         default="by_language",
         description="Severity wording for fabrication: 'en' (English batch), 'ru_kk' (Russian/Kazakh batch), or by language as in the paper.",

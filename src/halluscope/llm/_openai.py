@@ -3,6 +3,10 @@
 The SDK's own retries are off; this module retries 408/409/429/5xx, timeouts, connection errors and
 unreadable bodies with exponential backoff and jitter, honours Retry-After (and pauses every request
 of the session until then), and logs each attempt, raw body included, before reading it.
+Requests in flight adapt to the server (see _adaptive.py; ``concurrency`` is the ceiling). A request that timed
+out is not sent again at once into the same queue: the limit halves first (the retry waits for the server to
+drain what is in flight) and the retry gets twice the time, so work the server is still computing is not
+piled up behind the same deadline again.
 """
 
 from __future__ import annotations
@@ -18,10 +22,13 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 from halluscope.errors import HalluscopeError, MissingExtraError
-from halluscope.llm._base import LLM_BACKENDS, CallLog, messages_of
+from halluscope.llm._adaptive import AdaptiveLimit
+from halluscope.llm._base import LLM_BACKENDS, CallLog, messages_of, retry_params
 from halluscope.llm._config import LLMConfig, OpenAIOptions, resolve_options
 from halluscope.records import ChatMessage, ModelRequest, ModelResponse, Usage
 
+MAX_TIMEOUT_GROWTH = 8  # a retried timeout waits at most this many times timeout_s
+OVERLOAD_STATUSES = frozenset({429, 503, 529})  # "too many requests": fewer in flight
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 FATAL_STATUSES = {401: "the server rejected the API key", 403: "the key may not use this model",
                   404: "the server knows no such model or endpoint"}
@@ -112,22 +119,30 @@ class OpenAIBackend:
     """Chat completions over HTTP; see the module docstring for retries and logging."""
 
     def __init__(self, model: str, options: OpenAIOptions) -> None:
-        self.model = model
         self.spec = f"openai/{model}"
+        self.model = options.model or model  # the name sent to the server (a second spec name may serve the same model)
         self.options = options
         self._client = None
-        self._sem: asyncio.Semaphore | None = None
+        self.limit: AdaptiveLimit | None = None
         self._pause_until = 0.0
         self._url = ""
 
     def identity(self) -> dict:
-        return {"backend": self.spec, "params": self.options.params}
+        out = {"backend": self.spec, "params": self.options.params}
+        if self.options.model:  # only when set: fingerprints of plain specs stay what they were
+            out["model"] = self.options.model
+        return out
+
+    def where(self) -> str:
+        """The chat-completions URL once opened (for messages about the server), else the spec."""
+        return self._url or self.spec
 
     def request(self, messages: Sequence[ChatMessage | dict], *, nonce: int = 0, tag: str | None = None,
                 params: dict | None = None) -> ModelRequest:
         merged = {**(params or {}), **self.options.params}  # a configured null drops a default (e.g. temperature)
-        return ModelRequest(backend=self.spec, messages=messages_of(messages),
-                            params={k: v for k, v in merged.items() if v is not None}, nonce=nonce, tag=tag)
+        merged = {k: v for k, v in merged.items() if v is not None}
+        return ModelRequest(backend=self.spec, messages=messages_of(messages), params=retry_params(merged, nonce),
+                            nonce=nonce, tag=tag)
 
     async def open(self) -> None:
         try:
@@ -148,7 +163,9 @@ class OpenAIBackend:
         self._errors = (openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError)
         self._response_type = _raw_response_type()
         self._url = _public_url(str(self._client.base_url)) + "/chat/completions"
-        self._sem = asyncio.Semaphore(o.concurrency)
+        self.limit = AdaptiveLimit(o.concurrency, start=o.concurrency if o.adaptive == "off" else 1)
+        if o.adaptive == "off":
+            self.limit.probing = False
         self._pause_until = 0.0
 
     async def aclose(self) -> None:
@@ -210,27 +227,30 @@ class OpenAIBackend:
         return step * (0.5 + 0.5 * random.random())  # "equal jitter"
 
     async def send(self, request: ModelRequest, log: CallLog) -> ModelResponse:
-        assert self._client is not None and self._sem is not None, "open() first"
+        assert self._client is not None and self.limit is not None, "open() first"
         o = self.options
         body = self.body(request)
         payload = {"url": self._url, "body": self.body(request, for_log=True) if request.audio else body,
                    "nonce": request.nonce, "tag": request.tag}
         timeout_error, connection_error, status_error = self._errors
-        attempt, last_status, last_error, last_text = 0, "error", "", None
-        async with self._sem:
-            while attempt <= o.max_retries:
-                attempt += 1
-                await self._wait_pause()
+        attempt, last_status, last_error, last_text, timeouts = 0, "error", "", None, 0
+        while attempt <= o.max_retries:
+            attempt += 1
+            await self._wait_pause()
+            limit_s = o.timeout_s * min(MAX_TIMEOUT_GROWTH, 2 ** timeouts)
+            async with self.limit:  # a slot per attempt: a retry waits for the (maybe lowered) limit
                 t0 = time.perf_counter()
                 http_status, text, headers, error = None, None, {}, ""
                 try:
                     resp = await asyncio.wait_for(
                         self._client.post("/chat/completions", cast_to=self._response_type, body=body,
-                                          options={"timeout": o.timeout_s}),
-                        o.timeout_s)
+                                          options={"timeout": limit_s}),
+                        limit_s)
                     http_status, text, headers = resp.status_code, resp.text, resp.headers
                 except (asyncio.TimeoutError, timeout_error):
-                    status, error = "timeout", f"no complete reply within {o.timeout_s:g} s"
+                    status, error = "timeout", f"no complete reply within {limit_s:g} s"
+                    timeouts += 1
+                    self.limit.overload(f"timeout after {limit_s:g} s")
                 except status_error as exc:
                     http_status, headers = exc.status_code, exc.response.headers
                     try:
@@ -246,21 +266,25 @@ class OpenAIBackend:
                     reply = read_completion(text)
                     status = "ok" if reply.readable else "bad_body"
                     error = reply.error or ""
+                    self.limit.success(latency)
                 elif http_status is not None:
                     status, error = f"http_{http_status}", f"HTTP {http_status}: {(text or '')[:300]}"
+                    if http_status in OVERLOAD_STATUSES:
+                        self.limit.overload(f"HTTP {http_status}")
                 kept = {k: headers[k] for k in _KEEP_HEADERS if k in headers}
                 response = {"http_status": http_status, "headers": kept, "body": text} if http_status is not None else {"error": error}
-                log(request=request, payload=payload, response=response, status=status, latency_s=round(latency, 4))
-                if reply is not None and reply.readable:
-                    return self._response(request, reply, latency_s=latency, attempts=attempt, cached=False)
-                if http_status in FATAL_STATUSES:
-                    raise BackendError(f"{self.spec} at {self._url}: {FATAL_STATUSES[http_status]} ({error[:200]}); "
-                                       f"check {o.api_key_env}, the model name and the base URL")
-                last_status, last_error, last_text = status, error, text
-                retryable = status in ("timeout", "connection", "bad_body") or http_status in RETRY_STATUSES
-                if not retryable or attempt > o.max_retries:
-                    break
-                await asyncio.sleep(self._delay(attempt, retry_after_s(kept)))
+                log(request=request, payload={**payload, "in_flight_limit": self.limit.limit, "timeout_s": limit_s},
+                    response=response, status=status, latency_s=round(latency, 4))
+            if reply is not None and reply.readable:
+                return self._response(request, reply, latency_s=latency, attempts=attempt, cached=False)
+            if http_status in FATAL_STATUSES:
+                raise BackendError(f"{self.spec} at {self._url}: {FATAL_STATUSES[http_status]} ({error[:200]}); "
+                                   f"check {o.api_key_env}, the model name and the base URL")
+            last_status, last_error, last_text = status, error, text
+            retryable = status in ("timeout", "connection", "bad_body") or http_status in RETRY_STATUSES
+            if not retryable or attempt > o.max_retries:
+                break
+            await asyncio.sleep(self._delay(attempt, retry_after_s(kept)))
         return ModelResponse(key=request.key(), backend=self.spec,
                              status="unparsable" if last_status == "bad_body" else "error", text=last_text,
                              error=f"{last_error} (gave up after {attempt} attempt{'s' * (attempt > 1)})",

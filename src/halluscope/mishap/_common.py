@@ -88,8 +88,8 @@ def run_calls(store: Store, stage: Stage, items: Sequence[tuple[str, T]], backen
 
     async def main() -> CallStats:
         async with AsyncExitStack() as stack:
-            caller = await stack.enter_async_context(Caller(backend, store))
-            others = [await stack.enter_async_context(Caller(b, store)) for b in extra]
+            caller = await stack.enter_async_context(Caller(backend, store, stage=True))
+            others = [await stack.enter_async_context(Caller(b, store, stage=True)) for b in extra]
             with progress(description, len(todo), quiet=quiet or not todo) as advance:
                 async def one(item_id: str, x: T) -> None:
                     try:
@@ -103,10 +103,10 @@ def run_calls(store: Store, stage: Stage, items: Sequence[tuple[str, T]], backen
                     advance()
 
                 await asyncio.gather(*(one(i, x) for i, x in todo))
-            for o in others:
-                for k, v in o.stats.as_dict().items():
-                    setattr(caller.stats, k, getattr(caller.stats, k) + v)
-            return caller.stats
+            stats = CallStats()
+            for c in (caller, *others):
+                stats.add(c.stats)
+            return stats
 
     stats = asyncio.run(main()) if todo else CallStats()
     wanted = set(ids)

@@ -46,12 +46,12 @@ TABLE2_COLS = [("detector", "Detector"), ("language", "Lang"), ("task", "Task"),
                ("T_f1_ci", "T F1 95% CI"), ("majority_acc", "Maj Acc"), ("majority_f1", "Maj F1"), ("delta_f1", "F1 O-T")]
 
 
-def write_csv(path: Path, rows: list[dict]) -> None:
-    """One CSV, written atomically (a unique temp name, then rename)."""
+def write_csv(path: Path, rows: list[dict], columns: list[str] | None = None) -> None:
+    """One CSV, written atomically (a unique temp name, then rename); with ``columns``, a header even when empty."""
     with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8", newline="") as fh:
-        if not rows:
+        if not rows and not columns:
             return
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else list(columns or []))
         w.writeheader()
         for r in rows:
             w.writerow({k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in r.items()})
