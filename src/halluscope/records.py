@@ -332,6 +332,9 @@ class MishapClip(Record):
     description_kind: Literal["caption", "transcript", "metadata"] = "caption"
     duration_s: float | None = Field(default=None, description="Clip length, read from the file at import.")
     sha256: str | None = Field(default=None, description="sha256 of the audio file at import.")
+    source_id: str | None = Field(default=None, description="The clip's id in its source dataset (importers keep it).")
+    license: str | None = Field(default=None, description="The clip's licence as the source states it.")
+    split: str | None = Field(default=None, description="The source dataset's split (e.g. development, dev-clean).")
 
 
 class Informativeness(Record):

@@ -21,6 +21,7 @@ from halluscope.stages import Stage, console
 from halluscope.store import Store
 
 CLIPS_STAGE = "mishap.clips"
+PROVENANCE = ("source_id", "license", "split")  # optional manifest columns (mishap/sources.py writes them)
 FILTER_STAGE = "mishap.informative"
 FILTER_PARAMS = {"temperature": 0, "max_tokens": 200}
 
@@ -40,7 +41,7 @@ def read_audio(path: str | Path) -> tuple[np.ndarray, int]:
 
 
 CLIP_FIELDS = (*(Field(f) for f in ("id", "domain", "source", "audio", "description")),
-               Field("description_kind", required=False))
+               *(Field(f, required=False) for f in ("description_kind", *PROVENANCE)))
 
 
 def load_manifest(path: str | Path) -> list[MishapClip]:
@@ -55,7 +56,8 @@ def load_manifest(path: str | Path) -> list[MishapClip]:
     clips: list[MishapClip] = []
     seen: dict[str, int] = {}
     for r in read_rows(p, CLIP_FIELDS, what="clip manifest", problems=problems).rows:
-        n, row = r.number, {k: v.strip() for k, v in r.values.items()}
+        n, row = r.number, {k: v.strip() for k, v in r.values.items() if v is not None}
+        row = {k: v for k, v in row.items() if v or k not in PROVENANCE}  # an empty provenance cell: not given
         if row["domain"] not in MISHAP_DOMAINS:
             problems.add(f"domain '{row['domain']}' is not one of {', '.join(MISHAP_DOMAINS)}", row=n, field="domain")
             continue
@@ -200,7 +202,9 @@ def import_clips(run_dir: str | Path, manifest: str | Path, *, filter_llm: str |
             raise InputError(f"expected a positive number of clips, got {v!r}", field=name.strip())
     clips = load_manifest(manifest)
     with Store(run_dir) as store:
-        clip_stage = Stage(CLIPS_STAGE, {"version": VERSION, "clips": [c.model_dump() for c in clips]})
+        # provenance fields enter the fingerprint only when given: manifests without them keep their fingerprints
+        clip_stage = Stage(CLIPS_STAGE, {"version": VERSION, "clips": [
+            c.model_dump(exclude={k for k in PROVENANCE if getattr(c, k) is None}) for c in clips]})
         for c in clips:
             store.put(clip_stage.name, clip_stage.fingerprint, c.id, c)
         by_id = {c.id: c for c in clips}

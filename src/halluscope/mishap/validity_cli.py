@@ -1,5 +1,5 @@
-"""'halluscope mishap validity ...' and 'halluscope mishap ablation': the validity study and the judge ablation
-(seed 001, 4.1 / Figure 5, E.2 / Figure 13, E.3 / Tables 9 and 10)."""
+"""'halluscope mishap validity ...', 'mishap ablation' and 'mishap sources': the validity study, the judge ablation
+(seed 001, 4.1 / Figure 5, E.2 / Figure 13, E.3 / Tables 9 and 10) and clip manifests from the six sources (3.1)."""
 
 from __future__ import annotations
 
@@ -79,6 +79,21 @@ def ablation_cmd(run: Path = STEP_RUN, judge: str = typer.Option(..., help="Judg
     print_table(ablation_tables(run)["ablation"], "Judge ablation (judge vs humans, pooled)")
 
 
+def sources_cmd(source: str = typer.Argument(..., help="songdescriber, mridangam, clotho, fsd50k, librispeech or commonvoice."),
+                root: Path = typer.Argument(..., help="The dataset folder as released (see halluscope.mishap.sources)."),
+                out: Path = typer.Option(..., help="Manifest to write (JSON Lines), the --manifest of 'mishap clips'."),
+                split: Optional[str] = typer.Option(None, help="clotho: development|validation|evaluation; fsd50k: dev|eval; "
+                                                    "commonvoice: validated|train|dev|test.")) -> None:
+    """Write a clip manifest from one of seed 001's six sources (Table 3), keeping source ids, licences and splits."""
+    from halluscope.mishap.sources import write_source_manifest
+
+    n = write_source_manifest(source, root, out, split=split)
+    console.print(f"{n} {source} clips written to {out}; next: halluscope mishap clips RUN --manifest {out}",
+                  highlight=False, soft_wrap=True)
+
+
 def register(app: typer.Typer) -> None:
+    """'mishap validity ...', 'mishap ablation' and 'mishap sources' (the issue-16 commands)."""
     app.add_typer(validity_app, name="validity")
     app.command("ablation")(ablation_cmd)
+    app.command("sources")(sources_cmd)
