@@ -113,3 +113,37 @@ def test_audio_durations_per_language_and_share_over_the_window(tmp_path):
     assert rows["en"]["median_s"] == 31.0 and rows["en"]["over_window"] == pytest.approx(2 / 3, abs=1e-3)
     assert rows["ru"]["over_window"] == 0.0 and rows["ru"]["engines"] == "tts-ru"
     assert rows["all"]["median_s"] == statistics.median([10, 40, 31, 5, 6]) and rows["all"]["clips"] == 5
+
+
+def test_detectors_read_the_transcripts_they_are_told_to(two_asr_run):
+    from halluscope.detect import detect
+    from halluscope.records import Prediction
+
+    run, _, result = two_asr_run
+    other = "en=test-drop,ru=test-drop,kk=test-bytes"
+    default = detect(run, task="binary", input="transcript")
+    chosen = detect(run, task="binary", input="transcript", transcripts=other)
+    assert default.stage_fingerprint != chosen.stage_fingerprint
+    assert detect(run, task="binary", input="transcript", transcripts="test-bytes").stage_fingerprint == \
+        default.stage_fingerprint  # the build's own spec is the default
+    seen: list[str] = []
+    import halluscope.detect.run as run_mod
+
+    original = run_mod.DETECTORS["tfidf"].run
+    try:
+        run_mod.DETECTORS["tfidf"] = run_mod.DetectorKind(
+            run=lambda ctx: seen.extend(ctx.x_of(v) for v in ctx.items), config=run_mod.DETECTORS["tfidf"].config,
+            options=())
+        with pytest.raises(HalluscopeError, match="0 predictions"):
+            detect(run, task="binary", input="transcript", transcripts=other, seed=9)
+    finally:
+        run_mod.DETECTORS["tfidf"] = run_mod.DetectorKind(run=original, config=run_mod.DETECTORS["tfidf"].config,
+                                                          options=())
+    en = {result.compared[other][k].text for k in result.compared[other] if k.startswith("en-")}
+    assert en and en <= set(seen)  # the dropped-word transcripts, not the build's
+    with pytest.raises(HalluscopeError, match="no transcripts from ASR 'nope'"):
+        detect(run, task="binary", input="transcript", transcripts="nope")
+    detect(run, task="binary", input="transcript", transcripts=other)  # the latest run of that key is the report's
+    rows = collect(run).detection
+    assert {r["detector"] for r in rows} >= {"tfidf", f"tfidf [{other}]"}
+    assert isinstance(next(iter(chosen.predictions.values())), Prediction)

@@ -190,6 +190,8 @@ def detect(
     vllm_serve: Optional[Path] = typer.Option(None, help="Start 'vllm serve' for this local model as the --detector "
                                               "'openai/<name>' and stop it at the end (needs vLLM; unverified here)."),
     executor: ExecutorOptions = ExecutorOptions(),
+    transcripts: Optional[str] = typer.Option(None, help="Which ASR system's transcripts to read: a --compare-asr "
+                                              "spec of the build (default: the build's own --asr)."),
 ) -> None:
     """Run a detector on a built benchmark for a task and input; predictions are stored and the report picks
     them up. Trainable detectors fit on the train split, choose hyper-parameters on dev and predict dev and
@@ -214,6 +216,9 @@ def detect(
         # the dedicated real-world run (seed 000, Table 4): matched negatives held out of train and dev
         from halluscope.realworld import detect_realworld as run_detect  # type: ignore[assignment]
 
+        if transcripts:
+            raise typer.BadParameter("the real-world run reads the build's own transcripts; drop --transcripts")
+
         tasks = ["binary"] if task == "all" else tasks
     inputs = ["text", "transcript"] if input == "all" else [input]
     from halluscope.vllm import serving
@@ -222,7 +227,7 @@ def detect(
         for t in tasks:
             for i in inputs:
                 res = run_detect(run, detector=detector, task=t, input=i, seed=seed, options=options,  # type: ignore[arg-type]
-                                 executor=ex)
+                                 executor=ex, **({"transcripts": transcripts} if transcripts else {}))
                 n_test = sum(p.split == "test" for p in res.predictions.values())
                 console.print(f"detect {detector} task={t} input={i}: {len(res.predictions)} predictions "
                               f"({n_test} on the test split) stored")

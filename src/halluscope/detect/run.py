@@ -151,8 +151,12 @@ class DetectResult:
 
 
 def detect(run_dir: str | Path, *, detector: str = "tfidf", task: Task = "binary", input: str = "text",
-           seed: int = 0, options: dict[str, Any] | None = None, executor: Executor | None = None) -> DetectResult:
+           seed: int = 0, options: dict[str, Any] | None = None, executor: Executor | None = None,
+           transcripts: str | None = None) -> DetectResult:
     """Run one detector on one task and input of a built benchmark; every prediction is stored.
+
+    ``transcripts``: which ASR system's transcripts the detector reads (a '--compare-asr' spec of the build; None:
+    the build's own); the item set is the items that system transcribed.
 
     ``executor`` (default: this process) runs the heavy parts, e.g. a Ray executor for encoder training and
     hf/hf-audio generation; it is not part of the fingerprint: the predictions are the same either way.
@@ -174,6 +178,16 @@ def detect(run_dir: str | Path, *, detector: str = "tfidf", task: Task = "binary
     check_options(detector, kind, options)
     with Store(run_dir, create=False) as store:
         build = load_build(store)
+        asr_stage = build.stages["asr"]
+        if transcripts is not None and transcripts not in ("build", build.asr_spec):
+            from dataclasses import replace
+
+            from halluscope.build import compare_stage_name
+
+            build = replace(build, transcripts=build.transcripts_of(transcripts))  # every reader sees that system
+            asr_stage = build.stages[compare_stage_name(transcripts)]
+        else:
+            transcripts = None
         # identical ids for every input: only samples with a transcript (and so with audio)
         excluded = {k: "no transcript (see the build's failures)" for k in build.samples if k not in build.transcripts}
         items = [v for k, v in sorted(build.samples.items()) if k in build.transcripts]
@@ -184,10 +198,12 @@ def detect(run_dir: str | Path, *, detector: str = "tfidf", task: Task = "binary
         splits = split_by_article(build.samples.values(), seed=seed)
         check_splits(items, splits, run_dir)
         stage = Stage("detect", {"detector": detector, "config": kind.config(model, {**options, "seed": seed}),
-                                 "task": task, "input": input, "seed": seed},
-                      (build.stages["generate"], build.stages["asr"]))
+                                 "task": task, "input": input, "seed": seed,
+                                 **({"transcripts": transcripts} if transcripts else {})},
+                      (build.stages["generate"], asr_stage))
         record_manifest(store, command="detect",
-                        config={"detector": detector, "task": task, "input": input, "seed": seed, "options": options},
+                        config={"detector": detector, "task": task, "input": input, "seed": seed, "options": options,
+                                **({"transcripts": transcripts} if transcripts else {})},
                         seeds={"split": seed, "detector": seed}, stages={"detect": stage.fingerprint, **build.stages})
         ctx = DetectContext(store=store, build=build, stage=stage, spec=detector, model=model, task=task,
                             input=input, seed=seed, items=items, splits=splits, options=options,

@@ -81,7 +81,9 @@ def _detection_rows(store: Store, build: BuildResult, languages: list[str]) -> l
     latest: dict[tuple, tuple[str, dict]] = {}
     for m in store.manifests():
         if m.command == "detect":
-            key = (m.config["detector"], m.config["task"], m.config["input"])
+            # a run on a compared ASR system's transcripts is its own detector row: 'tfidf [hf-asr/...]'
+            t = m.config.get("transcripts")
+            key = (m.config["detector"] + (f" [{t}]" if t else ""), m.config["task"], m.config["input"])
             latest[key] = (m.stages["detect"], m.config)
     for (detector, task, input_), (fp, config) in sorted(latest.items()):
         preds = store.results("detect", fp, Prediction)
