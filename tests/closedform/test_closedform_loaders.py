@@ -49,12 +49,12 @@ def test_halluaudio_bad_rows_each_reported(tmp_path: Path) -> None:
     assert len(loaded.items) == 1
     by_row = {p.row: p for p in loaded.problems}
     assert sorted(by_row) == [2, 3, 4, 5, 6, 7, 8, 9]
-    assert by_row[2].field == "pred" and "missing field" in by_row[2].message
+    assert by_row[2].field == "pred" and "missing" in by_row[2].message and '"pred"' in by_row[2].fix
     text = by_row[3].text()
     assert str(f) in text and "row 3" in text and "field 'subset'" in text and "mystery" in text and "Fix:" in text
     assert "duplicate of" in by_row[5].message
     assert by_row[6].field == "reference" and "maybe" in by_row[6].message
-    assert "null" in by_row[7].message
+    assert by_row[7].field == "pred" and "missing" in by_row[7].message  # null is no reply
     assert by_row[8].field == "domain" and by_row[9].field == "reference"
 
 
@@ -148,5 +148,73 @@ def test_yesno_missing_columns_are_fatal(tmp_path: Path) -> None:
     assert load_yesno(q2, p, sampling="popular").items[0].sampling == "popular"
     bad = tmp_path / "bad.csv"
     bad.write_text("id,text\n1,Yes\n", encoding="utf-8")
-    with pytest.raises(InputError, match="missing column"):
+    with pytest.raises(InputError, match="the first row is not a header") as err:
         load_yesno(q2, bad, sampling="random")
+    assert (err.value.file, err.value.row) == (str(bad), 1)
+
+
+def test_halluaudio_field_types_and_reference_missing_or_null(tmp_path: Path) -> None:
+    f = _jsonl(tmp_path / "p.jsonl", [
+        _ha(pred=["Yes"]),                                                       # row 1: a list is not a reply
+        _ha(audio="b.wav", reference=True),                                      # row 2: a boolean reference
+        _ha(audio="c.wav", reference=...),                                       # row 3: no reference at all
+        _ha(audio="d.wav", id=["x"], domain=3),                                  # row 4: two bad fields, both listed
+        _ha(audio="e.wav", subset="invalid_noise", domain=..., reference=None),  # row 5: null reference, invalid audio
+        _ha(audio="f.wav", audio_path="f.wav"),                                  # row 6: an unknown field is a note
+        [1, 2],                                                                  # row 7: not an object
+    ])
+    loaded = load_halluaudio([f])
+    got = [(p.row, p.field) for p in loaded.problems]
+    assert got == [(1, "pred"), (2, "reference"), (3, "reference"), (4, "domain"), (4, "id"), (7, None)]
+    text = {(p.row, p.field): p.text() for p in loaded.problems}
+    assert "expected text or a number, got a list of 1 item(s)" in text[(1, "pred")] and str(f) in text[(1, "pred")]
+    assert "got a boolean (true)" in text[(2, "reference")] and "Fix:" in text[(2, "reference")]
+    assert "missing" in text[(3, "reference")] and "null for a prompt without one" in text[(3, "reference")]
+    assert "expected an object" in text[(7, None)] and "row 7" in text[(7, None)]
+    assert [(i.row, i.reference, i.kind) for i in loaded.items] == [(5, "none", "unanswerable"), (6, "yes", "binary")]
+    assert "ignored fields: audio_path (1)" in loaded.notes
+
+
+def test_bom_crlf_and_empty_judge_reading(tmp_path: Path) -> None:
+    f = tmp_path / "run.jsonl"
+    rows = [_aha("60_0_1", prediction_match=""), _aha("60_0_2", prediction="", prediction_match=None), _aha("60_0_3")]
+    f.write_bytes(b"\xef\xbb\xbf" + b"\r\n".join(json.dumps(r).encode() for r in rows) + b"\r\n")
+    loaded = load_aha([f])
+    assert not loaded.problems
+    # an empty judge reading is the judge's (compat mode reads it); a null or absent one falls back to the reply
+    assert [(i.index, i.prediction, i.prediction_match) for i in loaded.items] == [
+        ("60_0_1", "Yes", ""), ("60_0_2", "", None), ("60_0_3", "Yes", None)]
+
+
+def test_aha_non_string_judge_reading_and_malformed_line(tmp_path: Path) -> None:
+    f = _jsonl(tmp_path / "run.jsonl", [_aha("60_0_1", prediction_match=1), '{"index": "60_0_2",', _aha("60_0_3")])
+    loaded = load_aha([f])
+    assert [(p.row, p.field) for p in loaded.problems] == [(1, "prediction_match"), (2, None)]
+    assert "expected text (a string), got a number (1)" in loaded.problems[0].message
+    assert "malformed JSON" in loaded.problems[1].message and [i.index for i in loaded.items] == ["60_0_3"]
+
+
+def test_yesno_rows_are_the_lines_records_start_on(tmp_path: Path) -> None:
+    q = _tsv(tmp_path / "q.tsv", [QHEAD, ["1", "Ya", "Is there a dog?", "dog", "", "Yes", "random"],
+                                  ["2", "Yb", "Is there a cat?", "", "", "No", "random"],
+                                  ["3", "Yc", "Is there a car?", "car", "", "No", "random"]])
+    p = tmp_path / "p.csv"
+    # a quoted reply over two lines (2-3), a row with a cell too many (line 4), a reply that is empty (line 5)
+    p.write_text('entry_id,response\n1,"Yes,\na dog."\n3,No,extra\n2,\n', encoding="utf-8")
+    loaded = load_yesno(q, p)
+    probs = [(Path(x.file).name, x.row, x.field, x.message) for x in loaded.problems]
+    assert ("q.tsv", 3, "object", "missing or empty (required)") in probs
+    assert ("p.csv", 4, None, "has 3 cell(s), the header has 2") in probs
+    assert any(x[:3] == ("p.csv", 5, "entry_id") and "no matching question" in x[3] for x in probs)  # its question was bad
+    assert any(x[:3] == ("q.tsv", 4, "entry_id") and "has no prediction" in x[3] for x in probs)
+    assert [(i.entry_id, i.prediction_row, i.response) for i in loaded.items] == [("1", 2, "Yes,\na dog.")]
+    assert next(x for x in loaded.problems if x.field == "object").fix.startswith("every row of the questions TSV needs")
+
+
+def test_a_file_not_in_utf8_is_refused_whole(tmp_path: Path) -> None:
+    f = tmp_path / "run.jsonl"
+    zh = _aha("100_0_1", type="homophone_zh-zh", question="音频里有狗吗?", answer="是")
+    f.write_bytes(json.dumps(_aha("60_0_1")).encode() + b"\n" + json.dumps(zh, ensure_ascii=False).encode("gbk") + b"\n")
+    with pytest.raises(InputError) as err:
+        load_aha([f])
+    assert (err.value.file, err.value.row) == (str(f), 2) and "not UTF-8" in str(err.value) and "iconv" in str(err.value)

@@ -88,7 +88,7 @@ def test_openai_audio_model_on_halluaudio_then_score(tmp_path, clips, monkeypatc
     assert res.exit_code == 0, res.output
     scored = json.loads(res.output[res.output.index("\n{") + 1:])  # problems are listed before the JSON
     assert scored["problems"]["count"] == 2
-    assert "missing field" in json.dumps(scored["problems"])
+    assert "field 'pred': missing (required)" in json.dumps(scored["problems"])
 
 
 def test_tiny_qwen2_audio_on_yesno_then_score(tmp_path, clips, qwen2_audio_dir):

@@ -1,26 +1,25 @@
 """Loaders for the published prediction formats; every bad row becomes a LoadProblem, never a silent score.
 
-A missing file or a missing column is fatal (InputError); a bad row is left out and reported with file, row,
-field and fix, so one typo does not hide the rest of a large file.
+Files are read by halluscope.inputs (read_rows: UTF-8 with or without BOM, CRLF, typed fields, size limits). A
+missing, binary or non-UTF-8 file or a missing column is fatal (InputError); a bad row is left out and reported
+with file, row (the file line, header = line 1), field and fix, so one typo does not hide the rest of a large file.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import re
+import sys
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 
 from halluscope.closedform.compat import AHA_SKIPPED
 from halluscope.closedform.extract import extract_yesno
 from halluscope.closedform.records import (DOMAINS, KINDS, SAMPLINGS, AhaItem, HalluAudioItem, Kind, Loaded, LoadProblem,
                                            YesNoItem)
-from halluscope.errors import InputError
-from halluscope.inputs import read_text
+from halluscope.errors import InputError, Problem, Problems
+from halluscope.inputs import BOM, Field, Rows, read_rows, read_text
 
 # Subsets named in the official HalluAudio scripts, with the domain of the results folder each script reads.
 # Binary subsets are not named there: give their rows a 'domain' field or pass a default domain.
@@ -50,47 +49,26 @@ AHA_TYPES: dict[str, int] = {
 _AHA_TYPES_CI = {k.lower(): k for k in AHA_TYPES}
 
 
-def _require_file(path: Path, what: str) -> None:
-    if not path.exists():
-        raise InputError("file not found", file=str(path), fix=f"pass the path of {what}")
-    if path.is_dir():
-        raise InputError("is a directory, expected a file", file=str(path), fix=f"pass the path of {what}")
+def _problems() -> Problems:
+    # every problem is kept: they all go to the report's problems.csv
+    return Problems(keep=sys.maxsize)
 
 
-def _read_lines(path: Path, what: str, *, newline: str | None = None) -> list[str]:
-    """The file's lines after the shared file, binary and encoding checks (halluscope.inputs)."""
-    return io.StringIO(read_text(path, what=what), newline=newline).readlines()
+def _loaded(items: list, problems: Problems, notes: list[str], files: Sequence[str | Path],
+            fix: str | Mapping[str, str]) -> Loaded:
+    """The loader's result; a problem the reader gave no fix (a missing field) gets the file's ``fix``."""
+    def fix_of(x: Problem) -> str | None:
+        return x.fix or (fix if isinstance(fix, str) else fix.get(x.file or ""))
+
+    listed = sorted(problems.items, key=lambda x: (x.file or "", x.row or 0))
+    return Loaded(tuple(items), tuple(LoadProblem(**{**asdict(x), "fix": fix_of(x)}) for x in listed), tuple(notes),
+                  tuple(map(str, files)))
 
 
-def _jsonl(path: Path, problems: list[LoadProblem], what: str) -> Iterator[tuple[int, dict]]:
-    for row, line in enumerate(_read_lines(path, what), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(LoadProblem(file=str(path), row=row, message=f"malformed JSON ({exc.msg})",
-                                        fix="write one JSON object per line"))
-            continue
-        if not isinstance(obj, dict):
-            problems.append(LoadProblem(file=str(path), row=row, message=f"expected a JSON object, got {type(obj).__name__}"))
-            continue
-        yield row, obj
-
-
-def _text_field(obj: dict, field: str, path: Path, row: int, problems: list[LoadProblem], *, fix: str) -> str | None:
-    if field not in obj:
-        problems.append(LoadProblem(file=str(path), row=row, field=field, message="missing field", fix=fix))
-        return None
-    value = obj[field]
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)
-    if not isinstance(value, str):
-        problems.append(LoadProblem(file=str(path), row=row, field=field,
-                                    message=f"expected a string, got {'null' if value is None else type(value).__name__}",
-                                    fix=fix))
-        return None
-    return value
+def _not_utf8(path: Path, what: str) -> None:
+    """A file that is not UTF-8 is refused whole (file, line, byte offset, likely encoding): leaving its undecodable
+    rows out would drop whole languages (the zh types of AHa-Bench) rather than stray rows."""
+    read_text(path, what=what)
 
 
 def _infer_kind(reference: str) -> Kind:
@@ -119,83 +97,82 @@ def _check_reference(kind: Kind, reference: str) -> str | None:
     return None
 
 
+# published HalluAudio rows: numbers are accepted where the released files have them (seed 002)
+HALLUAUDIO_FIELDS = (Field("audio", "scalar"), Field("prompt", "scalar", empty_ok=True), Field("subset", "scalar"),
+                     Field("pred", "scalar", empty_ok=True), Field("reference", "scalar", required=False, empty_ok=True),
+                     Field("domain", required=False), Field("task", required=False), Field("id", "scalar", required=False))
+_HALLUAUDIO_NAMES = frozenset(f.name for f in HALLUAUDIO_FIELDS)
+
+
 def load_halluaudio(paths: Sequence[str | Path], *, domain: str | None = None) -> Loaded[HalluAudioItem]:
     """HalluAudio prediction JSONL(s). ``domain`` is the default for subsets not in HALLUAUDIO_SUBSETS; the kind of
     such a subset is inferred once from all its references (majority), and rows that do not fit it are problems."""
     if domain is not None and DOMAIN_ALIASES.get(domain.lower()) is None:
         raise InputError(f"unknown domain '{domain}'", field="domain", fix=f"use one of {', '.join(DOMAINS)}")
     default_domain = DOMAIN_ALIASES.get(domain.lower()) if domain else None
-    problems: list[LoadProblem] = []
+    problems = _problems()
     extra: Counter[str] = Counter()
     fix = 'each line needs "audio", "prompt", "reference", "subset" and the model reply "pred" (use "" for an empty reply)'
-    rows: list[tuple[Path, int, dict, dict[str, str], str, object]] = []
+    what = "HalluAudio predictions JSONL"
+    rows: list[tuple[Path, int, dict, str, str, object]] = []
     for p in map(Path, paths):
-        _require_file(p, "a HalluAudio predictions JSONL")
-        for row, obj in _jsonl(p, problems, "a HalluAudio predictions JSONL"):
-            extra.update(k for k in obj if k not in {"audio", "prompt", "reference", "subset", "pred", "domain", "task", "id"})
-            fields = {f: _text_field(obj, f, p, row, problems, fix=fix) for f in ("audio", "prompt", "subset", "pred")}
-            if any(v is None for v in fields.values()):
-                continue
+        _not_utf8(p, what)
+        for r in read_rows(p, HALLUAUDIO_FIELDS, what=what, format="jsonl", problems=problems).rows:
+            row, fields = r.number, r.values
+            extra.update(k for k in r.raw if k not in _HALLUAUDIO_NAMES)
             subset = fields["subset"].strip()
-            row_domain = obj.get("domain")
-            if row_domain is not None and DOMAIN_ALIASES.get(str(row_domain).lower()) is None:
-                problems.append(LoadProblem(file=str(p), row=row, field="domain", message=f"unknown domain '{row_domain}'",
-                                            fix=f"use one of {', '.join(DOMAINS)}"))
+            row_domain = fields.get("domain")
+            if row_domain is not None and DOMAIN_ALIASES.get(row_domain.lower()) is None:
+                problems.add(f"unknown domain '{row_domain}'", file=str(p), row=row, field="domain",
+                             fix=f"use one of {', '.join(DOMAINS)}")
                 continue
             known = HALLUAUDIO_SUBSETS.get(subset)
-            dom = DOMAIN_ALIASES.get(str(row_domain).lower()) if row_domain is not None else (known[0] if known else default_domain)
+            dom = DOMAIN_ALIASES.get(row_domain.lower()) if row_domain is not None else (known[0] if known else default_domain)
             if dom is None:
-                problems.append(LoadProblem(
-                    file=str(p), row=row, field="subset",
-                    message=f"unknown subset '{subset}': its domain is not known (known subsets: {', '.join(sorted(HALLUAUDIO_SUBSETS))})",
-                    fix="check the subset name, add a 'domain' field (speech|sound|music) to the row, or pass --domain"))
+                problems.add(f"unknown subset '{subset}': its domain is not known (known subsets: {', '.join(sorted(HALLUAUDIO_SUBSETS))})",
+                             file=str(p), row=row, field="subset",
+                             fix="check the subset name, add a 'domain' field (speech|sound|music) to the row, or pass --domain")
                 continue
-            if "reference" not in obj:
-                problems.append(LoadProblem(file=str(p), row=row, field="reference", message="missing field", fix=fix))
+            if "reference" not in r.raw:
+                problems.add("missing (required; null for a prompt without one)", file=str(p), row=row, field="reference", fix=fix)
                 continue
-            if isinstance(obj["reference"], (dict, list, bool)):
-                problems.append(LoadProblem(file=str(p), row=row, field="reference",
-                                            message=f"expected text or a number, got {type(obj['reference']).__name__}", fix=fix))
+            if fields.get("task") is not None and fields["task"] not in KINDS:
+                problems.add(f"unknown task kind '{fields['task']}'", file=str(p), row=row, field="task",
+                             fix=f"use one of {', '.join(KINDS)}")
                 continue
-            if obj.get("task") is not None and obj["task"] not in KINDS:
-                problems.append(LoadProblem(file=str(p), row=row, field="task", message=f"unknown task kind '{obj['task']}'",
-                                            fix=f"use one of {', '.join(KINDS)}"))
-                continue
-            rows.append((p, row, obj, fields, dom, obj["reference"]))
+            rows.append((p, row, fields, subset, dom, fields.get("reference")))  # None: a null reference (invalid audio)
     # the kind of a subset the scorer does not know: the majority kind of its non-null references
     votes: dict[str, Counter[Kind]] = {}
-    for _, _, obj, fields, _, ref in rows:
-        subset = fields["subset"].strip()
-        if subset not in HALLUAUDIO_SUBSETS and obj.get("task") is None and ref is not None:
+    for _, _, fields, subset, _, ref in rows:
+        if subset not in HALLUAUDIO_SUBSETS and fields.get("task") is None and ref is not None:
             votes.setdefault(subset, Counter())[_infer_kind(str(ref))] += 1
     inferred = {s: c.most_common(1)[0][0] for s, c in votes.items()}
     items: list[HalluAudioItem] = []
     seen: dict[tuple[str, str, str], tuple[str, int]] = {}
     seen_ids: dict[str, tuple[str, int]] = {}
-    for p, row, obj, fields, dom, raw_ref in rows:
-        subset = fields["subset"].strip()
-        if obj.get("task") is not None:
-            kind, source = obj["task"], "row field"
+    for p, row, fields, subset, dom, raw_ref in rows:
+        if fields.get("task") is not None:
+            kind, source = fields["task"], "row field"
         elif subset in HALLUAUDIO_SUBSETS:
             kind, source = HALLUAUDIO_SUBSETS[subset][1], "known subset"
         else:
             kind, source = inferred.get(subset, "unanswerable"), "inferred from reference"
         reference = "none" if raw_ref is None else str(raw_ref)
         if raw_ref is None and kind != "unanswerable":
-            problems.append(LoadProblem(file=str(p), row=row, field="reference", message=f"null reference for a {kind} prompt",
-                                        fix="give the ground truth, or mark the row 'task': 'unanswerable'"))
+            problems.add(f"null reference for a {kind} prompt", file=str(p), row=row, field="reference",
+                         fix="give the ground truth, or mark the row 'task': 'unanswerable'")
             continue
         bad = _check_reference(kind, reference)
         if bad:
-            problems.append(LoadProblem(file=str(p), row=row, field="reference", message=bad + f" (subset '{subset}' is {kind}, {source})",
-                                        fix="fix the reference, or give the row a 'task' field"))
+            problems.add(bad + f" (subset '{subset}' is {kind}, {source})", file=str(p), row=row, field="reference",
+                         fix="fix the reference, or give the row a 'task' field")
             continue
         key = (fields["audio"], fields["prompt"], subset)
-        item_id = str(obj["id"]) if obj.get("id") is not None else f"{p.name}:{row}"
+        item_id = fields.get("id") or f"{p.name}:{row}"
         if key in seen or item_id in seen_ids:
             first = seen.get(key) or seen_ids[item_id]
-            problems.append(LoadProblem(file=str(p), row=row, message=f"duplicate of {first[0]} row {first[1]} "
-                                        "(same id, or same audio, prompt and subset)", fix="remove the duplicate row"))
+            problems.add(f"duplicate of {first[0]} row {first[1]} (same id, or same audio, prompt and subset)",
+                         file=str(p), row=row, fix="remove the duplicate row")
             continue
         seen[key] = seen_ids[item_id] = (str(p), row)
         items.append(HalluAudioItem(id=item_id, file=str(p), row=row, audio=fields["audio"], prompt=fields["prompt"],
@@ -207,76 +184,75 @@ def load_halluaudio(paths: Sequence[str | Path], *, domain: str | None = None) -
     for subset, kind in sorted(inferred.items()):
         notes.append(f"subset '{subset}' is not one the official scripts name: scored as {kind} "
                      f"(inferred from {sum(votes[subset].values())} reference(s))")
-    problems.sort(key=lambda x: (x.file, x.row or 0))
-    return Loaded(tuple(items), tuple(problems), tuple(notes), tuple(map(str, paths)))
+    return _loaded(items, problems, notes, paths, fix)
 
 
 _AHA_INDEX = re.compile(r"^(\d+)_(\d+)_(\d+)$")
 
 
+# published AHa-Bench rows (process_parquet.py); an empty question or reply is kept, as the official scorer does
+AHA_FIELDS = (Field("index", "scalar"), Field("type", "scalar"), Field("question", "scalar", empty_ok=True),
+              Field("answer", "scalar"), Field("prediction", "scalar", empty_ok=True),
+              Field("prediction_match", required=False, empty_ok=True))
+
+
 def load_aha(paths: Sequence[str | Path]) -> Loaded[AhaItem]:
     """AHa-Bench prediction JSONLs, one per run of the same model; index sets are compared across runs."""
-    problems: list[LoadProblem] = []
+    problems = _problems()
     items: list[AhaItem] = []
     stems = Counter(Path(p).stem for p in paths)
     runs: dict[str, set[str]] = {}
     run_file: dict[str, str] = {}
     fix = 'each line needs "index", "type", "question", "answer" and the model reply "prediction"'
+    what = "AHa-Bench predictions JSONL"
     for p in map(Path, paths):
-        _require_file(p, "an AHa-Bench predictions JSONL")
+        _not_utf8(p, what)
         run = p.stem if stems[p.stem] == 1 else str(p)
         run_file[run] = str(p)
         indices: dict[str, int] = {}
-        for row, obj in _jsonl(p, problems, "an AHa-Bench predictions JSONL"):
-            fields = {f: _text_field(obj, f, p, row, problems, fix=fix) for f in ("index", "type", "question", "answer", "prediction")}
-            if any(v is None for v in fields.values()):
-                continue
+        for r in read_rows(p, AHA_FIELDS, what=what, format="jsonl", problems=problems).rows:
+            row, fields = r.number, r.values
             typ = _AHA_TYPES_CI.get(fields["type"].strip().lower())
             if typ is None:
-                problems.append(LoadProblem(file=str(p), row=row, field="type", message=f"unknown AHa-Bench type '{fields['type']}'",
-                                            fix=f"use one of {', '.join(AHA_TYPES)}"))
+                problems.add(f"unknown AHa-Bench type '{fields['type']}'", file=str(p), row=row, field="type",
+                             fix=f"use one of {', '.join(AHA_TYPES)}")
                 continue
             index = fields["index"].strip()
             m = _AHA_INDEX.match(index)
             if not m:
-                problems.append(LoadProblem(file=str(p), row=row, field="index", message=f"index '{index}' is not '<type id>_<audio id>_<n>'",
-                                            fix="keep the index written by the official process_parquet.py"))
+                problems.add(f"index '{index}' is not '<type id>_<audio id>_<n>'", file=str(p), row=row, field="index",
+                             fix="keep the index written by the official process_parquet.py")
                 continue
             if int(m.group(1)) != AHA_TYPES[typ]:
-                problems.append(LoadProblem(file=str(p), row=row, field="index",
-                                            message=f"index prefix {m.group(1)} does not match type '{typ}' (id {AHA_TYPES[typ]})",
-                                            fix="check that the row's type and index belong together"))
+                problems.add(f"index prefix {m.group(1)} does not match type '{typ}' (id {AHA_TYPES[typ]})", file=str(p),
+                             row=row, field="index", fix="check that the row's type and index belong together")
                 continue
             if index in indices:
-                problems.append(LoadProblem(file=str(p), row=row, field="index", message=f"duplicate index '{index}' (first at row {indices[index]})",
-                                            fix="each question appears once per run file"))
+                problems.add(f"duplicate index '{index}' (first at row {indices[index]})", file=str(p), row=row, field="index",
+                             fix="each question appears once per run file")
                 continue
             is_asr = "asr" in typ.lower()
             if not is_asr and not extract_yesno(fields["answer"]).is_answer:
-                problems.append(LoadProblem(file=str(p), row=row, field="answer", message=f"expected a Yes/No answer, got '{fields['answer']}'",
-                                            fix="answers of non-ASR types are Yes or No"))
-                continue
-            match = obj.get("prediction_match")
-            if match is not None and not isinstance(match, str):
-                problems.append(LoadProblem(file=str(p), row=row, field="prediction_match", message=f"expected a string, got {type(match).__name__}"))
+                problems.add(f"expected a Yes/No answer, got '{fields['answer']}'", file=str(p), row=row, field="answer",
+                             fix="answers of non-ASR types are Yes or No")
                 continue
             indices[index] = row
             items.append(AhaItem(run=run, file=str(p), row=row, index=index, type=typ, task=typ.split("_")[0],
                                  audio_key=f"{m.group(1)}_{m.group(2)}", question=fields["question"], answer=fields["answer"],
-                                 prediction=fields["prediction"], prediction_match=match))
+                                 prediction=fields["prediction"], prediction_match=fields.get("prediction_match")))
         runs[run] = set(indices)
     union = set().union(*runs.values()) if runs else set()
     for run, idx in runs.items():
         for missing in sorted(union - idx):
-            problems.append(LoadProblem(file=run_file[run], field="index", message=f"index '{missing}' is in another run but not in this one",
-                                        fix="score runs over the same questions; this run is scored on the questions it has"))
+            problems.add(f"index '{missing}' is in another run but not in this one", file=run_file[run], field="index",
+                         fix="score runs over the same questions; this run is scored on the questions it has")
     notes = []
     skipped = sorted(AHA_SKIPPED & union)
     if skipped:
         notes.append(f"the official scorer skips items {', '.join(skipped)}; compatibility mode skips them too, strict mode keeps them")
     if items and all(i.prediction_match is None for i in items):
         notes.append("no 'prediction_match' (judge) field: compatibility mode applies the official normaliser to the raw prediction")
-    return Loaded(tuple(items), tuple(problems), tuple(notes), tuple(map(str, paths)))
+    return _loaded(items, problems, notes, paths, fix)
 
 
 # A sampling-strategy column: 'sampling' in the Kuan et al. question files, 'sampling_method' in prediction files
@@ -284,41 +260,24 @@ def load_aha(paths: Sequence[str | Path]) -> Loaded[AhaItem]:
 SAMPLING_COLUMNS = ("sampling", "sampling_method")
 
 
-@dataclass(frozen=True)
-class _Table:
-    header: list[str]
-    rows: list[tuple[int, dict[str, str]]]  # (file line the record ends on, row)
-    preamble: int  # '#' comment and blank lines skipped before the header
-
-    @property
-    def sampling_column(self) -> str | None:
-        return next((c for c in SAMPLING_COLUMNS if c in self.header), None)
+QUESTION_FIELDS = (Field("entry_id"), Field("audio_index"), Field("prompt_text"), Field("object"),
+                   Field("attribute", required=False), Field("label"), *(Field(c, required=False) for c in SAMPLING_COLUMNS))
+PREDICTION_FIELDS = (Field("entry_id"), Field("response", empty_ok=True), Field("audio_index", required=False),
+                     Field("label", required=False), *(Field(c, required=False) for c in SAMPLING_COLUMNS))
 
 
-def _read_table(path: Path, delimiter: str, required: Sequence[str], what: str) -> _Table:
-    """A delimited table with a header line. Leading '#' comment lines and blank lines are skipped: the Kuan et al.
-    question files are released with a '#' comment header and a blank line before the table."""
-    _require_file(path, what)
-    lines = _read_lines(path, what, newline="")
-    skip = next((k for k, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")), len(lines))
-    reader = csv.DictReader(lines[skip:], delimiter=delimiter)
-    records: list[tuple[int, dict]] = []
-    header: list[str] = []
-    try:
-        header = [h.strip() for h in (reader.fieldnames or [])]
-        records.extend((skip + reader.line_num, r) for r in reader)
-    except csv.Error as exc:  # the bad record starts after the last good one (or is the header)
-        raise InputError(f"unreadable {'TSV' if delimiter == chr(9) else 'CSV'} ({exc})", file=str(path),
-                         row=records[-1][0] + 1 if records else skip + 1 + bool(header),
-                         fix=f"check the quoting on that line (a field is limited to {csv.field_size_limit()} characters)") from None
-    missing = [c for c in required if c not in header]
-    if missing:
-        sep = "tab" if delimiter == "\t" else "comma"
-        raise InputError(f"missing column(s) {', '.join(missing)}; found {', '.join(header) or 'no header'}",
-                         file=str(path), row=skip + 1 if header else None, field=missing[0],
-                         fix=f"the first line after any '#' comment lines must be a {sep}-separated header with {', '.join(required)}")
-    rows = [(line, {(k or "").strip(): (v if v is not None else "") for k, v in r.items()}) for line, r in records]
-    return _Table(header, rows, skip)
+def _sampling_column(table: Rows) -> str | None:
+    return next((c for c in SAMPLING_COLUMNS if c in table.columns), None)
+
+
+def _preamble(path: Path) -> int:
+    """The '#' comment and blank lines before the header, which read_rows(comments=True) skips (for the notes)."""
+    with path.open("rb") as fh:
+        for n, line in enumerate(fh):
+            line = line.removeprefix(BOM) if n == 0 else line
+            if line.strip(b"\r\n") and not line.lstrip().startswith(b"#"):
+                return n
+    return 0
 
 
 def _lines(lines: Sequence[int], n: int = 5) -> str:
@@ -335,16 +294,20 @@ def load_yesno(questions: str | Path, predictions: str | Path, *, sampling: str 
     qpath, ppath = Path(questions), Path(predictions)
     if sampling is not None and sampling not in SAMPLINGS:
         raise InputError(f"unknown sampling '{sampling}'", field="sampling", fix=f"use one of {', '.join(SAMPLINGS)}")
-    qt = _read_table(qpath, "\t", ["entry_id", "audio_index", "prompt_text", "object", "label"], "the questions TSV")
-    if qt.sampling_column is None and sampling is None:
+    problems = _problems()
+    _not_utf8(qpath, "questions TSV")
+    qt = read_rows(qpath, QUESTION_FIELDS, what="questions TSV", format="tsv", comments=True, problems=problems)
+    qcolumn = _sampling_column(qt)
+    if qcolumn is None and sampling is None:
         raise InputError("missing column sampling", file=str(qpath), field="sampling",
                          fix="add a sampling column (random|popular|adversarial) or pass --sampling for the whole file")
-    pt = _read_table(ppath, ",", ["entry_id", "response"], "the predictions CSV")
-    problems: list[LoadProblem] = []
+    _not_utf8(ppath, "predictions CSV")
+    pt = read_rows(ppath, PREDICTION_FIELDS, what="predictions CSV", format="csv", comments=True, problems=problems)
+    pcolumn = _sampling_column(pt)
     notes: list[str] = []
 
     def problem(path: Path, line: int, field: str, message: str, fix: str | None = None) -> None:
-        problems.append(LoadProblem(file=str(path), row=line, field=field, message=message, fix=fix))
+        problems.add(message, file=str(path), row=line, field=field, fix=fix)
 
     def strategy(path: Path, line: int, r: dict[str, str], column: str | None) -> str | None:
         samp = ((r.get(column) if column else "") or sampling or "").strip().lower()
@@ -358,16 +321,13 @@ def load_yesno(questions: str | Path, predictions: str | Path, *, sampling: str 
 
     questions_by_key: dict[tuple[str, str], tuple[int, dict[str, str]]] = {}
     keys_by_id: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for line, r in qt.rows:
+    for line, r in ((x.number, x.values) for x in qt.rows):
         eid = r["entry_id"].strip()
         label = r["label"].strip().lower()
-        if not eid:
-            problem(qpath, line, "entry_id", "empty entry_id")
-            continue
         if label not in {"yes", "no"}:
             problem(qpath, line, "label", f"expected Yes or No, got '{r['label']}'")
             continue
-        samp = strategy(qpath, line, r, qt.sampling_column)
+        samp = strategy(qpath, line, r, qcolumn)
         if samp is None:
             continue
         key = (samp, eid)
@@ -380,13 +340,10 @@ def load_yesno(questions: str | Path, predictions: str | Path, *, sampling: str 
 
     preds: dict[tuple[str, str], tuple[int, dict[str, str]]] = {}
     by_audio = 0
-    for line, r in pt.rows:
+    for line, r in ((x.number, x.values) for x in pt.rows):
         eid = r["entry_id"].strip()
-        if not eid:
-            problem(ppath, line, "entry_id", "empty entry_id")
-            continue
-        if pt.sampling_column is not None or sampling is not None:
-            samp = strategy(ppath, line, r, pt.sampling_column)
+        if pcolumn is not None or sampling is not None:
+            samp = strategy(ppath, line, r, pcolumn)
             if samp is None:
                 continue
             key = (samp, eid)
@@ -409,7 +366,7 @@ def load_yesno(questions: str | Path, predictions: str | Path, *, sampling: str 
                     "keep one response per question")
             continue
         preds[key] = (line, r)
-    if pt.sampling_column is None and sampling is None and by_audio:
+    if pcolumn is None and sampling is None and by_audio:
         notes.append(f"{ppath.name} has no sampling column: {by_audio} reply(ies) whose entry_id repeats across "
                      "strategies were placed by their audio_index")
 
@@ -437,7 +394,7 @@ def load_yesno(questions: str | Path, predictions: str | Path, *, sampling: str 
                                attribute=q.get("attribute") or None, label=q["label"], sampling=q["sampling"],
                                response=r["response"], question_row=qline, prediction_row=pline))
     for samp, lines in sorted(elsewhere.items()):
-        problem(ppath, lines[0], pt.sampling_column or "sampling",
+        problem(ppath, lines[0], pcolumn or "sampling",
                 f"{len(lines)} prediction(s) for sampling '{samp}' (lines {_lines(lines)}), which the questions file has none of",
                 "score them against that strategy's questions file, or the merged file")
     for key, (qline, _) in questions_by_key.items():
@@ -445,12 +402,12 @@ def load_yesno(questions: str | Path, predictions: str | Path, *, sampling: str 
             problem(qpath, qline, "entry_id", f"question {name(key)} has no prediction",
                     "run the model on every question; this one is not scored")
     for path, table in ((qpath, qt), (ppath, pt)):
-        if table.preamble:
-            notes.append(f"{path.name}: skipped {table.preamble} '#' comment / blank line(s) before the header")
-    known = {"entry_id", "audio_index", "prompt_text", "object", "attribute", "label", "response", *SAMPLING_COLUMNS}
-    for path, table in ((qpath, qt), (ppath, pt)):
-        ignored = [c for c in table.header if c and c not in known]
+        skipped = _preamble(path)
+        if skipped:
+            notes.append(f"{path.name}: skipped {skipped} '#' comment / blank line(s) before the header")
+        ignored = [c for c in table.unknown if c]
         if ignored:
             notes.append(f"{path.name}: ignored column(s) {', '.join(ignored)}")
-    problems.sort(key=lambda x: (x.file, x.row or 0))
-    return Loaded(tuple(items), tuple(problems), tuple(notes), (str(qpath), str(ppath)))
+    fix = {str(qpath): f"every row of the questions TSV needs {', '.join(f.name for f in QUESTION_FIELDS if f.required)}",
+           str(ppath): "every row of the predictions CSV needs an entry_id and a response (\"\" for an empty reply)"}
+    return _loaded(items, problems, notes, (qpath, ppath), fix)

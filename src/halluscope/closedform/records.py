@@ -24,7 +24,7 @@ class LoadProblem(Record):
     """One bad input row or field; the row is left out of scoring and the problem is reported."""
 
     file: str = Field(description="File the problem is in.")
-    row: int | None = Field(default=None, description="1-based line in the file (CSV/TSV: the line a record ends on).")
+    row: int | None = Field(default=None, description="1-based line in the file (the header is line 1; CSV/TSV: the line a record starts on).")
     field: str | None = Field(default=None, description="Field or column at fault.")
     message: str = Field(description="What was expected and what was found.")
     fix: str | None = Field(default=None, description="How to fix it.")
