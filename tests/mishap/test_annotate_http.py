@@ -338,9 +338,9 @@ def test_cli_inputs_exit_2_with_a_message(run, tmp_path, monkeypatch, capsys):
         assert code == 2 and words in err, (args, err)
     assert not (tmp_path / "missing").exists()
     code, err = _main(monkeypatch, capsys, tmp_path / "typo-run", "--export", tmp_path / "l.csv")
-    assert code == 2 and "not a run directory" in err and not (tmp_path / "typo-run").exists()
+    assert code == 2 and "no run at" in err and not (tmp_path / "typo-run").exists()
     code, err = _main(monkeypatch, capsys, tmp_path / "typo-run")
-    assert code == 2 and "not a run directory" in err and not (tmp_path / "typo-run").exists()
+    assert code == 2 and "no run at" in err and not (tmp_path / "typo-run").exists()
 
 
 def test_ipv6_loopback(run):

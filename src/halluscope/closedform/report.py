@@ -10,6 +10,7 @@ from pathlib import Path
 
 from halluscope.closedform.plots import grouped_bars, yes_ratio_scatter
 from halluscope.closedform.score import ScoreResult
+from halluscope.fs import atomic_write
 
 # (key, title) of the headline columns per benchmark and mode
 COLUMNS: dict[tuple[str, str], list[tuple[str, str]]] = {
@@ -214,7 +215,5 @@ def write_report(result: ScoreResult, out_dir: str | Path) -> Path:
     if result.tables.get("subsets"):
         write_csv(out / "subsets.csv", result.tables["subsets"])
     (out / "summary.json").write_text(json.dumps(result.as_dict(max_diff_rows=1000), indent=2, ensure_ascii=False), encoding="utf-8")
-    tmp = out / "report.html.tmp"
-    tmp.write_text(html_page(result), encoding="utf-8")
-    tmp.replace(out / "report.html")
+    atomic_write(out / "report.html", html_page(result))  # unique temp name: two writers never collide
     return out / "report.html"

@@ -24,7 +24,6 @@ import hashlib
 import logging
 import os
 import random
-import secrets
 import sqlite3
 import threading
 import time
@@ -37,6 +36,7 @@ from urllib.parse import parse_qs, unquote
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from halluscope.errors import HalluscopeError
+from halluscope.fs import atomic_path
 from halluscope.records import Groundedness, MishapAnnotation, MishapClip
 from halluscope.store import STORE_NAME, Store
 from halluscope.webapp import (BACKLOG, CSP, MAX_AUDIO, MAX_BODY, TIMEOUT_S, TOKEN_HEADER, LoopbackApp, Refused,  # noqa: F401
@@ -328,15 +328,12 @@ def export_labels(run_dir: str | Path, out: str | Path, *, history: bool = False
         rows: Sequence[MishapAnnotation] = ann.all() if history else list(ann.latest().values())
     finally:
         ann.close()
-    tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
     try:
-        with tmp.open("w", encoding="utf-8", newline="") as fh:
+        with atomic_path(out) as tmp, tmp.open("w", encoding="utf-8", newline="") as fh:
             w = csv.writer(fh)
             w.writerow(["answer_id", "annotator", "label", "note", "mode", "created"])
             for a in rows:
                 w.writerow([a.answer_id, a.annotator, a.label, a.note, a.mode, a.created])
-        os.replace(tmp, out)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise HalluscopeError(f"--export {out}: cannot write ({exc.strerror}). Fix: choose a writable path") from None
     return len(rows)

@@ -8,6 +8,7 @@ import html
 import json
 from pathlib import Path
 
+from halluscope.fs import atomic_write
 from halluscope.mishap.metrics import hallucination_rates, human_human_agreement, judge_human_agreement, stance_rates
 from halluscope.records import MISHAP_CATEGORIES, MISHAP_DOMAINS, MISHAP_STRATEGIES, STANCES
 from halluscope.store import Store
@@ -212,7 +213,5 @@ def write_mishap_report(run_dir: str | Path) -> Path:
             "<style>body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1200px}table{border-collapse:collapse;"
             "font-size:.85rem;margin:.5rem 0 1.5rem}th,td{border:1px solid #cbd5e0;padding:.2rem .4rem}th{background:#edf2f7}"
             "img{max-width:100%}</style></head><body><h1>MISHAP-Bench</h1>" + html_body(data, plot) + "</body></html>")
-    tmp = out / "mishap.html.tmp"
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(out / "mishap.html")
+    atomic_write(out / "mishap.html", page)  # unique temp name: two writers never collide
     return out / "mishap.html"
