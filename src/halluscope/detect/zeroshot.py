@@ -184,14 +184,15 @@ def _run_zero_shot(ctx: DetectContext) -> None:
         if ctx.input != "audio":
             return request, None, None
         from halluscope.audio_lm import plan_audio, with_audio
+        from halluscope.fs import PathEscapeError, safe_join
         from halluscope.speech.audio import load_verified
 
         ref = ctx.build.audio.get(v.id)
         try:
             if ref is None:
                 raise ItemError(f"{v.id}: no audio clip in the build")
-            samples, rate = load_verified(ctx.build.run_dir / ref.path, ref.sha256)
-        except ItemError as exc:
+            samples, rate = load_verified(safe_join(ctx.build.run_dir, ref.path), ref.sha256)
+        except (ItemError, PathEscapeError) as exc:
             return None, None, str(exc)
         plan = plan_audio(samples, rate, window_s=window, policy=own["audio_policy"])
         return (None if plan.skipped else with_audio(request, plan.clips)), plan.delivery, None
