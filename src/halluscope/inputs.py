@@ -425,18 +425,19 @@ def _table(lines: _Lines, p: Path, fields: Sequence[Field], delimiter: str, what
     records: list[tuple[int, Any]] = []
     last = 0
     while True:
-        start = last + 1 + skipped
         try:
             cells = next(reader)
         except StopIteration:
             break
         except csv.Error as exc:
+            start = last + 1 + skipped  # after the read: comment lines it skipped are counted
             problems.add(f"unreadable {'TSV' if delimiter == chr(9) else 'CSV'} ({exc})", row=start, file=file,
                          fix="quote cells that contain the delimiter, quotes or line breaks")
             if reader.line_num == last:
                 break  # the reader cannot get past it: the problem above already stops the file from loading
             last = reader.line_num
             continue
+        start = last + 1 + skipped  # after the read: comment lines it skipped are counted
         end, last = reader.line_num + skipped, reader.line_num
         if not cells:
             continue
@@ -445,7 +446,7 @@ def _table(lines: _Lines, p: Path, fields: Sequence[Field], delimiter: str, what
                 enc = lines.problem()
                 raise InputError(enc[0] if enc else "the header is not UTF-8", file=str(p), row=start,
                                  fix=enc[1] if enc else None)
-            header = _check_header(cells, p, fields, delimiter, what)
+            header = _check_header(cells, p, fields, delimiter, what, start)
             continue
         if bad & set(range(start, end + 1)):
             continue  # the encoding problem covers it
@@ -460,7 +461,8 @@ def _table(lines: _Lines, p: Path, fields: Sequence[Field], delimiter: str, what
     return header, records
 
 
-def _check_header(cells: list[str], p: Path, fields: Sequence[Field], delimiter: str, what: str) -> list[str]:
+def _check_header(cells: list[str], p: Path, fields: Sequence[Field], delimiter: str, what: str,
+                  line: int = 1) -> list[str]:
     header = [c.strip() for c in cells]
     required = [f.name for f in fields if f.required]
     optional = [f.name for f in fields if not f.required]
@@ -468,7 +470,7 @@ def _check_header(cells: list[str], p: Path, fields: Sequence[Field], delimiter:
     sep = "tab" if delimiter == "\t" else "comma"
     dupes = sorted({h for h in header if h and header.count(h) > 1})
     if dupes:
-        raise InputError(f"column(s) {', '.join(dupes)} appear more than once in the header", file=str(p), row=1,
+        raise InputError(f"column(s) {', '.join(dupes)} appear more than once in the header", file=str(p), row=line,
                          fix="give every column one name")
     missing = [c for c in required if c not in header]
     if not missing:
@@ -476,13 +478,13 @@ def _check_header(cells: list[str], p: Path, fields: Sequence[Field], delimiter:
     other = "," if delimiter == "\t" else "\t"
     if len(header) == 1 and all(c in [h.strip() for h in header[0].split(other)] for c in required):
         raise InputError(f"the header is {'comma' if other == ',' else 'tab'}-separated, expected {sep}-separated",
-                         file=str(p), row=1, fix=f"name the file .{'csv' if other == ',' else 'tsv'}")
+                         file=str(p), row=line, fix=f"name the file .{'csv' if other == ',' else 'tsv'}")
     if not set(header) & {f.name for f in fields}:
         got = ", ".join(_short(c, 30) for c in cells[:6]) + (", ..." if len(cells) > 6 else "")
-        raise InputError(f"the first row is not a header: expected columns {expected}, got {got}", file=str(p), row=1,
+        raise InputError(f"the first row is not a header: expected columns {expected}, got {got}", file=str(p), row=line,
                          fix=f"add a {sep}-separated header line naming the columns, e.g. {delimiter.join(required)}")
     raise InputError(f"missing column(s) {', '.join(missing)}; the header has {', '.join(header)}", file=str(p),
-                     row=1, field=missing[0], fix=f"the {what} needs the columns {expected}")
+                     row=line, field=missing[0], fix=f"the {what} needs the columns {expected}")
 
 
 def _parquet(p: Path, fields: Sequence[Field], what: str) -> tuple[list[str], list[tuple[int, Any]]]:

@@ -192,8 +192,7 @@ def test_items_read_differently_are_listed_with_reasons(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("preamble,field,row,message", [
     ("# only a comment\n\n", None, 1, "no header row"),
-    pytest.param("# header\n\n", "object", 3, "missing column", marks=pytest.mark.xfail(
-        strict=True, reason="inputs._table reports a header problem at row 1 even after a '#' comment block")),
+    ("# header\n\n", "object", 3, "missing column"),
 ])
 def test_bad_files_exit_2_naming_file_row_and_field(tmp_path: Path, monkeypatch, capsys, preamble: str, field: str | None,
                                                     row: int, message: str) -> None:
