@@ -189,14 +189,16 @@ class FestivalTts:
     voice_dirs: Path = FESTIVAL_VOICE_DIRS
 
     def __post_init__(self) -> None:
-        package = FESTIVAL_PACKAGES.get(self.voice, "the festvox-* package of that voice (apt-cache search festvox)")
+        package = FESTIVAL_PACKAGES.get(self.voice)
+        install = (f"apt-get install -y {package}" if package
+                   else "its festvox-* package (apt-cache search festvox), or pick an installed voice")
         if shutil.which(self.binary) is None:
             raise HalluscopeError(f"'{self.binary}' (Festival) is not on PATH; 'festival/{self.voice}' needs it. "
-                                  f"Install it with: apt-get install -y festival {package.split()[0]}")
+                                  f"Install it with: apt-get install -y festival {package or ''}".rstrip())
         if not list(self.voice_dirs.glob(f"*/{self.voice}")):
             have = sorted(p.name for p in self.voice_dirs.glob("*/*") if p.is_dir())
             raise HalluscopeError(f"Festival voice '{self.voice}' is not installed (have: {', '.join(have) or 'none'}). "
-                                  f"Install it with: apt-get install -y {package}")
+                                  f"Install {install}")
 
     @property
     def spec(self) -> str:
