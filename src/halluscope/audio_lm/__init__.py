@@ -18,6 +18,7 @@ from halluscope.audio_lm._adapters import (
     load_adapter,
     register_adapter,
 )
+from halluscope.audio_lm import _af3  # noqa: E402,F401 - registers the Audio Flamingo 3 adapter
 from halluscope.audio_lm._clips import (
     POLICIES,
     AudioPlan,
