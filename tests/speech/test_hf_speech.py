@@ -79,6 +79,7 @@ def test_vits_speaks_16k_mono_reproducibly_and_its_files_key_the_stage(tiny):
     assert key.fingerprint != key2.fingerprint
 
 
+@pytest.mark.slow  # about 60 s on 2 shared cores
 def test_a_build_with_hf_tts_and_hf_asr_plus_punctuation(tiny, tmp_path):
     from corpus_fixtures import write_jsonl
 
