@@ -270,6 +270,7 @@ class EncoderTraining(Record):
     n_predicted: int = Field(description="Dev and test items predicted by the kept checkpoint.")
     labels: tuple[str, ...]
     dev_macro_f1: tuple[float, ...] = Field(default=(), description="Dev macro-F1 after each evaluation, in order.")
+    train_loss: tuple[float, ...] = Field(default=(), description="Mean training loss of each epoch, in order.")
     best_dev_macro_f1: float | None = None
     best_checkpoint: str | None = Field(default=None, description="Trainer checkpoint kept (None without a dev split).")
     saved_to: str | None = Field(default=None, description="Directory of the kept model, relative to the run directory.")

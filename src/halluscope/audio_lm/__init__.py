@@ -48,8 +48,16 @@ def _openai(model: str, *, config: LLMConfig | None = None, **options: object) -
 AUDIO_LM_BACKENDS.register("hf-audio")(create_hf_audio)
 
 
+@AUDIO_LM_BACKENDS.register("cascade")
+def _cascade(model: str, *, config: LLMConfig | None = None, **options: object) -> ChatBackend:
+    """'cascade/<asr>+<llm>': transcribe, then ask the text LLM with the transcript (see _cascade.py)."""
+    from halluscope.audio_lm._cascade import create_cascade
+
+    return create_cascade(model, config=config, **options)
+
+
 def create_audio_backend(spec: str, *, config: LLMConfig | None = None, **options: object) -> ChatBackend:
-    """Build 'openai/<model>' or 'hf-audio/<path>' with options from ``config`` (default: $HALLUSCOPE_LLM_CONFIG)."""
+    """Build 'openai/<model>', 'hf-audio/<path>' or 'cascade/<asr>+<llm>' with options from ``config`` (default: $HALLUSCOPE_LLM_CONFIG)."""
     return AUDIO_LM_BACKENDS.create(spec, config=config if config is not None else load_llm_config(), **options)
 
 

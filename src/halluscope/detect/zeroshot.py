@@ -35,7 +35,7 @@ from halluscope.records import (
     Variant,
 )
 
-ZERO_SHOT_PROVIDERS = ("openai", "hf", "hf-audio")
+ZERO_SHOT_PROVIDERS = ("openai", "hf", "hf-audio", "cascade")
 OWN_OPTIONS = {"prompting": "direct", "system": None, "audio_policy": "truncate", "max_new_tokens": 256,
                "llm_config": None, "subset": None, "subset_max_audio_s": None}  # subset: halluscope.detect.subset
 SYSTEM_PROMPTS = {"qwen-omni": "detect/system.qwen_omni"}
@@ -97,7 +97,7 @@ def make_backend(spec: str, input_: str, backend_options: dict, llm_config: str 
 
     config = load_llm_config(llm_config)
     provider = spec.partition("/")[0]
-    if provider == "hf-audio" or (provider == "openai" and input_ == "audio"):
+    if provider in ("hf-audio", "cascade") or (provider == "openai" and input_ == "audio"):
         from halluscope.audio_lm import create_audio_backend
 
         return create_audio_backend(spec, config=config, **backend_options)
@@ -224,5 +224,7 @@ register_detector("openai", DetectorKind(run=_run_zero_shot, inputs=("text", "tr
 register_detector("hf", DetectorKind(run=_run_zero_shot, inputs=("text", "transcript"), config=_config("hf")))
 register_detector("hf-audio", DetectorKind(run=_run_zero_shot, inputs=("text", "transcript", "audio"),
                                            config=_config("hf-audio")))
+# 'cascade/<asr>+<llm>': the cascaded baseline (ASR, then the text LLM on the transcript); audio only
+register_detector("cascade", DetectorKind(run=_run_zero_shot, inputs=("audio",), config=_config("cascade")))
 
 from halluscope.report import zeroshot as _section  # noqa: F401 - registers the Table 3 report section
