@@ -41,6 +41,8 @@ from halluscope.audio_lm.cli import register as _register_run  # noqa: E402
 _register_run(app)  # 'run closedform': an audio model on a closed-form set
 from halluscope.mishap.cli import mishap_app  # noqa: E402
 app.add_typer(mishap_app, name="mishap")
+from halluscope.audio_lm.table8 import register as _register_models  # noqa: E402
+_register_models(app)  # 'models': Table 8 from the adapter registry
 
 DEFAULT_QUICKSTART_DIR = Path("runs/quickstart")
 DETECTORS_TRAINED = frozenset({"tfidf", "encoder"})  # trained kinds take no prompt

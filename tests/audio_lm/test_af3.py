@@ -100,3 +100,18 @@ def test_detect_on_audio_with_aad(af3_dir, tmp_path):
                      options={"max_new_tokens": 4, "audio_window_s": 30, "subset": 1, **extra})
         assert len(res.predictions) == 2
         assert all(p.audio is not None and p.audio.delivered and p.audio.window_s == 30 for p in res.predictions.values())
+
+
+def test_table8_from_the_registry():
+    from typer.testing import CliRunner
+
+    from halluscope.audio_lm import ADAPTERS
+    from halluscope.audio_lm.table8 import table8
+    from halluscope.cli import app
+
+    rows = {r["model"]: r for r in table8()}
+    assert {cls.name for cls in ADAPTERS.values()} <= set(rows)  # every registered adapter has a row
+    assert rows["audio-flamingo-3"]["window_s"] == 600 and "AAD" in rows["audio-flamingo-3"]["mitigation"]
+    assert rows["Kimi-Audio"]["mitigation"].startswith("none") and rows["Kimi-Audio"]["window_s"] is None
+    res = CliRunner().invoke(app, ["models"])
+    assert res.exit_code == 0 and "| audio-flamingo-3 | local hf-audio/<dir> |" in res.output
