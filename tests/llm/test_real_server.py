@@ -13,7 +13,14 @@ from chat_server import ChatServer, Reply, a1_reply, article_of, good_rewrite, t
 from halluscope.errors import ItemError
 from halluscope.generate import LLMGenerator
 from halluscope.generate.llm import check_rewrite, generation_messages, max_tokens_for
-from halluscope.llm import Caller, GenerateOptions, LLMConfig, StageOutage, complete_all, create_backend
+from halluscope.llm import (
+    Caller,
+    GenerateOptions,
+    LLMConfig,
+    StageOutage,
+    complete_all,
+    create_backend,
+)
 from halluscope.llm._adaptive import AdaptiveLimit
 from halluscope.records import Article
 from halluscope.store import Store
@@ -128,12 +135,11 @@ def test_protocol_retries_sample_differently_and_say_so(tmp_path):
     assert v.text == good_rewrite(EN) and len(bodies) == 2
     assert (bodies[0]["temperature"], bodies[0].get("seed")) == (0, None)
     assert (bodies[1]["temperature"], bodies[1]["seed"]) == (0.7, 1)
-    with pytest.raises(ItemError, match=r"#1 rejected: .*\(retry 1: temperature 0.7, seed 1\); #2 rejected: .*"
-                                        r"\(retry 2: temperature 1.0, seed 2\)"):
-        with ChatServer(lambda req, n: Reply(content="no header here")) as srv:
-            backend = create_backend("openai/gen", config=LLMConfig(), base_url=srv.url, **FAST)
-            LLMGenerator(backend, GenerateOptions(max_attempts=3)).rewrite(
-                Article(id="b", language="en", text=EN), type="fabrication", severity="mild", seed=0)
+    expected = r"#1 rejected: .*\(retry 1: temperature 0.7, seed 1\); #2 rejected: .*\(retry 2: temperature 1.0, seed 2\)"
+    with ChatServer(lambda req, n: Reply(content="no header here")) as srv, pytest.raises(ItemError, match=expected):
+        backend = create_backend("openai/gen", config=LLMConfig(), base_url=srv.url, **FAST)
+        LLMGenerator(backend, GenerateOptions(max_attempts=3)).rewrite(
+            Article(id="b", language="en", text=EN), type="fabrication", severity="mild", seed=0)
 
 
 # -- max_tokens and truncation --------------------------------------------------------------------

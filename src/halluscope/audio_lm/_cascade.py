@@ -29,7 +29,7 @@ def transcript_turn(transcripts: Sequence[str], text: str) -> str:
 
 
 class CascadeBackend:
-    def __init__(self, spec: str, asr, llm: ChatBackend, language: str | None) -> None:  # noqa: ANN001 - an AsrBackend
+    def __init__(self, spec: str, asr, llm: ChatBackend, language: str | None) -> None:
         self.spec, self.asr, self.llm, self.language = spec, asr, llm, language
         self.audio_window_s = None  # the ASR takes audio of any length
 
@@ -83,7 +83,7 @@ class CascadeBackend:
             return ""
         return self.asr.transcribe(samples, language=self.language).strip()
 
-    async def send(self, request: ModelRequest, log) -> ModelResponse:  # noqa: ANN001 - a CallLog
+    async def send(self, request: ModelRequest, log) -> ModelResponse:
         transcripts = [await asyncio.to_thread(self._transcribe, a) for a in request.audio]
         inner = self._inner(request, transcripts)
 

@@ -36,10 +36,15 @@ from halluscope.llm import (
     LLMConfig,
     load_llm_config,
     progress,
+    sampling_note,
 )
-from halluscope.llm import sampling_note
 from halluscope.prompts import prompt_hash, severity_texts, template
-from halluscope.prompts.protocol import DIMENSIONS, count_ratings, dimension_for_label, full_text_markers
+from halluscope.prompts.protocol import (
+    DIMENSIONS,
+    count_ratings,
+    dimension_for_label,
+    full_text_markers,
+)
 from halluscope.records import (
     Article,
     ChatMessage,
@@ -178,7 +183,7 @@ def language_of(text: str, candidates: Sequence[str]) -> str:
 _IDENTIFIERS: dict = {}
 
 
-def _identifier(candidates: tuple[str, ...], cls, model):  # noqa: ANN001, ANN202 - langid's own types
+def _identifier(candidates: tuple[str, ...], cls, model):
     if candidates not in _IDENTIFIERS:
         ident = cls.from_modelstring(model, norm_probs=True)
         ident.set_languages(list(candidates))

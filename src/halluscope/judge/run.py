@@ -21,8 +21,17 @@ from halluscope.judge.agreement import agreement_rows
 from halluscope.judge.prompt import JUDGE_PARAMS, judge_messages, parse_judgement
 from halluscope.judge.sample import Sample, stratified_sample
 from halluscope.judge.tables import mean_rows, write_tables
-from halluscope.llm import LLM_BACKENDS, Caller, CallStats, ChatBackend, LLMConfig, load_llm_config, progress
-from halluscope.llm import StageOutage, sampling_note
+from halluscope.llm import (
+    LLM_BACKENDS,
+    Caller,
+    CallStats,
+    ChatBackend,
+    LLMConfig,
+    StageOutage,
+    load_llm_config,
+    progress,
+    sampling_note,
+)
 from halluscope.manifest import record_manifest
 from halluscope.prompts import prompt_hash
 from halluscope.records import Judgement, RewriteLog, Variant

@@ -15,9 +15,21 @@ from halluscope.llm._base import (
     retry_params,
     sampling_note,
 )
-from halluscope.llm._config import CONFIG_ENV, GenerateOptions, HFOptions, LLMConfig, OpenAIOptions, load_llm_config
+from halluscope.llm._config import (
+    CONFIG_ENV,
+    GenerateOptions,
+    HFOptions,
+    LLMConfig,
+    OpenAIOptions,
+    load_llm_config,
+)
 from halluscope.llm._hf import HFBackend
-from halluscope.llm._openai import BackendError, OpenAIBackend, read_completion, retry_after_s
+from halluscope.llm._openai import (
+    BackendError,
+    OpenAIBackend,
+    read_completion,
+    retry_after_s,
+)
 
 
 def create_backend(spec: str, *, config: LLMConfig | None = None, **options: object) -> ChatBackend:
@@ -26,7 +38,25 @@ def create_backend(spec: str, *, config: LLMConfig | None = None, **options: obj
 
 
 __all__ = [
-    "CONFIG_ENV", "LLM_BACKENDS", "BackendError", "CallStats", "Caller", "ChatBackend", "GenerateOptions", "HFBackend",
-    "HFOptions", "LLMConfig", "OpenAIBackend", "OpenAIOptions", "complete_all", "create_backend", "load_llm_config", "progress",
-    "StageOutage", "read_completion", "retry_after_s", "retry_params", "sampling_note",
+    "CONFIG_ENV",
+    "LLM_BACKENDS",
+    "BackendError",
+    "CallStats",
+    "Caller",
+    "ChatBackend",
+    "GenerateOptions",
+    "HFBackend",
+    "HFOptions",
+    "LLMConfig",
+    "OpenAIBackend",
+    "OpenAIOptions",
+    "StageOutage",
+    "complete_all",
+    "create_backend",
+    "load_llm_config",
+    "progress",
+    "read_completion",
+    "retry_after_s",
+    "retry_params",
+    "sampling_note",
 ]
