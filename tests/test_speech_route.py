@@ -77,3 +77,14 @@ def test_missing_festival_or_voice_names_the_package(tmp_path):
         FestivalTts(voice_dirs=tmp_path)
     with pytest.raises(HalluscopeError, match="apt-cache search festvox"):
         FestivalTts(voice="nobody_clunits", voice_dirs=tmp_path)
+
+
+def test_engines_travel_to_workers_without_loaded_weights():
+    import pickle
+
+    asr = PerLanguageAsr.create("whisper/base", LANGS)
+    assert asr.backends["en"] is asr.backends["kk"]  # one model for the languages that share a spec
+    asr.backends["en"]._model = object()  # stands for loaded weights (not picklable as such)
+    back = pickle.loads(pickle.dumps(asr))
+    assert back.backends["en"]._model is None and back.backends["en"] is back.backends["ru"]
+    assert asr.backends["en"]._model is not None  # the driver's copy keeps its model

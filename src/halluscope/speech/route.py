@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -119,13 +119,15 @@ class PerLanguageTts:
     def synthesize(self, text: str, *, language: str, voice: str) -> np.ndarray:
         return self.backend(language).synthesize(text, language=language, voice=voice)
 
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "backends": _unloaded(self.backends)}
+
 
 @dataclass
 class PerLanguageAsr:
     """An ASR backend made of one engine per language."""
 
     backends: dict[str, Any]
-    _threads: int | None = field(default=None, repr=False)
 
     @classmethod
     def create(cls, value: str, langs: Sequence[str], *, option: str = "--asr") -> PerLanguageAsr:
@@ -159,13 +161,18 @@ class PerLanguageAsr:
         return self.backend(language).transcribe(samples, language=language)
 
     def __getstate__(self) -> dict:
-        # a worker loads its own models: loaded weights never travel
-        unloaded: dict[int, Any] = {}
-        for b in self.backends.values():
-            if id(b) not in unloaded:
-                c = copy.copy(b)
-                for attr in ("_model", "_pipe", "_restorer"):
-                    if getattr(c, attr, None) is not None:
-                        setattr(c, attr, None)
-                unloaded[id(b)] = c
-        return {**self.__dict__, "backends": {lang: unloaded[id(b)] for lang, b in self.backends.items()}}
+        return {**self.__dict__, "backends": _unloaded(self.backends)}
+
+
+def _unloaded(backends: dict[str, Any]) -> dict[str, Any]:
+    """Copies without loaded weights: a worker loads its own models, weights never travel (shared engines stay
+    shared)."""
+    copies: dict[int, Any] = {}
+    for b in backends.values():
+        if id(b) not in copies:
+            c = copy.copy(b)
+            for attr in ("_model", "_pipe", "_restorer", "_tok"):
+                if getattr(c, attr, None) is not None:
+                    setattr(c, attr, None)
+            copies[id(b)] = c
+    return {lang: copies[id(b)] for lang, b in backends.items()}
