@@ -1,5 +1,6 @@
 """Per-language speech specs, presets, Festival's input cleaning and what keys the TTS/ASR stages."""
 
+import numpy as np
 import pytest
 
 from halluscope.build import asr_config, tts_config
@@ -88,3 +89,20 @@ def test_engines_travel_to_workers_without_loaded_weights():
     back = pickle.loads(pickle.dumps(asr))
     assert back.backends["en"]._model is None and back.backends["en"] is back.backends["ru"]
     assert asr.backends["en"]._model is not None  # the driver's copy keeps its model
+
+
+def test_every_engine_names_what_to_install_when_missing(monkeypatch):
+    import sys
+
+    from halluscope.errors import MissingExtraError
+    from halluscope.speech import ASR_BACKENDS
+    from halluscope.speech.tts import EspeakTts
+
+    with pytest.raises(HalluscopeError, match="apt-get install -y espeak-ng"):
+        EspeakTts(binary="no-such-espeak")
+    monkeypatch.setitem(sys.modules, "faster_whisper", None)
+    with pytest.raises(MissingExtraError, match=r"faster-whisper.*pip install 'halluscope\[asr\]'"):
+        ASR_BACKENDS.create("whisper/base").transcribe(np.zeros(160, dtype=np.float32), language="en")
+    monkeypatch.setitem(sys.modules, "num2words", None)
+    with pytest.raises(HalluscopeError, match="pip install num2words"):
+        speakable("1 2 3", "ru")
