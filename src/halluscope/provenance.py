@@ -113,7 +113,7 @@ def faithful_rewrites(store: Store, stage: Stage, backend: object, articles: Seq
     results: dict[str, Variant | ItemError] = {}
     if todo:
         async def run_all() -> None:
-            async with Caller(backend, store) as caller:  # type: ignore[arg-type]
+            async with Caller(backend, store, stage=True) as caller:  # type: ignore[arg-type]
                 async def one(a: Article) -> None:
                     result, log = await _protocol(caller, backend, a, seed, max_attempts)
                     store.put(FAITHFUL_LOG_STAGE, stage.fingerprint, faithful_id(a.id), log)

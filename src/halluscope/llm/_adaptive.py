@@ -2,9 +2,9 @@
 
 It starts at one request and probes upward one step at a time: after a window of replies at the current limit
 it compares throughput (limit / mean latency) with that of the step below; a step that brings at least
-``GAIN_SHARE`` of the gain a server with room would give (L / (L-1)) is kept and the next one is tried, one
-that does not (a server that decodes one request at a time answers two in twice the time) is undone and
-probing stops. A timeout or an HTTP 429/503 halves the limit and
+``GAIN_SHARE`` (a quarter) of the gain a server with room would give (L / (L-1)) is kept and the next one is
+tried, one that does not (a server that decodes one request at a time answers two in twice the time) is undone
+and probing stops. A timeout or an HTTP 429/503 halves the limit and
 stops probing. The configured ``concurrency`` is the ceiling; ``history`` records every change and why.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 
-GAIN_SHARE = 0.5  # share of the ideal throughput gain of a step up that keeps it
+GAIN_SHARE = 0.25  # share of the ideal throughput gain of a step up that keeps it
 MIN_WINDOW = 3  # replies per measurement (at least the limit itself)
 
 
