@@ -77,8 +77,7 @@ class LLMCleaner:
         async with Caller(self.backend, self.store) as caller:
             chunks = [todo[i:i + self.batch_size] for i in range(0, len(todo), self.batch_size)]
             await asyncio.gather(*(self._batch(caller, chunk) for chunk in chunks))
-            for k, v in caller.stats.as_dict().items():
-                setattr(self.calls, k, getattr(self.calls, k) + v)
+            self.calls.add(caller.stats)
 
     async def _ask(self, caller: Caller, variant: str, user: str) -> str:
         messages = [ChatMessage(role="system", content=cleaner_prompt(variant)), ChatMessage(role="user", content=user)]
