@@ -294,3 +294,24 @@ def test_judge_tables_with_nothing_scored_say_why_link_nothing_unwritten_and_dro
     write_tables(out, agreement=[], quality={}, self_assessment=[], summary=two, unscored=[])
     assert "Table 9 is empty: no item was scored by two judges (openai/j: 0 scored" in (out / "judge.md").read_text(
         encoding="utf-8")
+
+
+def test_a_judge_reply_cut_at_the_token_limit_is_unscored_as_truncated(tmp_path):
+    import asyncio
+
+    from halluscope.judge.run import _judge_one
+    from halluscope.records import Variant
+
+    with ChatServer(lambda req, n: Reply(content="Factual accuracy: High\nCredibility:", finish_reason="length")) as srv:
+        b = create_backend("openai/j", config=LLMConfig(), base_url=srv.url, **FAST)
+        v = Variant(id="a~fabrication~mild", article_id="a", language="en", text=EN + " More.", label=1,
+                    type="fabrication", severity="mild", generator="rules", seed=0)
+
+        async def run():
+            async with Caller(b, Store(tmp_path / "run")) as caller:
+                return await _judge_one(caller, b, v, EN, retries=1)
+
+        j = asyncio.run(run())
+    assert j.status == "unscored" and j.attempts == 2
+    assert "#0" in j.unscored_reason and "(reply cut at the token limit, finish_reason=length)" in j.unscored_reason
+    assert "(retry 1: temperature 0.7, seed 1)" in j.unscored_reason

@@ -142,9 +142,11 @@ def _prediction(ctx: DetectContext, v: Variant, response: ModelResponse | None, 
     if response.status != "ok":
         return Prediction(**base, predicted=None, status=response.status, reason=response.error, audio=delivery)
     parsed = parse_reply(response.text, ctx.task)
+    reason = parsed.reason if parsed.answer != "none" else "answered 'none'"
+    if parsed.status != "ok" and response.finish_reason == "length":  # a cut reply is a truncation, said so
+        reason = f"{reason or 'no answer'} (reply cut at the token limit, finish_reason=length)"
     return Prediction(**base, predicted=label_of(ctx.task, parsed.answer), status=parsed.status,  # type: ignore[arg-type]
-                      answer=parsed.answer, reason=parsed.reason if parsed.answer != "none" else "answered 'none'",
-                      audio=delivery)
+                      answer=parsed.answer, reason=reason, audio=delivery)
 
 
 def _items(ctx: DetectContext, own: dict) -> list[Variant]:

@@ -84,7 +84,8 @@ async def _judge_one(caller: Caller, backend: ChatBackend, v: Variant, original:
         if why is None:
             return Judgement(item_id=v.id, judge=backend.spec, status="ok", scores=scores, raw_text=resp.text,
                              attempts=nonce + 1, call_keys=tuple(keys))
-        reasons.append(f"#{nonce} {why}{sampling_note(req)}")
+        cut = " (reply cut at the token limit, finish_reason=length)" if resp.finish_reason == "length" else ""
+        reasons.append(f"#{nonce} {why}{cut}{sampling_note(req)}")
     return Judgement(item_id=v.id, judge=backend.spec, status="unscored", raw_text=last_text,
                      unscored_reason="; ".join(reasons), attempts=len(keys), call_keys=tuple(keys))
 
