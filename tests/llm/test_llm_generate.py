@@ -234,6 +234,14 @@ def test_failures_are_reported_and_cost_no_calls_on_rerun(tmp_path, corpus, monk
         assert n == 6 + 3 * 2  # six accepted at once, three Kazakh items asked twice
         build_spoken(tmp_path / "run", cfg, quiet=True)  # failed items are retried, from the store
         assert srv.count == n
+    # the report counts the protocol's outcomes, with examples
+    from halluscope.report import collect
+
+    section = next(s for s in collect(tmp_path / "run").sections if s.title.startswith("LLM generation protocol"))
+    rows = {r["status"]: r for r in section.csvs["generation_attempts"]}
+    assert rows["accepted"]["attempts"] == 6 and rows["rejected"]["attempts"] == 6 and set(rows) == {"accepted", "rejected"}
+    assert "no text after a '(full text)' header" in rows["rejected"]["examples"]
+    assert "openai/gen-model: 6 item(s) accepted, 3 failed after every attempt" in section.markdown
 
 
 def test_resume_after_sigkill_repeats_no_finished_call(tmp_path, corpus):

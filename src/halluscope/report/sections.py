@@ -37,8 +37,8 @@ def register_section(builder: SectionBuilder) -> SectionBuilder:
 
 
 # modules that contribute sections; imported when a report is built so their builders register
-SECTION_MODULES: tuple[str, ...] = ("halluscope.judge.section", "halluscope.report.paired", "halluscope.report.realworld",
-                                  "halluscope.mishap.section", "halluscope.view.section")
+SECTION_MODULES: tuple[str, ...] = ("halluscope.generate.section", "halluscope.judge.section", "halluscope.report.paired",
+                                  "halluscope.report.realworld", "halluscope.mishap.section", "halluscope.view.section")
 
 
 def build_sections(store: Store, build: BuildResult) -> list[Section]:
