@@ -14,8 +14,12 @@ TEMPLATE = ("{% for m in messages %}<|im_start|> {{ m['role'] }} {% if m['conten
 
 def build_af3(path: Path) -> Path:
     import torch
-    from transformers import (AudioFlamingo3Config, AudioFlamingo3ForConditionalGeneration, AudioFlamingo3Processor,
-                              WhisperFeatureExtractor)
+    from transformers import (
+        AudioFlamingo3Config,
+        AudioFlamingo3ForConditionalGeneration,
+        AudioFlamingo3Processor,
+        WhisperFeatureExtractor,
+    )
 
     specials = ["<pad>", "<unk>", "<|im_start|>", "<|im_end|>", "<sound>"]
     fast, vocab = _tokenizer(specials, additional_special_tokens=specials[2:])

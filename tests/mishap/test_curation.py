@@ -28,7 +28,7 @@ def _clips():
 def test_quotas_per_source_then_per_domain_in_turn():
     clips = _clips()
     kept, dropped, short = apply_quotas(clips, list(clips), per_source=3, per_domain=4, seed=0)
-    by = lambda dom: [c for c in kept if clips[c].domain == dom]  # noqa: E731
+    by = lambda dom: [c for c in kept if clips[c].domain == dom]
     assert len(by("sound")) == 4 and {clips[c].source for c in by("sound")} == {"clotho", "fsd50k"}
     assert sum(clips[c].source == "clotho" for c in kept) == 2  # taken from the two sources in turn
     assert len(by("music")) == 4 and sum(clips[c].source == "mridangam" for c in kept) == 1

@@ -11,7 +11,12 @@ from typer.testing import CliRunner
 
 from halluscope.cli import app
 from halluscope.errors import InputError
-from halluscope.mishap.ablation import LADDER, ablation_tables, load_configs, run_configs
+from halluscope.mishap.ablation import (
+    LADDER,
+    ablation_tables,
+    load_configs,
+    run_configs,
+)
 from halluscope.mishap.annotate import Annotations, annotation_items, sample_by_model
 from halluscope.mishap.judge import FULL, JudgeConfig, judge_messages, load_examples
 from halluscope.mishap.rubrics import check_form

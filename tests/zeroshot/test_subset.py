@@ -55,7 +55,7 @@ def test_balanced_per_language_and_label_and_stored_for_every_model(run_dir):
 def test_balanced_subset_is_seeded_and_reports_short_cells():
     items = [Variant.model_construct(id=f"en-{i}", language="en", label=i % 3 == 0) for i in range(30)] \
         + [Variant.model_construct(id=f"kk-{i}", language="kk", label=i == 0) for i in range(5)]
-    gold = lambda v: "hallucinated" if v.label else "original"  # noqa: E731
+    gold = lambda v: "hallucinated" if v.label else "original"
     chosen, cells = balanced_subset(items, gold, per_class=4, seed=1)
     assert cells == {"en/hallucinated": {"available": 10, "chosen": 4}, "en/original": {"available": 20, "chosen": 4},
                      "kk/hallucinated": {"available": 1, "chosen": 1}, "kk/original": {"available": 4, "chosen": 4}}

@@ -12,7 +12,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from halluscope.audio_lm._adapters import AudioLMAdapter, ModelInputs, _transformers, register_adapter
+from halluscope.audio_lm._adapters import (
+    AudioLMAdapter,
+    ModelInputs,
+    _transformers,
+    register_adapter,
+)
 from halluscope.errors import HalluscopeError
 from halluscope.records import AudioClip, ChatMessage
 from halluscope.speech.audio import SAMPLE_RATE

@@ -231,7 +231,7 @@ def ablation_tables(run_dir: str | Path) -> dict[str, list[dict]]:
 
     rubric = [r for r in varying("rubric_version") if r["body"].get("rubric_version")]
     prompt = varying("prompt") if len({r["body"].get("prompt") for r in varying("prompt")}) > 1 else []
-    strip = lambda rs: [{k: v for k, v in r.items() if k != "body"} for r in rs]  # noqa: E731
+    strip = lambda rs: [{k: v for k, v in r.items() if k != "body"} for r in rs]
     return {"ablation": strip(rows + ref), "rubric": strip(rubric), "prompt": strip(prompt)}
 
 

@@ -23,7 +23,7 @@ from pydantic import Field
 from halluscope.errors import HalluscopeError, InputError
 from halluscope.manifest import record_manifest
 from halluscope.records import Groundedness, MishapDomain, Record
-from halluscope.stages import Stage, console, fingerprint
+from halluscope.stages import Stage, console
 from halluscope.store import Store
 
 Benchmark = Literal["halluaudio", "aha", "kuan"]

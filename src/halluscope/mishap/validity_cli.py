@@ -71,7 +71,12 @@ def ablation_cmd(run: Path = STEP_RUN, judge: str = typer.Option(..., help="Judg
                  all_answers: bool = typer.Option(False, help="Judge every answer, not only those people labelled."),
                  max_searches: int = typer.Option(3), retries: int = typer.Option(2)) -> None:
     """Run named judge configurations on the same answers; print judge-human agreement per configuration."""
-    from halluscope.mishap.ablation import ablation_tables, load_configs, print_table, run_configs
+    from halluscope.mishap.ablation import (
+        ablation_tables,
+        load_configs,
+        print_table,
+        run_configs,
+    )
 
     chosen = tuple(c for spec in configs for c in load_configs(spec))
     run_configs(run, judge, chosen, examples=examples, evidence=evidence, all_answers=all_answers,
