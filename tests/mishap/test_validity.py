@@ -204,8 +204,13 @@ def test_ablation_ladder_on_the_same_answers(tmp_path, monkeypatch):
         assert sum("Reference rubric" not in p for p in prompts) == 8  # only A leaves the rubric out
         assert sum("Examples annotated" not in p for p in prompts) == 16  # A and B leave the examples out
         calls = srv.count
-        run_configs(run, "openai/judge", LADDER, config=cfg, quiet=True)
-        assert srv.count == calls
+        llm = tmp_path / "llm.json"
+        llm.write_text(json.dumps({"openai": {"max_retries": 0, "backoff_base_s": 0}}))
+        monkeypatch.setenv("HALLUSCOPE_LLM_CONFIG", str(llm))
+        res = CliRunner().invoke(app, ["mishap", "ablation", str(run), "--judge", "openai/judge", "--configs", "fig13"])
+        assert res.exit_code == 0, res.output
+        assert srv.count == calls  # the same configurations: every verdict from the store
+        assert "E: + refined judge prompt (full)" in res.output and "human-human" in res.output
     t = ablation_tables(run)
     names = [r["config"] for r in t["ablation"]]
     assert names == [c.name for c in LADDER] + ["human-human"]
