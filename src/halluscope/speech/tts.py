@@ -3,6 +3,7 @@ Festival) and 'hf-tts/<path>' (transformers VITS, speech/hf.py). Each has ``conf
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import shutil
@@ -102,6 +103,7 @@ def _espeak(model: str, **options: object) -> TtsBackend:
     return EspeakTts(voice=model or None, **options)  # type: ignore[arg-type]
 
 
+@functools.lru_cache(maxsize=None)  # one process start per binary and process, not one per stage key
 def espeak_version(binary: str = "espeak-ng") -> str:
     try:
         out = subprocess.run([binary, "--version"], capture_output=True, text=True, check=False).stdout
@@ -169,6 +171,7 @@ FESTIVAL_PACKAGES = {"msu_ru_nsh_clunits": "festvox-ru", "kal_diphone": "festvox
                      "ked_diphone": "festvox-kdlpc16k", "rab_diphone": "festvox-rablpc16k"}
 
 
+@functools.lru_cache(maxsize=None)
 def festival_version() -> str:
     try:
         out = subprocess.run(["festival", "--version"], capture_output=True, text=True, check=False).stdout
