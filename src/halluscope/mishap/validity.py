@@ -241,21 +241,24 @@ def fig5_plot(rows: list[dict]) -> bytes | None:
         return None
     fig, ax = plt.subplots(figsize=(1.9 * len(rows) + 2.4, 3.4))
     xs = list(range(len(rows)))
-    for offset, key, color, name in ((-0.27, "original", "#a0aec0", "original scorer"),
-                                     (0.0, "human", "#2f855a", "human annotators"),
-                                     (0.27, "judge", "#2b6cb0", "groundedness judge")):
-        vals, lo, hi = [], [], []
-        for r in rows:
+    for offset, key, color in ((-0.27, "original", "#a0aec0"), (0.0, "human", "#2f855a"), (0.27, "judge", "#2b6cb0")):
+        for x, r in zip(xs, rows):
             c = r.get(key)
-            v = c["rate"] if c and c["rate"] is not None else 0.0
-            vals.append(100 * v)
-            lo.append(100 * (v - c["ci_low"]) if c and c["rate"] is not None else 0)
-            hi.append(100 * (c["ci_high"] - v) if c and c["rate"] is not None else 0)
-        ax.bar([x + offset for x in xs], vals, width=0.26, color=color, label=name, yerr=[lo, hi], capsize=3)
+            if not c or c["rate"] is None:  # no such evaluator here (MISHAP-Bench has no original scorer): no bar
+                ax.text(x + offset, 2, "n/a", ha="center", fontsize=7, color="#4a5568")
+                continue
+            v = c["rate"]
+            ax.bar([x + offset], [100 * v], width=0.26, color=color, capsize=3,
+                   yerr=[[100 * (v - c["ci_low"])], [100 * (c["ci_high"] - v)]])
+    from matplotlib.patches import Patch
+
     ax.set_xticks(xs, [r["benchmark"] for r in rows])
+    ax.set_xlim(-0.5, len(rows) - 0.5)
     ax.set_ylabel("hallucination rate (%)")
     ax.set_ylim(0, 100)
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(handles=[Patch(color=c, label=n) for c, n in (("#a0aec0", "original scorer"), ("#2f855a", "human annotators"),
+                                                             ("#2b6cb0", "groundedness judge"))],
+              fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3, frameon=False)
     ax.set_title("Original scorer vs humans vs groundedness judge (labelled responses)", fontsize=9)
     return png(fig)
 
