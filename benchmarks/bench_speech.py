@@ -153,6 +153,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--hf-tts", help="a VITS checkpoint folder: also bench hf-tts/<dir> (on every language)")
     ap.add_argument("--hf-asr", help="a Whisper or wav2vec2-CTC folder: also bench hf-asr/<dir>")
+    ap.add_argument("--only", help="bench only the engines whose name contains this text, e.g. 'hf-'")
     args = ap.parse_args()
     cfg = BuildConfig(corpus="demo", rewrites_per_article=0, articles_per_language=args.articles_per_language)
     items = [Variant(id=a.id, article_id=a.id, language=a.language, text=a.text, label=0, generator="original")
@@ -176,6 +177,11 @@ def main() -> None:
     if args.hf_asr:
         engines.append((f"asr hf-asr/{args.hf_asr}", lambda: stage_asr(f"hf-asr/{args.hf_asr}", items, clips),
                         lambda: bare_hf_asr(args.hf_asr)(clips), len(items)))
+    if args.only:
+        engines = [e for e in engines if args.only in e[0]]
+    if args.hf_tts or args.hf_asr:
+        import torch  # noqa: F401  # imported once before any timing: neither side pays it
+        import transformers  # noqa: F401
     print(f"items: {len(items)} ({args.articles_per_language} per language), repeats: {args.repeats}")
     print(f"{'engine':<40} {'items':>5} {'stage a/s':>10} {'bare a/s':>10} {'stage/bare':>10}")
     for name, ours, bare, n in engines:
