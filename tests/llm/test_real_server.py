@@ -315,3 +315,20 @@ def test_a_judge_reply_cut_at_the_token_limit_is_unscored_as_truncated(tmp_path)
     assert j.status == "unscored" and j.attempts == 2
     assert "#0" in j.unscored_reason and "(reply cut at the token limit, finish_reason=length)" in j.unscored_reason
     assert "(retry 1: temperature 0.7, seed 1)" in j.unscored_reason
+
+
+def test_hf_specs_second_names_and_gguf_forms(tmp_path):
+    from halluscope.errors import HalluscopeError
+    from halluscope.llm._gguf import gguf_source
+
+    config = LLMConfig(models={"hf/judge-b": {"path": str(tmp_path)}})
+    b = create_backend("hf/judge-b", config=config)
+    assert b.path == str(tmp_path) and b.identity()["path"] == str(tmp_path) and b.spec == "hf/judge-b"
+    q = create_backend(f"hf/{tmp_path}?gguf=model.gguf", config=LLMConfig())
+    assert q.path == str(tmp_path) and q.options.gguf == "model.gguf" and q.identity()["gguf"] == "model.gguf"
+    with pytest.raises(HalluscopeError, match=r"no GGUF file at .*model\.gguf; expected 'hf/<file>\.gguf', "
+                                              r"'hf/<dir>\?gguf=<file>' or one of smollm2-135m-instruct"):
+        gguf_source(q.path, q.options.gguf)
+    (tmp_path / "m.gguf").write_bytes(b"GGUF")
+    assert gguf_source(str(tmp_path / "m.gguf"), None) == tmp_path / "m.gguf"
+    assert gguf_source(str(tmp_path), None) is None  # a plain transformers directory
