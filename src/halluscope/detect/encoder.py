@@ -306,4 +306,4 @@ def _store_group(ctx: DetectContext, job: TrainJob, out: TrainOutput) -> None:
         options=dataclasses.asdict(job.opts)))
 
 
-register_detector("encoder", DetectorKind(run=_run_encoder, inputs=("text", "transcript"), config=_config))
+register_detector("encoder", DetectorKind(run=_run_encoder, inputs=("text", "transcript"), config=_config, trains=True))

@@ -86,6 +86,7 @@ class DetectorKind:
     inputs: tuple[str, ...] = ("text", "transcript")
     config: Callable[[str, dict], dict] = lambda model, options: {"model": model, **options}
     options: tuple[str, ...] | None = None  # the -o keys it takes (checked up front); None: it checks them itself
+    trains: bool = False  # fits on the train split (needs train/dev/test articles); zero-shot kinds predict every item
 
 
 DETECTORS: dict[str, DetectorKind] = {}
@@ -115,7 +116,7 @@ def _run_tfidf(ctx: DetectContext) -> None:
 
 
 register_detector("tfidf", DetectorKind(
-    run=_run_tfidf, config=lambda model, options: TfidfDetector(seed=options.get("seed", 0)).config(), options=()))
+    run=_run_tfidf, trains=True, config=lambda model, options: TfidfDetector(seed=options.get("seed", 0)).config(), options=()))
 
 MIN_ARTICLES = 3  # per language: one each for train, dev and test (seed 000, 3.5: the split is by source article)
 
@@ -196,7 +197,8 @@ def detect(run_dir: str | Path, *, detector: str = "tfidf", task: Task = "binary
         if not items:
             raise HalluscopeError(f"{run_dir}: no samples with transcripts to run '{task}' on")
         splits = split_by_article(build.samples.values(), seed=seed)
-        check_splits(items, splits, run_dir)
+        if kind.trains:
+            check_splits(items, splits, run_dir)
         stage = Stage("detect", {"detector": detector, "config": kind.config(model, {**options, "seed": seed}),
                                  "task": task, "input": input, "seed": seed,
                                  **({"transcripts": transcripts} if transcripts else {})},
