@@ -265,6 +265,7 @@ def _train(job: TrainJob, tmp: Path) -> TrainOutput:
         model=model, args=args, train_dataset=encode("train"), eval_dataset=encode("dev") if has_dev else None,
         data_collator=transformers.DataCollatorWithPadding(tokenizer), compute_metrics=metrics,
     )
+    trainer.remove_callback(transformers.PrinterCallback)  # the per-epoch log goes to the record, not stdout
     trainer.train()
     history = tuple(float(e["eval_macro_f1"]) for e in trainer.state.log_history if "eval_macro_f1" in e)
     losses = tuple(round(float(e["loss"]), 5) for e in trainer.state.log_history if "loss" in e)
