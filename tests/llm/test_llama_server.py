@@ -21,21 +21,22 @@ pytestmark = pytest.mark.llama_server
 
 
 def _built() -> bool:
-    return PY.exists() and subprocess.run([str(PY), "-c", "import llama_cpp.server"], capture_output=True).returncode == 0
+    return PY.exists() and subprocess.run([str(PY), "-c", "import llama_cpp.server"], capture_output=True,
+                                          check=False).returncode == 0
 
 
 if not _built():
     pytest.skip("llama-cpp-python's server is not built: run scripts/build_llama_server.sh", allow_module_level=True)
 
-from halluscope.detect.zeroshot import messages as zero_shot_messages  # noqa: E402
-from halluscope.detect.zeroshot_parse import parse_reply  # noqa: E402
-from halluscope.errors import ItemError  # noqa: E402
-from halluscope.generate import LLMGenerator  # noqa: E402
-from halluscope.judge.prompt import JUDGE_PARAMS, judge_messages, parse_judgement  # noqa: E402
-from halluscope.llm import GenerateOptions, LLMConfig, complete_all, create_backend  # noqa: E402
-from halluscope.llm._gguf import packaged_gguf  # noqa: E402
-from halluscope.records import Article  # noqa: E402
-from halluscope.store import Store  # noqa: E402
+from halluscope.detect.zeroshot import messages as zero_shot_messages
+from halluscope.detect.zeroshot_parse import parse_reply
+from halluscope.errors import ItemError
+from halluscope.generate import LLMGenerator
+from halluscope.judge.prompt import JUDGE_PARAMS, judge_messages, parse_judgement
+from halluscope.llm import GenerateOptions, LLMConfig, complete_all, create_backend
+from halluscope.llm._gguf import packaged_gguf
+from halluscope.records import Article
+from halluscope.store import Store
 
 TEXT = ("The National Bank of Kazakhstan raised the base rate to 16.75 percent on March 12, 2024, because of "
         "inflation. Governor Timur Suleimenov said prices rose sharply in Astana.")
