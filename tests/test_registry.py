@@ -9,9 +9,16 @@ from halluscope.speech import ASR_BACKENDS, TTS_BACKENDS
 @pytest.mark.parametrize("registry", [GENERATORS, TTS_BACKENDS, ASR_BACKENDS])
 def test_every_registered_name_builds(registry):
     assert registry.providers
+    built = 0
     for provider in registry.providers:
-        backend = registry.create(provider)
+        try:
+            backend = registry.create(provider)
+        except HalluscopeError as exc:  # a provider with no default model (hf-asr/, hf-tts/) must say so, not crash
+            assert "names no model" in str(exc) and f"{provider}/<" in str(exc), (provider, str(exc))
+            continue
         assert backend is not None
+        built += 1
+    assert built, "no provider of the registry builds with its default"
 
 
 def test_unknown_name_suggests_the_closest():
