@@ -241,8 +241,13 @@ class Transcribe(ItemTask):
     run_dir: Path
 
     def setup(self, resources: Resources | None) -> None:
-        if resources is not None and hasattr(self.asr, "set_cpu_threads"):
-            self.asr.set_cpu_threads(max(1, int(resources.num_cpus)))  # type: ignore[attr-defined]
+        if resources is None:
+            return  # in-process: the engine's default threads
+        n = max(1, int(resources.num_cpus))
+        if hasattr(self.asr, "set_cpu_threads"):  # a per-language router: every engine of it
+            self.asr.set_cpu_threads(n)  # type: ignore[attr-defined]
+        elif hasattr(self.asr, "cpu_threads"):  # one engine for every language
+            self.asr.cpu_threads = n  # type: ignore[attr-defined]
 
     def prepare(self, ref: AudioRef) -> tuple[AudioRef, str, str, np.ndarray]:
         v = self.samples[ref.item_id]

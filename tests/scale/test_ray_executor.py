@@ -2,6 +2,8 @@
 
 import os
 import signal
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,7 +44,17 @@ def _records(run: Path, stages: dict) -> tuple[dict, dict]:
 def test_ray_build_gives_the_same_records_as_in_process(tmp_path, ray_cluster):
     corpus = _corpus(tmp_path)
     cfg = BuildConfig(corpus=str(corpus), langs=("en", "ru"), rewrites_per_article=0, seed=3)
-    local = build_spoken(tmp_path / "local", cfg, quiet=True)
+    # CTranslate2's output depends on OMP_NUM_THREADS, which Ray sets to a worker's CPUs (1 here): the in-process
+    # build runs in a process with the same thread environment, so equal records mean equal work, not luck
+    script = ("import sys; from halluscope.build import BuildConfig, build_spoken; "
+              f"build_spoken(sys.argv[1], BuildConfig(corpus={str(corpus)!r}, langs=('en', 'ru'), "
+              "rewrites_per_article=0, seed=3), quiet=True)")
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    subprocess.run([sys.executable, "-c", script, str(tmp_path / "local")], check=True, env=env, timeout=900)
+    with Store(tmp_path / "local") as store:
+        from halluscope.build import load_build
+
+        local = load_build(store)
     with RayExecutor(tmp_path / "ray", workers=2) as ex:
         remote = build_spoken(tmp_path / "ray", cfg, quiet=True, executor=ex)
     assert not local.failures and not remote.failures
