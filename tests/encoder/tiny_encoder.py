@@ -55,14 +55,17 @@ class TextTts:
         return ["v1", "v2"]
 
     def synthesize(self, text: str, *, language: str, voice: str) -> np.ndarray:
-        return np.frombuffer(text.encode("utf-8"), dtype=np.uint8).astype(np.float32) / 512.0
+        wav = np.frombuffer(text.encode("utf-8"), dtype=np.uint8).astype(np.float32) / 512.0
+        # at least 1 s (silence after the text): audio LMs get a clip of a real length, not a few ms
+        return np.pad(wav, (0, max(0, 16000 - wav.size)))
 
 
 class TextAsr:
     spec = "test-bytes"
 
     def transcribe(self, samples: np.ndarray, *, language: str) -> str:
-        return bytes(np.round(samples * 512).astype(np.uint8).tolist()).decode("utf-8", "replace").lower()
+        raw = bytes(np.round(samples * 512).astype(np.uint8).tolist()).rstrip(b"\0")  # the padding
+        return raw.decode("utf-8", "replace").lower()
 
 
 def register_text_speech() -> None:

@@ -186,6 +186,9 @@ def test_detect_against_a_cluster_address_streams_the_model_back(tmp_path, model
 def test_hf_audio_on_ray_matches_in_process(tmp_path, ray_cluster, one_thread):
     sys.path.insert(0, str(Path(__file__).parents[1] / "audio_lm"))
     from tiny_audio_lm import build_qwen2_audio
+    from tiny_encoder import register_text_speech
+
+    register_text_speech()  # the run's test TTS/ASR, also when this test runs alone
 
     model = build_qwen2_audio(tmp_path / "qwen2-audio")
     spec = f"hf-audio/{model}"
@@ -195,5 +198,6 @@ def test_hf_audio_on_ray_matches_in_process(tmp_path, ray_cluster, one_thread):
     with RayExecutor(ray_run, workers=2) as ex:
         remote = detect(ray_run, detector=spec, input="audio", options=options, executor=ex)
     assert remote.predictions == local.predictions
+    assert any(p.status != "error" for p in local.predictions.values()), "every generation failed"
     assert len(remote.predictions) >= 8 and all(p.audio is not None for p in remote.predictions.values())
     assert _calls(ray_run)[0] == _calls(local_run)[0]
