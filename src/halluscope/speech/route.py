@@ -11,7 +11,7 @@ import copy
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -86,21 +86,16 @@ def _backend_config(backend: Any) -> dict:
 
 
 @dataclass
-class PerLanguageTts:
-    """A TTS backend made of one engine per language."""
+class _PerLanguage:
+    """One engine per language; the lookup, spec and pickling shared by the TTS and the ASR router."""
 
     backends: dict[str, Any]
-
-    @classmethod
-    def create(cls, value: str, langs: Sequence[str]) -> PerLanguageTts:
-        from halluscope.speech.tts import TTS_BACKENDS
-
-        return cls(_engines(TTS_BACKENDS, resolve(value, kind="tts", langs=langs, option="--tts")))
+    KIND: ClassVar[str] = ""  # 'TTS' or 'ASR', for messages and the option name
 
     def backend(self, language: str) -> Any:
         if language not in self.backends:
-            raise HalluscopeError(f"the TTS spec '{self.spec}' has no engine for language '{language}'; "
-                                  f"add {language}=<spec> to --tts")
+            raise HalluscopeError(f"the {self.KIND} spec '{self.spec}' has no engine for language '{language}'; "
+                                  f"add {language}=<spec> to --{self.KIND.lower()}")
         return self.backends[language]
 
     @property
@@ -109,6 +104,22 @@ class PerLanguageTts:
 
     def spec_for(self, language: str) -> str:
         return self.backend(language).spec
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "backends": _unloaded(self.backends)}
+
+
+@dataclass
+class PerLanguageTts(_PerLanguage):
+    """A TTS backend made of one engine per language."""
+
+    KIND: ClassVar[str] = "TTS"
+
+    @classmethod
+    def create(cls, value: str, langs: Sequence[str]) -> PerLanguageTts:
+        from halluscope.speech.tts import TTS_BACKENDS
+
+        return cls(_engines(TTS_BACKENDS, resolve(value, kind="tts", langs=langs, option="--tts")))
 
     def config(self) -> dict:
         return {lang: {"spec": b.spec, **_backend_config(b)} for lang, b in sorted(self.backends.items())}
@@ -119,34 +130,18 @@ class PerLanguageTts:
     def synthesize(self, text: str, *, language: str, voice: str) -> np.ndarray:
         return self.backend(language).synthesize(text, language=language, voice=voice)
 
-    def __getstate__(self) -> dict:
-        return {**self.__dict__, "backends": _unloaded(self.backends)}
-
 
 @dataclass
-class PerLanguageAsr:
+class PerLanguageAsr(_PerLanguage):
     """An ASR backend made of one engine per language."""
 
-    backends: dict[str, Any]
+    KIND: ClassVar[str] = "ASR"
 
     @classmethod
     def create(cls, value: str, langs: Sequence[str], *, option: str = "--asr") -> PerLanguageAsr:
         from halluscope.speech.asr import ASR_BACKENDS
 
         return cls(_engines(ASR_BACKENDS, resolve(value, kind="asr", langs=langs, option=option)))
-
-    def backend(self, language: str) -> Any:
-        if language not in self.backends:
-            raise HalluscopeError(f"the ASR spec '{self.spec}' has no engine for language '{language}'; "
-                                  f"add {language}=<spec> to --asr")
-        return self.backends[language]
-
-    @property
-    def spec(self) -> str:
-        return canonical({lang: b.spec for lang, b in self.backends.items()})
-
-    def spec_for(self, language: str) -> str:
-        return self.backend(language).spec
 
     def options(self) -> dict:
         return {lang: {"asr": b.spec, "options": getattr(b, "options", dict)()}
@@ -159,9 +154,6 @@ class PerLanguageAsr:
 
     def transcribe(self, samples: np.ndarray, *, language: str) -> str:
         return self.backend(language).transcribe(samples, language=language)
-
-    def __getstate__(self) -> dict:
-        return {**self.__dict__, "backends": _unloaded(self.backends)}
 
 
 def _unloaded(backends: dict[str, Any]) -> dict[str, Any]:
