@@ -129,16 +129,15 @@ def test_detectors_read_the_transcripts_they_are_told_to(two_asr_run):
     seen: list[str] = []
     import halluscope.detect.run as run_mod
 
-    original = run_mod.DETECTORS["tfidf"].run
-    try:
-        run_mod.DETECTORS["tfidf"] = run_mod.DetectorKind(
-            run=lambda ctx: seen.extend(ctx.x_of(v) for v in ctx.items), config=run_mod.DETECTORS["tfidf"].config,
-            options=())
+    from dataclasses import replace
+
+    original = run_mod.DETECTORS["tfidf"]
+    try:  # the registered kind, with only its runner swapped (and put back whole)
+        run_mod.DETECTORS["tfidf"] = replace(original, run=lambda ctx: seen.extend(ctx.x_of(v) for v in ctx.items))
         with pytest.raises(HalluscopeError, match="0 predictions"):
             detect(run, task="binary", input="transcript", transcripts=other, seed=9)
     finally:
-        run_mod.DETECTORS["tfidf"] = run_mod.DetectorKind(run=original, config=run_mod.DETECTORS["tfidf"].config,
-                                                          options=())
+        run_mod.DETECTORS["tfidf"] = original
     en = {result.compared[other][k].text for k in result.compared[other] if k.startswith("en-")}
     assert en and en <= set(seen)  # the dropped-word transcripts, not the build's
     with pytest.raises(HalluscopeError, match="no transcripts from ASR 'nope'"):
