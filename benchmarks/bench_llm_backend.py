@@ -20,8 +20,8 @@ import socket
 import tempfile
 import time
 
-from halluscope.llm import LLMConfig, complete_all, create_backend
-from halluscope.store import Store
+from halluscope.backends.llm import LLMConfig, complete_all, create_backend
+from halluscope.core.store import Store
 
 
 def serve(port: int, latency: float, ready) -> None:
@@ -59,7 +59,7 @@ async def _bare_sdk(url: str, n: int, concurrency: int) -> float:
     """The same requests through the bare SDK (raw responses, no store, no retries): the client's own cost."""
     import openai
 
-    from halluscope.llm._openai import _raw_response_type
+    from halluscope.backends.llm._openai import _raw_response_type
 
     client = openai.AsyncOpenAI(api_key="bench", base_url=url, max_retries=0)
     sem = asyncio.Semaphore(concurrency)

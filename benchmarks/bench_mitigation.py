@@ -26,10 +26,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests" / "audio_lm"))
 
-from halluscope.audio_lm import clip_of, load_adapter
+from halluscope.backends.audio_lm import clip_of, load_adapter
 from halluscope.mitigation import contrast, decode, parse_mitigation
 from halluscope.mitigation._audio import branches
-from halluscope.records import ChatMessage
+from halluscope.core.records import ChatMessage
 
 MSG = [ChatMessage(role="user", content="hello is there audio in the text")]
 

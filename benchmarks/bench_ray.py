@@ -25,18 +25,18 @@ from pathlib import Path
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from halluscope.build import (
+from halluscope.spoken.build import (
     BuildConfig,
     asr_config,
     render_speech,
     select_articles,
     tts_config,
 )
-from halluscope.executors import RayExecutor, Resources
-from halluscope.records import Variant
-from halluscope.speech.route import PerLanguageAsr, PerLanguageTts
-from halluscope.stages import Stage
-from halluscope.store import Store
+from halluscope.core.executors import RayExecutor, Resources
+from halluscope.core.records import Variant
+from halluscope.backends.speech.route import PerLanguageAsr, PerLanguageTts
+from halluscope.core.stages import Stage
+from halluscope.core.store import Store
 
 
 def once(root: Path, name: str, samples: dict[str, Variant], *, cpu_threads: int = 0,

@@ -22,14 +22,14 @@ from pathlib import Path
 
 import numpy as np
 
-from halluscope.build import BuildConfig, Synthesize, Transcribe, asr_config, select_articles, tts_config
-from halluscope.records import AudioRef, Transcript, Variant
-from halluscope.speech.asr import whisper_base_dir
-from halluscope.speech.audio import SAMPLE_RATE, decode_wav, encode_wav, resample, sha256_bytes
-from halluscope.speech.route import PerLanguageAsr, PerLanguageTts
-from halluscope.speech.tts import ESPEAK_VOICE_POOLS, pick_voice, speakable
-from halluscope.stages import Stage, run_stage
-from halluscope.store import Store
+from halluscope.spoken.build import BuildConfig, Synthesize, Transcribe, asr_config, select_articles, tts_config
+from halluscope.core.records import AudioRef, Transcript, Variant
+from halluscope.backends.speech.asr import whisper_base_dir
+from halluscope.backends.speech.audio import SAMPLE_RATE, decode_wav, encode_wav, resample, sha256_bytes
+from halluscope.backends.speech.route import PerLanguageAsr, PerLanguageTts
+from halluscope.backends.speech.tts import ESPEAK_VOICE_POOLS, pick_voice, speakable
+from halluscope.core.stages import Stage, run_stage
+from halluscope.core.store import Store
 
 SEED = 13
 

@@ -5,7 +5,7 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from corpus_fixtures import EN, KK, RU, write_jsonl  # noqa: E402
+from support.corpus_fixtures import EN, KK, RU, write_jsonl  # noqa: E402
 
 
 @pytest.fixture

@@ -1,11 +1,11 @@
 """halluscope: build, run and score hallucination benchmarks for speech and audio language models."""
 
-from halluscope.build import BuildConfig, build_spoken, load_build
-from halluscope.corpus import load_articles
-from halluscope.errors import HalluscopeError, InputError, ItemError
-from halluscope.records import Article, AudioRef, Change, Prediction, RunManifest, Transcript, Variant
-from halluscope.stages import Stage, run_stage
-from halluscope.store import Store
+from halluscope.spoken.build import BuildConfig, build_spoken, load_build
+from halluscope.spoken.corpus import load_articles
+from halluscope.core.errors import HalluscopeError, InputError, ItemError
+from halluscope.core.records import Article, AudioRef, Change, Prediction, RunManifest, Transcript, Variant
+from halluscope.core.stages import Stage, run_stage
+from halluscope.core.store import Store
 
 __version__ = "0.1.0"
 

@@ -1,3 +1,3 @@
-from halluscope.cli import main
+from halluscope.cli.main import main
 
 main()

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from halluscope.cli import app
-from halluscope.errors import InputError
+from halluscope.cli.main import app
+from halluscope.core.errors import InputError
 
 runner = CliRunner()
 
@@ -95,7 +95,7 @@ def test_yesno_errors(yesno_files: tuple[Path, Path], tmp_path: Path) -> None:
 def test_main_prints_input_errors_and_exits_2(tmp_path: Path, monkeypatch, capsys) -> None:
     import sys
 
-    from halluscope.cli import main
+    from halluscope.cli.main import main
 
     monkeypatch.setattr(sys, "argv", ["halluscope", "score", "aha", str(tmp_path / "missing.jsonl")])
     with pytest.raises(SystemExit) as exit_:

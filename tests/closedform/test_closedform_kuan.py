@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from halluscope.cli import app
+from halluscope.cli.main import app
 from halluscope.closedform.loaders import load_halluaudio, load_yesno
 from halluscope.closedform.score import asked_subject, score_halluaudio, score_yesno
 
@@ -198,7 +198,7 @@ def test_bad_files_exit_2_naming_file_row_and_field(tmp_path: Path, monkeypatch,
                                                     row: int, message: str) -> None:
     import sys
 
-    from halluscope.cli import main
+    from halluscope.cli.main import main
 
     q = tmp_path / "q.txt"
     q.write_text(preamble if field is None else preamble + "entry_id\taudio_index\tprompt_text\tlabel\tsampling\n1\tYa\t?\tYes\trandom\n",
@@ -214,7 +214,7 @@ def test_bad_files_exit_2_naming_file_row_and_field(tmp_path: Path, monkeypatch,
 
 
 def test_unreadable_text_is_an_input_error_naming_the_line(tmp_path: Path, monkeypatch) -> None:
-    from halluscope.errors import InputError
+    from halluscope.core.errors import InputError
 
     q = _questions(tmp_path / "q.txt", QROWS)
     p = tmp_path / "p.csv"

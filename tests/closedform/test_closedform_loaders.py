@@ -9,7 +9,7 @@ import pytest
 
 from halluscope.closedform.loaders import load_aha, load_halluaudio, load_yesno
 from halluscope.closedform.score import score_halluaudio
-from halluscope.errors import InputError
+from halluscope.core.errors import InputError
 
 
 def _jsonl(path: Path, rows: list) -> Path:

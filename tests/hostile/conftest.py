@@ -6,11 +6,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import hostile_fakes  # noqa: E402
-from hostile_helpers import EN, write_corpus  # noqa: E402
+from support import hostile_fakes  # noqa: E402
+from support.hostile_helpers import EN, write_corpus  # noqa: E402
 
 hostile_fakes.register()
 
@@ -18,7 +15,7 @@ hostile_fakes.register()
 @pytest.fixture(scope="session")
 def tiny_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Two built runs with instant fakes: 'ok' (4 English articles) and 'few' (2 articles: too few to split)."""
-    from halluscope.build import BuildConfig, build_spoken
+    from halluscope.spoken.build import BuildConfig, build_spoken
 
     root = tmp_path_factory.mktemp("tiny")
     corpus = write_corpus(root / "c.jsonl", [{"id": f"en-{i}", "language": "en", "text": t} for i, t in enumerate(EN)])

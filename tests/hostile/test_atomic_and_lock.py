@@ -10,9 +10,9 @@ import threading
 import pyarrow.parquet as pq
 import pytest
 
-from hostile_helpers import EN, FAKE_MAIN, flat, subprocess_env, write_corpus
-from halluscope.fs import atomic_path, atomic_write
-from halluscope.store import Store
+from support.hostile_helpers import EN, FAKE_MAIN, flat, subprocess_env, write_corpus
+from halluscope.core.fs import atomic_path, atomic_write
+from halluscope.core.store import Store
 
 
 def test_concurrent_atomic_writes_of_one_file_never_collide(tmp_path):

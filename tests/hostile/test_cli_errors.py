@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hostile_helpers import assert_clean_failure, flat, run_cli, snapshot
+from support.hostile_helpers import assert_clean_failure, flat, run_cli, snapshot
 
 READERS = (["report", "RUN"], ["detect", "RUN"], ["project", "RUN"], ["build", "judge", "RUN", "--judge", "openai/x"],
            ["build", "realworld", "RUN", "--fakes", "f.jsonl"], ["mishap", "questions", "RUN", "--llm", "openai/x"],

@@ -12,9 +12,8 @@ import threading
 import uuid
 
 import pytest
-import scripted
-
-from halluscope.errors import HalluscopeError
+from support import scripted
+from halluscope.core.errors import HalluscopeError
 from halluscope.mishap.annotate import MAX_NOTE, Annotations, AnnotationServer, annotation_items
 
 TOKEN = "test-token-http-1"
@@ -300,7 +299,7 @@ def test_audio_served_only_when_it_matches_the_record(tmp_path_factory, caplog):
 
 
 def _main(monkeypatch, capsys, *args):
-    from halluscope.cli import main
+    from halluscope.cli.main import main
 
     monkeypatch.setattr(sys, "argv", ["halluscope", "mishap", "annotate", *map(str, args)])
     with pytest.raises(SystemExit) as exit_:

@@ -6,9 +6,8 @@ import shutil
 import sqlite3
 
 import pytest
-import scripted
-
-from halluscope.errors import HalluscopeError
+from support import scripted
+from halluscope.core.errors import HalluscopeError
 from halluscope.mishap.annotate import Annotations, AnnotationServer, annotation_items, export_labels, human_labels
 from halluscope.mishap.metrics import human_human_agreement
 

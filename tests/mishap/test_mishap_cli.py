@@ -4,13 +4,13 @@ answers from a tiny random-weight hf-audio model."""
 import json
 
 import pytest
-import scripted
-from chat_server import ChatServer
+from support import scripted
+from support.chat_server import ChatServer
 from typer.testing import CliRunner
 
-from halluscope.cli import app
+from halluscope.cli.main import app
 from halluscope.mishap.annotate import Annotations
-from halluscope.store import Store
+from halluscope.core.store import Store
 
 
 def test_all_then_report(tmp_path, monkeypatch):
@@ -31,7 +31,7 @@ def test_all_then_report(tmp_path, monkeypatch):
                                   "--model", "openai/alm-a", "--model", "openai/alm-b", "--judge", "openai/judge"])
         assert res.exit_code == 0 and srv.count == calls  # everything resumed from the store
     ann = Annotations(run)
-    ann.add(answer_id=next(iter(Store(run).results("mishap.judge", Store(run).latest_manifest("mishap judge").stages["judge"], __import__("halluscope.records", fromlist=["x"]).GroundednessJudgement))), annotator="x", label="hallucinated")
+    ann.add(answer_id=next(iter(Store(run).results("mishap.judge", Store(run).latest_manifest("mishap judge").stages["judge"], __import__("halluscope.core.records", fromlist=["x"]).GroundednessJudgement))), annotator="x", label="hallucinated")
     ann.close()
     res = runner.invoke(app, ["mishap", "report", str(run)])
     assert res.exit_code == 0, res.output
@@ -107,9 +107,9 @@ def test_all_then_report(tmp_path, monkeypatch):
 
 def test_answers_from_tiny_hf_audio_model(tmp_path, monkeypatch):
     pytest.importorskip("transformers")
-    from tiny_audio_lm import build_qwen2_audio
+    from support.tiny_audio_lm import build_qwen2_audio
 
-    from halluscope.llm import LLMConfig
+    from halluscope.backends.llm import LLMConfig
     from halluscope.mishap.answers import collect_answers
 
     run = scripted.build_run(tmp_path, monkeypatch, judge=False, seeds=(0,), per_category=1)

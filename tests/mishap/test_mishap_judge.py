@@ -4,10 +4,10 @@ tool, unscored replies) and the evidence tool on a small local collection."""
 import json
 
 import pytest
-import scripted
-from chat_server import ChatServer
+from support import scripted
+from support.chat_server import ChatServer
 
-from halluscope.llm import LLMConfig
+from halluscope.backends.llm import LLMConfig
 from halluscope.mishap.answers import collect_answers
 from halluscope.mishap.clips import import_clips
 from halluscope.mishap.evidence import FtsEvidence, fts_query
@@ -103,8 +103,8 @@ def test_answers_and_judge_end_to_end(tmp_path, monkeypatch):
 
 def test_unreadable_judge_reply_is_unscored(tmp_path, monkeypatch):
     from halluscope.mishap.judge import GroundednessJudge
-    from halluscope.llm import Caller, create_backend
-    from halluscope.records import MishapAnswer, MishapClip, MishapQuestion, MishapRubric
+    from halluscope.backends.llm import Caller, create_backend
+    from halluscope.core.records import MishapAnswer, MishapClip, MishapQuestion, MishapRubric
     import asyncio
 
     with ChatServer(scripted.make_script({})) as srv:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from halluscope.errors import HalluscopeError
+from halluscope.core.errors import HalluscopeError
 from halluscope.mishap.metrics import (binary_agreement, hallucination_rates, human_human_agreement,
                                        judge_human_agreement, rate, stance_rates)
 

@@ -8,8 +8,8 @@ import pytest
 import soundfile as sf
 from typer.testing import CliRunner
 
-from halluscope.cli import app
-from halluscope.errors import InputError
+from halluscope.cli.main import app
+from halluscope.core.errors import InputError
 from halluscope.mishap.clips import load_manifest
 from halluscope.mishap.sources import write_source_manifest
 
@@ -133,7 +133,7 @@ def test_sources_cli_then_clips(tmp_path):
     res = CliRunner().invoke(app, ["mishap", "clips", str(tmp_path / "run"), "--manifest", str(out)])
     assert res.exit_code == 0, res.output
     from halluscope.mishap.clips import kept_clips
-    from halluscope.store import Store
+    from halluscope.core.store import Store
 
     with Store(tmp_path / "run") as store:
         clip = next(iter(kept_clips(store).values()))

@@ -5,12 +5,12 @@ real openai client, labelled in the annotation store, compared; named judge conf
 import json
 
 import pytest
-import scripted
-from chat_server import ChatServer, Reply
+from support import scripted
+from support.chat_server import ChatServer, Reply
 from typer.testing import CliRunner
 
-from halluscope.cli import app
-from halluscope.errors import InputError
+from halluscope.cli.main import app
+from halluscope.core.errors import InputError
 from halluscope.mishap.ablation import (
     LADDER,
     ablation_tables,
@@ -192,7 +192,7 @@ def test_ablation_ladder_on_the_same_answers(tmp_path, monkeypatch):
         ann.add(answer_id=it["id"], annotator="b", label=label if it is not items[0] else
                 {"grounded": "hallucinated", "hallucinated": "grounded"}[label])
     ann.close()
-    from halluscope.llm import LLMConfig
+    from halluscope.backends.llm import LLMConfig
 
     cfg = LLMConfig(openai={"max_retries": 0, "backoff_base_s": 0})
     with ChatServer(scripted.make_script({})) as srv:
@@ -234,7 +234,7 @@ def test_kuan_import_on_real_replies(tmp_path, realdata):
 
 def test_rubric_and_prompt_sensitivity_tables(tmp_path, monkeypatch):
     """E.3: the same answers judged under each rubric version (Table 9) and each prompt version (Table 10)."""
-    from halluscope.llm import LLMConfig
+    from halluscope.backends.llm import LLMConfig
     from halluscope.mishap.ablation import PRESETS
     from halluscope.mishap.rubrics import export_rubrics, import_rubrics
 

@@ -6,21 +6,18 @@ sequence each time) and the formulas written out here, never from the library's 
 
 import sys
 from pathlib import Path
-
-sys.path[:0] = [str(Path(__file__).parents[1] / "audio_lm"), str(Path(__file__).parents[1] / "llm")]
-
 import pytest
-from tiny_audio_lm import espeak, omni_dir, qwen2_audio_dir  # noqa: F401 - fixtures
+from support.tiny_audio_lm import espeak, omni_dir, qwen2_audio_dir  # noqa: F401 - fixtures
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 import torch.nn.functional as F
 
-from halluscope.audio_lm import clip_of, load_adapter
+from halluscope.backends.audio_lm import clip_of, load_adapter
 from halluscope.mitigation import MitigationConfig, dola_candidates, parse_mitigation
 from halluscope.mitigation._audio import branches, generate
-from halluscope.records import ChatMessage
+from halluscope.core.records import ChatMessage
 
 MSG = [ChatMessage(role="user", content="hello is there audio in the text")]
 STEPS = 4
@@ -142,7 +139,7 @@ def dola_reference(model, tensors, ys, layers, alpha=1.0, beta=0.1, penalty=1.2)
 @pytest.fixture(scope="module")
 def deep_lm(tmp_path_factory):
     """The tiny causal LM of tests/llm with 7 layers, so DoLa has several candidates (3, 5)."""
-    from tiny_hf import build_tiny_lm
+    from support.tiny_hf import build_tiny_lm
     from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaForCausalLM
 
     path = build_tiny_lm(tmp_path_factory.mktemp("tiny-lm"))
@@ -202,7 +199,7 @@ def test_sampling_is_seeded(adapters, clip):
 
 
 def test_options_are_validated_before_any_work():
-    from halluscope.errors import HalluscopeError
+    from halluscope.core.errors import HalluscopeError
     from halluscope.mitigation import split_mitigation
 
     rest, cfg = split_mitigation({"mitigation": "VCD", "alpha": 0.5, "device": "cpu"})
@@ -219,16 +216,16 @@ def test_options_are_validated_before_any_work():
 
 
 def test_audio_methods_refuse_requests_without_audio(adapters):
-    from halluscope.errors import HalluscopeError
+    from halluscope.core.errors import HalluscopeError
 
     with pytest.raises(HalluscopeError, match="carries none"):
         branches(adapters["qwen2-audio"], MSG, [], parse_mitigation("aad"))
 
 
 def test_backends_take_the_mitigation_as_an_option(qwen2_audio_dir, tmp_path):
-    from halluscope.audio_lm import create_audio_backend
-    from halluscope.errors import HalluscopeError
-    from halluscope.llm import LLMConfig, create_backend
+    from halluscope.backends.audio_lm import create_audio_backend
+    from halluscope.core.errors import HalluscopeError
+    from halluscope.backends.llm import LLMConfig, create_backend
 
     plain = create_audio_backend(f"hf-audio/{qwen2_audio_dir}", config=LLMConfig())
     aad = create_audio_backend(f"hf-audio/{qwen2_audio_dir}", config=LLMConfig(), mitigation="aad", alpha=0.5)
@@ -244,8 +241,8 @@ def test_backends_take_the_mitigation_as_an_option(qwen2_audio_dir, tmp_path):
 
 
 def test_hf_text_backend_decodes_with_dola(deep_lm, tmp_path):
-    from halluscope.llm import LLMConfig, complete_all, create_backend
-    from halluscope.store import Store
+    from halluscope.backends.llm import LLMConfig, complete_all, create_backend
+    from halluscope.core.store import Store
 
     path = deep_lm[0]
     backend = create_backend(f"hf/{path}", config=LLMConfig(), mitigation="dola", params={"max_new_tokens": 4})

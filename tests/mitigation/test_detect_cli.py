@@ -2,22 +2,19 @@
 
 import sys
 from pathlib import Path
-
-sys.path[:0] = [str(Path(__file__).parents[1] / "audio_lm"), str(Path(__file__).parents[1] / "llm")]
-
 import pytest
-from tiny_audio_lm import qwen2_audio_dir  # noqa: F401 - fixture
+from support.tiny_audio_lm import qwen2_audio_dir  # noqa: F401 - fixture
 
 pytest.importorskip("transformers")
 
-import fakes
+from support import fakes
 from typer.testing import CliRunner
 
-from halluscope.build import BuildConfig, build_spoken
-from halluscope.cli import app
-from halluscope.records import Prediction
+from halluscope.spoken.build import BuildConfig, build_spoken
+from halluscope.cli.main import app
+from halluscope.core.records import Prediction
 from halluscope.report import collect
-from halluscope.store import Store
+from halluscope.core.store import Store
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +53,8 @@ def test_detect_with_aad_records_it_and_reports_a_separate_row(run_dir, qwen2_au
 
 
 def test_mitigation_on_a_remote_model_fails_before_any_work(run_dir):
-    from halluscope.detect import detect
-    from halluscope.errors import HalluscopeError
+    from halluscope.spoken.detect import detect
+    from halluscope.core.errors import HalluscopeError
 
     with pytest.raises(HalluscopeError, match="needs logits of a local model"):
         detect(run_dir, detector="openai/gpt-4o-mini", task="binary", input="text", options={"mitigation": "aad"})

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from halluscope.closedform.extract import extract_choice, extract_label, extract_number, extract_option, extract_yesno
-from halluscope.detect.zeroshot_parse import KEY_ALIASES, KEYS, SCALES, parse_reply
-from halluscope.generate.llm import parse_self_assessment
-from halluscope.judge import parse_judgement
+from halluscope.spoken.detect.zeroshot_parse import KEY_ALIASES, KEYS, SCALES, parse_reply
+from halluscope.spoken.generate.llm import parse_self_assessment
+from halluscope.spoken.judge import parse_judgement
 from halluscope.mishap.judge import parse_verdict
 from halluscope.reply import BOOLEAN, read_check, read_key
 

@@ -7,8 +7,8 @@ import csv
 import json
 
 from halluscope.closedform.extract import extract_choice, extract_label, extract_number, extract_yesno
-from halluscope.detect.zeroshot_parse import parse_reply
-from halluscope.judge import parse_judgement
+from halluscope.spoken.detect.zeroshot_parse import parse_reply
+from halluscope.spoken.judge import parse_judgement
 from halluscope.mishap.judge import parse_verdict
 from halluscope.reply import BOOLEAN, read_check, read_key
 

@@ -4,15 +4,15 @@ detectors on O and T, a zero-shot run whose stored replies carry markup, and the
 from pathlib import Path
 
 import pytest
-from view_helpers import add_zero_shot_run
+from support.view_helpers import add_zero_shot_run
 
 
 @pytest.fixture(scope="session")
 def viewrun(tmp_path_factory) -> Path:
-    from corpus_fixtures import EN, write_jsonl
+    from support.corpus_fixtures import EN, write_jsonl
 
-    from halluscope.build import BuildConfig, build_spoken
-    from halluscope.detect import detect
+    from halluscope.spoken.build import BuildConfig, build_spoken
+    from halluscope.spoken.detect import detect
     from halluscope.report import collect, write_report
 
     tmp = tmp_path_factory.mktemp("view")

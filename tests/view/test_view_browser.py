@@ -8,11 +8,11 @@ import json
 
 import jiwer
 import pytest
-from view_helpers import XSS, chromium
+from support.view_helpers import XSS, chromium
 
-from halluscope.build import load_build
+from halluscope.spoken.build import load_build
 from halluscope.metrics.asr import normalize_for_wer
-from halluscope.store import Store
+from halluscope.core.store import Store
 from halluscope.view.quality import latest_quality
 from halluscope.view.server import ViewServer, export_view
 
@@ -172,7 +172,7 @@ def test_export_opens_from_file_and_report_cells_link_to_items(viewrun, tmp_path
         with Store(viewrun, create=False, lock=False) as store:
             m = [x for x in store.manifests() if x.command == "detect" and x.config["detector"] == "tfidf"
                  and x.config["input"] == "transcript"][-1]
-            from halluscope.records import Prediction
+            from halluscope.core.records import Prediction
             test = {k for k, p in store.results("detect", m.stages["detect"], Prediction).items() if p.split == "test"}
         ids = {e.get_attribute("data-id") for e in driver.find_elements(By.CSS_SELECTOR, "#rows tbody tr")}
         assert ids == test and ids

@@ -7,11 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "mishap"))
-sys.path.insert(0, str(Path(__file__).parents[1] / "llm"))
-sys.path.insert(0, str(Path(__file__).parents[1] / "audio_lm"))
-
 TOKEN = "view-mishap-token-1"
 ROWS = [  # a HalluAudio prediction file: one answer the two modes read alike, one they read differently
     {"audio": "s1.wav", "prompt": "Is there a dog barking?", "reference": "yes", "subset": "fsd_binary", "domain": "sound",
@@ -23,8 +18,7 @@ ROWS = [  # a HalluAudio prediction file: one answer the two modes read alike, o
 
 @pytest.fixture(scope="module")
 def mishap_run(tmp_path_factory):
-    import scripted
-
+    from support import scripted
     with pytest.MonkeyPatch.context() as mp:
         return scripted.build_run(tmp_path_factory.mktemp("view-mishap"), mp, judge=True)
 
@@ -39,10 +33,9 @@ def api(srv, path):
 
 
 def test_mishap_questions_show_every_answer_verdict_and_clip(mishap_run, tmp_path):
-    import scripted
-
+    from support import scripted
     from halluscope.mishap.answers import load_answers
-    from halluscope.store import Store
+    from halluscope.core.store import Store
     from halluscope.view.server import ViewServer
 
     with Store(mishap_run, create=False, lock=False) as store:

@@ -6,8 +6,8 @@ import sqlite3
 import jiwer
 import pytest
 
-from halluscope.errors import HalluscopeError
-from halluscope.store import Store
+from halluscope.core.errors import HalluscopeError
+from halluscope.core.store import Store
 from halluscope.view.data import _mark, alignment, reply_text
 from halluscope.view.links import dataset_link, table2_link
 from halluscope.view.quality import QualityLabels, QualityRequest, latest_quality, quality_tables

@@ -1,6 +1,6 @@
 """Loaders for the published prediction formats; every bad row becomes a LoadProblem, never a silent score.
 
-Files are read by halluscope.inputs (read_rows: UTF-8 with or without BOM, CRLF, typed fields, size limits). A
+Files are read by halluscope.core.inputs (read_rows: UTF-8 with or without BOM, CRLF, typed fields, size limits). A
 missing, binary or non-UTF-8 file or a missing column is fatal (InputError); a bad row is left out and reported
 with file, row (the file line, header = line 1), field and fix, so one typo does not hide the rest of a large file.
 """
@@ -18,8 +18,8 @@ from halluscope.closedform.compat import AHA_SKIPPED
 from halluscope.closedform.extract import extract_yesno
 from halluscope.closedform.records import (DOMAINS, KINDS, SAMPLINGS, AhaItem, HalluAudioItem, Kind, Loaded, LoadProblem,
                                            YesNoItem)
-from halluscope.errors import InputError, Problem, Problems
-from halluscope.inputs import BOM, Field, Rows, read_rows, read_text
+from halluscope.core.errors import InputError, Problem, Problems
+from halluscope.core.inputs import BOM, Field, Rows, read_rows, read_text
 
 # Subsets named in the official HalluAudio scripts, with the domain of the results folder each script reads.
 # Binary subsets are not named there: give their rows a 'domain' field or pass a default domain.

@@ -7,8 +7,8 @@ from typing import Generic, Literal, TypeVar
 
 from pydantic import Field
 
-from halluscope.errors import InputError
-from halluscope.records import Record
+from halluscope.core.errors import InputError
+from halluscope.core.records import Record
 
 Domain = Literal["speech", "sound", "music"]
 DOMAINS: tuple[Domain, ...] = ("speech", "sound", "music")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from halluscope.closedform.plots import grouped_bars, yes_ratio_scatter
 from halluscope.closedform.score import ScoreResult
-from halluscope.fs import atomic_write
+from halluscope.core.fs import atomic_write
 
 # (key, title) of the headline columns per benchmark and mode
 COLUMNS: dict[tuple[str, str], list[tuple[str, str]]] = {

@@ -17,7 +17,7 @@ from halluscope.closedform.extract import (ABSTENTIONS, NON_ANSWERS, Extraction,
                                            extract_label, extract_number, extract_yesno, normalize_label)
 from halluscope.closedform.metrics import aha_scores, count_probe_scores, halluaudio_scores, yesno_scores
 from halluscope.closedform.records import DOMAINS, SAMPLINGS, AhaItem, HalluAudioItem, Loaded, YesNoItem
-from halluscope.errors import InputError
+from halluscope.core.errors import InputError
 
 Mode = Literal["strict", "compat"]
 MODES: tuple[Mode, ...] = ("strict", "compat")

@@ -13,12 +13,12 @@ from functools import lru_cache
 from importlib import resources
 from typing import Generic, TypeVar
 
-from halluscope.errors import HalluscopeError
-from halluscope.llm import Caller, CallStats, ChatBackend, progress
+from halluscope.core.errors import HalluscopeError
+from halluscope.backends.llm import Caller, CallStats, ChatBackend, progress
 from halluscope.prompts import Template, template
-from halluscope.records import Record
-from halluscope.stages import Stage
-from halluscope.store import Store
+from halluscope.core.records import Record
+from halluscope.core.stages import Stage
+from halluscope.core.store import Store
 
 R = TypeVar("R", bound=Record)
 T = TypeVar("T")

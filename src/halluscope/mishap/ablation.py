@@ -13,13 +13,13 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Literal
 
-from halluscope.errors import HalluscopeError, InputError
-from halluscope.llm import LLM_BACKENDS, Caller, LLMConfig, load_llm_config
-from halluscope.manifest import record_manifest
+from halluscope.core.errors import HalluscopeError, InputError
+from halluscope.backends.llm import LLM_BACKENDS, Caller, LLMConfig, load_llm_config
+from halluscope.core.manifest import record_manifest
 from halluscope.mishap.judge import FULL, GroundednessJudge, JudgeConfig, load_examples
-from halluscope.records import GroundednessJudgement, MishapCategory
-from halluscope.stages import Stage, console
-from halluscope.store import Store
+from halluscope.core.records import GroundednessJudgement, MishapCategory
+from halluscope.core.stages import Stage, console
+from halluscope.core.store import Store
 
 STAGE = "mishap.judge_config"
 COMMANDS = {"ablation": "mishap ablation", "validity": "mishap validity judge"}
@@ -42,7 +42,7 @@ def load_configs(spec: str) -> tuple[JudgeConfig, ...]:
     rubric_version}} (missing keys take the full judge's value; a relative prompt folder is read from the file's)."""
     if spec in PRESETS:
         return PRESETS[spec]
-    from halluscope.inputs import describe, read_json
+    from halluscope.core.inputs import describe, read_json
 
     fix = (f"give a preset ({', '.join(PRESETS)}) or a JSON object of named configurations, e.g. "
            '{"no rubric": {"rubric": false}}')

@@ -1,6 +1,6 @@
 """Step 6: the human annotation app (seed 001, App. B.5) and its append-only label table.
 
-A stdlib threading HTTP server on loopback (by default), halluscope.webapp's LoopbackApp, shared with the sample
+A stdlib threading HTTP server on loopback (by default), halluscope.core.webapp's LoopbackApp, shared with the sample
 viewer. Security model (README, "Security model"):
 
 * The printed URL carries a per-session token in its fragment (``/#token=...``), which browsers never send to a
@@ -35,11 +35,11 @@ from urllib.parse import parse_qs, unquote
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from halluscope.errors import HalluscopeError
-from halluscope.fs import atomic_path
-from halluscope.records import Groundedness, MishapAnnotation, MishapClip
-from halluscope.store import STORE_NAME, Store
-from halluscope.webapp import (BACKLOG, CSP, MAX_AUDIO, MAX_BODY, TIMEOUT_S, TOKEN_HEADER, LoopbackApp, Refused,  # noqa: F401
+from halluscope.core.errors import HalluscopeError
+from halluscope.core.fs import atomic_path
+from halluscope.core.records import Groundedness, MishapAnnotation, MishapClip
+from halluscope.core.store import STORE_NAME, Store
+from halluscope.core.webapp import (BACKLOG, CSP, MAX_AUDIO, MAX_BODY, TIMEOUT_S, TOKEN_HEADER, LoopbackApp, Refused,  # noqa: F401
                                Reply, json_reply, parse_host, problems, read_verified)
 
 log = logging.getLogger(__name__)

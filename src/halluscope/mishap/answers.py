@@ -1,4 +1,4 @@
-"""Step 4: answers from any registered audio-language model (halluscope.audio_lm), greedy once or sampled per seed.
+"""Step 4: answers from any registered audio-language model (halluscope.backends.audio_lm), greedy once or sampled per seed.
 
 Each question goes to the model with its clip, cut to the model's window by the run's policy
 (truncate, chunk, skip); every answer keeps the raw text, the call key and what audio was sent and heard.
@@ -11,15 +11,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from halluscope.errors import HalluscopeError
-from halluscope.llm import Caller, LLMConfig, load_llm_config
-from halluscope.manifest import record_manifest
+from halluscope.core.errors import HalluscopeError
+from halluscope.backends.llm import Caller, LLMConfig, load_llm_config
+from halluscope.core.manifest import record_manifest
 from halluscope.mishap._common import COMMANDS, VERSION, StepResult, run_calls, upstream
 from halluscope.mishap.clips import kept_clips, read_audio
 from halluscope.mishap.questions import load_questions
-from halluscope.records import ChatMessage, MishapAnswer, MishapClip, MishapQuestion
-from halluscope.stages import Stage, console
-from halluscope.store import Store
+from halluscope.core.records import ChatMessage, MishapAnswer, MishapClip, MishapQuestion
+from halluscope.core.stages import Stage, console
+from halluscope.core.store import Store
 
 STAGE = "mishap.answers"
 
@@ -48,13 +48,13 @@ def collect_answers(run_dir: str | Path, model: str, *, seeds: Sequence[int] | N
     """Ask ``model`` every question with its clip; seeds None = greedy once, else one sampled answer per seed.
 
     ``executor`` (e.g. a RayExecutor) runs an hf-audio model's generation on its workers; same answers."""
-    from halluscope.audio_lm import audio_window_s, check_policy, create_audio_backend, plan_audio, with_audio
+    from halluscope.backends.audio_lm import audio_window_s, check_policy, create_audio_backend, plan_audio, with_audio
 
     check_policy(policy)
     seed_list: list[int | None] = [None] if not seeds else list(dict.fromkeys(int(s) for s in seeds))
     for s in seed_list:  # validate before any work
         decoding_params(seed=s, temperature=temperature, top_p=top_p, max_tokens=max_tokens)
-    from halluscope.executors import place
+    from halluscope.core.executors import place
 
     backend = place(create_audio_backend(model, config=config if config is not None else load_llm_config(),
                                          **(backend_options or {})), executor)

@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 from pydantic import ValidationError
 
-from halluscope.errors import InputError, ItemError, Problems
-from halluscope.inputs import Field, read_rows
-from halluscope.llm import LLM_BACKENDS, Caller, CallStats, ChatBackend, LLMConfig, load_llm_config
-from halluscope.manifest import record_manifest
+from halluscope.core.errors import InputError, ItemError, Problems
+from halluscope.core.inputs import Field, read_rows
+from halluscope.backends.llm import LLM_BACKENDS, Caller, CallStats, ChatBackend, LLMConfig, load_llm_config
+from halluscope.core.manifest import record_manifest
 from halluscope.mishap._common import COMMANDS, VERSION, prompt, prompts_hash, run_calls, strategy_texts
-from halluscope.records import MISHAP_DOMAINS, ChatMessage, Informativeness, MishapClip
+from halluscope.core.records import MISHAP_DOMAINS, ChatMessage, Informativeness, MishapClip
 from halluscope.reply import read_check
-from halluscope.stages import Stage, console
-from halluscope.store import Store
+from halluscope.core.stages import Stage, console
+from halluscope.core.store import Store
 
 CLIPS_STAGE = "mishap.clips"
 PROVENANCE = ("source_id", "license", "split")  # optional manifest columns (mishap/sources.py writes them)
@@ -49,7 +49,7 @@ def load_manifest(path: str | Path) -> list[MishapClip]:
 
     Relative audio paths are resolved against the manifest's folder and stored absolute; each file's
     duration and sha256 are read now, so a missing or corrupt clip fails here, not in the middle of a run.
-    Every problem of the manifest is reported together (reading rules: halluscope.inputs).
+    Every problem of the manifest is reported together (reading rules: halluscope.core.inputs).
     """
     p = Path(path)
     problems = Problems(str(p))

@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
-from halluscope.errors import HalluscopeError, InputError
-from halluscope.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
-from halluscope.manifest import record_manifest
+from halluscope.core.errors import HalluscopeError, InputError
+from halluscope.backends.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
+from halluscope.core.manifest import record_manifest
 from halluscope.mishap._common import COMMANDS, VERSION, StepResult, prompt, prompts_hash, run_calls, upstream
 from halluscope.prompts import Template
 from halluscope.mishap.answers import answer_sets, load_answers
@@ -26,11 +26,11 @@ from halluscope.mishap.clips import kept_clips
 from halluscope.mishap.evidence import EvidenceTool
 from halluscope.mishap.questions import load_questions
 from halluscope.mishap.rubrics import current_rubrics, rubric_set_hash
-from halluscope.records import (ChatMessage, EvidenceSearch, GroundednessJudgement, MishapAnswer,
+from halluscope.core.records import (ChatMessage, EvidenceSearch, GroundednessJudgement, MishapAnswer,
                                 MishapCategory, MishapClip, MishapQuestion, MishapRubric)
 from halluscope.reply import STANCE, VERDICT, read_key
-from halluscope.stages import Stage, console
-from halluscope.store import Store
+from halluscope.core.stages import Stage, console
+from halluscope.core.store import Store
 
 STAGE = "mishap.judge"
 PARAMS = {"temperature": 0, "max_tokens": 600}
@@ -39,9 +39,9 @@ _SEARCH = re.compile(r"^\s*SEARCH:\s*(.+?)\s*$", re.M)
 
 def load_examples(path: str | Path | None = None) -> dict[str, list[dict]]:
     """Three grounded and three hallucinated examples per category (default: the packaged set); every problem of
-    the file is reported together (reading rules: halluscope.inputs)."""
-    from halluscope.errors import Problems
-    from halluscope.inputs import Field, check_record, describe, read_json
+    the file is reported together (reading rules: halluscope.core.inputs)."""
+    from halluscope.core.errors import Problems
+    from halluscope.core.inputs import Field, check_record, describe, read_json
 
     fix = "pass a JSON file shaped like prompts/mishap/examples.json"
     if path is None:

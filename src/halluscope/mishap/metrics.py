@@ -14,8 +14,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from itertools import combinations
 
-from halluscope.errors import HalluscopeError
-from halluscope.records import STANCES
+from halluscope.core.errors import HalluscopeError
+from halluscope.core.records import STANCES
 
 LABELS = ("grounded", "hallucinated")
 

@@ -16,18 +16,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from halluscope.errors import HalluscopeError
-from halluscope.inputs import read_text
-from halluscope.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
-from halluscope.manifest import record_manifest
+from halluscope.core.errors import HalluscopeError
+from halluscope.core.inputs import read_text
+from halluscope.backends.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
+from halluscope.core.manifest import record_manifest
 from halluscope.mishap._common import (COMMANDS, VERSION, StepResult, prompt, prompts_hash, run_calls,
                                        strategy_texts, upstream)
 from halluscope.mishap.clips import kept_clips, read_audio
-from halluscope.records import (MISHAP_CATEGORIES, MISHAP_STRATEGIES, ChatMessage, MishapCategory, MishapClip,
+from halluscope.core.records import (MISHAP_CATEGORIES, MISHAP_STRATEGIES, ChatMessage, MishapCategory, MishapClip,
                                 MishapQuestion, MishapStrategy, ModelRequest)
 from halluscope.reply import last_json, read_check
-from halluscope.stages import Stage, console
-from halluscope.store import Store
+from halluscope.core.stages import Stage, console
+from halluscope.core.store import Store
 
 STAGE = "mishap.questions"
 GEN_PARAMS = {"temperature": 0.7, "max_tokens": 800}
@@ -164,7 +164,7 @@ class QuestionWriter:
     def _attach(self, request: ModelRequest, clip: MishapClip) -> ModelRequest:
         if not self.with_audio:
             return request
-        from halluscope.audio_lm import audio_window_s, plan_audio, with_audio
+        from halluscope.backends.audio_lm import audio_window_s, plan_audio, with_audio
 
         samples, rate = read_audio(clip.audio)
         plan = plan_audio(samples, rate, window_s=audio_window_s(self.generator), policy="truncate")
@@ -234,7 +234,7 @@ def make_questions(run_dir: str | Path, generator: str, *, checker: str | None =
 
     def backend(spec: str) -> ChatBackend:
         if spec.startswith("hf-audio/") or with_audio:
-            from halluscope.audio_lm import create_audio_backend
+            from halluscope.backends.audio_lm import create_audio_backend
 
             return create_audio_backend(spec, config=config)
         return LLM_BACKENDS.create(spec, config=config)

@@ -8,10 +8,10 @@ import html
 import json
 from pathlib import Path
 
-from halluscope.fs import atomic_write
+from halluscope.core.fs import atomic_write
 from halluscope.mishap.metrics import hallucination_rates, human_human_agreement, judge_human_agreement, stance_rates
-from halluscope.records import MISHAP_CATEGORIES, MISHAP_DOMAINS, MISHAP_STRATEGIES, STANCES
-from halluscope.store import Store
+from halluscope.core.records import MISHAP_CATEGORIES, MISHAP_DOMAINS, MISHAP_STRATEGIES, STANCES
+from halluscope.core.store import Store
 
 STRATEGY_ABBR = {"contradicted_premise": "CP", "absent_premise": "AP", "false_negation": "FN", "niche_specifics": "NS",
                  "unknowable_provenance": "UP", "false_authority": "FA", "false_premise": "FP"}
@@ -93,7 +93,7 @@ def collect(run_dir: str | Path) -> dict:
 def model_and_method(model: str) -> tuple[str, str]:
     """'hf-audio/x?mitigation=aad&alpha=0.5' -> ('hf-audio/x', 'AAD (alpha=0.5)'): decoding methods are rows
     under their model, as in seed 001's Tables 2 and 12."""
-    from halluscope.audio_lm._hf_audio import split_spec
+    from halluscope.backends.audio_lm._hf_audio import split_spec
     from halluscope.report.zeroshot import mitigation_label
 
     base, sep, _ = model.partition("?")

@@ -11,16 +11,16 @@ import re
 import time
 from pathlib import Path
 
-from halluscope.errors import HalluscopeError, Problems
-from halluscope.inputs import Field, read_rows
-from halluscope.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
-from halluscope.manifest import record_manifest
+from halluscope.core.errors import HalluscopeError, Problems
+from halluscope.core.inputs import Field, read_rows
+from halluscope.backends.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
+from halluscope.core.manifest import record_manifest
 from halluscope.mishap._common import COMMANDS, VERSION, StepResult, prompt, prompts_hash, run_calls, strategy_texts, upstream
 from halluscope.mishap.clips import kept_clips
 from halluscope.mishap.questions import load_questions
-from halluscope.records import ChatMessage, MishapClip, MishapQuestion, MishapRubric
-from halluscope.stages import Stage, console
-from halluscope.store import Store
+from halluscope.core.records import ChatMessage, MishapClip, MishapQuestion, MishapRubric
+from halluscope.core.stages import Stage, console
+from halluscope.core.store import Store
 
 EDIT_FIELDS = (Field("question_id"), Field("rubric"), Field("note", required=False))
 STAGE = "mishap.rubrics"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from halluscope.report.sections import Section, register_section
-from halluscope.store import Store
+from halluscope.core.store import Store
 
 
 @register_section

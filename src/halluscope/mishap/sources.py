@@ -13,8 +13,8 @@ import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from halluscope.errors import InputError, Problems
-from halluscope.inputs import Field, read_json, read_rows, read_text
+from halluscope.core.errors import InputError, Problems
+from halluscope.core.inputs import Field, read_json, read_rows, read_text
 
 Row = dict[str, str]
 
@@ -173,7 +173,7 @@ SPLITS = {"clotho": "development", "fsd50k": "dev", "commonvoice": "validated"} 
 
 def write_source_manifest(source: str, root: str | Path, out: str | Path, *, split: str | None = None) -> int:
     """Write ROOT's clips as a MISHAP manifest (JSON Lines) at OUT; returns the number of clips."""
-    from halluscope.fs import atomic_write
+    from halluscope.core.fs import atomic_write
 
     if source not in IMPORTERS:
         raise InputError(f"unknown source {source!r}", field="SOURCE", fix=f"use one of {', '.join(IMPORTERS)}")

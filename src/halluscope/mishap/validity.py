@@ -20,11 +20,11 @@ from typing import Literal
 
 from pydantic import Field
 
-from halluscope.errors import HalluscopeError, InputError
-from halluscope.manifest import record_manifest
-from halluscope.records import Groundedness, MishapDomain, Record
-from halluscope.stages import Stage, console
-from halluscope.store import Store
+from halluscope.core.errors import HalluscopeError, InputError
+from halluscope.core.manifest import record_manifest
+from halluscope.core.records import Groundedness, MishapDomain, Record
+from halluscope.core.stages import Stage, console
+from halluscope.core.store import Store
 
 Benchmark = Literal["halluaudio", "aha", "kuan"]
 BENCHMARKS: tuple[Benchmark, ...] = ("halluaudio", "aha", "kuan")
@@ -283,7 +283,7 @@ def _md(rows: list[dict], cols: list[tuple[str, str]]) -> str:
 def write_validity_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
     """RUN/report/validity/: validity.md, summary.json, fig5.png (when people have labelled responses) and the
     ablation / sensitivity tables (when 'mishap ablation' has run)."""
-    from halluscope.fs import atomic_write
+    from halluscope.core.fs import atomic_write
     from halluscope.mishap.ablation import ablation_tables
 
     data = compare(run_dir)

@@ -17,11 +17,11 @@ from typing import Any
 
 import torch
 
-from halluscope.errors import HalluscopeError
+from halluscope.core.errors import HalluscopeError
 from halluscope.mitigation._config import MitigationConfig
 from halluscope.mitigation._contrast import diffuse
 from halluscope.mitigation._decode import DecodeResult, decode, sampler
-from halluscope.records import AudioClip, ChatMessage
+from halluscope.core.records import AudioClip, ChatMessage
 
 
 def with_prefix(messages: Sequence[ChatMessage], prefix: str) -> list[ChatMessage]:

@@ -22,7 +22,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from halluscope.errors import HalluscopeError
+from halluscope.core.errors import HalluscopeError
 
 Method = Literal["aad", "vcd", "mti", "dola"]
 METHODS: tuple[str, ...] = ("aad", "vcd", "mti", "dola")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-from halluscope.errors import HalluscopeError
+from halluscope.core.errors import HalluscopeError
 
 _SLOT = re.compile(r"\{([A-Z][A-Z0-9 _]*[A-Z0-9])\}")
 _FILES = ("generate", "judge")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from halluscope.records import HallucinationType
+from halluscope.core.records import HallucinationType
 
 __all__ = [
     "DIMENSION_ORDER", "DIMENSIONS", "Dimension", "dimension_for_label", "full_text_markers", "rating_value",

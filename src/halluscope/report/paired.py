@@ -1,6 +1,6 @@
 """Report section: paired tests for Table 2 (O vs T on the same test items; detector vs detector).
 
-Accuracy: exact McNemar; macro-F1: paired approximate randomization (halluscope.stats). Only items
+Accuracy: exact McNemar; macro-F1: paired approximate randomization (halluscope.metrics.stats). Only items
 predicted under both conditions are paired, and that coverage is the n of each row.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections import defaultdict
 from itertools import combinations
 
-from halluscope.build import BuildResult
-from halluscope.records import Prediction
+from halluscope.spoken.build import BuildResult
+from halluscope.core.records import Prediction
 from halluscope.report.sections import Section, register_section
-from halluscope.store import Store
+from halluscope.core.store import Store
 
 ROUNDS = 2000
 
@@ -27,7 +27,7 @@ def latest_detect_runs(store: Store, command: str = "detect", stage: str = "dete
 
 
 def _paired_row(labels: tuple[str, ...], a: dict[str, Prediction], b: dict[str, Prediction], ids: list[str]) -> dict:
-    from halluscope.stats import mcnemar, paired_randomization
+    from halluscope.metrics.stats import mcnemar, paired_randomization
 
     ref = [a[i].gold for i in ids]
     ha, hb = [a[i].predicted for i in ids], [b[i].predicted for i in ids]
@@ -39,7 +39,7 @@ def _paired_row(labels: tuple[str, ...], a: dict[str, Prediction], b: dict[str, 
 
 
 def paired_rows(store: Store, build: BuildResult) -> tuple[list[dict], list[dict]]:
-    from halluscope.detect.run import LABELS
+    from halluscope.spoken.detect.run import LABELS
 
     runs = latest_detect_runs(store)
     test = {k: {i: p for i, p in preds.items() if p.split == "test" and i in build.samples} for k, preds in runs.items()}

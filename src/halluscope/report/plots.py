@@ -9,7 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from halluscope.records import TASKS  # noqa: E402
+from halluscope.core.records import TASKS  # noqa: E402
 
 
 def png(fig) -> bytes:

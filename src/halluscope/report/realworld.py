@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from halluscope.build import BuildResult
+from halluscope.spoken.build import BuildResult
 from halluscope.metrics.asr import score_asr
 from halluscope.metrics.classification import score_classification
-from halluscope.provenance import CELLS, flag_rates
-from halluscope.realworld import DETECT_STAGE, RealWorldSplit, load_realworld
-from halluscope.records import Prediction
+from halluscope.spoken.provenance import CELLS, flag_rates
+from halluscope.spoken.realworld import DETECT_STAGE, RealWorldSplit, load_realworld
+from halluscope.core.records import Prediction
 from halluscope.report.paired import latest_detect_runs
 from halluscope.report.sections import Section, register_section
-from halluscope.store import Store
+from halluscope.core.store import Store
 
 BINARY = ("original", "hallucinated")
 SPLIT_COLS = [("language", "Lang"), ("fakes", "Fakes"), ("native", "Native"), ("translated", "Translated"),

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from halluscope.build import BuildResult
-from halluscope.store import Store
+from halluscope.spoken.build import BuildResult
+from halluscope.core.store import Store
 
 
 @dataclass
@@ -37,7 +37,7 @@ def register_section(builder: SectionBuilder) -> SectionBuilder:
 
 
 # modules that contribute sections; imported when a report is built so their builders register
-SECTION_MODULES: tuple[str, ...] = ("halluscope.generate.section", "halluscope.judge.section", "halluscope.report.paired",
+SECTION_MODULES: tuple[str, ...] = ("halluscope.spoken.generate.section", "halluscope.spoken.judge.section", "halluscope.report.paired",
                                   "halluscope.report.realworld", "halluscope.mishap.section", "halluscope.view.section")
 
 

@@ -6,15 +6,15 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from halluscope.build import BuildResult, load_build
-from halluscope.detect.run import LABELS, gold
-from halluscope.detect.splits import split_by_article
+from halluscope.spoken.build import BuildResult, load_build
+from halluscope.spoken.detect.run import LABELS, gold
+from halluscope.spoken.detect.splits import split_by_article
 from halluscope.metrics.asr import score_asr
 from halluscope.metrics.classification import majority_baseline, score_classification
-from halluscope.records import LANGUAGES, SEVERITIES, TYPES, Prediction
+from halluscope.core.records import LANGUAGES, SEVERITIES, TYPES, Prediction
 from halluscope.report.sections import Section, build_sections
 from halluscope.report.speech import audio_rows, table7_rows
-from halluscope.store import Store
+from halluscope.core.store import Store
 
 TYPE_ABBR = {"contradiction": "C", "fabrication": "F", "context_inconsistency": "I"}
 

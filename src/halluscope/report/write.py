@@ -8,7 +8,7 @@ import html
 import json
 from pathlib import Path
 
-from halluscope.fs import atomic_path, atomic_write
+from halluscope.core.fs import atomic_path, atomic_write
 from halluscope.report.plots import asr_vs_degradation_plot, o_vs_t_plot, wer_cer_plot
 from halluscope.report.speech import AUDIO_COLS, AUDIO_NOTE, TABLE7_COLS, TABLE7_NOTE
 from halluscope.report.tables import TYPE_ABBR, ReportData, o_vs_t

@@ -13,9 +13,9 @@ from __future__ import annotations
 import html
 from collections import Counter
 
-from halluscope.build import BuildResult
+from halluscope.spoken.build import BuildResult
 from halluscope.report.sections import Section, register_section
-from halluscope.store import Store
+from halluscope.core.store import Store
 
 INPUT_CODE = {"audio": "A", "transcript": "T", "text": "O"}
 TASK_CODE = {"binary": "B", "type": "T", "severity": "L"}
@@ -30,12 +30,12 @@ COLUMNS = [
 
 
 def zero_shot_rows(store: Store, build: BuildResult) -> list[dict]:
-    from halluscope.detect.run import LABELS
+    from halluscope.spoken.detect.run import LABELS
     from halluscope.metrics.classification import (
         majority_baseline,
         score_classification,
     )
-    from halluscope.records import LANGUAGES, Prediction
+    from halluscope.core.records import LANGUAGES, Prediction
 
     latest: dict[tuple, str] = {}
     for m in store.manifests():

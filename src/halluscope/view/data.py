@@ -20,11 +20,11 @@ from urllib.parse import quote
 
 import jiwer
 
-from halluscope.errors import HalluscopeError
+from halluscope.core.errors import HalluscopeError
 from halluscope.metrics.asr import normalize_for_wer
-from halluscope.records import (AudioRef, Change, Judgement, MishapClip, Prediction, RewriteLog, Transcript,
+from halluscope.core.records import (AudioRef, Change, Judgement, MishapClip, Prediction, RewriteLog, Transcript,
                                 Variant)
-from halluscope.store import STORE_NAME, Store, check_run_dir
+from halluscope.core.store import STORE_NAME, Store, check_run_dir
 
 PAGE = 50  # items per page in the list and per data chunk of an export
 
@@ -162,9 +162,9 @@ class _Calls:
 def _spoken(store: Store, calls: _Calls, index: list[dict], details: dict[str, Callable[[], dict]], texts: dict[str, str],
             audio: dict[str, tuple[Path, str | None]], runs: list[dict], judges: list[str],
             quality: dict[str, dict[str, dict]], audio_src: Callable[[str], str]) -> None:
-    from halluscope.build import load_build
-    from halluscope.detect.splits import split_by_article
-    from halluscope.generate.llm import LOG_STAGE
+    from halluscope.spoken.build import load_build
+    from halluscope.spoken.detect.splits import split_by_article
+    from halluscope.spoken.generate.llm import LOG_STAGE
 
     b = load_build(store)
     preds: dict[str, dict[str, Prediction]] = {}

@@ -16,8 +16,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from halluscope.errors import HalluscopeError
-from halluscope.store import STORE_NAME, check_run_dir
+from halluscope.core.errors import HalluscopeError
+from halluscope.core.store import STORE_NAME, check_run_dir
 
 # seed 000, 3.4: "mostly intelligible", "poorly intelligible", "fully unintelligible"; "minor"/"major" discrepancies
 INTELLIGIBILITY = ("fully", "mostly", "poorly", "unintelligible")
@@ -172,7 +172,7 @@ def drop_excluded(run_dir: str | Path) -> tuple[Path, int, int]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from halluscope.fs import atomic_path
+    from halluscope.core.fs import atomic_path
 
     src = Path(run_dir) / "dataset" / "samples.parquet"
     if not src.is_file():

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from halluscope.build import BuildResult
+from halluscope.spoken.build import BuildResult
 from halluscope.report.sections import Section, register_section
-from halluscope.store import Store
+from halluscope.core.store import Store
 from halluscope.view.quality import excluded_items, latest_quality, quality_tables
 
 RATING_COLS = [("language", "Lang"), ("clips", "clips"), ("ratings", "ratings"),

@@ -13,11 +13,11 @@ from urllib.parse import parse_qs, unquote
 
 from pydantic import ValidationError
 
-from halluscope.errors import HalluscopeError
-from halluscope.fs import atomic_write, id_file_name
+from halluscope.core.errors import HalluscopeError
+from halluscope.core.fs import atomic_write, id_file_name
 from halluscope.view.data import PAGE, ViewData, load_view
 from halluscope.view.quality import QualityLabels, QualityRequest
-from halluscope.webapp import LoopbackApp, Refused, json_reply, problems, read_verified
+from halluscope.core.webapp import LoopbackApp, Refused, json_reply, problems, read_verified
 
 log = logging.getLogger(__name__)
 STATIC_FILES = ("index.html", "app.js", "app.css")

@@ -1,0 +1,1 @@
+"""Backends: text LLMs, audio LMs, speech (TTS and ASR), vLLM."""

@@ -1,0 +1,97 @@
+"""Audio-language-model backends named 'provider/model': 'openai/<model>' (input_audio content parts on the
+OpenAI-compatible backend of halluscope.backends.llm) and 'hf-audio/<path>' (local transformers models by adapter:
+Qwen2-Audio, Qwen2.5-Omni thinker).
+
+Both are ChatBackends under halluscope.backends.llm's store-backed Caller: a request carries clips in
+``ModelRequest.audio``; every reply records the seconds sent and heard and whether audio reached the model.
+Long audio is cut to the model's window by a per-run policy (truncate, chunk, skip): see ``plan_audio``.
+"""
+
+from __future__ import annotations
+
+from halluscope.backends.audio_lm._adapters import (
+    ADAPTERS,
+    AudioLMAdapter,
+    ModelInputs,
+    Qwen2AudioAdapter,
+    Qwen25OmniThinkerAdapter,
+    load_adapter,
+    register_adapter,
+)
+from halluscope.backends.audio_lm import _af3  # noqa: E402,F401 - registers the Audio Flamingo 3 adapter
+from halluscope.backends.audio_lm._clips import (
+    POLICIES,
+    AudioPlan,
+    Policy,
+    check_policy,
+    clip_of,
+    plan_audio,
+)
+from halluscope.backends.audio_lm._hf_audio import (
+    HFAudioBackend,
+    HFAudioOptions,
+    create_hf_audio,
+)
+from halluscope.backends.llm import ChatBackend, LLMConfig, load_llm_config
+from halluscope.core.registry import Registry
+
+AUDIO_LM_BACKENDS: Registry[ChatBackend] = Registry("audio LM backend")
+
+
+@AUDIO_LM_BACKENDS.register("openai")
+def _openai(model: str, *, config: LLMConfig | None = None, **options: object) -> ChatBackend:
+    from halluscope.backends.llm import create_backend
+
+    return create_backend(f"openai/{model}", config=config, **options)
+
+
+AUDIO_LM_BACKENDS.register("hf-audio")(create_hf_audio)
+
+
+@AUDIO_LM_BACKENDS.register("cascade")
+def _cascade(model: str, *, config: LLMConfig | None = None, **options: object) -> ChatBackend:
+    """'cascade/<asr>+<llm>': transcribe, then ask the text LLM with the transcript (see _cascade.py)."""
+    from halluscope.backends.audio_lm._cascade import create_cascade
+
+    return create_cascade(model, config=config, **options)
+
+
+def create_audio_backend(spec: str, *, config: LLMConfig | None = None, **options: object) -> ChatBackend:
+    """Build 'openai/<model>', 'hf-audio/<path>' or 'cascade/<asr>+<llm>' with options from ``config`` (default: $HALLUSCOPE_LLM_CONFIG)."""
+    return AUDIO_LM_BACKENDS.create(spec, config=config if config is not None else load_llm_config(), **options)
+
+
+def audio_window_s(backend: ChatBackend) -> float | None:
+    """Seconds per clip the backend's model can hear (None: the openai backend with no declared window)."""
+    window = getattr(backend, "audio_window_s", None)
+    if window is None and hasattr(backend, "options"):
+        window = getattr(backend.options, "audio_window_s", None)
+    return None if window is None else float(window)
+
+
+def with_audio(request, clips):
+    """The request with ``clips`` attached to its last user turn (part of its key)."""
+    return request.model_copy(update={"audio": tuple(clips)})
+
+
+__all__ = [
+    "ADAPTERS",
+    "AUDIO_LM_BACKENDS",
+    "POLICIES",
+    "AudioLMAdapter",
+    "AudioPlan",
+    "HFAudioBackend",
+    "HFAudioOptions",
+    "ModelInputs",
+    "Policy",
+    "Qwen2AudioAdapter",
+    "Qwen25OmniThinkerAdapter",
+    "audio_window_s",
+    "check_policy",
+    "clip_of",
+    "create_audio_backend",
+    "load_adapter",
+    "plan_audio",
+    "register_adapter",
+    "with_audio",
+]

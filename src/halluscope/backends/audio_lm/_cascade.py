@@ -1,0 +1,114 @@
+"""'cascade/<asr>+<llm>': an audio LM made of an ASR backend and a text LLM, the cascaded baseline of audio-LM
+benchmarks. Each clip of a request is transcribed; the text LLM is then asked the same conversation with the
+transcripts in place of the audio (before the last user turn's text). E.g. 'cascade/whisper/base+hf/smollm2-135m-instruct'
+or 'cascade/whisper/base+openai/<model>'; '?language=en' fixes the ASR language (default: detected).
+
+The delivery record says what the model heard: ``audio_heard_s`` is the audio that produced words and
+``audio_delivered`` is False when the ASR heard nothing (non-speech audio reaches the LLM as nothing); the
+call log and every stored reply keep the transcripts. Calls go through the text LLM's own backend (its
+retries, batching, decoding) and are logged under the cascade's request key, so a rerun makes no call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections.abc import Sequence
+
+from halluscope.core.errors import HalluscopeError
+from halluscope.backends.llm import ChatBackend, LLMConfig
+from halluscope.core.records import AudioClip, ChatMessage, ModelRequest, ModelResponse
+
+NOTHING = "(nothing: the speech recognizer heard no words)"
+
+
+def transcript_turn(transcripts: Sequence[str], text: str) -> str:
+    """The last user turn as the text LLM sees it: the transcripts, then the original text."""
+    heard = "\n".join(f"Transcript of audio clip {i + 1}: {t or NOTHING}" for i, t in enumerate(transcripts))
+    return f"{heard}\n\n{text}"
+
+
+class CascadeBackend:
+    def __init__(self, spec: str, asr, llm: ChatBackend, language: str | None) -> None:
+        self.spec, self.asr, self.llm, self.language = spec, asr, llm, language
+        self.audio_window_s = None  # the ASR takes audio of any length
+
+    def identity(self) -> dict:
+        asr_options = getattr(self.asr, "options", None)
+        return {"backend": self.spec, "asr": {"spec": self.asr.spec, **(asr_options() if callable(asr_options) else {})},
+                "language": self.language, "llm": self.llm.identity()}
+
+    def request(self, messages: Sequence[ChatMessage | dict], *, nonce: int = 0, tag: str | None = None,
+                params: dict | None = None) -> ModelRequest:
+        inner = self.llm.request(messages, nonce=nonce, tag=tag, params=params)
+        return inner.model_copy(update={"backend": self.spec})
+
+    def _inner(self, request: ModelRequest, transcripts: Sequence[str]) -> ModelRequest:
+        messages = [m.model_dump() for m in request.messages]
+        last = max(i for i, m in enumerate(messages) if m["role"] == "user")
+        messages[last]["content"] = transcript_turn(transcripts, messages[last]["content"])
+        inner = self.llm.request(messages, nonce=request.nonce, tag=request.tag)
+        return inner.model_copy(update={"params": request.params})  # the params the cascade request was keyed by
+
+    def _heard(self, request: ModelRequest, transcripts: Sequence[str], response: ModelResponse) -> ModelResponse:
+        sent = sum(a.seconds for a in request.audio)
+        heard = sum(a.seconds for a, t in zip(request.audio, transcripts) if t.strip())
+        return response.model_copy(update={"key": request.key(), "backend": self.spec, "audio_sent_s": round(sent, 3),
+                                           "audio_heard_s": round(heard, 3),
+                                           "audio_delivered": any(t.strip() for t in transcripts)})
+
+    def from_stored(self, request: ModelRequest, stored: dict) -> ModelResponse:
+        transcripts = stored.get("transcripts") or []
+        inner = self._inner(request, transcripts)
+        return self._heard(request, transcripts, self.llm.from_stored(inner, stored["llm"]))
+
+    async def open(self) -> None:
+        await self.llm.open()
+
+    async def aclose(self) -> None:
+        await self.llm.aclose()
+
+    def _transcribe(self, clip: AudioClip) -> str:
+        import numpy as np
+        import soundfile as sf
+
+        samples, rate = sf.read(io.BytesIO(clip.wav), dtype="float32", always_2d=False)
+        if samples.ndim > 1:
+            samples = samples.mean(axis=1)
+        if rate != 16_000:
+            from scipy.signal import resample_poly
+
+            samples = resample_poly(samples, 16_000, rate).astype(np.float32)
+        if not samples.size:
+            return ""
+        return self.asr.transcribe(samples, language=self.language).strip()
+
+    async def send(self, request: ModelRequest, log) -> ModelResponse:
+        transcripts = [await asyncio.to_thread(self._transcribe, a) for a in request.audio]
+        inner = self._inner(request, transcripts)
+
+        def inner_log(*, request: ModelRequest, payload: dict, response: dict | None, status: str,
+                      latency_s: float | None, outer: ModelRequest = request) -> None:
+            log(request=outer, payload={**payload, "transcripts": transcripts, "llm_key": request.key()},
+                response={"transcripts": transcripts, "llm": response}, status=status, latency_s=latency_s)
+
+        return self._heard(request, transcripts, await self.llm.send(inner, inner_log))
+
+
+def create_cascade(model: str, *, config: LLMConfig | None = None, **options: object) -> CascadeBackend:
+    """'cascade/<asr spec>+<llm spec>[?language=xx]'; other options go to the text LLM."""
+    from halluscope.backends.audio_lm._hf_audio import split_spec
+    from halluscope.backends.llm import create_backend
+    from halluscope.backends.speech import ASR_BACKENDS
+
+    body, query = split_spec(model)
+    asr_spec, plus, llm_spec = body.partition("+")
+    if not plus or "/" not in asr_spec or "/" not in llm_spec:
+        raise HalluscopeError(f"'cascade/{model}': expected 'cascade/<asr>+<llm>', e.g. "
+                              "'cascade/whisper/base+hf/smollm2-135m-instruct' or 'cascade/whisper/base+openai/<model>'")
+    language = options.pop("language", query.pop("language", None))
+    if query:
+        llm_spec += "?" + "&".join(f"{k}={v}" for k, v in query.items())
+    asr = ASR_BACKENDS.create(asr_spec)
+    llm = create_backend(llm_spec, config=config, **options)
+    return CascadeBackend(f"cascade/{model}", asr, llm, None if language is None else str(language))

@@ -1,0 +1,74 @@
+"""Long audio against a model's window: truncate, chunk or skip, with the seconds sent recorded per item.
+
+The spec's harness sent 96 s median clips to models with a 30 s front end and never checked what was heard
+(seed 000, section 4.2). Here every item gets an AudioDelivery saying what was done and how much was sent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from halluscope.core.errors import HalluscopeError
+from halluscope.core.records import AudioClip, AudioDelivery
+from halluscope.backends.speech.audio import SAMPLE_RATE, encode_wav, resample, sha256_bytes
+
+Policy = Literal["truncate", "chunk", "skip"]
+POLICIES: tuple[Policy, ...] = ("truncate", "chunk", "skip")
+# a tail shorter than this is dropped rather than sent as its own chunk (it would carry no words)
+MIN_CHUNK_S = 0.5
+
+
+@dataclass(frozen=True)
+class AudioPlan:
+    """The clips to attach and the delivery record (``heard_s``/``delivered`` are filled in after the call)."""
+
+    clips: tuple[AudioClip, ...]
+    delivery: AudioDelivery
+
+    @property
+    def skipped(self) -> bool:
+        return self.delivery.action == "skipped"
+
+
+def clip_of(samples: np.ndarray, rate: int = SAMPLE_RATE) -> AudioClip:
+    """A 16 kHz mono 16-bit WAV clip of ``samples``."""
+    samples = resample(np.asarray(samples, dtype=np.float32), rate, SAMPLE_RATE)
+    wav = encode_wav(samples, SAMPLE_RATE)
+    return AudioClip(sha256=sha256_bytes(wav), seconds=round(len(samples) / SAMPLE_RATE, 3), sample_rate=SAMPLE_RATE,
+                     wav=wav)
+
+
+def check_policy(policy: str) -> Policy:
+    if policy not in POLICIES:
+        raise HalluscopeError(f"unknown audio policy '{policy}': expected one of {', '.join(POLICIES)}")
+    return policy  # type: ignore[return-value]
+
+
+def plan_audio(samples: np.ndarray, rate: int, *, window_s: float | None, policy: str) -> AudioPlan:
+    """Apply ``policy`` to audio longer than ``window_s`` (no window declared: the whole clip is sent).
+
+    truncate: the first window only; chunk: consecutive window-long clips, all attached to the same call;
+    skip: nothing is sent and the item is reported as skipped.
+    """
+    policy = check_policy(policy)
+    samples = resample(np.asarray(samples, dtype=np.float32), rate, SAMPLE_RATE)
+    duration = len(samples) / SAMPLE_RATE
+    base = {"policy": policy, "window_s": window_s, "duration_s": round(duration, 3)}
+    if window_s is None or duration <= window_s + 1e-6:
+        clip = clip_of(samples)
+        return AudioPlan((clip,), AudioDelivery(**base, action="whole", chunks=1, sent_s=clip.seconds))
+    n = int(round(window_s * SAMPLE_RATE))
+    if policy == "skip":
+        return AudioPlan((), AudioDelivery(**base, action="skipped", chunks=0, sent_s=0.0))
+    if policy == "truncate":
+        clip = clip_of(samples[:n])
+        return AudioPlan((clip,), AudioDelivery(**base, action="truncated", chunks=1, sent_s=clip.seconds))
+    pieces = [samples[i:i + n] for i in range(0, len(samples), n)]
+    if len(pieces) > 1 and len(pieces[-1]) < MIN_CHUNK_S * SAMPLE_RATE:
+        pieces = pieces[:-1]
+    clips = tuple(clip_of(p) for p in pieces)
+    return AudioPlan(clips, AudioDelivery(**base, action="chunked", chunks=len(clips),
+                                          sent_s=round(sum(c.seconds for c in clips), 3)))

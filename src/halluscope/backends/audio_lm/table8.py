@@ -1,0 +1,62 @@
+"""Table 8 (seed 000, App. C: models and their modality support), generated from the adapter registry: every
+local audio-LM adapter (hf-audio/<dir>) with its declared window and mitigations, and the audio-LM families the
+papers evaluate that halluscope reaches only through an OpenAI-compatible server (openai/<model>, no logits, so
+no mitigation). 'halluscope models' prints it; the README's model table is this output."""
+
+from __future__ import annotations
+
+from halluscope.backends.audio_lm._adapters import ADAPTERS
+
+LOCAL_COMMANDS = "detect (text, transcript, audio), run closedform, mishap answer / questions"
+SERVER_COMMANDS = "detect (text, transcript, audio), run closedform, mishap answer (openai/<model>, audio parts)"
+# evaluated in seed 000 (Table 3) or seed 001 (4.1-4.3), served by a server here; languages only where a seed states them
+SERVER_ONLY = (
+    ("Kimi-Audio", "remote code (not in transformers)", None),
+    ("Step-Audio 2 mini", "remote code (not in transformers)", None),
+    ("MiMo-Audio", "remote code (not in transformers)", None),
+    ("Covo-Audio", "remote code (not in transformers)", None),
+    ("LFM2-Audio", "not in transformers as an audio model", "English only (seed 000, 4.2)"),
+    ("Gemma-3n", "native in transformers (gemma3n); no halluscope adapter yet", None),
+    ("Qwen3-Omni", "native in transformers (qwen3_omni_moe); no halluscope adapter yet", "19 languages of speech (seed 001, B.1)"),
+    ("Voxtral", "native in transformers (voxtral); no halluscope adapter yet", None),
+    ("Granite Speech", "native in transformers (granite_speech); no halluscope adapter yet", None),
+    ("Phi-4 multimodal", "native in transformers (phi4_multimodal); no halluscope adapter yet", None),
+)
+VERIFIED = {"qwen2-audio": "tiny random weights (tests/audio_lm, tests/mitigation)",
+            "qwen2.5-omni-thinker": "tiny random weights (tests/audio_lm, tests/mitigation)",
+            "audio-flamingo-3": "tiny random weights (tests/audio_lm/test_af3.py)"}
+
+
+def table8() -> list[dict]:
+    rows = []
+    by_class: dict[type, list[str]] = {}
+    for model_type, cls in ADAPTERS.items():
+        by_class.setdefault(cls, []).append(model_type)
+    for cls, types in by_class.items():
+        rows.append({"model": cls.name, "access": "local hf-audio/<dir>", "model_types": ", ".join(types),
+                     "inputs": "text, audio", "window_s": cls.default_window_s,
+                     "mitigation": "AAD, VCD, MTI, DoLa", "commands": LOCAL_COMMANDS, "languages": "-",
+                     "verified": VERIFIED.get(cls.name, "-")})
+    for name, why, langs in SERVER_ONLY:
+        rows.append({"model": name, "access": f"server only: {why}", "model_types": "-", "inputs": "text, audio",
+                     "window_s": None, "mitigation": "none (no logits)", "commands": SERVER_COMMANDS,
+                     "languages": langs or "-", "verified": "protocol only (loopback server tests)"})
+    return rows
+
+
+def markdown(rows: list[dict]) -> str:
+    cols = [("model", "Model"), ("access", "Access"), ("inputs", "Inputs"), ("window_s", "Window (s)"),
+            ("mitigation", "Mitigation"), ("commands", "Commands"), ("languages", "Languages documented"),
+            ("verified", "Verified")]
+    out = ["| " + " | ".join(t for _, t in cols) + " |", "|" + "---|" * len(cols)]
+    for r in rows:
+        out.append("| " + " | ".join("declared by the server (-o audio_window_s)" if k == "window_s" and r[k] is None
+                                     else f"{r[k]:g}" if k == "window_s" else str(r[k]) for k, _ in cols) + " |")
+    return "\n".join(out)
+
+
+def register(app) -> None:
+    @app.command("models")
+    def models_cmd() -> None:
+        """Table 8: the audio-language models halluscope runs, how (local or server), window, mitigations, commands."""
+        print(markdown(table8()))

@@ -1,0 +1,62 @@
+"""Text-LLM backends named 'provider/model': 'openai/<model>' (any OpenAI-compatible server) and 'hf/<path>'.
+
+Every call goes through a Caller over the run's store: each attempt is logged with its raw reply
+before parsing, and a request answered before is served from the store, so a rerun makes no calls.
+"""
+
+from halluscope.backends.llm._base import (
+    LLM_BACKENDS,
+    Caller,
+    CallStats,
+    ChatBackend,
+    StageOutage,
+    complete_all,
+    progress,
+    retry_params,
+    sampling_note,
+)
+from halluscope.backends.llm._config import (
+    CONFIG_ENV,
+    GenerateOptions,
+    HFOptions,
+    LLMConfig,
+    OpenAIOptions,
+    load_llm_config,
+)
+from halluscope.backends.llm._hf import HFBackend
+from halluscope.backends.llm._openai import (
+    BackendError,
+    OpenAIBackend,
+    read_completion,
+    retry_after_s,
+)
+
+
+def create_backend(spec: str, *, config: LLMConfig | None = None, **options: object) -> ChatBackend:
+    """Build 'openai/<model>' or 'hf/<path>' with options from ``config`` (default: $HALLUSCOPE_LLM_CONFIG)."""
+    return LLM_BACKENDS.create(spec, config=config if config is not None else load_llm_config(), **options)
+
+
+__all__ = [
+    "CONFIG_ENV",
+    "LLM_BACKENDS",
+    "BackendError",
+    "CallStats",
+    "Caller",
+    "ChatBackend",
+    "GenerateOptions",
+    "HFBackend",
+    "HFOptions",
+    "LLMConfig",
+    "OpenAIBackend",
+    "OpenAIOptions",
+    "StageOutage",
+    "complete_all",
+    "create_backend",
+    "load_llm_config",
+    "progress",
+    "read_completion",
+    "retry_after_s",
+    "retry_params",
+    "sampling_note",
+]

@@ -1,0 +1,290 @@
+"""The text-LLM backend interface and the store-backed caller every protocol goes through."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from halluscope.core.errors import HalluscopeError
+from halluscope.core.records import ChatMessage, ModelRequest, ModelResponse, Usage
+from halluscope.core.registry import Registry
+from halluscope.core.store import Store
+
+
+class CallLog(Protocol):
+    def __call__(self, *, request: ModelRequest, payload: dict, response: dict | None, status: str,
+                 latency_s: float | None) -> None: ...
+
+
+class ChatBackend(Protocol):
+    """A chat model. ``send`` logs every attempt through ``log`` before the reply is parsed."""
+
+    spec: str
+
+    def identity(self) -> dict:
+        """Model and decoding options: everything that changes replies (part of stage fingerprints)."""
+        ...
+
+    def request(self, messages: Sequence[ChatMessage | dict], *, nonce: int = 0, tag: str | None = None,
+                params: dict | None = None) -> ModelRequest:
+        """A request with the caller's default ``params`` under the configured ones."""
+        ...
+
+    def from_stored(self, request: ModelRequest, stored: dict) -> ModelResponse:
+        """Re-read a reply logged by an earlier ``send`` (same parsing, no call)."""
+        ...
+
+    async def open(self) -> None: ...
+
+    async def send(self, request: ModelRequest, log: CallLog) -> ModelResponse: ...
+
+    async def aclose(self) -> None: ...
+
+
+LLM_BACKENDS: Registry[ChatBackend] = Registry("LLM backend")
+
+# A protocol retry (nonce >= 1, after an unreadable or rejected reply) must change the request, or a greedy model
+# answers it byte for byte as before: retry k samples at RETRY_TEMPERATURES[k-1] (the last one from then on, never
+# below the configured temperature) with seed + k. The params are part of the request, so the call log records them.
+RETRY_TEMPERATURES = (0.7, 1.0)
+
+
+def retry_params(params: dict, nonce: int) -> dict:
+    """``params`` of the first attempt, or those of protocol retry ``nonce`` (see RETRY_TEMPERATURES)."""
+    if nonce <= 0:
+        return params
+    temperature = RETRY_TEMPERATURES[min(nonce, len(RETRY_TEMPERATURES)) - 1]
+    return {**params, "temperature": max(float(params.get("temperature") or 0.0), temperature),
+            "seed": int(params.get("seed") or 0) + nonce}
+
+
+def sampling_note(request: ModelRequest) -> str:
+    """How a retry was sampled, for the reasons a protocol records: '' for the first attempt."""
+    if request.nonce <= 0:
+        return ""
+    p = request.params
+    return f" (retry {request.nonce}: temperature {p.get('temperature')}, seed {p.get('seed')})"
+
+
+def local_params(spec: str, defaults: dict, caller: dict | None, configured: dict, mitigation: Any = None) -> dict:
+    """Decoding parameters of a local model's request: its defaults, under the caller's, under the configured
+    ones (OpenAI's 'max_tokens' is read as 'max_new_tokens' on either side, so a configured max_new_tokens wins
+    over a caller's max_tokens); a decoding-time mitigation's key is added only when one is on."""
+    def named(d: dict | None) -> dict:
+        out = {k: v for k, v in (d or {}).items() if k != "mitigation"}  # only ever the backend's own
+        if "max_tokens" in out:
+            out["max_new_tokens"] = out.pop("max_tokens")
+        return out
+
+    merged = {**defaults, **named(caller), **named(configured)}
+    unknown = set(merged) - set(defaults)
+    if unknown:
+        raise HalluscopeError(f"{spec}: unknown decoding parameters {sorted(unknown)}; expected {sorted(defaults)}")
+    if mitigation is not None:  # part of the request key only when on, so unmitigated keys stay what they were
+        merged["mitigation"] = mitigation.key()
+    return merged
+
+
+class LocalChatBackend:
+    """What the local-model backends (hf, hf-audio) share: request parameters, requests, and replies built from
+    the dict a worker returns, which is also what the store keeps (so a stored reply reads back the same)."""
+
+    spec: str
+    default_params: dict
+    mitigation: Any  # a halluscope.mitigation.MitigationConfig, or None
+
+    def _params(self, params: dict | None) -> dict:
+        return local_params(self.spec, self.default_params, params, self.options.params, self.mitigation)  # type: ignore[attr-defined]
+
+    def request(self, messages: Sequence[ChatMessage | dict], *, nonce: int = 0, tag: str | None = None,
+                params: dict | None = None) -> ModelRequest:
+        return ModelRequest(backend=self.spec, messages=messages_of(messages),
+                            params=retry_params(self._params(params), nonce), nonce=nonce, tag=tag)
+
+    def from_stored(self, request: ModelRequest, stored: dict) -> ModelResponse:
+        return self._response(request, stored, latency_s=None, cached=True)
+
+    def _response(self, request: ModelRequest, out: dict, *, latency_s: float | None, cached: bool) -> ModelResponse:
+        audio = {}
+        if request.audio:  # what was sent, what the front end kept, whether audio tokens reached the model
+            audio = {"audio_sent_s": out.get("audio_sent_s"), "audio_heard_s": out.get("audio_heard_s"),
+                     "audio_delivered": out.get("audio_delivered")}
+        return ModelResponse(key=request.key(), backend=self.spec, status="ok", text=out["text"],
+                             finish_reason=out["finish_reason"],
+                             usage=Usage(prompt_tokens=out["prompt_tokens"], completion_tokens=out["completion_tokens"]),
+                             latency_s=latency_s, attempts=0 if cached else 1, cached=cached, **audio)
+
+
+def messages_of(messages: Sequence[ChatMessage | dict]) -> tuple[ChatMessage, ...]:
+    return tuple(m if isinstance(m, ChatMessage) else ChatMessage.model_validate(m) for m in messages)
+
+
+@dataclass
+class CallStats:
+    """What a session cost: requests asked, answered from the store, calls actually made, tokens, USD."""
+
+    requests: int = 0
+    from_store: int = 0
+    sent: int = 0  # requests that needed the backend (identical requests in flight share one)
+    calls: int = 0
+    failed: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    attempts: Counter = field(default_factory=Counter)  # status of every call made: ok, timeout, connection, http_429, ...
+    truncated: int = 0  # replies cut at the token limit (finish_reason == 'length')
+
+    def line(self) -> str:
+        cost = f", ${self.cost_usd:.4f}" if self.cost_usd else ""
+        bad = {k: n for k, n in sorted(self.attempts.items()) if k != "ok"}
+        retried = f" ({', '.join(f'{n} {k}' for k, n in bad.items())}, each sent again or given up)" if bad else ""
+        cut = f", {self.truncated} cut at the token limit" if self.truncated else ""
+        return (f"{self.requests} requests: {self.from_store} from the store, {self.calls} model calls{retried}, "
+                f"{self.failed} failed{cut}; {self.prompt_tokens}+{self.completion_tokens} tokens{cost}")
+
+    def add(self, other: CallStats) -> None:
+        for k, v in other.__dict__.items():
+            setattr(self, k, getattr(self, k) + v)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: dict(v) if isinstance(v, Counter) else v for k, v in self.__dict__.items()}
+
+
+class StageOutage(HalluscopeError):
+    """Every request of a session that reached the backend failed: the stage did nothing (exit 2, one line)."""
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^\w.-]+", "_", text).strip("_")
+
+
+class Caller:
+    """One backend session over an optional store.
+
+    A request whose key has an 'ok' call in the store is answered from it; identical requests in flight
+    share one call; the backend is opened (client built, model loaded) only when a call is needed.
+    A stage's session (``stage=True``) raises StageOutage on exit when every request it sent failed.
+    """
+
+    def __init__(self, backend: ChatBackend, store: Store | None = None, *, stage: bool = False) -> None:
+        self.backend = backend
+        self.stage = stage  # a stage's session: ends with check_outage()
+        self.store = store
+        self.stats = CallStats()
+        self._inflight: dict[str, asyncio.Task[ModelResponse]] = {}
+        self._opened = False
+        self._lock: asyncio.Lock | None = None
+        self.failures: list[dict] = []  # requests the backend gave no reply to: tag, key, error
+
+    async def __aenter__(self) -> Caller:
+        self._lock = asyncio.Lock()
+        return self
+
+    async def __aexit__(self, exc_type: object, *exc: object) -> None:
+        for task in self._inflight.values():
+            task.cancel()
+        if self._opened:
+            await self.backend.aclose()
+            self._opened = False
+        if exc_type is None and self.stage:
+            self.check_outage()
+
+    def check_outage(self) -> None:
+        """Raise StageOutage when requests needed the backend and every one failed (nothing else to do this run);
+        the reasons go to RUN/logs/failed-calls-<backend>.jsonl. Items already stored as failed are retried next run."""
+        if not self.stats.sent or self.stats.failed < self.stats.sent:
+            return
+        where = getattr(self.backend, "where", lambda: self.backend.spec)()
+        connection = any(k in ("connection", "timeout") for k in self.stats.attempts)
+        head = f"server unreachable at {where}" if connection else f"every call to {where} failed"
+        first = self.failures[0]["error"] if self.failures else "no reason recorded"
+        if self.store is None:
+            raise StageOutage(f"{head}: {self.stats.failed} of {self.stats.sent} calls failed; first reason: {first}")
+        log = self.store.run_dir / "logs" / f"failed-calls-{_slug(self.backend.spec)}.jsonl"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in self.failures), encoding="utf-8")
+        raise StageOutage(f"{head}: {self.stats.failed} of {self.stats.sent} calls failed; reasons in {log} "
+                          f"(first: {first[:200]}). Fix: start the server or correct its URL, then run the same "
+                          "command again (finished items are kept, failed ones are retried)")
+
+    def _log(self, *, request: ModelRequest, payload: dict, response: dict | None, status: str,
+             latency_s: float | None) -> None:
+        self.stats.calls += 1
+        self.stats.attempts[status] += 1
+        if self.store is not None:
+            self.store.log_call(key=request.key(), backend=self.backend.spec, request=payload, response=response,
+                                status=status, latency_s=latency_s)
+
+    async def _ensure_open(self) -> None:
+        assert self._lock is not None, "use 'async with Caller(...)'"
+        async with self._lock:
+            if not self._opened:
+                await self.backend.open()
+                self._opened = True
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        self.stats.requests += 1
+        key = request.key()
+        if self.store is not None:
+            stored = self.store.cached_call(key)
+            if stored is not None:
+                self.stats.from_store += 1
+                return self.backend.from_stored(request, stored)
+        task = self._inflight.get(key)
+        if task is None:
+            task = asyncio.ensure_future(self._send(request))
+            self._inflight[key] = task
+            task.add_done_callback(lambda _t, k=key: self._inflight.pop(k, None))
+        return await asyncio.shield(task)
+
+    async def _send(self, request: ModelRequest) -> ModelResponse:
+        self.stats.sent += 1
+        await self._ensure_open()
+        response = await self.backend.send(request, self._log)
+        if response.status == "error":
+            self.stats.failed += 1
+            self.failures.append({"tag": request.tag, "key": request.key(), "error": response.error})
+        if response.finish_reason == "length":
+            self.stats.truncated += 1
+        if response.usage is not None:
+            self.stats.prompt_tokens += response.usage.prompt_tokens
+            self.stats.completion_tokens += response.usage.completion_tokens
+        self.stats.cost_usd += response.cost_usd or 0.0
+        return response
+
+
+async def _complete_all(backend: ChatBackend, requests: Sequence[ModelRequest], store: Store | None) -> tuple[list[ModelResponse], CallStats]:
+    async with Caller(backend, store) as caller:
+        out = await asyncio.gather(*(caller.complete(r) for r in requests))
+        return list(out), caller.stats
+
+
+def complete_all(backend: ChatBackend, requests: Sequence[ModelRequest], *, store: Store | None = None) -> tuple[list[ModelResponse], CallStats]:
+    """Answer every request (concurrently, as the backend allows), from the store where possible."""
+    return asyncio.run(_complete_all(backend, requests, store))
+
+
+@contextmanager
+def progress(description: str, total: int, *, quiet: bool = False) -> Iterator[Callable[[], None]]:
+    """A progress bar on the shared console; yields the function that advances it by one."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from halluscope.core.stages import console
+
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TimeRemainingColumn(), console=console, disable=quiet) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda: bar.advance(task)

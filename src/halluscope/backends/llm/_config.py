@@ -1,0 +1,144 @@
+"""Backend options from a config file (TOML or JSON) and the environment; keys only ever come from the environment."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from halluscope.core.errors import HalluscopeError, InputError
+
+CONFIG_ENV = "HALLUSCOPE_LLM_CONFIG"
+
+
+class _Options(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Cost(_Options):
+    """USD per million tokens."""
+
+    input: float = Field(ge=0, description="USD per 1M prompt tokens.")
+    output: float = Field(ge=0, description="USD per 1M completion tokens.")
+
+
+class OpenAIOptions(_Options):
+    """Options of an 'openai/<model>' backend (any OpenAI-compatible server)."""
+
+    base_url: str | None = Field(default=None, description="Server URL; default: $base_url_env, else the SDK default (api.openai.com).")
+    base_url_env: str = Field(default="OPENAI_BASE_URL", description="Environment variable holding the server URL.")
+    api_key_env: str = Field(default="OPENAI_API_KEY", description="Environment variable holding the key (never stored).")
+    model: str | None = Field(default=None, description="Model name sent to the server; default: the name after "
+                              "'openai/'. Lets one model serve under two specs (e.g. as two judges).")
+    concurrency: int = Field(default=8, ge=1, description="Most requests in flight at once (the adaptive limit's ceiling).")
+    adaptive: Literal["on", "off"] = Field(default="on", description="on: start at 1 request in flight and grow while "
+                                           "throughput grows, halve on timeouts and 429/503 (see llm/_adaptive.py); "
+                                           "off: always 'concurrency'.")
+    timeout_s: float = Field(default=120.0, gt=0, description="Limit on one call, from sending to the whole body; "
+                             "doubles on each retry after a timeout (at most 8x).")
+    max_retries: int = Field(default=6, ge=0, description="Retries after 429, 408/409, 5xx, timeouts, connection errors, unreadable bodies.")
+    backoff_base_s: float = Field(default=1.0, ge=0, description="First backoff; doubles per retry, with jitter.")
+    backoff_max_s: float = Field(default=60.0, ge=0)
+    max_retry_after_s: float = Field(default=300.0, ge=0, description="Longest Retry-After honoured.")
+    params: dict = Field(default_factory=dict, description="Body fields sent with every request (temperature, max_tokens, seed, ...).")
+    cost: Cost | None = None
+    audio_window_s: float | None = Field(default=None, gt=0, description="Seconds of audio per clip the model is "
+                                         "documented to hear (audio content parts); None: not declared.")
+
+
+class HFOptions(_Options):
+    """Options of an 'hf/<path>' backend (local transformers generation)."""
+
+    device: str = Field(default="auto", description="auto (cuda if available, else cpu), cpu, cuda, cuda:1, ...")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    batch_size: int = Field(default=8, ge=1)
+    batch_wait_s: float = Field(default=0.005, ge=0, description="How long the first request of a batch waits for others.")
+    params: dict = Field(default_factory=dict, description="max_new_tokens, temperature (0 = greedy), top_p, seed.")
+    path: str | None = Field(default=None, description="Checkpoint to load; default: the path after 'hf/'. Lets one "
+                             "checkpoint serve under two specs (e.g. as two judges).")
+    gguf: str | None = Field(default=None, description="A GGUF file in the directory ('hf/<dir>?gguf=<file>').")
+    chat_template: str | None = Field(default=None, description="Jinja chat template for tokenizers that ship none.")
+
+
+class GenerateOptions(_Options):
+    """The App. A.1 protocol knobs of the LLM generators."""
+
+    max_attempts: int = Field(default=3, ge=1, description="Calls per rewrite before it is reported failed.")
+    # the reply holds steps 1-4 of App. A.1 and the full rewrite, so its bound grows with the article
+    max_tokens: int | None = Field(default=None, ge=1, description="Fixed max_tokens of every rewrite request; "
+                                   "default: max_tokens_base + max_tokens_per_token x the article's estimated tokens.")
+    max_tokens_base: int = Field(default=768, ge=1, description="Tokens for extraction, report and deviations.")
+    max_tokens_per_token: float = Field(default=2.0, gt=0, description="Reply tokens allowed per article token "
+                                        "(estimated as characters / 3).")
+    fabrication_wording: Literal["by_language", "en", "ru_kk"] = Field(
+        default="by_language",
+        description="Severity wording for fabrication: 'en' (English batch), 'ru_kk' (Russian/Kazakh batch), or by language as in the paper.",
+    )
+
+
+class LLMConfig(_Options):
+    """Provider-wide defaults ([openai], [hf]), per-model overrides ([models."openai/x"]), and [generate]."""
+
+    openai: dict = Field(default_factory=dict)
+    hf: dict = Field(default_factory=dict)
+    models: dict[str, dict] = Field(default_factory=dict)
+    generate: GenerateOptions = Field(default_factory=GenerateOptions)
+
+    def options_for(self, spec: str) -> dict:
+        provider = spec.partition("/")[0]
+        return {**getattr(self, provider, {}), **self.models.get(spec, {})}
+
+
+def load_llm_config(path: str | Path | None = None) -> LLMConfig:
+    """Read the config named by ``path`` or $HALLUSCOPE_LLM_CONFIG; an empty config when neither is set."""
+    path = path or os.environ.get(CONFIG_ENV)
+    if not path:
+        return LLMConfig()
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("no such file", file=str(p), fix=f"pass an existing .toml or .json file (or unset {CONFIG_ENV})")
+    text = p.read_text(encoding="utf-8")
+    try:
+        if p.suffix == ".toml":
+            try:
+                import tomllib
+            except ImportError as exc:  # Python 3.10
+                raise InputError("TOML needs Python 3.11+", file=str(p), fix="write the config as JSON") from exc
+            data = tomllib.loads(text)
+        else:
+            data = json.loads(text)
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"cannot parse: {exc}", file=str(p), fix="write valid TOML (.toml) or JSON") from exc
+    _refuse_keys(data, str(p))
+    try:
+        return LLMConfig.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(f"invalid LLM config: {exc}", file=str(p)) from exc
+
+
+def _refuse_keys(data: object, file: str) -> None:
+    if isinstance(data, dict):
+        for k, v in data.items():
+            if k in ("api_key", "key", "token"):
+                raise InputError(
+                    f"'{k}' found: keys are never read from config files (they would end up in run directories)",
+                    file=file, field=k, fix="export the key in an environment variable and name it with api_key_env",
+                )
+            _refuse_keys(v, file)
+
+
+def resolve_options(cls: type[BaseModel], spec: str, config: LLMConfig | None, overrides: dict) -> BaseModel:
+    """Provider defaults < per-model section < keyword overrides, validated with a readable error."""
+    merged = {**(config or LLMConfig()).options_for(spec), **overrides}
+    unknown = sorted(set(merged) - set(cls.model_fields))
+    if unknown and cls.model_config.get("extra") == "forbid":
+        raise HalluscopeError(f"'{spec}' does not take option(s) {', '.join(unknown)}; its options: "
+                              f"{', '.join(sorted(cls.model_fields))}. Fix: drop them or check the spelling "
+                              "(-o KEY=VALUE, or the model's section of the LLM config)")
+    try:
+        return cls.model_validate(merged)
+    except ValidationError as exc:
+        raise HalluscopeError(f"bad options for '{spec}': {exc}") from exc

@@ -1,0 +1,276 @@
+"""transformers speech engines: 'hf-asr/<path>' (Whisper or wav2vec2-CTC, any local or hub checkpoint, with an
+optional punctuation/casing restorer as seed 000 post-processes Kazakh) and 'hf-tts/<path>' (VITS, e.g. MMS-TTS).
+
+Options ride in the spec after '?': 'hf-asr/<dir>?punct=hf-punct/<dir>&device=cuda&chunk_s=30'. Real weights are
+the user's (halluscope ships none); the tests build tiny random-weight models.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import parse_qsl
+
+import numpy as np
+
+from halluscope.core.errors import HalluscopeError, ItemError, MissingExtraError
+from halluscope.core.registry import Registry
+from halluscope.backends.speech.asr import ASR_BACKENDS
+from halluscope.backends.speech.audio import SAMPLE_RATE, resample
+from halluscope.backends.speech.tts import TTS_BACKENDS
+
+
+def _transformers() -> Any:
+    try:
+        import torch  # noqa: F401
+        import transformers
+    except ImportError:
+        raise MissingExtraError("transformers and torch", "hf") from None
+    return transformers
+
+
+def split_options(model: str, allowed: tuple[str, ...], spec: str) -> tuple[str, dict[str, str]]:
+    """'<path>?k=v&k=v' -> path and options; an unknown key names the known ones."""
+    path, _, query = model.partition("?")
+    if not path:
+        raise HalluscopeError(f"'{spec}' names no model; expected e.g. {spec.split('/')[0]}/<model dir or hub id>")
+    options = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise HalluscopeError(f"'{spec}': unknown option(s) {', '.join(unknown)}; expected {', '.join(allowed)}")
+    return path, options
+
+
+def model_identity(path: str) -> dict:
+    """What re-keys a stage when the model changes: for a local folder, sha256 of its small files (configs,
+    vocabularies) and the size of each large one (weights); for a hub id, the id (its revision is the user's)."""
+    p = Path(path)
+    if not p.is_dir():
+        return {"model": path}
+    h = hashlib.sha256()
+    for f in sorted(x for x in p.rglob("*") if x.is_file()):
+        size = f.stat().st_size
+        h.update(f"{f.relative_to(p).as_posix()}:{size}".encode())
+        if size < 4 << 20:
+            h.update(f.read_bytes())
+    return {"model": path, "files_sha256": h.hexdigest()[:16]}
+
+
+def _versions() -> dict:
+    t = _transformers()
+    import torch
+
+    return {"transformers": t.__version__, "torch": torch.__version__}
+
+
+# ---- punctuation / casing restoration (a pluggable text model) ------------------------------------------------
+
+
+class TextRestorer(Protocol):
+    spec: str
+
+    def config(self) -> dict: ...
+
+    def restore(self, text: str, *, language: str) -> str: ...
+
+
+TEXT_RESTORERS: Registry[TextRestorer] = Registry("punctuation restorer")
+
+# label -> mark written after the word; 'O'/'0' and empty labels add none (common token-classification label sets)
+PUNCT_LABELS = {"o": "", "0": "", "": "", "period": ".", "comma": ",", "question": "?", "exclamation": "!",
+                "colon": ":", "semicolon": ";", "dash": " -", ".": ".", ",": ",", "?": "?", "!": "!", ":": ":",
+                ";": ";", "-": " -"}
+
+
+@dataclass
+class HfPunctuation:
+    """A token-classification model whose label per word is the punctuation after it (PERIOD, COMMA, '.', ',', O
+    ...); sentences are then capitalised. 'hf-punct/<dir or hub id>'."""
+
+    model: str
+    device: str = "cpu"
+    words_per_window: int = 150
+    _model: Any = field(default=None, init=False, repr=False)
+    _tok: Any = field(default=None, init=False, repr=False)
+
+    @property
+    def spec(self) -> str:
+        return f"hf-punct/{self.model}"
+
+    def config(self) -> dict:
+        return {"spec": self.spec, **model_identity(self.model), "window": self.words_per_window, **_versions()}
+
+    def _load(self) -> None:
+        if self._model is not None:
+            return
+        t = _transformers()
+        self._tok = t.AutoTokenizer.from_pretrained(self.model)
+        self._model = t.AutoModelForTokenClassification.from_pretrained(self.model).to(self.device).eval()
+        labels = {i: str(v) for i, v in self._model.config.id2label.items()}
+        bad = sorted(v for v in labels.values() if v.lower().removeprefix("b-").removeprefix("i-") not in PUNCT_LABELS)
+        if bad:
+            raise HalluscopeError(f"punctuation model {self.model}: labels {', '.join(bad)} name no punctuation mark; "
+                                  f"expected labels among {', '.join(sorted(k for k in PUNCT_LABELS if k))} (any case)")
+        self._marks = {i: PUNCT_LABELS[v.lower().removeprefix("b-").removeprefix("i-")] for i, v in labels.items()}
+
+    def restore(self, text: str, *, language: str) -> str:
+        import torch
+
+        words = re.sub(r"[.,!?;:]", " ", text).split()
+        if not words:
+            return text
+        self._load()
+        out: list[str] = []
+        for start in range(0, len(words), self.words_per_window):
+            chunk = words[start:start + self.words_per_window]
+            enc = self._tok(chunk, is_split_into_words=True, return_tensors="pt", truncation=True)
+            with torch.no_grad():
+                pred = self._model(**{k: v.to(self.device) for k, v in enc.items()}).logits.argmax(-1)[0].tolist()
+            last: dict[int, int] = {}
+            for pos, w in enumerate(enc.word_ids()):
+                if w is not None:
+                    last[w] = pred[pos]  # the word's last sub-token decides
+            out += [w + self._marks.get(last.get(i, -1), "") for i, w in enumerate(chunk)]
+        restored = " ".join(out)
+        return re.sub(r"(^|[.!?]\s+)(\w)", lambda m: m.group(1) + m.group(2).upper(), restored)
+
+
+@TEXT_RESTORERS.register("hf-punct")
+def _hf_punct(model: str, **options: object) -> TextRestorer:
+    if not model:
+        raise HalluscopeError("'hf-punct' names no model; expected hf-punct/<token-classification dir or hub id>")
+    return HfPunctuation(model=model, **options)  # type: ignore[arg-type]
+
+
+# ---- ASR ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class HfAsr:
+    """transformers ASR pipeline over a Whisper (language forced per item) or CTC (wav2vec2) checkpoint, in 30 s
+    chunks; then the optional restorer."""
+
+    model: str
+    punct: str | None = None
+    device: str = "cpu"
+    chunk_s: float = 30.0
+    cpu_threads: int = 0
+    _pipe: Any = field(default=None, init=False, repr=False)
+    _restorer: Any = field(default=None, init=False, repr=False)
+
+    @property
+    def spec(self) -> str:
+        opts = "&".join(f"{k}={v}" for k, v in (("punct", self.punct), ("device", self.device if self.device != "cpu" else None),
+                                               ("chunk_s", self.chunk_s if self.chunk_s != 30.0 else None)) if v)
+        return f"hf-asr/{self.model}" + (f"?{opts}" if opts else "")
+
+    def options(self) -> dict:
+        restorer = TEXT_RESTORERS.create(self.punct).config() if self.punct else None
+        return {**model_identity(self.model), "chunk_s": self.chunk_s, "decoding": "greedy", "punct": restorer,
+                **_versions()}
+
+    def _load(self) -> Any:
+        if self._pipe is None:
+            t = _transformers()
+            if self.cpu_threads:
+                import torch
+
+                torch.set_num_threads(self.cpu_threads)
+            try:
+                self._pipe = t.pipeline("automatic-speech-recognition", model=self.model, device=self.device)
+            except OSError as exc:
+                raise HalluscopeError(f"hf-asr cannot load '{self.model}': {exc}. Fix: pass a local folder with a "
+                                      "Whisper or wav2vec2-CTC checkpoint (config, weights, processor files), or a hub "
+                                      "id with the hub reachable") from None
+            self._whisper = self._pipe.model.config.model_type == "whisper"
+            if self.punct:
+                self._restorer = TEXT_RESTORERS.create(self.punct)
+        return self._pipe
+
+    def transcribe(self, samples: np.ndarray, *, language: str) -> str:
+        pipe = self._load()
+        if samples.size == 0:
+            raise ItemError("ASR input audio is empty")
+        kwargs: dict[str, Any] = {"chunk_length_s": self.chunk_s} if len(samples) > self.chunk_s * SAMPLE_RATE else {}
+        if self._whisper:
+            kwargs["generate_kwargs"] = {"language": language, "task": "transcribe"}
+        text = pipe({"raw": samples, "sampling_rate": SAMPLE_RATE}, **kwargs)["text"].strip()
+        return self._restorer.restore(text, language=language) if self._restorer is not None else text
+
+
+@ASR_BACKENDS.register("hf-asr")
+def _hf_asr(model: str, **options: object) -> Any:
+    path, opts = split_options(model, ("punct", "device", "chunk_s"), f"hf-asr/{model}")
+    if "chunk_s" in opts:
+        opts["chunk_s"] = float(opts["chunk_s"])  # type: ignore[assignment]
+    if opts.get("punct"):
+        TEXT_RESTORERS.create(opts["punct"])  # a bad restorer spec fails now, not on the first clip
+    return HfAsr(model=path, **opts, **options)  # type: ignore[arg-type]
+
+
+# ---- TTS ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class HfTts:
+    """transformers VITS (MMS-TTS has eng, rus and kaz checkpoints); 'hf-tts/<dir or hub id>[?seed=N]'. The
+    model is sampled (noise in the flow), so the torch seed is fixed per clip: a rerun gives the same audio."""
+
+    model: str
+    device: str = "cpu"
+    seed: int = 0
+    _model: Any = field(default=None, init=False, repr=False)
+    _tok: Any = field(default=None, init=False, repr=False)
+
+    @property
+    def spec(self) -> str:
+        return f"hf-tts/{self.model}" + (f"?seed={self.seed}" if self.seed else "")
+
+    def config(self) -> dict:
+        return {"engine": "vits", **model_identity(self.model), "seed": self.seed, "cleaning": "vits-tokenizer",
+                **_versions()}
+
+    def voices(self, language: str) -> list[str]:
+        return ["default"]
+
+    def _load(self) -> None:
+        if self._model is None:
+            t = _transformers()
+            try:
+                self._tok = t.AutoTokenizer.from_pretrained(self.model)
+                self._model = t.VitsModel.from_pretrained(self.model).to(self.device).eval()
+            except OSError as exc:
+                raise HalluscopeError(f"hf-tts cannot load '{self.model}': {exc}. Fix: pass a local folder with a "
+                                      "VITS checkpoint (e.g. an MMS-TTS download), or a hub id with the hub reachable"
+                                      ) from None
+
+    def synthesize(self, text: str, *, language: str, voice: str) -> np.ndarray:
+        import torch
+
+        self._load()
+        if getattr(self._tok, "is_uroman", False):
+            try:
+                import uroman
+            except ImportError:
+                raise HalluscopeError(f"{self.model} reads romanized text: install uroman (pip install uroman)") from None
+            text = uroman.Uroman().romanize_string(text)
+        inputs = self._tok(text, return_tensors="pt")
+        if inputs["input_ids"].shape[-1] == 0:
+            raise ItemError(f"the VITS tokenizer of {self.model} keeps nothing of this text; nothing to speak")
+        torch.manual_seed(self.seed)
+        with torch.no_grad():
+            wav = self._model(**{k: v.to(self.device) for k, v in inputs.items()}).waveform[0].cpu().numpy()
+        if wav.size == 0 or float(np.abs(wav).max()) == 0.0:
+            raise ItemError(f"{self.spec} produced silence")
+        return resample(wav.astype(np.float32), int(self._model.config.sampling_rate), SAMPLE_RATE)
+
+
+@TTS_BACKENDS.register("hf-tts")
+def _hf_tts(model: str, **options: object) -> Any:
+    path, opts = split_options(model, ("device", "seed"), f"hf-tts/{model}")
+    if "seed" in opts:
+        opts["seed"] = int(opts["seed"])  # type: ignore[assignment]
+    return HfTts(model=path, **opts, **options)  # type: ignore[arg-type]

@@ -1,0 +1,240 @@
+"""Text-to-speech backends: 'espeak[/<voice>]' (Debian espeak-ng; bare: a voice pool), 'festival/<voice>' (Debian
+Festival) and 'hf-tts/<path>' (transformers VITS, speech/hf.py). Each has ``config()``: what keys the TTS stage."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from halluscope.core.errors import HalluscopeError, ItemError
+from halluscope.core.registry import Registry
+from halluscope.backends.speech.audio import SAMPLE_RATE, decode_wav, resample
+
+
+class TtsBackend(Protocol):
+    spec: str
+
+    def voices(self, language: str) -> list[str]: ...
+
+    def synthesize(self, text: str, *, language: str, voice: str) -> np.ndarray:
+        """16 kHz mono float32 samples."""
+        ...
+
+
+TTS_BACKENDS: Registry[TtsBackend] = Registry("TTS backend")
+
+# seed 000, section 3.3 uses several voices per language; these espeak-ng voice+variant pairs all
+# exist in Debian's espeak-ng and sound distinct (male/female variants, GB/US English).
+ESPEAK_VOICE_POOLS: dict[str, list[str]] = {
+    "en": ["en-us", "en-us+f3", "en-gb", "en-gb-x-rp+m3"],
+    "ru": ["ru", "ru+f3", "ru+m3", "ru+f4"],
+    "kk": ["kk", "kk+f3", "kk+m3", "kk+f4"],
+}
+
+
+def pick_voice(voices: list[str], *, seed: int, item_id: str) -> str:
+    """Reproducible voice choice that does not depend on item order."""
+    h = hashlib.sha256(f"{seed}:{item_id}".encode()).digest()
+    return voices[int.from_bytes(h[:4], "big") % len(voices)]
+
+
+@dataclass
+class EspeakTts:
+    """espeak-ng via its command line; one process per clip, WAV on stdout."""
+
+    voice: str | None = None
+    rate_wpm: int = 165
+    binary: str = "espeak-ng"
+
+    def __post_init__(self) -> None:
+        if shutil.which(self.binary) is None:
+            raise HalluscopeError(
+                f"'{self.binary}' is not on PATH. Install it with: apt-get install -y espeak-ng"
+            )
+
+    @property
+    def spec(self) -> str:
+        return f"espeak/{self.voice}" if self.voice else "espeak"
+
+    def config(self) -> dict:
+        return {"engine": "espeak-ng", "voice": self.voice, "version": espeak_version(self.binary),
+                "rate_wpm": self.rate_wpm, "cleaning": None}  # espeak-ng reads digits and symbols itself
+
+    def voices(self, language: str) -> list[str]:
+        if self.voice:
+            return [self.voice]
+        if language not in ESPEAK_VOICE_POOLS:
+            raise HalluscopeError(f"espeak has no voice pool for language '{language}'; pass espeak/<voice>")
+        return ESPEAK_VOICE_POOLS[language]
+
+    def synthesize(self, text: str, *, language: str, voice: str) -> np.ndarray:
+        if not text.strip():
+            raise ItemError("TTS input is empty; nothing to speak")
+        try:
+            proc = subprocess.run(
+                [self.binary, "-v", voice, "-s", str(self.rate_wpm), "-b", "1", "--stdout"],
+                input=text.encode("utf-8"),
+                capture_output=True,
+                timeout=600,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise ItemError(f"espeak-ng timed out on a {len(text)}-character text") from None
+        if proc.returncode != 0 or not proc.stdout:
+            err = proc.stderr.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}"
+            raise ItemError(f"espeak-ng failed with voice '{voice}': {err}; check 'espeak-ng --voices' for valid names")
+        samples, rate = decode_wav(proc.stdout, source=f"espeak-ng output (voice {voice})")
+        if samples.size == 0 or float(np.abs(samples).max()) == 0.0:
+            raise ItemError(f"espeak-ng produced silence for voice '{voice}'")
+        return resample(samples, rate, SAMPLE_RATE)
+
+
+@TTS_BACKENDS.register("espeak")
+def _espeak(model: str, **options: object) -> TtsBackend:
+    return EspeakTts(voice=model or None, **options)  # type: ignore[arg-type]
+
+
+@functools.lru_cache(maxsize=None)  # one process start per binary and process, not one per stage key
+def espeak_version(binary: str = "espeak-ng") -> str:
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, check=False).stdout
+        return out.strip().split("  ")[0]
+    except OSError:
+        return "missing"
+
+
+# ---- input cleaning per engine (the rule version is part of the TTS stage key) -------------------------------
+
+CLEANING_VERSION = 1  # bump when a rule below changes: every clip spoken through it is re-rendered
+_NUM2WORDS_LANG = {"en": "en", "ru": "ru", "kk": "kz"}  # num2words calls Kazakh 'kz'
+_SYMBOL_WORDS = {
+    "%": {"en": " percent", "ru": " процентов", "kk": " пайыз"},
+    "№": {"en": "number ", "ru": "номер ", "kk": "нөмір "},
+    "$": {"en": " dollars", "ru": " долларов", "kk": " доллар"},
+    "€": {"en": " euros", "ru": " евро", "kk": " еуро"},
+    "£": {"en": " pounds", "ru": " фунтов", "kk": " фунт"},
+    "₸": {"en": " tenge", "ru": " тенге", "kk": " теңге"},
+    "&": {"en": " and ", "ru": " и ", "kk": " және "},
+    "+": {"en": " plus ", "ru": " плюс ", "kk": " плюс "},
+}
+_DIGIT_GROUPS = re.compile(r"(?<=\d)[\u00a0\u202f\u2009 ](?=\d{3}\b)")  # '1 000 000' -> '1000000'
+_CURRENCY_FIRST = re.compile(r"([$€£₸])\s*(\d+(?:[.,]\d+)?)")  # '$300' is read '300 dollars'
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+_DASHES = re.compile(r"\s*[\u2012\u2013\u2014\u2015\u2212]\s*")  # figure/en/em dashes, minus: a pause
+_QUOTES = re.compile(r"[«»\"“”„‟‘’‚‹›`´]")
+_OTHER = re.compile(r"[^\w\s.,;:!?'()\-]")  # any symbol still left
+
+
+def speakable(text: str, language: str) -> str:
+    """Text a letter-to-sound engine can read (Festival's Russian voice stops at guillemets, long dashes and
+    digits): digits read as words in the language (num2words), quotes dropped, long dashes as a comma pause,
+    %, №, currency and other symbols as words or spaces, '…' as a full stop, whitespace collapsed."""
+    try:
+        from num2words import num2words
+    except ImportError:
+        raise HalluscopeError("'num2words' is not installed (it reads digits for Festival). Install it with: "
+                              "pip install num2words (or re-run scripts/install.sh)") from None
+    lang = _NUM2WORDS_LANG.get(language, "en")
+
+    def number(m: re.Match[str]) -> str:
+        raw = m.group(0)
+        value = float(raw.replace(",", ".")) if ("," in raw or "." in raw) else int(raw)
+        return f" {num2words(value, lang=lang)} "
+
+    text = text.replace("…", ". ")
+    text = _DIGIT_GROUPS.sub("", text)
+    text = _CURRENCY_FIRST.sub(r"\2\1", text)
+    for sym, words in _SYMBOL_WORDS.items():
+        text = text.replace(sym, words.get(language, words["en"]))
+    text = _NUMBER.sub(number, text)
+    text = _QUOTES.sub("", text)
+    text = _DASHES.sub(", ", text)
+    text = _OTHER.sub(" ", text)
+    text = re.sub(r"\s+([.,;:!?)])", r"\1", text)
+    text = re.sub(r"([(])\s+", r"\1", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+# ---- Festival ---------------------------------------------------------------------------------------------------
+
+FESTIVAL_VOICE_DIRS = Path("/usr/share/festival/voices")
+FESTIVAL_PACKAGES = {"msu_ru_nsh_clunits": "festvox-ru", "kal_diphone": "festvox-kallpc16k",
+                     "ked_diphone": "festvox-kdlpc16k", "rab_diphone": "festvox-rablpc16k"}
+
+
+@functools.lru_cache(maxsize=None)
+def festival_version() -> str:
+    try:
+        out = subprocess.run(["festival", "--version"], capture_output=True, text=True, check=False).stdout
+        return out.strip().rsplit(":", 2)[-2] if out.count(":") >= 2 else out.strip()
+    except OSError:
+        return "missing"
+
+
+@dataclass
+class FestivalTts:
+    """Festival's text2wave with one installed voice, e.g. 'festival/msu_ru_nsh_clunits' (Debian festvox-ru).
+
+    Its input goes through ``speakable`` first (CLEANING_VERSION); one process per clip.
+    """
+
+    voice: str = "msu_ru_nsh_clunits"
+    binary: str = "text2wave"
+    voice_dirs: Path = FESTIVAL_VOICE_DIRS
+
+    def __post_init__(self) -> None:
+        package = FESTIVAL_PACKAGES.get(self.voice)
+        install = (f"apt-get install -y {package}" if package
+                   else "its festvox-* package (apt-cache search festvox), or pick an installed voice")
+        if shutil.which(self.binary) is None:
+            raise HalluscopeError(f"'{self.binary}' (Festival) is not on PATH; 'festival/{self.voice}' needs it. "
+                                  f"Install it with: apt-get install -y festival {package or ''}".rstrip())
+        if not list(self.voice_dirs.glob(f"*/{self.voice}")):
+            have = sorted(p.name for p in self.voice_dirs.glob("*/*") if p.is_dir())
+            raise HalluscopeError(f"Festival voice '{self.voice}' is not installed (have: {', '.join(have) or 'none'}). "
+                                  f"Install {install}")
+
+    @property
+    def spec(self) -> str:
+        return f"festival/{self.voice}"
+
+    def config(self) -> dict:
+        return {"engine": "festival", "voice": self.voice, "version": festival_version(),
+                "cleaning": f"speakable-v{CLEANING_VERSION}"}
+
+    def voices(self, language: str) -> list[str]:
+        return [self.voice]
+
+    def synthesize(self, text: str, *, language: str, voice: str) -> np.ndarray:
+        spoken = speakable(text, language)
+        if not spoken:
+            raise ItemError("TTS input is empty after cleaning; nothing to speak")
+        with tempfile.TemporaryDirectory(prefix="hs-festival-") as tmp:
+            out = Path(tmp) / "out.wav"
+            try:
+                proc = subprocess.run([self.binary, "-eval", f"(voice_{voice})", "-o", str(out)],
+                                      input=spoken.encode("utf-8"), capture_output=True, timeout=600, check=False)
+            except subprocess.TimeoutExpired:
+                raise ItemError(f"Festival timed out on a {len(spoken)}-character text") from None
+            data = out.read_bytes() if out.exists() else b""
+        if proc.returncode != 0 or not data:
+            err = proc.stderr.decode("utf-8", "replace").strip()[-300:] or f"exit code {proc.returncode}"
+            raise ItemError(f"Festival failed with voice '{voice}': {err}")
+        samples, rate = decode_wav(data, source=f"Festival output (voice {voice})")
+        if samples.size == 0 or float(np.abs(samples).max()) == 0.0:
+            raise ItemError(f"Festival produced silence for voice '{voice}' (text after cleaning: {spoken[:80]!r})")
+        return resample(samples, rate, SAMPLE_RATE)
+
+
+@TTS_BACKENDS.register("festival")
+def _festival(model: str, **options: object) -> TtsBackend:
+    return FestivalTts(voice=model or "msu_ru_nsh_clunits", **options)  # type: ignore[arg-type]

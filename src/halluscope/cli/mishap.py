@@ -1,0 +1,211 @@
+"""'halluscope mishap': one subcommand per step over one run directory, and 'all' to chain them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from halluscope.cli.options import existing_run, with_executor
+from halluscope.core.executors import ExecutorOptions
+from halluscope.core.stages import console
+
+mishap_app = typer.Typer(help="MISHAP-Bench: adversarial open-ended questions over audio clips, a groundedness judge, "
+                         "rates, stance and human agreement (seed 001). Steps: clips -> questions -> rubrics -> answer "
+                         "-> judge -> annotate -> report, or 'all'. LLM options: $HALLUSCOPE_LLM_CONFIG; keys from the "
+                         "environment.", no_args_is_help=True)
+
+RUN = typer.Argument(..., help="Run directory (created by 'clips'; later steps resume it).")
+
+
+STEP_RUN = typer.Argument(..., help="Run directory made by 'mishap clips'.", callback=existing_run)
+
+
+def _seeds(value: Optional[str]) -> Optional[list[int]]:
+    if not value:
+        return None
+    try:
+        return [int(x) for x in value.split(",") if x.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"expected comma-separated integers such as 0,1,2, got '{value}'") from None
+
+
+@mishap_app.command("clips")
+def clips_cmd(run: Path = RUN,
+              manifest: Path = typer.Option(..., help=".jsonl/.csv with id, domain (music|sound|speech), source, audio, description[, description_kind]."),
+              filter_llm: Optional[str] = typer.Option(None, help="LLM for the informativeness filter (App. A.1), e.g. openai/<model>; none: keep every clip."),
+              per_domain: Optional[int] = typer.Option(None, help="Keep at most N clips per domain after the filter (the paper: 1,000), taken from its sources in turn."),
+              per_source: Optional[List[str]] = typer.Option(None, help="Keep at most N clips per source after the filter: N for every source, or SOURCE=N (repeat)."),
+              seed: int = typer.Option(0, help="Seed of the quota draws.")) -> None:
+    """Import clips and descriptions, filter uninformative descriptions, enforce domain / source quotas, report balance."""
+    from halluscope.mishap.clips import import_clips
+
+    quota: Optional[int | dict[str, int]] = None
+    for v in per_source or []:
+        src, sep, n = v.rpartition("=")
+        if not n.strip().isdigit() or (sep and not src.strip()) or (quota is not None and isinstance(quota, int) != (not sep)):
+            raise typer.BadParameter(f"expected N for every source or SOURCE=N (not both), got '{v}'", param_hint="--per-source")
+        if not sep:
+            quota = int(n)
+        else:
+            quota = {**(quota or {}), src.strip(): int(n)}  # type: ignore[dict-item]
+    r = import_clips(run, manifest, filter_llm=filter_llm, per_domain=per_domain, per_source=quota, seed=seed)
+    for row in r.balance:
+        if row["source"] == "(all)":
+            console.print(f"  {row['domain']}: {row['kept']} kept of {row['clips']}")
+
+
+@mishap_app.command("questions")
+def questions_cmd(run: Path = STEP_RUN, llm: str = typer.Option(..., help="Question writer: openai/<model>, hf/<dir> or hf-audio/<dir>."),
+                  checker: str = typer.Option("same", help="Strategy-adherence checker: 'same' (the writer), another spec, or 'none'."),
+                  per_category: int = typer.Option(2, help="Questions per category per clip (the spec: 2, so 4 per clip)."),
+                  real_sources: Optional[Path] = typer.Option(None, help="Real source names, one per line: invented false-authority names must not collide with them."),
+                  with_audio: Optional[bool] = typer.Option(None, "--with-audio/--no-audio", help="Attach the clip to the writer's request; default: when the writer is an hf-audio/ model (an openai/ writer needs --with-audio and a server that takes audio)."),
+                  max_attempts: int = typer.Option(3, help="Generations per question before it is reported failed."),
+                  seed: int = typer.Option(0, help="Seed of the strategy assignment and generation.")) -> None:
+    """Write adversarial questions: 3 context and 4 knowledge strategies, checked and regenerated."""
+    from halluscope.mishap.questions import make_questions
+
+    make_questions(run, llm, checker=checker, per_category=per_category, real_sources=real_sources,
+                   with_audio=with_audio, max_attempts=max_attempts, seed=seed)
+
+
+@mishap_app.command("rubrics")
+def rubrics_cmd(run: Path = STEP_RUN, llm: Optional[str] = typer.Option(None, help="Rubric writer (generate)."),
+                export: Optional[Path] = typer.Option(None, "--export", help="Write the current rubrics as JSONL to edit."),
+                import_: Optional[Path] = typer.Option(None, "--import", help="Append edited rubrics as new versions."),
+                author: str = typer.Option("", help="Who edited (required with --import).")) -> None:
+    """Generate 'Hallucinated if ... Grounded if ...' rubrics, or export / import edits (versioned, append-only)."""
+    from halluscope.mishap.rubrics import export_rubrics, import_rubrics, make_rubrics
+
+    if not (llm or export or import_):
+        raise typer.BadParameter("give --llm to generate, --export FILE or --import FILE --author NAME")
+    if llm:
+        make_rubrics(run, llm)
+    if import_:
+        new = import_rubrics(run, import_, author=author)
+        console.print(f"{len(new)} rubric(s) changed: new versions stored")
+    if export:
+        console.print(f"{export_rubrics(run, export)} rubrics written to {export}")
+
+
+@mishap_app.command("answer")
+@with_executor
+def answer_cmd(run: Path = STEP_RUN, model: str = typer.Option(..., help="Audio LM: openai/<model> (audio parts) or hf-audio/<dir>."),
+               seeds: Optional[str] = typer.Option(None, help="Sampled decoding over these seeds (e.g. 0,1,2); none: greedy once."),
+               temperature: float = typer.Option(0.0, help="Sampling temperature from the model card (with --seeds)."),
+               top_p: Optional[float] = typer.Option(None, help="top_p from the model card (with --seeds)."),
+               max_tokens: int = typer.Option(512), policy: str = typer.Option("truncate", help="Audio longer than the window: truncate, chunk or skip."),
+               system: Optional[str] = typer.Option(None, help="System prompt, if the model card prescribes one."),
+               mitigation: Optional[str] = typer.Option(None, help="Contrastive decoding for hf-audio models: aad, vcd, "
+                                                        "mti or dola, with parameters as a query, e.g. 'aad&alpha=0.5'; "
+                                                        "reported as its own row under the model."),
+               executor: ExecutorOptions = ExecutorOptions()) -> None:
+    """Collect one model's answers (raw text, call key, audio sent/heard); an hf-audio model can generate on Ray
+    workers (--executor ray --ray-gpus-per-worker 1): one model load per worker, the same answers."""
+    from halluscope.mishap.answers import collect_answers
+
+    if mitigation:
+        if not model.startswith("hf-audio/"):
+            raise typer.BadParameter("--mitigation needs a local hf-audio/<dir> model (it changes the decoding loop)")
+        model = f"{model}{'&' if '?' in model else '?'}mitigation={mitigation}"
+
+    with executor.create(run) as ex:
+        collect_answers(run, model, seeds=_seeds(seeds), temperature=temperature, top_p=top_p, max_tokens=max_tokens,
+                        policy=policy, system=system, executor=ex)
+
+
+@mishap_app.command("judge")
+def judge_cmd(run: Path = STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: openai/<model> or hf/<dir>."),
+              evidence: Optional[Path] = typer.Option(None, help="Local documents for the evidence tool (folder of .txt/.md or .jsonl); knowledge questions only."),
+              examples: Optional[Path] = typer.Option(None, help="In-context examples (3 grounded + 3 hallucinated per category, JSON)."),
+              max_searches: int = typer.Option(3), retries: int = typer.Option(2, help="Re-asks after an unreadable reply.")) -> None:
+    """Judge every answer as grounded or hallucinated (with stance), against the current rubrics."""
+    from halluscope.mishap.judge import run_judge
+
+    run_judge(run, judge, examples=examples, evidence=evidence, max_searches=max_searches, retries=retries)
+
+
+@mishap_app.command("annotate")
+def annotate_cmd(run: Path = STEP_RUN, host: str = typer.Option("127.0.0.1", help="Bind address (loopback by default)."),
+                 port: int = typer.Option(8765, min=0, max=65535, help="Port (0: any free port)."),
+                 token: Optional[str] = typer.Option(None, help="Access token (default: random, printed in the link); "
+                                                     "reuse it to keep open pages working across a restart."),
+                 sample: Optional[int] = typer.Option(None, min=1, help="Annotate a seeded sample of N responses."),
+                 seed: int = typer.Option(0), allow_remote: bool = typer.Option(False, help="Allow a non-loopback --host."),
+                 export: Optional[Path] = typer.Option(None, help="Instead of serving: write the latest labels as CSV.")) -> None:
+    """Serve the annotation app (listen, read, label grounded/hallucinated, note; independent or side-by-side)."""
+    from halluscope.mishap.annotate import AnnotationServer, export_labels
+
+    if export:
+        console.print(f"{export_labels(run, export)} labels written to {export}")
+        return
+    srv = AnnotationServer(run, host=host, port=port, token=token, sample=sample, seed=seed, allow_remote=allow_remote)
+    console.print(f"{len(srv.items)} responses to annotate. Open: {srv.url}  (Ctrl-C to stop; the link is the "
+                  "password: do not share it)", highlight=False, soft_wrap=True)
+    try:
+        srv.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        srv.stop()
+
+
+@mishap_app.command("examples")
+def examples_cmd(run: Path = STEP_RUN, out: Path = typer.Option(..., help="JSON file to write (the --examples input of 'judge')."),
+                 seed: int = typer.Option(0, help="Seed of the draw.")) -> None:
+    """Draw the judge's fixed in-context examples from human annotations: three grounded and three
+    hallucinated per category, among responses all annotators agree on (seed 001, section 3.3)."""
+    import json
+
+    from halluscope.mishap.judge import examples_from_annotations
+
+    examples, used = examples_from_annotations(run, seed=seed)
+    out.write_text(json.dumps({"_about": f"drawn from annotations of {run} (seed {seed})", **examples,
+                               "_answer_ids": used}, ensure_ascii=False, indent=2), encoding="utf-8")
+    console.print(f"wrote {out}: 6 examples per category from {len(used)} annotated responses; "
+                  f"use with 'halluscope mishap judge {run} --examples {out}'")
+
+
+@mishap_app.command("report")
+def report_cmd(run: Path = STEP_RUN) -> None:
+    """Write RUN/report/mishap/: Tables 1 and 11, stance (Figure 6 style), agreement."""
+    from halluscope.mishap.report import write_mishap_report
+
+    console.print(f"report: {write_mishap_report(run)}")
+
+
+@mishap_app.command("all")
+@with_executor
+def all_cmd(run: Path = RUN, manifest: Path = typer.Option(..., help="Clip manifest (see 'mishap clips')."),
+            llm: str = typer.Option(..., help="LLM for the filter, questions, checks and rubrics."),
+            model: List[str] = typer.Option(..., help="Audio LM(s) to evaluate (repeat the option)."),
+            judge: str = typer.Option(..., help="Judge LLM."),
+            filter_clips: bool = typer.Option(True, help="Run the informativeness filter with --llm."),
+            per_category: int = typer.Option(2), real_sources: Optional[Path] = typer.Option(None),
+            seeds: Optional[str] = typer.Option(None), temperature: float = typer.Option(0.0),
+            policy: str = typer.Option("truncate"), evidence: Optional[Path] = typer.Option(None),
+            executor: ExecutorOptions = ExecutorOptions()) -> None:
+    """clips -> questions -> rubrics -> answer (each model) -> judge -> report, resuming whatever is done;
+    --executor ray puts hf-audio answering on Ray workers."""
+    from halluscope.mishap.answers import collect_answers
+    from halluscope.mishap.clips import import_clips
+    from halluscope.mishap.judge import run_judge
+    from halluscope.mishap.questions import make_questions
+    from halluscope.mishap.report import write_mishap_report
+    from halluscope.mishap.rubrics import make_rubrics
+
+    import_clips(run, manifest, filter_llm=llm if filter_clips else None)
+    make_questions(run, llm, per_category=per_category, real_sources=real_sources)
+    make_rubrics(run, llm)
+    with executor.create(run) as ex:
+        for m in model:
+            collect_answers(run, m, seeds=_seeds(seeds), temperature=temperature, policy=policy, executor=ex)
+    run_judge(run, judge, evidence=evidence)
+    console.print(f"report: {write_mishap_report(run)}\nannotate: halluscope mishap annotate {run}")
+
+
+from halluscope.cli.mishap_validity import register as _register_validity  # noqa: E402
+
+_register_validity(mishap_app)  # 'mishap validity import|judge|report' and 'mishap ablation'

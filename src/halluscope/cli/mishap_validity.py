@@ -1,0 +1,104 @@
+"""'halluscope mishap validity ...', 'mishap ablation' and 'mishap sources': the validity study, the judge ablation
+(seed 001, 4.1 / Figure 5, E.2 / Figure 13, E.3 / Tables 9 and 10) and clip manifests from the six sources (3.1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from halluscope.cli.options import existing_run
+from halluscope.core.stages import console
+
+validity_app = typer.Typer(help="Validity of groundedness judging (seed 001, 4.1, Figure 5): closed-form responses "
+                           "judged for groundedness beside their benchmark's own scorer and human labels. Steps: "
+                           "import (per model) -> judge -> 'mishap annotate' -> report.", no_args_is_help=True)
+RUN = typer.Argument(..., help="Run directory: a MISHAP run or a new folder for the study.")
+STEP_RUN = typer.Argument(..., help="Run directory with imported responses.", callback=existing_run)
+
+
+@validity_app.command("import")
+def import_cmd(run: Path = RUN,
+               files: List[Path] = typer.Argument(..., help="HalluAudio or AHa-Bench prediction JSONL(s); for kuan: "
+                                                  "the questions TSV then the predictions CSV."),
+               benchmark: str = typer.Option(..., help="halluaudio, aha or kuan."),
+               model: str = typer.Option(..., help="The model that wrote the responses (one import per model)."),
+               domain: Optional[str] = typer.Option(None, help="HalluAudio: domain of subsets the scorer does not know."),
+               sample: Optional[int] = typer.Option(None, help="Import a seeded sample of N responses (the paper: "
+                                                    "1,000 per benchmark over eight models)."),
+               seed: int = typer.Option(0, help="Seed of the sample.")) -> None:
+    """Import one model's closed-form responses with the benchmark scorer's verdict and a rubric from the gold answer."""
+    from halluscope.mishap.validity import import_validity
+
+    import_validity(run, benchmark, files, model=model, domain=domain, sample=sample, seed=seed)
+
+
+@validity_app.command("judge")
+def judge_cmd(run: Path = STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: openai/<model> or hf/<dir>."),
+              examples: Optional[Path] = typer.Option(None, help="In-context examples JSON (default: the packaged set)."),
+              retries: int = typer.Option(2, help="Re-asks after an unreadable reply.")) -> None:
+    """Judge every imported response with the full groundedness judge."""
+    from halluscope.mishap.ablation import run_configs
+    from halluscope.mishap.judge import FULL
+
+    run_configs(run, judge, (FULL,), items="validity", examples=examples, retries=retries)
+
+
+@validity_app.command("report")
+def report_cmd(run: Path = STEP_RUN, out: Optional[Path] = typer.Option(None, help="Folder (default RUN/report/validity).")) -> None:
+    """Write the Figure-5 comparison, agreement and the ablation / sensitivity tables (validity.md, fig5.png, summary.json)."""
+    from halluscope.mishap.ablation import ablation_tables, print_table
+    from halluscope.mishap.validity import compare, write_validity_report
+
+    folder = write_validity_report(run, out)
+    for r in compare(run)["agreement"]:
+        k = "-" if r["kappa"] is None else f"{r['kappa']:.3f}"
+        a = "-" if r["agreement_rate"] is None else f"{r['agreement_rate']:.3f}"
+        console.print(f"  {r['benchmark']}: {r['pair']}: kappa {k}, AGR {a} (n={r['n']})", highlight=False)
+    tables = ablation_tables(run)
+    if tables["ablation"]:
+        print_table(tables["ablation"], "Judge ablation (judge vs humans, pooled)")
+    console.print(f"report: {folder}")
+
+
+def ablation_cmd(run: Path = STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: openai/<model> or hf/<dir>."),
+                 configs: List[str] = typer.Option(["fig13"], "--configs", help="Preset (fig13: the E.2 ladder A-E; "
+                                                   "rubrics: rubric v1-v3; prompts: prompt v1/v3) or a JSON file of named "
+                                                   "configurations; repeat to run several."),
+                 evidence: Optional[Path] = typer.Option(None, help="Documents for the evidence search (knowledge questions)."),
+                 examples: Optional[Path] = typer.Option(None, help="In-context examples JSON (default: the packaged set)."),
+                 all_answers: bool = typer.Option(False, help="Judge every answer, not only those people labelled."),
+                 max_searches: int = typer.Option(3), retries: int = typer.Option(2)) -> None:
+    """Run named judge configurations on the same answers; print judge-human agreement per configuration."""
+    from halluscope.mishap.ablation import (
+        ablation_tables,
+        load_configs,
+        print_table,
+        run_configs,
+    )
+
+    chosen = tuple(c for spec in configs for c in load_configs(spec))
+    run_configs(run, judge, chosen, examples=examples, evidence=evidence, all_answers=all_answers,
+                max_searches=max_searches, retries=retries)
+    print_table(ablation_tables(run)["ablation"], "Judge ablation (judge vs humans, pooled)")
+
+
+def sources_cmd(source: str = typer.Argument(..., help="songdescriber, mridangam, clotho, fsd50k, librispeech or commonvoice."),
+                root: Path = typer.Argument(..., help="The dataset folder as released (see halluscope.mishap.sources)."),
+                out: Path = typer.Option(..., help="Manifest to write (JSON Lines), the --manifest of 'mishap clips'."),
+                split: Optional[str] = typer.Option(None, help="clotho: development|validation|evaluation; fsd50k: dev|eval; "
+                                                    "commonvoice: validated|train|dev|test.")) -> None:
+    """Write a clip manifest from one of seed 001's six sources (Table 3), keeping source ids, licences and splits."""
+    from halluscope.mishap.sources import write_source_manifest
+
+    n = write_source_manifest(source, root, out, split=split)
+    console.print(f"{n} {source} clips written to {out}; next: halluscope mishap clips RUN --manifest {out}",
+                  highlight=False, soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    """'mishap validity ...', 'mishap ablation' and 'mishap sources' (the issue-16 commands)."""
+    app.add_typer(validity_app, name="validity")
+    app.command("ablation")(ablation_cmd)
+    app.command("sources")(sources_cmd)

@@ -1,0 +1,217 @@
+"""Run any registered audio model on a closed-form set (HalluAudio, AHa-Bench, yes/no object hallucination) and
+write its replies in the format 'halluscope score halluaudio|aha|yesno' reads.
+
+Replies are raw text: the scorers extract answers. Every request and reply is stored in a SQLite store next
+to the output, so a rerun makes no calls. A row whose call failed, whose audio could not be read or was
+skipped by the policy is written without a reply field (or left out of the yes/no CSV): the scorer then reports
+it as a load problem instead of scoring it, and the summary counts it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from halluscope.core.errors import HalluscopeError, ItemError, Problems
+from halluscope.core.inputs import Field, read_rows
+from halluscope.core.records import AudioDelivery, ChatMessage, ModelRequest, ModelResponse
+
+Format = Literal["halluaudio", "aha", "yesno"]
+REPLY_FIELD = {"halluaudio": "pred", "aha": "prediction", "yesno": "response"}
+AUDIO_FIELDS = ("audio", "audio_path", "wav", "path")
+
+
+@dataclass
+class Row:
+    """One question of the set: where its audio is, what to ask, and the input row to write back."""
+
+    id: str
+    audio: Path
+    prompt: str
+    data: dict
+
+
+@dataclass
+class RunSummary:
+    """What a closed-form run did: rows answered, failed, skipped; audio handling; calls made."""
+
+    out: Path
+    store: Path
+    rows: int = 0
+    answered: int = 0
+    status: Counter = field(default_factory=Counter)
+    actions: Counter = field(default_factory=Counter)
+    delivered: int = 0
+    calls: int = 0
+    from_store: int = 0
+
+    def as_dict(self) -> dict:
+        return {"out": str(self.out), "store": str(self.store), "rows": self.rows, "answered": self.answered,
+                "status": dict(self.status), "audio": dict(self.actions), "audio_delivered": self.delivered,
+                "calls": self.calls, "from_store": self.from_store}
+
+
+def _resolve(audio: str, root: Path | None, base: Path) -> Path:
+    p = Path(audio)
+    if p.is_absolute():
+        return p
+    return (root or base) / p
+
+
+def _fields(fmt: str) -> tuple[Field, ...]:
+    if fmt == "yesno":
+        return (Field("entry_id"), Field("audio_index"), Field("prompt_text"))
+    ask = "prompt" if fmt == "halluaudio" else "question"
+    # ids of published files may be numbers: read as text ('scalar'); every other field must be a string
+    return (Field(ask), Field("id", "scalar", required=False), Field("index", "scalar", required=False),
+            *(Field(k, required=False) for k in AUDIO_FIELDS))
+
+
+def load_rows(fmt: str, inputs: list[Path], audio_root: Path | None) -> list[Row]:
+    """The questions of ``inputs`` with their audio paths (relative paths: under --audio-root, else the file's folder).
+    The yes/no set is a TSV (a leading '#' comment block is skipped), the others JSONL whatever their suffix; every
+    problem of every file is reported together (reading rules: halluscope.core.inputs)."""
+    rows: list[Row] = []
+    problems = Problems()
+    for path in inputs:
+        if fmt == "yesno":
+            table = read_rows(path, _fields(fmt), what="yes/no questions file", format="tsv", comments=True,
+                              problems=problems)
+            for r in table.rows:
+                name = r.values["audio_index"].strip()
+                name = name if Path(name).suffix else f"{name}.wav"
+                # Kuan et al.: entry ids are unique only within a sampling strategy, so the item is (sampling, id)
+                entry, sampling = r.values["entry_id"].strip(), str(r.raw.get("sampling") or "").strip()
+                rows.append(Row(f"{sampling}/{entry}" if sampling else entry, _resolve(name, audio_root, path.parent),
+                                r.values["prompt_text"], dict(r.raw)))
+            continue
+        ask = "prompt" if fmt == "halluaudio" else "question"
+        for r in read_rows(path, _fields(fmt), what=f"{fmt} questions file", format="jsonl", problems=problems).rows:
+            v = r.values
+            audio = next((v[k] for k in AUDIO_FIELDS if k in v), None)
+            if audio is None and fmt == "aha" and "index" in v:
+                audio = "_".join(v["index"].split("_")[:2]) + ".wav"  # '<type id>_<audio id>.wav'
+            if audio is None:
+                problems.add(f"no audio path: the row needs one of {', '.join(AUDIO_FIELDS)}", row=r.number,
+                             field=AUDIO_FIELDS[0], file=str(path),
+                             fix=f"give each row an audio path in '{AUDIO_FIELDS[0]}'" +
+                             (" or an AHa-Bench 'index'" if fmt == "aha" else ""))
+                continue
+            item_id = v.get("id") or v.get("index") or f"{path.name}:{r.number}"
+            rows.append(Row(item_id, _resolve(audio, audio_root, path.parent), v[ask], r.raw))
+    asked = {"yesno": "prompt_text", "halluaudio": "prompt"}.get(fmt, "question")
+    problems.raise_if_any(f"{fmt} questions", fix=f"each row needs '{asked}' and an audio path, as strings")
+    return rows
+
+
+def _read_audio(path: Path) -> tuple:
+    from halluscope.backends.speech.audio import decode_wav
+
+    if not path.is_file():
+        raise ItemError(f"audio file {path} not found")
+    return decode_wav(path.read_bytes(), source=str(path))
+
+
+def run_closedform(model: str, fmt: str, inputs: list[Path], *, out: Path, audio_root: Path | None = None,
+                   policy: str = "truncate", system: str | None = None, max_new_tokens: int = 256,
+                   llm_config: str | None = None, store_dir: Path | None = None, backend_options: dict | None = None,
+                   quiet: bool = False, executor: Any = None) -> RunSummary:
+    """Ask ``model`` every question of the set with its clip, and write the scorer's input format to ``out``;
+    ``executor`` (e.g. a RayExecutor) runs an hf-audio model's generation on its workers."""
+    from halluscope.backends.audio_lm import (
+        audio_window_s,
+        check_policy,
+        create_audio_backend,
+        plan_audio,
+        with_audio,
+    )
+    from halluscope.backends.llm import Caller, load_llm_config, progress
+    from halluscope.core.store import Store
+
+    if fmt not in REPLY_FIELD:
+        raise HalluscopeError(f"unknown format '{fmt}': expected halluaudio, aha or yesno")
+    check_policy(policy)
+    rows = load_rows(fmt, list(inputs), audio_root)
+    from halluscope.core.executors import place
+
+    backend = place(create_audio_backend(model, config=load_llm_config(llm_config), **(backend_options or {})), executor)
+    window = audio_window_s(backend)
+    store_dir = store_dir or out.with_name(out.name + ".store")
+    summary = RunSummary(out=out, store=store_dir, rows=len(rows))
+    replies: dict[int, tuple[ModelResponse | None, AudioDelivery | None, str | None]] = {}
+
+    def prepare(row: Row) -> tuple[ModelRequest | None, AudioDelivery | None, str | None]:
+        msgs = ([ChatMessage(role="system", content=system)] if system else []) + [ChatMessage(role="user", content=row.prompt)]
+        request = backend.request(msgs, tag=f"closedform:{fmt}:{row.id}",
+                                  params={"max_tokens": max_new_tokens, "temperature": 0})
+        try:
+            samples, rate = _read_audio(row.audio)
+        except ItemError as exc:
+            return None, None, str(exc)
+        plan = plan_audio(samples, rate, window_s=window, policy=policy)
+        return (None if plan.skipped else with_audio(request, plan.clips)), plan.delivery, None
+
+    async def main(store: Store) -> None:
+        async with Caller(backend, store) as caller:
+            with progress(f"{fmt} {model}", len(rows), quiet=quiet) as advance:
+                for start in range(0, len(rows), 16):
+                    idx = range(start, min(start + 16, len(rows)))
+                    prepared = {i: prepare(rows[i]) for i in idx}
+
+                    async def one(i: int, prepared: dict = prepared) -> None:
+                        req, delivery, error = prepared[i]
+                        response = await caller.complete(req) if req is not None else None
+                        replies[i] = (response, delivery, error)
+                        advance()
+
+                    await asyncio.gather(*(one(i) for i in idx))
+            summary.calls, summary.from_store = caller.stats.calls, caller.stats.from_store
+
+    with Store(store_dir) as store:
+        asyncio.run(main(store))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    log_rows = []
+    for i, row in enumerate(rows):
+        response, delivery, error = replies[i]
+        if response is not None and delivery is not None:
+            delivery = delivery.model_copy(update={"heard_s": response.audio_heard_s, "delivered": response.audio_delivered})
+        status = (response.status if response is not None else ("skipped" if delivery is not None else "no audio"))
+        summary.status[status] += 1
+        if delivery is not None:
+            summary.actions[delivery.action] += 1
+            summary.delivered += bool(delivery.delivered)
+        ok = response is not None and response.status == "ok" and response.text is not None
+        summary.answered += ok
+        log_rows.append({"id": row.id, "status": status, "reason": error or (response.error if response else None),
+                         "call_key": response.key if response else None,
+                         "audio": delivery.model_dump() if delivery else None, "ok": ok,
+                         "reply": response.text if ok else None})
+    _write(fmt, out, rows, log_rows)
+    delivery_log = out.with_name(out.name + ".delivery.jsonl")
+    delivery_log.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in log_rows), encoding="utf-8")
+    return summary
+
+
+def _write(fmt: str, out: Path, rows: list[Row], log_rows: list[dict]) -> None:
+    field_name = REPLY_FIELD[fmt]
+    if fmt == "yesno":
+        with out.open("w", encoding="utf-8", newline="") as fh:
+            w = csv.writer(fh)
+            sampled = any(row.data.get("sampling") for row in rows)
+            w.writerow(["entry_id", "audio_index", *(["sampling"] if sampled else []), "response"])
+            for row, log in zip(rows, log_rows):
+                if log["ok"]:
+                    w.writerow([row.data.get("entry_id", row.id), row.data.get("audio_index", ""),
+                                *([row.data.get("sampling", "")] if sampled else []), log["reply"]])
+        return
+    with out.open("w", encoding="utf-8") as fh:
+        for row, log in zip(rows, log_rows):
+            data = {k: v for k, v in row.data.items() if k != field_name}
+            if log["ok"]:
+                data[field_name] = log["reply"]
+            fh.write(json.dumps(data, ensure_ascii=False) + "\n")

@@ -1,8 +1,0 @@
-"""Detectors, registered by kind: 'tfidf' (offline baseline) here; other kinds register in their modules."""
-
-from halluscope.detect.run import DETECTORS, DetectContext, DetectorKind, detect, register_detector
-from halluscope.detect.splits import split_by_article
-from halluscope.detect import zeroshot as _zeroshot  # noqa: E402,F401 - registers openai, hf, hf-audio
-from halluscope.detect import encoder as _encoder  # noqa: E402,F401 - registers 'encoder/<path>'
-
-__all__ = ["DETECTORS", "DetectContext", "DetectorKind", "detect", "register_detector", "split_by_article"]

@@ -1,0 +1,1 @@
+"""The spoken benchmark of seed 000: corpus -> rewrites -> speech -> judges -> detectors -> real-world split."""

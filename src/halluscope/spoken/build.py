@@ -1,0 +1,350 @@
+"""'build spoken': articles -> rewrites -> speech -> transcripts, as stages over one store (seed 000, 3.1 and 3.3)."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from halluscope.spoken.corpus import load_articles
+from halluscope.core.errors import HalluscopeError, ItemError
+from halluscope.core.executors import Executor, ItemTask, Resources
+from halluscope.core.fs import PathEscapeError, atomic_path, atomic_write, id_file_name, safe_join
+from halluscope.spoken.generate import GENERATORS, plan_rewrites
+from halluscope.core.manifest import record_manifest
+from halluscope.metrics.asr import score_asr
+from halluscope.core.records import LANGUAGES, SEVERITIES, TYPES, Article, AudioRef, HallucinationType, Language, Severity, Transcript, Variant
+from halluscope.backends.speech.route import PerLanguageAsr, PerLanguageTts
+from halluscope.backends.speech.audio import SAMPLE_RATE, encode_wav, load_verified, sha256_bytes
+from halluscope.backends.speech.tts import pick_voice
+from halluscope.core.stages import Stage, StageSummary, console, run_stage
+from halluscope.core.store import Store
+
+
+class BuildConfig(BaseModel):
+    """Options of 'halluscope build spoken', validated before any work starts."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    corpus: str = Field(description="Corpus file (.jsonl/.csv/.parquet) or 'demo'.")
+    langs: tuple[Language, ...] = LANGUAGES
+    generator: str = "rules"
+    tts: str = Field(default="espeak", description="TTS spec, 'lang=spec,...' or a preset (speech/route.py).")
+    asr: str = Field(default="whisper/base", description="ASR spec of the build's transcripts, per language too.")
+    compare_asr: tuple[str, ...] = Field(default=(), description="More ASR systems on the same audio, each a stage "
+                                         "of its own (seed 000 Table 7).")
+    seed: int = 13
+    rewrites_per_article: int = Field(default=2, ge=0, le=9, description="seed 000 Table 1: about two per original")
+    articles_per_language: int | None = Field(default=None, ge=1)
+    types: tuple[HallucinationType, ...] = TYPES
+    severities: tuple[Severity, ...] = SEVERITIES
+
+
+@dataclass
+class BuildResult:
+    run_dir: Path
+    samples: dict[str, Variant]
+    audio: dict[str, AudioRef]
+    transcripts: dict[str, Transcript]
+    failures: dict[str, dict[str, str]]
+    stages: dict[str, str]
+    compared: dict[str, dict[str, Transcript]] = field(default_factory=dict)  # ASR spec -> transcripts (Table 7)
+
+    def transcript_sets(self) -> dict[str, dict[str, Transcript]]:
+        """Every ASR system's transcripts of this build, the build's own first."""
+        return {self.asr_spec: self.transcripts, **self.compared}
+
+    @property
+    def asr_spec(self) -> str:
+        """The build's ASR as one spec ('whisper/base', or 'en=...,kk=...' when languages differ)."""
+        from halluscope.backends.speech.route import canonical
+
+        return canonical({t.language: t.asr for t in self.transcripts.values()}) if self.transcripts else "none"
+
+    def transcripts_of(self, asr: str | None) -> dict[str, Transcript]:
+        """The transcripts a reader asked for: None = the build's own; else a compared system's spec."""
+        if asr is None or asr == self.asr_spec or asr == "build":
+            return self.transcripts
+        if asr in self.compared:
+            return self.compared[asr]
+        have = ", ".join(repr(k) for k in self.transcript_sets())
+        raise HalluscopeError(f"{self.run_dir} has no transcripts from ASR '{asr}'; it has {have}. Fix: pass one of "
+                              "them, or add it with 'build spoken ... --compare-asr SPEC' (the audio is reused)")
+
+
+def compare_stage_name(spec: str) -> str:
+    return f"asr[{spec}]"
+
+
+def _corpus_sha(articles: list[Article]) -> str:
+    h = hashlib.sha256()
+    for a in articles:
+        h.update(a.model_dump_json().encode())
+    return h.hexdigest()[:16]
+
+
+def speech_backends(cfg: BuildConfig, langs: Sequence[str]) -> tuple[PerLanguageTts, PerLanguageAsr]:
+    """The build's TTS and ASR, one engine per language (a missing engine names what to install, exit 2)."""
+    return PerLanguageTts.create(cfg.tts, langs), PerLanguageAsr.create(cfg.asr, langs)
+
+
+def select_articles(cfg: BuildConfig) -> list[Article]:
+    articles = load_articles(cfg.corpus, languages=cfg.langs)
+    if not articles:
+        raise HalluscopeError(f"the corpus has no articles in {', '.join(cfg.langs)}; check --langs")
+    if cfg.articles_per_language:
+        kept: list[Article] = []
+        for lang in cfg.langs:
+            kept += sorted((a for a in articles if a.language == lang), key=lambda a: a.id)[: cfg.articles_per_language]
+        articles = kept
+    return articles
+
+
+def build_spoken(run_dir: str | Path, cfg: BuildConfig, *, quiet: bool = False,
+                 executor: Executor | None = None) -> BuildResult:
+    """Build a spoken benchmark; ``executor`` runs TTS and ASR elsewhere (e.g. Ray), same records either way."""
+    run_dir = Path(run_dir)
+    articles = select_articles(cfg)
+    generator = GENERATORS.create(cfg.generator)
+    tts, asr = speech_backends(cfg, cfg.langs)
+    compared = {}
+    for value in cfg.compare_asr:
+        other = PerLanguageAsr.create(value, cfg.langs, option="--compare-asr")
+        if other.spec == asr.spec or other.spec in compared:
+            raise HalluscopeError(f"--compare-asr '{value}' repeats ASR '{other.spec}' already in this build; "
+                                  "expected each ASR system once")
+        compared[other.spec] = other
+
+    ingest = Stage("ingest", {"corpus_sha": _corpus_sha(articles)})
+    generate = Stage("generate", {"generator": generator.config(), "seed": cfg.seed,
+                                  "per_article": cfg.rewrites_per_article, "types": list(cfg.types),
+                                  "severities": list(cfg.severities)}, (ingest.fingerprint,))
+    voices = {lang: tts.voices(lang) for lang in cfg.langs}
+    tts_stage = Stage("tts", tts_config(tts, voices, cfg.seed), (ingest.fingerprint, generate.fingerprint))
+    asr_stage = Stage("asr", asr_config(asr), (tts_stage.fingerprint,))
+    compare_stages = {spec: Stage(compare_stage_name(spec), asr_config(a), (tts_stage.fingerprint,))
+                      for spec, a in compared.items()}
+    stages = {s.name: s.fingerprint for s in (ingest, generate, tts_stage, asr_stage, *compare_stages.values())}
+
+    with Store(run_dir) as store:
+        record_manifest(store, command="build spoken", config=cfg.model_dump(mode="json"),
+                        seeds={"generate": cfg.seed, "voices": cfg.seed}, stages=stages,
+                        extra_versions=speech_versions())
+
+        originals = run_stage(
+            store, ingest, [(a.id, a) for a in articles],
+            lambda a: Variant(id=a.id, article_id=a.id, language=a.language, text=a.text, label=0,
+                              generator="original"),
+            Variant, quiet=True,
+        )
+        plan = plan_rewrites(articles, per_article=cfg.rewrites_per_article, seed=cfg.seed,
+                             types=cfg.types, severities=cfg.severities)
+        if hasattr(generator, "prepare"):  # LLM generators make their calls concurrently, logged in the store
+            done = store.done_ids(generate.name, generate.fingerprint)
+            generator.prepare(store, generate, [p for p in plan if p.variant_id not in done], seed=cfg.seed, quiet=quiet)
+        generated = run_stage(
+            store, generate, [(p.variant_id, p) for p in plan],
+            lambda p: generator.rewrite(p.article, type=p.type, severity=p.severity, seed=cfg.seed),
+            Variant, quiet=quiet, description=f"rewrite ({generator.spec})",
+        )
+        samples = {**originals.results, **generated.results}
+
+        audio, transcripts = render_speech(store, run_dir, samples, tts=tts, asr=asr, voices=voices, seed=cfg.seed,
+                                           tts_stage=tts_stage, asr_stage=asr_stage, quiet=quiet,
+                                           executor=executor)
+        others = [run_stage(store, compare_stages[spec], [(k, audio.results[k]) for k in sorted(audio.results)],
+                            Transcribe(a, samples, run_dir), Transcript, quiet=quiet,
+                            description=f"transcribe ({spec})", executor=executor)
+                  for spec, a in compared.items()]
+        summaries = (originals, generated, audio, transcripts, *others)
+        failures = {s.stage: s.failed for s in summaries if s.failed}
+        result = BuildResult(run_dir, samples, audio.results, transcripts.results, failures, stages,
+                             {spec: s.results for spec, s in zip(compared, others)})
+        export_dataset(result)
+        _say(result, summaries, quiet)
+        return result
+
+
+def tts_config(tts: PerLanguageTts, voices: dict[str, list[str]], seed: int) -> dict:
+    """The TTS stage config: every build and every split rendered with it shares one pipeline identity. Each
+    language's engine, voice, engine version and input-cleaning rule are in it (``config()`` of the engine)."""
+    return {"tts": tts.spec, "engines": {lang: c for lang, c in tts.config().items() if lang in voices},
+            "voices": voices, "seed": seed, "sample_rate": SAMPLE_RATE}
+
+
+def asr_config(asr: PerLanguageAsr) -> dict:
+    return {"asr": asr.spec, "options": asr.options()}
+
+
+def speech_versions() -> dict[str, str]:
+    from halluscope.backends.speech.tts import espeak_version, festival_version
+
+    return {"espeak-ng": espeak_version(), "festival": festival_version()}
+
+
+def render_speech(store: Store, run_dir: Path, samples: dict[str, Variant], *, tts: object, asr: object,
+                  voices: dict[str, list[str]], seed: int, tts_stage: Stage, asr_stage: Stage,
+                  quiet: bool = False, executor: Executor | None = None,
+                  ) -> tuple[StageSummary[AudioRef], StageSummary[Transcript]]:
+    """TTS -> ASR for ``samples`` as two resumable stages (used by 'build spoken' and 'build realworld')."""
+    audio_dir = Path("audio") / tts_stage.fingerprint[:8]  # relative to run_dir; clips named by id_file_name
+    _check_names(samples)
+    _invalidate_bad_audio(store, tts_stage, run_dir)
+
+    audio = run_stage(store, tts_stage, [(k, samples[k]) for k in sorted(samples)],
+                      Synthesize(tts, voices, seed, run_dir, audio_dir), AudioRef,
+                      quiet=quiet, description=f"speech ({tts.spec})", executor=executor)
+    transcripts = run_stage(store, asr_stage, [(k, audio.results[k]) for k in sorted(audio.results)],
+                            Transcribe(asr, samples, run_dir), Transcript, quiet=quiet,
+                            description=f"transcribe ({asr.spec})", executor=executor)
+    return audio, transcripts
+
+
+@dataclass
+class Synthesize(ItemTask):
+    """TTS of one sample: speech on the worker, the WAV (sent back as bytes) written by the driver."""
+
+    tts: object
+    voices: dict[str, list[str]]
+    seed: int
+    run_dir: Path
+    audio_dir: Path
+
+    def __call__(self, v: Variant) -> tuple[dict, bytes]:
+        voice = pick_voice(self.voices[v.language], seed=self.seed, item_id=v.id)
+        samples_ = self.tts.synthesize(v.text, language=v.language, voice=voice)  # type: ignore[attr-defined]
+        return {"voice": voice, "duration_s": round(len(samples_) / SAMPLE_RATE, 3)}, encode_wav(samples_)
+
+    def finish(self, v: Variant, out: tuple[dict, bytes]) -> AudioRef:
+        meta, data = out
+        # ids are data, never paths: the file name is a slug + digest of the id, checked to stay in the run
+        rel = self.audio_dir / v.language / id_file_name(v.id, ".wav")
+        atomic_write(safe_join(self.run_dir, rel), data)
+        return AudioRef(item_id=v.id, path=rel.as_posix(), sha256=sha256_bytes(data),
+                        sample_rate=SAMPLE_RATE, duration_s=meta["duration_s"],
+                        engine=self.tts.spec_for(v.language),  # type: ignore[attr-defined]
+                        voice=meta["voice"], text_sha256=sha256_bytes(v.text.encode()))
+
+
+@dataclass
+class Transcribe(ItemTask):
+    """ASR of one clip: the driver reads and checks the WAV, the worker decodes, transcribes and scores it."""
+
+    asr: object
+    samples: dict[str, Variant]
+    run_dir: Path
+
+    def setup(self, resources: Resources | None) -> None:
+        if resources is None:
+            return  # in-process: the engine's default threads
+        n = max(1, int(resources.num_cpus))
+        if hasattr(self.asr, "set_cpu_threads"):  # a per-language router: every engine of it
+            self.asr.set_cpu_threads(n)  # type: ignore[attr-defined]
+        elif hasattr(self.asr, "cpu_threads"):  # one engine for every language
+            self.asr.cpu_threads = n  # type: ignore[attr-defined]
+
+    def prepare(self, ref: AudioRef) -> tuple[AudioRef, str, str, np.ndarray]:
+        v = self.samples[ref.item_id]
+        return ref, v.language, v.text, load_verified(safe_join(self.run_dir, ref.path), ref.sha256)[0]
+
+    def __getstate__(self) -> dict:
+        # workers get each item's text with it, not the whole set, and load their own model
+        asr = copy.copy(self.asr)
+        if getattr(asr, "_model", None) is not None:
+            asr._model = None  # type: ignore[attr-defined]
+        return {**self.__dict__, "samples": {}, "asr": asr}
+
+    def __call__(self, payload: tuple[AudioRef, str, str, np.ndarray]) -> Transcript:
+        ref, language, reference, wav = payload
+        t0 = time.perf_counter()
+        try:
+            text = self.asr.transcribe(wav, language=language)  # type: ignore[attr-defined]
+        except ItemError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - engine errors become item failures with context
+            raise ItemError(f"ASR failed on {ref.path}: {type(exc).__name__}: {exc}") from exc
+        elapsed = time.perf_counter() - t0
+        item = score_asr(reference=[reference], hypothesis=[text])
+        return Transcript(item_id=ref.item_id, language=language, text=text,
+                          asr=self.asr.spec_for(language),  # type: ignore[attr-defined]
+                          audio_sha256=ref.sha256, audio_duration_s=ref.duration_s, processing_s=round(elapsed, 3),
+                          wer=item.wer, cer=item.cer)
+
+
+def _check_names(samples: dict[str, Variant]) -> None:
+    """Two ids must never share a clip file (a 64-bit digest clash is all but impossible; it is still checked)."""
+    seen: dict[tuple[str, str], str] = {}
+    for k, v in samples.items():
+        name = (v.language, id_file_name(v.id))
+        if name in seen:
+            raise HalluscopeError(f"sample ids {seen[name]!r} and {v.id!r} map to one audio file name {name[1]}; "
+                                  "expected distinct names. Fix: rename one of the two articles")
+        seen[name] = v.id
+
+
+def _invalidate_bad_audio(store: Store, stage: Stage, run_dir: Path) -> None:
+    """A clip deleted or damaged since it was recorded, or recorded at a path outside the run (builds before ids
+    were turned into safe names), is marked failed, so this run regenerates it; clips of older runs at their old
+    in-run paths are reused as they are (the TTS stage key did not change)."""
+    for item_id, ref in store.results(stage.name, stage.fingerprint, AudioRef).items():
+        try:
+            path = safe_join(run_dir, ref.path)
+        except PathEscapeError:
+            store.fail(stage.name, stage.fingerprint, item_id, f"audio file {ref.path} lies outside the run; regenerated")
+            continue
+        if not path.is_file() or sha256_bytes(path.read_bytes()) != ref.sha256:
+            store.fail(stage.name, stage.fingerprint, item_id, f"audio file {ref.path} missing or corrupt; regenerated")
+
+
+def export_dataset(result: BuildResult) -> Path:
+    """samples.parquet: one row per sample with text, audio and transcript; loadable with datasets."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = []
+    for k in sorted(result.samples):
+        v, a, t = result.samples[k], result.audio.get(k), result.transcripts.get(k)
+        rows.append({
+            "id": v.id, "article_id": v.article_id, "language": v.language, "label": v.label,
+            "type": v.type, "severity": v.severity, "generator": v.generator, "text": v.text,
+            "changes": [c.model_dump_json() for c in v.changes],
+            "audio_path": a.path if a else None, "audio_sha256": a.sha256 if a else None,
+            "audio_duration_s": a.duration_s if a else None, "voice": a.voice if a else None,
+            "tts": a.engine if a else None,
+            "transcript": t.text if t else None, "asr": t.asr if t else None,
+            "wer": t.wer if t else None, "cer": t.cer if t else None,
+        })
+    out = result.run_dir / "dataset" / "samples.parquet"
+    with atomic_path(out) as tmp:
+        pq.write_table(pa.Table.from_pylist(rows), tmp)
+    return out
+
+
+def _say(result: BuildResult, summaries: tuple[StageSummary, ...], quiet: bool) -> None:
+    if quiet:
+        return
+    for s in summaries:
+        note = f", [red]{len(s.failed)} failed[/]" if s.failed else ""
+        console.print(f"  {s.stage:<9} {s.computed} computed, {s.reused} reused{note}")
+
+
+def load_build(store: Store) -> BuildResult:
+    """The latest 'build spoken' of a run directory, read back from the store."""
+    manifest = store.latest_manifest("build spoken")
+    if manifest is None:
+        raise HalluscopeError(f"{store.run_dir} holds no 'build spoken' run; run 'halluscope build spoken --out {store.run_dir}' first")
+    st = manifest.stages
+    samples = {**store.results("ingest", st["ingest"], Variant), **store.results("generate", st["generate"], Variant)}
+    audio = store.results("tts", st["tts"], AudioRef)
+    transcripts = store.results("asr", st["asr"], Transcript)
+    compared = {name[4:-1]: store.results(name, fp, Transcript) for name, fp in st.items()
+                if name.startswith("asr[") and name.endswith("]")}
+    names = ("ingest", "generate", "tts", "asr", *(compare_stage_name(s) for s in compared))
+    failures = {name: f for name in names if (f := store.failures(name, st[name]))}
+    return BuildResult(Path(store.run_dir), samples, audio, transcripts, failures, dict(st), compared)

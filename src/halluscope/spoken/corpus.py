@@ -1,0 +1,68 @@
+"""Load source articles from JSONL, CSV, TSV or parquet, or the embedded demo corpus.
+
+Schema (one article per row): id (str, unique), language (en | ru | kk; 'kz' is read as 'kk'),
+text (non-empty), and optional url, outlet, date (ISO 8601), topic, every one a string. Other columns are
+reported and ignored. Encodings, size limits and the problem policy: halluscope.core.inputs.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from halluscope.core.errors import InputError, Problems
+from halluscope.core.inputs import Field, read_rows
+from halluscope.core.records import LANGUAGES, Article
+
+DEMO = "demo"
+REQUIRED = ("id", "language", "text")
+OPTIONAL = ("url", "outlet", "date", "topic")
+FIELDS = (*(Field(f) for f in REQUIRED), *(Field(f, required=False) for f in OPTIONAL))
+LANGUAGE_ALIASES = {"kz": "kk", "eng": "en", "rus": "ru", "kaz": "kk"}
+FIX = "required fields are id, language (en|ru|kk), text, all strings; see the README section 'Corpus schema'"
+
+
+def demo_path() -> Path:
+    return Path(str(resources.files("halluscope") / "data" / "demo_corpus.jsonl"))
+
+
+def language_code(value: str) -> str:
+    code = value.strip().lower()
+    return LANGUAGE_ALIASES.get(code, code)
+
+
+def load_articles(path: str | Path, *, languages: tuple[str, ...] | None = None) -> list[Article]:
+    """Validate every row and return articles; all problems are reported together, nothing is half-loaded
+    (the reading rules: halluscope.core.inputs)."""
+    path = demo_path() if str(path) == DEMO else Path(path)
+    problems = Problems(str(path))
+    table = read_rows(path, FIELDS, what="corpus", problems=problems)
+    articles: list[Article] = []
+    seen: dict[str, int] = {}
+    for row in table.rows:
+        values = {k: v.strip() for k, v in row.values.items()}
+        ok = True
+        lang = language_code(values["language"])
+        if lang not in LANGUAGES:
+            problems.add(f"unsupported language code '{values['language']}'; expected one of {', '.join(LANGUAGES)}",
+                         row=row.number, field="language")
+            ok = False
+        values["language"] = lang
+        if values["id"] in seen:
+            problems.add(f"duplicate id '{values['id']}' (first seen at row {seen[values['id']]})", row=row.number,
+                         field="id")
+            ok = False
+        else:
+            seen[values["id"]] = row.number
+        if ok:
+            articles.append(Article(**values))
+    problems.raise_if_any("corpus", fix=FIX)
+    if not articles:
+        raise InputError("the corpus has no articles", file=str(path), fix="add at least one row")
+    if table.unknown:
+        from halluscope.core.stages import console
+
+        console.print(f"[yellow]note:[/] {path}: ignoring unknown column(s) {sorted(table.unknown)}")
+    if languages is not None:
+        articles = [a for a in articles if a.language in languages]
+    return articles

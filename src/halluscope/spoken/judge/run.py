@@ -1,0 +1,187 @@
+"""'build judge': a stratified sample of a built run rated by any number of LLM judges (seed 000, 3.4, App. A.2).
+
+One stage per judge, keyed by (judge identity, parse retries, prompts) over the generate stage; each
+judgement is committed as it arrives, so a killed run resumes, and a finished one makes no call.
+A reply that stays unreadable after the retries is stored as *unscored* with its raw text and the
+reason; an item the backend could not answer at all is stored as failed and retried on the next run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from halluscope.spoken.build import load_build
+from halluscope.core.errors import HalluscopeError
+from halluscope.spoken.generate.llm import LOG_STAGE
+from halluscope.spoken.judge.agreement import agreement_rows
+from halluscope.spoken.judge.prompt import JUDGE_PARAMS, judge_messages, parse_judgement
+from halluscope.spoken.judge.sample import Sample, stratified_sample
+from halluscope.spoken.judge.tables import mean_rows, write_tables
+from halluscope.backends.llm import (
+    LLM_BACKENDS,
+    Caller,
+    CallStats,
+    ChatBackend,
+    LLMConfig,
+    StageOutage,
+    load_llm_config,
+    progress,
+    sampling_note,
+)
+from halluscope.core.manifest import record_manifest
+from halluscope.prompts import prompt_hash
+from halluscope.core.records import Judgement, RewriteLog, Variant
+from halluscope.core.stages import Stage, console
+from halluscope.core.store import Store
+
+VERSION = 1
+
+
+@dataclass
+class JudgeResult:
+    run_dir: Path
+    sample: Sample
+    judgements: dict[str, dict[str, Judgement]]
+    failed: dict[str, dict[str, str]]
+    stats: dict[str, CallStats]
+    agreement: list[dict]
+    quality: dict[str, list[dict]]
+    files: list[Path] = field(default_factory=list)
+
+    def summary(self) -> list[dict]:
+        return [{"judge": j, "scored": sum(x.status == "ok" for x in js.values()),
+                 "unscored": sum(x.status == "unscored" for x in js.values()), "failed": len(self.failed[j]),
+                 "calls": self.stats[j].calls, "from_store": self.stats[j].from_store}
+                for j, js in self.judgements.items()]
+
+
+def judge_stage(backend: ChatBackend, *, retries: int, generate_fp: str) -> Stage:
+    return Stage("judge", {"version": VERSION, **backend.identity(), "params": JUDGE_PARAMS, "retries": retries,
+                           "prompts": prompt_hash()}, (generate_fp,))
+
+
+async def _judge_one(caller: Caller, backend: ChatBackend, v: Variant, original: str, retries: int) -> Judgement | str:
+    """A Judgement (scored or unscored), or the reason the backend gave no reply at all."""
+    messages = judge_messages(original=original, rewritten=v.text, type=v.type, severity=v.severity)  # type: ignore[arg-type]
+    keys: list[str] = []
+    reasons: list[str] = []
+    last_text = None
+    for nonce in range(retries + 1):  # App. A.2: up to three retries on parse failure
+        req = backend.request(messages, nonce=nonce, tag=f"judge:{v.id}", params=JUDGE_PARAMS)
+        resp = await caller.complete(req)
+        keys.append(resp.key)
+        if resp.status == "error":  # no reply after the backend's own retries: failed, retried next run
+            return f"{backend.spec}: {resp.error}"
+        last_text = resp.text
+        if resp.status in ("refusal", "unparsable"):
+            reasons.append(f"#{nonce} {resp.status}: {resp.error}{sampling_note(req)}")
+            continue
+        scores, why = parse_judgement(resp.text or "", v.type)  # type: ignore[arg-type]
+        if why is None:
+            return Judgement(item_id=v.id, judge=backend.spec, status="ok", scores=scores, raw_text=resp.text,
+                             attempts=nonce + 1, call_keys=tuple(keys))
+        cut = " (reply cut at the token limit, finish_reason=length)" if resp.finish_reason == "length" else ""
+        reasons.append(f"#{nonce} {why}{cut}{sampling_note(req)}")
+    return Judgement(item_id=v.id, judge=backend.spec, status="unscored", raw_text=last_text,
+                     unscored_reason="; ".join(reasons), attempts=len(keys), call_keys=tuple(keys))
+
+
+async def _judge_all(store: Store, work: list[tuple[ChatBackend, Stage, list[Variant]]], samples: dict[str, Variant],
+                     retries: int, advance: Callable[[], None]) -> tuple[dict[str, CallStats], list[StageOutage]]:
+    """Every judge's calls; a judge whose every call failed is returned as its StageOutage (raised after the report)."""
+    outages: list[StageOutage] = []
+
+    async def one_judge(backend: ChatBackend, stage: Stage, todo: list[Variant]) -> tuple[str, CallStats]:
+        caller = Caller(backend, store, stage=True)
+        try:
+            async with caller:
+                await run(caller, stage, todo)
+        except StageOutage as exc:
+            outages.append(exc)
+        return backend.spec, caller.stats
+
+    async def run(caller: Caller, stage: Stage, todo: list[Variant]) -> None:
+        async def item(v: Variant) -> None:
+            result = await _judge_one(caller, caller.backend, v, samples[v.article_id].text, retries)
+            if isinstance(result, str):
+                store.fail(stage.name, stage.fingerprint, v.id, result)
+            else:
+                store.put(stage.name, stage.fingerprint, v.id, result)
+            advance()
+
+        await asyncio.gather(*(item(v) for v in todo))
+
+    stats = dict(await asyncio.gather(*(one_judge(b, s, t) for b, s, t in work)))
+    return stats, outages
+
+
+def build_judge(run_dir: str | Path, judges: Sequence[str], *, per_cell: int = 8, seed: int = 0, retries: int = 3,
+                config: LLMConfig | None = None, quiet: bool = False) -> JudgeResult:
+    """Sample, judge (resuming), and write Table 9 / Table 10 / heatmaps into RUN/report/judge/."""
+    if not judges:
+        raise HalluscopeError("no judge given: pass --judge openai/<model> (twice or more for agreement tables)")
+    if len(set(judges)) != len(judges):
+        twice = sorted({j for j in judges if judges.count(j) > 1})
+        raise HalluscopeError(
+            f"each judge may be named once, got {', '.join(twice)} twice. To use one model as two judges, give it a "
+            f"second name in the LLM config: [models.\"{twice[0]}-b\"] with model = \"<the server's model name>\" "
+            "(openai/...) or path = \"<checkpoint>\" (hf/...), and pass --judge under both names")
+    if per_cell < 1 or retries < 0:
+        raise HalluscopeError(f"--per-cell must be >= 1 and --retries >= 0, got {per_cell} and {retries}")
+    config = config if config is not None else load_llm_config()
+    backends = [LLM_BACKENDS.create(j, config=config) for j in judges]
+    run_dir = Path(run_dir)
+    with Store(run_dir) as store:
+        build = load_build(store)
+        sample = stratified_sample(build.samples.values(), per_cell=per_cell, seed=seed)
+        if not sample.ids:
+            raise HalluscopeError(f"{run_dir} has no hallucinated rewrites to judge; build with --rewrites-per-article >= 1")
+        stages = {b.spec: judge_stage(b, retries=retries, generate_fp=build.stages["generate"]) for b in backends}
+        record_manifest(store, command="build judge",
+                        config={"judges": list(judges), "per_cell": per_cell, "seed": seed, "retries": retries,
+                                "judge_params": JUDGE_PARAMS, "prompts": prompt_hash()},
+                        seeds={"sample": seed}, stages={f"judge:{spec}": st.fingerprint for spec, st in stages.items()})
+        work = []
+        for b in backends:
+            done = store.done_ids("judge", stages[b.spec].fingerprint)
+            work.append((b, stages[b.spec], [build.samples[i] for i in sample.ids if i not in done]))
+        todo = sum(len(t) for _, _, t in work)
+        if not quiet:
+            console.print(f"judging {len(sample.ids)} items with {len(backends)} judge(s): {todo} judgements to make")
+        with progress("judge calls", todo, quiet=quiet or not todo) as advance:
+            stats, outages = asyncio.run(_judge_all(store, work, build.samples, retries, advance))
+        wanted = set(sample.ids)
+        judgements, failed = {}, {}
+        for b in backends:
+            st = stages[b.spec]
+            judgements[b.spec] = {k: v for k, v in store.results(st.name, st.fingerprint, Judgement).items() if k in wanted}
+            failed[b.spec] = {k: v for k, v in store.failures(st.name, st.fingerprint).items() if k in wanted}
+            stats.setdefault(b.spec, CallStats())
+        logs = store.results(LOG_STAGE, build.stages["generate"], RewriteLog)
+        result = JudgeResult(run_dir, sample, judgements, failed, stats, agreement_rows(judgements), {})
+        for spec, js in judgements.items():
+            result.quality[spec] = mean_rows((build.samples[k].type, build.samples[k].severity, build.samples[k].language,
+                                              j.scores) for k, j in js.items() if j.status == "ok")
+        self_rows = mean_rows((v.type, v.severity, v.language, lg.self_assessment.ratings)
+                              for k, lg in logs.items() if lg.accepted and lg.self_assessment
+                              and (v := build.samples.get(k)) is not None)
+        unscored = ([{"judge": j, "item_id": k, "reason": x.unscored_reason} for j, js in judgements.items()
+                     for k, x in sorted(js.items()) if x.status == "unscored"]
+                    + [{"judge": j, "item_id": k, "reason": r} for j, fs in failed.items() for k, r in sorted(fs.items())])
+        summary = {"sampled": len(sample.ids), "per_cell": per_cell, "judges": result.summary(),
+                   "short_cells": [f"{t}/{s}/{lang} ({taken} of {per_cell})"
+                                   for (t, s, lang), (_, taken) in sample.short_cells.items()]}
+        out = run_dir / "report" / "judge"
+        result.files = write_tables(out, agreement=result.agreement, quality=result.quality,
+                                    self_assessment=self_rows, summary=summary, unscored=unscored)
+        (out / "summary.json").write_text(json.dumps({**summary, "agreement": result.agreement,
+                                                      "calls": {j: s.as_dict() for j, s in stats.items()}},
+                                                     indent=2, ensure_ascii=False), encoding="utf-8")
+        result.files.append(out / "summary.json")
+        if outages:  # after the report, so the other judges' tables are there
+            raise outages[0]
+        return result

@@ -1,0 +1,165 @@
+"""Provenance x veracity (seed 000, section 4.3 and Table 5): is a detector's flag about facts or about style?
+
+Four cells, each a set of items scored by one trained detector: human/truthful (the truthful negatives of
+the real-world split), human/false (the fact-checked fakes), LLM/truthful (faithful LLM rewrites of the
+same truthful articles, made under a hallucination-free instruction) and LLM/false (the synthetic
+hallucinations of the test split). The flag rate is the share predicted "hallucinated"; a prediction the
+detector could not make (None) is counted in n, is not a flag, and is reported as invalid.
+
+Faithful rewrites need an LLM ('openai/<model>' or 'hf/<path>'): the question is whether machine-written
+style alone raises the flag rate, and the offline 'rules' generator cannot paraphrase, so it is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from halluscope.core.errors import HalluscopeError, ItemError
+from halluscope.core.records import (
+    Article,
+    ChatMessage,
+    RewriteAttempt,
+    RewriteLog,
+    Usage,
+    Variant,
+)
+from halluscope.core.stages import Stage, StageSummary, run_stage
+from halluscope.core.store import Store
+
+CELLS = ("human/truthful", "human/false", "llm/truthful", "llm/false")
+FAITHFUL_SUFFIX = "~faithful"
+FAITHFUL_TEMPLATE = "faithful/rewrite"
+FAITHFUL_LOG_STAGE = "realworld_faithful_log"
+LANGUAGE_NAMES = {"en": "English", "ru": "Russian", "kk": "Kazakh"}
+
+
+@dataclass(frozen=True)
+class FlagRate:
+    """Share of a cell's items predicted hallucinated (None when the cell is empty)."""
+
+    cell: str
+    n: int
+    flagged: int
+    invalid: int
+    rate: float | None
+
+
+def flag_rates(*, predictions: Mapping[str, str | None], cells: Mapping[str, Sequence[str]],
+               positive: str = "hallucinated") -> dict[str, FlagRate]:
+    """Flag rate per cell over the cell's items that have a prediction; n is that coverage."""
+    out = {}
+    for cell, ids in cells.items():
+        got = [predictions[i] for i in ids if i in predictions]
+        flagged = sum(p == positive for p in got)
+        out[cell] = FlagRate(cell, len(got), flagged, sum(p is None for p in got),
+                             flagged / len(got) if got else None)
+    return out
+
+
+# -- faithful LLM rewrites ----------------------------------------------------------------------------
+
+def faithful_id(article_id: str) -> str:
+    return article_id + FAITHFUL_SUFFIX
+
+
+def faithful_messages(article: Article) -> list[ChatMessage]:
+    """The hallucination-free rewrite instruction (halluscope's wording: the spec does not print its prompt)."""
+    from halluscope.prompts import template
+
+    prompt = template(FAITHFUL_TEMPLATE).render({"ARTICLE TEXT": article.text,
+                                                 "LANGUAGE": LANGUAGE_NAMES[article.language]})
+    return [ChatMessage(role="user", content=prompt)]
+
+
+def faithful_prompt_hash() -> str:
+    from halluscope.prompts import template
+
+    return hashlib.sha256(template(FAITHFUL_TEMPLATE).text.encode()).hexdigest()[:16]
+
+
+def faithful_backend(spec: str, config: object | None = None) -> object:
+    """The chat backend of an LLM generator spec; 'rules' and other non-LLM generators are refused."""
+    provider = spec.partition("/")[0]
+    if provider not in ("openai", "hf"):
+        raise HalluscopeError(
+            f"faithful rewrites need an LLM generator ('openai/<model>' or 'hf/<path>'), got '{spec}': the "
+            "provenance analysis asks whether machine-written style alone raises the flag rate, and the 'rules' "
+            "generator cannot paraphrase a text without changing it")
+    from halluscope.backends.llm import create_backend
+
+    return create_backend(spec, config=config)  # type: ignore[arg-type]
+
+
+def faithful_config(backend: object, *, max_attempts: int) -> dict:
+    return {"generator": backend.identity(), "prompt": faithful_prompt_hash(),  # type: ignore[attr-defined]
+            "max_attempts": max_attempts, "version": 1}
+
+
+def faithful_rewrites(store: Store, stage: Stage, backend: object, articles: Sequence[Article], *, seed: int,
+                      max_attempts: int = 3, quiet: bool = False) -> StageSummary[Variant]:
+    """One faithful rewrite per article, resumable; every call and a RewriteLog per item go to the store.
+
+    A reply is accepted when it has text after a '(full text)' header, differs from the source, keeps
+    every number and stays within +/-15% of the source length (the checks of a context rewrite, which
+    must not change facts either); otherwise it is asked again, up to ``max_attempts`` times.
+    """
+    from halluscope.backends.llm import Caller
+
+    done = store.done_ids(stage.name, stage.fingerprint)
+    todo = [a for a in articles if faithful_id(a.id) not in done]
+    results: dict[str, Variant | ItemError] = {}
+    if todo:
+        async def run_all() -> None:
+            async with Caller(backend, store, stage=True) as caller:  # type: ignore[arg-type]
+                async def one(a: Article) -> None:
+                    result, log = await _protocol(caller, backend, a, seed, max_attempts)
+                    store.put(FAITHFUL_LOG_STAGE, stage.fingerprint, faithful_id(a.id), log)
+                    results[faithful_id(a.id)] = result
+
+                await asyncio.gather(*(one(a) for a in todo))
+
+        asyncio.run(run_all())
+
+    def take(a: Article) -> Variant:
+        r = results[faithful_id(a.id)]
+        if isinstance(r, ItemError):
+            raise r
+        return r
+
+    return run_stage(store, stage, [(faithful_id(a.id), a) for a in articles], take, Variant, quiet=quiet,
+                     description=f"faithful rewrites ({backend.spec})")  # type: ignore[attr-defined]
+
+
+async def _protocol(caller: object, backend: object, article: Article, seed: int,
+                    max_attempts: int) -> tuple[Variant | ItemError, RewriteLog]:
+    from halluscope.spoken.generate.llm import screen_rewrite
+
+    vid, spec = faithful_id(article.id), backend.spec  # type: ignore[attr-defined]
+    messages = faithful_messages(article)
+    attempts: list[RewriteAttempt] = []
+    tokens = [0, 0]
+
+    def log(accepted: bool) -> RewriteLog:
+        return RewriteLog(item_id=vid, generator=spec, attempts=tuple(attempts), accepted=accepted,
+                          usage=Usage(prompt_tokens=tokens[0], completion_tokens=tokens[1]))
+
+    for nonce in range(max_attempts):
+        resp = await caller.complete(backend.request(messages, nonce=nonce, tag=f"faithful:{vid}"))  # type: ignore[attr-defined]
+        if resp.usage is not None:
+            tokens[0] += resp.usage.prompt_tokens
+            tokens[1] += resp.usage.completion_tokens
+        # faithful rewrites obey the context-inconsistency checks: every number kept, length within 15%
+        attempt, text, checks = screen_rewrite(resp, article, "context_inconsistency", nonce)
+        attempts.append(attempt)
+        if attempt.status == "error":
+            break
+        if text is None:
+            continue
+        return Variant(id=vid, article_id=article.id, language=article.language, text=text, label=0,
+                       generator=spec, seed=seed, checks=checks), log(True)
+    why = "; ".join(f"#{t.nonce} {t.status}: {t.reason}" for t in attempts)
+    return ItemError(f"{spec}: no acceptable faithful rewrite of '{article.id}' after {len(attempts)} "
+                     f"attempt(s) ({why})"), log(False)

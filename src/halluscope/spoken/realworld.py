@@ -1,0 +1,360 @@
+"""The real-world evaluation split (seed 000, section 3.2): fact-checked fakes and matched truthful negatives.
+
+'build realworld' loads the fakes, matches each to one original article of the run (same language) by
+greedy TF-IDF cosine over topic and time period, without replacement, optionally makes faithful LLM
+rewrites of the negatives (Table 5), and renders every new item through the run's own TTS -> ASR stages.
+
+'detect ... -o realworld=true' is the dedicated run of Table 4: the split is rebuilt from the same seed,
+then every matched negative's article (with all its rewrites) is moved to the test split, so no model
+evaluated on the real-world data trains or selects checkpoints on it; fakes and faithful rewrites are
+test items too. Its predictions live under their own stage, 'detect_realworld', so Table 2 (the full
+corpus split) never mixes with them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from halluscope.spoken.build import (
+    BuildConfig,
+    BuildResult,
+    _corpus_sha,
+    asr_config,
+    load_build,
+    render_speech,
+    speech_backends,
+    select_articles,
+    tts_config,
+)
+from halluscope.core.errors import HalluscopeError, InputError, Problems
+from halluscope.core.inputs import Field, read_rows
+from halluscope.core.manifest import record_manifest
+from halluscope.core.records import (
+    Article,
+    AudioRef,
+    RealWorldFake,
+    RealWorldMatch,
+    Transcript,
+    Variant,
+)
+from halluscope.core.stages import Stage, console, run_stage
+from halluscope.core.store import Store
+
+REAL_LANGUAGES = ("ru", "kk")
+FAKE_PREFIX = "fake~"
+FAKE_REQUIRED = ("id", "language", "text")
+FAKE_OPTIONAL = ("native_language", "translated", "pair_id", "near_parallel", "url", "date", "topic")
+
+
+def fake_id(row_id: str) -> str:
+    return FAKE_PREFIX + row_id
+
+
+FAKE_FIELDS = (*(Field(f) for f in FAKE_REQUIRED),
+               *(Field(f, "bool" if f in ("translated", "near_parallel") else "text", required=False)
+                 for f in FAKE_OPTIONAL))
+
+
+def load_fakes(path: str | Path, *, languages: Sequence[str] = REAL_LANGUAGES) -> list[RealWorldFake]:
+    """Validate every row of a fakes file (.jsonl/.csv/.tsv/.parquet); all problems are reported together.
+
+    Columns: id, language (ru | kk; 'kz' is read as 'kk'), text; optional native_language (default: the
+    language, or the other one when translated is true), translated (bool; default: native_language differs),
+    pair_id (the story shared by a ru and a kk row), near_parallel (bool), url, date (ISO 8601), topic.
+    Reading rules (encodings, types, limits): halluscope.core.inputs.
+    """
+    from halluscope.spoken.corpus import language_code
+
+    path = Path(path)
+    problems = Problems(str(path))
+    fakes: list[RealWorldFake] = []
+    seen: dict[str, int] = {}
+    for r in read_rows(path, FAKE_FIELDS, what="fakes file", problems=problems).rows:
+        row = r.number
+        values: dict[str, Any] = {k: v.strip() if isinstance(v, str) else v for k, v in r.values.items()}
+        ok = True
+        for f in ("language", "native_language"):
+            if f in values:
+                code = language_code(values[f])
+                if code not in REAL_LANGUAGES:
+                    problems.add(f"unsupported language '{values[f]}'; expected ru or kk (kz)", row=row, field=f)
+                    ok = False
+                values[f] = code
+        if values["id"] in seen:
+            problems.add(f"duplicate id '{values['id']}' (first seen at row {seen[values['id']]})", row=row, field="id")
+            ok = False
+        else:
+            seen[values["id"]] = row
+        if not ok:
+            continue
+        other = {"ru": "kk", "kk": "ru"}[values["language"]]
+        if "native_language" not in values:
+            values["native_language"] = other if values.get("translated") else values["language"]
+        if values.get("translated") is None:
+            values["translated"] = values["native_language"] != values["language"]
+        elif values["translated"] == (values["native_language"] == values["language"]):
+            problems.add(f"translated={values['translated']} but language={values['language']} and "
+                         f"native_language={values['native_language']}", row=row, field="translated")
+            continue
+        values["near_parallel"] = bool(values.get("near_parallel"))
+        fakes.append(RealWorldFake(**values))
+    problems.raise_if_any("fakes file", fix="required fields are id, language (ru|kk), text; see "
+                          "'halluscope build realworld --help' for the optional ones")
+    fakes = [f for f in fakes if f.language in languages]
+    if not fakes:
+        raise InputError(f"no fakes in {', '.join(languages)}", file=str(path), fix="check the language column and --langs")
+    return fakes
+
+
+# -- matching -----------------------------------------------------------------------------------------
+
+def match_key(topic: str | None, date: str | None) -> str:
+    """Tokens for topic and time period: the topic's words, the year and the year-month."""
+    words = re.findall(r"\w+", (topic or "").lower())
+    period = []
+    if date and (m := re.match(r"(\d{4})(?:-(\d{1,2}))?", date.strip())):
+        period.append(f"y{m.group(1)}")
+        if m.group(2):
+            period.append(f"m{m.group(1)}_{int(m.group(2)):02d}")
+    return " ".join([*(f"t_{w}" for w in words), *period])
+
+
+def _cosine(a: list[str], b: list[str], **tfidf: Any) -> Any:
+    import numpy as np
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.metrics.pairwise import linear_kernel
+
+    if not any(s.strip() for s in a + b):
+        return np.zeros((len(a), len(b)))
+    try:
+        vec = TfidfVectorizer(**tfidf).fit(a + b)
+    except ValueError:  # empty vocabulary
+        return np.zeros((len(a), len(b)))
+    return linear_kernel(vec.transform(a), vec.transform(b))
+
+
+def match_negatives(fakes: Sequence[RealWorldFake], articles: Sequence[Article], *,
+                    text_weight: float = 0.0) -> list[RealWorldMatch]:
+    """Greedy one-to-one matching per language by TF-IDF cosine over topic and period (section 3.2).
+
+    All fake x article pairs of a language are ranked by similarity (ties: fake id, then article id) and
+    taken in order when neither side is taken yet, so each fake gets one negative and no article serves
+    twice. ``text_weight`` > 0 adds that multiple of the texts' word TF-IDF cosine (off by default).
+    """
+    out: list[RealWorldMatch] = []
+    for lang in sorted({f.language for f in fakes}):
+        fs = sorted((f for f in fakes if f.language == lang), key=lambda f: f.id)
+        arts = sorted((a for a in articles if a.language == lang), key=lambda a: a.id)
+        if len(arts) < len(fs):
+            raise HalluscopeError(f"{len(fs)} {lang} fakes need as many truthful negatives, but the run has only "
+                                  f"{len(arts)} {lang} original articles with transcripts; build the run with more "
+                                  "articles or pass fewer fakes")
+        sim = _cosine([match_key(f.topic, f.date) for f in fs], [match_key(a.topic, a.date) for a in arts],
+                      token_pattern=r"\S+")
+        if text_weight:
+            sim = sim + text_weight * _cosine([f.text for f in fs], [a.text for a in arts], sublinear_tf=True)
+        pairs = sorted((-float(sim[i, j]), fs[i].id, arts[j].id, i, j) for i in range(len(fs)) for j in range(len(arts)))
+        used_f: set[int] = set()
+        used_a: set[int] = set()
+        for neg, _, _, i, j in pairs:
+            if i in used_f or j in used_a:
+                continue
+            used_f.add(i)
+            used_a.add(j)
+            out.append(RealWorldMatch(fake_id=fake_id(fs[i].id), article_id=arts[j].id, language=lang,  # type: ignore[arg-type]
+                                      similarity=round(-neg, 6), order=len(used_f) - 1))
+            if len(used_f) == len(fs):
+                break
+    return out
+
+
+def fake_variant(f: RealWorldFake) -> Variant:
+    """A fake as a benchmark sample: its own 'article', label 1, no type or severity."""
+    return Variant(id=fake_id(f.id), article_id=fake_id(f.id), language=f.language, text=f.text, label=1,
+                   generator="factcheck")
+
+
+# -- the split in the store -------------------------------------------------------------------------
+
+@dataclass
+class RealWorldSplit:
+    fakes: dict[str, RealWorldFake]  # sample id ('fake~<id>') -> fake
+    matches: dict[str, RealWorldMatch]  # sample id of the fake -> its negative
+    faithful: dict[str, Variant]  # '<article>~faithful' -> faithful LLM rewrite
+    audio: dict[str, AudioRef]
+    transcripts: dict[str, Transcript]
+    failures: dict[str, dict[str, str]]
+    stages: dict[str, str]
+    config: dict = field(default_factory=dict)
+
+    @property
+    def negatives(self) -> dict[str, str]:
+        """article id -> language of every matched truthful negative."""
+        return {m.article_id: m.language for m in self.matches.values()}
+
+    @property
+    def variants(self) -> dict[str, Variant]:
+        """Every new item of the split (fakes and faithful rewrites) as samples."""
+        return {**{k: fake_variant(f) for k, f in self.fakes.items()}, **self.faithful}
+
+
+def _file_sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def build_realworld(run_dir: str | Path, fakes_path: str | Path, *, langs: Sequence[str] = REAL_LANGUAGES,
+                    faithful: str | None = None, faithful_langs: Sequence[str] = ("ru",), text_weight: float = 0.0,
+                    corpus: str | None = None, llm_config: object | None = None, quiet: bool = False) -> RealWorldSplit:
+    """Load fakes, match negatives, make faithful rewrites (optional) and render new items through TTS -> ASR."""
+    run_dir = Path(run_dir)
+    bad = [x for x in [*langs, *faithful_langs] if x not in REAL_LANGUAGES]
+    if bad:
+        raise HalluscopeError(f"the real-world split is Russian and Kazakh only (--langs ru,kk); got {bad}")
+    fakes = load_fakes(fakes_path, languages=langs)
+    with Store(run_dir) as store:
+        build = load_build(store)
+        manifest = store.latest_manifest("build spoken")
+        cfg = BuildConfig(**manifest.config)  # type: ignore[union-attr]
+        if corpus is not None:
+            cfg = cfg.model_copy(update={"corpus": corpus})
+        articles = select_articles(cfg)
+        if Stage("ingest", {"corpus_sha": _corpus_sha(articles)}).fingerprint != build.stages["ingest"]:
+            raise HalluscopeError(f"the corpus '{cfg.corpus}' is not the one {run_dir} was built from (its articles "
+                                  "differ); pass --corpus with the original file")
+        candidates = [a for a in articles if a.language in langs and a.id in build.transcripts]
+        fakes_stage = Stage("realworld_fakes", {"sha": _file_sha(Path(fakes_path)), "langs": sorted(langs)})
+        match_stage = Stage("realworld_match", {"text_weight": text_weight, "method": "greedy tfidf topic+period"},
+                            (fakes_stage.fingerprint, build.stages["ingest"], build.stages["asr"]))
+        by_id = {fake_id(f.id): f for f in fakes}
+        run_stage(store, fakes_stage, sorted(by_id.items()), lambda f: f, RealWorldFake, quiet=True)
+        matches = {m.fake_id: m for m in match_negatives(fakes, candidates, text_weight=text_weight)}
+        run_stage(store, match_stage, sorted(matches.items()), lambda m: m, RealWorldMatch, quiet=True)
+        stages = {fakes_stage.name: fakes_stage.fingerprint, match_stage.name: match_stage.fingerprint}
+
+        new: dict[str, Variant] = {k: fake_variant(f) for k, f in by_id.items()}
+        failures: dict[str, dict[str, str]] = {}
+        faithful_results: dict[str, Variant] = {}
+        if faithful:
+            from halluscope.spoken import provenance
+
+            backend = provenance.faithful_backend(faithful, llm_config)
+            fstage = Stage("realworld_faithful", {**provenance.faithful_config(backend, max_attempts=3),
+                                                  "seed": cfg.seed, "langs": sorted(faithful_langs)},
+                           (match_stage.fingerprint,))
+            arts = {a.id: a for a in articles}
+            negs = sorted({m.article_id for m in matches.values() if m.language in faithful_langs})
+            summary = provenance.faithful_rewrites(store, fstage, backend, [arts[a] for a in negs], seed=cfg.seed,
+                                                   quiet=quiet)
+            faithful_results = summary.results
+            if summary.failed:
+                failures[fstage.name] = summary.failed
+            new.update(faithful_results)
+            stages[fstage.name] = fstage.fingerprint
+
+        new_langs = sorted({v.language for v in new.values()})
+        tts, asr = speech_backends(cfg, new_langs)  # the build's engines, per language
+        voices = {lang: tts.voices(lang) for lang in new_langs}
+        audio: dict[str, AudioRef] = {}
+        transcripts: dict[str, Transcript] = {}
+        # fakes and faithful rewrites render in stages of their own, so adding rewrites later re-renders no fake
+        groups = [("realworld", {k: v for k, v in new.items() if k in by_id}, fakes_stage.fingerprint)]
+        if faithful:
+            groups.append(("realworld_faithful", faithful_results, stages["realworld_faithful"]))
+        for prefix, items, upstream in groups:
+            tts_stage = Stage(f"{prefix}_tts", tts_config(tts, voices, cfg.seed), (upstream,))
+            asr_stage = Stage(f"{prefix}_asr", asr_config(asr), (tts_stage.fingerprint,))
+            a, t = render_speech(store, run_dir, items, tts=tts, asr=asr, voices=voices, seed=cfg.seed,
+                                 tts_stage=tts_stage, asr_stage=asr_stage, quiet=quiet)
+            audio.update(a.results)
+            transcripts.update(t.results)
+            failures.update({s.stage: s.failed for s in (a, t) if s.failed})
+            stages.update({tts_stage.name: tts_stage.fingerprint, asr_stage.name: asr_stage.fingerprint})
+        config = {"fakes": str(fakes_path), "langs": list(langs), "faithful": faithful,
+                  "faithful_langs": list(faithful_langs), "text_weight": text_weight, "corpus": cfg.corpus}
+        record_manifest(store, command="build realworld", config=config, seeds={"voices": cfg.seed}, stages=stages)
+        if not quiet:
+            console.print(f"  real-world: {len(by_id)} fakes, {len(matches)} negatives, {len(faithful_results)} "
+                          f"faithful rewrites, {len(transcripts)} transcripts")
+        return RealWorldSplit(by_id, matches, faithful_results, audio, transcripts, failures, stages, config)
+
+
+def load_realworld(store: Store) -> RealWorldSplit | None:
+    """The latest 'build realworld' of a run directory, or None when there is none."""
+    m = store.latest_manifest("build realworld")
+    if m is None:
+        return None
+    st = m.stages
+    faithful = store.results("realworld_faithful", st["realworld_faithful"], Variant) if "realworld_faithful" in st else {}
+    audio: dict[str, AudioRef] = {}
+    transcripts: dict[str, Transcript] = {}
+    for prefix in ("realworld", "realworld_faithful"):
+        if f"{prefix}_tts" in st:
+            audio.update(store.results(f"{prefix}_tts", st[f"{prefix}_tts"], AudioRef))
+            transcripts.update(store.results(f"{prefix}_asr", st[f"{prefix}_asr"], Transcript))
+    failures = {k: f for k in st if k.startswith("realworld_") and (f := store.failures(k, st[k]))}
+    return RealWorldSplit(
+        fakes=store.results("realworld_fakes", st["realworld_fakes"], RealWorldFake),
+        matches=store.results("realworld_match", st["realworld_match"], RealWorldMatch),
+        faithful=faithful, audio=audio, transcripts=transcripts, failures=failures, stages=dict(st), config=m.config)
+
+
+# -- the dedicated detection run ----------------------------------------------------------------------
+
+DETECT_STAGE = "detect_realworld"
+
+
+def realworld_splits(build: BuildResult, split: RealWorldSplit, *, seed: int) -> dict[str, str]:
+    """The article-level split of 'detect' with every negative's article and every new item moved to test."""
+    from halluscope.spoken.detect.splits import split_by_article
+
+    splits = split_by_article(build.samples.values(), seed=seed)
+    for aid in split.negatives:
+        splits[aid] = "test"
+    for v in split.variants.values():
+        splits[v.article_id] = "test"
+    return splits
+
+
+def detect_realworld(run_dir: str | Path, *, detector: str = "tfidf", task: str = "binary", input: str = "text",
+                     seed: int = 0, options: dict[str, Any] | None = None, executor: Any = None) -> Any:
+    """Train/evaluate any registered detector with the real-world negatives held out of train and dev."""
+    from halluscope.spoken.detect.run import DETECTORS, DetectContext, DetectResult, detect
+    from halluscope.core.records import Prediction
+
+    options = dict(options or {})
+    if task != "binary":
+        raise HalluscopeError(f"the real-world split has binary labels only; got --task {task} (use --task binary)")
+    provider, _, model = detector.partition("/")
+    if provider not in DETECTORS or input not in DETECTORS[provider].inputs:
+        return detect(run_dir, detector=detector, task="binary", input=input, seed=seed, options=options,
+                      executor=executor)  # its error
+    kind = DETECTORS[provider]
+    with Store(run_dir) as store:
+        build = load_build(store)
+        rw = load_realworld(store)
+        if rw is None:
+            raise HalluscopeError(f"{run_dir} has no real-world split; run 'halluscope build realworld {run_dir} "
+                                  "--fakes FILE' first")
+        samples = {**build.samples, **rw.variants}
+        transcripts = {**build.transcripts, **rw.transcripts}
+        merged = BuildResult(build.run_dir, samples, {**build.audio, **rw.audio}, transcripts, build.failures,
+                             build.stages)
+        excluded = {k: "no transcript (see the build's failures)" for k in samples if k not in transcripts}
+        items = [v for k, v in sorted(samples.items()) if k in transcripts]
+        stage = Stage(DETECT_STAGE, {"detector": detector, "config": kind.config(model, {**options, "seed": seed}),
+                                     "task": task, "input": input, "seed": seed},
+                      (build.stages["generate"], build.stages["asr"],
+                       *(fp for name, fp in sorted(rw.stages.items()) if name.endswith(("_match", "_asr")))))
+        record_manifest(store, command="detect realworld",
+                        config={"detector": detector, "task": task, "input": input, "seed": seed, "options": options},
+                        seeds={"split": seed, "detector": seed}, stages={DETECT_STAGE: stage.fingerprint, **rw.stages})
+        ctx = DetectContext(store=store, build=merged, stage=stage, spec=detector, model=model, task="binary",
+                            input=input, seed=seed, items=items, splits=realworld_splits(build, rw, seed=seed),
+                            options=options, **({"executor": executor} if executor is not None else {}))
+        kind.run(ctx)
+        return DetectResult(stage.fingerprint, store.results(stage.name, stage.fingerprint, Prediction), excluded)

@@ -1,0 +1,142 @@
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from halluscope.cli.main import app
+from halluscope.metrics.asr import normalize_for_wer, score_asr
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        # lowercase, punctuation, digits and symbols removed, hyphens to spaces (seed 000, 3.3 / A.4)
+        ("The state-owned bank raised rates to 16.75% on March 12, 2024.", "the state owned bank raised rates to on march"),
+        # noise tags in [] or <> and timestamps go; words in parentheses are speech and stay (App. A.4)
+        ("[music] Hello <unk> world (inaudible) 00:01:23 again", "hello world inaudible again"),
+        ("Astana (Kazinform) [Reuters] {update} <b>", "astana kazinform reuters update b"),
+        ("<|0.00|> [BLANK_AUDIO] [Music playing] <s> don't <|endoftext|>", "dont"),
+        ("Национальный банк — «Самрук-Қазына» повысил ставку до 16,75 процента!", "национальный банк самрук қазына повысил ставку до процента"),
+        ("Қазақстан Ұлттық банкі 2024 жылғы 12 наурызда мөлшерлемені көтерді.", "қазақстан ұлттық банкі жылғы наурызда мөлшерлемені көтерді"),
+        ("  Many   spaces\tand\nnewlines  ", "many spaces and newlines"),
+        ("Ёлка—ЁЖ", "ёлка ёж"),
+    ],
+)
+def test_normalisation(raw, expected):
+    assert normalize_for_wer(raw) == expected
+
+
+# Ten pairs that differ only by bracket characters, quotes, noise tags and timestamps, plus one real word
+# error in en ('grew' -> 'grow') and one in ru ('студенты' -> 'студент'), each one character; the last two
+# columns are App. A.4's result written by hand (None: the hypothesis cleans to the same as the reference).
+PAIRS = [
+    ("en", "Astana (Kazinform) The National Bank kept its base rate unchanged.",
+     "[music] Astana Kazinform, the national bank kept its base rate unchanged",
+     "astana kazinform the national bank kept its base rate unchanged", None),
+    ("en", 'About 300 people (mostly students) joined the "Clean City" campaign.',
+     "00:00:05 about 300 people, mostly students, joined the clean city campaign <unk>",
+     "about people mostly students joined the clean city campaign", None),
+    ("en", "The minister said [the plan] would start in {spring}.",
+     "The minister said the plan would start in spring. [NOISE]",
+     "the minister said the plan would start in spring", None),
+    ("en", "The akimat's budget grew by 12%, officials said.",
+     "<|0.00|> the akimat's budget grow by 12 % officials said <|endoftext|>",
+     "the akimats budget grew by officials said", "the akimats budget grow by officials said"),
+    ("ru", "Астана (Казинформ) — Национальный банк сохранил базовую ставку.",
+     "Астана, Казинформ. Национальный банк сохранил базовую ставку [музыка]",
+     "астана казинформ национальный банк сохранил базовую ставку", None),
+    ("ru", "«Самрук-Қазына» объявил о выплате дивидендов.",
+     "00:01:23 Самрук Қазына объявил о выплате дивидендов",
+     "самрук қазына объявил о выплате дивидендов", None),
+    ("ru", "В акции приняли участие около 500 человек (в основном студенты).",
+     "в акции приняли участие около 500 человек, в основном студент <unk>",
+     "в акции приняли участие около человек в основном студенты",
+     "в акции приняли участие около человек в основном студент"),
+    ("kk", "Астана (Kazinform) – Ұлттық банк базалық мөлшерлемені өзгеріссіз қалдырды.",
+     "Астана Kazinform Ұлттық банк базалық мөлшерлемені өзгеріссіз қалдырды",
+     "астана kazinform ұлттық банк базалық мөлшерлемені өзгеріссіз қалдырды", None),
+    ("kk", "«Қазатомпром» компаниясы [жаңа] кен орнын ашты.",
+     "[Music] Қазатомпром компаниясы жаңа кен орнын ашты.",
+     "қазатомпром компаниясы жаңа кен орнын ашты", None),
+    ("kk", "Шараға 200-ге жуық адам қатысты (негізінен студенттер).",
+     "шараға 200-ге жуық адам қатысты, негізінен студенттер. 00:00:12 <noise>",
+     "шараға ге жуық адам қатысты негізінен студенттер", None),
+]
+
+
+def test_brackets_quotes_noise_tags_and_timestamps_cost_nothing():
+    for _, ref, hyp, ref_clean, hyp_clean in PAIRS:
+        assert normalize_for_wer(ref) == ref_clean
+        assert normalize_for_wer(hyp) == (hyp_clean or ref_clean)
+    by_lang = {lang: score_asr(reference=[p[1] for p in PAIRS if p[0] == lang],
+                               hypothesis=[p[2] for p in PAIRS if p[0] == lang]) for lang in ("en", "ru", "kk")}
+    # en: 1 word error of 35 words, 1 character of 211; ru: 1 of 22 words, 1 of 157 characters; kk: none
+    assert (by_lang["en"].wer, by_lang["en"].cer) == (pytest.approx(1 / 35), pytest.approx(1 / 211))
+    assert (by_lang["ru"].wer, by_lang["ru"].cer) == (pytest.approx(1 / 22), pytest.approx(1 / 157))
+    assert (by_lang["kk"].wer, by_lang["kk"].cer) == (0.0, 0.0)
+    assert (by_lang["en"].ref_words, by_lang["en"].ref_chars) == (35, 211)
+    overall = score_asr(reference=[p[1] for p in PAIRS], hypothesis=[p[2] for p in PAIRS])
+    assert (overall.wer, overall.cer, overall.ref_words) == (pytest.approx(2 / 78), pytest.approx(2 / 527), 78)
+    assert overall.cleaner == "rules" and overall.as_dict()["cleaner"] == "rules"
+
+
+def test_real_references_keep_every_word(realdata):
+    # real English references (JFK, LibriVox): cleaning drops punctuation and case, never a word
+    import re
+
+    files = sorted((realdata / "speech_en").rglob("*.txt"))
+    assert len(files) >= 7
+    for path in files:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            words = [w.replace("'", "") for w in re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)*", line.lower())]
+            assert normalize_for_wer(line).split() == words, (path.name, line)
+
+
+def test_corpus_level_wer_is_total_edits_over_total_reference_words():
+    # item 1: 'a b c d' vs 'a x c' -> 1 substitution + 1 deletion = 2 edits over 4 words
+    # item 2: 'e f' vs 'e f g' -> 1 insertion over 2 words; corpus WER = 3 / 6 = 0.5 (not the mean 0.5/0.5 by luck:
+    # item WERs are 0.5 and 0.5; use a third item to separate the two)
+    # item 3: 'h' vs '' -> 1 deletion over 1 word; corpus = 4 / 7, mean of items = (0.5 + 0.5 + 1) / 3
+    s = score_asr(reference=["A b, c d.", "e f", "h"], hypothesis=["a x c", "e-f g", ""])
+    assert s.wer == pytest.approx(4 / 7)
+    assert s.n == 3 and s.ref_words == 7
+
+
+def test_cer_on_kazakh_counts_characters():
+    # 'көтерді' vs 'көтерді' after normalisation: identical -> 0; 'ақша' vs 'акша' -> 1 of 4 chars
+    s = score_asr(reference=["Ақша!"], hypothesis=["акша"])
+    assert s.cer == pytest.approx(1 / 4) and s.wer == pytest.approx(1.0)
+
+
+def test_references_empty_after_normalisation_are_counted_not_scored():
+    s = score_asr(reference=["2024", "hello"], hypothesis=["twenty", "hello"])
+    assert s.skipped_empty_reference == 1 and s.n == 1 and s.wer == 0.0
+
+
+def test_score_asr_cli_prints_per_language_and_overall_json(tmp_path):
+    pairs = tmp_path / "pairs.jsonl"
+    rows = [
+        {"reference": "the bank raised rates", "hypothesis": "the bank raised rate", "language": "en"},
+        {"reference": "банк повысил ставку", "hypothesis": "банк повысил ставку", "language": "ru"},
+        {"reference": "банк мөлшерлемені көтерді", "hypothesis": "банк мөлшерлеме көтерді", "language": "kk"},
+    ]
+    pairs.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+    result = CliRunner().invoke(app, ["score", "asr", str(pairs), "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["en"]["wer"] == pytest.approx(1 / 4)
+    assert out["ru"]["wer"] == 0.0
+    assert out["kk"]["wer"] == pytest.approx(1 / 3)
+    assert out["overall"]["wer"] == pytest.approx(2 / 10)
+    assert set(out) == {"en", "ru", "kk", "overall"}
+
+
+def test_score_asr_cli_bad_row_names_row_and_field(tmp_path):
+    from halluscope.core.errors import InputError
+    from halluscope.metrics.scoring import score_asr_file
+
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text('{"reference": "a", "hypothesis": "a", "language": "en"}\n{"reference": "a", "language": "en"}\n')
+    with pytest.raises(InputError) as err:
+        score_asr_file(pairs)
+    assert "row 2" in str(err.value) and "field 'hypothesis'" in str(err.value)
