@@ -1,0 +1,153 @@
+"""A model named once: ``ModelSpec(provider, model, options)``, parsed from a name and ``-o KEY=VALUE`` pairs.
+
+Every backend, detector, TTS and ASR system is named ``provider/model``. Options used to travel glued into the
+name (``hf-audio/<dir>?mitigation=aad&alpha=0.5``, ``hf/<dir>?gguf=x.gguf``, ``hf-asr/<dir>?punct=...``) and
+were parsed again wherever the name was read; this is the one place that reads them.
+
+- ``ModelSpec.parse(name, options)``: the legacy glued form still parses (its query becomes options); values
+  are JSON when they parse as JSON (``0.5``, ``true``, ``[1, 2]``), else strings, exactly as ``-o`` reads them;
+  keyword ``options`` win over the glued ones.
+- ``str(spec)`` is canonical: ``provider/model``, then ``?`` and the options, ``mitigation`` first (it names the
+  decoding method, the rest are its settings), then the others sorted by key. ``parse(str(spec)) == spec``.
+  Stages and records keyed by a model name use this string, so mitigated runs stay apart from plain ones.
+- ``spec.check(allowed)`` / ``spec.validate(OptionsModel)`` refuse an unknown key with an error naming it and
+  the allowed keys.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Any, TypeVar
+from urllib.parse import parse_qsl, quote
+
+from halluscope.core.errors import HalluscopeError
+
+M = TypeVar("M")
+FIRST_KEYS = ("mitigation",)  # come first in the canonical form; the rest are sorted
+
+
+def parse_value(text: str) -> Any:
+    """A value as ``-o KEY=VALUE`` and a glued ``?key=value`` read it: JSON when it parses (3, 0.5, true, [1,2]), else the text."""
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, ValueError):
+        return text
+
+
+def format_value(value: Any) -> str:
+    """The inverse of ``parse_value`` for the canonical form (strings as they are, anything else as compact JSON)."""
+    if isinstance(value, str):  # a string that would read back as a number or bool is quoted ("1", "true")
+        return value if parse_value(value) == value else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, tuple):
+        value = list(value)
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+class ModelSpec:
+    """``provider/model`` plus validated options; frozen, hashable, equal when the canonical strings are."""
+
+    __slots__ = ("provider", "model", "options")
+    provider: str
+    model: str
+    options: Mapping[str, Any]
+
+    def __init__(self, provider: str, model: str = "", options: Mapping[str, Any] | None = None) -> None:
+        if not provider or "/" in provider or "?" in provider:
+            raise HalluscopeError(f"bad provider '{provider}': expected a name such as openai, hf or hf-audio")
+        object.__setattr__(self, "provider", provider)
+        object.__setattr__(self, "model", model)
+        object.__setattr__(self, "options", MappingProxyType(dict(options or {})))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"ModelSpec is frozen (cannot set '{name}'); use with_options()")
+
+    def __reduce__(self) -> tuple:
+        return (ModelSpec, (self.provider, self.model, dict(self.options)))
+
+    @classmethod
+    def parse(cls, name: str | ModelSpec, options: Mapping[str, Any] | None = None) -> ModelSpec:
+        """'provider/model[?k=v&k=v]' (or a ModelSpec) with ``options`` on top (they win over the glued ones)."""
+        if isinstance(name, ModelSpec):
+            return name.with_options(**dict(options or {})) if options else name
+        if not isinstance(name, str) or not name.strip():
+            raise HalluscopeError(f"expected a model name 'provider/model', got {name!r}")
+        body, sep, query = name.strip().partition("?")
+        provider, _, model = body.partition("/")
+        glued: dict[str, Any] = {}
+        if sep:
+            try:
+                pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+            except ValueError as exc:
+                raise HalluscopeError(f"'{name}': cannot read the options after '?' ({exc}); expected "
+                                      "'provider/model?key=value&key=value'") from exc
+            for k, v in pairs:
+                if k in glued:
+                    raise HalluscopeError(f"'{name}': option '{k}' is given twice; expected each key once")
+                glued[k] = parse_value(v)
+        return cls(provider, model, {**glued, **dict(options or {})})
+
+    @property
+    def name(self) -> str:
+        """'provider/model' without options ('provider' alone when there is no model)."""
+        return f"{self.provider}/{self.model}" if self.model else self.provider
+
+    def ordered_options(self) -> list[tuple[str, Any]]:
+        first = [(k, self.options[k]) for k in FIRST_KEYS if k in self.options]
+        return first + sorted((k, v) for k, v in self.options.items() if k not in FIRST_KEYS)
+
+    def __str__(self) -> str:
+        if not self.options:
+            return self.name
+        query = "&".join(f"{quote(k, safe='')}={quote(format_value(v), safe='/:,.-_~')}"
+                         for k, v in self.ordered_options())
+        return f"{self.name}?{query}"
+
+    def __repr__(self) -> str:
+        return f"ModelSpec({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ModelSpec):
+            return str(self) == str(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def with_options(self, **options: Any) -> ModelSpec:
+        """This spec with ``options`` added (they win); a value of None removes that key."""
+        merged = {**self.options, **options}
+        return ModelSpec(self.provider, self.model, {k: v for k, v in merged.items() if v is not None})
+
+    def without(self, *keys: str) -> ModelSpec:
+        return ModelSpec(self.provider, self.model, {k: v for k, v in self.options.items() if k not in keys})
+
+    def split(self, keys: Iterable[str]) -> tuple[dict[str, Any], ModelSpec]:
+        """(the options named in ``keys``, this spec without them)."""
+        keys = set(keys)
+        return {k: v for k, v in self.options.items() if k in keys}, self.without(*keys)
+
+    def check(self, allowed: Iterable[str] | type, *, kind: str = "model") -> None:
+        """Refuse an option key not in ``allowed`` (names, or a pydantic model whose fields are the names)."""
+        names = set(getattr(allowed, "model_fields", None) or allowed)  # type: ignore[arg-type]
+        unknown = sorted(set(self.options) - names)
+        if unknown:
+            raise HalluscopeError(
+                f"{kind} '{self}' does not take option(s) {', '.join(unknown)}; its options: "
+                f"{', '.join(sorted(names)) or 'none'}. Fix: drop them or check the spelling")
+
+    def validate(self, model_cls: type[M], *, kind: str = "model", **defaults: Any) -> M:
+        """``model_cls`` (a pydantic model) built from ``defaults`` < the options, with the unknown-key check."""
+        from pydantic import ValidationError
+
+        self.check(model_cls, kind=kind)
+        try:
+            return model_cls.model_validate({**defaults, **self.options})  # type: ignore[attr-defined]
+        except ValidationError as exc:
+            raise HalluscopeError(f"bad options for {kind} '{self}': {exc}") from exc
+
+
+def as_spec(spec: str | ModelSpec, options: Mapping[str, Any] | None = None) -> ModelSpec:
+    """``ModelSpec.parse`` under a short name for call sites that accept either form."""
+    return ModelSpec.parse(spec, options)
