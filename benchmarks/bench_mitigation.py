@@ -24,7 +24,7 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "tests" / "audio_lm"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))  # the tests support package (tiny models)
 
 from halluscope.backends.audio_lm import clip_of, load_adapter
 from halluscope.mitigation import contrast, decode, parse_mitigation
@@ -88,11 +88,11 @@ def main() -> None:
     torch.set_num_threads(max(1, torch.get_num_threads()))
     path = args.model
     if path is None:
-        from tiny_audio_lm import build_qwen2_audio
+        from support.tiny_audio_lm import build_qwen2_audio
 
         path = str(build_qwen2_audio(Path(tempfile.mkdtemp())))
     ad = load_adapter(path, device=args.device)
-    from tiny_audio_lm import espeak
+    from support.tiny_audio_lm import espeak
 
     clip = clip_of(espeak("The national bank raised the base rate because of inflation."))
     methods = {"plain": None, "aad": parse_mitigation("aad"), "vcd": parse_mitigation("vcd"),
