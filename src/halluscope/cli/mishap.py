@@ -7,19 +7,38 @@ from typing import List, Optional
 
 import typer
 
-from halluscope.cli.options import existing_run, with_executor
+from halluscope.cli.compat import App
+from halluscope.cli.options import (
+    AudioPolicy,
+    LlmConfig,
+    MaxTokens,
+    Mitigation,
+    NewRun,
+    Options,
+    Retries,
+    Run,
+    System,
+    flag_options,
+    mitigation_options,
+    with_executor,
+)
 from halluscope.core.executors import ExecutorOptions
 from halluscope.core.stages import console
 
-mishap_app = typer.Typer(help="MISHAP-Bench: adversarial open-ended questions over audio clips, a groundedness judge, "
+app = App(help="MISHAP-Bench: adversarial open-ended questions over audio clips, a groundedness judge, "
                          "rates, stance and human agreement (seed 001). Steps: clips -> questions -> rubrics -> answer "
-                         "-> judge -> annotate -> report, or 'all'. LLM options: $HALLUSCOPE_LLM_CONFIG; keys from the "
-                         "environment.", no_args_is_help=True)
+                         "-> judge -> annotate -> report, or 'all'. LLM options: --llm-config or $HALLUSCOPE_LLM_CONFIG; keys "
+          "from the environment.")
 
-RUN = typer.Argument(..., help="Run directory (created by 'clips'; later steps resume it).")
+RUN = NewRun("Run directory (created by 'clips'; later steps resume it).")
+STEP_RUN = Run("Run directory made by 'mishap clips'.")
 
 
-STEP_RUN = typer.Argument(..., help="Run directory made by 'mishap clips'.", callback=existing_run)
+def _show(summary, what: str) -> None:
+    """A step's summary (halluscope.core.runner.CallSummary): its counts line, then its warnings."""
+    console.print(summary.line(what), highlight=False, soft_wrap=True)
+    for note in summary.notes:
+        console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
 
 
 def _seeds(value: Optional[str]) -> Optional[list[int]]:
@@ -31,13 +50,13 @@ def _seeds(value: Optional[str]) -> Optional[list[int]]:
         raise typer.BadParameter(f"expected comma-separated integers such as 0,1,2, got '{value}'") from None
 
 
-@mishap_app.command("clips")
-def clips_cmd(run: Path = RUN,
+@app.command("clips")
+def clips_cmd(run: RUN,
               manifest: Path = typer.Option(..., help=".jsonl/.csv with id, domain (music|sound|speech), source, audio, description[, description_kind]."),
               filter_llm: Optional[str] = typer.Option(None, help="LLM for the informativeness filter (App. A.1), e.g. openai/<model>; none: keep every clip."),
               per_domain: Optional[int] = typer.Option(None, help="Keep at most N clips per domain after the filter (the paper: 1,000), taken from its sources in turn."),
               per_source: Optional[List[str]] = typer.Option(None, help="Keep at most N clips per source after the filter: N for every source, or SOURCE=N (repeat)."),
-              seed: int = typer.Option(0, help="Seed of the quota draws.")) -> None:
+              seed: int = typer.Option(0, help="Seed of the quota draws."), llm_config: LlmConfig = None) -> None:
     """Import clips and descriptions, filter uninformative descriptions, enforce domain / source quotas, report balance."""
     from halluscope.mishap.clips import import_clips
 
@@ -51,38 +70,42 @@ def clips_cmd(run: Path = RUN,
         else:
             quota = {**(quota or {}), src.strip(): int(n)}  # type: ignore[dict-item]
     r = import_clips(run, manifest, filter_llm=filter_llm, per_domain=per_domain, per_source=quota, seed=seed)
+    for line in r.lines():
+        console.print(line, highlight=False, soft_wrap=True)
     for row in r.balance:
         if row["source"] == "(all)":
             console.print(f"  {row['domain']}: {row['kept']} kept of {row['clips']}")
 
 
-@mishap_app.command("questions")
-def questions_cmd(run: Path = STEP_RUN, llm: str = typer.Option(..., help="Question writer: openai/<model>, hf/<dir> or hf-audio/<dir>."),
+@app.command("questions")
+def questions_cmd(run: STEP_RUN, llm: str = typer.Option(..., help="Question writer: openai/<model>, hf/<dir> or hf-audio/<dir>."),
                   checker: str = typer.Option("same", help="Strategy-adherence checker: 'same' (the writer), another spec, or 'none'."),
                   per_category: int = typer.Option(2, help="Questions per category per clip (the spec: 2, so 4 per clip)."),
                   real_sources: Optional[Path] = typer.Option(None, help="Real source names, one per line: invented false-authority names must not collide with them."),
                   with_audio: Optional[bool] = typer.Option(None, "--with-audio/--no-audio", help="Attach the clip to the writer's request; default: when the writer is an hf-audio/ model (an openai/ writer needs --with-audio and a server that takes audio)."),
-                  max_attempts: int = typer.Option(3, help="Generations per question before it is reported failed."),
-                  seed: int = typer.Option(0, help="Seed of the strategy assignment and generation.")) -> None:
+                  retries: Retries = 2,
+                  seed: int = typer.Option(0, help="Seed of the strategy assignment and generation."),
+                  llm_config: LlmConfig = None) -> None:
     """Write adversarial questions: 3 context and 4 knowledge strategies, checked and regenerated."""
     from halluscope.mishap.questions import make_questions
 
-    make_questions(run, llm, checker=checker, per_category=per_category, real_sources=real_sources,
-                   with_audio=with_audio, max_attempts=max_attempts, seed=seed)
+    _show(make_questions(run, llm, checker=checker, per_category=per_category, real_sources=real_sources,
+                         with_audio=with_audio, max_attempts=retries + 1, seed=seed), "questions")
 
 
-@mishap_app.command("rubrics")
-def rubrics_cmd(run: Path = STEP_RUN, llm: Optional[str] = typer.Option(None, help="Rubric writer (generate)."),
+@app.command("rubrics")
+def rubrics_cmd(run: STEP_RUN, llm: Optional[str] = typer.Option(None, help="Rubric writer (generate)."),
                 export: Optional[Path] = typer.Option(None, "--export", help="Write the current rubrics as JSONL to edit."),
                 import_: Optional[Path] = typer.Option(None, "--import", help="Append edited rubrics as new versions."),
-                author: str = typer.Option("", help="Who edited (required with --import).")) -> None:
+                author: str = typer.Option("", help="Who edited (required with --import)."),
+                llm_config: LlmConfig = None) -> None:
     """Generate 'Hallucinated if ... Grounded if ...' rubrics, or export / import edits (versioned, append-only)."""
     from halluscope.mishap.rubrics import export_rubrics, import_rubrics, make_rubrics
 
     if not (llm or export or import_):
         raise typer.BadParameter("give --llm to generate, --export FILE or --import FILE --author NAME")
     if llm:
-        make_rubrics(run, llm)
+        _show(make_rubrics(run, llm), "rubrics")
     if import_:
         new = import_rubrics(run, import_, author=author)
         console.print(f"{len(new)} rubric(s) changed: new versions stored")
@@ -90,45 +113,52 @@ def rubrics_cmd(run: Path = STEP_RUN, llm: Optional[str] = typer.Option(None, he
         console.print(f"{export_rubrics(run, export)} rubrics written to {export}")
 
 
-@mishap_app.command("answer")
+@app.command("answer")
 @with_executor
-def answer_cmd(run: Path = STEP_RUN, model: str = typer.Option(..., help="Audio LM: openai/<model> (audio parts) or hf-audio/<dir>."),
+def answer_cmd(run: STEP_RUN, model: str = typer.Option(..., help="Audio LM: openai/<model> (audio parts) or hf-audio/<dir>."),
                seeds: Optional[str] = typer.Option(None, help="Sampled decoding over these seeds (e.g. 0,1,2); none: greedy once."),
                temperature: float = typer.Option(0.0, help="Sampling temperature from the model card (with --seeds)."),
                top_p: Optional[float] = typer.Option(None, help="top_p from the model card (with --seeds)."),
-               max_tokens: int = typer.Option(512), policy: str = typer.Option("truncate", help="Audio longer than the window: truncate, chunk or skip."),
-               system: Optional[str] = typer.Option(None, help="System prompt, if the model card prescribes one."),
-               mitigation: Optional[str] = typer.Option(None, help="Contrastive decoding for hf-audio models: aad, vcd, "
-                                                        "mti or dola, with parameters as a query, e.g. 'aad&alpha=0.5'; "
-                                                        "reported as its own row under the model."),
+               max_tokens: MaxTokens = 512, audio_policy: AudioPolicy = "truncate", system: System = None,
+               mitigation: Mitigation = None, option: Options = [], llm_config: LlmConfig = None,  # noqa: B006
                executor: ExecutorOptions = ExecutorOptions()) -> None:
     """Collect one model's answers (raw text, call key, audio sent/heard); an hf-audio model can generate on Ray
     workers (--executor ray --ray-gpus-per-worker 1): one model load per worker, the same answers."""
     from halluscope.mishap.answers import collect_answers
 
+    options = flag_options(option, max_new_tokens=None, audio_policy=None, system=None)
+    max_tokens = int(options.pop("max_new_tokens", max_tokens))
+    audio_policy = str(options.pop("audio_policy", audio_policy))
+    system = options.pop("system", system)
+    mitigation = mitigation_options(mitigation, options)
     if mitigation:
         if not model.startswith("hf-audio/"):
             raise typer.BadParameter("--mitigation needs a local hf-audio/<dir> model (it changes the decoding loop)")
-        model = f"{model}{'&' if '?' in model else '?'}mitigation={mitigation}"
+        # the mitigation and its -o parameters name the model (its own row in the report), as 'aad&alpha=0.5' did
+        query = "&".join([f"mitigation={mitigation}", *(f"{k}={v}" for k, v in options.items())])
+        model, options = f"{model}{'&' if '?' in model else '?'}{query}", {}
 
     with executor.create(run) as ex:
-        collect_answers(run, model, seeds=_seeds(seeds), temperature=temperature, top_p=top_p, max_tokens=max_tokens,
-                        policy=policy, system=system, executor=ex)
+        _show(collect_answers(run, model, seeds=_seeds(seeds), temperature=temperature, top_p=top_p,
+                              max_tokens=max_tokens, policy=audio_policy, system=system, backend_options=options,
+                              executor=ex), f"answers of {model}")
 
 
-@mishap_app.command("judge")
-def judge_cmd(run: Path = STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: openai/<model> or hf/<dir>."),
+@app.command("judge")
+def judge_cmd(run: STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: openai/<model> or hf/<dir>."),
               evidence: Optional[Path] = typer.Option(None, help="Local documents for the evidence tool (folder of .txt/.md or .jsonl); knowledge questions only."),
               examples: Optional[Path] = typer.Option(None, help="In-context examples (3 grounded + 3 hallucinated per category, JSON)."),
-              max_searches: int = typer.Option(3), retries: int = typer.Option(2, help="Re-asks after an unreadable reply.")) -> None:
+              max_searches: int = typer.Option(3, help="Evidence searches per judgement (knowledge questions)."),
+              retries: Retries = 2, llm_config: LlmConfig = None) -> None:
     """Judge every answer as grounded or hallucinated (with stance), against the current rubrics."""
     from halluscope.mishap.judge import run_judge
 
-    run_judge(run, judge, examples=examples, evidence=evidence, max_searches=max_searches, retries=retries)
+    _show(run_judge(run, judge, examples=examples, evidence=evidence, max_searches=max_searches, retries=retries),
+          "judgements")
 
 
-@mishap_app.command("annotate")
-def annotate_cmd(run: Path = STEP_RUN, host: str = typer.Option("127.0.0.1", help="Bind address (loopback by default)."),
+@app.command("annotate")
+def annotate_cmd(run: STEP_RUN, host: str = typer.Option("127.0.0.1", help="Bind address (loopback by default)."),
                  port: int = typer.Option(8765, min=0, max=65535, help="Port (0: any free port)."),
                  token: Optional[str] = typer.Option(None, help="Access token (default: random, printed in the link); "
                                                      "reuse it to keep open pages working across a restart."),
@@ -152,8 +182,8 @@ def annotate_cmd(run: Path = STEP_RUN, host: str = typer.Option("127.0.0.1", hel
         srv.stop()
 
 
-@mishap_app.command("examples")
-def examples_cmd(run: Path = STEP_RUN, out: Path = typer.Option(..., help="JSON file to write (the --examples input of 'judge')."),
+@app.command("examples")
+def examples_cmd(run: STEP_RUN, out: Path = typer.Option(..., help="JSON file to write (the --examples input of 'judge')."),
                  seed: int = typer.Option(0, help="Seed of the draw.")) -> None:
     """Draw the judge's fixed in-context examples from human annotations: three grounded and three
     hallucinated per category, among responses all annotators agree on (seed 001, section 3.3)."""
@@ -168,25 +198,25 @@ def examples_cmd(run: Path = STEP_RUN, out: Path = typer.Option(..., help="JSON 
                   f"use with 'halluscope mishap judge {run} --examples {out}'")
 
 
-@mishap_app.command("report")
-def report_cmd(run: Path = STEP_RUN) -> None:
+@app.command("report")
+def report_cmd(run: STEP_RUN) -> None:
     """Write RUN/report/mishap/: Tables 1 and 11, stance (Figure 6 style), agreement."""
     from halluscope.mishap.report import write_mishap_report
 
     console.print(f"report: {write_mishap_report(run)}")
 
 
-@mishap_app.command("all")
+@app.command("all")
 @with_executor
-def all_cmd(run: Path = RUN, manifest: Path = typer.Option(..., help="Clip manifest (see 'mishap clips')."),
+def all_cmd(run: RUN, manifest: Path = typer.Option(..., help="Clip manifest (see 'mishap clips')."),
             llm: str = typer.Option(..., help="LLM for the filter, questions, checks and rubrics."),
             model: List[str] = typer.Option(..., help="Audio LM(s) to evaluate (repeat the option)."),
             judge: str = typer.Option(..., help="Judge LLM."),
             filter_clips: bool = typer.Option(True, help="Run the informativeness filter with --llm."),
             per_category: int = typer.Option(2), real_sources: Optional[Path] = typer.Option(None),
             seeds: Optional[str] = typer.Option(None), temperature: float = typer.Option(0.0),
-            policy: str = typer.Option("truncate"), evidence: Optional[Path] = typer.Option(None),
-            executor: ExecutorOptions = ExecutorOptions()) -> None:
+            audio_policy: AudioPolicy = "truncate", evidence: Optional[Path] = typer.Option(None),
+            llm_config: LlmConfig = None, executor: ExecutorOptions = ExecutorOptions()) -> None:
     """clips -> questions -> rubrics -> answer (each model) -> judge -> report, resuming whatever is done;
     --executor ray puts hf-audio answering on Ray workers."""
     from halluscope.mishap.answers import collect_answers
@@ -196,16 +226,19 @@ def all_cmd(run: Path = RUN, manifest: Path = typer.Option(..., help="Clip manif
     from halluscope.mishap.report import write_mishap_report
     from halluscope.mishap.rubrics import make_rubrics
 
-    import_clips(run, manifest, filter_llm=llm if filter_clips else None)
-    make_questions(run, llm, per_category=per_category, real_sources=real_sources)
-    make_rubrics(run, llm)
+    for line in import_clips(run, manifest, filter_llm=llm if filter_clips else None).lines():
+        console.print(line, highlight=False, soft_wrap=True)
+    _show(make_questions(run, llm, per_category=per_category, real_sources=real_sources), "questions")
+    _show(make_rubrics(run, llm), "rubrics")
     with executor.create(run) as ex:
         for m in model:
-            collect_answers(run, m, seeds=_seeds(seeds), temperature=temperature, policy=policy, executor=ex)
-    run_judge(run, judge, evidence=evidence)
+            _show(collect_answers(run, m, seeds=_seeds(seeds), temperature=temperature, policy=audio_policy,
+                                  executor=ex),
+                  f"answers of {m}")
+    _show(run_judge(run, judge, evidence=evidence), "judgements")
     console.print(f"report: {write_mishap_report(run)}\nannotate: halluscope mishap annotate {run}")
 
 
 from halluscope.cli.mishap_validity import register as _register_validity  # noqa: E402
 
-_register_validity(mishap_app)  # 'mishap validity import|judge|report' and 'mishap ablation'
+_register_validity(app)  # 'mishap validity import|judge|report' and 'mishap ablation'

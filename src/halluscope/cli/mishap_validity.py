@@ -8,18 +8,19 @@ from typing import List, Optional
 
 import typer
 
-from halluscope.cli.options import existing_run
+from halluscope.cli.compat import App
+from halluscope.cli.options import LlmConfig, NewRun, Retries, Run
 from halluscope.core.stages import console
 
-validity_app = typer.Typer(help="Validity of groundedness judging (seed 001, 4.1, Figure 5): closed-form responses "
+validity_app = App(help="Validity of groundedness judging (seed 001, 4.1, Figure 5): closed-form responses "
                            "judged for groundedness beside their benchmark's own scorer and human labels. Steps: "
-                           "import (per model) -> judge -> 'mishap annotate' -> report.", no_args_is_help=True)
-RUN = typer.Argument(..., help="Run directory: a MISHAP run or a new folder for the study.")
-STEP_RUN = typer.Argument(..., help="Run directory with imported responses.", callback=existing_run)
+                           "import (per model) -> judge -> 'mishap annotate' -> report.")
+RUN = NewRun("Run directory: a MISHAP run or a new folder for the study.")
+STEP_RUN = Run("Run directory with imported responses.")
 
 
 @validity_app.command("import")
-def import_cmd(run: Path = RUN,
+def import_cmd(run: RUN,
                files: List[Path] = typer.Argument(..., help="HalluAudio or AHa-Bench prediction JSONL(s); for kuan: "
                                                   "the questions TSV then the predictions CSV."),
                benchmark: str = typer.Option(..., help="halluaudio, aha or kuan."),
@@ -35,9 +36,9 @@ def import_cmd(run: Path = RUN,
 
 
 @validity_app.command("judge")
-def judge_cmd(run: Path = STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: openai/<model> or hf/<dir>."),
+def judge_cmd(run: STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: openai/<model> or hf/<dir>."),
               examples: Optional[Path] = typer.Option(None, help="In-context examples JSON (default: the packaged set)."),
-              retries: int = typer.Option(2, help="Re-asks after an unreadable reply.")) -> None:
+              retries: Retries = 2, llm_config: LlmConfig = None) -> None:
     """Judge every imported response with the full groundedness judge."""
     from halluscope.mishap.ablation import run_configs
     from halluscope.mishap.judge import FULL
@@ -46,7 +47,7 @@ def judge_cmd(run: Path = STEP_RUN, judge: str = typer.Option(..., help="Judge L
 
 
 @validity_app.command("report")
-def report_cmd(run: Path = STEP_RUN, out: Optional[Path] = typer.Option(None, help="Folder (default RUN/report/validity).")) -> None:
+def report_cmd(run: STEP_RUN, out: Optional[Path] = typer.Option(None, help="Folder (default RUN/report/validity).")) -> None:
     """Write the Figure-5 comparison, agreement and the ablation / sensitivity tables (validity.md, fig5.png, summary.json)."""
     from halluscope.mishap.ablation import ablation_tables, print_table
     from halluscope.mishap.validity import compare, write_validity_report
@@ -62,14 +63,15 @@ def report_cmd(run: Path = STEP_RUN, out: Optional[Path] = typer.Option(None, he
     console.print(f"report: {folder}")
 
 
-def ablation_cmd(run: Path = STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: openai/<model> or hf/<dir>."),
+def ablation_cmd(run: STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: openai/<model> or hf/<dir>."),
                  configs: List[str] = typer.Option(["fig13"], "--configs", help="Preset (fig13: the E.2 ladder A-E; "
                                                    "rubrics: rubric v1-v3; prompts: prompt v1/v3) or a JSON file of named "
                                                    "configurations; repeat to run several."),
                  evidence: Optional[Path] = typer.Option(None, help="Documents for the evidence search (knowledge questions)."),
                  examples: Optional[Path] = typer.Option(None, help="In-context examples JSON (default: the packaged set)."),
                  all_answers: bool = typer.Option(False, help="Judge every answer, not only those people labelled."),
-                 max_searches: int = typer.Option(3), retries: int = typer.Option(2)) -> None:
+                 max_searches: int = typer.Option(3, help="Evidence searches per judgement (knowledge questions)."),
+                 retries: Retries = 2, llm_config: LlmConfig = None) -> None:
     """Run named judge configurations on the same answers; print judge-human agreement per configuration."""
     from halluscope.mishap.ablation import (
         ablation_tables,
@@ -97,7 +99,7 @@ def sources_cmd(source: str = typer.Argument(..., help="songdescriber, mridangam
                   highlight=False, soft_wrap=True)
 
 
-def register(app: typer.Typer) -> None:
+def register(app: App) -> None:
     """'mishap validity ...', 'mishap ablation' and 'mishap sources' (the issue-16 commands)."""
     app.add_typer(validity_app, name="validity")
     app.command("ablation")(ablation_cmd)

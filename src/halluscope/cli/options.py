@@ -1,4 +1,5 @@
-"""The '-o KEY=VALUE' options shared by every command that passes settings to a backend or detector."""
+"""The options shared by every command: one Annotated type per role (its flag name and help written once), the
+'-o KEY=VALUE' parser and the --executor family. The vocabulary table is in the README ('Command-line vocabulary')."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import inspect
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import Annotated, Any, List, Optional
 
 import typer
 
+from halluscope.cli.compat import OPTION_FLAGS, deprecated
 from halluscope.core.executors import RESOURCE_STAGES, ExecutorOptions
 
 
@@ -20,14 +22,41 @@ def parse_kv_options(values: list[str]) -> dict:
     for kv in values:
         key, sep, value = kv.partition("=")
         if not sep or not key:
-            raise typer.BadParameter(f"--option expects KEY=VALUE, got '{kv}'")
+            raise typer.BadParameter(f"-o expects KEY=VALUE, got '{kv}'")
         if key in options:
-            raise typer.BadParameter(f"--option {key} is given twice ('{kv}'); expected each key once")
+            raise typer.BadParameter(f"-o {key} is given twice ('{kv}'); expected each key once")
         try:
             options[key] = json.loads(value)
         except json.JSONDecodeError:
             options[key] = value
     return options
+
+
+def flag_options(values: list[str], **flags: Any) -> dict:
+    """'-o KEY=VALUE' as a dict with the role flags folded in under the library's keys (``flags``: key -> the
+    flag's value, None when not given). '-o max_new_tokens=N' and the like still work, with a deprecation line;
+    giving both spellings is an error."""
+    options = parse_kv_options(values)
+    for key, value in flags.items():
+        if key in options:
+            if value is not None:
+                raise typer.BadParameter(f"{OPTION_FLAGS[key]} and -o {key}= name the same setting; give it once")
+            deprecated(f"-o {key}=", OPTION_FLAGS[key])
+        elif value is not None:
+            options[key] = str(value) if isinstance(value, Path) else value
+    return options
+
+
+def mitigation_options(mitigation: Optional[str], options: dict) -> Optional[str]:
+    """The mitigation name; the old one-string form 'aad&alpha=0.5' is split into the name and -o options."""
+    if mitigation and ("&" in mitigation or "=" in mitigation):
+        name, _, query = mitigation.partition("&")
+        deprecated(f"--mitigation '{mitigation}'", f"--mitigation {name} " +
+                   " ".join(f"-o {kv}" for kv in query.split("&") if kv))
+        for key, value in parse_kv_options([kv for kv in query.split("&") if kv]).items():
+            options.setdefault(key, value)
+        return name
+    return mitigation
 
 
 def existing_run(value: Path) -> Path:
@@ -36,6 +65,35 @@ def existing_run(value: Path) -> Path:
     from halluscope.core.store import check_run_dir
 
     return check_run_dir(value)
+
+
+def Run(help: str = "Run directory made by 'build spoken'.") -> Any:  # noqa: N802 - a type factory
+    """The positional RUN of a command that reads a run (it must exist)."""
+    return Annotated[Path, typer.Argument(help=help, metavar="RUN", callback=existing_run, show_default=False)]
+
+
+def NewRun(help: str = "Run directory (created; an existing one is resumed).") -> Any:  # noqa: N802
+    """The positional RUN of a command that makes a run (or resumes it)."""
+    return Annotated[Path, typer.Argument(help=help, metavar="RUN", show_default=False)]
+
+
+MaxTokens = Annotated[int, typer.Option("--max-tokens", help="New tokens per reply (greedy decoding unless the "
+                                        "command samples).")]
+AudioPolicy = Annotated[str, typer.Option("--audio-policy", help="Audio longer than the model's window: "
+                                          "truncate | chunk | skip.")]
+System = Annotated[Optional[str], typer.Option("--system", help="System prompt (default: none).")]
+Retries = Annotated[int, typer.Option("--retries", help="Re-asks after a reply that cannot be read (or fails its "
+                                      "check), each with a fresh nonce; then the item is reported unscored.")]
+Mitigation = Annotated[Optional[str], typer.Option(
+    "--mitigation", help="Decoding-time mitigation of local hf-audio models: aad | vcd | mti | dola; its "
+    "parameters as -o KEY=VALUE, e.g. --mitigation aad -o alpha=0.5 (reported as its own row under the model).")]
+LlmConfig = Annotated[Optional[Path], typer.Option(
+    "--llm-config", help="LLM config (.toml/.json): base URLs, key variable names, decoding params, cost table, "
+    "for every model this command makes. Default: $HALLUSCOPE_LLM_CONFIG.")]
+Options = Annotated[List[str], typer.Option(
+    "--option", "-o", help="Backend option KEY=VALUE (repeatable); values are parsed as JSON when they can be, "
+    "e.g. -o audio_window_s=30 -o prompting='\"cot\"'.")]
+Json = Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout instead of the table.")]
 
 
 # The --executor family, shared by every command with heavy local work (one place for names, defaults, help).

@@ -1,62 +1,92 @@
-"""'halluscope run closedform': an audio model on a closed-form set, written for 'halluscope score'."""
+"""'halluscope run closedform RUN INPUTS...': an audio model on a closed-form set, written for 'halluscope score'.
+
+RUN keeps the model's raw replies (its store; run it again to resume); the predictions file the scorers read is
+``--out FILE`` (default RUN/predictions/<format>-<model>.jsonl, or .csv for yesno): a file, not a run."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from halluscope.cli.options import with_executor
+from halluscope.cli.compat import App, legacy_run
+from halluscope.cli.options import (
+    AudioPolicy,
+    Json,
+    LlmConfig,
+    MaxTokens,
+    NewRun,
+    Options,
+    System,
+    flag_options,
+    with_executor,
+)
 from halluscope.core.executors import ExecutorOptions
 
+app = App(help="Run a model on a benchmark set and write its predictions.")
 
-def register(app: typer.Typer) -> None:
-    """Add the 'run' command group (with 'closedform') to the main app."""
-    run_app = typer.Typer(help="Run a model on a benchmark set and write its predictions.", no_args_is_help=True)
-    app.add_typer(run_app, name="run")
 
-    @run_app.command("closedform")
-    @with_executor
-    def run_closedform_cmd(
-        inputs: list[Path] = typer.Argument(..., help="The set: HalluAudio or AHa-Bench JSONL(s), or a yes/no questions TSV."),
-        model: str = typer.Option(..., "--model", help="Audio model spec: 'hf-audio/<dir>' (Qwen2-Audio, Qwen2.5-Omni "
-                                  "thinker) or 'openai/<model>' (input_audio content parts)."),
-        fmt: str = typer.Option(..., "--format", help="halluaudio | aha | yesno"),
-        out: Path = typer.Option(..., "--out", help="Predictions file: JSONL (halluaudio, aha) or CSV (yesno)."),
-        audio_root: Optional[Path] = typer.Option(None, help="Folder relative audio paths are under (default: the "
-                                                  "input file's folder); yes/no: <audio_index>.wav in it."),
-        audio_policy: str = typer.Option("truncate", help="Audio longer than the model's window: truncate | chunk | skip."),
-        system: Optional[str] = typer.Option(None, help="System prompt."),
-        max_new_tokens: int = typer.Option(256, help="New tokens per reply (greedy decoding)."),
-        llm_config: Optional[Path] = typer.Option(None, help="LLM config (.toml/.json); default: $HALLUSCOPE_LLM_CONFIG."),
-        store: Optional[Path] = typer.Option(None, help="Store directory for raw replies (default: OUT.store)."),
-        option: list[str] = typer.Option([], "--option", "-o", help="Backend option KEY=VALUE, e.g. -o audio_window_s=30."),
-        json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-        executor: ExecutorOptions = ExecutorOptions(),
-    ) -> None:
-        """Ask an audio model every question of a closed-form set; score the output with 'halluscope score'.
+def _old_call(options: dict[str, str], positionals: list[str]) -> Optional[str]:
+    """The run of a call written before RUN existed ('run closedform INPUTS --out FILE [--store DIR]'): its
+    first positional is an input file; the run was --store DIR, else OUT.store beside the predictions."""
+    if not positionals or not Path(positionals[0]).is_file() or "--out" not in options:
+        return None
+    out = Path(options["--out"])
+    return str(out.with_name(out.name + ".store"))
 
-        Example: halluscope run closedform halluaudio.jsonl --model hf-audio/models/qwen2-audio --format halluaudio
-        --audio-root clips/ --out preds/qwen2_audio.jsonl && halluscope score halluaudio preds/qwen2_audio.jsonl
-        """
-        from halluscope.closedform.run import run_closedform
-        from halluscope.core.stages import console
 
-        from halluscope.cli.options import parse_kv_options
+def predictions_path(run: Path, fmt: str, model: str) -> Path:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model.rstrip("/").split("?")[0].rsplit("/", 1)[-1]) or "model"
+    return run / "predictions" / f"{fmt}-{slug}.{'csv' if fmt == 'yesno' else 'jsonl'}"
 
-        options = parse_kv_options(option)
-        with executor.create(store or out.with_name(out.name + ".store")) as ex:
-            summary = run_closedform(model, fmt, inputs, out=out, audio_root=audio_root, policy=audio_policy,
-                                     system=system, max_new_tokens=max_new_tokens,
-                                     llm_config=str(llm_config) if llm_config else None, store_dir=store,
-                                     backend_options=options, quiet=json_out, executor=ex)
-        if json_out:
-            print(json.dumps(summary.as_dict(), indent=2, ensure_ascii=False))
-            return
-        d = summary.as_dict()
-        console.print(f"[green]{d['answered']}[/] of {d['rows']} rows answered -> {out}; statuses {d['status']}; "
-                      f"audio {d['audio']} (delivered {d['audio_delivered']}); {d['calls']} model calls, "
-                      f"{d['from_store']} from the store ({d['store']})")
-        console.print(f"score it: halluscope score {fmt} {'QUESTIONS.tsv ' if fmt == 'yesno' else ''}{out}")
+
+@app.command("closedform")
+@legacy_run("--store", default=_old_call)
+@with_executor
+def run_closedform_cmd(
+    run: NewRun("Run directory keeping the raw replies (created; an existing one is resumed)."),  # type: ignore[valid-type]
+    inputs: list[Path] = typer.Argument(..., help="The set: HalluAudio or AHa-Bench JSONL(s), or a yes/no questions TSV."),
+    model: str = typer.Option(..., "--model", help="Audio model spec: 'hf-audio/<dir>' (Qwen2-Audio, Qwen2.5-Omni "
+                              "thinker) or 'openai/<model>' (input_audio content parts)."),
+    fmt: str = typer.Option(..., "--format", help="halluaudio | aha | yesno"),
+    out: Optional[Path] = typer.Option(None, "--out", help="Predictions file: JSONL (halluaudio, aha) or CSV (yesno); "
+                                       "default RUN/predictions/<format>-<model>.<jsonl|csv>."),
+    audio_root: Optional[Path] = typer.Option(None, help="Folder relative audio paths are under (default: the "
+                                              "input file's folder); yes/no: <audio_index>.wav in it."),
+    audio_policy: AudioPolicy = "truncate",
+    system: System = None,
+    max_tokens: MaxTokens = 256,
+    llm_config: LlmConfig = None,
+    option: Options = [],  # noqa: B006 - typer reads the default
+    json_out: Json = False,
+    executor: ExecutorOptions = ExecutorOptions(),
+) -> None:
+    """Ask an audio model every question of a closed-form set; score the output with 'halluscope score'.
+
+    Example: halluscope run closedform runs/qwen2 halluaudio.jsonl --model hf-audio/models/qwen2-audio --format
+    halluaudio --audio-root clips/ && halluscope score halluaudio runs/qwen2/predictions/halluaudio-qwen2-audio.jsonl
+    """
+    from halluscope.closedform.run import run_closedform
+    from halluscope.core.stages import console
+
+    options = flag_options(option, max_new_tokens=None, audio_policy=None, system=None)
+    max_tokens = int(options.pop("max_new_tokens", max_tokens))
+    audio_policy = str(options.pop("audio_policy", audio_policy))
+    system = options.pop("system", system)
+    out = out or predictions_path(run, fmt, model)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with executor.create(run) as ex:
+        summary = run_closedform(model, fmt, inputs, out=out, audio_root=audio_root, policy=audio_policy,
+                                 system=system, max_new_tokens=max_tokens, store_dir=run,
+                                 backend_options=options, quiet=json_out, executor=ex)
+    if json_out:
+        print(json.dumps(summary.as_dict(), indent=2, ensure_ascii=False))
+        return
+    d = summary.as_dict()
+    console.print(f"[green]{d['answered']}[/] of {d['rows']} rows answered -> {out}; statuses {d['status']}; "
+                  f"audio {d['audio']} (delivered {d['audio_delivered']}); {d['calls']} model calls, "
+                  f"{d['from_store']} from the store ({d['store']})", soft_wrap=True)
+    console.print(f"score it: halluscope score {fmt} {'QUESTIONS.tsv ' if fmt == 'yesno' else ''}{out}", soft_wrap=True)

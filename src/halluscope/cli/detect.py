@@ -1,0 +1,101 @@
+"""'halluscope detect RUN': a detector on a built benchmark (seed 000, 3.4 and App. A.3)."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+
+from halluscope.cli.build import BUILT, VllmServe
+from halluscope.cli.compat import App
+from halluscope.cli.options import (
+    Json,
+    LlmConfig,
+    Mitigation,
+    Options,
+    System,
+    flag_options,
+    mitigation_options,
+    with_executor,
+)
+from halluscope.core.executors import ExecutorOptions
+from halluscope.core.records import TASKS
+from halluscope.core.stages import console
+
+app = App()
+DETECTORS_TRAINED = frozenset({"tfidf", "encoder"})  # trained kinds take no prompt
+
+
+@app.command()
+@with_executor
+def detect(
+    run: BUILT,  # type: ignore[valid-type]
+    detector: str = typer.Option("tfidf", help="Detector spec: 'tfidf' (offline TF-IDF + logistic regression); "
+                                 "other kinds ('encoder/<path>', 'openai/<model>', 'hf/<path>', 'hf-audio/<path>') "
+                                 "are available when their modules are installed."),
+    task: str = typer.Option("binary", help="binary | type | severity | all"),
+    input: str = typer.Option("text", help="text (O: original text) | transcript (T: ASR transcript) | audio | all "
+                              "(all = text and transcript)"),
+    seed: int = typer.Option(0, help="Seed of the article-level train/dev/test split and the detector."),
+    prompting: Optional[str] = typer.Option(None, help="Zero-shot detectors: direct | cot (seed 000, App. A.3)."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Zero-shot detectors: new tokens per "
+                                             "reply (default 256)."),
+    audio_policy: Optional[str] = typer.Option(None, "--audio-policy", help="Zero-shot detectors on audio: audio "
+                                               "longer than the model's window: truncate (default) | chunk | skip."),
+    system: System = None,
+    mitigation: Mitigation = None,
+    llm_config: LlmConfig = None,
+    option: Options = [],  # noqa: B006 - typer reads the default
+    json_out: Json = False,
+    vllm_serve: VllmServe = None,
+    executor: ExecutorOptions = ExecutorOptions(),
+    transcripts: Optional[str] = typer.Option(None, help="Which ASR system's transcripts to read: a --compare-asr "
+                                              "spec of the build (default: the build's own --asr)."),
+) -> None:
+    """Run a detector on a built benchmark for a task and input; predictions are stored and the report picks
+    them up. Trainable detectors fit on the train split, choose hyper-parameters on dev and predict dev and
+    test; all inputs use identical item ids. -o KEY=VALUE passes detector options (subset=N, alpha=0.5, ...);
+    -o realworld=true makes the dedicated real-world run (after 'build realworld'): the matched truthful
+    negatives move to test, fakes are predicted too.
+
+    Example: halluscope detect runs/quickstart --detector tfidf --task all --input all
+    On Ray: halluscope detect RUN --detector encoder/<dir> --executor ray --ray-resources encoder:cpus=1
+    """
+    from halluscope.backends.vllm import serving
+    from halluscope.spoken.detect import detect as run_detect
+
+    options = flag_options(option, max_new_tokens=max_tokens, audio_policy=audio_policy, system=system)
+    mitigation = mitigation_options(mitigation, options)
+    if mitigation is not None:
+        options["mitigation"] = mitigation
+    if prompting is not None:
+        if prompting not in ("direct", "cot"):
+            raise typer.BadParameter(f"--prompting expects direct or cot, got '{prompting}'")
+        if detector.partition("/")[0] in DETECTORS_TRAINED:
+            raise typer.BadParameter(f"--prompting applies to zero-shot detectors, not '{detector}'")
+        options["prompting"] = prompting
+    tasks = list(TASKS) if task == "all" else [task]
+    if options.pop("realworld", False) in (True, "true", "1", 1):
+        # the dedicated real-world run (seed 000, Table 4): matched negatives held out of train and dev
+        from halluscope.spoken.realworld import detect_realworld as run_detect  # type: ignore[assignment]
+
+        if transcripts:
+            raise typer.BadParameter("the real-world run reads the build's own transcripts; drop --transcripts")
+
+        tasks = ["binary"] if task == "all" else tasks
+    inputs = ["text", "transcript"] if input == "all" else [input]
+    rows = []
+    with executor.create(run) as ex, serving(detector, vllm_serve):
+        for t in tasks:
+            for i in inputs:
+                res = run_detect(run, detector=detector, task=t, input=i, seed=seed, options=options,  # type: ignore[arg-type]
+                                 executor=ex, **({"transcripts": transcripts} if transcripts else {}))
+                n_test = sum(p.split == "test" for p in res.predictions.values())
+                rows.append({"detector": detector, "task": t, "input": i, "predictions": len(res.predictions),
+                             "test": n_test, "excluded": len(res.excluded)})
+                if not json_out:
+                    console.print(f"detect {detector} task={t} input={i}: {len(res.predictions)} predictions "
+                                  f"({n_test} on the test split) stored")
+    if json_out:
+        print(json.dumps(rows, indent=2))

@@ -1,0 +1,186 @@
+"""'halluscope score asr | halluaudio | aha | yesno': score transcripts or closed-form predictions on their own.
+
+The scorers read files and write no run: --report DIR names a folder of rendered tables (like 'view --export'),
+not a run directory; 'score asr' keeps its LLM cleaner's calls in a run, its optional second positional RUN."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from halluscope.cli.compat import App, legacy_run
+from halluscope.cli.options import Json, LlmConfig
+from halluscope.core.stages import console
+
+app = App(help="Score predictions or transcripts on their own.")
+
+BOOTSTRAP_HELP = "Bootstrap resamples for the 95% intervals (0 to skip)."
+COMPAT_HELP = "Headline the official scorer's rules and denominators instead of strict extraction (both are always computed)."
+Report = Annotated[Optional[Path], typer.Option("--report", help="Write report.html (plots), tables.md, CSVs and "
+                                                "summary.json into this folder (not a run: it holds no store).")]
+Compat = Annotated[bool, typer.Option("--compat", help=COMPAT_HELP)]
+Bootstrap = Annotated[int, typer.Option("--bootstrap", help=BOOTSTRAP_HELP)]
+Seed = Annotated[int, typer.Option("--seed", help="Bootstrap seed.")]
+MaxDiffRows = Annotated[int, typer.Option("--max-diff-rows", help="Items shown in the strict-vs-compatible table of the JSON.")]
+
+
+def _emit(result, *, json_out: bool, report: Optional[Path], max_diff_rows: int) -> None:
+    from halluscope.closedform.report import COLUMNS, headline_rows, write_report
+
+    if report is not None:
+        path = write_report(result, report)
+        console.print(f"report: {path}")
+    data = result.as_dict(max_diff_rows=max_diff_rows)
+    if data["problems"]["count"]:
+        console.print(f"[yellow]{data['problems']['count']} input problem(s)[/]; those rows are not scored:")
+        for p in data["problems"]["items"][:10]:
+            console.print(f"  {p}", highlight=False, markup=False)
+        if data["problems"]["count"] > 10:
+            console.print(f"  ... and {data['problems']['count'] - 10} more (see --json or --report)")
+    if json_out:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    from rich.table import Table
+
+    cols = COLUMNS[(result.benchmark, result.mode)]
+    table = Table(result.group_name, *[t for _, t in cols], title=f"{result.benchmark} ({result.mode} mode)")
+    for row in headline_rows(result, result.mode):
+        table.add_row(str(row[result.group_name]), *[f"{row.get(k):.3f}" if isinstance(row.get(k), float)
+                                                     else ("-" if row.get(k) is None else str(row.get(k))) for k, _ in cols])
+    console.print(table)
+    cmp_ = data["comparison"]
+    console.print(f"strict vs compatible: {cmp_['n_differ']} of {cmp_['n_scored_in_both']} items scored differently")
+    for reason, n in cmp_["by_reason"].items():
+        console.print(f"  {n:5d}  {reason}", highlight=False, markup=False)
+    if cmp_["rules"]:
+        console.print("the figures also differ by definition:")
+        for rule in cmp_["rules"]:
+            console.print(f"  - {rule}", highlight=False, markup=False)
+
+
+@app.command("halluaudio")
+def score_halluaudio_cmd(
+    files: list[Path] = typer.Argument(..., help="HalluAudio prediction JSONL(s): audio, prompt, reference, subset, pred."),
+    compat: Compat = False,
+    json_out: Json = False,
+    report: Report = None,
+    domain: Optional[str] = typer.Option(None, help="Domain (speech|sound|music) for subsets the scorer does not know, "
+                                                    "e.g. the binary files of one results folder."),
+    bootstrap: Bootstrap = 1000,
+    seed: Seed = 0,
+    max_diff_rows: MaxDiffRows = 50,
+) -> None:
+    """Accuracy, Yes-p ratio, Unrelated ratio, conditional accuracy and FRR per domain (seed 002).
+
+    Example: halluscope score halluaudio preds/qwen2_audio.jsonl --json --report out/halluaudio
+    """
+    from halluscope.closedform.loaders import load_halluaudio
+    from halluscope.closedform.score import score_halluaudio
+
+    result = score_halluaudio(load_halluaudio(files, domain=domain), mode="compat" if compat else "strict",
+                              bootstrap=bootstrap, seed=seed)
+    _emit(result, json_out=json_out, report=report, max_diff_rows=max_diff_rows)
+
+
+@app.command("aha")
+def score_aha_cmd(
+    files: list[Path] = typer.Argument(..., help="AHa-Bench prediction JSONLs, one per run of the same model."),
+    compat: Compat = False,
+    json_out: Json = False,
+    report: Report = None,
+    judge_fallback: bool = typer.Option(True, "--judge-fallback/--no-judge-fallback",
+                                        help="In strict mode, let the file's prediction_match decide replies the rules find no answer in."),
+    bootstrap: Bootstrap = 1000,
+    seed: Seed = 0,
+    max_diff_rows: MaxDiffRows = 50,
+) -> None:
+    """Accuracy, yes/no bias (FNR - FPR) and per-audio consistency per task, averaged over runs.
+
+    Example: halluscope score aha runs/qwen_aha_0.jsonl runs/qwen_aha_1.jsonl --json
+    """
+    from halluscope.closedform.loaders import load_aha
+    from halluscope.closedform.score import score_aha
+
+    result = score_aha(load_aha(files), mode="compat" if compat else "strict", bootstrap=bootstrap, seed=seed,
+                       judge_fallback=judge_fallback)
+    _emit(result, json_out=json_out, report=report, max_diff_rows=max_diff_rows)
+
+
+@app.command("yesno")
+def score_yesno_cmd(
+    questions: Path = typer.Argument(..., help="Questions TSV as Kuan et al. release it ('#' comment lines, then a header): "
+                                               "entry_id, audio_index, prompt_text, object[, attribute], label, sampling."),
+    predictions: Path = typer.Argument(..., help="Predictions CSV: entry_id, response[, audio_index, label, sampling or "
+                                                 "sampling_method]; joined on (sampling, entry_id)."),
+    compat: Compat = False,
+    json_out: Json = False,
+    report: Report = None,
+    positive: str = typer.Option("yes", help="Positive class of precision/recall/F1 in strict mode: yes (object present) or no."),
+    sampling: Optional[str] = typer.Option(None, help="Sampling (random|popular|adversarial) of a file without a sampling column."),
+    bootstrap: Bootstrap = 1000,
+    seed: Seed = 0,
+    max_diff_rows: MaxDiffRows = 50,
+) -> None:
+    """Object hallucination (Kuan et al. 2024): accuracy, precision, recall, F1, yes-rate per sampling strategy.
+
+    --compat gives the authors' evaluation.py figures per strategy (percent, positive class 'no').
+    Example: halluscope score yesno balanced_merged_test_2871.txt qwen_predictions.csv --compat
+    """
+    from halluscope.closedform.loaders import load_yesno
+    from halluscope.closedform.score import score_yesno
+
+    if positive not in ("yes", "no"):
+        raise typer.BadParameter(f"expected 'yes' or 'no', got '{positive}'", param_hint="--positive")
+    result = score_yesno(load_yesno(questions, predictions, sampling=sampling), mode="compat" if compat else "strict",
+                         positive=positive, bootstrap=bootstrap, seed=seed)
+    _emit(result, json_out=json_out, report=report, max_diff_rows=max_diff_rows)
+
+
+@app.command("asr")
+@legacy_run("--store", position="last")
+def score_asr_cmd(
+    pairs: Path = typer.Argument(..., help="JSONL, one {\"reference\", \"hypothesis\", \"language\"} per line."),
+    run: Optional[Path] = typer.Argument(None, metavar="RUN", show_default=False, help="Run directory whose "
+                                         "store keeps every cleaner call (default: PAIRS.cleaner/ beside the file)."),
+    cleaner: str = typer.Option("rules", help="'rules' (App. A.4's rules in code) or 'llm' (App. A.4's LLM cleaner, needs --model)."),
+    model: Optional[str] = typer.Option(None, help="The cleaner LLM for --cleaner llm: openai/<model> or hf/<dir>."),
+    batch_size: int = typer.Option(16, min=1, help="Transcripts per batched cleaner call (split on a parse failure)."),
+    llm_config: LlmConfig = None,
+    json_out: Json = False,
+) -> None:
+    """Corpus-level WER/CER per language and overall, with the spec's normalisation (seed 000, App. A.4);
+    every figure names its cleaner."""
+    from halluscope.core.errors import InputError
+    from halluscope.metrics.scoring import score_asr_file
+
+    if cleaner not in ("rules", "llm") or (cleaner == "llm") != (model is not None):
+        raise InputError(f"got --cleaner {cleaner} with --model {model}", field="--cleaner",
+                         fix="use --cleaner rules (no --model), or --cleaner llm --model openai/<model>")
+    if not pairs.is_file():
+        raise InputError("file not found", file=str(pairs), fix="pass a JSONL file with reference, hypothesis, language")
+    if cleaner == "llm":
+        from halluscope.backends.llm import create_backend
+        from halluscope.metrics.asr_clean import LLMCleaner
+        from halluscope.core.store import Store
+
+        with Store(run or pairs.with_name(pairs.name + ".cleaner")) as store:
+            llm = LLMCleaner(create_backend(model), store, batch_size=batch_size)
+            result = score_asr_file(pairs, cleaner=llm)
+        sys.stderr.write(f"cleaner {llm.name}: {llm.stats.batches} batched, {llm.stats.splits} split on a parse failure, "
+                         f"{llm.stats.singles} single-item; {llm.calls.line()}; calls kept in {store.path}\n")
+    else:
+        result = score_asr_file(pairs)
+    if json_out:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+        return
+    from rich.table import Table
+
+    table = Table("language", "WER", "CER", "n", "cleaner")
+    for lang, r in result.items():
+        table.add_row(lang, f"{r['wer']:.4f}" if r["wer"] is not None else "-",
+                      f"{r['cer']:.4f}" if r["cer"] is not None else "-", str(r["n"]), r["cleaner"])
+    console.print(table)
