@@ -115,11 +115,10 @@ def rewrite(cmd: Any, args: list[str], path: str) -> list[str]:
                 deprecated(f"'{path}' without RUN", f"'{path} RUN ...' (this call's run: {run})")
         if run is not None:
             positional, _ = _scan(cmd, args, {})
-            at = (positional[0] if positional else len(args)) if position == "first" else len(args)
-            if position == "last" and "--" not in args:
-                args.append(run)
+            if position == "first":
+                args.insert(positional[0] if positional else 0, run)
             else:
-                args.insert(at, run)
+                args.insert(len(args) if "--" in args or not positional else positional[-1] + 1, run)
     return args
 
 

@@ -10,8 +10,10 @@ import typer
 from halluscope.cli.build import BUILT, VllmServe
 from halluscope.cli.compat import App
 from halluscope.cli.options import (
+    AudioPolicy,
     Json,
     LlmConfig,
+    MaxTokens,
     Mitigation,
     Options,
     System,
@@ -39,10 +41,8 @@ def detect(
                               "(all = text and transcript)"),
     seed: int = typer.Option(0, help="Seed of the article-level train/dev/test split and the detector."),
     prompting: Optional[str] = typer.Option(None, help="Zero-shot detectors: direct | cot (seed 000, App. A.3)."),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Zero-shot detectors: new tokens per "
-                                             "reply (default 256)."),
-    audio_policy: Optional[str] = typer.Option(None, "--audio-policy", help="Zero-shot detectors on audio: audio "
-                                               "longer than the model's window: truncate (default) | chunk | skip."),
+    max_tokens: MaxTokens = None,  # type: ignore[assignment]  # zero-shot detectors; None: theirs (256)
+    audio_policy: AudioPolicy = None,  # type: ignore[assignment]  # None: the detector's (truncate)
     system: System = None,
     mitigation: Mitigation = None,
     llm_config: LlmConfig = None,
@@ -55,7 +55,8 @@ def detect(
 ) -> None:
     """Run a detector on a built benchmark for a task and input; predictions are stored and the report picks
     them up. Trainable detectors fit on the train split, choose hyper-parameters on dev and predict dev and
-    test; all inputs use identical item ids. -o KEY=VALUE passes detector options (subset=N, alpha=0.5, ...);
+    test; all inputs use identical item ids. Zero-shot detectors take --max-tokens (default 256), --audio-policy
+    (default truncate), --system and --mitigation; -o KEY=VALUE passes detector options (subset=N, alpha=0.5, ...);
     -o realworld=true makes the dedicated real-world run (after 'build realworld'): the matched truthful
     negatives move to test, fakes are predicted too.
 

@@ -134,9 +134,10 @@ def answer_cmd(run: STEP_RUN, model: str = typer.Option(..., help="Audio LM: ope
     if mitigation:
         if not model.startswith("hf-audio/"):
             raise typer.BadParameter("--mitigation needs a local hf-audio/<dir> model (it changes the decoding loop)")
+        from halluscope.core.spec import ModelSpec
+
         # the mitigation and its -o parameters name the model (its own row in the report), as 'aad&alpha=0.5' did
-        query = "&".join([f"mitigation={mitigation}", *(f"{k}={v}" for k, v in options.items())])
-        model, options = f"{model}{'&' if '?' in model else '?'}{query}", {}
+        model, options = str(ModelSpec.parse(model, {**options, "mitigation": mitigation})), {}
 
     with executor.create(run) as ex:
         _show(collect_answers(run, model, seeds=_seeds(seeds), temperature=temperature, top_p=top_p,

@@ -35,7 +35,7 @@ def quickstart(
 ) -> None:
     """The whole chain offline on the embedded demo corpus: rewrites, speech, transcripts, WER/CER,
     TF-IDF detectors on O and T for all three tasks, and the report. Run it again to resume."""
-    from halluscope.report import collect, write_report
+    from halluscope.report import write_report
     from halluscope.spoken.build import BuildConfig, build_spoken
     from halluscope.spoken.detect import detect as run_detect
     from halluscope.spoken.detect.run import MIN_ARTICLES
@@ -51,8 +51,7 @@ def quickstart(
     for t in TASKS:
         for i in ("text", "transcript"):
             run_detect(run, task=t, input=i)  # type: ignore[arg-type]
-    data = collect(run)
-    path = write_report(data)
+    path = write_report(run).html
     console.print((Path(path).parent / "tables.md").read_text(encoding="utf-8"))
     console.print(f"[green]done[/] in {time.perf_counter() - t0:.0f} s. Report: {path}", soft_wrap=True)
     console.print(f"Browse the items: halluscope view {run}   (or --export {run / 'view'} for the report's cell links)",
