@@ -8,6 +8,7 @@ import sqlite3
 import sys
 
 from halluscope.cli import build, corpus, detect, mishap, quickstart, report, run, score, view
+from halluscope.cli import quickstart_mishap  # noqa: F401 - adds 'quickstart mishap' to quickstart.app
 from halluscope.cli.compat import App
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.stages import console

