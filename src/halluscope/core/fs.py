@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import re
@@ -24,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from halluscope.core.hashing import sha256_hex
 from halluscope.core.errors import HalluscopeError
 
 LOCK_NAME = ".lock"
@@ -45,7 +45,7 @@ def id_file_name(item_id: str, suffix: str = "") -> str:
     Safe on every file system ('../x', '/abs', 'a/b', '..', 'con', 1,000 characters all give a plain name), and
     ids that differ only by case or Unicode normal form get different names (the digest is over the exact id).
     """
-    digest = hashlib.sha256(item_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    digest = sha256_hex(item_id.encode("utf-8", "surrogatepass"), 16)
     ascii_ = unicodedata.normalize("NFKD", item_id).encode("ascii", "ignore").decode("ascii")
     slug = _UNSAFE.sub("_", ascii_).strip("._-")[:_SLUG_MAX].rstrip("._-")
     return f"{slug}-{digest}{suffix}" if slug else f"{digest}{suffix}"

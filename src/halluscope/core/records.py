@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Literal
 
+from halluscope.core.hashing import json_sha256
 from pydantic import BaseModel, ConfigDict, Field
 
 RECORDS_VERSION = 1
@@ -176,8 +175,7 @@ class ModelRequest(Record):
                    "params": self.params, "nonce": self.nonce}
         if self.audio:  # text-only keys stay what they were before audio existed
             content["audio"] = [a.sha256 for a in self.audio]
-        blob = json.dumps(content, sort_keys=True, ensure_ascii=False)
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+        return json_sha256(content)
 
 
 class Usage(Record):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -11,6 +9,7 @@ from typing import Any, Generic, TypeVar
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from halluscope.core.hashing import json_sha256
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.executors import LOCAL, Executor, attempt
 from halluscope.core.records import Record
@@ -24,8 +23,7 @@ console = Console(stderr=True)
 
 def fingerprint(payload: Any) -> str:
     """Stable short hash of a JSON-able config."""
-    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+    return json_sha256(payload, 16, default=str)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,6 @@ An app subclasses :class:`LoopbackApp` and fills ``static`` (token-free pages), 
 from __future__ import annotations
 
 import errno
-import hashlib
 import hmac
 import ipaddress
 import json
@@ -35,6 +34,7 @@ from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
+from halluscope.core.hashing import sha256_hex
 from halluscope.core.errors import HalluscopeError
 
 log = logging.getLogger(__name__)
@@ -112,7 +112,7 @@ def read_verified(path: str | Path, sha256: str | None, roots: Sequence[Path], *
         raise HalluscopeError(f"{path} cannot be read ({exc.strerror})") from None
     finally:
         os.close(fd)
-    got = hashlib.sha256(data).hexdigest()
+    got = sha256_hex(data)
     if got != sha256:
         raise HalluscopeError(f"{path} changed since {since}: sha256 {got[:16]}... != recorded {sha256[:16]}...; "
                               f"re-run {redo} if the change is intended")

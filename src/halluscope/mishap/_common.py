@@ -4,7 +4,6 @@ by halluscope.reply)."""
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
@@ -13,9 +12,10 @@ from functools import lru_cache
 from importlib import resources
 from typing import Generic, TypeVar
 
+from halluscope.core.hashing import named_files_sha256
 from halluscope.core.errors import HalluscopeError
 from halluscope.backends.llm import Caller, CallStats, ChatBackend, progress
-from halluscope.prompts import Template, template
+from halluscope.prompts import Template, prompt_files, template
 from halluscope.core.records import Record
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
@@ -42,13 +42,7 @@ def strategy_texts() -> dict:
 @lru_cache(maxsize=None)
 def prompts_hash() -> str:
     """sha256 over every MISHAP prompt and data file: part of each stage fingerprint that sends prompts."""
-    h = hashlib.sha256()
-    root = resources.files("halluscope") / "prompts" / "mishap"
-    for ref in sorted(root.iterdir(), key=lambda p: p.name):
-        if ref.name.endswith((".txt", ".json")):
-            h.update(ref.name.encode())
-            h.update(ref.read_bytes())
-    return h.hexdigest()[:16]
+    return named_files_sha256(prompt_files("mishap", (".txt", ".json")))
 
 
 def upstream(store: Store, step: str) -> dict[str, str]:

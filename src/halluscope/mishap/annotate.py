@@ -20,7 +20,6 @@ Labels go to ``mishap_annotations`` in the run's SQLite store; triggers refuse U
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import random
@@ -35,6 +34,7 @@ from urllib.parse import parse_qs, unquote
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from halluscope.core.hashing import sha256_hex
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.fs import atomic_path
 from halluscope.core.records import Groundedness, MishapAnnotation, MishapClip
@@ -257,7 +257,7 @@ class AnnotationServer(LoopbackApp):
         self.labels: Annotations | None = None
         self.items, self.clips = annotation_items(run_dir, sample=sample, seed=seed)
         self.roots = audio_roots(run_dir)
-        self.run_id = hashlib.sha256(str(Path(run_dir).resolve()).encode()).hexdigest()[:16]
+        self.run_id = sha256_hex(str(Path(run_dir).resolve()), 16)
         self.by_id = {i["id"]: i for i in self.items}
         self.labels = Annotations(run_dir)
         super().__init__(host=host, port=port, token=token, allow_remote=allow_remote, timeout_s=timeout_s)

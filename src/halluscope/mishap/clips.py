@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import ValidationError
 
+from halluscope.core.hashing import file_sha256
 from halluscope.core.errors import InputError, ItemError, Problems
 from halluscope.core.inputs import Field, read_rows
 from halluscope.backends.llm import LLM_BACKENDS, Caller, CallStats, ChatBackend, LLMConfig, load_llm_config
@@ -70,7 +70,7 @@ def load_manifest(path: str | Path) -> list[MishapClip]:
         try:
             samples, rate = read_audio(audio)
             row.update(audio=str(audio.resolve()), duration_s=round(len(samples) / rate, 3),
-                       sha256=hashlib.sha256(audio.read_bytes()).hexdigest())
+                       sha256=file_sha256(audio))
         except (ItemError, OSError) as exc:
             problems.add(str(exc), row=n, field="audio", fix="give a readable WAV/FLAC/OGG file, absolute or relative "
                          "to the manifest's folder")

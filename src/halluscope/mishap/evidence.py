@@ -7,7 +7,6 @@ will do, and ``FtsEvidence`` indexes a local document collection (a folder of .t
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import sqlite3
@@ -15,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from halluscope.core.hashing import chunks_sha256
 from halluscope.core.errors import InputError
 from halluscope.core.inputs import Field, read_rows, read_text
 
@@ -56,10 +56,7 @@ class FtsEvidence:
         if not docs:
             raise InputError("no documents", file=str(self.collection),
                              fix="give a folder of .txt/.md files or a .jsonl with id, title, text")
-        h = hashlib.sha256()
-        for d in docs:
-            h.update(json.dumps(d, ensure_ascii=False, sort_keys=True).encode())
-        self.digest = h.hexdigest()[:16]
+        self.digest = chunks_sha256((json.dumps(d, ensure_ascii=False, sort_keys=True) for d in docs), 16)
         self.snippet_tokens = snippet_tokens
         self.n_docs = len(docs)
         self._db = sqlite3.connect(str(index) if index else ":memory:", check_same_thread=False)

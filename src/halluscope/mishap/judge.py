@@ -9,13 +9,13 @@ hallucinated, with the stance and the raw judge text; a reply that stays unreada
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
+from halluscope.core.hashing import json_sha256, sha256_hex
 from halluscope.core.errors import HalluscopeError, InputError
 from halluscope.backends.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
 from halluscope.core.manifest import record_manifest
@@ -131,7 +131,7 @@ class JudgeConfig:
 
     def identity(self) -> dict:
         """What makes two configurations judge differently (the name is a label, not part of it)."""
-        texts = {c: hashlib.sha256(self.template(c).text.encode()).hexdigest()[:16] for c in ("context", "knowledge")}
+        texts = {c: sha256_hex(self.template(c).text, 16) for c in ("context", "knowledge")}
         return {k: v for k, v in asdict(self).items() if k != "name"} | {"templates": texts}
 
 
@@ -172,7 +172,7 @@ class GroundednessJudge:
         self.retries, self.k = retries, k
 
     def identity(self) -> dict:
-        ex = hashlib.sha256(json.dumps(self.examples, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+        ex = json_sha256(self.examples, 16)
         out = {"version": VERSION, **self.backend.identity(), "params": PARAMS, "retries": self.retries,
                "examples": ex, "tool": self.tool.identity() if self.tool else None, "max_searches": self.max_searches,
                "k": self.k, "prompts": prompts_hash()}

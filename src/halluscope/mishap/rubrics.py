@@ -11,6 +11,7 @@ import re
 import time
 from pathlib import Path
 
+from halluscope.core.hashing import json_sha256
 from halluscope.core.errors import HalluscopeError, Problems
 from halluscope.core.inputs import Field, read_rows
 from halluscope.backends.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
@@ -146,7 +147,4 @@ def import_rubrics(run_dir: str | Path, path: str | Path, *, author: str) -> lis
 
 
 def rubric_set_hash(rubrics: dict[str, MishapRubric]) -> str:
-    import hashlib
-
-    blob = json.dumps({k: [r.version, r.text] for k, r in sorted(rubrics.items())}, ensure_ascii=False)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    return json_sha256({k: [r.version, r.text] for k, r in sorted(rubrics.items())}, 16, sort_keys=False)

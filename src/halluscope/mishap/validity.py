@@ -10,7 +10,6 @@ Figure-5-style plot, and the judge ablation / sensitivity tables of halluscope.m
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from collections import Counter, defaultdict
@@ -20,6 +19,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from halluscope.core.hashing import file_sha256
 from halluscope.core.errors import HalluscopeError, InputError
 from halluscope.core.manifest import record_manifest
 from halluscope.core.records import Groundedness, MishapDomain, Record
@@ -129,7 +129,7 @@ def import_validity(run_dir: str | Path, benchmark: str, files: Sequence[str | P
         desc, rubric = derive_rubric(r["kind"], r["reference"], r["question"])
         items.append(ValidityItem(id=f"validity~{benchmark}~{model}~{r['item_id']}", benchmark=benchmark, model=model,  # type: ignore[arg-type]
                                   description=desc, rubric=rubric, **r))
-    digests = [hashlib.sha256(p.read_bytes()).hexdigest()[:16] for p in paths]
+    digests = [file_sha256(p, 16) for p in paths]
     config = {"benchmark": benchmark, "model": model, "files": [str(p) for p in paths], "sha256": digests,
               "domain": domain, "sample": sample, "seed": seed}
     stage = Stage(STAGE, config)

@@ -11,7 +11,6 @@ DoLa 1 forward plus one norm + LM head per candidate layer.
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import json
 import time
@@ -21,6 +20,7 @@ from typing import Any
 
 import torch
 
+from halluscope.core.hashing import TORCH_SEED_MAX, seed_from
 from halluscope.mitigation._config import MitigationConfig
 from halluscope.mitigation._contrast import (
     choose,
@@ -130,7 +130,7 @@ def sampler(params: dict) -> torch.Generator | None:
     if float(params.get("temperature", 0)) <= 0:
         return None
     blob = json.dumps(params, sort_keys=True, default=str).encode()
-    return torch.Generator().manual_seed(int.from_bytes(hashlib.sha256(blob).digest()[:8], "big") % 2**63)
+    return torch.Generator().manual_seed(seed_from(blob) % TORCH_SEED_MAX)
 
 
 def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_tokens: int, eos: Sequence[int],

@@ -7,7 +7,6 @@ verbatim. Rendering checks that every slot is filled and no unknown slot is give
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from functools import lru_cache
 from importlib import resources
 
 from halluscope.core.errors import HalluscopeError
+from halluscope.core.hashing import named_files_sha256
 
 _SLOT = re.compile(r"\{([A-Z][A-Z0-9 _]*[A-Z0-9])\}")
 _FILES = ("generate", "judge")
@@ -65,12 +65,10 @@ def severity_texts() -> dict:
 @lru_cache(maxsize=None)
 def prompt_hash() -> str:
     """sha256 over every template and fragment file: part of each stage fingerprint that sends prompts."""
-    h = hashlib.sha256()
-    root = _root()
-    refs = [root / "severity.json"]
-    for sub in _FILES:
-        refs += sorted((p for p in (root / sub).iterdir() if p.name.endswith(".txt")), key=lambda p: p.name)
-    for ref in refs:
-        h.update(ref.name.encode())
-        h.update(ref.read_bytes())
-    return h.hexdigest()[:16]
+    return named_files_sha256([_root() / "severity.json", *(ref for sub in _FILES for ref in prompt_files(sub))])
+
+
+def prompt_files(folder: str, suffixes: tuple[str, ...] = (".txt",)) -> list:
+    """The files of one prompt folder ('detect', 'mishap', ...) with those suffixes, by name: what a prompt hash
+    covers (halluscope.core.hashing.named_files_sha256 over them)."""
+    return sorted((p for p in (_root() / folder).iterdir() if p.name.endswith(suffixes)), key=lambda p: p.name)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -12,6 +11,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from halluscope.core.hashing import chunks_sha256
 from halluscope.spoken.corpus import load_articles
 from halluscope.core.errors import HalluscopeError, ItemError
 from halluscope.core.executors import Executor, ItemTask, Resources
@@ -83,10 +83,7 @@ def compare_stage_name(spec: str) -> str:
 
 
 def _corpus_sha(articles: list[Article]) -> str:
-    h = hashlib.sha256()
-    for a in articles:
-        h.update(a.model_dump_json().encode())
-    return h.hexdigest()[:16]
+    return chunks_sha256((a.model_dump_json() for a in articles), 16)
 
 
 def speech_backends(cfg: BuildConfig, langs: Sequence[str]) -> tuple[PerLanguageTts, PerLanguageAsr]:

@@ -13,10 +13,10 @@ style alone raises the flag rate, and the offline 'rules' generator cannot parap
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from halluscope.core.hashing import sha256_hex
 from halluscope.core.errors import HalluscopeError, ItemError
 from halluscope.core.records import (
     Article,
@@ -77,7 +77,7 @@ def faithful_messages(article: Article) -> list[ChatMessage]:
 def faithful_prompt_hash() -> str:
     from halluscope.prompts import template
 
-    return hashlib.sha256(template(FAITHFUL_TEMPLATE).text.encode()).hexdigest()[:16]
+    return sha256_hex(template(FAITHFUL_TEMPLATE).text, 16)
 
 
 def faithful_backend(spec: str, config: object | None = None) -> object:

@@ -13,13 +13,13 @@ corpus split) never mixes with them.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from halluscope.core.hashing import file_sha256
 from halluscope.spoken.build import (
     BuildConfig,
     BuildResult,
@@ -204,7 +204,7 @@ class RealWorldSplit:
 
 
 def _file_sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return file_sha256(path, 16)
 
 
 def build_realworld(run_dir: str | Path, fakes_path: str | Path, *, langs: Sequence[str] = REAL_LANGUAGES,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from halluscope.core.hashing import TORCH_SEED_MAX, seed_from
 from halluscope.core.errors import HalluscopeError, MissingExtraError
 from halluscope.core.records import AudioClip, ChatMessage
 from halluscope.backends.speech.audio import SAMPLE_RATE, decode_wav
@@ -138,8 +139,6 @@ class AudioLMAdapter:
 
     def generate(self, inputs: ModelInputs, params: dict) -> dict:
         """Decode (greedy at temperature 0); returns the text, finish reason and token counts."""
-        import hashlib
-
         import torch
 
         tok = self.tokenizer
@@ -147,8 +146,7 @@ class AudioLMAdapter:
         kwargs: dict[str, Any] = {"max_new_tokens": int(params["max_new_tokens"]), "eos_token_id": eos,
                                   "pad_token_id": tok.pad_token_id if tok.pad_token_id is not None else eos}
         if float(params.get("temperature", 0)) > 0:
-            seed = int.from_bytes(hashlib.sha256(json.dumps(params, sort_keys=True).encode()).digest()[:8], "big")
-            torch.manual_seed(seed % 2**63)
+            torch.manual_seed(seed_from(json.dumps(params, sort_keys=True)) % TORCH_SEED_MAX)
             kwargs.update(do_sample=True, temperature=float(params["temperature"]), top_p=float(params.get("top_p", 1.0)))
         else:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)

@@ -9,12 +9,12 @@ their key, e.g. 'hf/smollm2-135m-instruct'.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import shutil
 from pathlib import Path
 
+from halluscope.core.hashing import sha256_hex
 from halluscope.core.errors import HalluscopeError, MissingExtraError
 
 # name -> (distribution's import package, GGUF file inside it, extra that installs it)
@@ -58,7 +58,7 @@ def cache_root() -> Path:
 def converted(file: Path) -> Path:
     """A transformers checkpoint (model and tokenizer) made from ``file`` once, then read from the cache."""
     st = file.stat()
-    key = hashlib.sha256(f"{file.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:16]
+    key = sha256_hex(f"{file.resolve()}|{st.st_size}|{st.st_mtime_ns}", 16)
     out = cache_root() / f"{file.stem}-{key}"
     if (out / "config.json").is_file() and (out / "tokenizer_config.json").is_file():
         return out

@@ -14,10 +14,10 @@ every call, so the store has one writer either way.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 from pathlib import Path
 
+from halluscope.core.hashing import TORCH_SEED_MAX, seed_from
 from halluscope.core.errors import HalluscopeError, MissingExtraError
 from halluscope.core.executors import LOCAL, ItemTask, Resources, torch_threads
 from halluscope.backends.llm._base import LLM_BACKENDS, CallLog, LocalChatBackend
@@ -110,7 +110,7 @@ class HFBackend(LocalChatBackend):
                   "eos_token_id": tok.eos_token_id}
         if float(params["temperature"]) > 0:
             blob = json.dumps([params["seed"], sorted(r.key() for r in requests)]).encode()
-            torch.manual_seed(int.from_bytes(hashlib.sha256(blob).digest()[:8], "big") % 2**63)
+            torch.manual_seed(seed_from(blob) % TORCH_SEED_MAX)
             kwargs.update(do_sample=True, temperature=float(params["temperature"]), top_p=float(params["top_p"]))
         else:
             kwargs.update(do_sample=False, temperature=None, top_p=None)

@@ -7,7 +7,6 @@ the user's (halluscope ships none); the tests build tiny random-weight models.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from urllib.parse import parse_qsl
 
 import numpy as np
 
+from halluscope.core.hashing import chunks_sha256
 from halluscope.core.errors import HalluscopeError, ItemError, MissingExtraError
 from halluscope.core.registry import Registry
 from halluscope.backends.speech.asr import ASR_BACKENDS
@@ -50,13 +50,12 @@ def model_identity(path: str) -> dict:
     p = Path(path)
     if not p.is_dir():
         return {"model": path}
-    h = hashlib.sha256()
-    for f in sorted(x for x in p.rglob("*") if x.is_file()):
+    def pieces(f: Path) -> tuple:
         size = f.stat().st_size
-        h.update(f"{f.relative_to(p).as_posix()}:{size}".encode())
-        if size < 4 << 20:
-            h.update(f.read_bytes())
-    return {"model": path, "files_sha256": h.hexdigest()[:16]}
+        return (f"{f.relative_to(p).as_posix()}:{size}", f.read_bytes() if size < 4 << 20 else b"")
+
+    files = sorted(x for x in p.rglob("*") if x.is_file())
+    return {"model": path, "files_sha256": chunks_sha256((c for f in files for c in pieces(f)), 16)}
 
 
 def _versions() -> dict:

@@ -4,7 +4,6 @@ Festival) and 'hf-tts/<path>' (transformers VITS, speech/hf.py). Each has ``conf
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 import shutil
 import subprocess
@@ -15,6 +14,7 @@ from typing import Protocol
 
 import numpy as np
 
+from halluscope.core.hashing import seed_from
 from halluscope.core.errors import HalluscopeError, ItemError
 from halluscope.core.registry import Registry
 from halluscope.backends.speech.audio import SAMPLE_RATE, decode_wav, resample
@@ -43,8 +43,7 @@ ESPEAK_VOICE_POOLS: dict[str, list[str]] = {
 
 def pick_voice(voices: list[str], *, seed: int, item_id: str) -> str:
     """Reproducible voice choice that does not depend on item order."""
-    h = hashlib.sha256(f"{seed}:{item_id}".encode()).digest()
-    return voices[int.from_bytes(h[:4], "big") % len(voices)]
+    return voices[seed_from(f"{seed}:{item_id}", 4) % len(voices)]
 
 
 @dataclass

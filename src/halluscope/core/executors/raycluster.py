@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import re
 import tempfile
@@ -13,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from halluscope.core.hashing import sha256_hex
 from halluscope.core.errors import HalluscopeError, MissingExtraError
 from halluscope.core.executors.local import ItemTask, Outcome, Resources, _prepare, attempt
 
@@ -56,7 +56,7 @@ def ray_temp_dir(run_dir: str | Path, temp_dir: str | Path | None = None) -> Pat
     inside = Path(run_dir).resolve() / ".ray"
     if len(str(inside)) + _RAY_SESSION_SUFFIX <= RAY_SOCKET_MAX:
         return inside
-    digest = hashlib.sha256(str(Path(run_dir).resolve()).encode()).hexdigest()[:10]
+    digest = sha256_hex(str(Path(run_dir).resolve()), 10)
     return Path(tempfile.gettempdir()) / f"hs-ray-{digest}"
 
 

@@ -13,13 +13,13 @@ torch and transformers come with the 'hf' extra; the device is chosen automatica
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from halluscope.core.hashing import chunks_sha256
 from halluscope.spoken.detect.run import DetectContext, DetectorKind, register_detector
 from halluscope.core.errors import HalluscopeError, MissingExtraError
 from halluscope.core.executors import ItemTask, Resources, torch_threads
@@ -110,13 +110,12 @@ def model_identity(path: str) -> dict:
     p = Path(path)
     if not p.is_dir():
         return {"name": path}
-    h = hashlib.sha256()
-    for f in sorted(p.iterdir()):
-        if f.is_file() and (f.suffix in (".json", ".model", ".txt") or f.name.endswith((".safetensors", ".bin"))):
-            h.update(f.name.encode())
-            h.update(f.read_bytes() if f.suffix != ".safetensors" and f.stat().st_size < 50_000_000
-                     else str(f.stat().st_size).encode())
-    return {"path": str(p.resolve()), "sha256": h.hexdigest()[:16]}
+    files = [f for f in sorted(p.iterdir())
+             if f.is_file() and (f.suffix in (".json", ".model", ".txt") or f.name.endswith((".safetensors", ".bin")))]
+    digest = chunks_sha256((piece for f in files for piece in (
+        f.name, f.read_bytes() if f.suffix != ".safetensors" and f.stat().st_size < 50_000_000
+        else str(f.stat().st_size))), 16)
+    return {"path": str(p.resolve()), "sha256": digest}
 
 
 def _config(model: str, options: dict) -> dict:

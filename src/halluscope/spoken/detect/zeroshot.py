@@ -16,16 +16,15 @@ hyperparameters (alpha=, beta=, tau=, ...; see halluscope.mitigation), stored in
 from __future__ import annotations
 
 import asyncio
-import hashlib
-from importlib import resources
 from typing import Any
 
+from halluscope.core.hashing import named_files_sha256
 from halluscope.spoken.detect.run import DetectContext, DetectorKind, register_detector
 from halluscope.spoken.detect.subset import OPTIONS as SUBSET_OPTIONS
 from halluscope.spoken.detect.zeroshot_parse import parse_reply
 from halluscope.core.errors import HalluscopeError, ItemError
 from halluscope.core.executors import place
-from halluscope.prompts import template
+from halluscope.prompts import prompt_files, template
 from halluscope.core.records import (
     AudioDelivery,
     ChatMessage,
@@ -44,12 +43,7 @@ BATCH = 16  # items whose requests (and clips) are in memory at once
 
 def prompt_files_hash() -> str:
     """sha256 over the App. A.3 prompt files: part of the detect fingerprint."""
-    h = hashlib.sha256()
-    root = resources.files("halluscope") / "prompts" / "detect"
-    for ref in sorted((p for p in root.iterdir() if p.name.endswith(".txt")), key=lambda p: p.name):
-        h.update(ref.name.encode())
-        h.update(ref.read_bytes())
-    return h.hexdigest()[:16]
+    return named_files_sha256(prompt_files("detect"))
 
 
 def split_options(options: dict) -> tuple[dict, dict]:

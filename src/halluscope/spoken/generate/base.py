@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from halluscope.core.hashing import derived_seed
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import SEVERITIES, TYPES, Article, HallucinationType, Severity, Variant
 from halluscope.core.registry import Registry
@@ -48,7 +48,7 @@ def variant_id(article_id: str, type: str, severity: str) -> str:
 
 def stable_seed(*parts: object) -> int:
     """A 64-bit seed from any parts, independent of Python's hash randomisation."""
-    return int.from_bytes(hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()[:8], "big")
+    return derived_seed(*parts)
 
 
 def plan_rewrites(
