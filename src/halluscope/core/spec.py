@@ -123,6 +123,12 @@ class ModelSpec:
     def without(self, *keys: str) -> ModelSpec:
         return ModelSpec(self.provider, self.model, {k: v for k, v in self.options.items() if k not in keys})
 
+    def require_model(self, example: str = "<model dir or hub id>") -> str:
+        """The model part, or an error saying the spec names none ('hf-asr' alone)."""
+        if not self.model:
+            raise HalluscopeError(f"'{self}' names no model; expected e.g. {self.provider}/{example}")
+        return self.model
+
     def split(self, keys: Iterable[str]) -> tuple[dict[str, Any], ModelSpec]:
         """(the options named in ``keys``, this spec without them)."""
         keys = set(keys)
@@ -134,7 +140,7 @@ class ModelSpec:
         unknown = sorted(set(self.options) - names)
         if unknown:
             raise HalluscopeError(
-                f"{kind} '{self}' does not take option(s) {', '.join(unknown)}; its options: "
+                f"{kind} '{self}': unknown option(s) {', '.join(unknown)}; its options: "
                 f"{', '.join(sorted(names)) or 'none'}. Fix: drop them or check the spelling")
 
     def validate(self, model_cls: type[M], *, kind: str = "model", **defaults: Any) -> M:

@@ -93,11 +93,11 @@ def collect(run_dir: str | Path) -> dict:
 def model_and_method(model: str) -> tuple[str, str]:
     """'hf-audio/x?mitigation=aad&alpha=0.5' -> ('hf-audio/x', 'AAD (alpha=0.5)'): decoding methods are rows
     under their model, as in seed 001's Tables 2 and 12."""
-    from halluscope.backends.audio_lm._hf_audio import split_spec
-    from halluscope.report.zeroshot import mitigation_label
+    from halluscope.core.spec import ModelSpec
+    from halluscope.mitigation import method_label
 
-    base, sep, _ = model.partition("?")
-    return base, mitigation_label(split_spec(model)[1]) if sep else "W/O"
+    spec = ModelSpec.parse(model)
+    return spec.name, method_label(spec)
 
 
 def _model_order(model: str) -> tuple:

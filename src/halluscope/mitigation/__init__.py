@@ -15,6 +15,8 @@ from halluscope.mitigation._config import (
     METHODS,
     MTI_INSTRUCTION,
     MitigationConfig,
+    method_label,
+    mitigation_of,
     parse_mitigation,
     split_mitigation,
 )
@@ -60,6 +62,8 @@ __all__ = [
     "entropy",
     "js_divergence",
     "label_of",
+    "method_label",
+    "mitigation_of",
     "parse_mitigation",
     "plausible",
     "sampler",

@@ -18,11 +18,13 @@ pass the values of the study you replicate.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from halluscope.core.errors import HalluscopeError
+from halluscope.core.spec import ModelSpec
 
 Method = Literal["aad", "vcd", "mti", "dola"]
 METHODS: tuple[str, ...] = ("aad", "vcd", "mti", "dola")
@@ -124,3 +126,22 @@ def split_mitigation(options: dict) -> tuple[dict, MitigationConfig | None]:
     value = rest.pop("mitigation", None)
     fields = {k: rest.pop(k) for k in FIELDS if k in rest}
     return rest, parse_mitigation(value, **fields)
+
+
+def mitigation_of(options: Mapping[str, Any] | ModelSpec | str) -> MitigationConfig | None:
+    """The mitigation a model's options ask for (a ModelSpec, its name 'hf-audio/x?mitigation=aad&alpha=0.5', or
+    an options dict; keys that are not mitigation's are ignored); None: plain decoding."""
+    opts = dict(ModelSpec.parse(options).options) if isinstance(options, (str, ModelSpec)) else dict(options)
+    return split_mitigation({k: v for k, v in opts.items() if k == "mitigation" or k in FIELDS})[1]
+
+
+def method_label(options: Mapping[str, Any] | ModelSpec | str) -> str:
+    """The decoding row label of a model's options ('W/O', 'AAD', 'VCD (alpha=0.5)', ...): what reports show
+    under a model, read from the ModelSpec rather than re-parsed from a glued name; an unreadable old setting
+    keeps its raw method name."""
+    try:
+        cfg = mitigation_of(options)
+    except HalluscopeError:
+        opts = dict(ModelSpec.parse(options).options) if isinstance(options, (str, ModelSpec)) else dict(options)
+        return str(opts.get("mitigation"))
+    return "W/O" if cfg is None else cfg.label()

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from halluscope.spoken.build import BuildResult
+from halluscope.core.registry import Registry
 from halluscope.core.store import Store
 
 
@@ -28,11 +29,13 @@ class Section:
 
 
 SectionBuilder = Callable[[Store, BuildResult], "Section | None"]
-SECTION_BUILDERS: list[SectionBuilder] = []
+# section builders by 'module.function', in registration order; plug-ins add builders through the entry-point
+# group 'halluscope.report_sections' (placed after halluscope's own)
+SECTIONS: Registry[SectionBuilder] = Registry("report section", "halluscope.report_sections")
 
 
 def register_section(builder: SectionBuilder) -> SectionBuilder:
-    SECTION_BUILDERS.append(builder)
+    SECTIONS.register(f"{builder.__module__}.{builder.__qualname__}", builder)
     return builder
 
 
@@ -46,4 +49,4 @@ def build_sections(store: Store, build: BuildResult) -> list[Section]:
 
     for name in SECTION_MODULES:
         importlib.import_module(name)
-    return [s for b in SECTION_BUILDERS if (s := b(store, build)) is not None]
+    return [s for b in SECTIONS.values() if (s := b(store, build)) is not None]

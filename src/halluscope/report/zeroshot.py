@@ -36,12 +36,13 @@ def zero_shot_rows(store: Store, build: BuildResult) -> list[dict]:
         score_classification,
     )
     from halluscope.core.records import LANGUAGES, Prediction
+    from halluscope.mitigation import method_label
 
     latest: dict[tuple, str] = {}
     for m in store.manifests():
         if m.command == "detect":
             opts = m.config.get("options") or {}
-            key = (m.config["detector"], mitigation_label(opts), m.config["task"], m.config["input"],
+            key = (m.config["detector"], method_label(opts), m.config["task"], m.config["input"],
                    opts.get("prompting", "direct"))
             latest[key] = m.stages["detect"]
     rows = []
@@ -81,16 +82,6 @@ def zero_shot_rows(store: Store, build: BuildResult) -> list[dict]:
                            window_s=audio[0].window_s if audio else None, policy=audio[0].policy if audio else None)
             rows.append(row)
     return rows
-
-
-def mitigation_label(options: dict) -> str:
-    """'W/O' for plain decoding, else the mitigation's label (AAD, VCD (alpha=0.5), ...), from detect options."""
-    from halluscope.mitigation import label_of, split_mitigation
-
-    try:
-        return label_of(split_mitigation({k: v for k, v in options.items() if k != "seed"})[1])
-    except Exception:  # noqa: BLE001 - an unreadable old manifest still gets a row
-        return str(options.get("mitigation"))
 
 
 METHOD_ORDER = ("W/O", "AAD", "VCD", "MTI", "DoLa")  # seed 001, Table 2

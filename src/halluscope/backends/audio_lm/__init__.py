@@ -32,31 +32,15 @@ from halluscope.backends.audio_lm._hf_audio import (
     HFAudioOptions,
     create_hf_audio,
 )
-from halluscope.backends.llm import ChatBackend, LLMConfig, load_llm_config
-from halluscope.core.registry import Registry
+from halluscope.backends.llm import CHAT_BACKENDS, ChatBackend, LLMConfig, load_llm_config
+from halluscope.core.registry import Registry, RegistryView
+from halluscope.core.spec import ModelSpec
 
-AUDIO_LM_BACKENDS: Registry[ChatBackend] = Registry("audio LM backend")
-
-
-@AUDIO_LM_BACKENDS.register("openai")
-def _openai(model: str, *, config: LLMConfig | None = None, **options: object) -> ChatBackend:
-    from halluscope.backends.llm import create_backend
-
-    return create_backend(f"openai/{model}", config=config, **options)
+# the chat backends that hear audio ('openai', 'hf-audio', 'cascade/<asr>+<llm>'): a view of CHAT_BACKENDS
+AUDIO_LM_BACKENDS: Registry[ChatBackend] = RegistryView(CHAT_BACKENDS, "audio LM backend", "hears_audio")
 
 
-AUDIO_LM_BACKENDS.register("hf-audio")(create_hf_audio)
-
-
-@AUDIO_LM_BACKENDS.register("cascade")
-def _cascade(model: str, *, config: LLMConfig | None = None, **options: object) -> ChatBackend:
-    """'cascade/<asr>+<llm>': transcribe, then ask the text LLM with the transcript (see _cascade.py)."""
-    from halluscope.backends.audio_lm._cascade import create_cascade
-
-    return create_cascade(model, config=config, **options)
-
-
-def create_audio_backend(spec: str, *, config: LLMConfig | None = None, **options: object) -> ChatBackend:
+def create_audio_backend(spec: str | ModelSpec, *, config: LLMConfig | None = None, **options: object) -> ChatBackend:
     """Build 'openai/<model>', 'hf-audio/<path>' or 'cascade/<asr>+<llm>' with options from ``config`` (default: $HALLUSCOPE_LLM_CONFIG)."""
     return AUDIO_LM_BACKENDS.create(spec, config=config if config is not None else load_llm_config(), **options)
 

@@ -16,18 +16,18 @@ from typing import Any
 from halluscope.core.hashing import TORCH_SEED_MAX, seed_from
 from halluscope.core.errors import HalluscopeError, MissingExtraError
 from halluscope.core.records import AudioClip, ChatMessage
+from halluscope.core.registry import Registry
 from halluscope.backends.speech.audio import SAMPLE_RATE, decode_wav
 
-ADAPTERS: dict[str, type[AudioLMAdapter]] = {}
+# adapter classes by transformers ``config.model_type``; plug-ins join through the group 'halluscope.audio_adapters'
+ADAPTERS: Registry[type[AudioLMAdapter]] = Registry("audio adapter", "halluscope.audio_adapters")
 
 
 def register_adapter(*model_types: str) -> Callable[[type[AudioLMAdapter]], type[AudioLMAdapter]]:
     """Map transformers ``config.model_type`` values to an adapter class."""
     def deco(cls: type[AudioLMAdapter]) -> type[AudioLMAdapter]:
         for t in model_types:
-            if t in ADAPTERS:
-                raise HalluscopeError(f"audio adapter for model type '{t}' is registered twice")
-            ADAPTERS[t] = cls
+            ADAPTERS.register(t, cls)
         return cls
     return deco
 
@@ -278,5 +278,6 @@ def load_adapter(path: str, *, device: str = "cpu", dtype: str = "auto", window_
     model_type = tf.AutoConfig.from_pretrained(path).model_type
     if model_type not in ADAPTERS:
         raise HalluscopeError(f"{path}: no audio adapter for model type '{model_type}'; supported: "
-                              f"{', '.join(sorted(ADAPTERS))} (add one with register_adapter)")
+                              f"{', '.join(ADAPTERS.providers)} (add one with register_adapter or the entry-point "
+                              f"group '{ADAPTERS.group}')")
     return ADAPTERS[model_type](path, device=device, dtype=dtype, window_s=window_s, chat_template=chat_template).load()

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from halluscope.core.errors import HalluscopeError
 from halluscope.backends.llm import ChatBackend, LLMConfig
 from halluscope.core.records import AudioClip, ChatMessage, ModelRequest, ModelResponse
+from halluscope.core.spec import ModelSpec
 
 NOTHING = "(nothing: the speech recognizer heard no words)"
 
@@ -95,20 +96,17 @@ class CascadeBackend:
         return self._heard(request, transcripts, await self.llm.send(inner, inner_log))
 
 
-def create_cascade(model: str, *, config: LLMConfig | None = None, **options: object) -> CascadeBackend:
-    """'cascade/<asr spec>+<llm spec>[?language=xx]'; other options go to the text LLM."""
-    from halluscope.backends.audio_lm._hf_audio import split_spec
+def create_cascade(spec: ModelSpec, *, config: LLMConfig | None = None, **options: object) -> CascadeBackend:
+    """'cascade/<asr spec>+<llm spec>[?language=xx]' (registered in CHAT_BACKENDS); other options go to the text LLM."""
     from halluscope.backends.llm import create_backend
     from halluscope.backends.speech import ASR_BACKENDS
 
-    body, query = split_spec(model)
-    asr_spec, plus, llm_spec = body.partition("+")
+    asr_spec, plus, llm_spec = spec.model.partition("+")
     if not plus or "/" not in asr_spec or "/" not in llm_spec:
-        raise HalluscopeError(f"'cascade/{model}': expected 'cascade/<asr>+<llm>', e.g. "
+        raise HalluscopeError(f"'{spec}': expected 'cascade/<asr>+<llm>', e.g. "
                               "'cascade/whisper/base+hf/smollm2-135m-instruct' or 'cascade/whisper/base+openai/<model>'")
-    language = options.pop("language", query.pop("language", None))
-    if query:
-        llm_spec += "?" + "&".join(f"{k}={v}" for k, v in query.items())
+    glued, rest = spec.split(("language",))
+    language = options.pop("language", glued.get("language"))
     asr = ASR_BACKENDS.create(asr_spec)
-    llm = create_backend(llm_spec, config=config, **options)
-    return CascadeBackend(f"cascade/{model}", asr, llm, None if language is None else str(language))
+    llm = create_backend(ModelSpec.parse(llm_spec, rest.options), config=config, **options)
+    return CascadeBackend(str(spec), asr, llm, None if language is None else str(language))

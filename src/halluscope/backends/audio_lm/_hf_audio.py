@@ -20,6 +20,7 @@ from halluscope.core.executors import LOCAL, ItemTask, Resources, torch_threads
 from halluscope.backends.llm._base import CallLog, LocalChatBackend
 from halluscope.backends.llm._config import LLMConfig, _Options, resolve_options
 from halluscope.core.records import ModelRequest, ModelResponse
+from halluscope.core.spec import ModelSpec
 
 DEFAULT_PARAMS = {"max_new_tokens": 256, "temperature": 0.0, "top_p": 1.0, "seed": 0}
 
@@ -69,7 +70,7 @@ class HFAudioBackend(LocalChatBackend):
             raise HalluscopeError(f"'{self.spec}': cannot read a transformers config in '{self.path}' ({exc})") from exc
         if model_type not in ADAPTERS:
             raise HalluscopeError(f"{self.path}: no audio adapter for model type '{model_type}'; "
-                                  f"supported: {', '.join(sorted(ADAPTERS))}")
+                                  f"supported: {', '.join(ADAPTERS.providers)}")
         return ADAPTERS[model_type]
 
     @property
@@ -161,30 +162,15 @@ class _AudioCall(ItemTask):
         return self.backend._call(request)
 
 
-def create_hf_audio(model: str, *, config: LLMConfig | None = None, **options: object) -> HFAudioBackend:
-    """'hf-audio/<dir>', or 'hf-audio/<dir>?mitigation=aad&alpha=0.5': options in the spec make a distinct model
-    name (so stages keyed by the name, e.g. MISHAP answers, keep mitigated runs apart); keywords win over them."""
+def create_hf_audio(spec: ModelSpec, *, config: LLMConfig | None = None, **options: object) -> HFAudioBackend:
+    """'hf-audio/<dir>' (registered in CHAT_BACKENDS), or 'hf-audio/<dir>?mitigation=aad&alpha=0.5': options in the
+    spec make a distinct model name (so stages keyed by the name, e.g. MISHAP answers, keep mitigated runs apart);
+    keywords win over them."""
     from halluscope.mitigation import split_mitigation
 
-    path, query = split_spec(model)
-    options, mitigation = split_mitigation({**query, **options})
+    options, mitigation = split_mitigation({**spec.options, **options})
     if mitigation is not None:
         options["mitigation"] = mitigation
-    backend = HFAudioBackend(path, resolve_options(HFAudioOptions, f"hf-audio/{path}", config, options))  # type: ignore[arg-type]
-    backend.spec = f"hf-audio/{model}"
+    backend = HFAudioBackend(spec.model, resolve_options(HFAudioOptions, spec.name, config, options))  # type: ignore[arg-type]
+    backend.spec = str(spec)
     return backend
-
-
-def split_spec(model: str) -> tuple[str, dict]:
-    """'<dir>?k=v&k2=v2' -> ('<dir>', {k: v, ...}); values parsed as JSON when they can be."""
-    import json
-    from urllib.parse import parse_qsl
-
-    path, sep, query = model.partition("?")
-    out: dict = {}
-    for k, v in parse_qsl(query, keep_blank_values=True) if sep else ():
-        try:
-            out[k] = json.loads(v)
-        except json.JSONDecodeError:
-            out[k] = v
-    return path, out

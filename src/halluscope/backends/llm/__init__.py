@@ -1,10 +1,14 @@
 """Text-LLM backends named 'provider/model': 'openai/<model>' (any OpenAI-compatible server) and 'hf/<path>'.
 
+CHAT_BACKENDS is the one registry of chat backends, text and audio (with capabilities text, hears_audio,
+exposes_logits, local, server); LLM_BACKENDS and audio_lm.AUDIO_LM_BACKENDS are its text and audio views.
+
 Every call goes through a Caller over the run's store: each attempt is logged with its raw reply
 before parsing, and a request answered before is served from the store, so a rerun makes no calls.
 """
 
 from halluscope.backends.llm._base import (
+    CHAT_BACKENDS,
     LLM_BACKENDS,
     Caller,
     CallStats,
@@ -23,6 +27,7 @@ from halluscope.backends.llm._config import (
     OpenAIOptions,
     load_llm_config,
 )
+from halluscope.core.spec import ModelSpec
 from halluscope.backends.llm._hf import HFBackend
 from halluscope.backends.llm._openai import (
     BackendError,
@@ -32,11 +37,17 @@ from halluscope.backends.llm._openai import (
 )
 
 
-def create_backend(spec: str, *, config: LLMConfig | None = None, **options: object) -> ChatBackend:
-    """Build 'openai/<model>' or 'hf/<path>' with options from ``config`` (default: $HALLUSCOPE_LLM_CONFIG)."""
+def create_backend(spec: str | ModelSpec, *, config: LLMConfig | None = None, **options: object) -> ChatBackend:
+    """Build a text LLM ('openai/<model>', 'hf/<path>') with options from ``config`` (default: $HALLUSCOPE_LLM_CONFIG)."""
     return LLM_BACKENDS.create(spec, config=config if config is not None else load_llm_config(), **options)
 
+def create_chat_backend(spec: str | ModelSpec, *, config: LLMConfig | None = None, **options: object) -> ChatBackend:
+    """Build any chat backend, text or audio (CHAT_BACKENDS), with options from ``config`` as in create_backend."""
+    return CHAT_BACKENDS.create(spec, config=config if config is not None else load_llm_config(), **options)
 
+
+
+    "CHAT_BACKENDS",
 __all__ = [
     "CONFIG_ENV",
     "LLM_BACKENDS",
@@ -52,6 +63,7 @@ __all__ = [
     "OpenAIOptions",
     "StageOutage",
     "complete_all",
+    "create_chat_backend",
     "create_backend",
     "load_llm_config",
     "progress",

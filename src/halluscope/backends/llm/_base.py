@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import ChatMessage, ModelRequest, ModelResponse, Usage
-from halluscope.core.registry import Registry
+from halluscope.core.registry import Registry, RegistryView
 from halluscope.core.store import Store
 
 
@@ -47,7 +47,20 @@ class ChatBackend(Protocol):
     async def aclose(self) -> None: ...
 
 
-LLM_BACKENDS: Registry[ChatBackend] = Registry("LLM backend")
+# One registry of chat backends, text and audio LMs alike, each with its declared capabilities:
+#   text (a text LLM), hears_audio (takes clips in ModelRequest.audio), exposes_logits (decoding-time mitigation
+#   is possible), local (runs in this process or a worker) or server (an API).
+# Entries are 'module:attr' strings imported on first use; plug-ins join through the group 'halluscope.chat_backends'.
+CHAT_BACKENDS: Registry[ChatBackend] = Registry("chat backend", "halluscope.chat_backends")
+CHAT_BACKENDS.register("openai", "halluscope.backends.llm._openai:create_openai", takes_spec=True,
+                       capabilities=("text", "hears_audio", "server"))
+CHAT_BACKENDS.register("hf", "halluscope.backends.llm._hf:create_hf", takes_spec=True,
+                       capabilities=("text", "exposes_logits", "local"))
+CHAT_BACKENDS.register("hf-audio", "halluscope.backends.audio_lm._hf_audio:create_hf_audio", takes_spec=True,
+                       capabilities=("hears_audio", "exposes_logits", "local"))
+CHAT_BACKENDS.register("cascade", "halluscope.backends.audio_lm._cascade:create_cascade", takes_spec=True,
+                       capabilities=("hears_audio",))
+LLM_BACKENDS: Registry[ChatBackend] = RegistryView(CHAT_BACKENDS, "LLM backend", "text")
 
 # A protocol retry (nonce >= 1, after an unreadable or rejected reply) must change the request, or a greedy model
 # answers it byte for byte as before: retry k samples at RETRY_TEMPERATURES[k-1] (the last one from then on, never

@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from halluscope.core.errors import HalluscopeError, InputError
+from halluscope.core.spec import ModelSpec
 
 CONFIG_ENV = "HALLUSCOPE_LLM_CONFIG"
 
@@ -87,9 +88,11 @@ class LLMConfig(_Options):
     models: dict[str, dict] = Field(default_factory=dict)
     generate: GenerateOptions = Field(default_factory=GenerateOptions)
 
-    def options_for(self, spec: str) -> dict:
-        provider = spec.partition("/")[0]
-        return {**getattr(self, provider, {}), **self.models.get(spec, {})}
+    def options_for(self, spec: str | ModelSpec) -> dict:
+        """[provider] < [models."provider/model"] (the name without options)."""
+        spec = ModelSpec.parse(spec)
+        section = getattr(self, spec.provider, {}) if spec.provider in ("openai", "hf") else {}
+        return {**section, **self.models.get(spec.name, {})}
 
 
 def load_llm_config(path: str | Path | None = None) -> LLMConfig:
@@ -130,15 +133,17 @@ def _refuse_keys(data: object, file: str) -> None:
             _refuse_keys(v, file)
 
 
-def resolve_options(cls: type[BaseModel], spec: str, config: LLMConfig | None, overrides: dict) -> BaseModel:
-    """Provider defaults < per-model section < keyword overrides, validated with a readable error."""
-    merged = {**(config or LLMConfig()).options_for(spec), **overrides}
+def resolve_options(cls: type[BaseModel], spec: str | ModelSpec, config: LLMConfig | None, overrides: dict) -> BaseModel:
+    """Provider defaults < per-model section < options in the spec < keyword overrides, validated with a readable
+    error naming the unknown keys and the allowed ones."""
+    spec = ModelSpec.parse(spec)
+    merged = {**(config or LLMConfig()).options_for(spec.name), **spec.options, **overrides}
     unknown = sorted(set(merged) - set(cls.model_fields))
     if unknown and cls.model_config.get("extra") == "forbid":
-        raise HalluscopeError(f"'{spec}' does not take option(s) {', '.join(unknown)}; its options: "
+        raise HalluscopeError(f"'{spec.name}' does not take option(s) {', '.join(unknown)}; its options: "
                               f"{', '.join(sorted(cls.model_fields))}. Fix: drop them or check the spelling "
                               "(-o KEY=VALUE, or the model's section of the LLM config)")
     try:
         return cls.model_validate(merged)
     except ValidationError as exc:
-        raise HalluscopeError(f"bad options for '{spec}': {exc}") from exc
+        raise HalluscopeError(f"bad options for '{spec.name}': {exc}") from exc

@@ -20,9 +20,10 @@ from pathlib import Path
 from halluscope.core.hashing import TORCH_SEED_MAX, seed_from
 from halluscope.core.errors import HalluscopeError, MissingExtraError
 from halluscope.core.executors import LOCAL, ItemTask, Resources, torch_threads
-from halluscope.backends.llm._base import LLM_BACKENDS, CallLog, LocalChatBackend
+from halluscope.backends.llm._base import CallLog, LocalChatBackend
 from halluscope.backends.llm._config import HFOptions, LLMConfig, resolve_options
 from halluscope.core.records import ModelRequest, ModelResponse
+from halluscope.core.spec import ModelSpec
 
 DEFAULT_PARAMS = {"max_new_tokens": 512, "temperature": 0.0, "top_p": 1.0, "seed": 0}
 
@@ -236,20 +237,15 @@ class _Generate(ItemTask):
         return [(self.backend.prompt(r), out) for r, out in zip(requests, outs)]
 
 
-@LLM_BACKENDS.register("hf")
-def _hf(model: str, *, config: LLMConfig | None = None, **options: object) -> HFBackend:
-    """'hf/<dir>'; ``mitigation=dola`` (with DoLa's options, or as 'hf/<dir>?mitigation=dola') decodes with DoLa."""
-    mitigation = None
-    path = model
-    if "mitigation" in options or "?" in model:
-        from halluscope.backends.audio_lm._hf_audio import split_spec
-        from halluscope.mitigation import AUDIO_METHODS, split_mitigation
+def create_hf(spec: ModelSpec, *, config: LLMConfig | None = None, **options: object) -> HFBackend:
+    """'hf/<dir>' (registered in CHAT_BACKENDS); ``mitigation=dola`` (with DoLa's options, in the spec or as
+    keywords) decodes with DoLa. Options in the spec are part of its name ('hf/<dir>?mitigation=dola')."""
+    from halluscope.mitigation import AUDIO_METHODS, split_mitigation
 
-        path, query = split_spec(model)
-        options, mitigation = split_mitigation({**query, **options})
-        if mitigation is not None and mitigation.method in AUDIO_METHODS:
-            raise HalluscopeError(f"'hf/{model}': {mitigation.method} contrasts audio and a text LM has none; "
-                                  "the hf backend offers mitigation=dola (use hf-audio/<dir> for aad, vcd, mti)")
-    backend = HFBackend(path, resolve_options(HFOptions, f"hf/{path}", config, options), mitigation)  # type: ignore[arg-type]
-    backend.spec = f"hf/{model}"
+    options, mitigation = split_mitigation({**spec.options, **options})
+    if mitigation is not None and mitigation.method in AUDIO_METHODS:
+        raise HalluscopeError(f"'{spec}': {mitigation.method} contrasts audio and a text LM has none; "
+                              "the hf backend offers mitigation=dola (use hf-audio/<dir> for aad, vcd, mti)")
+    backend = HFBackend(spec.model, resolve_options(HFOptions, spec.name, config, options), mitigation)  # type: ignore[arg-type]
+    backend.spec = str(spec)
     return backend

@@ -23,9 +23,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 from halluscope.core.errors import HalluscopeError, MissingExtraError
 from halluscope.backends.llm._adaptive import AdaptiveLimit
-from halluscope.backends.llm._base import LLM_BACKENDS, CallLog, messages_of, retry_params
+from halluscope.backends.llm._base import CallLog, messages_of, retry_params
 from halluscope.backends.llm._config import LLMConfig, OpenAIOptions, resolve_options
 from halluscope.core.records import ChatMessage, ModelRequest, ModelResponse, Usage
+from halluscope.core.spec import ModelSpec
 
 MAX_TIMEOUT_GROWTH = 8  # a retried timeout waits at most this many times timeout_s
 OVERLOAD_STATUSES = frozenset({429, 503, 529})  # "too many requests": fewer in flight
@@ -291,6 +292,8 @@ class OpenAIBackend:
                              attempts=attempt)
 
 
-@LLM_BACKENDS.register("openai")
-def _openai(model: str, *, config: LLMConfig | None = None, **options: object) -> OpenAIBackend:
-    return OpenAIBackend(model, resolve_options(OpenAIOptions, f"openai/{model}", config, options))  # type: ignore[arg-type]
+def create_openai(spec: ModelSpec, *, config: LLMConfig | None = None, **options: object) -> OpenAIBackend:
+    """'openai/<model>' (registered in CHAT_BACKENDS); options in the spec are part of its name."""
+    backend = OpenAIBackend(spec.model, resolve_options(OpenAIOptions, spec, config, options))  # type: ignore[arg-type]
+    backend.spec = str(spec)
+    return backend

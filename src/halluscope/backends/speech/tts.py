@@ -30,7 +30,7 @@ class TtsBackend(Protocol):
         ...
 
 
-TTS_BACKENDS: Registry[TtsBackend] = Registry("TTS backend")
+TTS_BACKENDS: Registry[TtsBackend] = Registry("TTS backend", "halluscope.tts")
 
 # seed 000, section 3.3 uses several voices per language; these espeak-ng voice+variant pairs all
 # exist in Debian's espeak-ng and sound distinct (male/female variants, GB/US English).

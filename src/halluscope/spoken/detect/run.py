@@ -20,6 +20,7 @@ from halluscope.core.errors import HalluscopeError
 from halluscope.core.executors import LOCAL, Executor
 from halluscope.core.manifest import record_manifest
 from halluscope.core.records import SEVERITIES, TYPES, Prediction, Task, Variant
+from halluscope.core.registry import Registry
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
 
@@ -89,13 +90,12 @@ class DetectorKind:
     trains: bool = False  # fits on the train split (needs train/dev/test articles); zero-shot kinds predict every item
 
 
-DETECTORS: dict[str, DetectorKind] = {}
+# detector kinds by provider name; plug-ins add DetectorKind objects through the entry-point group 'halluscope.detectors'
+DETECTORS: Registry[DetectorKind] = Registry("detector kind", "halluscope.detectors")
 
 
 def register_detector(provider: str, kind: DetectorKind) -> None:
-    if provider in DETECTORS:
-        raise HalluscopeError(f"detector kind '{provider}' is registered twice")
-    DETECTORS[provider] = kind
+    DETECTORS.register(provider, kind)
 
 
 def _run_tfidf(ctx: DetectContext) -> None:
@@ -167,10 +167,10 @@ def detect(run_dir: str | Path, *, detector: str = "tfidf", task: Task = "binary
     if provider not in DETECTORS:
         import difflib
 
-        close = difflib.get_close_matches(provider, list(DETECTORS), n=1)
+        close = difflib.get_close_matches(provider, DETECTORS.names, n=1)
         hint = f" Did you mean '{close[0]}'?" if close else ""
         raise HalluscopeError(f"unknown detector '{detector}': expected one of "
-                              f"{', '.join(k + ('' if k == 'tfidf' else '/...') for k in sorted(DETECTORS))}.{hint}")
+                              f"{', '.join(k + ('' if k == 'tfidf' else '/...') for k in DETECTORS.providers)}.{hint}")
     kind = DETECTORS[provider]
     if task not in LABELS:
         raise HalluscopeError(f"unknown task '{task}': expected binary, type or severity")

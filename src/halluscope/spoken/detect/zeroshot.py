@@ -87,24 +87,20 @@ def label_of(task: str, answer: str | None) -> str | None:
 
 
 def make_backend(spec: str, input_: str, backend_options: dict, llm_config: str | None) -> Any:
-    from halluscope.backends.llm import create_backend, load_llm_config
+    """The chat backend of ``spec`` (text and audio LMs share one registry; ``input_`` is checked by the kind)."""
+    from halluscope.backends.llm import create_chat_backend, load_llm_config
 
-    config = load_llm_config(llm_config)
-    provider = spec.partition("/")[0]
-    if provider in ("hf-audio", "cascade") or (provider == "openai" and input_ == "audio"):
-        from halluscope.backends.audio_lm import create_audio_backend
-
-        return create_audio_backend(spec, config=config, **backend_options)
-    return create_backend(spec, config=config, **backend_options)
+    return create_chat_backend(spec, config=load_llm_config(llm_config), **backend_options)
 
 
+    from halluscope.backends.llm import CHAT_BACKENDS
 def mitigation_of(options: dict, provider: str):
     """The run's decoding-time mitigation (None: plain decoding), validated before any work."""
     from halluscope.mitigation import split_mitigation
 
     _, backend_opts = split_options(options)
     _, cfg = split_mitigation(backend_opts)
-    if cfg is not None and provider not in ("hf", "hf-audio"):
+    if cfg is not None and "exposes_logits" not in CHAT_BACKENDS.capabilities(provider):
         raise HalluscopeError(f"mitigation={cfg.method} needs logits of a local model: use hf-audio/<dir> "
                               f"(aad, vcd, mti, dola) or hf/<dir> (dola), not {provider}/<model>")
     return cfg

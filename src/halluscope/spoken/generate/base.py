@@ -28,7 +28,7 @@ class Generator(Protocol):
         ...
 
 
-GENERATORS: Registry[Generator] = Registry("generator")
+GENERATORS: Registry[Generator] = Registry("generator", "halluscope.generators")
 
 
 @dataclass(frozen=True)
