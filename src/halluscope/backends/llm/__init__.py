@@ -27,8 +27,8 @@ from halluscope.backends.llm._config import (
     OpenAIOptions,
     load_llm_config,
 )
-from halluscope.core.spec import ModelSpec
 from halluscope.backends.llm._hf import HFBackend
+from halluscope.core.spec import ModelSpec
 from halluscope.backends.llm._openai import (
     BackendError,
     OpenAIBackend,
@@ -41,14 +41,14 @@ def create_backend(spec: str | ModelSpec, *, config: LLMConfig | None = None, **
     """Build a text LLM ('openai/<model>', 'hf/<path>') with options from ``config`` (default: $HALLUSCOPE_LLM_CONFIG)."""
     return LLM_BACKENDS.create(spec, config=config if config is not None else load_llm_config(), **options)
 
+
 def create_chat_backend(spec: str | ModelSpec, *, config: LLMConfig | None = None, **options: object) -> ChatBackend:
     """Build any chat backend, text or audio (CHAT_BACKENDS), with options from ``config`` as in create_backend."""
     return CHAT_BACKENDS.create(spec, config=config if config is not None else load_llm_config(), **options)
 
 
-
-    "CHAT_BACKENDS",
 __all__ = [
+    "CHAT_BACKENDS",
     "CONFIG_ENV",
     "LLM_BACKENDS",
     "BackendError",
@@ -63,8 +63,8 @@ __all__ = [
     "OpenAIOptions",
     "StageOutage",
     "complete_all",
-    "create_chat_backend",
     "create_backend",
+    "create_chat_backend",
     "load_llm_config",
     "progress",
     "read_completion",

@@ -93,9 +93,9 @@ def make_backend(spec: str, input_: str, backend_options: dict, llm_config: str 
     return create_chat_backend(spec, config=load_llm_config(llm_config), **backend_options)
 
 
-    from halluscope.backends.llm import CHAT_BACKENDS
 def mitigation_of(options: dict, provider: str):
     """The run's decoding-time mitigation (None: plain decoding), validated before any work."""
+    from halluscope.backends.llm import CHAT_BACKENDS
     from halluscope.mitigation import split_mitigation
 
     _, backend_opts = split_options(options)
