@@ -48,8 +48,8 @@ def test_run_closedform_old_call_keeps_its_store(tmp_path, capsys):
     inputs.write_text("{}\n")
     out = tmp_path / "preds.jsonl"
     # no RUN, no --store: the run was the store beside the predictions file
-    assert rewritten("run closedform", str(inputs), "--model", "m", "--out", str(out)) == \
-        [str(out) + ".store", str(inputs), "--model", "m", "--out", str(out)]
+    assert rewritten("run closedform", str(inputs), "--model", "m", "--out", str(out), "--json") == \
+        [str(out) + ".store", str(inputs), "--model", "m", "--out", str(out), "--json"]
     # --store DIR named it
     assert rewritten("run closedform", str(inputs), "--store", "s", "--out", str(out)) == \
         ["s", str(inputs), "--out", str(out)]

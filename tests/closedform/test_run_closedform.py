@@ -66,7 +66,7 @@ def test_openai_audio_model_on_halluaudio_then_score(tmp_path, clips, monkeypatc
     runner = CliRunner()
     src, out = _halluaudio(tmp_path), tmp_path / "preds" / "model.jsonl"
     with ChatServer(script) as srv:
-        args = ["run", "closedform", str(src), "--model", "openai/audio-model", "--format", "halluaudio",
+        args = ["run", "closedform", str(tmp_path / "run"), str(src), "--model", "openai/audio-model", "--format", "halluaudio",
                 "--audio-root", str(clips), "--out", str(out), "--audio-policy", "skip", "--json",
                 "-o", f"base_url={srv.url}", "-o", "audio_window_s=30", "-o", "max_retries=0"]
         res = runner.invoke(app, args)
@@ -74,9 +74,9 @@ def test_openai_audio_model_on_halluaudio_then_score(tmp_path, clips, monkeypatc
         summary = json.loads(res.stdout)
         assert srv.count == 3 and summary["calls"] == 3 and summary["answered"] == 3
         assert summary["status"] == {"ok": 3, "no audio": 1, "skipped": 1} and summary["audio"]["skipped"] == 1
-        res = runner.invoke(app, args)  # the rerun is answered from the store next to the output
+        res = runner.invoke(app, args)  # the rerun is answered from the run's store
         assert json.loads(res.output)["calls"] == 0 and srv.count == 3
-    assert (out.parent / "model.jsonl.store" / "halluscope.sqlite").exists()
+    assert (tmp_path / "run" / "halluscope.sqlite").exists()
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert [("pred" in r) for r in rows] == [True, True, True, False, False]  # failures are reported, not scored
     log = [json.loads(x) for x in (out.parent / "model.jsonl.delivery.jsonl").read_text().splitlines()]
@@ -98,7 +98,7 @@ def test_tiny_qwen2_audio_on_yesno_then_score(tmp_path, clips, qwen2_audio_dir):
     runner = CliRunner()
     res = runner.invoke(app, ["run", "closedform", str(questions), "--model", f"hf-audio/{qwen2_audio_dir}",
                               "--format", "yesno", "--audio-root", str(clips), "--out", str(out), "--audio-policy",
-                              "chunk", "--max-new-tokens", "4", "--json"])
+                              "chunk", "--max-new-tokens", "4", "--json"])  # the old spelling (no RUN) still works
     assert res.exit_code == 0, res.output
     summary = json.loads(res.stdout)
     assert summary["answered"] == 3 and summary["audio"] == {"whole": 2, "chunked": 1} and summary["audio_delivered"] == 3

@@ -174,10 +174,10 @@ def test_quickstart_with_too_few_articles_stops_before_building(tmp_path, capsys
 def test_an_unexpected_error_is_one_line_and_a_traceback_file(tiny_runs, capsys, monkeypatch):
     import halluscope.report
 
-    def boom(run):
+    def boom(run, **_):
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(halluscope.report, "collect", boom)
+    monkeypatch.setattr(halluscope.report, "write_report", boom)
     code, out = run_cli(capsys, monkeypatch, "report", tiny_runs["ok"])
     assert code == 1
     assert "Traceback" not in out

@@ -110,7 +110,8 @@ def rewrite(cmd: Any, args: list[str], path: str) -> list[str]:
             del args[i:i + n]
             deprecated(f"'{option} DIR' on '{path}'", f"the positional RUN ('{path} DIR ...')")
         elif default is not None:
-            run = default({k: _value(args, v) for k, v in given.items()}, [args[j] for j in positional])
+            values = {k: _value(args, v) for k, v in given.items() if v[1] == 2 or "=" in args[v[0]]}
+            run = default(values, [args[j] for j in positional])
             if run is not None:
                 deprecated(f"'{path}' without RUN", f"'{path} RUN ...' (this call's run: {run})")
         if run is not None:
