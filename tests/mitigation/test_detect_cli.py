@@ -46,7 +46,7 @@ def test_detect_with_aad_records_it_and_reports_a_separate_row(run_dir, qwen2_au
     res = runner.invoke(app, ["report", str(run_dir)])
     assert res.exit_code == 0, res.output
     section = next(s for s in collect(run_dir).sections if "Table 3" in s.title)
-    rows = [r for r in section.json["rows"] if r["language"] == "all"]
+    rows = [r for r in section.rows("zeroshot_cells") if r["language"] == "all"]
     assert [r["mitigation"] for r in rows] == ["W/O", "AAD (alpha=0.5)"] and rows[0]["n"] == rows[1]["n"] == len(preds)
     md = (run_dir / "report" / "tables.md").read_text(encoding="utf-8")
     assert "AAD (alpha=0.5)" in md and "| method |" in md

@@ -70,9 +70,9 @@ def test_detect_and_report_show_all_languages(built):
     res = runner.invoke(app, ["report", str(run), "--json"])
     assert res.exit_code == 0, res.output
     head = json.loads(res.stdout)
-    assert {r["language"] for r in head["asr"]} == {"en", "ru", "kk", "all"}
-    assert all(r["wer"] is not None and r["cer"] is not None for r in head["asr"])
-    cells = {(r["language"], r["task"], r["split"]) for r in head["detection"]}
+    assert {r["language"] for r in head["tables"]["asr_wer_cer"]["rows"]} == {"en", "ru", "kk", "all"}
+    assert all(r["wer"] is not None and r["cer"] is not None for r in head["tables"]["asr_wer_cer"]["rows"])
+    cells = {(r["language"], r["task"], r["split"]) for r in head["tables"]["detection_long"]["rows"]}
     for lang in ("en", "ru", "kk"):
         for task in ("binary", "type", "severity"):
             assert (lang, task, "O") in cells and (lang, task, "T") in cells

@@ -13,7 +13,7 @@ def viewrun(tmp_path_factory) -> Path:
 
     from halluscope.spoken.build import BuildConfig, build_spoken
     from halluscope.spoken.detect import detect
-    from halluscope.report import collect, write_report
+    from halluscope.report import write_report
 
     tmp = tmp_path_factory.mktemp("view")
     corpus = write_jsonl(tmp / "corpus.jsonl", [{"id": f"en-{i}", "language": "en", "text": t, "date": "2024-05-01"}
@@ -23,5 +23,5 @@ def viewrun(tmp_path_factory) -> Path:
     for inp in ("text", "transcript"):
         detect(run, task="binary", input=inp)
     add_zero_shot_run(run)
-    write_report(collect(run))
+    write_report(run)
     return run

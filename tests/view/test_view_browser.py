@@ -145,12 +145,12 @@ def test_export_opens_from_file_and_report_cells_link_to_items(viewrun, tmp_path
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    from halluscope.report import collect, write_report
+    from halluscope.report import write_report
 
     b = build_of(viewrun)
     page, n, clips = export_view(viewrun, viewrun / "view")
     assert n == len(b.samples) and clips == len(b.audio)
-    report = write_report(collect(viewrun))
+    report = write_report(viewrun).html
     driver = chromium(tmp_path)
     try:
         wait = WebDriverWait(driver, 20)

@@ -2,22 +2,11 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from halluscope.report.plots import plt, png
 
 COLORS = {"strict": "#2b6cb0", "compat": "#dd6b20"}
-
-
-def png(fig) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return buf.getvalue()
 
 
 def grouped_bars(groups: Sequence[str], series: dict[str, Sequence[float | None]], *, ylabel: str,

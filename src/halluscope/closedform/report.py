@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import base64
-import csv
-import html
 import json
 from pathlib import Path
 
 from halluscope.closedform.plots import grouped_bars, yes_ratio_scatter
 from halluscope.closedform.score import ScoreResult
 from halluscope.core.fs import atomic_write
+from halluscope.report.sections import Section
+from halluscope.report.table import Figure, Table
 
 # (key, title) of the headline columns per benchmark and mode
 COLUMNS: dict[tuple[str, str], list[tuple[str, str]]] = {
@@ -39,56 +38,11 @@ DIFF_COLS = [("id", "Item"), ("group", "Group"), ("reference", "Ref"), ("reply",
              ("compat", "Official"), ("reason", "Why")]
 
 
-def fmt(x: object) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    if isinstance(x, float):
-        return f"{x:.3f}"
-    return str(x)
-
-
 def headline_rows(result: ScoreResult, mode: str) -> list[dict]:
     """One row per group (and 'all') of the given mode's metrics."""
     metrics = result.strict if mode == "strict" else result.compat
     return [{result.group_name: g, **{k: v for k, v in m.items() if not isinstance(v, dict)},
              **{f"{k}_percent": v for k, v in m.get("as_published_percent", {}).items()}} for g, m in metrics.items()]
-
-
-def md_table(rows: list[dict], cols: list[tuple[str, str]]) -> str:
-    if not rows:
-        return "_none_"
-    head = "| " + " | ".join(t for _, t in cols) + " |"
-    sep = "|" + "|".join("---" for _ in cols) + "|"
-    body = ["| " + " | ".join(fmt(r.get(k)).replace("|", "\\|").replace("\n", " ") for k, _ in cols) + " |" for r in rows]
-    return "\n".join([head, sep, *body])
-
-
-def html_table(rows: list[dict], cols: list[tuple[str, str]]) -> str:
-    if not rows:
-        return "<p><em>none</em></p>"
-    head = "".join(f"<th>{html.escape(t)}</th>" for _, t in cols)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(fmt(r.get(k)))}</td>" for k, _ in cols) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def write_csv(path: Path, rows: list[dict]) -> None:
-    keys: list[str] = []
-    for r in rows:
-        keys += [k for k in r if k not in keys]
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=keys)
-        if keys:
-            w.writeheader()
-        for r in rows:
-            w.writerow({k: json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v for k, v in r.items()})
-
-
-def img(png: bytes | None, alt: str) -> str:
-    if png is None:
-        return f"<p><em>{html.escape(alt)}: not enough data to plot.</em></p>"
-    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
 
 
 def scatter_points(result: ScoreResult) -> list[dict]:
@@ -127,93 +81,61 @@ def accuracy_bars(result: ScoreResult) -> bytes | None:
     return grouped_bars(groups, series, ylabel="accuracy (strict: 95% bootstrap CI)", errors=errors)
 
 
-def markdown(result: ScoreResult) -> str:
-    d = result.as_dict(max_diff_rows=200)
-    cmp_ = d["comparison"]
-    parts = [f"# halluscope closed-form report: {result.benchmark}", f"Files: {', '.join(d['files'])}. Items: {d['n_items']}.",
-             "## Strict mode (word-level extraction, spec metrics)",
-             md_table(headline_rows(result, "strict"), [(result.group_name, result.group_name)] + COLUMNS[(result.benchmark, "strict")]),
-             "## Compatibility mode (official scorer rules)",
-             md_table(headline_rows(result, "compat"), [(result.group_name, result.group_name)] + COLUMNS[(result.benchmark, "compat")]),
-             "## Extraction classes (strict)",
-             md_table([{"class": k, "n": v} for k, v in d["extraction"]["classes"].items()], [("class", "class"), ("n", "n")]),
-             f"## Strict vs compatible: {cmp_['n_differ']} of {cmp_['n_scored_in_both']} items scored differently",
-             md_table([{"reason": k, "n": v} for k, v in cmp_["by_reason"].items()], [("reason", "reason"), ("n", "n")]),
-             md_table(cmp_["rows"], DIFF_COLS),
-             "\n".join(f"- {r}" for r in cmp_["rules"]) or "",
-             f"## Problems in the input: {d['problems']['count']}",
-             "\n".join(f"- {p}" for p in d["problems"]["items"][:500]) or "None.",
-             "## Notes", "\n".join(f"- {n}" for n in d["notes"]) or "None."]
-    if result.tables.get("subsets"):
-        parts[6:6] = ["## Per subset", md_table(result.tables["subsets"], [("domain", "domain"), ("subset", "subset"), ("kind", "kind"),
-                                                                             ("n", "n"), ("accuracy_strict", "acc strict"),
-                                                                             ("accuracy_compat", "acc official"),
-                                                                             ("yes_ratio_strict", "yes ratio"), ("abstain_strict", "abstain")])]
-    return "\n\n".join(parts) + "\n"
+SUBSET_COLS = [("domain", "domain"), ("subset", "subset"), ("kind", "kind"), ("n", "n"),
+               ("accuracy_strict", "acc strict"), ("accuracy_compat", "acc official"),
+               ("yes_ratio_strict", "yes ratio"), ("abstain_strict", "abstain")]
 
 
-def html_page(result: ScoreResult) -> str:
-    d = result.as_dict(max_diff_rows=500)
+def closedform_section(result: ScoreResult, *, prefix: str = "", title: str | None = None,
+                       max_diff_rows: int = 500) -> Section:
+    """Both modes' headline tables, the accuracy and yes-ratio plots, subsets, extraction classes, the items the
+    modes score differently, problems and notes; every table id starts with ``prefix`` (unique within a report)."""
+    d = result.as_dict(max_diff_rows=max_diff_rows)
     cmp_ = d["comparison"]
     g = result.group_name
-    subsets = ""
+    problems = [p.model_dump() for p in result.loaded.problems]
+    blocks: list = [
+        f"Files: {', '.join(d['files'])}; {d['n_items']} items; headline mode: {result.mode}.",
+        Table(f"{prefix}metrics_strict", [(g, g), *COLUMNS[(result.benchmark, "strict")]], headline_rows(result, "strict"),
+              title="Strict mode (word-level extraction, spec metrics)",
+              notes=("Word-level answer extraction; refusals, uncertainty, ambiguous and unrelated replies are counted "
+                     "apart and never read as yes or no.",)),
+        Table(f"{prefix}metrics_compat", [(g, g), *COLUMNS[(result.benchmark, "compat")]], headline_rows(result, "compat"),
+              title="Compatibility mode (official scorer rules)",
+              notes=("The official scorers' substring rules and denominators, to compare with published numbers.",)),
+        Figure(accuracy_bars(result), "accuracy per group, strict vs compat", file=f"{prefix}accuracy.png"),
+        f"Yes ratio against accuracy: a high yes ratio is a bias, not skill. {SCATTER_NOTE.get(result.benchmark, '')} "
+        "Dashed line: accuracy equal to the yes ratio.",
+        Figure(yes_ratio_scatter(scatter_points(result)), "yes ratio vs accuracy", file=f"{prefix}yes_ratio.png"),
+    ]
     if result.tables.get("subsets"):
-        subsets = "<h2>Per subset</h2>" + html_table(result.tables["subsets"], [
-            ("domain", "domain"), ("subset", "subset"), ("kind", "kind"), ("n", "n"), ("accuracy_strict", "acc strict"),
-            ("accuracy_compat", "acc official"), ("yes_ratio_strict", "yes ratio"), ("abstain_strict", "abstain")])
-    problems = "".join(f"<li>{html.escape(p)}</li>" for p in d["problems"]["items"][:1000])
-    notes = "".join(f"<li>{html.escape(n)}</li>" for n in d["notes"])
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>halluscope {html.escape(result.benchmark)} report</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1100px; color: #1a202c; }}
-table {{ border-collapse: collapse; margin: 0.5rem 0 1.5rem; font-size: 0.85rem; }}
-th, td {{ border: 1px solid #cbd5e0; padding: 0.25rem 0.5rem; text-align: right; vertical-align: top; }}
-th {{ background: #edf2f7; }} td:first-child, th:first-child {{ text-align: left; }}
-img {{ max-width: 100%; }}
-</style></head><body>
-<h1>halluscope closed-form report: {html.escape(result.benchmark)}</h1>
-<p>Files: <code>{html.escape(", ".join(d["files"]))}</code>; {d["n_items"]} items; headline mode: <b>{result.mode}</b>.</p>
-<h2>Strict mode</h2>
-<p>Word-level answer extraction; refusals, uncertainty, ambiguous and unrelated replies are counted apart and never read as yes or no.</p>
-{html_table(headline_rows(result, "strict"), [(g, g)] + COLUMNS[(result.benchmark, "strict")])}
-<h2>Compatibility mode</h2>
-<p>The official scorers' substring rules and denominators, to compare with published numbers.</p>
-{html_table(headline_rows(result, "compat"), [(g, g)] + COLUMNS[(result.benchmark, "compat")])}
-<h2>Accuracy per {html.escape(g)}</h2>
-{img(accuracy_bars(result), "accuracy per group, strict vs compat")}
-<h2>Yes ratio against accuracy</h2>
-<p>A high yes ratio is a bias, not skill. {html.escape(SCATTER_NOTE.get(result.benchmark, ""))}
-Dashed line: accuracy equal to the yes ratio.</p>
-{img(yes_ratio_scatter(scatter_points(result)), "yes ratio vs accuracy")}
-{subsets}
-<h2>Extraction classes (strict)</h2>
-{html_table([{"class": k, "n": v} for k, v in d["extraction"]["classes"].items()], [("class", "class"), ("n", "n")])}
-<h2>Strict vs compatible: {cmp_["n_differ"]} of {cmp_["n_scored_in_both"]} items scored differently</h2>
-{html_table([{"reason": k, "n": v} for k, v in cmp_["by_reason"].items()], [("reason", "reason"), ("n", "n")])}
-{html_table(cmp_["rows"], DIFF_COLS)}
-{"<p>The figures also differ by definition:</p><ul>" + "".join(f"<li>{html.escape(r)}</li>" for r in cmp_["rules"]) + "</ul>" if cmp_["rules"] else ""}
-<h2>Problems in the input: {d["problems"]["count"]}</h2>
-<ul>{problems or "<li>None.</li>"}</ul>
-<h2>Notes</h2>
-<ul>{notes}</ul>
-</body></html>
-"""
+        blocks.append(Table(f"{prefix}subsets", SUBSET_COLS, result.tables["subsets"], title="Per subset"))
+    blocks += [
+        Table(f"{prefix}extraction", [("class", "class"), ("n", "n")],
+              [{"class": k, "n": v} for k, v in d["extraction"]["classes"].items()], title="Extraction classes (strict)"),
+        Table(f"{prefix}diff_reasons", [("reason", "reason"), ("n", "n")],
+              [{"reason": k, "n": v} for k, v in cmp_["by_reason"].items()],
+              title=f"Strict vs compatible: {cmp_['n_differ']} of {cmp_['n_scored_in_both']} items scored differently",
+              notes=tuple(f"The figures also differ by definition: {r}" for r in cmp_["rules"])),
+        Table(f"{prefix}diff_shown", DIFF_COLS, cmp_["rows"], title=f"Items scored differently (first {max_diff_rows})"),
+        Table(f"{prefix}items", [], [i.as_row() for i in result.items], title="Every item, both modes", shown=False),
+        Table(f"{prefix}diff", [], [{**i.as_row(), "reason": i.category} for i in result.items if i.differs],
+              title="Every item the modes score differently", shown=False),
+        Table(f"{prefix}problems", [("file", "file"), ("row", "line"), ("field", "field"), ("message", "problem")], problems,
+              title=f"Problems in the input: {d['problems']['count']}", empty="None."),
+    ]
+    if d["notes"]:
+        blocks.append("Notes: " + " ".join(d["notes"]))
+    return Section(title or f"Closed-form: {result.benchmark}", blocks)
 
 
 def write_report(result: ScoreResult, out_dir: str | Path) -> Path:
-    """Write tables.md, metrics_strict.csv, metrics_compat.csv, items.csv, diff.csv, problems.csv, summary.json
-    and report.html into ``out_dir``; returns the HTML path."""
+    """Write tables.md, metrics_strict.csv, metrics_compat.csv, items.csv, diff.csv, problems.csv (subsets.csv),
+    the plots, summary.json and report.html into ``out_dir``; returns the HTML path."""
+    from halluscope.report.page import write_folder
+
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "tables.md").write_text(markdown(result), encoding="utf-8")
-    write_csv(out / "metrics_strict.csv", headline_rows(result, "strict"))
-    write_csv(out / "metrics_compat.csv", headline_rows(result, "compat"))
-    write_csv(out / "items.csv", [i.as_row() for i in result.items])
-    write_csv(out / "diff.csv", [{**i.as_row(), "reason": i.category} for i in result.items if i.differs])
-    write_csv(out / "problems.csv", [p.model_dump() for p in result.loaded.problems])
-    if result.tables.get("subsets"):
-        write_csv(out / "subsets.csv", result.tables["subsets"])
-    (out / "summary.json").write_text(json.dumps(result.as_dict(max_diff_rows=1000), indent=2, ensure_ascii=False), encoding="utf-8")
-    atomic_write(out / "report.html", html_page(result))  # unique temp name: two writers never collide
-    return out / "report.html"
+    section = closedform_section(result)
+    path = write_folder(out, [section], title=f"halluscope closed-form report: {result.benchmark}", json_name=None)
+    atomic_write(out / "summary.json", json.dumps(result.as_dict(max_diff_rows=1000), indent=2, ensure_ascii=False))
+    return path

@@ -1,6 +1,8 @@
-"""Tables (Markdown, CSV, JSON) and a self-contained HTML report with plots."""
+"""Reports: one Table type (Markdown, CSV, LaTeX, HTML, JSON), sections contributed by each pipeline, and
+'halluscope report RUN' (write_report) for every kind of run."""
 
+from halluscope.report.page import ReportSummary, write_report
+from halluscope.report.table import Column, Figure, Table, fmt
 from halluscope.report.tables import ReportData, collect
-from halluscope.report.write import write_report
 
-__all__ = ["ReportData", "collect", "write_report"]
+__all__ = ["Column", "Figure", "ReportData", "ReportSummary", "Table", "collect", "fmt", "write_report"]

@@ -1,6 +1,6 @@
 """Report section: paired tests for Table 2 (O vs T on the same test items; detector vs detector).
 
-Accuracy: exact McNemar; macro-F1: paired approximate randomization (halluscope.metrics.stats). Only items
+Accuracy: exact McNemar; macro-F1: paired approximate randomization (halluscope.metrics.paired). Only items
 predicted under both conditions are paired, and that coverage is the n of each row.
 """
 
@@ -13,6 +13,7 @@ from halluscope.spoken.build import BuildResult
 from halluscope.core.records import Prediction
 from halluscope.report.sections import Section, register_section
 from halluscope.core.store import Store
+from halluscope.report.table import Table
 
 ROUNDS = 2000
 
@@ -27,7 +28,7 @@ def latest_detect_runs(store: Store, command: str = "detect", stage: str = "dete
 
 
 def _paired_row(labels: tuple[str, ...], a: dict[str, Prediction], b: dict[str, Prediction], ids: list[str]) -> dict:
-    from halluscope.metrics.stats import mcnemar, paired_randomization
+    from halluscope.metrics.paired import mcnemar, paired_randomization
 
     ref = [a[i].gold for i in ids]
     ha, hb = [a[i].predicted for i in ids], [b[i].predicted for i in ids]
@@ -80,20 +81,14 @@ NOTE = (f"Paired on the test items predicted under both conditions (n). Accuracy
 
 
 @register_section
-def paired_section(store: Store, build: BuildResult) -> Section | None:
-    from halluscope.report.write import html_table, md_table
-
+def paired_section(store: Store, build: BuildResult | None) -> Section | None:
+    if build is None:
+        return None
     o_vs_t, models = paired_rows(store, build)
     if not o_vs_t and not models:
         return None
-    md = [NOTE]
-    html = [f"<p>{NOTE}</p>"]
-    if o_vs_t:
-        md += ["**O vs T (same detector)**", md_table(o_vs_t, O_T_COLS)]
-        html += ["<h3>O vs T (same detector)</h3>", html_table(o_vs_t, O_T_COLS)]
-    if models:
-        md += ["**Detector vs detector (same input)**", md_table(models, MODEL_COLS)]
-        html += ["<h3>Detector vs detector (same input)</h3>", html_table(models, MODEL_COLS)]
-    return Section("Table 2 paired tests", "\n\n".join(md), "\n".join(html),
-                   csvs={"table2_paired_o_vs_t.csv": o_vs_t, "paired_detectors.csv": models},
-                   json={"o_vs_t": o_vs_t, "detector_vs_detector": models})
+    return Section("Table 2 paired tests", [
+        NOTE,
+        Table("table2_paired_o_vs_t", O_T_COLS, o_vs_t, title="O vs T (same detector)", shown=bool(o_vs_t)),
+        Table("paired_detectors", MODEL_COLS, models, title="Detector vs detector (same input)", shown=bool(models)),
+    ])

@@ -11,12 +11,14 @@ from collections import defaultdict
 from halluscope.spoken.build import BuildResult
 from halluscope.metrics.asr import score_asr
 from halluscope.metrics.classification import score_classification
-from halluscope.spoken.provenance import CELLS, flag_rates
+from halluscope.metrics.rates import flag_rates
+from halluscope.spoken.provenance import CELLS
 from halluscope.spoken.realworld import DETECT_STAGE, RealWorldSplit, load_realworld
 from halluscope.core.records import Prediction
 from halluscope.report.paired import latest_detect_runs
 from halluscope.report.sections import Section, register_section
 from halluscope.core.store import Store
+from halluscope.report.table import Table
 
 BINARY = ("original", "hallucinated")
 SPLIT_COLS = [("language", "Lang"), ("fakes", "Fakes"), ("native", "Native"), ("translated", "Translated"),
@@ -49,10 +51,12 @@ def split_rows(build: BuildResult, rw: RealWorldSplit) -> list[dict]:
     return rows
 
 
-def _score(preds: list[Prediction]) -> dict:
+def _score(preds: list[Prediction], clusters: list[str] | None = None) -> dict:
+    """Accuracy and macro-F1; the interval resamples ``clusters`` (source articles) whole where given."""
     if not preds:
         return {"n": 0, "acc": None, "f1": None, "f1_ci": None}
-    s = score_classification(reference=[p.gold for p in preds], hypothesis=[p.predicted for p in preds], labels=BINARY)
+    s = score_classification(reference=[p.gold for p in preds], hypothesis=[p.predicted for p in preds], labels=BINARY,
+                             clusters=clusters)
     return {"n": s.n, "acc": s.accuracy, "f1": s.macro_f1, "f1_ci": list(s.macro_f1_ci) if s.macro_f1_ci else None}
 
 
@@ -76,7 +80,7 @@ def realworld_tables(store: Store, build: BuildResult, rw: RealWorldSplit) -> tu
                     else:
                         sel = [p for i, p in preds.items() if p.split == "test" and i in build.samples
                                and build.samples[i].language == lang]
-                    s = _score(sel)
+                    s = _score(sel, None if data == "Real" else [build.samples[p.item_id].article_id for p in sel])
                     row.update({f"{tag}_n": s["n"], f"{tag}_acc": s["acc"], f"{tag}_f1": s["f1"], f"{tag}_f1_ci": s["f1_ci"]})
                 t4.append(row)
             for inp, preds in sorted(by_input.items()):
@@ -116,27 +120,19 @@ PAIR_NOTE = ("Share of ru/kk fake pairs (same pair_id) whose two versions get di
 
 
 @register_section
-def realworld_section(store: Store, build: BuildResult) -> Section | None:
-    from halluscope.report.write import html_table, md_table
-
-    rw = load_realworld(store)
+def realworld_section(store: Store, build: BuildResult | None) -> Section | None:
+    rw = load_realworld(store) if build is not None else None
     if rw is None:
         return None
-    summary = split_rows(build, rw)
     t4, t5, pairs = realworld_tables(store, build, rw)
-    md = ["**Real-world split** (seed 000, section 3.2)", md_table(summary, SPLIT_COLS)]
-    html = ["<h3>Real-world split</h3>", html_table(summary, SPLIT_COLS)]
-    if t4:
-        md += ["**Table 4: synthetic test vs real-world (binary)**", T4_NOTE, md_table(t4, T4_COLS),
-               "**Table 5: provenance x veracity flag rates**", T5_NOTE, md_table(t5, T5_COLS),
-               "**Cross-lingual stability on parallel fakes**", PAIR_NOTE, md_table(pairs, PAIR_COLS)]
-        html += ["<h3>Table 4: synthetic test vs real-world (binary)</h3>", f"<p>{T4_NOTE}</p>", html_table(t4, T4_COLS),
-                 "<h3>Table 5: provenance x veracity flag rates</h3>", f"<p>{T5_NOTE}</p>", html_table(t5, T5_COLS),
-                 "<h3>Cross-lingual stability on parallel fakes</h3>", f"<p>{PAIR_NOTE}</p>", html_table(pairs, PAIR_COLS)]
-    else:
-        md.append("_no real-world detection runs yet: run `halluscope detect RUN --detector ... --input all -o realworld=true`_")
-        html.append("<p>No real-world detection runs yet.</p>")
-    return Section("Real-world split and provenance (Tables 4 and 5)", "\n\n".join(md), "\n".join(html),
-                   csvs={"realworld_split.csv": summary, "table4_realworld.csv": t4, "table5_provenance.csv": t5,
-                         "realworld_pair_disagreement.csv": pairs},
-                   json={"split": summary, "table4": t4, "table5": t5, "pair_disagreement": pairs})
+    blocks: list = [Table("realworld_split", SPLIT_COLS, split_rows(build, rw), title="Real-world split (seed 000, section 3.2)")]
+    none = "no real-world detection runs yet: run `halluscope detect RUN --detector ... --input all -o realworld=true`"
+    blocks += [
+        Table("table4_realworld", T4_COLS, t4, title="Table 4: synthetic test vs real-world (binary)", notes=(T4_NOTE,),
+              empty=none),
+        Table("table5_provenance", T5_COLS, t5, title="Table 5: provenance x veracity flag rates", notes=(T5_NOTE,),
+              shown=bool(t4)),
+        Table("realworld_pair_disagreement", PAIR_COLS, pairs, title="Cross-lingual stability on parallel fakes",
+              notes=(PAIR_NOTE,), shown=bool(t4)),
+    ]
+    return Section("Real-world split and provenance (Tables 4 and 5)", blocks)

@@ -1,34 +1,53 @@
 """Extra report sections contributed by other parts of halluscope (zero-shot, real-world, judges, ...).
 
 A section builder gets the open store and the build and returns a Section, or None when it has
-nothing to show; write.py places every section after the core tables, in registration order.
+nothing to show (``build`` is None in a run without a spoken build); page.py places every section after
+the spoken build's core tables, in registration order.
 """
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from halluscope.spoken.build import BuildResult
 from halluscope.core.registry import Registry
 from halluscope.core.store import Store
+from halluscope.report.table import Figure, Table, tables_of
 
 
 @dataclass
 class Section:
-    """``json``: every table the section's HTML shows, as rows, for 'report --json' (default: its ``csvs``)."""
+    """A titled part of a report: ``blocks`` are paragraphs (str), Tables and Figures, rendered in order; every
+    Table is also a CSV and a JSON entry (report/table.py)."""
 
     title: str
-    markdown: str
-    html: str
-    csvs: dict[str, list[dict]] = field(default_factory=dict)
-    json: dict | None = None
+    blocks: list = field(default_factory=list)
 
-    def tables(self) -> dict:
-        return self.json if self.json is not None else dict(self.csvs)
+    @property
+    def tables(self) -> list[Table]:
+        return tables_of(self.blocks)
+
+    def table(self, table_id: str) -> Table:
+        return next(t for t in self.tables if t.id == table_id)
+
+    def rows(self, table_id: str) -> list[dict]:
+        return self.table(table_id).rows
+
+    @property
+    def markdown(self) -> str:
+        parts = (b.markdown() if isinstance(b, (Table, Figure)) else b for b in self.blocks
+                 if not (isinstance(b, Table) and not b.shown))
+        return "\n\n".join(p for p in parts if p)
+
+    @property
+    def html(self) -> str:
+        return "".join(b.html() if isinstance(b, (Table, Figure)) else f"<p>{html.escape(b)}</p>" for b in self.blocks
+                       if not (isinstance(b, Table) and not b.shown))
 
 
-SectionBuilder = Callable[[Store, BuildResult], "Section | None"]
+SectionBuilder = Callable[[Store, "BuildResult | None"], "Section | None"]  # None: the run has no spoken build
 # section builders by 'module.function', in registration order; plug-ins add builders through the entry-point
 # group 'halluscope.report_sections' (placed after halluscope's own)
 SECTIONS: Registry[SectionBuilder] = Registry("report section", "halluscope.report_sections")
@@ -44,7 +63,7 @@ SECTION_MODULES: tuple[str, ...] = ("halluscope.spoken.generate.section", "hallu
                                   "halluscope.report.realworld", "halluscope.mishap.section", "halluscope.view.section")
 
 
-def build_sections(store: Store, build: BuildResult) -> list[Section]:
+def build_sections(store: Store, build: BuildResult | None) -> list[Section]:
     import importlib
 
     for name in SECTION_MODULES:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,17 +32,6 @@ class ReportData:
     sections: list[Section] = field(default_factory=list)
     table7: list[dict] = field(default_factory=list)  # ASR systems on the same audio (report/speech.py)
     audio: list[dict] = field(default_factory=list)  # clip durations per language against the 30 s window
-
-    def headline(self) -> dict:
-        """headline.json and 'report --json': every table the HTML page shows, as rows (and the long detection
-        rows behind Table 2); each section under its title."""
-        return {
-            "run_dir": str(self.run_dir), "dataset": self.dataset, "asr": self.asr, "table2": o_vs_t(self.detection),
-            "detection": self.detection, "table7": self.table7, "audio": self.audio,
-            "failures": {"count": len(self.failures), "by_stage": dict(Counter(f["stage"] for f in self.failures)),
-                         "rows": self.failures},
-            **{s.title: s.tables() for s in self.sections},
-        }
 
 
 def _dataset_rows(build: BuildResult, languages: list[str]) -> list[dict]:
@@ -98,7 +87,7 @@ def _detection_rows(store: Store, build: BuildResult, languages: list[str]) -> l
                      and v.id in build.transcripts and (task == "binary" or v.label == 1)
                      and (lang == "all" or v.language == lang)]
             score = score_classification(reference=[p.gold for p in test], hypothesis=[p.predicted for p in test],
-                                         labels=labels)
+                                         labels=labels, clusters=[build.samples[p.item_id].article_id for p in test])
             base = majority_baseline(train=train, test=[p.gold for p in test], labels=labels)
             rows.append({"detector": detector, "task": task, "input": input_, "language": lang,
                          "split": "O" if input_ == "text" else "T", **score.as_dict(),
@@ -107,21 +96,29 @@ def _detection_rows(store: Store, build: BuildResult, languages: list[str]) -> l
 
 
 def collect(run_dir: str | Path) -> ReportData:
+    """Every number of the report of a run: the spoken build's core tables (empty without a build) and every
+    registered section the run has data for (the spoken build's core section first)."""
+    from halluscope.report.spoken import spoken_section
+
     with Store(run_dir) as store:
-        build = load_build(store)
         manifest = store.latest_manifest("build spoken")
+        if manifest is None:
+            return ReportData(run_dir=Path(run_dir), languages=[], dataset=[], asr=[], detection=[], failures=[],
+                              excluded=0, sections=build_sections(store, None))
+        build = load_build(store)
         present = {v.language for v in build.samples.values()}
         languages = [lang for lang in LANGUAGES if lang in present]
         failures = [{"stage": stage, "item_id": k, "reason": r}
                     for stage, fs in build.failures.items() for k, r in sorted(fs.items())]
         excluded = sum(1 for k in build.samples if k not in build.transcripts)
-        return ReportData(
+        data = ReportData(
             run_dir=Path(run_dir), languages=languages, dataset=_dataset_rows(build, languages),
             asr=_asr_rows(build, languages), detection=_detection_rows(store, build, languages),
-            failures=failures, excluded=excluded, manifest=manifest.model_dump() if manifest else {},
-            sections=build_sections(store, build),
+            failures=failures, excluded=excluded, manifest=manifest.model_dump(),
             table7=table7_rows(build, languages), audio=audio_rows(build, languages),
         )
+        data.sections = [spoken_section(data), *build_sections(store, build)]
+        return data
 
 
 def o_vs_t(detection: list[dict]) -> list[dict]:

@@ -10,12 +10,12 @@ Skipped items are outside n (nothing was asked) and counted in 'skipped'.
 
 from __future__ import annotations
 
-import html
 from collections import Counter
 
 from halluscope.spoken.build import BuildResult
 from halluscope.report.sections import Section, register_section
 from halluscope.core.store import Store
+from halluscope.report.table import Table
 
 INPUT_CODE = {"audio": "A", "transcript": "T", "text": "O"}
 TASK_CODE = {"binary": "B", "type": "T", "severity": "L"}
@@ -60,7 +60,7 @@ def zero_shot_rows(store: Store, build: BuildResult) -> list[dict]:
                 labels = LABELS[task]
                 gold = [p.gold for p in asked]
                 score = score_classification(reference=gold, hypothesis=[p.predicted for p in asked], labels=labels,
-                                             bootstrap=200)
+                                             bootstrap=200, clusters=[build.samples[p.item_id].article_id for p in asked])
                 base = majority_baseline(train=gold, test=gold, labels=labels)
                 status = Counter(p.status for p in asked)
                 row.update(accuracy=score.accuracy, macro_f1=score.macro_f1, accuracy_ci=score.accuracy_ci,
@@ -109,26 +109,6 @@ def table3(rows: list[dict]) -> list[dict]:
     return list(cells.values())
 
 
-def _fmt(x: object) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, float):
-        return f"{x:.3f}"
-    return str(x)
-
-
-def _md(rows: list[dict], cols: list[tuple[str, str]]) -> str:
-    lines = ["| " + " | ".join(t for _, t in cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(_fmt(r.get(k)) for k, _ in cols) + " |" for r in rows]
-    return "\n".join(lines)
-
-
-def _html(rows: list[dict], cols: list[tuple[str, str]]) -> str:
-    head = "".join(f"<th>{html.escape(t)}</th>" for _, t in cols)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(r.get(k)))}</td>" for k, _ in cols) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
 CAPTION = ("Zero-shot decoders: A = direct audio, T = ASR transcript, O = original text; B/T/L = binary/type/severity. "
            "Acc and macro-F1 use the same n items; unparsable, refusal, error and 'none' answers count as errors. "
            "Majority baseline: the most frequent gold label of the same items (Table 3 layout: B-A-maj is the "
@@ -138,24 +118,16 @@ CAPTION = ("Zero-shot decoders: A = direct audio, T = ASR transcript, O = origin
            "plain decoding, else the decoding-time mitigation (AAD, VCD, MTI, DoLa; non-default settings in brackets).")
 
 
-def _uniform(rows: list[dict]) -> list[dict]:
-    """Every row with the same keys (the CSV writer takes its header from the first row)."""
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    return [{k: r.get(k) for k in keys} for r in rows]
-
-
 @register_section
-def zero_shot_section(store: Store, build: BuildResult) -> Section | None:
-    rows = zero_shot_rows(store, build)
+def zero_shot_section(store: Store, build: BuildResult | None) -> Section | None:
+    rows = zero_shot_rows(store, build) if build is not None else []
     if not rows:
         return None
-    rows = _uniform(rows)
-    compact = _uniform(table3(rows))
+    compact = table3(rows)
     keys = sorted({k for r in compact for k in r} - {"model", "mitigation", "prompting", "language"})
     ccols = [("model", "model"), ("mitigation", "method"), ("prompting", "prompting"), ("language", "lang"), *[(k, k) for k in keys]]
-    md = "\n\n".join([CAPTION, "Table 3 layout (Acc/F1 (n)):", _md(compact, ccols), "Per cell:", _md(rows, COLUMNS)])
-    page = (f"<p>{html.escape(CAPTION)}</p>" + _html(compact, ccols) + "<h3>Per cell</h3>" + _html(rows, COLUMNS))
-    flat = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in r.items()} for r in rows]
-    return Section(title="Zero-shot decoders on audio and transcripts (seed 000, Table 3)", markdown=md, html=page,
-                   csvs={"zeroshot_table3.csv": compact, "zeroshot_cells.csv": flat},
-                   json={"table3": compact, "rows": flat})
+    return Section(title="Zero-shot decoders on audio and transcripts (seed 000, Table 3)", blocks=[
+        CAPTION,
+        Table("zeroshot_table3", ccols, compact, title="Table 3 layout (Acc/F1 (n))"),
+        Table("zeroshot_cells", COLUMNS, rows, title="Per cell"),
+    ])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from halluscope.spoken.build import BuildResult
 from halluscope.report.sections import Section, register_section
 from halluscope.core.store import Store
+from halluscope.report.table import Table
 from halluscope.view.quality import excluded_items, latest_quality, quality_tables
 
 RATING_COLS = [("language", "Lang"), ("clips", "clips"), ("ratings", "ratings"),
@@ -19,20 +20,17 @@ AGREE_COLS = [("pair", "annotators"), ("n", "n"), ("intelligibility_agreement", 
 
 
 @register_section
-def quality_section(store: Store, build: BuildResult) -> Section | None:
-    from halluscope.report.write import html_table, md_table
-
-    latest = latest_quality(store.run_dir)
+def quality_section(store: Store, build: BuildResult | None) -> Section | None:
+    latest = latest_quality(store.run_dir) if build is not None else None
     if not latest:
         return None
     tables = quality_tables(latest, {k: v.language for k, v in build.samples.items()})
-    ratings, agree = tables["speech_quality.csv"], tables["speech_quality_agreement.csv"]
     gone = excluded_items(store.run_dir)
     intro = ("Shares of the latest rating per clip and annotator, made in 'halluscope view'. Excluded clips: "
              f"{len(gone)}; 'halluscope view RUN --drop-excluded' writes dataset/samples.kept.parquet without them.")
-    agree_md = md_table(agree, AGREE_COLS) if agree else "_one annotator: no agreement to report_"
-    agree_html = html_table(agree, AGREE_COLS) if agree else "<p>One annotator: no agreement to report.</p>"
-    return Section(title="Speech quality (seed 000, section 3.4)",
-                   markdown=f"{intro}\n\n{md_table(ratings, RATING_COLS)}\n\n{agree_md}\n",
-                   html=f"<p>{intro}</p>{html_table(ratings, RATING_COLS)}{agree_html}",
-                   csvs=tables)
+    return Section("Speech quality (seed 000, section 3.4)", [
+        intro,
+        Table("speech_quality", RATING_COLS, tables["speech_quality.csv"], title="Ratings per language"),
+        Table("speech_quality_agreement", AGREE_COLS, tables["speech_quality_agreement.csv"],
+              title="Agreement between annotators", empty="one annotator: no agreement to report"),
+    ])

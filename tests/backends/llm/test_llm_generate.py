@@ -236,7 +236,7 @@ def test_failures_are_reported_and_cost_no_calls_on_rerun(tmp_path, corpus, monk
     from halluscope.report import collect
 
     section = next(s for s in collect(tmp_path / "run").sections if s.title.startswith("LLM generation protocol"))
-    rows = {r["status"]: r for r in section.csvs["generation_attempts"]}
+    rows = {r["status"]: r for r in section.rows("generation_attempts")}
     assert rows["accepted"]["attempts"] == 6 and rows["rejected"]["attempts"] == 6 and set(rows) == {"accepted", "rejected"}
     assert "no text after a '(full text)' header" in rows["rejected"]["examples"]
     assert "openai/gen-model: 6 item(s) accepted, 3 failed after every attempt" in section.markdown

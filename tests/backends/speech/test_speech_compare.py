@@ -86,9 +86,9 @@ def test_table7_figures_match_jiwer_on_the_same_pairs(two_asr_run):
             assert rows[(system, lang)]["cer"] == pytest.approx(cer, abs=1e-4)
     assert rows[("test-bytes", "en")]["wer"] == 0.0 < rows[(other, "en")]["wer"]  # dropping words costs
     assert rows[(other, "kk")]["wer"] == 0.0 and rows[(other, "kk")]["engine"] == "test-bytes"
-    path = write_report(data)
+    path = write_report(run).html
     assert "Table 7: ASR systems on the same audio" in (path.parent / "tables.md").read_text()
-    assert json.loads((path.parent / "headline.json").read_text())["table7"] == data.table7
+    assert json.loads((path.parent / "headline.json").read_text())["tables"]["table7_asr_systems"]["rows"] == data.table7
     assert (path.parent / "table7_asr_systems.csv").read_text().count("\n") == len(data.table7) + 1
 
 

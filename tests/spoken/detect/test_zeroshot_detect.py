@@ -68,7 +68,7 @@ def test_hf_audio_detect_on_audio_then_report(run_dir, qwen2_audio_dir):
     data = collect(run_dir)
     assert not any(r["detector"] == spec for r in data.detection)  # Table 2 is O/T of trained detectors only
     section = next(s for s in data.sections if "Table 3" in s.title)
-    cells = {(r["language"], r["input"]): r for r in section.json["rows"]}
+    cells = {(r["language"], r["input"]): r for r in section.rows("zeroshot_cells")}
     assert cells[("all", "A")]["n"] == n and cells[("en", "A")]["delivered_rate"] == 1.0
     assert cells[("all", "A")]["truncated"] >= 1 and cells[("all", "A")]["skipped"] == 0
     md = (run_dir / "report" / "tables.md").read_text(encoding="utf-8")

@@ -6,12 +6,12 @@ reasons each, and items accepted or failed: a small real model's protocol failur
 
 from __future__ import annotations
 
-import html
 from collections import Counter, defaultdict
 
 from halluscope.spoken.build import BuildResult
 from halluscope.report.sections import Section, register_section
 from halluscope.core.store import Store
+from halluscope.report.table import Table
 
 STATUSES = ("accepted", "rejected", "truncated", "unparsable", "refusal", "error")
 EXAMPLES = 3
@@ -20,12 +20,11 @@ COLUMNS = [("generator", "generator"), ("status", "attempt status"), ("attempts"
 
 
 @register_section
-def generation_section(store: Store, build: BuildResult) -> Section | None:
+def generation_section(store: Store, build: BuildResult | None) -> Section | None:
     from halluscope.spoken.generate.llm import LOG_STAGE
     from halluscope.core.records import RewriteLog
-    from halluscope.report.write import html_table, md_table
 
-    fp = build.stages.get("generate")
+    fp = build.stages.get("generate") if build is not None else None
     logs = store.results(LOG_STAGE, fp, RewriteLog) if fp else {}
     if not logs:
         return None
@@ -45,9 +44,5 @@ def generation_section(store: Store, build: BuildResult) -> Section | None:
                   "examples": " | ".join(examples[(gen, s)])} for s in STATUSES if c[s]]
     summary = "; ".join(f"{g}: {n['accepted']} item(s) accepted, {n['failed']} failed after every attempt"
                         for g, n in sorted(items.items()))
-    return Section(
-        title="LLM generation protocol (seed 000, App. A.1)",
-        markdown=f"{summary}.\n\n" + md_table(rows, COLUMNS),
-        html=f"<p>{html.escape(summary)}.</p>" + html_table(rows, COLUMNS),
-        csvs={"generation_attempts": rows},
-    )
+    return Section("LLM generation protocol (seed 000, App. A.1)",
+                   [f"{summary}.", Table("generation_attempts", COLUMNS, rows, title="Attempts by status")])

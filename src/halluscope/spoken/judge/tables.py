@@ -1,13 +1,11 @@
 """Table 9 (cross-judge agreement), Table 10 (mean quality by type x severity x language) and the heatmap.
 
-Written as Markdown, CSV and LaTeX, plus a PNG heatmap per judge, a small HTML page and tables.json
-(every table as rows), under RUN/report/judge/. Means of an ordinal scale are descriptive only (seed 000, section 3.4).
+One report section (report/table.py renders it): written by 'build judge' under RUN/report/judge/ as Markdown, CSV,
+LaTeX, a PNG heatmap per judge, judge.html and tables.json, and read back into the main report. Means of an ordinal scale are descriptive only (seed 000, section 3.4).
 """
 
 from __future__ import annotations
 
-import html
-import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -15,9 +13,11 @@ from pathlib import Path
 
 from halluscope.prompts.protocol import DIMENSION_ORDER, DIMENSIONS
 from halluscope.core.records import LANGUAGES, SEVERITIES, TYPES
+from halluscope.core.fs import atomic_write
 from halluscope.report.plots import png
+from halluscope.report.sections import Section
+from halluscope.report.table import Figure, Table
 from halluscope.report.tables import TYPE_ABBR
-from halluscope.report.write import html_table, img, md_table, write_csv
 
 AGREEMENT_COLS = [("judge_a", "Judge A"), ("judge_b", "Judge B"), ("dimension", "Dim"), ("n", "n"),
                   ("kappa_quadratic", "κ (quadratic)"), ("spearman_rho", "Spearman ρ"), ("within_one", "within ±1"),
@@ -47,22 +47,6 @@ def mean_rows(scored: Iterable[tuple[str, str, str, Mapping[str, int]]]) -> list
                     row[d] = round(sum(vals) / len(vals), 2) if vals else None
                 rows.append(row)
     return rows
-
-
-def latex_table(rows: list[dict], columns: list[tuple[str, str]], *, caption: str, label: str) -> str:
-    """A booktabs tabular; None prints as '--'."""
-    def cell(x: object) -> str:
-        if x is None:
-            return "--"
-        if isinstance(x, float):
-            return f"{x:.3f}" if abs(x) < 1 else f"{x:.2f}"
-        return re.sub(r"([&%$#_{}])", r"\\\1", str(x))
-
-    head = " & ".join(cell(title) for _, title in columns)
-    body = "\n".join(" & ".join(cell(r.get(k)) for k, _ in columns) + r" \\" for r in rows)
-    return (f"\\begin{{table}}[t]\n\\centering\n\\small\n\\begin{{tabular}}{{{'l' * 3 + 'r' * (len(columns) - 3)}}}\n"
-            f"\\toprule\n{head} \\\\\n\\midrule\n{body}\n\\bottomrule\n\\end{{tabular}}\n"
-            f"\\caption{{{caption}}}\n\\label{{{label}}}\n\\end{{table}}\n")
 
 
 def heatmap(rows: list[dict], title: str) -> bytes | None:
@@ -102,85 +86,70 @@ def file_stem(spec: str) -> str:
     return re.sub(r"[^\w.-]+", "_", spec).strip("_")
 
 
+JUDGE_COLS = [("judge", "Judge"), ("scored", "scored"), ("unscored", "unscored"), ("failed", "failed"),
+              ("calls", "model calls"), ("from_store", "from store")]
+UNSCORED_COLS = [("judge", "Judge"), ("item_id", "Item"), ("reason", "Reason")]
+TITLE = "LLM judges (seed 000, section 3.4 and App. A.2)"
+DIMS_NOTE = "Dimensions: " + ", ".join(f"{k} = {v}" for k, v in DIM_NAMES.items()) + "."
+
+
+def judge_section(*, agreement: list[dict], quality: dict[str, list[dict]], self_assessment: list[dict],
+                  summary: dict, unscored: list[dict]) -> Section:
+    """Judges, Table 9, Table 10 (and heatmap) per judge, the self-assessment and the unscored items; an empty
+    table says why it is empty."""
+    counts = {j["judge"]: j for j in summary["judges"]}
+    blocks: list = [f"Judge validation: {summary['sampled']} items, {summary['per_cell']} per type x severity x "
+                    "language cell. Ratings Very Low (1) ... Very High (5); means of an ordinal scale are descriptive "
+                    "only. " + DIMS_NOTE]
+    if summary.get("short_cells"):
+        blocks.append("Cells with fewer rewrites than asked for: " + ", ".join(summary["short_cells"]) + ".")
+    blocks += [Table("judge_calls", JUDGE_COLS, summary["judges"], title="Judges"),
+               Table("table9_agreement", AGREEMENT_COLS, agreement, title="Table 9: cross-judge agreement",
+                     notes=("Quadratic-weighted Cohen's kappa, Spearman's rho and the share within one point, per "
+                            "dimension.",), empty=agreement_gap(counts))]
+    for judge, rows in quality.items():
+        c = counts.get(judge, {})
+        blocks.append(Table(f"table10_{file_stem(judge)}", QUALITY_COLS, rows, title=f"Table 10: mean ratings by {judge}",
+                            empty=f"No scored items by {judge} ({c.get('unscored', 0)} unscored, {c.get('failed', 0)} "
+                                  "failed; see 'Unscored and failed items')."))
+        if rows:
+            blocks.append(Figure(heatmap(rows, f"{judge}: mean rating"), f"{judge} mean rating heatmap",
+                                 file=f"heatmap_{file_stem(judge)}.png"))
+    blocks += [Table("self_assessment", QUALITY_COLS, self_assessment, shown=bool(self_assessment),
+                     title="Generator self-assessment (in-prompt report, all accepted rewrites)"),
+               Table("unscored", UNSCORED_COLS, unscored, title="Unscored and failed items", empty="None.")]
+    return Section(TITLE, blocks)
+
+
 def write_tables(out: Path, *, agreement: list[dict], quality: dict[str, list[dict]], self_assessment: list[dict],
                  summary: dict, unscored: list[dict]) -> list[Path]:
-    """Every table in Markdown, CSV and LaTeX, heatmaps as PNG, and judge.html; returns the paths written.
+    """RUN/report/judge/: every table as CSV (a header even without rows), Tables 9 and 10 as LaTeX when they have
+    rows, heatmaps as PNG, judge.md, judge.html and tables.json (the report document, which the main report's
+    judge section reads back); returns the paths written. Files an earlier judge run left (other judges' tables
+    and heatmaps) are removed first."""
+    from halluscope.report.page import write_folder
 
-    Files an earlier judge run left (other judges' tables and heatmaps) are removed first; a table without rows
-    is still written as a CSV header, and the Markdown/HTML say why it is empty.
-    """
     out.mkdir(parents=True, exist_ok=True)
     for pattern in STALE_PATTERNS:
         for old in out.glob(pattern):
             old.unlink()
-    written: list[Path] = []
-    counts = {j["judge"]: j for j in summary["judges"]}
+    section = judge_section(agreement=agreement, quality=quality, self_assessment=self_assessment, summary=summary,
+                            unscored=unscored)
+    written = [write_folder(out, [section], title="Judge validation", md_name="judge.md", html_name="judge.html",
+                            extra={"summary": summary, "judges": list(quality)})]
+    for b in section.blocks:
+        if isinstance(b, Table):
+            written.append(out / f"{b.id}.csv")
+            if b.rows and b.id.startswith(("table9_", "table10_")):
+                written.append(atomic_write(out / f"{b.id}.tex", b.latex()))
+        elif isinstance(b, Figure) and b.png and b.file:
+            written.append(out / b.file)
+    return [*written, out / "judge.md", out / "tables.json"]
 
-    def put(name: str, text: str | bytes) -> None:
-        path = out / name
-        path.write_bytes(text) if isinstance(text, bytes) else path.write_text(text, encoding="utf-8")
-        written.append(path)
 
-    dims_note = "Dimensions: " + ", ".join(f"{k} = {v}" for k, v in DIM_NAMES.items()) + "."
-    md = [f"# Judge validation: {summary['sampled']} items, {summary['per_cell']} per type x severity x language cell",
-          "Ratings Very Low (1) ... Very High (5); means of an ordinal scale are descriptive only. " + dims_note]
-    if summary.get("short_cells"):
-        md.append("Cells with fewer rewrites than asked for: " + ", ".join(summary["short_cells"]) + ".")
-    md.append("## Judges\n\n" + md_table(summary["judges"], [("judge", "Judge"), ("scored", "scored"),
-                                                                ("unscored", "unscored"), ("failed", "failed"),
-                                                                ("calls", "model calls"), ("from_store", "from store")]))
-    html_parts = [f"<h1>Judge validation</h1><p>{html.escape(md[0][2:])}. {html.escape(dims_note)}</p>",
-                  html_table(summary["judges"], [("judge", "Judge"), ("scored", "scored"), ("unscored", "unscored"),
-                                                  ("failed", "failed"), ("calls", "model calls"), ("from_store", "from store")])]
-    write_csv(out / "table9_agreement.csv", agreement, [k for k, _ in AGREEMENT_COLS])
-    written.append(out / "table9_agreement.csv")
-    if not agreement:
-        md += ["## Table 9: cross-judge agreement", agreement_gap(counts)]
-        html_parts += ["<h2>Table 9: cross-judge agreement</h2>", f"<p>{html.escape(agreement_gap(counts))}</p>"]
-    if agreement:
-        put("table9_agreement.tex", latex_table(agreement, AGREEMENT_COLS, label="tab:judge-agreement",
-                                                caption="Cross-judge agreement per dimension: quadratic-weighted Cohen's kappa, Spearman's rho, share within one point."))
-        md += ["## Table 9: cross-judge agreement", md_table(agreement, AGREEMENT_COLS)]
-        html_parts += ["<h2>Table 9: cross-judge agreement</h2>", html_table(agreement, AGREEMENT_COLS)]
-    for judge, rows in quality.items():
-        stem = file_stem(judge)
-        write_csv(out / f"table10_{stem}.csv", rows, [k for k, _ in QUALITY_COLS])
-        written.append(out / f"table10_{stem}.csv")
-        if not rows:
-            c = counts.get(judge, {})
-            why = (f"No scored items by {judge} ({c.get('unscored', 0)} unscored, {c.get('failed', 0)} failed; "
-                   "see 'Unscored and failed items').")
-            md += [f"## Table 10: mean ratings by {judge}", why]
-            html_parts += [f"<h2>Table 10: mean ratings by {html.escape(judge)}</h2>", f"<p>{html.escape(why)}</p>"]
-            continue
-        put(f"table10_{stem}.tex", latex_table(rows, QUALITY_COLS, label=f"tab:quality-{stem}",
-                                               caption=f"Mean {judge} ratings by type, severity and language."))
-        png = heatmap(rows, f"{judge}: mean rating")
-        if png:
-            put(f"heatmap_{stem}.png", png)
-        md += [f"## Table 10: mean ratings by {judge}", md_table(rows, QUALITY_COLS)]
-        if png:  # only a heatmap that was written is linked
-            md.append(f"![heatmap](heatmap_{stem}.png)")
-        html_parts += [f"<h2>Table 10: mean ratings by {html.escape(judge)}</h2>", html_table(rows, QUALITY_COLS),
-                       img(png, f"{judge} mean rating heatmap")]
-    write_csv(out / "self_assessment.csv", self_assessment, [k for k, _ in QUALITY_COLS])
-    written.append(out / "self_assessment.csv")
-    if self_assessment:
-        md += ["## Generator self-assessment (in-prompt report, all accepted rewrites)", md_table(self_assessment, QUALITY_COLS)]
-        html_parts += ["<h2>Generator self-assessment</h2>", html_table(self_assessment, QUALITY_COLS)]
-    unscored_cols = [("judge", "Judge"), ("item_id", "Item"), ("reason", "Reason")]
-    write_csv(out / "unscored.csv", unscored, [k for k, _ in unscored_cols])
-    written.append(out / "unscored.csv")
-    md += ["## Unscored and failed items", md_table(unscored, unscored_cols) if unscored else "None."]
-    html_parts += ["<h2>Unscored and failed items</h2>", html_table(unscored, unscored_cols) if unscored else "<p>None.</p>"]
-    # every table above as rows: the judge section of 'halluscope report --json'
-    put("tables.json", json.dumps({"judges": summary["judges"], "table9_agreement": agreement,
-                                   "table10_quality": quality, "self_assessment": self_assessment, "unscored": unscored},
-                                  indent=2, ensure_ascii=False))
-    put("judge.md", "\n\n".join(md) + "\n")
-    put("judge.html", "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>halluscope judges</title>"
-                      "<style>body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px}"
-                      "table{border-collapse:collapse;margin:.5rem 0 1.5rem;font-size:.85rem}"
-                      "th,td{border:1px solid #cbd5e0;padding:.2rem .45rem;text-align:right}th{background:#edf2f7}"
-                      "img{max-width:100%}</style></head><body>" + "\n".join(html_parts) + "</body></html>\n")
-    return written
+def judge_section_from(doc: dict) -> Section:
+    """The judge section again from the tables.json that write_tables wrote (no model call, no recomputation)."""
+    rows = {k: t["rows"] for k, t in doc["tables"].items()}
+    return judge_section(agreement=rows["table9_agreement"], self_assessment=rows["self_assessment"],
+                         quality={j: rows[f"table10_{file_stem(j)}"] for j in doc["judges"]},
+                         summary=doc["summary"], unscored=rows["unscored"])
