@@ -1,7 +1,7 @@
 """A real OpenAI-compatible server: llama-cpp-python's, on loopback, serving the SmolLM2-135M-Instruct GGUF, driven
 through the real openai client by generation, judging, zero-shot detection prompts and a MISHAP-style question,
 with a kill-and-resume check. Slow to build: marked 'llama_server', skipped unless scripts/build_llama_server.sh
-has built .venv-llama (run: pytest -m llama_server tests/llm/test_llama_server.py)."""
+has built .venv-llama (run: pytest -m llama_server tests/backends/llm/test_llama_server.py)."""
 
 import os
 import signal
