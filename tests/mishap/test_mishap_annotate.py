@@ -160,11 +160,13 @@ def test_full_labelling_session_in_chromium(run, tmp_path):
     assert len([r for r in rows if r.annotator == "alice"]) == total + 1
     assert {r.mode for r in rows if r.annotator == "bob"} == {"side_by_side"}
     assert [r.note for r in rows if r.annotator == "alice"][:2] == ["note 0", "note 1"]
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-        ann._db.execute("UPDATE mishap_annotations SET label='grounded'")
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-        ann._db.execute("DELETE FROM mishap_annotations")
     ann.close()
+    db = sqlite3.connect(f"{run}/halluscope.sqlite")
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        db.execute("UPDATE mishap_annotations SET label='grounded'")
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        db.execute("DELETE FROM mishap_annotations")
+    db.close()
     labels = human_labels(run)
     assert sum(1 for (a, w) in labels if w == "alice") == total
     hh = human_human_agreement(labels)

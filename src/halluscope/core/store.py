@@ -1,10 +1,13 @@
-"""One SQLite store (WAL) per run directory: every stage result, failure, model call and manifest."""
+"""One SQLite store (WAL) per run directory: every stage result, failure, model call and manifest, and the human
+labels of the MISHAP annotation app. The Store is the one gateway to RUN/halluscope.sqlite in the library: readers
+that need another view of the file (the projection's timings, the label table) get a method here."""
 
 from __future__ import annotations
 
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +15,7 @@ from typing import TypeVar
 
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.fs import RunLock
-from halluscope.core.records import Record, RunManifest
+from halluscope.core.records import MishapAnnotation, Record, RunManifest
 
 R = TypeVar("R", bound=Record)
 
@@ -51,6 +54,30 @@ CREATE TABLE IF NOT EXISTS manifests (
 """
 
 
+# The MISHAP annotation app's labels (seed 001, App. B.5): append-only, the latest row per (answer, annotator) counts.
+_LABEL_SCHEMA = """
+CREATE TABLE IF NOT EXISTS mishap_annotations (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    answer_id TEXT NOT NULL,
+    annotator TEXT NOT NULL,
+    label TEXT NOT NULL CHECK (label IN ('grounded', 'hallucinated')),
+    note TEXT NOT NULL DEFAULT '',
+    mode TEXT NOT NULL,
+    created REAL NOT NULL,
+    save_id TEXT
+);
+CREATE TRIGGER IF NOT EXISTS mishap_annotations_no_update BEFORE UPDATE ON mishap_annotations
+BEGIN SELECT RAISE(ABORT, 'annotations are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS mishap_annotations_no_delete BEFORE DELETE ON mishap_annotations
+BEGIN SELECT RAISE(ABORT, 'annotations are append-only'); END;
+"""
+_LABEL_COLS = "answer_id, annotator, label, note, mode, created"
+
+
+class SaveConflict(HalluscopeError):
+    """A save id already stored with a different label."""
+
+
 def check_run_dir(run_dir: str | Path, *, create: bool = False) -> Path:
     """``run_dir`` as a usable run directory (``create``: or a place to make one); HalluscopeError saying why not."""
     run_dir = Path(run_dir)
@@ -77,8 +104,9 @@ def check_run_dir(run_dir: str | Path, *, create: bool = False) -> Path:
 class Store:
     """Append-mostly record store; each write is its own transaction, so a kill -9 loses at most the item in flight."""
 
-    def __init__(self, run_dir: str | Path, *, create: bool = True, lock: bool = True) -> None:
-        """Open (``create``: or make) RUN/halluscope.sqlite; ``lock``: hold RUN/.lock while open (one writer per run).
+    def __init__(self, run_dir: str | Path, *, create: bool = True, lock: bool = True, threads: bool = False) -> None:
+        """Open (``create``: or make) RUN/halluscope.sqlite; ``lock``: hold RUN/.lock while open (one writer per run);
+        ``threads``: the connection may be used from several threads (the label methods serialise on a lock).
 
         Every problem with the folder or the file is a HalluscopeError with the path and a fix, never a raw
         sqlite3 error: a missing run when ``create`` is False, a file where the folder should be, a read-only
@@ -95,9 +123,11 @@ class Store:
                                       "path whose parent folders are directories you can write to. Fix: pass another "
                                       "--out") from None
         self._lock = RunLock(self.run_dir).acquire() if lock else None
+        self._mutex = threading.Lock()
+        self._labels_ready = False
         self._db: sqlite3.Connection = None  # type: ignore[assignment]  # set below; close() may run first
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0, check_same_thread=not threads)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
@@ -167,6 +197,12 @@ class Store:
         )
         return dict(rows.fetchall())
 
+    def updated(self, stage: str, fingerprint: str) -> dict[str, float]:
+        """item id -> when its result was written (time.time()), for the stage's ok results."""
+        rows = self._db.execute("SELECT item_id, updated FROM results WHERE stage=? AND fingerprint=? AND status='ok'",
+                                (stage, fingerprint))
+        return dict(rows.fetchall())
+
     def count(self, stage: str | None = None) -> int:
         if stage is None:
             return self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
@@ -215,3 +251,62 @@ class Store:
 
     def manifests(self) -> list[RunManifest]:
         return [RunManifest.model_validate_json(p) for (p,) in self._db.execute("SELECT payload FROM manifests ORDER BY id")]
+
+    # -- human labels (the MISHAP annotation app) ---------------------------------------------------
+    def _label_table(self) -> None:
+        if self._labels_ready:
+            return
+        try:
+            self._db.executescript(_LABEL_SCHEMA)
+            if "save_id" not in {r[1] for r in self._db.execute("PRAGMA table_info(mishap_annotations)")}:
+                self._db.execute("ALTER TABLE mishap_annotations ADD COLUMN save_id TEXT")  # tables from before save ids
+            self._db.execute("CREATE UNIQUE INDEX IF NOT EXISTS mishap_annotations_save_id ON mishap_annotations(save_id)")
+        except sqlite3.DatabaseError as exc:
+            raise HalluscopeError(f"{self.path}: cannot open the label table ({exc}); expected a writable halluscope "
+                                  "store. Fix: check the file's permissions, or restore it from a copy") from None
+        self._labels_ready = True
+
+    def save_label(self, label: MishapAnnotation, save_id: str | None = None) -> tuple[MishapAnnotation, bool]:
+        """Append one label; with a ``save_id`` already stored, that row and False (a retry stores nothing), or
+        SaveConflict when it was stored with a different label."""
+        with self._mutex:
+            self._label_table()
+            if save_id is not None and (old := self._label_by_save_id(save_id)) is not None:
+                return _same_label(old, label, save_id), False
+            a = label
+            try:
+                self._db.execute(f"INSERT INTO mishap_annotations ({_LABEL_COLS}, save_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                 (a.answer_id, a.annotator, a.label, a.note, a.mode, a.created, save_id))
+            except sqlite3.IntegrityError:  # another process stored this save id in between
+                old = self._label_by_save_id(save_id) if save_id is not None else None
+                if old is None:
+                    raise
+                return _same_label(old, label, save_id), False  # type: ignore[arg-type]
+        return label, True
+
+    def _label_by_save_id(self, save_id: str) -> MishapAnnotation | None:
+        r = self._db.execute(f"SELECT {_LABEL_COLS} FROM mishap_annotations WHERE save_id = ?", (save_id,)).fetchone()
+        return None if r is None else _label(r)
+
+    def labels(self) -> list[MishapAnnotation]:
+        """Every label row, oldest first."""
+        with self._mutex:
+            self._label_table()
+            rows = self._db.execute(f"SELECT {_LABEL_COLS} FROM mishap_annotations ORDER BY id").fetchall()
+        return [_label(r) for r in rows]
+
+    def latest_labels(self) -> dict[tuple[str, str], MishapAnnotation]:
+        """(answer id, annotator) -> the latest label row."""
+        return {(a.answer_id, a.annotator): a for a in self.labels()}
+
+
+def _label(r: tuple) -> MishapAnnotation:
+    return MishapAnnotation(answer_id=r[0], annotator=r[1], label=r[2], note=r[3], mode=r[4], created=r[5])
+
+
+def _same_label(old: MishapAnnotation, new: MishapAnnotation, save_id: str) -> MishapAnnotation:
+    keys = ("answer_id", "annotator", "label", "note", "mode")
+    if any(getattr(old, k) != getattr(new, k) for k in keys):
+        raise SaveConflict(f"save id {save_id} was already stored with a different label "
+                           f"({', '.join(f'{k}={getattr(old, k)!r}' for k in keys[:3])}); a new label needs a new save id")
+    return old

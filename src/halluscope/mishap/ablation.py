@@ -93,9 +93,8 @@ class JudgeItem:
 
 
 def mishap_items(store: Store, only: set[str] | None = None) -> list[JudgeItem]:
-    from halluscope.mishap.answers import load_answers
+    from halluscope.mishap.answers import judgeable, load_answers
     from halluscope.mishap.clips import kept_clips
-    from halluscope.mishap.judge import judgeable
     from halluscope.mishap.questions import load_questions
     from halluscope.mishap.rubrics import rubric_history
 
@@ -111,7 +110,7 @@ def mishap_items(store: Store, only: set[str] | None = None) -> list[JudgeItem]:
 
 
 def validity_items(store: Store) -> list[JudgeItem]:
-    from halluscope.mishap.validity import load_validity
+    from halluscope.mishap.validity_items import load_validity
 
     return [JudgeItem(v.id, "context", v.question, v.response, v.description, ((1, v.rubric),))
             for _, v in sorted(load_validity(store).items())]

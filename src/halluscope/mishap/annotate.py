@@ -15,7 +15,8 @@ viewer. Security model (README, "Security model"):
 * A save carries a client-generated ``save_id``: a retried save is stored once (the UI queues labels in
   ``localStorage`` and retries until the server acknowledges them).
 
-Labels go to ``mishap_annotations`` in the run's SQLite store; triggers refuse UPDATE and DELETE.
+Labels go to ``mishap_annotations`` in the run's SQLite store (halluscope.core.store.Store's label methods);
+triggers refuse UPDATE and DELETE.
 """
 
 from __future__ import annotations
@@ -23,8 +24,6 @@ from __future__ import annotations
 import logging
 import os
 import random
-import sqlite3
-import threading
 import time
 from collections.abc import Sequence
 from importlib import resources
@@ -38,36 +37,16 @@ from halluscope.core.hashing import sha256_hex
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.fs import atomic_path
 from halluscope.core.records import Groundedness, MishapAnnotation, MishapClip
-from halluscope.core.store import STORE_NAME, Store
+from halluscope.core.store import STORE_NAME, SaveConflict, Store  # noqa: F401 - SaveConflict: re-exported
 from halluscope.core.webapp import (BACKLOG, CSP, MAX_AUDIO, MAX_BODY, TIMEOUT_S, TOKEN_HEADER, LoopbackApp, Refused,  # noqa: F401
                                Reply, json_reply, parse_host, problems, read_verified)
 
 log = logging.getLogger(__name__)
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS mishap_annotations (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    answer_id TEXT NOT NULL,
-    annotator TEXT NOT NULL,
-    label TEXT NOT NULL CHECK (label IN ('grounded', 'hallucinated')),
-    note TEXT NOT NULL DEFAULT '',
-    mode TEXT NOT NULL,
-    created REAL NOT NULL,
-    save_id TEXT
-);
-CREATE TRIGGER IF NOT EXISTS mishap_annotations_no_update BEFORE UPDATE ON mishap_annotations
-BEGIN SELECT RAISE(ABORT, 'annotations are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS mishap_annotations_no_delete BEFORE DELETE ON mishap_annotations
-BEGIN SELECT RAISE(ABORT, 'annotations are append-only'); END;
-"""
 ANNOTATOR = r"^[\w .@-]{1,40}$"
 MAX_NOTE = 2000
 STATIC = {"/": ("index.html", "text/html; charset=utf-8"), "/app.js": ("app.js", "text/javascript; charset=utf-8"),
           "/app.css": ("app.css", "text/css; charset=utf-8")}
-
-
-class SaveConflict(HalluscopeError):
-    """A save id already stored with a different label."""
 
 
 class LabelRequest(BaseModel):
@@ -94,24 +73,19 @@ def _store_file(run_dir: str | Path) -> Path:
 
 
 class Annotations:
-    """The append-only label table; the latest row per (answer, annotator) is the label that counts."""
+    """The append-only label table (the Store's label methods); the latest row per (answer, annotator) counts."""
 
     def __init__(self, run_dir: str | Path) -> None:
-        path = _store_file(run_dir)
+        _store_file(run_dir)
+        self._store = Store(run_dir, create=False, lock=False, threads=True)  # the app runs beside other commands
         try:
-            self._db = sqlite3.connect(path, isolation_level=None, timeout=30.0, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.executescript(_SCHEMA)
-            if "save_id" not in {r[1] for r in self._db.execute("PRAGMA table_info(mishap_annotations)")}:
-                self._db.execute("ALTER TABLE mishap_annotations ADD COLUMN save_id TEXT")  # tables from before save ids
-            self._db.execute("CREATE UNIQUE INDEX IF NOT EXISTS mishap_annotations_save_id ON mishap_annotations(save_id)")
-        except sqlite3.DatabaseError as exc:
-            raise HalluscopeError(f"{path}: cannot open the label table ({exc}); expected a writable halluscope "
-                                  "store. Fix: check the file's permissions, or restore it from a copy") from None
-        self._lock = threading.Lock()
+            self._store.labels()  # the table exists (made on first use) and reads
+        except HalluscopeError:
+            self._store.close()
+            raise
 
     def close(self) -> None:
-        self._db.close()
+        self._store.close()
 
     def add(self, *, answer_id: str, annotator: str, label: str, note: str = "", mode: str = "independent",
             save_id: str | None = None) -> MishapAnnotation:
@@ -122,45 +96,13 @@ class Annotations:
         """Store one label; with a ``save_id`` already stored, return that row and False (a retry stores nothing)."""
         a = MishapAnnotation(answer_id=answer_id, annotator=annotator, label=label, note=note, mode=mode,  # type: ignore[arg-type]
                              created=time.time())
-        with self._lock:
-            if save_id is not None and (old := self._by_save_id(save_id)) is not None:
-                return self._same(old, a, save_id), False
-            try:
-                self._db.execute("INSERT INTO mishap_annotations (answer_id, annotator, label, note, mode, created, save_id) "
-                                 "VALUES (?, ?, ?, ?, ?, ?, ?)", (a.answer_id, a.annotator, a.label, a.note, a.mode,
-                                                                  a.created, save_id))
-            except sqlite3.IntegrityError:  # another process stored this save id in between
-                old = self._by_save_id(save_id)  # type: ignore[arg-type]
-                if old is None:
-                    raise
-                return self._same(old, a, save_id), False  # type: ignore[arg-type]
-        return a, True
-
-    def _by_save_id(self, save_id: str) -> MishapAnnotation | None:
-        r = self._db.execute("SELECT answer_id, annotator, label, note, mode, created FROM mishap_annotations "
-                             "WHERE save_id = ?", (save_id,)).fetchone()
-        return None if r is None else MishapAnnotation(answer_id=r[0], annotator=r[1], label=r[2], note=r[3], mode=r[4],
-                                                       created=r[5])
-
-    @staticmethod
-    def _same(old: MishapAnnotation, new: MishapAnnotation, save_id: str) -> MishapAnnotation:
-        keys = ("answer_id", "annotator", "label", "note", "mode")
-        if any(getattr(old, k) != getattr(new, k) for k in keys):
-            raise SaveConflict(f"save id {save_id} was already stored with a different label "
-                               f"({', '.join(f'{k}={getattr(old, k)!r}' for k in keys[:3])}); a new label needs a new save id")
-        return old
+        return self._store.save_label(a, save_id)
 
     def all(self) -> list[MishapAnnotation]:
-        with self._lock:
-            rows = self._db.execute("SELECT answer_id, annotator, label, note, mode, created FROM mishap_annotations "
-                                    "ORDER BY id").fetchall()
-        return [MishapAnnotation(answer_id=r[0], annotator=r[1], label=r[2], note=r[3], mode=r[4], created=r[5]) for r in rows]
+        return self._store.labels()
 
     def latest(self) -> dict[tuple[str, str], MishapAnnotation]:
-        out: dict[tuple[str, str], MishapAnnotation] = {}
-        for a in self.all():
-            out[(a.answer_id, a.annotator)] = a
-        return out
+        return self._store.latest_labels()
 
 
 def annotation_items(run_dir: str | Path, *, sample: int | None = None,
@@ -169,12 +111,11 @@ def annotation_items(run_dir: str | Path, *, sample: int | None = None,
     closed-form response (the validity study, halluscope.mishap.validity), or a seeded sample of N spread
     evenly across models (seed 001, 3.3: "approximately evenly across models")."""
     from halluscope.mishap._common import COMMANDS
-    from halluscope.mishap.answers import load_answers
+    from halluscope.mishap.answers import judgeable, load_answers
     from halluscope.mishap.clips import kept_clips
-    from halluscope.mishap.judge import judgeable
     from halluscope.mishap.questions import load_questions
     from halluscope.mishap.rubrics import current_rubrics
-    from halluscope.mishap.validity import annotation_rows
+    from halluscope.mishap.validity_items import annotation_rows
 
     if sample is not None and sample < 1:
         raise HalluscopeError(f"--sample: expected a positive number of responses, got {sample}. "

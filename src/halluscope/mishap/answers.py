@@ -24,6 +24,11 @@ from halluscope.core.store import Store
 STAGE = "mishap.answers"
 
 
+def judgeable(answer: MishapAnswer) -> bool:
+    """Answers with text are judged (a refusal is a response too); skipped and empty ones are reported apart."""
+    return answer.status in ("ok", "refusal") and bool((answer.text or "").strip())
+
+
 def answer_id(question_id: str, model: str, seed: int | None) -> str:
     return f"{question_id}~{model}~{'greedy' if seed is None else f's{seed}'}"
 

@@ -21,7 +21,7 @@ from halluscope.backends.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig
 from halluscope.core.manifest import record_manifest
 from halluscope.mishap._common import COMMANDS, VERSION, StepResult, prompt, prompts_hash, run_calls, upstream
 from halluscope.prompts import Template
-from halluscope.mishap.answers import answer_sets, load_answers
+from halluscope.mishap.answers import answer_sets, judgeable, load_answers  # noqa: F401 - judgeable: re-exported
 from halluscope.mishap.clips import kept_clips
 from halluscope.mishap.evidence import EvidenceTool
 from halluscope.mishap.questions import load_questions
@@ -225,11 +225,6 @@ class GroundednessJudge:
                 break
         return GroundednessJudgement(answer_id=answer_id, judge=self.backend.spec, status="unscored", raw_text=last,
                                      unscored_reason="; ".join(reasons), searches=tuple(searches), call_keys=tuple(keys))
-
-
-def judgeable(answer: MishapAnswer) -> bool:
-    """Answers with text are judged (a refusal is a response too); skipped and empty ones are reported apart."""
-    return answer.status in ("ok", "refusal") and bool((answer.text or "").strip())
 
 
 def run_judge(run_dir: str | Path, judge: str, *, examples: str | Path | None = None, evidence: str | Path | None = None,

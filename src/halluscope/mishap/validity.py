@@ -15,44 +15,17 @@ import random
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
-
-from pydantic import Field
 
 from halluscope.core.hashing import file_sha256
 from halluscope.core.errors import HalluscopeError, InputError
 from halluscope.core.manifest import record_manifest
-from halluscope.core.records import Groundedness, MishapDomain, Record
 from halluscope.core.stages import Stage, console
 from halluscope.core.store import Store
+from halluscope.mishap.validity_items import (  # noqa: F401 - re-exported
+    BENCHMARKS, IMPORT, NAMES, STAGE, Benchmark, ValidityItem, annotation_rows, load_validity)
 
-Benchmark = Literal["halluaudio", "aha", "kuan"]
-BENCHMARKS: tuple[Benchmark, ...] = ("halluaudio", "aha", "kuan")
-NAMES = {"halluaudio": "HalluAudio", "aha": "AHa-Bench", "kuan": "Kuan et al.", "mishap": "MISHAP-Bench"}
-STAGE = "mishap.validity"
-IMPORT = "mishap validity import"
 # AHa-Bench types about spoken content (the rest are sound events)
 _AHA_SPEECH = ("homophone", "asr", "prosodic", "polysemy", "knowledge", "overreliance", "inferredsound")
-
-
-class ValidityItem(Record):
-    """One closed-form response prepared for the groundedness judge, with its benchmark's own verdict."""
-
-    id: str = Field(description="'validity~<benchmark>~<model>~<item id>'.")
-    benchmark: Benchmark
-    model: str
-    item_id: str = Field(description="The item's id in its benchmark file(s).")
-    domain: MishapDomain
-    question: str
-    response: str
-    reference: str = Field(description="The gold answer as the file gives it.")
-    kind: str = Field(description="How the benchmark scores it: binary, count, choice, label, unanswerable, asr.")
-    description: str = Field(description="The judge's evidence: the gold answer stated as a fact about the clip.")
-    rubric: str = Field(description="'Hallucinated if ... Grounded if ...' derived from the gold answer.")
-    original: Groundedness | None = Field(description="The benchmark scorer's verdict as a hallucination label "
-                                          "(wrong = hallucinated); None where the official scorer skips the item.")
-    original_rule: str = Field(description="Which official rule decided it.")
-    audio: str | None = Field(default=None, description="The audio path or key the file gives.")
 
 
 def derive_rubric(kind: str, reference: str, question: str) -> tuple[str, str]:
@@ -144,28 +117,6 @@ def import_validity(run_dir: str | Path, benchmark: str, files: Sequence[str | P
                       f"hallucinated by the benchmark's scorer, {orig[None]} it skips; {problems} input problem(s) "
                       "left out, see 'halluscope score')", soft_wrap=True, highlight=False)
     return items
-
-
-def load_validity(store: Store) -> dict[str, ValidityItem]:
-    """Every imported item, by id (a later import of the same benchmark and model replaces the earlier one)."""
-    latest: dict[tuple[str, str], str] = {}
-    for m in store.manifests():
-        if m.command == IMPORT:
-            latest[(m.config["benchmark"], m.config["model"])] = m.stages["validity"]
-    out: dict[str, ValidityItem] = {}
-    for fp in latest.values():
-        out.update(store.results(STAGE, fp, ValidityItem))
-    return out
-
-
-def annotation_rows(run_dir: str | Path) -> list[dict]:
-    """The imported responses as items of the annotation app (no clip audio: closed-form files carry keys)."""
-    with Store(run_dir, create=False) as store:
-        items = load_validity(store)
-    return [{"id": v.id, "question_id": v.id, "clip_id": f"validity:{v.benchmark}:{v.audio or v.item_id}",
-             "model": v.model, "domain": v.domain, "category": "context", "strategy": NAMES[v.benchmark],
-             "question": v.question, "response": v.response, "description": v.description, "rubric": v.rubric}
-            for v in sorted(items.values(), key=lambda v: v.id)]
 
 
 # ------------------------------------------------------------------------------------------------ the report

@@ -12,7 +12,6 @@ a median of 96 s of audio.
 from __future__ import annotations
 
 import json
-import sqlite3
 import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -61,15 +60,6 @@ def _latest_stages(store: Store) -> dict[str, str]:
     return stages
 
 
-def _updated(db: Path, stage: str, fp: str) -> dict[str, float]:
-    con = sqlite3.connect(db)
-    try:
-        return dict(con.execute("SELECT item_id, updated FROM results WHERE stage=? AND fingerprint=? AND status='ok'",
-                                (stage, fp)).fetchall())
-    finally:
-        con.close()
-
-
 def _speech(name: str, basis: str, per_audio_s: float, n: int, samples: int, audio_s: float,
             workers: tuple[int, ...]) -> StageCost:
     per_item = per_audio_s * audio_s
@@ -109,7 +99,7 @@ def project(run_dir: str | Path, *, samples: int = PAPER_SAMPLES, audio_s: float
         if "tts" in stages:
             refs = store.results("tts", stages["tts"], AudioRef)
             n_items = len(refs)
-            times = sorted((t, k) for k, t in _updated(store.path, "tts", stages["tts"]).items() if k in refs)
+            times = sorted((t, k) for k, t in store.updated("tts", stages["tts"]).items() if k in refs)
             if len(times) >= 2:
                 span = times[-1][0] - times[0][0]
                 audio = sum(refs[k].duration_s for _, k in times[1:])
