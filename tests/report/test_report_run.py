@@ -75,3 +75,35 @@ def test_a_run_with_nothing_to_report_says_so(tmp_path):
     Store(tmp_path / "run").close()
     with pytest.raises(HalluscopeError, match="holds nothing to report"):
         write_report(tmp_path / "run")
+
+
+HALLUAUDIO = [
+    {"audio": "s1.wav", "prompt": "Is there a dog barking?", "reference": "yes", "subset": "fsd_binary", "domain": "sound",
+     "pred": "Yes, a dog is barking."},
+    {"audio": "s2.wav", "prompt": "Is there a dog barking?", "reference": "no", "subset": "fsd_binary", "domain": "sound",
+     "pred": "I don't know."},
+    {"audio": "s4.wav", "prompt": "Is there a siren?", "reference": "no", "subset": "fsd_binary", "domain": "sound",
+     "pred": "Yes."},
+    {"audio": "p1.wav", "prompt": "How many words?", "reference": "5", "subset": "commonvoice_word_count",
+     "pred": "There are five words."},
+]
+
+
+def test_report_on_a_closedform_run_scores_its_predictions(tmp_path):
+    from halluscope.closedform.loaders import load_halluaudio
+    from halluscope.closedform.score import score_halluaudio
+
+    run = tmp_path / "run"
+    Store(run).close()
+    preds = run / "predictions" / "halluaudio-qwen2-audio.jsonl"
+    preds.parent.mkdir()
+    preds.write_text("".join(json.dumps(r) + "\n" for r in HALLUAUDIO), encoding="utf-8")
+    res = CliRunner().invoke(app, ["report", str(run), "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert [s["title"] for s in doc["sections"]] == ["Closed-form: halluaudio-qwen2-audio.jsonl"]
+    strict = doc["tables"]["halluaudio-qwen2-audio_metrics_strict"]["rows"]
+    expected = score_halluaudio(load_halluaudio([preds]), bootstrap=0).strict["all"]["accuracy"]
+    assert next(r for r in strict if r["domain"] == "all")["accuracy"] == pytest.approx(expected)
+    assert (run / "report" / "halluaudio-qwen2-audio_metrics_compat.csv").exists()
+    assert set(shown_tables((run / "report" / "report.html").read_text(encoding="utf-8"))) <= set(doc["tables"])

@@ -8,7 +8,8 @@ from pathlib import Path
 from halluscope.closedform.plots import grouped_bars, yes_ratio_scatter
 from halluscope.closedform.score import ScoreResult
 from halluscope.core.fs import atomic_write
-from halluscope.report.sections import Section
+from halluscope.core.store import Store
+from halluscope.report.sections import Section, register_section
 from halluscope.report.table import Figure, Table
 
 # (key, title) of the headline columns per benchmark and mode
@@ -139,3 +140,33 @@ def write_report(result: ScoreResult, out_dir: str | Path) -> Path:
     path = write_folder(out, [section], title=f"halluscope closed-form report: {result.benchmark}", json_name=None)
     atomic_write(out / "summary.json", json.dumps(result.as_dict(max_diff_rows=1000), indent=2, ensure_ascii=False))
     return path
+
+
+RUN_SECTION_NOTE = ("The yes/no set's predictions (predictions/yesno-*.csv) need their questions file to be scored: "
+                    "'halluscope score yesno QUESTIONS.tsv PREDICTIONS.csv --report DIR'.")
+
+
+@register_section
+def closedform_run_sections(store: Store, build: object) -> list[Section] | None:
+    """The closed-form predictions 'run closedform RUN' wrote into RUN/predictions/, each file scored (strict and
+    official modes) as its own section; table ids are prefixed with the file's stem."""
+    from halluscope.closedform import loaders
+    from halluscope.closedform.score import score_aha, score_halluaudio
+    from halluscope.core.errors import HalluscopeError
+
+    folder = Path(store.run_dir) / "predictions"
+    sections = []
+    for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+        fmt = path.name.split("-", 1)[0]
+        if fmt not in ("halluaudio", "aha"):
+            continue
+        try:
+            result = (score_halluaudio(loaders.load_halluaudio([path]), bootstrap=200) if fmt == "halluaudio"
+                      else score_aha(loaders.load_aha([path]), bootstrap=200))
+        except HalluscopeError as exc:  # nothing scorable in the file: say so instead of failing the whole report
+            sections.append(Section(f"Closed-form: {path.name}", [f"Not scored: {exc}"]))
+            continue
+        sections.append(closedform_section(result, prefix=f"{path.stem}_", title=f"Closed-form: {path.name}"))
+    if sections and any(folder.glob("yesno-*.csv")):
+        sections[-1].blocks.append(RUN_SECTION_NOTE)
+    return sections or None

@@ -47,7 +47,8 @@ class Section:
                        if not (isinstance(b, Table) and not b.shown))
 
 
-SectionBuilder = Callable[[Store, "BuildResult | None"], "Section | None"]  # None: the run has no spoken build
+# build None: the run has no spoken build; a builder may return a list of Sections
+SectionBuilder = Callable[[Store, "BuildResult | None"], "Section | list[Section] | None"]
 # section builders by 'module.function', in registration order; plug-ins add builders through the entry-point
 # group 'halluscope.report_sections' (placed after halluscope's own)
 SECTIONS: Registry[SectionBuilder] = Registry("report section", "halluscope.report_sections")
@@ -60,7 +61,8 @@ def register_section(builder: SectionBuilder) -> SectionBuilder:
 
 # modules that contribute sections; imported when a report is built so their builders register
 SECTION_MODULES: tuple[str, ...] = ("halluscope.spoken.generate.section", "halluscope.spoken.judge.section", "halluscope.report.paired",
-                                  "halluscope.report.realworld", "halluscope.mishap.section", "halluscope.view.section")
+                                  "halluscope.report.realworld", "halluscope.mishap.section", "halluscope.view.section",
+                                  "halluscope.closedform.report")
 
 
 def build_sections(store: Store, build: BuildResult | None) -> list[Section]:
@@ -68,4 +70,8 @@ def build_sections(store: Store, build: BuildResult | None) -> list[Section]:
 
     for name in SECTION_MODULES:
         importlib.import_module(name)
-    return [s for b in SECTIONS.values() if (s := b(store, build)) is not None]
+    out: list[Section] = []
+    for b in SECTIONS.values():
+        s = b(store, build)  # a Section, a list of them (one per predictions file, ...) or None
+        out += s if isinstance(s, list) else [] if s is None else [s]
+    return out
