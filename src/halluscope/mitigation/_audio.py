@@ -32,13 +32,13 @@ def with_prefix(messages: Sequence[ChatMessage], prefix: str) -> list[ChatMessag
     return msgs
 
 
-def diffused(tensors: dict, cfg: MitigationConfig) -> dict:
-    """The same inputs with the log-mel features diffused to abar = (1 - eta)^T."""
-    if "input_features" not in tensors:
+def diffused(tensors: dict, cfg: MitigationConfig, key: str = "input_features") -> dict:
+    """The same inputs with the log-mel features (``key``: the adapter's ``features_key``) diffused to abar = (1 - eta)^T."""
+    if key not in tensors:
         raise HalluscopeError("vcd: the inputs carry no audio features to diffuse")
     gen = torch.Generator().manual_seed(int(cfg.noise_seed))
     out = dict(tensors)
-    out["input_features"] = diffuse(tensors["input_features"], abar=cfg.abar, generator=gen)
+    out[key] = diffuse(tensors[key], abar=cfg.abar, generator=gen)
     return out
 
 
@@ -55,7 +55,7 @@ def branches(adapter: Any, messages: Sequence[ChatMessage], clips: Sequence[Audi
         return main, dict(neg.tensors), []
     main = adapter.inputs(messages, clips)
     if r is not None and r.method == "vcd":
-        return main, diffused(dict(main.tensors), r), []
+        return main, diffused(dict(main.tensors), r, getattr(adapter, "features_key", "input_features")), []
     if r is not None and r.method == "mti":
         ids = adapter.tokenizer(r.instruction, add_special_tokens=False)["input_ids"]
         if not ids:

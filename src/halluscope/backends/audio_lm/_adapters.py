@@ -50,6 +50,8 @@ class AudioLMAdapter:
 
     name = "base"
     default_window_s: float = 30.0
+    features_key = "input_features"  # the audio feature tensor of the model's inputs (VCD diffuses it)
+    languages = "-"  # speech languages its model card or a seed documents (Table 8)
 
     def __init__(self, path: str, *, device: str = "cpu", dtype: str = "auto", window_s: float | None = None,
                  chat_template: str | None = None) -> None:
@@ -117,6 +119,14 @@ class AudioLMAdapter:
 
     def inputs(self, messages: Sequence[ChatMessage], clips: Sequence[AudioClip]) -> ModelInputs:
         raise NotImplementedError
+
+    def expand(self, text: str, token: str, counts: Sequence[int]) -> str:
+        """The rendered prompt with its i-th audio placeholder repeated counts[i] times (one per audio embedding)."""
+        pieces = text.split(token)
+        if len(pieces) != len(counts) + 1:
+            raise HalluscopeError(f"{self.path}: the chat template rendered {len(pieces) - 1} audio placeholders "
+                                  f"for {len(counts)} clips")
+        return pieces[0] + "".join(token * int(n) + rest for n, rest in zip(counts, pieces[1:]))
 
     def inputs_pair(self, messages: Sequence[ChatMessage], clips: Sequence[AudioClip]) -> tuple[ModelInputs, ModelInputs]:
         """The same prompt with and without its audio (the contrast of audio-aware contrastive decoding)."""
@@ -218,6 +228,8 @@ class Qwen25OmniThinkerAdapter(AudioLMAdapter):
 
     name = "qwen2.5-omni-thinker"
     default_window_s = 30.0
+    full_type, full_class, thinker_class = "qwen2_5_omni", "Qwen2_5OmniForConditionalGeneration", \
+        "Qwen2_5OmniThinkerForConditionalGeneration"
 
     def load(self) -> Qwen25OmniThinkerAdapter:
         tf = _transformers()
@@ -226,19 +238,21 @@ class Qwen25OmniThinkerAdapter(AudioLMAdapter):
         self.audio_token = getattr(self.tokenizer, "audio_token", None) or "<|AUDIO|>"
         self.audio_token_id = self.tokenizer.convert_tokens_to_ids(self.audio_token)
         model_type = tf.AutoConfig.from_pretrained(self.path).model_type
-        if model_type == "qwen2_5_omni":  # the full checkpoint: keep the thinker, drop the talker
-            full = tf.Qwen2_5OmniForConditionalGeneration.from_pretrained(self.path, dtype=self.torch_dtype())
-            model = full.thinker
+        if model_type == self.full_type:  # the full checkpoint: keep the thinker, drop the talker
+            model = getattr(tf, self.full_class).from_pretrained(self.path, dtype=self.torch_dtype()).thinker
         else:
-            model = tf.Qwen2_5OmniThinkerForConditionalGeneration.from_pretrained(self.path, dtype=self.torch_dtype())
+            model = getattr(tf, self.thinker_class).from_pretrained(self.path, dtype=self.torch_dtype())
         self.model = model.to(self.device).eval()
         return self
 
+    def audio_tokens_of(self, feature_lengths: Any) -> list[int]:
+        """Audio tokens the encoder emits per clip, from its mel-frame counts (the processor's own formula)."""
+        from transformers.models.qwen2_5_omni.processing_qwen2_5_omni import _get_feat_extract_output_lengths
+
+        return [int(n) for n in _get_feat_extract_output_lengths(feature_lengths).tolist()]
+
     def inputs(self, messages: Sequence[ChatMessage], clips: Sequence[AudioClip]) -> ModelInputs:
         import torch
-        from transformers.models.qwen2_5_omni.processing_qwen2_5_omni import (
-            _get_feat_extract_output_lengths,
-        )
 
         text = self.prompt(messages, len(clips))
         extra: dict[str, Any] = {}
@@ -250,12 +264,8 @@ class Qwen25OmniThinkerAdapter(AudioLMAdapter):
                        truncation=truncate, max_length=None if truncate else int(self.window_s * SAMPLE_RATE),
                        return_tensors="pt")
             mask = feats.pop("attention_mask")
-            counts = _get_feat_extract_output_lengths(mask.sum(-1)).tolist()
-            pieces = text.split(self.audio_token)
-            if len(pieces) != len(clips) + 1:
-                raise HalluscopeError(f"{self.path}: the chat template rendered {len(pieces) - 1} audio placeholders "
-                                      f"for {len(clips)} clips")
-            text = pieces[0] + "".join(self.audio_token * int(n) + rest for n, rest in zip(counts, pieces[1:]))
+            counts = self.audio_tokens_of(mask.sum(-1))
+            text = self.expand(text, self.audio_token, counts)
             extra = {"input_features": feats["input_features"], "feature_attention_mask": mask}
             heard = self._heard(mask)
         enc = self.tokenizer([text], return_tensors="pt", add_special_tokens=False)
@@ -281,3 +291,7 @@ def load_adapter(path: str, *, device: str = "cpu", dtype: str = "auto", window_
                               f"{', '.join(ADAPTERS.providers)} (add one with register_adapter or the entry-point "
                               f"group '{ADAPTERS.group}')")
     return ADAPTERS[model_type](path, device=device, dtype=dtype, window_s=window_s, chat_template=chat_template).load()
+
+
+# the other families register themselves on import (everything above is defined by then)
+from halluscope.backends.audio_lm import _af3, _phi4, _qwen3_omni, _voxtral  # noqa: E402,F401

@@ -27,6 +27,7 @@ from halluscope.backends.speech.audio import SAMPLE_RATE
 class AudioFlamingo3Adapter(AudioLMAdapter):
     name = "audio-flamingo-3"
     default_window_s = 600.0
+    model_class = "AudioFlamingo3ForConditionalGeneration"
 
     def load(self) -> AudioFlamingo3Adapter:
         tf = _transformers()
@@ -37,7 +38,7 @@ class AudioFlamingo3Adapter(AudioLMAdapter):
             raise HalluscopeError(f"{self.path}: Audio Flamingo 3 hears whole {chunk:g} s windows; audio_window_s="
                                   f"{self.window_s:g} is not a multiple of {chunk:g}. Fix: give e.g. 30, 300 or 600")
         self.processor.max_audio_len = self.window_s
-        self.model = tf.AudioFlamingo3ForConditionalGeneration.from_pretrained(
+        self.model = getattr(tf, self.model_class).from_pretrained(
             self.path, dtype=self.torch_dtype()).to(self.device).eval()
         return self
 
@@ -55,3 +56,13 @@ class AudioFlamingo3Adapter(AudioLMAdapter):
         if "input_features" in enc:
             enc["input_features"] = enc["input_features"].to(self.model.dtype)
         return ModelInputs(enc, heard, tokens)
+
+
+@register_adapter("musicflamingo")
+class MusicFlamingoAdapter(AudioFlamingo3Adapter):
+    """Music Flamingo (transformers 'musicflamingo'): Audio Flamingo 3's encoder and processor with time-aware rotary
+    positions; the processor's default ``max_audio_len`` is 20 minutes, the declared window here."""
+
+    name = "music-flamingo"
+    default_window_s = 1200.0
+    model_class = "MusicFlamingoForConditionalGeneration"

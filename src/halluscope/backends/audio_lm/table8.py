@@ -1,7 +1,8 @@
 """Table 8 (seed 000, App. C: models and their modality support), generated from the adapter registry: every
-local audio-LM adapter (hf-audio/<dir>) with its declared window and mitigations, and the audio-LM families the
-papers evaluate that halluscope reaches only through an OpenAI-compatible server (openai/<model>, no logits, so
-no mitigation). 'halluscope models' prints it; the README's model table is this output."""
+local audio-LM adapter (hf-audio/<dir>) with its declared window, mitigations and documented languages (class
+attributes of the adapter), and the audio-LM families the papers evaluate that halluscope reaches only through an
+OpenAI-compatible server (openai/<model>, no logits, so no mitigation), each with the reason. 'halluscope models'
+prints it; the README's model table is this output."""
 
 from __future__ import annotations
 
@@ -16,15 +17,18 @@ SERVER_ONLY = (
     ("MiMo-Audio", "remote code (not in transformers)", None),
     ("Covo-Audio", "remote code (not in transformers)", None),
     ("LFM2-Audio", "not in transformers as an audio model", "English only (seed 000, 4.2)"),
-    ("Gemma-3n", "native in transformers (gemma3n); no halluscope adapter yet", None),
-    ("Qwen3-Omni", "native in transformers (qwen3_omni_moe); no halluscope adapter yet", "19 languages of speech (seed 001, B.1)"),
-    ("Voxtral", "native in transformers (voxtral); no halluscope adapter yet", None),
-    ("Granite Speech", "native in transformers (granite_speech); no halluscope adapter yet", None),
-    ("Phi-4 multimodal", "native in transformers (phi4_multimodal); no halluscope adapter yet", None),
+    ("Gemma-3n", "native in transformers (gemma3n), but the model builds its timm vision tower on load and timm is "
+                 "not a halluscope dependency", None),
+    ("Granite Speech", "native in transformers (granite_speech, granite_speech_plus, granite_speech5), but their "
+                       "feature extractors need torchaudio, not a halluscope dependency", None),
 )
-VERIFIED = {"qwen2-audio": "tiny random weights (tests/audio_lm, tests/mitigation)",
-            "qwen2.5-omni-thinker": "tiny random weights (tests/audio_lm, tests/mitigation)",
-            "audio-flamingo-3": "tiny random weights (tests/audio_lm/test_af3.py)"}
+FAMILY_TESTS = "tiny random weights (tests/backends/audio_lm/test_adapters_families.py: window, AAD, all four at zero strength, detect)"
+VERIFIED = {"qwen2-audio": "tiny random weights (tests/backends/audio_lm, tests/mitigation)",
+            "qwen2.5-omni-thinker": "tiny random weights (tests/backends/audio_lm, tests/mitigation)",
+            "audio-flamingo-3": "tiny random weights (tests/backends/audio_lm/test_af3.py)",
+            "qwen3-omni-thinker": FAMILY_TESTS, "phi-4-multimodal": FAMILY_TESTS,
+            "voxtral": FAMILY_TESTS + "; the released tekken tokenizer (mistral-common) path is untested",
+            "music-flamingo": FAMILY_TESTS}
 
 
 def table8() -> list[dict]:
@@ -35,7 +39,7 @@ def table8() -> list[dict]:
     for cls, types in by_class.items():
         rows.append({"model": cls.name, "access": "local hf-audio/<dir>", "model_types": ", ".join(types),
                      "inputs": "text, audio", "window_s": cls.default_window_s,
-                     "mitigation": "AAD, VCD, MTI, DoLa", "commands": LOCAL_COMMANDS, "languages": "-",
+                     "mitigation": "AAD, VCD, MTI, DoLa", "commands": LOCAL_COMMANDS, "languages": cls.languages,
                      "verified": VERIFIED.get(cls.name, "-")})
     for name, why, langs in SERVER_ONLY:
         rows.append({"model": name, "access": f"server only: {why}", "model_types": "-", "inputs": "text, audio",
@@ -45,18 +49,11 @@ def table8() -> list[dict]:
 
 
 def markdown(rows: list[dict]) -> str:
-    cols = [("model", "Model"), ("access", "Access"), ("inputs", "Inputs"), ("window_s", "Window (s)"),
-            ("mitigation", "Mitigation"), ("commands", "Commands"), ("languages", "Languages documented"),
-            ("verified", "Verified")]
+    cols = [("model", "Model"), ("access", "Access"), ("model_types", "transformers model_type"), ("inputs", "Inputs"),
+            ("window_s", "Window (s)"), ("mitigation", "Mitigation"), ("commands", "Commands"),
+            ("languages", "Languages documented"), ("verified", "Verified")]
     out = ["| " + " | ".join(t for _, t in cols) + " |", "|" + "---|" * len(cols)]
     for r in rows:
         out.append("| " + " | ".join("declared by the server (-o audio_window_s)" if k == "window_s" and r[k] is None
                                      else f"{r[k]:g}" if k == "window_s" else str(r[k]) for k, _ in cols) + " |")
     return "\n".join(out)
-
-
-def register(app) -> None:
-    @app.command("models")
-    def models_cmd() -> None:
-        """Table 8: the audio-language models halluscope runs, how (local or server), window, mitigations, commands."""
-        print(markdown(table8()))

@@ -1,0 +1,99 @@
+"""Voxtral (transformers 'voxtral'): Whisper-style encoder on 30 s chunks + Mistral decoder, text output.
+
+Every clip is padded to whole 30 s chunks (as Voxtral's processor does) and each chunk becomes a fixed number of
+audio embeddings (encoder positions x hidden / projector input: 375 for the released models). Window: the model
+card's 40 minutes for audio understanding (2400 s); ``audio_window_s`` must be a multiple of 30.
+
+Prompt: with a transformers tokenizer that has a chat template (the tiny test model, converted checkpoints) the
+adapter renders it and repeats each clip's audio token; the released checkpoints' tekken tokenizer
+(MistralCommonBackend, needs the mistral-common package) renders conversations itself, so there the clips go in as
+base64 WAV parts of VoxtralProcessor.apply_chat_template (that path is not exercised by the tests here).
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from halluscope.backends.audio_lm._adapters import AudioLMAdapter, ModelInputs, _transformers, register_adapter
+from halluscope.backends.speech.audio import SAMPLE_RATE
+from halluscope.core.errors import HalluscopeError
+from halluscope.core.records import AudioClip, ChatMessage
+
+CHUNK_S = 30.0
+
+
+@register_adapter("voxtral")
+class VoxtralAdapter(AudioLMAdapter):
+    name = "voxtral"
+    default_window_s = 2400.0
+    languages = "en, es, fr, pt, hi, de, nl, it (model card)"
+
+    def load(self) -> VoxtralAdapter:
+        tf = _transformers()
+        if self.window_s % CHUNK_S:
+            raise HalluscopeError(f"{self.path}: Voxtral hears whole {CHUNK_S:g} s chunks; audio_window_s="
+                                  f"{self.window_s:g} is not a multiple of {CHUNK_S:g}")
+        self.tokenizer = tf.AutoTokenizer.from_pretrained(self.path)
+        self.feature_extractor = tf.AutoFeatureExtractor.from_pretrained(self.path)
+        self.model = tf.VoxtralForConditionalGeneration.from_pretrained(
+            self.path, dtype=self.torch_dtype()).to(self.device).eval()
+        audio = self.model.config.audio_config
+        self.tokens_per_chunk = audio.max_source_positions * audio.hidden_size // audio.intermediate_size
+        self.audio_token_id = int(self.model.config.audio_token_id)
+        self.audio_token = self.tokenizer.convert_ids_to_tokens(self.audio_token_id)
+        self.mistral = type(self.tokenizer).__name__ == "MistralCommonBackend"
+        if self.mistral:
+            self.processor = tf.VoxtralProcessor(self.feature_extractor, self.tokenizer)
+        return self
+
+    def _features(self, audio: list[np.ndarray]):
+        """Mel features of each clip padded to whole chunks, stacked chunk by chunk, and the mask of real frames."""
+        import torch
+
+        n = int(CHUNK_S * SAMPLE_RATE)
+        feats, masks = [], []
+        for a in audio:
+            out = self.feature_extractor(a, sampling_rate=SAMPLE_RATE, padding="longest", pad_to_multiple_of=n,
+                                         truncation=False, return_attention_mask=True, return_tensors="pt")
+            x, m = out["input_features"], out["attention_mask"]
+            frames = self.feature_extractor.nb_max_frames  # mel frames per chunk (3000)
+            feats.append(x.reshape(x.shape[1], -1, frames).transpose(0, 1))
+            masks.append(m.reshape(-1, frames))
+        return torch.cat(feats), torch.cat(masks)
+
+    def inputs(self, messages: Sequence[ChatMessage], clips: Sequence[AudioClip]) -> ModelInputs:
+        audio = [a[: int(self.window_s * SAMPLE_RATE)] for a in self.arrays(clips)]
+        if self.mistral:
+            return self._mistral_inputs(messages, audio)
+        text = self.prompt(messages, len(audio))
+        extra, heard = {}, 0.0
+        if audio:
+            chunks = [math.ceil(len(a) / (CHUNK_S * SAMPLE_RATE)) for a in audio]
+            text = self.expand(text, self.audio_token, [c * self.tokens_per_chunk for c in chunks])
+            feats, mask = self._features(audio)
+            extra, heard = {"input_features": feats}, self._heard(mask)
+        enc = self.tokenizer([text], return_tensors="pt", add_special_tokens=False)
+        return self._finish({**enc, **extra}, heard)
+
+    def _mistral_inputs(self, messages: Sequence[ChatMessage], audio: list[np.ndarray]) -> ModelInputs:
+        from halluscope.backends.speech.audio import encode_wav
+
+        conv = self.conversation(messages, len(audio))
+        parts = iter(base64.b64encode(encode_wav(a, SAMPLE_RATE)).decode() for a in audio)
+        for turn in conv:
+            turn["content"] = [{"type": "audio", "base64": next(parts)} if c["type"] == "audio" else c
+                               for c in turn["content"]]
+        enc = self.processor.apply_chat_template(conv, tokenize=True, return_dict=True, return_tensors="pt")
+        heard = sum(len(a) for a in audio) / SAMPLE_RATE
+        return self._finish(dict(enc), heard)
+
+    def _finish(self, tensors: dict, heard: float) -> ModelInputs:
+        tensors = {k: v.to(self.device) for k, v in tensors.items()}
+        if "input_features" in tensors:
+            tensors["input_features"] = tensors["input_features"].to(self.model.dtype)
+        tokens = int((tensors["input_ids"] == self.audio_token_id).sum())
+        return ModelInputs(tensors, heard if tokens else 0.0, tokens)

@@ -1,0 +1,131 @@
+"""The audio-LM families transformers implements natively, each on tiny random weights built in the test: the
+declared window and what is heard (from the front end's own mask or frame count), audio-aware contrastive decoding
+checked against uncached forward passes, all four mitigations at zero strength equal to plain greedy decoding, and
+zero-shot detection on audio (plain and with AAD) through 'detect' and the hf-audio backend.
+
+Qwen3-Omni thinker, Phi-4 multimodal, Voxtral and Music Flamingo (Audio Flamingo 3 has test_af3.py). Gemma-3n and
+Granite Speech are server only here (Table 8 says why)."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from support.tiny_audio_lm import espeak, espeak_of_length  # noqa: E402
+from support.tiny_musicflamingo import build_musicflamingo  # noqa: E402
+from support.tiny_phi4 import build_phi4  # noqa: E402
+from support.tiny_qwen3_omni import build_qwen3_omni_thinker  # noqa: E402
+from support.tiny_voxtral import build_voxtral  # noqa: E402
+
+from halluscope.backends.audio_lm import ADAPTERS, clip_of, load_adapter  # noqa: E402
+from halluscope.core.records import ChatMessage  # noqa: E402
+from halluscope.mitigation import parse_mitigation  # noqa: E402
+from halluscope.mitigation._audio import branches, generate  # noqa: E402
+
+MSG = [ChatMessage(role="user", content="hello is there audio in the text")]
+# family -> (builder, adapter name, declared window in s)
+FAMILIES = {
+    "qwen3-omni-thinker": (build_qwen3_omni_thinker, 30.0),
+    "phi-4-multimodal": (build_phi4, 30.0),
+    "voxtral": (build_voxtral, 2400.0),
+    "music-flamingo": (build_musicflamingo, 1200.0),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(FAMILIES))
+def family(request, tmp_path_factory):
+    name = request.param
+    build, window = FAMILIES[name]
+    path = build(tmp_path_factory.mktemp(name))
+    return name, str(path), window, load_adapter(str(path))
+
+
+@pytest.fixture(scope="module")
+def clip1():
+    return clip_of(espeak("hello the audio")[:16_000])
+
+
+def test_window_declared_and_heard(family):
+    name, path, window, ad = family
+    assert ad.name == name and ad.window_s == window == type(ad).default_window_s
+    assert {cls.name for cls in ADAPTERS.values()} >= {name}
+    clip = clip_of(espeak_of_length(45.0))
+    heard = ad.inputs(MSG, [clip])
+    assert heard.delivered and heard.heard_s == pytest.approx(min(45.0, window), abs=0.05)
+    short = load_adapter(path, window_s=30)
+    assert short.inputs(MSG, [clip]).heard_s == pytest.approx(30.0, abs=0.05)
+    none = ad.inputs(MSG, [])
+    assert none.heard_s == 0 and not none.delivered and ad.features_key not in none.tensors
+
+
+def _full(model, tensors, extra=()):
+    ids = torch.cat([tensors["input_ids"], torch.tensor([list(extra)], dtype=torch.long)], dim=1)
+    with torch.inference_mode():
+        return model(**{**tensors, "input_ids": ids, "attention_mask": torch.ones_like(ids)}, use_cache=False).logits[0, -1]
+
+
+def test_aad_matches_uncached_contrast(family, clip1):
+    ad = family[3]
+    cfg = parse_mitigation("aad", alpha=1.0)
+    _, main, res = generate(ad, MSG, [clip1], {"max_new_tokens": 4}, cfg, keep_logits=True)
+    same, neg, _ = branches(ad, MSG, [clip1], cfg)  # both with AAD's prefix; the contrast without the audio
+    assert torch.equal(same.tensors["input_ids"], main.tensors["input_ids"])
+    assert ad.features_key in main.tensors and ad.features_key not in neg
+    assert res.steps
+    for t, step in enumerate(res.steps):
+        z, zn = _full(ad.model, dict(main.tensors), res.tokens[:t]), _full(ad.model, dict(neg), res.tokens[:t])
+        want = 2 * z - zn
+        p = torch.softmax(z, -1)
+        want = want.masked_fill(p < cfg.beta * p.max(), float("-inf")) if cfg.beta is not None else want
+        finite = torch.isfinite(want)
+        assert torch.allclose(step.logits[finite], want[finite], atol=2e-4, rtol=1e-4)
+        assert int(torch.argmax(want)) == res.tokens[t]
+
+
+@pytest.mark.parametrize("method", ["aad", "vcd", "mti", "dola"])
+def test_zero_strength_is_plain_greedy(family, clip1, method):
+    ad = family[3]
+    extra = {"tau": 0.0} if method == "mti" else {"repetition_penalty": 1.0} if method == "dola" else {}
+    cfg = parse_mitigation(method, alpha=0.0, **extra)
+    _, main, res = generate(ad, MSG, [clip1], {"max_new_tokens": 5}, cfg)
+    eos = ad.tokenizer.eos_token_id
+    with torch.inference_mode():
+        plain = ad.model.generate(**main.tensors, max_new_tokens=5, do_sample=False, eos_token_id=eos, pad_token_id=eos)
+    assert res.tokens == plain[0, main.tensors["input_ids"].shape[1]:].tolist()
+    assert len(res.tokens) > 1  # the tiny models are seeded to say more than end-of-turn
+
+
+def test_vcd_diffuses_the_features_the_model_reads(family, clip1):
+    ad = family[3]
+    main, neg, _ = branches(ad, MSG, [clip1], parse_mitigation("vcd"))
+    key = ad.features_key
+    assert neg[key].shape == main.tensors[key].shape and not torch.equal(neg[key], main.tensors[key])
+    assert all(torch.equal(v, main.tensors[k]) for k, v in neg.items() if k != key)
+
+
+@pytest.fixture(scope="module")
+def spoken_run(tmp_path_factory):
+    from support import fakes
+
+    from halluscope.spoken.build import BuildConfig, build_spoken
+
+    fakes.register()
+    tmp = tmp_path_factory.mktemp("spoken")
+    corpus = fakes.write_corpus(tmp / "corpus.jsonl")
+    build_spoken(tmp / "run", BuildConfig(corpus=str(corpus), langs=("en",), tts="espeak", asr="test-fixed",
+                                          rewrites_per_article=1, seed=3), quiet=True)
+    return tmp / "run"
+
+
+def test_detect_on_audio_plain_and_with_aad(family, spoken_run):
+    from halluscope.spoken.detect import detect
+
+    path = family[1]
+    for extra in ({}, {"mitigation": "aad", "alpha": 0.5}):
+        res = detect(spoken_run, detector=f"hf-audio/{path}", task="binary", input="audio",
+                     options={"max_new_tokens": 4, "audio_window_s": 30, "subset": 1, **extra})
+        assert len(res.predictions) == 2
+        assert all(p.audio is not None and p.audio.delivered and p.audio.window_s == 30
+                   for p in res.predictions.values())
