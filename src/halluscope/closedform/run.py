@@ -9,7 +9,6 @@ it as a load problem instead of scoring it, and the summary counts it.
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import json
 from collections import Counter
@@ -19,7 +18,7 @@ from typing import Any, Literal
 
 from halluscope.core.errors import HalluscopeError, ItemError, Problems
 from halluscope.core.inputs import Field, read_rows
-from halluscope.core.records import AudioDelivery, ChatMessage, ModelRequest, ModelResponse
+from halluscope.core.records import AudioDelivery, ChatMessage, ModelResponse
 
 Format = Literal["halluaudio", "aha", "yesno"]
 REPLY_FIELD = {"halluaudio": "pred", "aha": "prediction", "yesno": "response"}
@@ -123,63 +122,41 @@ def run_closedform(model: str, fmt: str, inputs: list[Path], *, out: Path, audio
                    quiet: bool = False, executor: Any = None) -> RunSummary:
     """Ask ``model`` every question of the set with its clip, and write the scorer's input format to ``out``;
     ``executor`` (e.g. a RayExecutor) runs an hf-audio model's generation on its workers."""
-    from halluscope.backends.audio_lm import (
-        audio_window_s,
-        check_policy,
-        create_audio_backend,
-        plan_audio,
-        with_audio,
-    )
-    from halluscope.backends.llm import Caller, load_llm_config, progress
+    from halluscope.backends.audio_lm import ask_audio, audio_window_s, check_policy, create_audio_backend
+    from halluscope.backends.llm import Caller, load_llm_config
+    from halluscope.core.executors import place
+    from halluscope.core.runner import run_calls
     from halluscope.core.store import Store
 
     if fmt not in REPLY_FIELD:
         raise HalluscopeError(f"unknown format '{fmt}': expected halluaudio, aha or yesno")
     check_policy(policy)
     rows = load_rows(fmt, list(inputs), audio_root)
-    from halluscope.core.executors import place
-
     backend = place(create_audio_backend(model, config=load_llm_config(llm_config), **(backend_options or {})), executor)
     window = audio_window_s(backend)
     store_dir = store_dir or out.with_name(out.name + ".store")
     summary = RunSummary(out=out, store=store_dir, rows=len(rows))
-    replies: dict[int, tuple[ModelResponse | None, AudioDelivery | None, str | None]] = {}
 
-    def prepare(row: Row) -> tuple[ModelRequest | None, AudioDelivery | None, str | None]:
+    async def ask(caller: Caller, row: Row) -> tuple[ModelResponse | None, AudioDelivery | None, str | None]:
         msgs = ([ChatMessage(role="system", content=system)] if system else []) + [ChatMessage(role="user", content=row.prompt)]
         request = backend.request(msgs, tag=f"closedform:{fmt}:{row.id}",
                                   params={"max_tokens": max_new_tokens, "temperature": 0})
         try:
-            samples, rate = _read_audio(row.audio)
+            clip = _read_audio(row.audio)
         except ItemError as exc:
             return None, None, str(exc)
-        plan = plan_audio(samples, rate, window_s=window, policy=policy)
-        return (None if plan.skipped else with_audio(request, plan.clips)), plan.delivery, None
+        got = await ask_audio(caller, request, clip, policy, window)
+        return got.response, got.delivery, None
 
-    async def main(store: Store) -> None:
-        async with Caller(backend, store) as caller:
-            with progress(f"{fmt} {model}", len(rows), quiet=quiet) as advance:
-                for start in range(0, len(rows), 16):
-                    idx = range(start, min(start + 16, len(rows)))
-                    prepared = {i: prepare(rows[i]) for i in idx}
-
-                    async def one(i: int, prepared: dict = prepared) -> None:
-                        req, delivery, error = prepared[i]
-                        response = await caller.complete(req) if req is not None else None
-                        replies[i] = (response, delivery, error)
-                        advance()
-
-                    await asyncio.gather(*(one(i) for i in idx))
-            summary.calls, summary.from_store = caller.stats.calls, caller.stats.from_store
-
-    with Store(store_dir) as store:
-        asyncio.run(main(store))
+    with Store(store_dir) as store:  # no stage: the replies file is the output; the store answers repeated calls
+        res = run_calls(store, None, [(str(i), row) for i, row in enumerate(rows)], backend, ask,
+                        description=f"{fmt} {model}", quiet=quiet)
+    summary.calls, summary.from_store = res.stats.calls, res.stats.from_store
+    replies = {int(i): r for i, r in res.results.items()}
     out.parent.mkdir(parents=True, exist_ok=True)
     log_rows = []
     for i, row in enumerate(rows):
         response, delivery, error = replies[i]
-        if response is not None and delivery is not None:
-            delivery = delivery.model_copy(update={"heard_s": response.audio_heard_s, "delivered": response.audio_delivered})
         status = (response.status if response is not None else ("skipped" if delivery is not None else "no audio"))
         summary.status[status] += 1
         if delivery is not None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -19,6 +20,16 @@ T = TypeVar("T")
 R = TypeVar("R", bound=Record)
 
 console = Console(stderr=True)
+
+
+@contextmanager
+def progress(description: str, total: int, *, quiet: bool = False, done: int = 0) -> Iterator[Callable[[], None]]:
+    """The one progress display of every stage (rich, on stderr; off when ``quiet`` or when nothing is to do):
+    yields the function that advances it by one item."""
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TimeRemainingColumn(), console=console, disable=quiet or total <= done) as bar:
+        task = bar.add_task(description, total=total, completed=done)
+        yield lambda: bar.advance(task)
 
 
 def fingerprint(payload: Any) -> str:
@@ -79,19 +90,9 @@ def run_stage(
     previously_failed = set(store.failures(stage.name, fp))
     todo = [(i, x) for i, x in items if i not in done and (retry_failed or i not in previously_failed)]
     computed = 0
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        disable=quiet,
-        transient=False,
-    ) as progress:
-        task = progress.add_task(description or stage.name, total=len(items), completed=len(items) - len(todo))
-        finish = getattr(fn, "finish", None)
-        written: set[str] = set()
+    finish = getattr(fn, "finish", None)
+    written: set[str] = set()
+    with progress(description or stage.name, len(items), quiet=quiet, done=len(items) - len(todo)) as advance:
         for item_id, x, ok, value in (executor or LOCAL).map(stage.name, fn, todo):
             if item_id in written:  # an executor must not yield an item twice; never write it twice
                 continue
@@ -103,7 +104,7 @@ def run_stage(
                 computed += 1
             else:
                 store.fail(stage.name, fp, item_id, value)
-            progress.advance(task)
+            advance()
     wanted = set(ids)
     results = {k: v for k, v in store.results(stage.name, fp, cls).items() if k in wanted}
     failed = {k: v for k, v in store.failures(stage.name, fp).items() if k in wanted}

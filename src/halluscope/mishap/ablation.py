@@ -122,7 +122,7 @@ def run_configs(run_dir: str | Path, judge: str, configs: tuple[JudgeConfig, ...
                 quiet: bool = False) -> dict[str, dict[str, GroundednessJudgement]]:
     """Judge the same responses under every configuration. ``items``: 'ablation' (MISHAP answers people labelled,
     or every answer with ``all_answers``) or 'validity' (the imported closed-form responses)."""
-    from halluscope.mishap._common import run_calls
+    from halluscope.core.runner import run_calls
     from halluscope.mishap.annotate import human_labels
     from halluscope.mishap.evidence import FtsEvidence
 

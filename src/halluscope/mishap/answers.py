@@ -14,11 +14,12 @@ from typing import Any
 from halluscope.core.errors import HalluscopeError
 from halluscope.backends.llm import Caller, LLMConfig, load_llm_config
 from halluscope.core.manifest import record_manifest
-from halluscope.mishap._common import COMMANDS, VERSION, StepResult, run_calls, upstream
+from halluscope.core.runner import CallSummary, run_calls
+from halluscope.mishap._common import COMMANDS, VERSION, upstream
 from halluscope.mishap.clips import kept_clips, read_audio
 from halluscope.mishap.questions import load_questions
 from halluscope.core.records import ChatMessage, MishapAnswer, MishapClip, MishapQuestion
-from halluscope.core.stages import Stage, console
+from halluscope.core.stages import Stage
 from halluscope.core.store import Store
 
 STAGE = "mishap.answers"
@@ -49,11 +50,11 @@ def decoding_params(*, seed: int | None, temperature: float, top_p: float | None
 def collect_answers(run_dir: str | Path, model: str, *, seeds: Sequence[int] | None = None, temperature: float = 0.0,
                     top_p: float | None = None, max_tokens: int = 512, policy: str = "truncate",
                     system: str | None = None, config: LLMConfig | None = None, backend_options: dict | None = None,
-                    quiet: bool = False, executor: Any = None) -> StepResult[MishapAnswer]:
+                    quiet: bool = False, executor: Any = None) -> CallSummary[MishapAnswer]:
     """Ask ``model`` every question with its clip; seeds None = greedy once, else one sampled answer per seed.
 
     ``executor`` (e.g. a RayExecutor) runs an hf-audio model's generation on its workers; same answers."""
-    from halluscope.backends.audio_lm import audio_window_s, check_policy, create_audio_backend, plan_audio, with_audio
+    from halluscope.backends.audio_lm import ask_audio, audio_window_s, check_policy, create_audio_backend
 
     check_policy(policy)
     seed_list: list[int | None] = [None] if not seeds else list(dict.fromkeys(int(s) for s in seeds))
@@ -79,21 +80,19 @@ def collect_answers(run_dir: str | Path, model: str, *, seeds: Sequence[int] | N
             q, seed = item
             aid = answer_id(q.id, model, seed)
             clip: MishapClip = clips[q.clip_id]
-            samples, rate = audio_of(clip.id)
-            plan = plan_audio(samples, rate, window_s=window, policy=policy)
-            if plan.skipped:
-                return MishapAnswer(id=aid, question_id=q.id, model=model, seed=seed, status="skipped",
-                                    error=f"clip of {plan.delivery.duration_s:g} s is longer than the {window:g} s window "
-                                          "and the policy is skip", audio=plan.delivery)
             msgs = ([ChatMessage(role="system", content=system)] if system else []) + [ChatMessage(role="user", content=q.text)]
             params = decoding_params(seed=seed, temperature=temperature, top_p=top_p, max_tokens=max_tokens)
-            req = with_audio(backend.request(msgs, tag=f"{STAGE}:{aid}", params=params), plan.clips)
-            resp = await caller.complete(req)
+            got = await ask_audio(caller, backend.request(msgs, tag=f"{STAGE}:{aid}", params=params), audio_of(clip.id),
+                                  policy, window)
+            if got.skipped:
+                return MishapAnswer(id=aid, question_id=q.id, model=model, seed=seed, status="skipped",
+                                    error=f"clip of {got.delivery.duration_s:g} s is longer than the {window:g} s window "
+                                          "and the policy is skip", audio=got.delivery)
+            resp = got.response
             if resp.status == "error":
                 return f"{model}: {resp.error}"
-            delivery = plan.delivery.model_copy(update={"heard_s": resp.audio_heard_s, "delivered": resp.audio_delivered})
             return MishapAnswer(id=aid, question_id=q.id, model=model, seed=seed, status=resp.status, text=resp.text,
-                                error=resp.error, call_key=resp.key, audio=delivery)
+                                error=resp.error, call_key=resp.key, audio=got.delivery)
 
         items = [(answer_id(q.id, model, s), (q, s)) for q in questions.values() if q.clip_id in clips for s in seed_list]
         res = run_calls(store, stage, items, backend, fn, MishapAnswer, description=f"answers {model}", quiet=quiet)
@@ -102,12 +101,6 @@ def collect_answers(run_dir: str | Path, model: str, *, seeds: Sequence[int] | N
                                 "max_tokens": max_tokens, "policy": policy, "window_s": window, "system": system},
                         seeds={f"answer:{s}": s for s in seed_list if s is not None},
                         stages={**up, f"answers:{model}": stage.fingerprint})
-        if not quiet:
-            actions: dict[str, int] = {}
-            for a in res.results.values():
-                if a.audio:
-                    actions[a.audio.action] = actions.get(a.audio.action, 0) + 1
-            console.print(f"{model}: {len(res.results)} answers ({actions}), {len(res.failed)} failed; {res.stats.line()}")
         return res
 
 

@@ -14,10 +14,11 @@ from halluscope.core.errors import InputError, ItemError, Problems
 from halluscope.core.inputs import Field, read_rows
 from halluscope.backends.llm import LLM_BACKENDS, Caller, CallStats, ChatBackend, LLMConfig, load_llm_config
 from halluscope.core.manifest import record_manifest
-from halluscope.mishap._common import COMMANDS, VERSION, prompt, prompts_hash, run_calls, strategy_texts
+from halluscope.core.runner import ask_until_parsed, run_calls
+from halluscope.mishap._common import COMMANDS, VERSION, prompt, prompts_hash, strategy_texts
 from halluscope.core.records import MISHAP_DOMAINS, ChatMessage, Informativeness, MishapClip
 from halluscope.reply import read_check
-from halluscope.core.stages import Stage, console
+from halluscope.core.stages import Stage
 from halluscope.core.store import Store
 
 CLIPS_STAGE = "mishap.clips"
@@ -27,17 +28,10 @@ FILTER_PARAMS = {"temperature": 0, "max_tokens": 200}
 
 
 def read_audio(path: str | Path) -> tuple[np.ndarray, int]:
-    """Float32 mono samples and the rate of any file libsndfile reads (WAV, FLAC, OGG)."""
-    import soundfile as sf
+    """Float32 mono samples and the rate of a clip (WAV, FLAC, OGG): halluscope.backends.speech.audio.read_audio."""
+    from halluscope.backends.speech.audio import read_audio as read
 
-    p = Path(path)
-    if not p.is_file():
-        raise ItemError(f"audio file {p} not found; fix the 'audio' field of the clip manifest")
-    try:
-        data, rate = sf.read(str(p), dtype="float32", always_2d=True)
-    except RuntimeError as exc:
-        raise ItemError(f"{p}: not a readable audio file ({exc})") from None
-    return data.mean(axis=1), int(rate)
+    return read(path, fix="fix the 'audio' field of the clip manifest")
 
 
 CLIP_FIELDS = (*(Field(f) for f in ("id", "domain", "source", "audio", "description")),
@@ -100,21 +94,21 @@ def parse_informativeness(text: str | None) -> tuple[bool | None, str | None]:
 
 
 async def _assess(caller: Caller, backend: ChatBackend, clip: MishapClip, retries: int) -> Informativeness | str:
-    keys, last, reasons = [], None, []
-    for nonce in range(retries + 1):
-        resp = await caller.complete(backend.request(informativeness_messages(clip), nonce=nonce,
-                                                     tag=f"mishap.informative:{clip.id}", params=FILTER_PARAMS))
-        keys.append(resp.key)
-        if resp.status == "error":
-            return f"{backend.spec}: {resp.error}"
-        last = resp.text
-        verdict, reason = parse_informativeness(resp.text) if resp.status == "ok" else (None, resp.error)
-        if verdict is not None:
-            return Informativeness(clip_id=clip.id, status="ok", informative=verdict, reason=reason, raw_text=resp.text,
-                                   call_keys=tuple(keys))
-        reasons.append(f"#{nonce} {reason}")
-    return Informativeness(clip_id=clip.id, status="unscored", reason="; ".join(reasons), raw_text=last,
-                           call_keys=tuple(keys))
+    def parse(resp):
+        verdict, reason = parse_informativeness(resp.text)
+        return ((verdict, reason), None) if verdict is not None else (None, reason)
+
+    asked = await ask_until_parsed(caller, backend.request(informativeness_messages(clip),
+                                                           tag=f"mishap.informative:{clip.id}", params=FILTER_PARAMS),
+                                   parse, retries)
+    if asked.status == "failed":
+        return asked.failure
+    if asked.ok:
+        verdict, reason = asked.value
+        return Informativeness(clip_id=clip.id, status="ok", informative=verdict, reason=reason,
+                               raw_text=asked.raw_text, call_keys=asked.keys)
+    return Informativeness(clip_id=clip.id, status="unscored", reason=asked.reason, raw_text=asked.raw_text,
+                           call_keys=asked.keys)
 
 
 @dataclass
@@ -125,6 +119,15 @@ class ClipsResult:
     balance: list[dict]
     stages: dict[str, str]
     stats: CallStats = field(default_factory=CallStats)
+    short: list[str] = field(default_factory=list)  # quotas a domain or source could not fill
+    filtered: int = 0  # clips dropped by the informativeness filter
+
+    def lines(self) -> list[str]:
+        """What the CLI shows: counts, then a warning per unfilled quota."""
+        over = len(self.dropped) - self.filtered
+        return ([f"{len(self.clips)} clips, {len(self.kept)} kept, {self.filtered} dropped by the informativeness "
+                 f"filter" + (f", {over} over the quotas" if over else "")]
+                + [f"warning: quota not filled: {line}" for line in self.short])
 
 
 def domain_balance(clips: dict[str, MishapClip], kept: list[str]) -> list[dict]:
@@ -244,12 +247,7 @@ def import_clips(run_dir: str | Path, manifest: str | Path, *, filter_llm: str |
                                 "kept": kept, "dropped": dropped, "balance": balance,
                                 **({"quotas": quotas} if per_domain is not None or per_source is not None else {})},
                         seeds={"quotas": seed} if per_domain is not None or per_source is not None else {}, stages=stages)
-        if not quiet:
-            console.print(f"{len(clips)} clips, {len(kept)} kept, {n_filtered} dropped by the informativeness filter"
-                          + (f", {len(dropped) - n_filtered} over the quotas" if len(dropped) > n_filtered else ""))
-            for line in short:
-                console.print(f"[yellow]warning:[/] quota not filled: {line}", highlight=False)
-        return ClipsResult(by_id, kept, dropped, balance, stages, stats)
+        return ClipsResult(by_id, kept, dropped, balance, stages, stats, short, n_filtered)
 
 
 def kept_clips(store: Store) -> dict[str, MishapClip]:

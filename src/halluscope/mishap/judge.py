@@ -19,7 +19,8 @@ from halluscope.core.hashing import json_sha256, sha256_hex
 from halluscope.core.errors import HalluscopeError, InputError
 from halluscope.backends.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
 from halluscope.core.manifest import record_manifest
-from halluscope.mishap._common import COMMANDS, VERSION, StepResult, prompt, prompts_hash, run_calls, upstream
+from halluscope.core.runner import CallSummary, ask_until_parsed, run_calls
+from halluscope.mishap._common import COMMANDS, VERSION, prompt, prompts_hash, upstream
 from halluscope.prompts import Template
 from halluscope.mishap.answers import answer_sets, judgeable, load_answers  # noqa: F401 - judgeable: re-exported
 from halluscope.mishap.clips import kept_clips
@@ -29,7 +30,7 @@ from halluscope.mishap.rubrics import current_rubrics, rubric_set_hash
 from halluscope.core.records import (ChatMessage, EvidenceSearch, GroundednessJudgement, MishapAnswer,
                                 MishapCategory, MishapClip, MishapQuestion, MishapRubric)
 from halluscope.reply import STANCE, VERDICT, read_key
-from halluscope.core.stages import Stage, console
+from halluscope.core.stages import Stage
 from halluscope.core.store import Store
 
 STAGE = "mishap.judge"
@@ -189,47 +190,52 @@ class GroundednessJudge:
         base = judge_messages(category=category, question=question, response=response, description=description,
                               rubric=rubric, examples=self.examples, config=self.config,
                               max_searches=self.max_searches if category == "knowledge" else 0)
-        keys: list[str] = []
-        reasons: list[str] = []
-        last = None
-        searches: list[EvidenceSearch] = []
-        for attempt in range(self.retries + 1):
-            messages = list(base)
-            searches = []
-            while True:
-                resp = await caller.complete(self.backend.request(messages, nonce=attempt, tag=f"{STAGE}:{answer_id}",
-                                                                  params=PARAMS))
-                keys.append(resp.key)
-                if resp.status == "error":
-                    return f"{self.backend.spec}: {resp.error}"
-                last = resp.text
-                if resp.status != "ok":
-                    reasons.append(f"#{attempt} {resp.status}: {resp.error}")
-                    break
-                m = _SEARCH.search(resp.text or "")
-                verdict, stance, why = parse_verdict(resp.text)
-                if m and verdict is None and self.tool is not None and category == "knowledge" \
-                        and len(searches) < self.max_searches:
-                    query = m.group(1)
-                    hits = self.tool.search(query, self.k)
-                    searches.append(EvidenceSearch(query=query, results=tuple(h.doc_id for h in hits)))
-                    listing = "\n".join(f"[{h.doc_id}] {h.title}: {h.snippet}" for h in hits) or "(no documents found)"
-                    messages += [ChatMessage(role="assistant", content=resp.text or ""),
-                                 ChatMessage(role="user", content=prompt("evidence").render({"QUERY": query, "RESULTS": listing}))]
-                    continue
-                if verdict is not None:
-                    return GroundednessJudgement(answer_id=answer_id, judge=self.backend.spec, status="ok",
-                                                 verdict=verdict, stance=stance, raw_text=resp.text,  # type: ignore[arg-type]
-                                                 searches=tuple(searches), call_keys=tuple(keys))
-                reasons.append(f"#{attempt} {why}" + (" (search limit reached)" if m else ""))
-                break
-        return GroundednessJudgement(answer_id=answer_id, judge=self.backend.spec, status="unscored", raw_text=last,
-                                     unscored_reason="; ".join(reasons), searches=tuple(searches), call_keys=tuple(keys))
+        searches: list[EvidenceSearch] = []  # the searches of the current attempt
+        turn = {"nonce": 0}
+
+        def parse(resp):
+            verdict, stance, why = parse_verdict(resp.text)
+            if verdict is not None:
+                return (verdict, stance), None
+            return None, why + (" (search limit reached)" if _SEARCH.search(resp.text or "") else "")
+
+        def follow(resp, req):  # 'SEARCH: <query>' on a knowledge question: the evidence, then the same attempt goes on
+            if req.nonce != turn["nonce"]:
+                turn["nonce"] = req.nonce
+                searches.clear()
+            m = _SEARCH.search(resp.text or "")
+            if not m or self.tool is None or category != "knowledge" or len(searches) >= self.max_searches:
+                return None
+            query = m.group(1)
+            hits = self.tool.search(query, self.k)
+            searches.append(EvidenceSearch(query=query, results=tuple(h.doc_id for h in hits)))
+            listing = "\n".join(f"[{h.doc_id}] {h.title}: {h.snippet}" for h in hits) or "(no documents found)"
+            messages = [*req.messages, ChatMessage(role="assistant", content=resp.text or ""),
+                        ChatMessage(role="user", content=prompt("evidence").render({"QUERY": query, "RESULTS": listing}))]
+            return self.backend.request(messages, nonce=req.nonce, tag=req.tag, params=PARAMS)
+
+        def request(nonce: int):
+            if nonce != turn["nonce"]:
+                turn["nonce"] = nonce
+                searches.clear()
+            return self.backend.request(base, nonce=nonce, tag=f"{STAGE}:{answer_id}", params=PARAMS)
+
+        asked = await ask_until_parsed(caller, request, parse, self.retries, follow=follow)
+        if asked.status == "failed":
+            return f"{self.backend.spec}: {asked.error}"
+        if asked.ok:
+            verdict, stance = asked.value
+            return GroundednessJudgement(answer_id=answer_id, judge=self.backend.spec, status="ok", verdict=verdict,
+                                         stance=stance, raw_text=asked.raw_text, searches=tuple(searches),
+                                         call_keys=asked.keys)
+        return GroundednessJudgement(answer_id=answer_id, judge=self.backend.spec, status="unscored",
+                                     raw_text=asked.raw_text, unscored_reason=asked.reason, searches=tuple(searches),
+                                     call_keys=asked.keys)
 
 
 def run_judge(run_dir: str | Path, judge: str, *, examples: str | Path | None = None, evidence: str | Path | None = None,
               max_searches: int = 3, retries: int = 2, config: LLMConfig | None = None,
-              quiet: bool = False) -> StepResult[GroundednessJudgement]:
+              quiet: bool = False) -> CallSummary[GroundednessJudgement]:
     """Judge every answer of every model answered so far against the current rubrics."""
     backend = LLM_BACKENDS.create(judge, config=config if config is not None else load_llm_config())
     tool = None
@@ -263,9 +269,6 @@ def run_judge(run_dir: str | Path, judge: str, *, examples: str | Path | None = 
                                 "example_answer_ids": sorted(r["answer_id"] for rs in gj.examples.values()
                                                              for r in rs if r.get("answer_id"))},
                         seeds={}, stages={**up, **{f"answers:{m}": fp for m, fp in sets.items()}, "judge": stage.fingerprint})
-        if not quiet:
-            unscored = sum(j.status == "unscored" for j in res.results.values())
-            console.print(f"{len(res.results)} judged ({unscored} unscored), {len(res.failed)} failed; {res.stats.line()}")
         return res
 
 

@@ -20,13 +20,13 @@ from halluscope.core.errors import HalluscopeError
 from halluscope.core.inputs import read_text
 from halluscope.backends.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
 from halluscope.core.manifest import record_manifest
-from halluscope.mishap._common import (COMMANDS, VERSION, StepResult, prompt, prompts_hash, run_calls,
-                                       strategy_texts, upstream)
+from halluscope.core.runner import CallSummary, ask_until_parsed, run_calls
+from halluscope.mishap._common import COMMANDS, VERSION, prompt, prompts_hash, strategy_texts, upstream
 from halluscope.mishap.clips import kept_clips, read_audio
 from halluscope.core.records import (MISHAP_CATEGORIES, MISHAP_STRATEGIES, ChatMessage, MishapCategory, MishapClip,
                                 MishapQuestion, MishapStrategy, ModelRequest)
 from halluscope.reply import last_json, read_check
-from halluscope.core.stages import Stage, console
+from halluscope.core.stages import Stage
 from halluscope.core.store import Store
 
 STAGE = "mishap.questions"
@@ -164,24 +164,29 @@ class QuestionWriter:
     def _attach(self, request: ModelRequest, clip: MishapClip) -> ModelRequest:
         if not self.with_audio:
             return request
-        from halluscope.backends.audio_lm import audio_window_s, plan_audio, with_audio
+        from halluscope.backends.audio_lm import audio_request, audio_window_s
 
-        samples, rate = read_audio(clip.audio)
-        plan = plan_audio(samples, rate, window_s=audio_window_s(self.generator), policy="truncate")
-        return with_audio(request, plan.clips)
+        sent, _ = audio_request(request, read_audio(clip.audio), "truncate", audio_window_s(self.generator))
+        return sent  # truncate never skips
 
     async def write(self, gen: Caller, check: Caller | None, slot: Slot) -> MishapQuestion | str:
-        rejected: list[str] = []
         params = {**GEN_PARAMS, "seed": self.seed}
-        for attempt in range(self.max_attempts):
+
+        def strategies_of(attempt: int) -> tuple[MishapStrategy, ...]:
             # attempt 0 is the shared per-category call; a regeneration asks for this slot's strategy alone
-            strategies = slot.strategies if attempt == 0 else (slot.strategy,)
-            msgs = generation_messages(slot.clip, slot.category, strategies, with_audio=self.with_audio)
-            req = self._attach(self.generator.request(msgs, nonce=attempt, tag=f"{STAGE}:{slot.id}", params=params),
-                               slot.clip)
-            resp = await gen.complete(req)
-            if resp.status == "error":
-                return f"{self.generator.spec}: {resp.error}"
+            return slot.strategies if attempt == 0 else (slot.strategy,)
+
+        current = {"attempt": 0}
+
+        def request(attempt: int) -> ModelRequest:
+            current["attempt"] = attempt
+            msgs = generation_messages(slot.clip, slot.category, strategies_of(attempt), with_audio=self.with_audio)
+            return self._attach(self.generator.request(msgs, nonce=attempt, tag=f"{STAGE}:{slot.id}", params=params),
+                                slot.clip)
+
+        async def parse(resp) -> tuple[tuple[dict, dict] | None, str | None]:
+            attempt = current["attempt"]
+            strategies = strategies_of(attempt)
             items = parse_questions(resp.text, strategies) if resp.status == "ok" else [None] * len(strategies)
             item = items[slot.index if attempt == 0 else 0]
             why = static_checks(item, slot.strategy, self.real_names)
@@ -190,38 +195,47 @@ class QuestionWriter:
                 assert check is not None and item is not None
                 why = await self._adherence(check, slot, item["question"])
                 checks["adherence"] = why is None
-            if why is None:
-                assert item is not None
-                if slot.strategy == "false_authority":
-                    # checked only against a real-source list; without one the question says so (never a silent pass)
-                    checks["name_collision_checked"] = bool(self.real_names)
-                    if self.real_names:
-                        checks["name_collision_free"] = True
-                return MishapQuestion(id=slot.id, clip_id=slot.clip.id, domain=slot.clip.domain, category=slot.category,
-                                      strategy=slot.strategy, text=item["question"],
-                                      invented_source=item.get("invented_source") if slot.strategy == "false_authority" else None,
-                                      generator=self.generator.spec, attempts=attempt + 1, checks=checks,
-                                      rejected=tuple(rejected))
-            rejected.append(f"#{attempt} {why}")
-        return f"no acceptable {slot.strategy} question after {self.max_attempts} generations: {'; '.join(rejected)}"
+            return (None, why) if why is not None else ((item, checks), None)
+
+        asked = await ask_until_parsed(gen, request, parse, self.max_attempts - 1, parse_refusals=True)
+        if asked.status == "failed":
+            return f"{self.generator.spec}: {asked.error}"
+        rejected = tuple(a.line() for a in asked.attempts if a.status != "ok")
+        if not asked.ok:
+            return f"no acceptable {slot.strategy} question after {self.max_attempts} generations: {'; '.join(rejected)}"
+        item, checks = asked.value
+        if slot.strategy == "false_authority":
+            # checked only against a real-source list; without one the question says so (never a silent pass)
+            checks["name_collision_checked"] = bool(self.real_names)
+            if self.real_names:
+                checks["name_collision_free"] = True
+        return MishapQuestion(id=slot.id, clip_id=slot.clip.id, domain=slot.clip.domain, category=slot.category,
+                              strategy=slot.strategy, text=item["question"],
+                              invented_source=item.get("invented_source") if slot.strategy == "false_authority" else None,
+                              generator=self.generator.spec, attempts=len(asked.attempts), checks=checks,
+                              rejected=rejected)
 
     async def _adherence(self, check: Caller, slot: Slot, question: str) -> str | None:
         assert self.checker is not None
-        for nonce in range(2):
-            resp = await check.complete(self.checker.request(adherence_messages(slot.clip, slot.strategy, question),
-                                                             nonce=nonce, tag=f"{STAGE}.check:{slot.id}",
-                                                             params=CHECK_PARAMS))
-            if resp.status == "error":
-                raise HalluscopeError(f"adherence check by {self.checker.spec} failed: {resp.error}")
+
+        def parse(resp):
             ok, why = read_check(resp.text, "adheres")
-            if ok is not None:
-                return None if ok else f"does not adhere to {slot.strategy}: {why}"
-        return "the adherence check gave no readable verdict"
+            return (None, "unreadable") if ok is None else ((ok, why), None)
+
+        asked = await ask_until_parsed(check, self.checker.request(adherence_messages(slot.clip, slot.strategy, question),
+                                                                   tag=f"{STAGE}.check:{slot.id}", params=CHECK_PARAMS),
+                                       parse, 1, parse_refusals=True)
+        if asked.status == "failed":
+            raise HalluscopeError(f"adherence check by {self.checker.spec} failed: {asked.error}")
+        if not asked.ok:
+            return "the adherence check gave no readable verdict"
+        ok, why = asked.value
+        return None if ok else f"does not adhere to {slot.strategy}: {why}"
 
 
 def make_questions(run_dir: str | Path, generator: str, *, checker: str | None = "same", per_category: int = 2,
                    real_sources: str | Path | None = None, with_audio: bool | None = None, max_attempts: int = 3,
-                   seed: int = 0, config: LLMConfig | None = None, quiet: bool = False) -> StepResult[MishapQuestion]:
+                   seed: int = 0, config: LLMConfig | None = None, quiet: bool = False) -> CallSummary[MishapQuestion]:
     """Write ``per_category`` questions per category for every kept clip (the spec: 2, so 4 per clip).
 
     ``with_audio`` None: the writer hears the clip when its model can (an hf-audio/ writer; seed 001, 3.2 conditions
@@ -242,9 +256,6 @@ def make_questions(run_dir: str | Path, generator: str, *, checker: str | None =
     gen = backend(generator)
     chk = None if checker in (None, "none") else (gen if checker == "same" else backend(checker))
     names = load_names(real_sources)
-    if not names:
-        console.print("[yellow]warning:[/] no --real-sources list: invented False Authority names are not checked "
-                      "against real sources; recorded as false_authority_checked=false", highlight=False)
     writer = QuestionWriter(gen, chk, real_names=names, max_attempts=max_attempts, with_audio=with_audio, seed=seed)
     with Store(run_dir) as store:
         clips = kept_clips(store)
@@ -273,10 +284,9 @@ def make_questions(run_dir: str | Path, generator: str, *, checker: str | None =
                                 "real_sources": str(real_sources) if real_sources else None,
                                 "false_authority_checked": bool(names)},
                         seeds={"questions": seed}, stages={**up, "questions": stage.fingerprint})
-        if not quiet:
-            regen = sum(q.attempts > 1 for q in res.results.values())
-            console.print(f"{len(res.results)} questions ({regen} regenerated), {len(res.failed)} failed; "
-                          f"{res.stats.line()}")
+        if not names:
+            res.notes.append("no real-source list: invented False Authority names are not checked against real "
+                             "sources; recorded as false_authority_checked=false")
         return res
 
 

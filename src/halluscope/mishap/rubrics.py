@@ -16,11 +16,12 @@ from halluscope.core.errors import HalluscopeError, Problems
 from halluscope.core.inputs import Field, read_rows
 from halluscope.backends.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
 from halluscope.core.manifest import record_manifest
-from halluscope.mishap._common import COMMANDS, VERSION, StepResult, prompt, prompts_hash, run_calls, strategy_texts, upstream
+from halluscope.core.runner import CallSummary, ask_until_parsed, run_calls
+from halluscope.mishap._common import COMMANDS, VERSION, prompt, prompts_hash, strategy_texts, upstream
 from halluscope.mishap.clips import kept_clips
 from halluscope.mishap.questions import load_questions
 from halluscope.core.records import ChatMessage, MishapClip, MishapQuestion, MishapRubric
-from halluscope.core.stages import Stage, console
+from halluscope.core.stages import Stage
 from halluscope.core.store import Store
 
 EDIT_FIELDS = (Field("question_id"), Field("rubric"), Field("note", required=False))
@@ -47,22 +48,25 @@ def rubric_messages(question: MishapQuestion, clip: MishapClip) -> list[ChatMess
         "STRATEGY DEFINITION": strategy_texts()["strategies"][question.strategy], "QUESTION": question.text}))]
 
 
+def parse_rubric(resp) -> tuple[str | None, str | None]:
+    text = check_form(resp.text or "")
+    return (text, None) if text is not None else \
+        (None, f"not of the form 'Hallucinated if ... Grounded if ...': {(resp.text or '')[:120]!r}")
+
+
 async def _write(caller: Caller, backend: ChatBackend, q: MishapQuestion, clip: MishapClip, retries: int) -> MishapRubric | str:
-    reasons = []
-    for nonce in range(retries + 1):
-        resp = await caller.complete(backend.request(rubric_messages(q, clip), nonce=nonce, tag=f"{STAGE}:{q.id}",
-                                                     params=PARAMS))
-        if resp.status == "error":
-            return f"{backend.spec}: {resp.error}"
-        text = check_form(resp.text or "") if resp.status == "ok" else None
-        if text is not None:
-            return MishapRubric(question_id=q.id, version=1, text=text, author=f"llm:{backend.spec}")
-        reasons.append(f"#{nonce} not of the form 'Hallucinated if ... Grounded if ...': {(resp.text or '')[:120]!r}")
-    return "; ".join(reasons)
+    """A rubric, or why there is none (a rubric record has no unscored state: an unreadable one fails the item)."""
+    asked = await ask_until_parsed(caller, backend.request(rubric_messages(q, clip), tag=f"{STAGE}:{q.id}",
+                                                           params=PARAMS), parse_rubric, retries)
+    if asked.status == "failed":
+        return asked.failure
+    if not asked.ok:
+        return asked.reason
+    return MishapRubric(question_id=q.id, version=1, text=asked.value, author=f"llm:{backend.spec}")
 
 
 def make_rubrics(run_dir: str | Path, generator: str, *, retries: int = 2, config: LLMConfig | None = None,
-                 quiet: bool = False) -> StepResult[MishapRubric]:
+                 quiet: bool = False) -> CallSummary[MishapRubric]:
     backend = LLM_BACKENDS.create(generator, config=config if config is not None else load_llm_config())
     with Store(run_dir) as store:
         up = upstream(store, "questions")
@@ -77,8 +81,6 @@ def make_rubrics(run_dir: str | Path, generator: str, *, retries: int = 2, confi
                         description="rubrics", quiet=quiet)
         record_manifest(store, command=COMMANDS["rubrics"], config={"generator": generator, "retries": retries},
                         seeds={}, stages={**up, "rubrics": stage.fingerprint})
-        if not quiet:
-            console.print(f"{len(res.results)} rubrics, {len(res.failed)} failed; {res.stats.line()}")
         return res
 
 

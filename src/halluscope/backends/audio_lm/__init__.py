@@ -21,8 +21,11 @@ from halluscope.backends.audio_lm._adapters import (
 from halluscope.backends.audio_lm import _af3  # noqa: E402,F401 - registers the Audio Flamingo 3 adapter
 from halluscope.backends.audio_lm._clips import (
     POLICIES,
+    AudioAnswer,
     AudioPlan,
     Policy,
+    ask_audio,
+    audio_request,
     check_policy,
     clip_of,
     plan_audio,
@@ -62,6 +65,7 @@ __all__ = [
     "ADAPTERS",
     "AUDIO_LM_BACKENDS",
     "POLICIES",
+    "AudioAnswer",
     "AudioLMAdapter",
     "AudioPlan",
     "HFAudioBackend",
@@ -70,6 +74,8 @@ __all__ = [
     "Policy",
     "Qwen2AudioAdapter",
     "Qwen25OmniThinkerAdapter",
+    "ask_audio",
+    "audio_request",
     "audio_window_s",
     "check_policy",
     "clip_of",

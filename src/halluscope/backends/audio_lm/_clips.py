@@ -13,7 +13,8 @@ import numpy as np
 
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import AudioClip, AudioDelivery
-from halluscope.backends.speech.audio import SAMPLE_RATE, encode_wav, resample, sha256_bytes
+from halluscope.backends.speech.audio import SAMPLE_RATE, encode_wav, resample
+from halluscope.core.hashing import sha256_hex
 
 Policy = Literal["truncate", "chunk", "skip"]
 POLICIES: tuple[Policy, ...] = ("truncate", "chunk", "skip")
@@ -37,7 +38,7 @@ def clip_of(samples: np.ndarray, rate: int = SAMPLE_RATE) -> AudioClip:
     """A 16 kHz mono 16-bit WAV clip of ``samples``."""
     samples = resample(np.asarray(samples, dtype=np.float32), rate, SAMPLE_RATE)
     wav = encode_wav(samples, SAMPLE_RATE)
-    return AudioClip(sha256=sha256_bytes(wav), seconds=round(len(samples) / SAMPLE_RATE, 3), sample_rate=SAMPLE_RATE,
+    return AudioClip(sha256=sha256_hex(wav), seconds=round(len(samples) / SAMPLE_RATE, 3), sample_rate=SAMPLE_RATE,
                      wav=wav)
 
 
@@ -72,3 +73,39 @@ def plan_audio(samples: np.ndarray, rate: int, *, window_s: float | None, policy
     clips = tuple(clip_of(p) for p in pieces)
     return AudioPlan(clips, AudioDelivery(**base, action="chunked", chunks=len(clips),
                                           sent_s=round(sum(c.seconds for c in clips), 3)))
+
+
+@dataclass(frozen=True)
+class AudioAnswer:
+    """What ``ask_audio`` did: the request sent (None when the policy skipped the clip), the reply, and the delivery
+    record with what the model heard filled in from the reply."""
+
+    request: object | None  # a ModelRequest
+    response: object | None  # a ModelResponse
+    delivery: AudioDelivery
+
+    @property
+    def skipped(self) -> bool:
+        return self.delivery.action == "skipped"
+
+
+def audio_request(request, clip: tuple[np.ndarray, int], policy: str, window: float | None):
+    """(``request`` with ``clip`` (samples, rate) cut to ``window`` seconds by ``policy`` attached, or None when the
+    policy skips the clip; the delivery record). The clips are part of the request's key."""
+    samples, rate = clip
+    plan = plan_audio(samples, rate, window_s=window, policy=policy)
+    if plan.skipped:
+        return None, plan.delivery
+    return request.model_copy(update={"audio": tuple(plan.clips)}), plan.delivery
+
+
+async def ask_audio(caller, request, clip: tuple[np.ndarray, int], policy: str, window: float | None) -> AudioAnswer:
+    """Ask an audio model ``request`` with its clip under the window policy (``audio_request``); nothing is sent
+    when the policy skips the clip. The delivery record gets the seconds the model heard and whether audio reached
+    it, as the reply reports them."""
+    sent, delivery = audio_request(request, clip, policy, window)
+    if sent is None:
+        return AudioAnswer(None, None, delivery)
+    response = await caller.complete(sent)
+    delivery = delivery.model_copy(update={"heard_s": response.audio_heard_s, "delivered": response.audio_delivered})
+    return AudioAnswer(sent, response, delivery)

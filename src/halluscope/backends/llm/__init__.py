@@ -15,7 +15,6 @@ from halluscope.backends.llm._base import (
     ChatBackend,
     StageOutage,
     complete_all,
-    progress,
     retry_params,
     sampling_note,
 )
@@ -66,7 +65,6 @@ __all__ = [
     "create_backend",
     "create_chat_backend",
     "load_llm_config",
-    "progress",
     "read_completion",
     "retry_after_s",
     "retry_params",

@@ -6,8 +6,7 @@ import asyncio
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -152,14 +151,16 @@ class CallStats:
     cost_usd: float = 0.0
     attempts: Counter = field(default_factory=Counter)  # status of every call made: ok, timeout, connection, http_429, ...
     truncated: int = 0  # replies cut at the token limit (finish_reason == 'length')
+    retried: int = 0  # protocol retries asked (nonce >= 1: after an unreadable or rejected reply)
 
     def line(self) -> str:
         cost = f", ${self.cost_usd:.4f}" if self.cost_usd else ""
         bad = {k: n for k, n in sorted(self.attempts.items()) if k != "ok"}
         retried = f" ({', '.join(f'{n} {k}' for k, n in bad.items())}, each sent again or given up)" if bad else ""
         cut = f", {self.truncated} cut at the token limit" if self.truncated else ""
+        again = f", {self.retried} protocol retries" if self.retried else ""
         return (f"{self.requests} requests: {self.from_store} from the store, {self.calls} model calls{retried}, "
-                f"{self.failed} failed{cut}; {self.prompt_tokens}+{self.completion_tokens} tokens{cost}")
+                f"{self.failed} failed{cut}{again}; {self.prompt_tokens}+{self.completion_tokens} tokens{cost}")
 
     def add(self, other: CallStats) -> None:
         for k, v in other.__dict__.items():
@@ -243,6 +244,7 @@ class Caller:
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         self.stats.requests += 1
+        self.stats.retried += request.nonce > 0
         key = request.key()
         if self.store is not None:
             stored = self.store.cached_call(key)
@@ -281,23 +283,3 @@ async def _complete_all(backend: ChatBackend, requests: Sequence[ModelRequest], 
 def complete_all(backend: ChatBackend, requests: Sequence[ModelRequest], *, store: Store | None = None) -> tuple[list[ModelResponse], CallStats]:
     """Answer every request (concurrently, as the backend allows), from the store where possible."""
     return asyncio.run(_complete_all(backend, requests, store))
-
-
-@contextmanager
-def progress(description: str, total: int, *, quiet: bool = False) -> Iterator[Callable[[], None]]:
-    """A progress bar on the shared console; yields the function that advances it by one."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    from halluscope.core.stages import console
-
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TimeRemainingColumn(), console=console, disable=quiet) as bar:
-        task = bar.add_task(description, total=total)
-        yield lambda: bar.advance(task)

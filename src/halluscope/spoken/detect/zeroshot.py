@@ -15,7 +15,6 @@ hyperparameters (alpha=, beta=, tau=, ...; see halluscope.mitigation), stored in
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from halluscope.core.hashing import named_files_sha256
@@ -38,7 +37,6 @@ ZERO_SHOT_PROVIDERS = ("openai", "hf", "hf-audio", "cascade")
 OWN_OPTIONS = {"prompting": "direct", "system": None, "audio_policy": "truncate", "max_new_tokens": 256,
                "llm_config": None, "subset": None, "subset_max_audio_s": None}  # subset: halluscope.spoken.detect.subset
 SYSTEM_PROMPTS = {"qwen-omni": "detect/system.qwen_omni"}
-BATCH = 16  # items whose requests (and clips) are in memory at once
 
 
 def prompt_files_hash() -> str:
@@ -127,8 +125,6 @@ def _prediction(ctx: DetectContext, v: Variant, response: ModelResponse | None, 
     if response is None:  # skipped under the audio policy, or the clip could not be read: nothing was sent
         reason = "audio longer than the window; skipped by policy" if delivery is not None else "no readable audio clip"
         return Prediction(**base, predicted=None, status="error", reason=error or reason, audio=delivery)
-    if delivery is not None:
-        delivery = delivery.model_copy(update={"heard_s": response.audio_heard_s, "delivered": response.audio_delivered})
     if response.status != "ok":
         return Prediction(**base, predicted=None, status=response.status, reason=response.error, audio=delivery)
     parsed = parse_reply(response.text, ctx.task)
@@ -151,65 +147,52 @@ def _items(ctx: DetectContext, own: dict) -> list[Variant]:
 
 
 def _run_zero_shot(ctx: DetectContext) -> None:
-    from halluscope.backends.llm import Caller, progress
+    from halluscope.backends.llm import Caller
+    from halluscope.core.records import Prediction
+    from halluscope.core.runner import run_calls
 
     own, backend_opts = split_options(ctx.options)
     backend = place(make_backend(ctx.spec, ctx.input, backend_opts, own["llm_config"]), ctx.executor)
     medium = "audio" if ctx.input == "audio" else "text"
-    from halluscope.core.records import Prediction
-
     # predictions stored as transport errors by earlier versions (a request was sent, no reply came) are asked again
     stale = {k for k, p in ctx.store.results(ctx.stage.name, ctx.stage.fingerprint, Prediction).items()
              if p.status == "error" and p.call_key is not None}
-    todo = [v for v in _items(ctx, own) if v.id not in ctx.done() - stale]
     window = None
     if ctx.input == "audio":
         from halluscope.backends.audio_lm import audio_window_s
 
         window = audio_window_s(backend)
 
-    def prepare(v: Variant) -> tuple[ModelRequest | None, AudioDelivery | None, str | None]:
+    async def predict(caller: Caller, v: Variant) -> Prediction | str:
         text = None if ctx.input == "audio" else ctx.x_of(v)
         msgs = messages(ctx.task, medium=medium, prompting=own["prompting"], system=own["system"], text=text)
         request = backend.request(msgs, tag=f"detect:{ctx.task}:{v.id}",
                                   params={"max_tokens": int(own["max_new_tokens"]), "temperature": 0})
+        delivery = None
         if ctx.input != "audio":
-            return request, None, None
-        from halluscope.backends.audio_lm import plan_audio, with_audio
-        from halluscope.core.fs import PathEscapeError, safe_join
-        from halluscope.backends.speech.audio import load_verified
+            response = await caller.complete(request)
+        else:
+            from halluscope.backends.audio_lm import ask_audio
+            from halluscope.backends.speech.audio import load_verified
+            from halluscope.core.fs import PathEscapeError, safe_join
 
-        ref = ctx.build.audio.get(v.id)
-        try:
-            if ref is None:
-                raise ItemError(f"{v.id}: no audio clip in the build")
-            samples, rate = load_verified(safe_join(ctx.build.run_dir, ref.path), ref.sha256)
-        except (ItemError, PathEscapeError) as exc:
-            return None, None, str(exc)
-        plan = plan_audio(samples, rate, window_s=window, policy=own["audio_policy"])
-        return (None if plan.skipped else with_audio(request, plan.clips)), plan.delivery, None
+            ref = ctx.build.audio.get(v.id)
+            try:
+                if ref is None:
+                    raise ItemError(f"{v.id}: no audio clip in the build")
+                clip = load_verified(safe_join(ctx.build.run_dir, ref.path), ref.sha256)
+            except (ItemError, PathEscapeError) as exc:
+                return _prediction(ctx, v, None, None, None, str(exc))
+            got = await ask_audio(caller, request, clip, own["audio_policy"], window)
+            request, response, delivery = got.request, got.response, got.delivery
+        if response is not None and response.status == "error":
+            # no reply after the backend's retries (server down, timeouts): not a prediction; failed, so the
+            # next run asks again (only 'ok' items count as done)
+            return f"{ctx.spec}: {response.error}"
+        return _prediction(ctx, v, response, delivery, request)
 
-    async def main() -> None:
-        async with Caller(backend, ctx.store, stage=True) as caller:
-            with progress(f"detect {ctx.spec} {ctx.task}/{ctx.input}", len(todo)) as advance:
-                for start in range(0, len(todo), BATCH):
-                    batch = todo[start:start + BATCH]
-                    prepared = [prepare(v) for v in batch]
-
-                    async def one(v: Variant, req: ModelRequest | None, delivery: AudioDelivery | None,
-                                  error: str | None) -> None:
-                        response = await caller.complete(req) if req is not None else None
-                        if response is not None and response.status == "error":
-                            # no reply after the backend's retries (server down, timeouts): not a prediction;
-                            # failed, so the next run asks again (only 'ok' items count as done)
-                            ctx.store.fail(ctx.stage.name, ctx.stage.fingerprint, v.id, f"{ctx.spec}: {response.error}")
-                        else:
-                            ctx.put(_prediction(ctx, v, response, delivery, req, error))
-                        advance()
-
-                    await asyncio.gather(*(one(v, *p) for v, p in zip(batch, prepared)))
-
-    asyncio.run(main())
+    run_calls(ctx.store, ctx.stage, [(v.id, v) for v in _items(ctx, own)], backend, predict, None,
+              description=f"detect {ctx.spec} {ctx.task}/{ctx.input}", redo=stale)
 
 
 register_detector("openai", DetectorKind(run=_run_zero_shot, inputs=("text", "transcript", "audio"), config=_config("openai")))

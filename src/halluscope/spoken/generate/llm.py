@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from halluscope.core.errors import ItemError
 from halluscope.spoken.generate.base import GENERATORS, Assignment, variant_id
@@ -35,8 +36,6 @@ from halluscope.backends.llm import (
     GenerateOptions,
     LLMConfig,
     load_llm_config,
-    progress,
-    sampling_note,
 )
 from halluscope.prompts import prompt_hash, severity_texts, template
 from halluscope.prompts.protocol import (
@@ -58,7 +57,8 @@ from halluscope.core.records import (
     Variant,
 )
 from halluscope.reply import find_refusal, labelled_lines, read_rating
-from halluscope.core.stages import Stage, console
+from halluscope.core.runner import StageKey, arun_calls, ask_until_parsed
+from halluscope.core.stages import Stage
 from halluscope.core.store import Store
 
 VERSION = 1
@@ -270,73 +270,83 @@ class LLMGenerator:
         """Run every assignment's protocol concurrently; each call and each RewriteLog goes to the store."""
         if not assignments:
             return
-        with progress(f"rewrite calls ({self.spec})", len(assignments), quiet=quiet) as advance:
-            results, self.stats = asyncio.run(self._run_all(store, stage.fingerprint, assignments, seed, advance))
+        results, self.stats = asyncio.run(self._run_all(store, stage.fingerprint, assignments, seed, quiet=quiet))
         self._prepared.update(results)
-        if not quiet:
-            console.print(f"  {self.spec}: {self.stats.line()}")
 
     def rewrite(self, article: Article, *, type: HallucinationType, severity: Severity, seed: int) -> Variant:
         vid = variant_id(article.id, type, severity)
         if vid not in self._prepared:
-            results, self.stats = asyncio.run(self._run_all(None, None, [Assignment(article, type, severity)], seed))
+            results, self.stats = asyncio.run(self._run_all(None, None, [Assignment(article, type, severity)], seed,
+                                                            quiet=True))
             self._prepared.update(results)
         result = self._prepared.pop(vid)
         if isinstance(result, ItemError):
             raise result
         return result
 
-    async def _run_all(self, store: Store | None, fp: str | None, assignments: Sequence[Assignment], seed: int,
-                       advance: Callable[[], None] = lambda: None) -> tuple[dict[str, Variant | ItemError], CallStats]:
-        async with Caller(self.backend, store, stage=store is not None) as caller:
-            async def one(a: Assignment) -> tuple[str, Variant | ItemError]:
-                result, log = await self._protocol(caller, a, seed)
-                if store is not None and fp is not None:
-                    store.put(LOG_STAGE, fp, a.variant_id, log)
-                advance()
-                return a.variant_id, result
+    async def _run_all(self, store: Store | None, fp: str | None, assignments: Sequence[Assignment], seed: int, *,
+                       quiet: bool) -> tuple[dict[str, Variant | ItemError], CallStats]:
+        """The protocol of every assignment on the one runner: its RewriteLog goes to the log stage (every given
+        assignment is asked: the build passes only those not done), its Variant or ItemError comes back."""
+        out: dict[str, Variant | ItemError] = {}
 
-            pairs = await asyncio.gather(*(one(a) for a in assignments))
-            return dict(pairs), caller.stats
+        async def fn(caller: Caller, a: Assignment) -> RewriteLog:
+            out[a.variant_id], log = await self._protocol(caller, a, seed)
+            return log
+
+        logs = StageKey(LOG_STAGE, fp) if store is not None and fp is not None else None
+        items = [(a.variant_id, a) for a in assignments]
+        res = await arun_calls(store, logs, items, self.backend, fn, description=f"rewrite calls ({self.spec})",
+                               quiet=quiet, redo=[i for i, _ in items])
+        return out, res.stats
 
     async def _protocol(self, caller: Caller, a: Assignment, seed: int) -> tuple[Variant | ItemError, RewriteLog]:
         article, vid = a.article, a.variant_id
         messages = generation_messages(article, a.type, a.severity, wording=self.options.fabrication_wording)
-        attempts: list[RewriteAttempt] = []
-        prompt_tokens = completion_tokens = 0
-        cost = None
-
-        def log(accepted: bool, sa: SelfAssessment | None = None) -> RewriteLog:
-            return RewriteLog(item_id=vid, generator=self.spec, attempts=tuple(attempts), accepted=accepted,
-                              self_assessment=sa, usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens),
-                              cost_usd=cost)
-
-        params = {"max_tokens": max_tokens_for(article, self.options)}
-        for nonce in range(self.options.max_attempts):
-            req = self.backend.request(messages, nonce=nonce, tag=f"generate:{vid}", params=params)
-            resp = await caller.complete(req)
-            if resp.usage is not None:
-                prompt_tokens += resp.usage.prompt_tokens
-                completion_tokens += resp.usage.completion_tokens
-            if resp.cost_usd is not None:
-                cost = (cost or 0.0) + resp.cost_usd
-            attempt, text, checks = screen_rewrite(resp, article, a.type, nonce, prompt=messages[-1].content,
-                                                   max_tokens=req.params.get("max_tokens", req.params.get("max_new_tokens")))
-            if nonce:  # how the retry was sampled, recorded with its outcome
-                attempt = attempt.model_copy(update={"reason": (attempt.reason or attempt.status) + sampling_note(req)})
-            attempts.append(attempt)
-            if attempt.status == "error":  # no reply after the backend's own retries: the next run tries again
-                break
-            if text is None:
-                continue
-            sa = parse_self_assessment(resp.text or "", item_id=vid, generator=self.spec, language=article.language,
-                                       type=a.type, severity=a.severity)
-            variant = Variant(id=vid, article_id=article.id, language=article.language, text=text, label=1,
-                              type=a.type, severity=a.severity, generator=self.spec, seed=seed, checks=checks)
-            return variant, log(True, sa)
+        first = self.backend.request(messages, tag=f"generate:{vid}",
+                                     params={"max_tokens": max_tokens_for(article, self.options)})
+        asked, attempts, checks = await ask_rewrite(caller, first, article, a.type, self.options.max_attempts,
+                                                    prompt=messages[-1].content)
+        sa = None
+        if asked.ok:
+            sa = parse_self_assessment(asked.raw_text or "", item_id=vid, generator=self.spec,
+                                       language=article.language, type=a.type, severity=a.severity)
+        log = RewriteLog(item_id=vid, generator=self.spec, attempts=attempts, accepted=asked.ok, self_assessment=sa,
+                         usage=Usage(prompt_tokens=asked.prompt_tokens, completion_tokens=asked.completion_tokens),
+                         cost_usd=asked.cost_usd)
+        if asked.ok:
+            return Variant(id=vid, article_id=article.id, language=article.language, text=asked.value, label=1,
+                           type=a.type, severity=a.severity, generator=self.spec, seed=seed, checks=checks), log
         why = "; ".join(f"#{t.nonce} {t.status}: {t.reason}" for t in attempts)
         return ItemError(f"{self.spec}: no acceptable {a.severity} {a.type} rewrite of '{article.id}' after "
-                         f"{len(attempts)} attempt(s) ({why})"), log(False)
+                         f"{len(attempts)} attempt(s) ({why})"), log
+
+
+async def ask_rewrite(caller: Caller, first, article: Article, type: str, max_attempts: int, *,
+                      prompt: str | None = None) -> tuple[Any, tuple[RewriteAttempt, ...], dict | None]:
+    """The rewrite protocol of one request on core.runner.ask_until_parsed: each reply screened
+    (``screen_rewrite``), rejected ones asked again up to ``max_attempts`` in all. Returns the Asked outcome (its
+    value the accepted text), a RewriteAttempt per attempt (a retry's reason says how it was sampled) and the
+    accepted rewrite's checks."""
+    limit = first.params.get("max_tokens", first.params.get("max_new_tokens")) if prompt is not None else None
+    screened: dict[str, tuple] = {}
+
+    def screen(resp):
+        attempt, text, checks = screen_rewrite(resp, article, type, 0, prompt=prompt, max_tokens=limit)
+        screened[resp.key] = (attempt, checks)
+        return (text, None) if text is not None else (None, f"{attempt.status}: {attempt.reason}")
+
+    asked = await ask_until_parsed(caller, first, screen, max_attempts - 1, parse_refusals=True)
+    out = []
+    for a in asked.attempts:
+        if a.key in screened:
+            attempt = screened[a.key][0].model_copy(update={"nonce": a.nonce})
+        else:  # no reply at all
+            attempt = RewriteAttempt(nonce=a.nonce, call_key=a.key, status="error", reason=asked.error)
+        if a.note:
+            attempt = attempt.model_copy(update={"reason": (attempt.reason or attempt.status) + a.note})
+        out.append(attempt)
+    return asked, tuple(out), screened[asked.keys[-1]][1] if asked.ok else None
 
 
 def screen_rewrite(resp, article: Article, type: str, nonce: int, *, prompt: str | None = None,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,13 +29,12 @@ from halluscope.backends.llm import (
     LLMConfig,
     StageOutage,
     load_llm_config,
-    progress,
-    sampling_note,
 )
 from halluscope.core.manifest import record_manifest
 from halluscope.prompts import prompt_hash
 from halluscope.core.records import Judgement, RewriteLog, Variant
-from halluscope.core.stages import Stage, console
+from halluscope.core.runner import arun_calls, ask_until_parsed
+from halluscope.core.stages import Stage, progress
 from halluscope.core.store import Store
 
 VERSION = 1
@@ -67,55 +66,44 @@ def judge_stage(backend: ChatBackend, *, retries: int, generate_fp: str) -> Stag
 async def _judge_one(caller: Caller, backend: ChatBackend, v: Variant, original: str, retries: int) -> Judgement | str:
     """A Judgement (scored or unscored), or the reason the backend gave no reply at all."""
     messages = judge_messages(original=original, rewritten=v.text, type=v.type, severity=v.severity)  # type: ignore[arg-type]
-    keys: list[str] = []
-    reasons: list[str] = []
-    last_text = None
-    for nonce in range(retries + 1):  # App. A.2: up to three retries on parse failure
-        req = backend.request(messages, nonce=nonce, tag=f"judge:{v.id}", params=JUDGE_PARAMS)
-        resp = await caller.complete(req)
-        keys.append(resp.key)
-        if resp.status == "error":  # no reply after the backend's own retries: failed, retried next run
-            return f"{backend.spec}: {resp.error}"
-        last_text = resp.text
-        if resp.status in ("refusal", "unparsable"):
-            reasons.append(f"#{nonce} {resp.status}: {resp.error}{sampling_note(req)}")
-            continue
+
+    def parse(resp):
         scores, why = parse_judgement(resp.text or "", v.type)  # type: ignore[arg-type]
-        if why is None:
-            return Judgement(item_id=v.id, judge=backend.spec, status="ok", scores=scores, raw_text=resp.text,
-                             attempts=nonce + 1, call_keys=tuple(keys))
-        cut = " (reply cut at the token limit, finish_reason=length)" if resp.finish_reason == "length" else ""
-        reasons.append(f"#{nonce} {why}{cut}{sampling_note(req)}")
-    return Judgement(item_id=v.id, judge=backend.spec, status="unscored", raw_text=last_text,
-                     unscored_reason="; ".join(reasons), attempts=len(keys), call_keys=tuple(keys))
+        return scores, why
+
+    # App. A.2: up to three retries on parse failure
+    asked = await ask_until_parsed(caller, backend.request(messages, tag=f"judge:{v.id}", params=JUDGE_PARAMS),
+                                   parse, retries)
+    if asked.status == "failed":  # no reply after the backend's own retries: failed, retried next run
+        return f"{backend.spec}: {asked.error}"
+    if asked.ok:
+        return Judgement(item_id=v.id, judge=backend.spec, status="ok", scores=asked.value, raw_text=asked.raw_text,
+                         attempts=len(asked.keys), call_keys=asked.keys)
+    return Judgement(item_id=v.id, judge=backend.spec, status="unscored", raw_text=asked.raw_text,
+                     unscored_reason=asked.reason, attempts=len(asked.keys), call_keys=asked.keys)
 
 
 async def _judge_all(store: Store, work: list[tuple[ChatBackend, Stage, list[Variant]]], samples: dict[str, Variant],
-                     retries: int, advance: Callable[[], None]) -> tuple[dict[str, CallStats], list[StageOutage]]:
-    """Every judge's calls; a judge whose every call failed is returned as its StageOutage (raised after the report)."""
+                     retries: int, quiet: bool) -> tuple[dict[str, CallStats], list[StageOutage]]:
+    """Every judge's stage at once on the one runner; a judge whose every call failed is returned as its
+    StageOutage (raised after the report)."""
     outages: list[StageOutage] = []
+    stats: dict[str, CallStats] = {}
+    total = sum(len(t) for _, _, t in work)
+    with progress("judge calls", total, quiet=quiet) as advance:
+        async def one_judge(backend: ChatBackend, stage: Stage, todo: list[Variant]) -> None:
+            async def fn(caller: Caller, v: Variant) -> Judgement | str:
+                return await _judge_one(caller, backend, v, samples[v.article_id].text, retries)
 
-    async def one_judge(backend: ChatBackend, stage: Stage, todo: list[Variant]) -> tuple[str, CallStats]:
-        caller = Caller(backend, store, stage=True)
-        try:
-            async with caller:
-                await run(caller, stage, todo)
-        except StageOutage as exc:
-            outages.append(exc)
-        return backend.spec, caller.stats
+            try:
+                res = await arun_calls(store, stage, [(v.id, v) for v in todo], backend, fn, None,
+                                       description="judge calls", advance=advance)
+                stats[backend.spec] = res.stats
+            except StageOutage as exc:
+                stats[backend.spec] = exc.summary.stats  # type: ignore[attr-defined]
+                outages.append(exc)
 
-    async def run(caller: Caller, stage: Stage, todo: list[Variant]) -> None:
-        async def item(v: Variant) -> None:
-            result = await _judge_one(caller, caller.backend, v, samples[v.article_id].text, retries)
-            if isinstance(result, str):
-                store.fail(stage.name, stage.fingerprint, v.id, result)
-            else:
-                store.put(stage.name, stage.fingerprint, v.id, result)
-            advance()
-
-        await asyncio.gather(*(item(v) for v in todo))
-
-    stats = dict(await asyncio.gather(*(one_judge(b, s, t) for b, s, t in work)))
+        await asyncio.gather(*(one_judge(b, s, t) for b, s, t in work))
     return stats, outages
 
 
@@ -149,11 +137,7 @@ def build_judge(run_dir: str | Path, judges: Sequence[str], *, per_cell: int = 8
         for b in backends:
             done = store.done_ids("judge", stages[b.spec].fingerprint)
             work.append((b, stages[b.spec], [build.samples[i] for i in sample.ids if i not in done]))
-        todo = sum(len(t) for _, _, t in work)
-        if not quiet:
-            console.print(f"judging {len(sample.ids)} items with {len(backends)} judge(s): {todo} judgements to make")
-        with progress("judge calls", todo, quiet=quiet or not todo) as advance:
-            stats, outages = asyncio.run(_judge_all(store, work, build.samples, retries, advance))
+        stats, outages = asyncio.run(_judge_all(store, work, build.samples, retries, quiet))
         wanted = set(sample.ids)
         judgements, failed = {}, {}
         for b in backends:
