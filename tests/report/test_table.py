@@ -70,3 +70,9 @@ def test_figure_without_data_says_so():
     assert Figure(None, "WER by language").markdown() == "_WER by language: not enough data to plot._"
     assert Figure(b"\x89PNG", "x", file="x.png").markdown() == "![x](x.png)"
     assert Figure(b"\x89PNG", "x").html().startswith('<img alt="x" src="data:image/png;base64,')
+
+
+def test_a_limit_shortens_the_views_not_the_data():
+    t = Table("many", [("i", "i")], [{"i": i} for i in range(5)], limit=2)
+    assert t.markdown() == "First 2 of 5 rows; all in many.csv.\n\n| i |\n|---|\n| 0 |\n| 1 |"
+    assert t.html().count("<tr><td>") == 2 and t.csv().count("\r\n") == 6 and len(t.to_json()["rows"]) == 5

@@ -50,7 +50,7 @@ def spoken_section(data: ReportData) -> Section:
         Table("detection_long", [], data.detection, title="Detection scores per detector x task x input x language",
               shown=False),
         Table("failures", FAILURE_COLS, data.failures, title="Failures", notes=(failed,), shown=bool(data.failures),
-              empty="No item failed."),
+              empty="No item failed.", limit=500),
     ]
     if not data.failures:
         blocks.append(f"Failures: {failed}")

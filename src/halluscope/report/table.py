@@ -72,7 +72,8 @@ def _latex(text: str) -> str:
 @dataclass
 class Table:
     """``columns``: (key, title) pairs or Columns; ``empty``: what the views print when there is no row (the CSV
-    still gets its header); ``shown``: False for data-only tables (CSV and JSON, not on the page)."""
+    still gets its header); ``shown``: False for data-only tables (CSV and JSON, not on the page); ``limit``: the
+    Markdown and HTML views show at most this many rows and say where the rest are (the CSV and JSON hold all)."""
 
     id: str
     columns: list
@@ -82,6 +83,7 @@ class Table:
     empty: str = "none"
     link: Link | None = None
     shown: bool = True
+    limit: int | None = None
     cols: list[Column] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -112,11 +114,18 @@ class Table:
         return atomic_write(path, self.csv())
 
     # -- presentation views
+    def _view(self) -> tuple[list[dict], list[str]]:
+        """The rows the views show, and the notes (with one saying what was left out)."""
+        if self.limit is None or len(self.rows) <= self.limit:
+            return self.rows, list(self.notes)
+        return self.rows[:self.limit], [*self.notes, f"First {self.limit} of {len(self.rows)} rows; all in {self.id}.csv."]
+
     def markdown(self, heading: str | None = "###") -> str:
         """Title as a heading of the given level (None: none), notes as paragraphs, then the table."""
+        rows, notes = self._view()
         parts = [f"{heading} {self.title}"] if heading and self.title else []
-        parts += list(self.notes)
-        if not self.rows:
+        parts += notes
+        if not rows:
             parts.append(f"_{self.empty}_")
         else:
             def cell(c: Column, r: dict) -> str:
@@ -124,13 +133,14 @@ class Table:
 
             parts.append("\n".join(["| " + " | ".join(c.title for c in self.cols) + " |",
                                     "|" + "|".join("---" for _ in self.cols) + "|",
-                                    *("| " + " | ".join(cell(c, r) for c in self.cols) + " |" for r in self.rows)]))
+                                    *("| " + " | ".join(cell(c, r) for c in self.cols) + " |" for r in rows)]))
         return "\n\n".join(parts)
 
     def html(self, heading: str | None = "h3") -> str:
+        rows, notes = self._view()
         parts = [f"<{heading}>{html.escape(self.title)}</{heading}>"] if heading and self.title else []
-        parts += [f"<p>{html.escape(n)}</p>" for n in self.notes]
-        if not self.rows:
+        parts += [f"<p>{html.escape(n)}</p>" for n in notes]
+        if not rows:
             parts.append(f'<p id="{html.escape(self.id)}"><em>{html.escape(self.empty)}</em></p>')
             return "".join(parts)
 
@@ -140,7 +150,7 @@ class Table:
             return f'<td><a href="{html.escape(href)}">{text}</a></td>' if href else f"<td>{text}</td>"
 
         head = "".join(f"<th>{html.escape(c.title)}</th>" for c in self.cols)
-        body = "".join("<tr>" + "".join(cell(r, c) for c in self.cols) + "</tr>" for r in self.rows)
+        body = "".join("<tr>" + "".join(cell(r, c) for c in self.cols) + "</tr>" for r in rows)
         parts.append(f'<table id="{html.escape(self.id)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
         return "".join(parts)
 
