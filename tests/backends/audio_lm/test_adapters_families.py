@@ -129,3 +129,23 @@ def test_detect_on_audio_plain_and_with_aad(family, spoken_run):
         assert len(res.predictions) == 2
         assert all(p.audio is not None and p.audio.delivered and p.audio.window_s == 30
                    for p in res.predictions.values())
+
+
+def test_closedform_yesno_chunked_with_vcd(family, tmp_path):
+    from support.tiny_audio_lm import espeak as speak
+
+    from halluscope.backends.speech.audio import encode_wav
+    from halluscope.closedform.run import run_closedform
+
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    (clips / "dog.wav").write_bytes(encode_wav(speak("A dog is barking in the park.")))
+    (clips / "long.wav").write_bytes(encode_wav(espeak_of_length(35.0)))
+    questions = tmp_path / "q.tsv"
+    questions.write_text("entry_id\taudio_index\tprompt_text\tobject\tlabel\tsampling\n"
+                         "1\tdog\tIs there a dog in the audio?\tdog\tYes\trandom\n"
+                         "3\tlong\tIs there speech in the audio?\tspeech\tYes\tpopular\n", encoding="utf-8")
+    summary = run_closedform(f"hf-audio/{family[1]}", "yesno", [questions], out=tmp_path / "yesno.csv",
+                             audio_root=clips, policy="chunk", max_new_tokens=3, quiet=True,
+                             backend_options={"audio_window_s": 30, "mitigation": "vcd"})
+    assert summary.answered == 2 and summary.delivered == 2 and dict(summary.actions) == {"whole": 1, "chunked": 1}

@@ -21,7 +21,12 @@ SERVER_ONLY = (
                  "not a halluscope dependency", None),
     ("Granite Speech", "native in transformers (granite_speech, granite_speech_plus, granite_speech5), but their "
                        "feature extractors need torchaudio, not a halluscope dependency", None),
+    ("Nemotron-3-Nano-Omni", "native in transformers (nemotron_h_omni), no adapter yet: its hybrid Mamba decoder "
+                             "names its final norm norm_f (DoLa's early exit) and its linear-attention cache crops "
+                             "only with past recording on (MTI)", None),
 )
+# transformers' other audio families are not audio chat models: ASR only (voxtral_realtime, kyutai_speech_to_text,
+# omniasr, whisper), speech output (higgs_audio_v2), codecs and encoders (mimi, pocket_tts_audio_tokenizer, pe_audio)
 FAMILY_TESTS = "tiny random weights (tests/backends/audio_lm/test_adapters_families.py: window, AAD, all four at zero strength, detect)"
 VERIFIED = {"qwen2-audio": "tiny random weights (tests/backends/audio_lm, tests/mitigation)",
             "qwen2.5-omni-thinker": "tiny random weights (tests/backends/audio_lm, tests/mitigation)",
