@@ -12,21 +12,14 @@ style alone raises the flag rate, and the offline 'rules' generator cannot parap
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from halluscope.core.hashing import sha256_hex
 from halluscope.core.errors import HalluscopeError, ItemError
-from halluscope.core.records import (
-    Article,
-    ChatMessage,
-    RewriteAttempt,
-    RewriteLog,
-    Usage,
-    Variant,
-)
-from halluscope.core.stages import Stage, StageSummary, run_stage
+from halluscope.core.records import Article, ChatMessage, RewriteLog, Usage, Variant
+from halluscope.core.runner import CallSummary
+from halluscope.core.stages import Stage
 from halluscope.core.store import Store
 
 CELLS = ("human/truthful", "human/false", "llm/truthful", "llm/false")
@@ -99,67 +92,38 @@ def faithful_config(backend: object, *, max_attempts: int) -> dict:
 
 
 def faithful_rewrites(store: Store, stage: Stage, backend: object, articles: Sequence[Article], *, seed: int,
-                      max_attempts: int = 3, quiet: bool = False) -> StageSummary[Variant]:
+                      max_attempts: int = 3, quiet: bool = False) -> CallSummary[Variant]:
     """One faithful rewrite per article, resumable; every call and a RewriteLog per item go to the store.
 
     A reply is accepted when it has text after a '(full text)' header, differs from the source, keeps
     every number and stays within +/-15% of the source length (the checks of a context rewrite, which
     must not change facts either); otherwise it is asked again, up to ``max_attempts`` times.
     """
-    from halluscope.backends.llm import Caller
+    from halluscope.core.runner import run_calls
 
-    done = store.done_ids(stage.name, stage.fingerprint)
-    todo = [a for a in articles if faithful_id(a.id) not in done]
-    results: dict[str, Variant | ItemError] = {}
-    if todo:
-        async def run_all() -> None:
-            async with Caller(backend, store, stage=True) as caller:  # type: ignore[arg-type]
-                async def one(a: Article) -> None:
-                    result, log = await _protocol(caller, backend, a, seed, max_attempts)
-                    store.put(FAITHFUL_LOG_STAGE, stage.fingerprint, faithful_id(a.id), log)
-                    results[faithful_id(a.id)] = result
+    async def fn(caller, a: Article) -> Variant | str:
+        result, log = await _protocol(caller, backend, a, seed, max_attempts)
+        store.put(FAITHFUL_LOG_STAGE, stage.fingerprint, faithful_id(a.id), log)
+        return str(result) if isinstance(result, ItemError) else result
 
-                await asyncio.gather(*(one(a) for a in todo))
-
-        asyncio.run(run_all())
-
-    def take(a: Article) -> Variant:
-        r = results[faithful_id(a.id)]
-        if isinstance(r, ItemError):
-            raise r
-        return r
-
-    return run_stage(store, stage, [(faithful_id(a.id), a) for a in articles], take, Variant, quiet=quiet,
-                     description=f"faithful rewrites ({backend.spec})")  # type: ignore[attr-defined]
+    return run_calls(store, stage, [(faithful_id(a.id), a) for a in articles], backend, fn, Variant,  # type: ignore[arg-type]
+                     description=f"faithful rewrites ({backend.spec})", quiet=quiet)  # type: ignore[attr-defined]
 
 
 async def _protocol(caller: object, backend: object, article: Article, seed: int,
                     max_attempts: int) -> tuple[Variant | ItemError, RewriteLog]:
-    from halluscope.spoken.generate.llm import screen_rewrite
+    from halluscope.spoken.generate.llm import ask_rewrite
 
     vid, spec = faithful_id(article.id), backend.spec  # type: ignore[attr-defined]
-    messages = faithful_messages(article)
-    attempts: list[RewriteAttempt] = []
-    tokens = [0, 0]
-
-    def log(accepted: bool) -> RewriteLog:
-        return RewriteLog(item_id=vid, generator=spec, attempts=tuple(attempts), accepted=accepted,
-                          usage=Usage(prompt_tokens=tokens[0], completion_tokens=tokens[1]))
-
-    for nonce in range(max_attempts):
-        resp = await caller.complete(backend.request(messages, nonce=nonce, tag=f"faithful:{vid}"))  # type: ignore[attr-defined]
-        if resp.usage is not None:
-            tokens[0] += resp.usage.prompt_tokens
-            tokens[1] += resp.usage.completion_tokens
-        # faithful rewrites obey the context-inconsistency checks: every number kept, length within 15%
-        attempt, text, checks = screen_rewrite(resp, article, "context_inconsistency", nonce)
-        attempts.append(attempt)
-        if attempt.status == "error":
-            break
-        if text is None:
-            continue
-        return Variant(id=vid, article_id=article.id, language=article.language, text=text, label=0,
-                       generator=spec, seed=seed, checks=checks), log(True)
+    # faithful rewrites obey the context-inconsistency checks: every number kept, length within 15%
+    asked, attempts, checks = await ask_rewrite(caller, backend.request(faithful_messages(article),  # type: ignore[attr-defined]
+                                                                        tag=f"faithful:{vid}"),
+                                                article, "context_inconsistency", max_attempts)
+    log = RewriteLog(item_id=vid, generator=spec, attempts=attempts, accepted=asked.ok,
+                     usage=Usage(prompt_tokens=asked.prompt_tokens, completion_tokens=asked.completion_tokens))
+    if asked.ok:
+        return Variant(id=vid, article_id=article.id, language=article.language, text=asked.value, label=0,
+                       generator=spec, seed=seed, checks=checks), log
     why = "; ".join(f"#{t.nonce} {t.status}: {t.reason}" for t in attempts)
     return ItemError(f"{spec}: no acceptable faithful rewrite of '{article.id}' after {len(attempts)} "
-                     f"attempt(s) ({why})"), log(False)
+                     f"attempt(s) ({why})"), log
