@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from halluscope.backends.speech.audio import read_audio
 from halluscope.core.errors import HalluscopeError, ItemError, Problems
 from halluscope.core.inputs import Field, read_rows
 from halluscope.core.records import AudioDelivery, ChatMessage, ModelResponse
@@ -108,14 +109,6 @@ def load_rows(fmt: str, inputs: list[Path], audio_root: Path | None) -> list[Row
     return rows
 
 
-def _read_audio(path: Path) -> tuple:
-    from halluscope.backends.speech.audio import decode_wav
-
-    if not path.is_file():
-        raise ItemError(f"audio file {path} not found")
-    return decode_wav(path.read_bytes(), source=str(path))
-
-
 def run_closedform(model: str, fmt: str, inputs: list[Path], *, out: Path, audio_root: Path | None = None,
                    policy: str = "truncate", system: str | None = None, max_new_tokens: int = 256,
                    llm_config: str | None = None, store_dir: Path | None = None, backend_options: dict | None = None,
@@ -142,7 +135,7 @@ def run_closedform(model: str, fmt: str, inputs: list[Path], *, out: Path, audio
         request = backend.request(msgs, tag=f"closedform:{fmt}:{row.id}",
                                   params={"max_tokens": max_new_tokens, "temperature": 0})
         try:
-            clip = _read_audio(row.audio)
+            clip = read_audio(row.audio)
         except ItemError as exc:
             return None, None, str(exc)
         got = await ask_audio(caller, request, clip, policy, window)

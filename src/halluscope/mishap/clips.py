@@ -28,17 +28,10 @@ FILTER_PARAMS = {"temperature": 0, "max_tokens": 200}
 
 
 def read_audio(path: str | Path) -> tuple[np.ndarray, int]:
-    """Float32 mono samples and the rate of any file libsndfile reads (WAV, FLAC, OGG)."""
-    import soundfile as sf
+    """Float32 mono samples and the rate of a clip (WAV, FLAC, OGG): halluscope.backends.speech.audio.read_audio."""
+    from halluscope.backends.speech.audio import read_audio as read
 
-    p = Path(path)
-    if not p.is_file():
-        raise ItemError(f"audio file {p} not found; fix the 'audio' field of the clip manifest")
-    try:
-        data, rate = sf.read(str(p), dtype="float32", always_2d=True)
-    except RuntimeError as exc:
-        raise ItemError(f"{p}: not a readable audio file ({exc})") from None
-    return data.mean(axis=1), int(rate)
+    return read(path, fix="fix the 'audio' field of the clip manifest")
 
 
 CLIP_FIELDS = (*(Field(f) for f in ("id", "domain", "source", "audio", "description")),

@@ -75,21 +75,14 @@ def noise(seconds: float, seed: int = 0) -> np.ndarray:
 
 
 def speech(text: str, voice: str = "en-us") -> np.ndarray:
-    import io
-
-    import soundfile as sf
+    from halluscope.backends.speech.audio import read_audio
 
     try:
         wav = subprocess.run(["espeak-ng", "-v", voice, "--stdout", text], capture_output=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError) as exc:
         raise HalluscopeError(f"espeak-ng could not speak the quickstart's speech clips ({exc}); "
                               "install it: apt-get install espeak-ng") from None
-    samples, rate = sf.read(io.BytesIO(wav), dtype="float32")
-    if rate != RATE:
-        from scipy.signal import resample_poly
-
-        samples = resample_poly(samples, RATE, rate)
-    return samples
+    return read_audio(wav, name=f"espeak-ng output (voice {voice})", rate=RATE)[0]
 
 
 SPEECH = ("The train to Paris leaves from platform four at nine thirty.",

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from halluscope.core.hashing import chunks_sha256
+from halluscope.core.hashing import chunks_sha256, file_sha256, sha256_hex
 from halluscope.spoken.corpus import load_articles
 from halluscope.core.errors import HalluscopeError, ItemError
 from halluscope.core.executors import Executor, ItemTask, Resources
@@ -21,7 +21,7 @@ from halluscope.core.manifest import record_manifest
 from halluscope.metrics.asr import score_asr
 from halluscope.core.records import LANGUAGES, SEVERITIES, TYPES, Article, AudioRef, HallucinationType, Language, Severity, Transcript, Variant
 from halluscope.backends.speech.route import PerLanguageAsr, PerLanguageTts
-from halluscope.backends.speech.audio import SAMPLE_RATE, encode_wav, load_verified, sha256_bytes
+from halluscope.backends.speech.audio import SAMPLE_RATE, encode_wav, load_verified
 from halluscope.backends.speech.tts import pick_voice
 from halluscope.core.stages import Stage, StageSummary, console, run_stage
 from halluscope.core.store import Store
@@ -223,10 +223,10 @@ class Synthesize(ItemTask):
         # ids are data, never paths: the file name is a slug + digest of the id, checked to stay in the run
         rel = self.audio_dir / v.language / id_file_name(v.id, ".wav")
         atomic_write(safe_join(self.run_dir, rel), data)
-        return AudioRef(item_id=v.id, path=rel.as_posix(), sha256=sha256_bytes(data),
+        return AudioRef(item_id=v.id, path=rel.as_posix(), sha256=sha256_hex(data),
                         sample_rate=SAMPLE_RATE, duration_s=meta["duration_s"],
                         engine=self.tts.spec_for(v.language),  # type: ignore[attr-defined]
-                        voice=meta["voice"], text_sha256=sha256_bytes(v.text.encode()))
+                        voice=meta["voice"], text_sha256=sha256_hex(v.text.encode()))
 
 
 @dataclass
@@ -295,7 +295,7 @@ def _invalidate_bad_audio(store: Store, stage: Stage, run_dir: Path) -> None:
         except PathEscapeError:
             store.fail(stage.name, stage.fingerprint, item_id, f"audio file {ref.path} lies outside the run; regenerated")
             continue
-        if not path.is_file() or sha256_bytes(path.read_bytes()) != ref.sha256:
+        if not path.is_file() or file_sha256(path) != ref.sha256:
             store.fail(stage.name, stage.fingerprint, item_id, f"audio file {ref.path} missing or corrupt; regenerated")
 
 

@@ -8,14 +8,14 @@ from support.tiny_audio_lm import clip45, omni_dir, qwen2_audio_dir  # noqa: F40
 
 from halluscope.backends.audio_lm import clip_of, plan_audio
 from halluscope.core.errors import HalluscopeError
-from halluscope.backends.speech.audio import decode_wav
+from halluscope.backends.speech.audio import read_audio
 
 
 def test_truncate_sends_the_first_window(clip45):
     plan = plan_audio(clip45, 16_000, window_s=30.0, policy="truncate")
     d = plan.delivery
     assert (d.action, d.chunks, d.duration_s, d.sent_s, d.window_s) == ("truncated", 1, 45.0, 30.0, 30.0)
-    samples, rate = decode_wav(plan.clips[0].wav, source="clip")
+    samples, rate = read_audio(plan.clips[0].wav, name="clip")
     assert rate == 16_000 and len(samples) == 30 * 16_000
     assert np.allclose(samples[:1000], clip45[:1000], atol=1e-4)  # the beginning, not some other part
 

@@ -4,7 +4,8 @@ import pytest
 from halluscope.core.errors import ItemError
 from halluscope.metrics.asr import score_asr
 from halluscope.backends.speech import ASR_BACKENDS, TTS_BACKENDS
-from halluscope.backends.speech.audio import SAMPLE_RATE, encode_wav, load_verified, sha256_bytes
+from halluscope.backends.speech.audio import SAMPLE_RATE, encode_wav, load_verified
+from halluscope.core.hashing import sha256_hex
 from halluscope.backends.speech.tts import ESPEAK_VOICE_POOLS, pick_voice
 
 
@@ -50,13 +51,13 @@ def test_missing_and_corrupt_audio_are_named(tmp_path):
     path = tmp_path / "a.wav"
     data = encode_wav(np.zeros(1600, dtype=np.float32) + 0.1)
     with pytest.raises(ItemError, match="missing"):
-        load_verified(path, sha256_bytes(data))
+        load_verified(path, sha256_hex(data))
     path.write_bytes(data[:-10])
     with pytest.raises(ItemError, match="corrupt or was modified"):
-        load_verified(path, sha256_bytes(data))
+        load_verified(path, sha256_hex(data))
     path.write_bytes(b"RIFF garbage")
     with pytest.raises(ItemError, match="not a readable WAV"):
-        load_verified(path, sha256_bytes(b"RIFF garbage"))
+        load_verified(path, sha256_hex(b"RIFF garbage"))
 
 
 def test_festival_russian_is_understood_by_whisper_base(whisper):

@@ -17,7 +17,7 @@ from halluscope.core.hashing import TORCH_SEED_MAX, seed_from
 from halluscope.core.errors import HalluscopeError, MissingExtraError
 from halluscope.core.records import AudioClip, ChatMessage
 from halluscope.core.registry import Registry
-from halluscope.backends.speech.audio import SAMPLE_RATE, decode_wav
+from halluscope.backends.speech.audio import SAMPLE_RATE, read_audio
 
 # adapter classes by transformers ``config.model_type``; plug-ins join through the group 'halluscope.audio_adapters'
 ADAPTERS: Registry[type[AudioLMAdapter]] = Registry("audio adapter", "halluscope.audio_adapters")
@@ -109,12 +109,7 @@ class AudioLMAdapter:
     def arrays(clips: Sequence[AudioClip]) -> list:
         out = []
         for c in clips:
-            samples, rate = decode_wav(c.wav, source=f"clip {c.sha256[:12]}")
-            if rate != SAMPLE_RATE:
-                from halluscope.backends.speech.audio import resample
-
-                samples = resample(samples, rate, SAMPLE_RATE)
-            out.append(samples)
+            out.append(read_audio(c.wav, name=f"clip {c.sha256[:12]}", rate=SAMPLE_RATE, fix="re-run the TTS stage to regenerate it")[0])
         return out
 
     def inputs(self, messages: Sequence[ChatMessage], clips: Sequence[AudioClip]) -> ModelInputs:

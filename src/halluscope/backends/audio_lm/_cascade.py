@@ -12,7 +12,6 @@ retries, batching, decoding) and are logged under the cascade's request key, so 
 from __future__ import annotations
 
 import asyncio
-import io
 from collections.abc import Sequence
 
 from halluscope.core.errors import HalluscopeError
@@ -70,16 +69,9 @@ class CascadeBackend:
         await self.llm.aclose()
 
     def _transcribe(self, clip: AudioClip) -> str:
-        import numpy as np
-        import soundfile as sf
+        from halluscope.backends.speech.audio import SAMPLE_RATE, read_audio
 
-        samples, rate = sf.read(io.BytesIO(clip.wav), dtype="float32", always_2d=False)
-        if samples.ndim > 1:
-            samples = samples.mean(axis=1)
-        if rate != 16_000:
-            from scipy.signal import resample_poly
-
-            samples = resample_poly(samples, 16_000, rate).astype(np.float32)
+        samples, _ = read_audio(clip.wav, name=f"clip {clip.sha256[:12]}", rate=SAMPLE_RATE)
         if not samples.size:
             return ""
         return self.asr.transcribe(samples, language=self.language).strip()

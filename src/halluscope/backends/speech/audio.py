@@ -1,8 +1,8 @@
-"""WAV I/O at the benchmark's format: 16 kHz mono 16-bit PCM."""
+"""Audio I/O: the one reader of audio files (WAV, FLAC, OGG -> float32 mono at a rate) and the benchmark's own
+format, 16 kHz mono 16-bit PCM WAV."""
 
 from __future__ import annotations
 
-import hashlib
 import io
 import wave
 from math import gcd
@@ -11,24 +11,54 @@ from pathlib import Path
 import numpy as np
 
 from halluscope.core.errors import ItemError
+from halluscope.core.hashing import sha256_hex
 
 SAMPLE_RATE = 16_000
 
 
-def decode_wav(data: bytes, *, source: str) -> tuple[np.ndarray, int]:
-    """Float32 mono samples in [-1, 1] and the sample rate; raises ItemError naming ``source`` if corrupt."""
+def read_audio(source: str | Path | bytes, *, name: str | None = None, rate: int | None = None,
+               fix: str | None = None) -> tuple[np.ndarray, int]:
+    """Float32 mono samples in [-1, 1] and their rate, from an audio file's path or its bytes (``name`` says what
+    they are in messages); resampled to ``rate`` when given. 16-bit PCM WAV (the benchmark's format) is decoded
+    by the standard library, anything else libsndfile reads (FLAC, OGG, 24-bit or float WAV) by soundfile.
+    A missing or unreadable file is an ItemError naming it, with ``fix`` when given."""
+    then = f"; {fix}" if fix else ""
+    if isinstance(source, bytes):
+        data, label = source, name or "audio"
+    else:
+        path = Path(source)
+        label = name or str(path)
+        if not path.is_file():
+            raise ItemError(f"audio file {path} not found{then}")
+        data = path.read_bytes()
+    samples, sr = _decode(data, label, then)
+    if rate is not None and sr != rate:
+        samples, sr = resample(samples, sr, rate), rate
+    return samples, sr
+
+
+def _decode(data: bytes, label: str, then: str) -> tuple[np.ndarray, int]:
+    wav_problem = None
+    if data[:4] == b"RIFF":
+        try:
+            with wave.open(io.BytesIO(data)) as w:
+                sr, channels, width, n = w.getframerate(), w.getnchannels(), w.getsampwidth(), w.getnframes()
+                frames = w.readframes(n)
+            if width == 2:
+                samples = np.frombuffer(frames, dtype="<i2").astype(np.float32) / 32768.0
+                if channels > 1:
+                    samples = samples.reshape(-1, channels).mean(axis=1)
+                return samples, sr
+        except (wave.Error, EOFError) as exc:
+            wav_problem = str(exc)
+    import soundfile as sf
+
     try:
-        with wave.open(io.BytesIO(data)) as w:
-            rate, channels, width, n = w.getframerate(), w.getnchannels(), w.getsampwidth(), w.getnframes()
-            frames = w.readframes(n)
-    except (wave.Error, EOFError) as exc:
-        raise ItemError(f"{source}: not a readable WAV file ({exc}); re-run the TTS stage to regenerate it") from None
-    if width != 2:
-        raise ItemError(f"{source}: expected 16-bit PCM WAV, got {8 * width}-bit")
-    samples = np.frombuffer(frames, dtype="<i2").astype(np.float32) / 32768.0
-    if channels > 1:
-        samples = samples.reshape(-1, channels).mean(axis=1)
-    return samples, rate
+        samples, sr = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
+    except RuntimeError as exc:  # soundfile.LibsndfileError: not a format it knows, or a damaged file
+        what = f"WAV file ({wav_problem})" if wav_problem is not None else f"audio file ({exc})"
+        raise ItemError(f"{label}: not a readable {what}{then}") from None
+    return samples.mean(axis=1), int(sr)
 
 
 def resample(samples: np.ndarray, rate: int, target: int = SAMPLE_RATE) -> np.ndarray:
@@ -51,18 +81,14 @@ def encode_wav(samples: np.ndarray, rate: int = SAMPLE_RATE) -> bytes:
     return buf.getvalue()
 
 
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def load_verified(path: Path, expected_sha256: str) -> tuple[np.ndarray, int]:
     """Read a clip and check it is the one the TTS stage wrote."""
     if not path.exists():
         raise ItemError(f"audio file {path} is missing; re-run 'halluscope build spoken' to regenerate it")
     data = path.read_bytes()
-    if sha256_bytes(data) != expected_sha256:
+    if sha256_hex(data) != expected_sha256:
         raise ItemError(
             f"audio file {path} is corrupt or was modified (sha256 mismatch with the TTS record); "
             "delete it and re-run 'halluscope build spoken' to regenerate it"
         )
-    return decode_wav(data, source=str(path))
+    return read_audio(data, name=str(path), fix="re-run the TTS stage to regenerate it")

@@ -17,7 +17,7 @@ import numpy as np
 from halluscope.core.hashing import seed_from
 from halluscope.core.errors import HalluscopeError, ItemError
 from halluscope.core.registry import Registry
-from halluscope.backends.speech.audio import SAMPLE_RATE, decode_wav, resample
+from halluscope.backends.speech.audio import SAMPLE_RATE, read_audio, resample
 
 
 class TtsBackend(Protocol):
@@ -91,7 +91,7 @@ class EspeakTts:
         if proc.returncode != 0 or not proc.stdout:
             err = proc.stderr.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}"
             raise ItemError(f"espeak-ng failed with voice '{voice}': {err}; check 'espeak-ng --voices' for valid names")
-        samples, rate = decode_wav(proc.stdout, source=f"espeak-ng output (voice {voice})")
+        samples, rate = read_audio(proc.stdout, name=f"espeak-ng output (voice {voice})", fix="re-run the TTS stage to regenerate it")
         if samples.size == 0 or float(np.abs(samples).max()) == 0.0:
             raise ItemError(f"espeak-ng produced silence for voice '{voice}'")
         return resample(samples, rate, SAMPLE_RATE)
@@ -228,7 +228,7 @@ class FestivalTts:
         if proc.returncode != 0 or not data:
             err = proc.stderr.decode("utf-8", "replace").strip()[-300:] or f"exit code {proc.returncode}"
             raise ItemError(f"Festival failed with voice '{voice}': {err}")
-        samples, rate = decode_wav(data, source=f"Festival output (voice {voice})")
+        samples, rate = read_audio(data, name=f"Festival output (voice {voice})", fix="re-run the TTS stage to regenerate it")
         if samples.size == 0 or float(np.abs(samples).max()) == 0.0:
             raise ItemError(f"Festival produced silence for voice '{voice}' (text after cleaning: {spoken[:80]!r})")
         return resample(samples, rate, SAMPLE_RATE)
