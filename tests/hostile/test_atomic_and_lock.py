@@ -59,7 +59,7 @@ def test_a_second_writer_stops_with_the_holder_named(tmp_path):
         proc = subprocess.run(_build_cmd(corpus, run), env=subprocess_env(), capture_output=True, text=True)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
-    assert f"is in use by pid {os.getpid()}" in flat(proc.stderr) and "use another --out" in flat(proc.stderr)
+    assert f"is in use by pid {os.getpid()}" in flat(proc.stderr) and "use another run directory" in flat(proc.stderr)
     assert not (run / "dataset").exists()
     # released: the same command now runs
     proc = subprocess.run(_build_cmd(corpus, run), env=subprocess_env(), capture_output=True, text=True)

@@ -152,7 +152,7 @@ def test_detect_with_too_few_articles_says_what_is_needed(tiny_runs, capsys, mon
     before = snapshot(tiny_runs["few"])
     code, out = run_cli(capsys, monkeypatch, "detect", tiny_runs["few"], "--task", "all", "--input", "all")
     assert_clean_failure(code, out, "language 'en' has 2 source article(s)", "at least 3 per language",
-                         "--articles-per-language 3")
+                         "3 or more articles per language")
     assert "predictions" not in out and "done" not in out
     assert snapshot(tiny_runs["few"]) == before
 

@@ -315,7 +315,7 @@ def test_cli_inputs_exit_2_with_a_message(run, tmp_path, monkeypatch, capsys):
     busy.listen()
     try:
         code, err = _main(monkeypatch, capsys, run, "--port", busy.getsockname()[1])
-        assert code == 2 and "already in use" in err and "--port" in err
+        assert code == 2 and "already in use" in err and "another port" in err
     finally:
         busy.close()
     for args, words in (
@@ -324,12 +324,12 @@ def test_cli_inputs_exit_2_with_a_message(run, tmp_path, monkeypatch, capsys):
         (["--host", "::"], "loopback"),
         (["--host", "0.0.0.0"], "loopback"),
         (["--host", "192.0.2.1", "--allow-remote"], "not an address of this machine"),
-        (["--port", "70000"], "--port"),
-        (["--port", "-1"], "--port"),
-        (["--sample", "-3"], "--sample"),
-        (["--sample", "0"], "--sample"),
-        (["--token", "short"], "--token"),
-        (["--token", "has spaces in it"], "--token"),
+        (["--port", "70000"], "port"),
+        (["--port", "-1"], "port"),
+        (["--sample", "-3"], "sample"),
+        (["--sample", "0"], "sample"),
+        (["--token", "short"], "token: expected"),
+        (["--token", "has spaces in it"], "token: expected"),
         (["--export", tmp_path / "missing" / "labels.csv"], "does not exist"),
         (["--export", tmp_path], "is a folder"),
     ):

@@ -41,7 +41,7 @@ def test_quotas_per_source_then_per_domain_in_turn():
     assert again[0] == kept and apply_quotas(clips, list(clips), per_source=3, per_domain=4, seed=5)[0] != kept
     k2, _, _ = apply_quotas(clips, list(clips), per_source={"sdd": 1, "clotho": 2})
     assert sum(clips[c].source == "sdd" for c in k2) == 1 and sum(clips[c].source == "libri" for c in k2) == 4
-    with pytest.raises(InputError, match=r"'--per-source'.*\['clothoo'\]"):
+    with pytest.raises(InputError, match=r"'per_source'.*\['clothoo'\]"):
         apply_quotas(clips, list(clips), per_source={"clothoo": 2})
 
 

@@ -95,7 +95,7 @@ def serving(spec: str, model_path: str | Path | None, **kwargs: object) -> Itera
         return
     provider, _, name = spec.partition("/")
     if provider != "openai" or not name:
-        raise HalluscopeError(f"--vllm-serve needs an 'openai/<name>' model spec (vLLM speaks the OpenAI protocol), "
+        raise HalluscopeError(f"serving a model with vLLM needs an 'openai/<name>' model spec (vLLM speaks the OpenAI protocol), "
                               f"got '{spec}'")
     with serve(model_path, served_name=name, **kwargs) as url:  # type: ignore[arg-type]
         saved = {k: os.environ.get(k) for k in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}

@@ -131,7 +131,7 @@ def load_halluaudio(paths: Sequence[str | Path], *, domain: str | None = None) -
             if dom is None:
                 problems.add(f"unknown subset '{subset}': its domain is not known (known subsets: {', '.join(sorted(HALLUAUDIO_SUBSETS))})",
                              file=str(p), row=row, field="subset",
-                             fix="check the subset name, add a 'domain' field (speech|sound|music) to the row, or pass --domain")
+                             fix="check the subset name, add a 'domain' field (speech|sound|music) to the row, or give the domain of the whole file")
                 continue
             if "reference" not in r.raw:
                 problems.add("missing (required; null for a prompt without one)", file=str(p), row=row, field="reference", fix=fix)
@@ -300,7 +300,7 @@ def load_yesno(questions: str | Path, predictions: str | Path, *, sampling: str 
     qcolumn = _sampling_column(qt)
     if qcolumn is None and sampling is None:
         raise InputError("missing column sampling", file=str(qpath), field="sampling",
-                         fix="add a sampling column (random|popular|adversarial) or pass --sampling for the whole file")
+                         fix="add a sampling column (random|popular|adversarial) or give the sampling of the whole file")
     _not_utf8(ppath, "predictions CSV")
     pt = read_rows(ppath, PREDICTION_FIELDS, what="predictions CSV", format="csv", comments=True, problems=problems)
     pcolumn = _sampling_column(pt)

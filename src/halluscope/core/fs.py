@@ -132,7 +132,7 @@ class RunLock:
                 holder = _read_holder(fd)
                 os.close(fd)
                 raise RunBusyError(
-                    f"{self.key} is in use by {holder}; wait for it to finish or use another --out / run "
+                    f"{self.key} is in use by {holder}; wait for it to finish or use another run "
                     "directory") from None
             os.ftruncate(fd, 0)
             info = {"pid": os.getpid(), "command": shlex.join(["halluscope", *sys.argv[1:]])[:300],

@@ -73,7 +73,7 @@ def parse_host(host: str, allow_remote: bool, what: str = "the app") -> tuple[st
     try:
         ip = ipaddress.ip_address("127.0.0.1" if bare == "localhost" else bare)
     except ValueError:
-        raise HalluscopeError(f"--host: expected an IP address such as 127.0.0.1 or ::1 (or 'localhost'), got {host!r}. "
+        raise HalluscopeError(f"host: expected an IP address such as 127.0.0.1 or ::1 (or 'localhost'), got {host!r}. "
                               "Fix: give the address to bind, not a host name") from None
     if not allow_remote and not ip.is_loopback:
         raise HalluscopeError(f"refusing to serve {what} on {host}: the app binds to loopback by default; "
@@ -145,10 +145,10 @@ class LoopbackApp:
                  allow_remote: bool = False, timeout_s: float = TIMEOUT_S) -> None:
         host, wildcard = parse_host(host, allow_remote, self.what)
         if not 0 <= port <= 65535:
-            raise HalluscopeError(f"--port: expected 0-65535 (0 picks a free port), got {port}")
+            raise HalluscopeError(f"port: expected 0-65535 (0 picks a free port), got {port}")
         self.token = token or secrets.token_urlsafe(18)
         if len(self.token) < 8 or not all(c.isascii() and (c.isalnum() or c in "-_.~") for c in self.token):
-            raise HalluscopeError("--token: expected at least 8 characters among letters, digits and - _ . ~")
+            raise HalluscopeError("token: expected at least 8 characters among letters, digits and - _ . ~")
         app = self
         log = logging.getLogger(type(self).__module__)  # refusals and errors go to the app's own logger
 
@@ -280,8 +280,8 @@ class LoopbackApp:
             why = {errno.EADDRINUSE: "is already in use (another halluscope server?)",
                    errno.EACCES: "needs privileges (ports below 1024)",
                    errno.EADDRNOTAVAIL: "is not an address of this machine"}.get(exc.errno or 0, f"cannot be bound ({exc})")
-            raise HalluscopeError(f"{host} port {port} {why}. Fix: pick another --port (0 picks a free one) "
-                                  "or --host") from None
+            raise HalluscopeError(f"{host} port {port} {why}. Fix: pick another port (0 picks a free one) "
+                                  "or host") from None
         self.host, self.port = host, self._httpd.server_address[1]
         self._thread: threading.Thread | None = None
 

@@ -118,8 +118,8 @@ def annotation_items(run_dir: str | Path, *, sample: int | None = None,
     from halluscope.mishap.validity_items import annotation_rows
 
     if sample is not None and sample < 1:
-        raise HalluscopeError(f"--sample: expected a positive number of responses, got {sample}. "
-                              "Fix: give --sample N with N >= 1, or leave it out to annotate every response")
+        raise HalluscopeError(f"sample: expected a positive number of responses, got {sample}. "
+                              "Fix: give a sample of N >= 1, or none to annotate every response")
     _store_file(run_dir)
     items: list[dict] = []
     clips: dict[str, MishapClip] = {}
@@ -260,10 +260,10 @@ def export_labels(run_dir: str | Path, out: str | Path, *, history: bool = False
 
     out = Path(out)
     if not out.parent.is_dir():
-        raise HalluscopeError(f"--export {out}: the folder {out.parent} does not exist. Fix: create it, or export "
+        raise HalluscopeError(f"export file {out}: the folder {out.parent} does not exist. Fix: create it, or export "
                               "into an existing folder")
     if out.is_dir():
-        raise HalluscopeError(f"--export {out}: is a folder; expected a file name such as {out / 'labels.csv'}")
+        raise HalluscopeError(f"export file {out}: is a folder; expected a file name such as {out / 'labels.csv'}")
     ann = Annotations(run_dir)
     try:
         rows: Sequence[MishapAnnotation] = ann.all() if history else list(ann.latest().values())
@@ -276,5 +276,5 @@ def export_labels(run_dir: str | Path, out: str | Path, *, history: bool = False
             for a in rows:
                 w.writerow([a.answer_id, a.annotator, a.label, a.note, a.mode, a.created])
     except OSError as exc:
-        raise HalluscopeError(f"--export {out}: cannot write ({exc.strerror}). Fix: choose a writable path") from None
+        raise HalluscopeError(f"export file {out}: cannot write ({exc.strerror}). Fix: choose a writable path") from None
     return len(rows)

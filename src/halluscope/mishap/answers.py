@@ -39,8 +39,8 @@ def decoding_params(*, seed: int | None, temperature: float, top_p: float | None
     if seed is None:
         return {"temperature": 0, "max_tokens": max_tokens}
     if temperature <= 0:
-        raise HalluscopeError("sampling over seeds needs --temperature > 0 (the model card's value); "
-                              "for greedy decoding leave --seeds empty")
+        raise HalluscopeError("sampling over seeds needs a temperature > 0 (the model card's value); "
+                              "for greedy decoding give no seeds")
     params = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed}
     if top_p is not None:
         params["top_p"] = top_p

@@ -161,8 +161,8 @@ def apply_quotas(clips: dict[str, MishapClip], kept: list[str], *, per_domain: i
     if isinstance(per_source, dict):
         unknown = sorted(set(per_source) - {src for _, src in by_source})
         if unknown:
-            raise InputError(f"--per-source names source(s) {unknown} that no kept clip has; the kept sources are "
-                             f"{sorted({src for _, src in by_source})}", field="--per-source",
+            raise InputError(f"the per-source quota names source(s) {unknown} that no kept clip has; the kept sources are "
+                             f"{sorted({src for _, src in by_source})}", field="per_source",
                              fix="spell each source as the manifest's 'source' column does")
     dropped: dict[str, str] = {}
     short: list[str] = []

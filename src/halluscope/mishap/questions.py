@@ -243,7 +243,7 @@ def make_questions(run_dir: str | Path, generator: str, *, checker: str | None =
     if with_audio is None:
         with_audio = generator.startswith("hf-audio/")
     if per_category < 1 or max_attempts < 1:
-        raise HalluscopeError(f"--per-category and --max-attempts must be >= 1, got {per_category} and {max_attempts}")
+        raise HalluscopeError(f"per_category and max_attempts must be >= 1, got {per_category} and {max_attempts}")
     config = config if config is not None else load_llm_config()
 
     def backend(spec: str) -> ChatBackend:

@@ -115,7 +115,7 @@ def export_rubrics(run_dir: str | Path, out: str | Path) -> int:
 def import_rubrics(run_dir: str | Path, path: str | Path, *, author: str) -> list[MishapRubric]:
     """Append a new version for every rubric whose text changed; the form is checked before anything is stored."""
     if not author.strip():
-        raise HalluscopeError("--author is required: every rubric edit records who made it")
+        raise HalluscopeError("an author is required: every rubric edit records who made it")
     p = Path(path)
     fix = "export first with 'halluscope mishap rubrics RUN --export FILE', then edit 'rubric' (and 'note')"
     problems = Problems(str(p))

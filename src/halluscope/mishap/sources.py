@@ -181,10 +181,10 @@ def write_source_manifest(source: str, root: str | Path, out: str | Path, *, spl
     if not root.is_dir():
         raise InputError("is not a folder", file=str(root), fix=f"pass the unpacked {source} dataset folder")
     if split is not None and source not in SPLITS:
-        raise InputError(f"{source} takes no --split (its layout names the split)", field="--split")
+        raise InputError(f"{source} takes no split (its layout names the split)", field="split")
     kw = {"split": split} if split is not None else {}
     rows = list(IMPORTERS[source](root, **kw))
     if not rows:
-        raise InputError(f"no clips found for {source}", file=str(root), fix="check the folder layout (see --help)")
+        raise InputError(f"no clips found for {source}", file=str(root), fix="check the folder layout (see halluscope.mishap.sources)")
     atomic_write(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     return len(rows)

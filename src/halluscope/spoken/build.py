@@ -94,7 +94,7 @@ def speech_backends(cfg: BuildConfig, langs: Sequence[str]) -> tuple[PerLanguage
 def select_articles(cfg: BuildConfig) -> list[Article]:
     articles = load_articles(cfg.corpus, languages=cfg.langs)
     if not articles:
-        raise HalluscopeError(f"the corpus has no articles in {', '.join(cfg.langs)}; check --langs")
+        raise HalluscopeError(f"the corpus has no articles in {', '.join(cfg.langs)}; check the languages asked for")
     if cfg.articles_per_language:
         kept: list[Article] = []
         for lang in cfg.langs:
@@ -114,7 +114,7 @@ def build_spoken(run_dir: str | Path, cfg: BuildConfig, *, quiet: bool = False,
     for value in cfg.compare_asr:
         other = PerLanguageAsr.create(value, cfg.langs, option="--compare-asr")
         if other.spec == asr.spec or other.spec in compared:
-            raise HalluscopeError(f"--compare-asr '{value}' repeats ASR '{other.spec}' already in this build; "
+            raise HalluscopeError(f"the compared ASR '{value}' repeats ASR '{other.spec}' already in this build; "
                                   "expected each ASR system once")
         compared[other.spec] = other
 
@@ -335,7 +335,7 @@ def load_build(store: Store) -> BuildResult:
     """The latest 'build spoken' of a run directory, read back from the store."""
     manifest = store.latest_manifest("build spoken")
     if manifest is None:
-        raise HalluscopeError(f"{store.run_dir} holds no 'build spoken' run; run 'halluscope build spoken --out {store.run_dir}' first")
+        raise HalluscopeError(f"{store.run_dir} holds no 'build spoken' run; build it first ('halluscope build spoken {store.run_dir} ...')")
     st = manifest.stages
     samples = {**store.results("ingest", st["ingest"], Variant), **store.results("generate", st["generate"], Variant)}
     audio = store.results("tts", st["tts"], AudioRef)

@@ -89,7 +89,7 @@ def project(run_dir: str | Path, *, samples: int = PAPER_SAMPLES, audio_s: float
     """Measure the run's stages and project them to ``samples`` items of ``audio_s`` seconds each."""
     run_dir = Path(run_dir)
     if not (run_dir / STORE_NAME).exists():
-        raise HalluscopeError(f"{run_dir} holds no {STORE_NAME}; run 'halluscope build spoken --out {run_dir}' first")
+        raise HalluscopeError(f"{run_dir} holds no {STORE_NAME}; build it first ('halluscope build spoken {run_dir} ...')")
     if samples < 1 or audio_s <= 0 or not workers or min(workers) < 1:
         raise HalluscopeError(f"expected samples >= 1, audio seconds > 0 and workers >= 1; got {samples}, {audio_s}, {workers}")
     out: list[StageCost] = []

@@ -107,7 +107,7 @@ def load_fakes(path: str | Path, *, languages: Sequence[str] = REAL_LANGUAGES) -
                           "'halluscope build realworld --help' for the optional ones")
     fakes = [f for f in fakes if f.language in languages]
     if not fakes:
-        raise InputError(f"no fakes in {', '.join(languages)}", file=str(path), fix="check the language column and --langs")
+        raise InputError(f"no fakes in {', '.join(languages)}", file=str(path), fix="check the language column and the languages asked for")
     return fakes
 
 
@@ -214,7 +214,7 @@ def build_realworld(run_dir: str | Path, fakes_path: str | Path, *, langs: Seque
     run_dir = Path(run_dir)
     bad = [x for x in [*langs, *faithful_langs] if x not in REAL_LANGUAGES]
     if bad:
-        raise HalluscopeError(f"the real-world split is Russian and Kazakh only (--langs ru,kk); got {bad}")
+        raise HalluscopeError(f"the real-world split is Russian and Kazakh only (languages ru, kk); got {bad}")
     fakes = load_fakes(fakes_path, languages=langs)
     with Store(run_dir) as store:
         build = load_build(store)
@@ -328,7 +328,7 @@ def detect_realworld(run_dir: str | Path, *, detector: str = "tfidf", task: str 
 
     options = dict(options or {})
     if task != "binary":
-        raise HalluscopeError(f"the real-world split has binary labels only; got --task {task} (use --task binary)")
+        raise HalluscopeError(f"the real-world split has binary labels only; got task '{task}' (use the binary task)")
     provider, _, model = detector.partition("/")
     if provider not in DETECTORS or input not in DETECTORS[provider].inputs:
         return detect(run_dir, detector=detector, task="binary", input=input, seed=seed, options=options,

@@ -104,9 +104,9 @@ def export_view(run_dir: str | Path, out: str | Path, *, closedform: Sequence[st
     number of items and of clips copied. Every clip is checked against its recorded sha256 before it is copied."""
     out = Path(out)
     if out.exists() and not out.is_dir():
-        raise HalluscopeError(f"--export {out}: is a file; expected a folder to write the viewer into (made if absent)")
+        raise HalluscopeError(f"export folder {out}: is a file; expected a folder to write the viewer into (made if absent)")
     if out.is_dir() and any(out.iterdir()) and not (out / "data" / "index.js").is_file():
-        raise HalluscopeError(f"--export {out}: the folder is not empty and holds no earlier export; expected a new or "
+        raise HalluscopeError(f"export folder {out}: the folder is not empty and holds no earlier export; expected a new or "
                               "an earlier export folder. Fix: choose another folder")
     names: dict[str, str] = {}
 

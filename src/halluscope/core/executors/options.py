@@ -29,16 +29,16 @@ class ExecutorOptions:
         if self.executor == "local":
             return LocalExecutor()
         if self.executor != "ray":
-            raise HalluscopeError(f"--executor {self.executor!r}: expected 'local' (in-process) or 'ray'")
+            raise HalluscopeError(f"executor {self.executor!r}: expected 'local' (in-process) or 'ray'")
         base = Resources(self.ray_cpus_per_worker, self.ray_gpus_per_worker, self.ray_memory_mb)
         per_stage: dict[str, Resources] = {}
         for spec in self.ray_resources:
             stage, sep, rest = spec.partition(":")
             if not sep or stage.strip() not in RESOURCE_STAGES:
-                raise HalluscopeError(f"--ray-resources {spec!r}: expected STAGE:cpus=N[,gpus=N][,memory_mb=N] with STAGE "
+                raise HalluscopeError(f"Ray resources {spec!r}: expected STAGE:cpus=N[,gpus=N][,memory_mb=N] with STAGE "
                                       f"one of {', '.join(RESOURCE_STAGES)}, e.g. asr:cpus=2")
             per_stage[stage.strip()] = Resources.parse(rest, base)
         if self.ray_workers is not None and self.ray_workers < 1:
-            raise HalluscopeError(f"--ray-workers {self.ray_workers}: expected at least 1")
+            raise HalluscopeError(f"Ray workers {self.ray_workers}: expected at least 1")
         return RayExecutor(run_dir, address=self.ray_address, workers=self.ray_workers, resources=base,
                            stage_resources=per_stage, temp_dir=self.ray_temp_dir, log_to_driver=self.ray_log_to_driver)

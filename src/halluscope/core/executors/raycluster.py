@@ -49,7 +49,7 @@ def ray_temp_dir(run_dir: str | Path, temp_dir: str | Path | None = None) -> Pat
     if temp_dir is not None:
         path = Path(temp_dir).resolve()
         if len(str(path)) + _RAY_SESSION_SUFFIX > RAY_SOCKET_MAX:
-            raise HalluscopeError(f"--ray-temp-dir {path} is {len(str(path))} characters; Ray's socket paths under it "
+            raise HalluscopeError(f"the Ray temp folder {path} is {len(str(path))} characters; Ray's socket paths under it "
                                   f"would pass {RAY_SOCKET_MAX} bytes. Use a path of at most "
                                   f"{RAY_SOCKET_MAX - _RAY_SESSION_SUFFIX} characters, e.g. /tmp/hs-ray")
         return path

@@ -130,8 +130,8 @@ def check_splits(items: list[Variant], splits: dict[str, str], run_dir: str | Pa
             raise HalluscopeError(
                 f"{run_dir}: language '{lang}' has {len(articles)} source article(s), too few for the article-level "
                 f"train/dev/test split (no {', '.join(missing)} articles); expected at least {MIN_ARTICLES} per "
-                "language. Fix: rebuild with more articles (e.g. --articles-per-language 3 or more) or leave the "
-                "language out with --langs")
+                "language. Fix: rebuild with more articles (e.g. 3 or more articles per language) or leave the "
+                "language out of the build")
 
 
 def check_options(detector: str, kind: DetectorKind, options: dict[str, Any]) -> None:
@@ -175,7 +175,7 @@ def detect(run_dir: str | Path, *, detector: str = "tfidf", task: Task = "binary
     if task not in LABELS:
         raise HalluscopeError(f"unknown task '{task}': expected binary, type or severity")
     if input not in kind.inputs:
-        raise HalluscopeError(f"detector '{detector}' reads {', '.join(kind.inputs)}; got --input {input}")
+        raise HalluscopeError(f"detector '{detector}' reads {', '.join(kind.inputs)}; got input '{input}'")
     check_options(detector, kind, options)
     with Store(run_dir, create=False) as store:
         build = load_build(store)
