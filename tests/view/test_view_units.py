@@ -56,11 +56,13 @@ def test_quality_table_is_append_only_and_idempotent(tmp_path):
         q.save(QualityRequest(save_id="save-0001", **{**base, "fidelity": "major"}))
     q.save(QualityRequest(save_id="save-0002", **{**base, "fidelity": "major"}))
     assert latest_quality(run)["a"]["ann"]["fidelity"] == "major"  # the latest row counts
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-        q._db.execute("UPDATE speech_quality SET fidelity='faithful'")
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-        q._db.execute("DELETE FROM speech_quality")
     q.close()
+    db = sqlite3.connect(f"{run}/halluscope.sqlite")
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        db.execute("UPDATE speech_quality SET fidelity='faithful'")
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        db.execute("DELETE FROM speech_quality")
+    db.close()
     with pytest.raises(Exception, match="intelligibility"):
         QualityRequest(save_id="save-0003", **{**base, "intelligibility": "great"})
 

@@ -73,6 +73,26 @@ BEGIN SELECT RAISE(ABORT, 'annotations are append-only'); END;
 """
 _LABEL_COLS = "answer_id, annotator, label, note, mode, created"
 
+# The sample viewer's speech-quality ratings (seed 000, section 3.4): append-only, per annotator.
+_QUALITY_SCHEMA = """
+CREATE TABLE IF NOT EXISTS speech_quality (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    item_id TEXT NOT NULL,
+    annotator TEXT NOT NULL,
+    intelligibility TEXT NOT NULL CHECK (intelligibility IN ('fully', 'mostly', 'poorly', 'unintelligible')),
+    fidelity TEXT NOT NULL CHECK (fidelity IN ('faithful', 'minor', 'major')),
+    excluded INTEGER NOT NULL CHECK (excluded IN (0, 1)),
+    note TEXT NOT NULL DEFAULT '',
+    created REAL NOT NULL,
+    save_id TEXT UNIQUE
+);
+CREATE TRIGGER IF NOT EXISTS speech_quality_no_update BEFORE UPDATE ON speech_quality
+BEGIN SELECT RAISE(ABORT, 'speech-quality labels are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS speech_quality_no_delete BEFORE DELETE ON speech_quality
+BEGIN SELECT RAISE(ABORT, 'speech-quality labels are append-only'); END;
+"""
+QUALITY_COLS = ("item_id", "annotator", "intelligibility", "fidelity", "excluded", "note", "created")
+
 
 class SaveConflict(HalluscopeError):
     """A save id already stored with a different label."""
@@ -104,9 +124,11 @@ def check_run_dir(run_dir: str | Path, *, create: bool = False) -> Path:
 class Store:
     """Append-mostly record store; each write is its own transaction, so a kill -9 loses at most the item in flight."""
 
-    def __init__(self, run_dir: str | Path, *, create: bool = True, lock: bool = True, threads: bool = False) -> None:
+    def __init__(self, run_dir: str | Path, *, create: bool = True, lock: bool = True, threads: bool = False,
+                 readonly: bool = False) -> None:
         """Open (``create``: or make) RUN/halluscope.sqlite; ``lock``: hold RUN/.lock while open (one writer per run);
-        ``threads``: the connection may be used from several threads (the label methods serialise on a lock).
+        ``threads``: the connection may be used from several threads (the label, rating and call readers serialise
+        on a lock); ``readonly``: an existing store opened read-only (no lock, no schema change: the viewer).
 
         Every problem with the folder or the file is a HalluscopeError with the path and a fix, never a raw
         sqlite3 error: a missing run when ``create`` is False, a file where the folder should be, a read-only
@@ -114,7 +136,10 @@ class Store:
         """
         self.run_dir = Path(run_dir)
         self.path = self.run_dir / STORE_NAME
-        check_run_dir(self.run_dir, create=create)
+        self.readonly = readonly
+        create, lock = create and not readonly, lock and not readonly
+        if not readonly or not self.path.is_file():  # reading needs no write access to the folder
+            check_run_dir(self.run_dir, create=create)
         if create:
             try:
                 self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -124,13 +149,18 @@ class Store:
                                       "--out") from None
         self._lock = RunLock(self.run_dir).acquire() if lock else None
         self._mutex = threading.Lock()
-        self._labels_ready = False
+        self._labels_ready = self._quality_ready = False
         self._db: sqlite3.Connection = None  # type: ignore[assignment]  # set below; close() may run first
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0, check_same_thread=not threads)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
+            if readonly:
+                self._db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30.0,
+                                           check_same_thread=not threads)
+                self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # not a database: fails here
+            else:
+                self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0, check_same_thread=not threads)
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             self.close()
             raise HalluscopeError(
@@ -232,6 +262,13 @@ class Store:
         ).fetchone()
         return None if row is None else json.loads(row[0])
 
+    def latest_call(self, key: str) -> tuple[dict | None, str] | None:
+        """The latest stored call under ``key`` whatever its status: (response, status), or None."""
+        with self._mutex:
+            row = self._db.execute("SELECT response, status FROM calls WHERE key=? ORDER BY id DESC LIMIT 1",
+                                   (key,)).fetchone()
+        return None if row is None else (json.loads(row[0]) if row[0] else None, row[1])
+
     def calls(self) -> Iterator[dict]:
         for row in self._db.execute("SELECT key, backend, request, response, status, latency_s FROM calls ORDER BY id"):
             yield dict(zip(("key", "backend", "request", "response", "status", "latency_s"), row))
@@ -253,9 +290,13 @@ class Store:
         return [RunManifest.model_validate_json(p) for (p,) in self._db.execute("SELECT payload FROM manifests ORDER BY id")]
 
     # -- human labels (the MISHAP annotation app) ---------------------------------------------------
-    def _label_table(self) -> None:
-        if self._labels_ready:
-            return
+    def _has_table(self, name: str) -> bool:
+        return self._db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone() is not None
+
+    def _label_table(self) -> bool:
+        """Make the label table on first use; False for a read-only store that has none (no labels yet)."""
+        if self._labels_ready or self.readonly:
+            return self._labels_ready or self._has_table("mishap_annotations")
         try:
             self._db.executescript(_LABEL_SCHEMA)
             if "save_id" not in {r[1] for r in self._db.execute("PRAGMA table_info(mishap_annotations)")}:
@@ -265,6 +306,7 @@ class Store:
             raise HalluscopeError(f"{self.path}: cannot open the label table ({exc}); expected a writable halluscope "
                                   "store. Fix: check the file's permissions, or restore it from a copy") from None
         self._labels_ready = True
+        return True
 
     def save_label(self, label: MishapAnnotation, save_id: str | None = None) -> tuple[MishapAnnotation, bool]:
         """Append one label; with a ``save_id`` already stored, that row and False (a retry stores nothing), or
@@ -291,13 +333,57 @@ class Store:
     def labels(self) -> list[MishapAnnotation]:
         """Every label row, oldest first."""
         with self._mutex:
-            self._label_table()
-            rows = self._db.execute(f"SELECT {_LABEL_COLS} FROM mishap_annotations ORDER BY id").fetchall()
+            rows = (self._db.execute(f"SELECT {_LABEL_COLS} FROM mishap_annotations ORDER BY id").fetchall()
+                    if self._label_table() else [])
         return [_label(r) for r in rows]
 
     def latest_labels(self) -> dict[tuple[str, str], MishapAnnotation]:
         """(answer id, annotator) -> the latest label row."""
         return {(a.answer_id, a.annotator): a for a in self.labels()}
+
+    # -- speech-quality ratings (the sample viewer) ---------------------------------------------------
+    def _quality_table(self) -> bool:
+        if self._quality_ready or self.readonly:
+            return self._quality_ready or self._has_table("speech_quality")
+        try:
+            self._db.executescript(_QUALITY_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise HalluscopeError(f"{self.path}: cannot open the speech-quality table ({exc}); expected a writable "
+                                  "halluscope store. Fix: check the file's permissions") from None
+        self._quality_ready = True
+        return True
+
+    def save_quality(self, row: dict, save_id: str) -> tuple[dict, bool]:
+        """Append one rating (QUALITY_COLS); a ``save_id`` already stored returns that row and False, or
+        HalluscopeError when it was stored with a different rating."""
+        with self._mutex:
+            self._quality_table()
+            old = self._db.execute(f"SELECT {', '.join(QUALITY_COLS)} FROM speech_quality WHERE save_id=?",
+                                   (save_id,)).fetchone()
+            if old is not None:
+                stored = _rating(old)
+                if any(stored[k] != row[k] for k in QUALITY_COLS[:6]):
+                    raise HalluscopeError(f"save id {save_id} was already stored with a different rating; a new "
+                                          "rating needs a new save id")
+                return stored, False
+            self._db.execute(f"INSERT INTO speech_quality ({', '.join(QUALITY_COLS)}, save_id) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                             (*(int(row[k]) if k == "excluded" else row[k] for k in QUALITY_COLS), save_id))
+        return row, True
+
+    def ratings(self) -> list[dict]:
+        """Every speech-quality rating, oldest first ([] while there is no table)."""
+        with self._mutex:
+            if not self._quality_table():
+                return []
+            rows = self._db.execute(f"SELECT {', '.join(QUALITY_COLS)} FROM speech_quality ORDER BY id").fetchall()
+        return [_rating(r) for r in rows]
+
+
+def _rating(r: tuple) -> dict:
+    d = dict(zip(QUALITY_COLS, r))
+    d["excluded"] = bool(d["excluded"])
+    return d
 
 
 def _label(r: tuple) -> MishapAnnotation:

@@ -11,7 +11,6 @@ human labels. Closed-form items: question, reply, strict and compat readings and
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from halluscope.core.errors import HalluscopeError
 from halluscope.metrics.asr import normalize_for_wer
 from halluscope.core.records import (AudioRef, Change, Judgement, MishapClip, Prediction, RewriteLog, Transcript,
                                 Variant)
-from halluscope.core.store import STORE_NAME, Store, check_run_dir
+from halluscope.core.store import Store, check_run_dir
 
 PAGE = 50  # items per page in the list and per data chunk of an export
 
@@ -135,28 +134,19 @@ class ViewData:
 
 
 class _Calls:
-    """Raw replies by call key, read-only and thread-safe (the viewer never writes the store through this)."""
+    """Raw replies by call key from a read-only, thread-safe Store (the viewer never writes the store through this)."""
 
-    def __init__(self, path: Path) -> None:
-        self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-        self._lock = threading.Lock()
+    def __init__(self, run_dir: Path) -> None:
+        self._store = Store(run_dir, create=False, readonly=True, threads=True)
 
     def latest(self, key: str | None) -> tuple[str | None, str | None]:
-        if not key:
+        found = self._store.latest_call(key) if key else None
+        if found is None:
             return None, None
-        with self._lock:
-            row = self._db.execute("SELECT response, status FROM calls WHERE key=? ORDER BY id DESC LIMIT 1",
-                                   (key,)).fetchone()
-        if row is None:
-            return None, None
-        return reply_text(json.loads(row[0]) if row[0] else None), row[1]
+        return reply_text(found[0]), found[1]
 
-    def table(self, sql: str, args: tuple = ()) -> list[tuple]:
-        with self._lock:
-            try:
-                return self._db.execute(sql, args).fetchall()
-            except sqlite3.OperationalError:  # the table does not exist (yet)
-                return []
+    def labels(self) -> list:
+        return self._store.labels()
 
 
 def _spoken(store: Store, calls: _Calls, index: list[dict], details: dict[str, Callable[[], dict]], texts: dict[str, str],
@@ -270,9 +260,8 @@ def _mishap(store: Store, calls: _Calls, index: list[dict], details: dict[str, C
     answers = load_answers(store) if questions else {}
     verdicts = load_judgements(store) if questions else {}
     human: dict[str, dict[str, dict]] = {}
-    for aid, who, label, note in calls.table("SELECT answer_id, annotator, label, note FROM mishap_annotations "
-                                             "ORDER BY id"):
-        human.setdefault(aid, {})[who] = {"annotator": who, "label": label, "note": note}
+    for a in calls.labels():
+        human.setdefault(a.answer_id, {})[a.annotator] = {"annotator": a.annotator, "label": a.label, "note": a.note}
     by_q: dict[str, list] = {}
     for a in sorted(answers.values(), key=lambda a: (a.model, a.seed is not None, a.seed or 0)):
         by_q.setdefault(a.question_id, []).append(a)
@@ -374,7 +363,7 @@ def load_view(run_dir: str | Path, *, closedform: Sequence[str] = (),
     notes: list[str] = []
     texts: dict[str, str] = {}
     quality = latest_quality(run_dir)
-    calls = _Calls(run_dir / STORE_NAME)
+    calls = _Calls(run_dir)
     with Store(run_dir, create=False, lock=False) as store:
         if store.latest_manifest("build spoken") is not None:
             _spoken(store, calls, index, details, texts, audio, runs, judges, quality, src)

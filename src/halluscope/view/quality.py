@@ -6,8 +6,6 @@ row per clip and annotator counts); the report gives per-language ratings, agree
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 import time
 from collections import Counter, defaultdict
 from itertools import combinations
@@ -17,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from halluscope.core.errors import HalluscopeError
-from halluscope.core.store import STORE_NAME, check_run_dir
+from halluscope.core.store import Store, check_run_dir
 
 # seed 000, 3.4: "mostly intelligible", "poorly intelligible", "fully unintelligible"; "minor"/"major" discrepancies
 INTELLIGIBILITY = ("fully", "mostly", "poorly", "unintelligible")
@@ -25,24 +23,6 @@ FIDELITY = ("faithful", "minor", "major")
 ANNOTATOR = r"^[\w .@-]{1,40}$"
 MAX_NOTE = 2000
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS speech_quality (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    item_id TEXT NOT NULL,
-    annotator TEXT NOT NULL,
-    intelligibility TEXT NOT NULL CHECK (intelligibility IN ('fully', 'mostly', 'poorly', 'unintelligible')),
-    fidelity TEXT NOT NULL CHECK (fidelity IN ('faithful', 'minor', 'major')),
-    excluded INTEGER NOT NULL CHECK (excluded IN (0, 1)),
-    note TEXT NOT NULL DEFAULT '',
-    created REAL NOT NULL,
-    save_id TEXT UNIQUE
-);
-CREATE TRIGGER IF NOT EXISTS speech_quality_no_update BEFORE UPDATE ON speech_quality
-BEGIN SELECT RAISE(ABORT, 'speech-quality labels are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS speech_quality_no_delete BEFORE DELETE ON speech_quality
-BEGIN SELECT RAISE(ABORT, 'speech-quality labels are append-only'); END;
-"""
-_COLS = ("item_id", "annotator", "intelligibility", "fidelity", "excluded", "note", "created")
 
 
 class QualityRequest(BaseModel):
@@ -60,63 +40,36 @@ class QualityRequest(BaseModel):
 
 
 class QualityLabels:
-    """The append-only table in the run's store."""
+    """The append-only table in the run's store (the Store's rating methods; no run lock: the viewer runs beside
+    other commands)."""
 
     def __init__(self, run_dir: str | Path) -> None:
-        path = check_run_dir(run_dir) / STORE_NAME
+        self._store = Store(check_run_dir(run_dir), create=False, lock=False, threads=True)
         try:
-            self._db = sqlite3.connect(path, isolation_level=None, timeout=30.0, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise HalluscopeError(f"{path}: cannot open the speech-quality table ({exc}); expected a writable "
-                                  "halluscope store. Fix: check the file's permissions") from None
-        self._lock = threading.Lock()
+            self._store.ratings()  # the table exists (made on first use) and reads
+        except HalluscopeError:
+            self._store.close()
+            raise
 
     def close(self) -> None:
-        self._db.close()
+        self._store.close()
 
     def save(self, req: QualityRequest) -> tuple[dict, bool]:
         """Store one rating; a ``save_id`` already stored returns that row and False (a retry stores nothing)."""
         row = {"item_id": req.item_id, "annotator": req.annotator, "intelligibility": req.intelligibility,
                "fidelity": req.fidelity, "excluded": req.excluded, "note": req.note, "created": time.time()}
-        with self._lock:
-            old = self._db.execute(f"SELECT {', '.join(_COLS)} FROM speech_quality WHERE save_id=?",
-                                   (req.save_id,)).fetchone()
-            if old is not None:
-                stored = _row(old)
-                if any(stored[k] != row[k] for k in _COLS[:6]):
-                    raise HalluscopeError(f"save id {req.save_id} was already stored with a different rating; a new "
-                                          "rating needs a new save id")
-                return stored, False
-            self._db.execute(f"INSERT INTO speech_quality ({', '.join(_COLS)}, save_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                             (*(int(row[k]) if k == "excluded" else row[k] for k in _COLS), req.save_id))
-        return row, True
+        return self._store.save_quality(row, req.save_id)
 
     def all(self) -> list[dict]:
-        with self._lock:
-            return [_row(r) for r in self._db.execute(f"SELECT {', '.join(_COLS)} FROM speech_quality ORDER BY id")]
-
-
-def _row(r: tuple) -> dict:
-    d = dict(zip(_COLS, r))
-    d["excluded"] = bool(d["excluded"])
-    return d
+        return self._store.ratings()
 
 
 def latest_quality(run_dir: str | Path) -> dict[str, dict[str, dict]]:
     """item id -> annotator -> latest rating; read-only (an absent table is no rating)."""
-    path = Path(run_dir) / STORE_NAME
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        rows = db.execute(f"SELECT {', '.join(_COLS)} FROM speech_quality ORDER BY id").fetchall()
-    except sqlite3.OperationalError:
-        rows = []
-    finally:
-        db.close()
+    with Store(run_dir, create=False, readonly=True) as store:
+        rows = store.ratings()
     out: dict[str, dict[str, dict]] = defaultdict(dict)
-    for r in rows:
-        d = _row(r)
+    for d in rows:
         out[d["item_id"]][d["annotator"]] = d
     return dict(out)
 
