@@ -105,7 +105,7 @@ def check_run_dir(run_dir: str | Path, *, create: bool = False) -> Path:
     if run_dir.exists() and not run_dir.is_dir():
         raise HalluscopeError(f"{run_dir} is a file, not a run directory; expected a directory made by "
                               "`halluscope build ...`. Fix: pass the run folder (the one holding "
-                              f"{STORE_NAME}), or another --out")
+                              f"{STORE_NAME}), or another run directory")
     if not create and not store.is_file():
         what = f"{store} is not a file" if store.exists() else (
             f"{run_dir} holds no {STORE_NAME}" if run_dir.is_dir() else f"{run_dir} does not exist")
@@ -146,7 +146,7 @@ class Store:
             except OSError as exc:
                 raise HalluscopeError(f"cannot create the run directory {self.run_dir} ({exc.strerror}); expected a "
                                       "path whose parent folders are directories you can write to. Fix: pass another "
-                                      "--out") from None
+                                      "run directory") from None
         self._lock = RunLock(self.run_dir).acquire() if lock else None
         self._mutex = threading.Lock()
         self._labels_ready = self._quality_ready = False

@@ -314,7 +314,7 @@ def load_closedform(specs: Sequence[str]) -> list[tuple[dict, Callable[[], dict]
         fmt, _, files = spec.partition("=")
         paths = [p for p in files.split(",") if p]
         if fmt not in ("halluaudio", "aha", "yesno") or not paths or (fmt == "yesno") != (len(paths) == 2):
-            raise HalluscopeError(f"--closedform {spec!r}: expected halluaudio=FILE[,FILE...], aha=FILE[,FILE...] or "
+            raise HalluscopeError(f"closed-form predictions {spec!r}: expected halluaudio=FILE[,FILE...], aha=FILE[,FILE...] or "
                                   "yesno=QUESTIONS.csv,PREDICTIONS.csv")
         if fmt == "halluaudio":
             loaded = loaders.load_halluaudio(paths)
@@ -379,7 +379,7 @@ def load_view(run_dir: str | Path, *, closedform: Sequence[str] = (),
                              "n": 0})
     if not index:
         raise HalluscopeError(f"{run_dir} holds no items to view: no 'build spoken' and no 'mishap clips' run, and no "
-                              "--closedform file. Fix: build the run first, or pass --closedform FORMAT=FILE")
+                              "closed-form predictions file. Fix: build the run first, or give closed-form predictions FORMAT=FILE")
     seen: set[str] = set()
     for r in index:
         if r["id"] in seen:

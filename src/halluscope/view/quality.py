@@ -130,7 +130,7 @@ def drop_excluded(run_dir: str | Path) -> tuple[Path, int, int]:
     src = Path(run_dir) / "dataset" / "samples.parquet"
     if not src.is_file():
         raise HalluscopeError(f"{src} does not exist; expected the dataset 'halluscope build spoken' writes. "
-                              f"Fix: run 'halluscope build spoken --out {run_dir} ...' first")
+                              f"Fix: run 'halluscope build spoken {run_dir} ...' first")
     gone = excluded_items(run_dir)
     rows = pq.read_table(src).to_pylist()
     kept = [r for r in rows if r["id"] not in gone]
