@@ -131,7 +131,7 @@ def test_validity_end_to_end(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     res = runner.invoke(app, ["mishap", "validity", "import", str(run), str(aha), "--benchmark", "nope", "--model", "m"])
     assert isinstance(res.exception, InputError)  # main() prints it and exits 2
-    assert "'--benchmark': unknown benchmark 'nope'" in str(res.exception) and "halluaudio, aha, kuan" in str(res.exception)
+    assert "'benchmark': unknown benchmark 'nope'" in str(res.exception) and "halluaudio, aha, kuan" in str(res.exception)
     with ChatServer(_validity_script({})) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         monkeypatch.setenv("OPENAI_API_KEY", "k")

@@ -75,7 +75,7 @@ def _rows(benchmark: str, files: Sequence[Path], *, domain: str | None) -> tuple
         res = score.score_yesno(loaded, mode="compat", bootstrap=0)
         pairs = [(it, s, it.prompt_text, "sound", it.audio_index) for it, s in zip(loaded.items, res.items)]
     else:
-        raise InputError(f"unknown benchmark {benchmark!r}", field="--benchmark", fix=f"use one of {', '.join(BENCHMARKS)}")
+        raise InputError(f"unknown benchmark {benchmark!r}", field="benchmark", fix=f"use one of {', '.join(BENCHMARKS)}")
     rows = []
     for _it, s, question, dom, audio in pairs:
         rows.append({"item_id": s.id, "question": question, "response": s.reply, "reference": s.reference or "none",
@@ -90,9 +90,9 @@ def import_validity(run_dir: str | Path, benchmark: str, files: Sequence[str | P
                     quiet: bool = False) -> list[ValidityItem]:
     """Import one model's closed-form responses (optionally a seeded sample of them) into the run."""
     if not model.strip():
-        raise InputError("the model name is empty", field="--model", fix="name the model that wrote the responses")
+        raise InputError("the model name is empty", field="model", fix="name the model that wrote the responses")
     if sample is not None and sample < 1:
-        raise InputError(f"expected a positive number of responses, got {sample}", field="--sample")
+        raise InputError(f"expected a positive number of responses, got {sample}", field="sample")
     paths = [Path(f) for f in files]
     rows, problems = _rows(benchmark, paths, domain=domain)
     if sample is not None and sample < len(rows):

@@ -111,7 +111,7 @@ def build_judge(run_dir: str | Path, judges: Sequence[str], *, per_cell: int = 8
                 config: LLMConfig | None = None, quiet: bool = False) -> JudgeResult:
     """Sample, judge (resuming), and write Table 9 / Table 10 / heatmaps into RUN/report/judge/."""
     if not judges:
-        raise HalluscopeError("no judge given: pass --judge openai/<model> (twice or more for agreement tables)")
+        raise HalluscopeError("no judge given: name one such as openai/<model> (two or more for agreement tables)")
     if len(set(judges)) != len(judges):
         twice = sorted({j for j in judges if judges.count(j) > 1})
         raise HalluscopeError(
@@ -119,7 +119,7 @@ def build_judge(run_dir: str | Path, judges: Sequence[str], *, per_cell: int = 8
             f"second name in the LLM config: [models.\"{twice[0]}-b\"] with model = \"<the server's model name>\" "
             "(openai/...) or path = \"<checkpoint>\" (hf/...), and pass --judge under both names")
     if per_cell < 1 or retries < 0:
-        raise HalluscopeError(f"--per-cell must be >= 1 and --retries >= 0, got {per_cell} and {retries}")
+        raise HalluscopeError(f"per_cell must be >= 1 and retries >= 0, got {per_cell} and {retries}")
     config = config if config is not None else load_llm_config()
     backends = [LLM_BACKENDS.create(j, config=config) for j in judges]
     run_dir = Path(run_dir)
@@ -127,7 +127,7 @@ def build_judge(run_dir: str | Path, judges: Sequence[str], *, per_cell: int = 8
         build = load_build(store)
         sample = stratified_sample(build.samples.values(), per_cell=per_cell, seed=seed)
         if not sample.ids:
-            raise HalluscopeError(f"{run_dir} has no hallucinated rewrites to judge; build with --rewrites-per-article >= 1")
+            raise HalluscopeError(f"{run_dir} has no hallucinated rewrites to judge; build with rewrites_per_article >= 1")
         stages = {b.spec: judge_stage(b, retries=retries, generate_fp=build.stages["generate"]) for b in backends}
         record_manifest(store, command="build judge",
                         config={"judges": list(judges), "per_cell": per_cell, "seed": seed, "retries": retries,
