@@ -9,7 +9,7 @@ import pytest
 from support import scripted
 from halluscope.core.errors import HalluscopeError
 from halluscope.mishap.annotate import Annotations, AnnotationServer, annotation_items, export_labels, human_labels
-from halluscope.mishap.metrics import human_human_agreement
+from halluscope.metrics.agreement import human_human_agreement
 
 TOKEN = "test-token-123456"
 

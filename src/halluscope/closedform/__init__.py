@@ -1,7 +1,7 @@
 """Closed-form audio hallucination benchmarks: HalluAudio, AHa-Bench and yes/no object hallucination.
 
 Load published prediction files, extract answers word by word (strict mode) or with the official scorers'
-substring rules (compatibility mode), and compute the benchmarks' metrics with bootstrap intervals.
+substring rules (compatibility mode), and compute the benchmarks' metrics with bootstrap intervals (halluscope.metrics.rates and .classification).
 Names are imported lazily so that 'halluscope --help' does not pay for scikit-learn and matplotlib.
 """
 
@@ -14,8 +14,6 @@ _EXPORTS = {
     "extract": ["ABSTENTIONS", "NON_ANSWERS", "Extraction", "extract_choice", "extract_label", "extract_number",
                 "extract_option", "extract_yesno", "normalize_reply"],
     "loaders": ["load_aha", "load_halluaudio", "load_yesno"],
-    "metrics": ["AhaScores", "CountProbeScores", "HalluAudioScores", "YesNoScores", "aha_scores", "count_probe_scores",
-                "halluaudio_scores", "ratio_ci", "yesno_scores"],
     "records": ["AhaItem", "HalluAudioItem", "Loaded", "LoadProblem", "YesNoItem"],
     "report": ["write_report"],
     "score": ["ScoredItem", "ScoreResult", "score_aha", "score_halluaudio", "score_yesno"],

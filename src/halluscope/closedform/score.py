@@ -15,9 +15,10 @@ import jiwer
 from halluscope.closedform import compat as cp
 from halluscope.closedform.extract import (ABSTENTIONS, NON_ANSWERS, Extraction, Fallback, extract_choice,
                                            extract_label, extract_number, extract_yesno, normalize_label)
-from halluscope.closedform.metrics import aha_scores, count_probe_scores, halluaudio_scores, yesno_scores
 from halluscope.closedform.records import DOMAINS, SAMPLINGS, AhaItem, HalluAudioItem, Loaded, YesNoItem
 from halluscope.core.errors import InputError
+from halluscope.metrics.classification import yesno_scores
+from halluscope.metrics.rates import aha_scores, count_probe_scores, halluaudio_scores
 
 Mode = Literal["strict", "compat"]
 MODES: tuple[Mode, ...] = ("strict", "compat")

@@ -1,4 +1,11 @@
-"""Accuracy and macro-F1 with bootstrap intervals; missing predictions count as errors (seed 000, Table 3)."""
+"""Classification scores: accuracy and macro-F1 with bootstrap intervals (seed 000, Tables 2-4), and the
+yes/no object-hallucination scores (precision, recall, F1 of one positive class).
+
+Missing predictions (None: unparsable, refused) count as errors everywhere. Point estimates come from
+scikit-learn; the bootstrap replicates are weighted confusion counts (halluscope.metrics.bootstrap), which
+tests check against scikit-learn on every resample. Items that share a source article are resampled
+together when ``clusters`` names each item's article.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.metrics import accuracy_score, f1_score
+from sklearn.metrics import accuracy_score, f1_score, precision_recall_fscore_support
+
+from halluscope.metrics.bootstrap import CI, percentile_ci, ratio_ci, resample_weights, units
 
 INVALID = "__invalid__"
 
@@ -31,8 +40,50 @@ class ClassificationScore:
         }
 
 
-def _f1(ref: Sequence[str], hyp: Sequence[str], labels: Sequence[str]) -> float:
-    return float(f1_score(ref, hyp, labels=list(labels), average="macro", zero_division=0))
+def encode(values: Sequence[str | None], labels: Sequence[str]) -> np.ndarray:
+    """Label codes 0..k-1; None and anything outside ``labels`` become k (an error for every class)."""
+    codes = {lab: i for i, lab in enumerate(labels)}
+    return np.array([codes.get(v, len(labels)) if v is not None else len(labels) for v in values], dtype=np.int64)
+
+
+def _weighted(mask: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    mask = np.atleast_2d(mask)
+    return mask.sum(axis=1) if weights is None else (mask * weights).sum(axis=1)
+
+
+def macro_f1_rows(ref: np.ndarray, hyp: np.ndarray, k: int, weights: np.ndarray | None = None) -> np.ndarray:
+    """Macro-F1 over classes 0..k-1 of each row of ``hyp`` (rows x items, or one row), each item counted
+    ``weights`` times (rows x items; once if None); scikit-learn's zero_division=0."""
+    f1: np.ndarray | float = 0.0
+    for c in range(k):
+        is_ref, is_hyp = ref == c, hyp == c
+        tp = _weighted(is_hyp & is_ref, weights)
+        fp = _weighted(is_hyp & ~is_ref, weights)
+        fn = _weighted(~is_hyp & is_ref, weights)
+        denom = 2 * tp + fp + fn
+        f1 = f1 + np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
+    return np.atleast_1d(f1 / k)
+
+
+def accuracy_rows(ref: np.ndarray, hyp: np.ndarray, k: int, weights: np.ndarray | None = None) -> np.ndarray:
+    """Accuracy of each row, weighted like macro_f1_rows."""
+    correct = np.atleast_2d(hyp == ref)
+    if weights is None:
+        return correct.mean(axis=1)
+    return (correct * weights).sum(axis=1) / weights.sum(axis=1)
+
+
+def macro_f1(*, reference: Sequence[str], hypothesis: Sequence[str | None], labels: Sequence[str]) -> float:
+    """Macro-F1 over ``labels`` (None and out-of-set predictions are errors), equal to scikit-learn's."""
+    return float(f1_score(list(reference), [INVALID if h is None else h for h in hypothesis], labels=list(labels),
+                          average="macro", zero_division=0))
+
+
+def replicates(ref: Sequence[str], hyp: Sequence[str | None], labels: Sequence[str],
+               weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Accuracy and macro-F1 of every bootstrap resample (rows of ``weights``, resample_weights) at once."""
+    r, h = encode(ref, labels), encode(hyp, labels)
+    return accuracy_rows(r, h, len(labels), weights), macro_f1_rows(r, h, len(labels), weights)
 
 
 def score_classification(
@@ -42,8 +93,10 @@ def score_classification(
     labels: Sequence[str],
     bootstrap: int = 1000,
     seed: int = 0,
+    clusters: Sequence[str] | None = None,
 ) -> ClassificationScore:
-    """Accuracy and macro-F1 over the task's label space, with percentile bootstrap 95% intervals."""
+    """Accuracy and macro-F1 over the task's label space, with percentile bootstrap 95% intervals that
+    resample items, or whole clusters when ``clusters`` gives each item's source article."""
     if len(reference) != len(hypothesis):
         raise ValueError(f"reference has {len(reference)} items but hypothesis has {len(hypothesis)}")
     if not reference:
@@ -51,40 +104,12 @@ def score_classification(
     ref = list(reference)
     hyp = [INVALID if h is None else h for h in hypothesis]
     acc = float(accuracy_score(ref, hyp))
-    f1 = _f1(ref, hyp, labels)
+    f1 = macro_f1(reference=ref, hypothesis=hyp, labels=labels)
     acc_ci = f1_ci = None
-    if bootstrap > 0 and len(ref) > 1:
-        rng = np.random.default_rng(seed)
-        idx = rng.integers(0, len(ref), (bootstrap, len(ref)))
-        accs, f1s = bootstrap_acc_f1(ref, hyp, labels, idx)
-        acc_ci = (float(np.percentile(accs, 2.5)), float(np.percentile(accs, 97.5)))
-        f1_ci = (float(np.percentile(f1s, 2.5)), float(np.percentile(f1s, 97.5)))
+    if bootstrap > 0 and units(len(ref), clusters) > 1:
+        accs, f1s = replicates(ref, hyp, labels, resample_weights(len(ref), rounds=bootstrap, seed=seed, clusters=clusters))
+        acc_ci, f1_ci = percentile_ci(accs), percentile_ci(f1s)
     return ClassificationScore(acc, f1, len(ref), sum(h is None for h in hypothesis), acc_ci, f1_ci)
-
-
-def bootstrap_acc_f1(ref: Sequence[str], hyp: Sequence[str], labels: Sequence[str],
-                     idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Accuracy and macro-F1 of every resample (rows of ``idx``) at once.
-
-    Same definition as sklearn's f1_score(average="macro", labels=labels, zero_division=0), computed
-    from per-resample confusion counts because sklearn's per-call validation made a 1000-resample
-    bootstrap take seconds per cell; tests check the two agree.
-    """
-    codes = {lab: i for i, lab in enumerate(labels)}
-    k = len(labels)
-    r = np.array([codes.get(x, k) for x in ref])
-    h = np.array([codes.get(x, k) for x in hyp])  # k = outside the label space (e.g. invalid)
-    rr, hh = r[idx], h[idx]
-    correct = rr == hh
-    accs = correct.mean(axis=1)
-    f1s = np.zeros(len(idx))
-    for c in range(k):
-        tp = (correct & (rr == c)).sum(axis=1)
-        fp = ((hh == c) & ~correct).sum(axis=1)
-        fn = ((rr == c) & ~correct).sum(axis=1)
-        denom = 2 * tp + fp + fn
-        f1s += np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
-    return accs, f1s / k
 
 
 def majority_baseline(*, train: Sequence[str], test: Sequence[str], labels: Sequence[str]) -> ClassificationScore:
@@ -92,3 +117,69 @@ def majority_baseline(*, train: Sequence[str], test: Sequence[str], labels: Sequ
     counts = Counter(train)
     best = max(labels, key=lambda lab: (counts.get(lab, 0), -list(labels).index(lab)))
     return score_classification(reference=test, hypothesis=[best] * len(test), labels=labels, bootstrap=0)
+
+
+# ------------------------------------------------------------------------------------------------ yes/no objects
+@dataclass(frozen=True)
+class YesNoScores:
+    """Object-hallucination scores with ``positive`` as the positive class ('yes' by default: the object is
+    present). Abstentions and unparsable replies are in n, never a yes or a no: they lower accuracy and recall."""
+
+    n: int
+    positive: str
+    accuracy: float
+    precision: float | None
+    recall: float | None
+    f1: float | None
+    yes_rate: float
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+    n_answered: int
+    accuracy_answered: float | None
+    classes: dict[str, int]
+    ci: dict[str, CI]
+
+    def as_dict(self) -> dict:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "ci"}
+        d["ci95"] = {k: (list(v) if v else None) for k, v in self.ci.items()}
+        return d
+
+
+def yesno_scores(*, reference: Sequence[str], hypothesis: Sequence[str], positive: str = "yes",
+                 bootstrap: int = 1000, seed: int = 0) -> YesNoScores:
+    """Accuracy, precision, recall, F1 (scikit-learn, ``positive`` class), yes-rate, with bootstrap intervals.
+    FN counts every positive item not answered ``positive`` (a refusal on a present object is a miss)."""
+    if len(reference) != len(hypothesis):
+        raise ValueError(f"reference has {len(reference)} items but hypothesis has {len(hypothesis)}")
+    if not reference:
+        raise ValueError("cannot score an empty set of yes/no items")
+    if positive not in ("yes", "no"):
+        raise ValueError(f"positive must be 'yes' or 'no', got '{positive}'")
+    negative = "no" if positive == "yes" else "yes"
+    ref, hyp = np.array(reference, dtype=object), np.array(hypothesis, dtype=object)
+    p, r, f, _ = precision_recall_fscore_support(list(ref), list(hyp), labels=[positive], average=None, zero_division=0)
+    tp_i = (ref == positive) & (hyp == positive)
+    fp_i = (ref == negative) & (hyp == positive)
+    fn_i = (ref == positive) & (hyp != positive)
+    tp, fp, fn = int(tp_i.sum()), int(fp_i.sum()), int(fn_i.sum())
+    tn = int(((ref == negative) & (hyp == negative)).sum())
+    answered = np.isin(hyp, ["yes", "no"])
+    correct = ref == hyp
+    seeds = dict(bootstrap=bootstrap, seed=seed)
+    tp_f, fp_f, fn_f = tp_i.astype(float), fp_i.astype(float), fn_i.astype(float)
+    ci = {
+        "accuracy": ratio_ci(numerator=correct, denominator=np.ones(len(ref)), **seeds),
+        "precision": ratio_ci(numerator=tp_f, denominator=(hyp == positive), **seeds),
+        "recall": ratio_ci(numerator=tp_f, denominator=(ref == positive), **seeds),
+        "f1": ratio_ci(numerator=2 * tp_f, denominator=2 * tp_f + fp_f + fn_f, **seeds),  # F1 = 2TP / (2TP + FP + FN)
+        "yes_rate": ratio_ci(numerator=(hyp == "yes"), denominator=np.ones(len(ref)), **seeds),
+    }
+    return YesNoScores(
+        n=len(ref), positive=positive, accuracy=float(accuracy_score(list(ref), list(hyp))),
+        precision=float(p[0]) if tp + fp else None, recall=float(r[0]) if tp + fn else None,
+        f1=float(f[0]) if tp + fp + fn else None, yes_rate=float((hyp == "yes").mean()),
+        tp=tp, fp=fp, fn=fn, tn=tn, n_answered=int(answered.sum()),
+        accuracy_answered=float(correct[answered].mean()) if answered.any() else None,
+        classes=dict(sorted(Counter(hypothesis).items())), ci=ci)

@@ -10,16 +10,14 @@ from halluscope.mishap.answers import collect_answers, load_answers
 from halluscope.mishap.clips import import_clips, kept_clips, load_manifest
 from halluscope.mishap.evidence import Evidence, EvidenceTool, FtsEvidence
 from halluscope.mishap.judge import GroundednessJudge, load_examples, load_judgements, run_judge
-from halluscope.mishap.metrics import (Agreement, Rate, binary_agreement, hallucination_rates, human_human_agreement,
-                                       judge_human_agreement, rate, stance_rates)
 from halluscope.mishap.questions import make_questions, name_collision
 from halluscope.mishap.report import write_mishap_report
 from halluscope.mishap.rubrics import current_rubrics, export_rubrics, import_rubrics, make_rubrics
 
 __all__ = [
-    "Agreement", "AnnotationServer", "Annotations", "Evidence", "EvidenceTool", "FtsEvidence", "GroundednessJudge",
-    "Rate", "binary_agreement", "collect_answers", "current_rubrics", "export_labels", "export_rubrics",
-    "hallucination_rates", "human_human_agreement", "human_labels", "import_clips", "import_rubrics",
-    "judge_human_agreement", "kept_clips", "load_answers", "load_examples", "load_judgements", "load_manifest",
-    "make_questions", "make_rubrics", "name_collision", "rate", "run_judge", "stance_rates", "write_mishap_report",
+    "AnnotationServer", "Annotations", "Evidence", "EvidenceTool", "FtsEvidence", "GroundednessJudge",
+    "collect_answers", "current_rubrics", "export_labels", "export_rubrics",
+    "human_labels", "import_clips", "import_rubrics",
+    "kept_clips", "load_answers", "load_examples", "load_judgements", "load_manifest",
+    "make_questions", "make_rubrics", "name_collision", "run_judge", "write_mishap_report",
 ]

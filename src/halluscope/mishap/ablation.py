@@ -202,7 +202,7 @@ def ablation_tables(run_dir: str | Path) -> dict[str, list[dict]]:
     the reference row: 'ablation' (every configuration, in the order run), 'rubric' (those differing only in the
     rubric version) and 'prompt' (those differing only in the prompt version)."""
     from halluscope.mishap.annotate import human_labels
-    from halluscope.mishap.metrics import human_human_agreement, judge_human_agreement
+    from halluscope.metrics.agreement import human_human_agreement, judge_human_agreement
 
     with Store(run_dir, create=False) as store:
         recorded = _recorded(store, "ablation")
@@ -242,4 +242,3 @@ def print_table(rows: list[dict], title: str) -> None:
         t.add_row(r["config"], r["settings"], str(r["n"]), *("-" if r[k] is None else f"{r[k]:.3f}"
                                                             for k in ("agreement_rate", "kappa")))
     console.print(t)
-

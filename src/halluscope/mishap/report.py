@@ -9,7 +9,8 @@ import json
 from pathlib import Path
 
 from halluscope.core.fs import atomic_write
-from halluscope.mishap.metrics import hallucination_rates, human_human_agreement, judge_human_agreement, stance_rates
+from halluscope.metrics.agreement import human_human_agreement, judge_human_agreement
+from halluscope.metrics.rates import hallucination_rates, stance_rates
 from halluscope.core.records import MISHAP_CATEGORIES, MISHAP_DOMAINS, MISHAP_STRATEGIES, STANCES
 from halluscope.core.store import Store
 

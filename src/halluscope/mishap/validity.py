@@ -121,7 +121,7 @@ def import_validity(run_dir: str | Path, benchmark: str, files: Sequence[str | P
 
 # ------------------------------------------------------------------------------------------------ the report
 def _rate(labels: Sequence[str]) -> dict:
-    from halluscope.mishap.metrics import rate
+    from halluscope.metrics.rates import rate
 
     r = rate(k=sum(x == "hallucinated" for x in labels), n=len(labels))
     return {"n": r.n, "rate": r.rate, "ci_low": r.ci_low, "ci_high": r.ci_high}
@@ -134,7 +134,7 @@ def compare(run_dir: str | Path) -> dict:
     from halluscope.mishap.ablation import FULL_NAME, config_judgements
     from halluscope.mishap.annotate import human_labels
     from halluscope.mishap.judge import load_judgements
-    from halluscope.mishap.metrics import binary_agreement, judge_human_agreement
+    from halluscope.metrics.agreement import binary_agreement, judge_human_agreement
 
     with Store(run_dir, create=False) as store:
         items = load_validity(store)

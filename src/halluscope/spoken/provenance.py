@@ -3,8 +3,9 @@
 Four cells, each a set of items scored by one trained detector: human/truthful (the truthful negatives of
 the real-world split), human/false (the fact-checked fakes), LLM/truthful (faithful LLM rewrites of the
 same truthful articles, made under a hallucination-free instruction) and LLM/false (the synthetic
-hallucinations of the test split). The flag rate is the share predicted "hallucinated"; a prediction the
-detector could not make (None) is counted in n, is not a flag, and is reported as invalid.
+hallucinations of the test split). The flag rate (halluscope.metrics.rates.flag_rates) is the share predicted
+"hallucinated"; a prediction the detector could not make (None) is counted in n, is not a flag, and is reported
+as invalid.
 
 Faithful rewrites need an LLM ('openai/<model>' or 'hf/<path>'): the question is whether machine-written
 style alone raises the flag rate, and the offline 'rules' generator cannot paraphrase, so it is refused.
@@ -12,8 +13,7 @@ style alone raises the flag rate, and the offline 'rules' generator cannot parap
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from halluscope.core.hashing import sha256_hex
 from halluscope.core.errors import HalluscopeError, ItemError
@@ -27,29 +27,6 @@ FAITHFUL_SUFFIX = "~faithful"
 FAITHFUL_TEMPLATE = "faithful/rewrite"
 FAITHFUL_LOG_STAGE = "realworld_faithful_log"
 LANGUAGE_NAMES = {"en": "English", "ru": "Russian", "kk": "Kazakh"}
-
-
-@dataclass(frozen=True)
-class FlagRate:
-    """Share of a cell's items predicted hallucinated (None when the cell is empty)."""
-
-    cell: str
-    n: int
-    flagged: int
-    invalid: int
-    rate: float | None
-
-
-def flag_rates(*, predictions: Mapping[str, str | None], cells: Mapping[str, Sequence[str]],
-               positive: str = "hallucinated") -> dict[str, FlagRate]:
-    """Flag rate per cell over the cell's items that have a prediction; n is that coverage."""
-    out = {}
-    for cell, ids in cells.items():
-        got = [predictions[i] for i in ids if i in predictions]
-        flagged = sum(p == positive for p in got)
-        out[cell] = FlagRate(cell, len(got), flagged, sum(p is None for p in got),
-                             flagged / len(got) if got else None)
-    return out
 
 
 # -- faithful LLM rewrites ----------------------------------------------------------------------------

@@ -13,7 +13,8 @@ from support.chat_server import ChatServer, Reply, a1_reply, article_of, good_re
 from halluscope.spoken.build import BuildConfig, build_spoken  # noqa: E402
 from halluscope.cli.main import app  # noqa: E402
 from halluscope.spoken.build import load_build  # noqa: E402
-from halluscope.spoken.judge import agreement, build_judge  # noqa: E402
+from halluscope.metrics.agreement import rating_agreement as agreement  # noqa: E402
+from halluscope.spoken.judge import build_judge  # noqa: E402
 from halluscope.spoken.judge.run import judge_stage  # noqa: E402
 from halluscope.backends.llm import LLM_BACKENDS, LLMConfig, StageOutage  # noqa: E402
 from halluscope.core.records import Judgement  # noqa: E402

@@ -9,7 +9,8 @@ from halluscope.spoken.build import BuildConfig, build_spoken
 from halluscope.spoken.detect.run import DETECTORS, DetectorKind, register_detector
 from halluscope.core.errors import HalluscopeError, InputError
 from halluscope.backends.llm import LLMConfig
-from halluscope.spoken.provenance import FAITHFUL_LOG_STAGE, faithful_backend, flag_rates
+from halluscope.metrics.rates import flag_rates
+from halluscope.spoken.provenance import FAITHFUL_LOG_STAGE, faithful_backend
 from halluscope.spoken.realworld import (
     build_realworld,
     detect_realworld,

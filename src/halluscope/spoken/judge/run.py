@@ -17,7 +17,8 @@ from pathlib import Path
 from halluscope.spoken.build import load_build
 from halluscope.core.errors import HalluscopeError
 from halluscope.spoken.generate.llm import LOG_STAGE
-from halluscope.spoken.judge.agreement import agreement_rows
+from halluscope.metrics.agreement import rating_agreement_rows
+from halluscope.prompts.protocol import DIMENSION_ORDER
 from halluscope.spoken.judge.prompt import JUDGE_PARAMS, judge_messages, parse_judgement
 from halluscope.spoken.judge.sample import Sample, stratified_sample
 from halluscope.spoken.judge.tables import mean_rows, write_tables
@@ -146,7 +147,9 @@ def build_judge(run_dir: str | Path, judges: Sequence[str], *, per_cell: int = 8
             failed[b.spec] = {k: v for k, v in store.failures(st.name, st.fingerprint).items() if k in wanted}
             stats.setdefault(b.spec, CallStats())
         logs = store.results(LOG_STAGE, build.stages["generate"], RewriteLog)
-        result = JudgeResult(run_dir, sample, judgements, failed, stats, agreement_rows(judgements), {})
+        agreement = rating_agreement_rows({j: {k: v.scores for k, v in js.items() if v.status == "ok"}
+                                           for j, js in judgements.items()}, DIMENSION_ORDER)
+        result = JudgeResult(run_dir, sample, judgements, failed, stats, agreement, {})
         for spec, js in judgements.items():
             result.quality[spec] = mean_rows((build.samples[k].type, build.samples[k].severity, build.samples[k].language,
                                               j.scores) for k, j in js.items() if j.status == "ok")

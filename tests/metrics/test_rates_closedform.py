@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from halluscope.closedform.compat import halluaudio_official_scores, kuan_official_scores
-from halluscope.closedform.metrics import aha_scores, count_probe_scores, halluaudio_scores, ratio_ci, yesno_scores
+from halluscope.metrics.bootstrap import ratio_ci
+from halluscope.metrics.classification import yesno_scores
+from halluscope.metrics.rates import aha_scores, count_probe_scores, halluaudio_scores
 
 
 def test_halluaudio_scores_by_hand() -> None:

@@ -3,8 +3,8 @@
 import pytest
 
 from halluscope.core.errors import HalluscopeError
-from halluscope.mishap.metrics import (binary_agreement, hallucination_rates, human_human_agreement,
-                                       judge_human_agreement, rate, stance_rates)
+from halluscope.metrics.agreement import binary_agreement, human_human_agreement, judge_human_agreement
+from halluscope.metrics.rates import hallucination_rates, rate, stance_rates
 
 G, H = "grounded", "hallucinated"
 

@@ -4,13 +4,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import f1_score
 
-from halluscope.metrics.stats import (
-    macro_f1,
-    majority_baseline,
-    mcnemar,
-    paired_randomization,
-    score_classification,
-)
+from halluscope.metrics.classification import macro_f1, majority_baseline, score_classification
+from halluscope.metrics.paired import mcnemar, paired_randomization
 
 BIN = ("original", "hallucinated")
 O, H = BIN

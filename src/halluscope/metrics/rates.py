@@ -1,4 +1,8 @@
-"""Metrics of the closed-form benchmarks: pure functions over per-item labels, frozen results with counts.
+"""Rates: k of n with Wilson intervals and per-group hallucination and stance rates (MISHAP, seed 001,
+section 4), detector flag rates per provenance cell (seed 000, Table 5), and the rates of the closed-form
+benchmarks (HalluAudio, AHa-Bench), whose bootstrap intervals come from halluscope.metrics.bootstrap.
+
+Unscored verdicts are counted and left out of every MISHAP rate, never folded into a class.
 
 HalluAudio follows seed 002 (``../shared/spec/002_*.txt``): with P_d the prompts of domain d that have a
 well-defined ground truth and P_binary its yes/no prompts,
@@ -18,37 +22,105 @@ are never a yes or a no: they count in every denominator above and in no numerat
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.metrics import accuracy_score, precision_recall_fscore_support
 
-from halluscope.closedform.extract import ABSTENTIONS
+from halluscope.core.errors import HalluscopeError
+from halluscope.core.records import STANCES
+from halluscope.metrics.bootstrap import CI, ratio_ci
+from halluscope.reply.reading import ABSTENTIONS
 
-CI = tuple[float, float] | None
+LABELS = ("grounded", "hallucinated")
 
 
-def ratio_ci(*, numerator: Sequence[float], denominator: Sequence[float], clusters: Sequence[str] | None = None,
-             bootstrap: int = 1000, seed: int = 0) -> CI:
-    """Percentile bootstrap 95% interval of sum(numerator) / sum(denominator), resampling items (or clusters)."""
-    num, den = np.asarray(numerator, dtype=float), np.asarray(denominator, dtype=float)
-    if clusters is not None:
-        keys = sorted(set(clusters))
-        pos = {k: i for i, k in enumerate(keys)}
-        idx = np.array([pos[c] for c in clusters])
-        num, den = np.bincount(idx, num, len(keys)), np.bincount(idx, den, len(keys))
-    n = len(num)
-    if bootstrap <= 0 or n < 2 or den.sum() == 0:
-        return None
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n, size=(bootstrap, n))
-    nums, dens = num[draws].sum(axis=1), den[draws].sum(axis=1)
-    ok = dens > 0
-    if not ok.any():
-        return None
-    ratios = nums[ok] / dens[ok]
-    return float(np.percentile(ratios, 2.5)), float(np.percentile(ratios, 97.5))
+@dataclass(frozen=True)
+class Rate:
+    """k of n, the rate and its 95% Wilson score interval (None when n = 0)."""
+
+    n: int
+    k: int
+    rate: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+def rate(*, k: int, n: int, confidence: float = 0.95) -> Rate:
+    if not 0 <= k <= n:
+        raise HalluscopeError(f"a rate needs 0 <= k <= n, got k={k}, n={n}")
+    if n == 0:
+        return Rate(0, 0, None, None, None)
+    from scipy.stats import binomtest
+
+    ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
+    return Rate(n, k, k / n, float(ci.low), float(ci.high))
+
+
+def _grouped(rows: Iterable[Mapping], by: Sequence[str], key: str) -> dict[tuple, list[str | None]]:
+    """The values of ``key`` per group of the ``by`` keys."""
+    groups: dict[tuple, list[str | None]] = defaultdict(list)
+    for r in rows:
+        groups[tuple(r[k] for k in by)].append(r.get(key))
+    return groups
+
+
+def hallucination_rates(rows: Iterable[Mapping], *, by: Sequence[str]) -> list[dict]:
+    """One row per group of ``by`` (e.g. model, domain, category): n, hallucinated, rate, CI, unscored.
+
+    Each input row has the ``by`` keys and 'verdict' ('grounded', 'hallucinated' or None for unscored).
+    """
+    groups = _grouped(rows, by, "verdict")
+    bad = {v for verdicts in groups.values() for v in verdicts if v is not None and v not in LABELS}
+    if bad:
+        raise HalluscopeError(f"verdicts must be one of {LABELS} or None, got {sorted(bad)}")
+    out = []
+    for key in sorted(groups, key=lambda t: tuple(str(x) for x in t)):
+        verdicts = groups[key]
+        scored = [v for v in verdicts if v in LABELS]
+        r = rate(k=sum(v == "hallucinated" for v in scored), n=len(scored))
+        out.append({**dict(zip(by, key)), "n": r.n, "hallucinated": r.k, "rate": r.rate, "ci_low": r.ci_low,
+                    "ci_high": r.ci_high, "unscored": len(verdicts) - len(scored)})
+    return out
+
+
+def stance_rates(rows: Iterable[Mapping], *, by: Sequence[str]) -> list[dict]:
+    """Share of responses that abstain, assert an answer, or endorse a false premise, per group (with Wilson CIs)."""
+    groups = _grouped(rows, by, "stance")
+    out = []
+    for key in sorted(groups, key=lambda t: tuple(str(x) for x in t)):
+        stances = groups[key]
+        known = [s for s in stances if s in STANCES]
+        row: dict = {**dict(zip(by, key)), "n": len(known), "unscored": len(stances) - len(known)}
+        for s in STANCES:
+            r = rate(k=sum(x == s for x in known), n=len(known))
+            row[s] = r.rate
+            row[f"{s}_ci"] = None if r.rate is None else (r.ci_low, r.ci_high)
+        out.append(row)
+    return out
+
+
+@dataclass(frozen=True)
+class FlagRate:
+    """Share of a cell's items predicted hallucinated (None when the cell is empty)."""
+
+    cell: str
+    n: int
+    flagged: int
+    invalid: int
+    rate: float | None
+
+
+def flag_rates(*, predictions: Mapping[str, str | None], cells: Mapping[str, Sequence[str]],
+               positive: str = "hallucinated") -> dict[str, FlagRate]:
+    """Flag rate per cell over the cell's items that have a prediction; n is that coverage."""
+    out = {}
+    for cell, ids in cells.items():
+        got = [predictions[i] for i in ids if i in predictions]
+        flagged = sum(p == positive for p in got)
+        out[cell] = FlagRate(cell, len(got), flagged, sum(p is None for p in got),
+                             flagged / len(got) if got else None)
+    return out
 
 
 def _rate(k: int, n: int) -> float | None:
@@ -270,70 +342,3 @@ def aha_scores(*, reference: Sequence[str], hypothesis: Sequence[str], correct: 
         consistency_true=_mean([s.consistency_true for s in per_task.values()]),
         consistency_wrong=_mean([s.consistency_wrong for s in per_task.values()]),
         tasks=per_task, classes=dict(sorted(Counter(hypothesis).items())), accuracy_ci=ci)
-
-
-# ------------------------------------------------------------------------------------------------ yes/no objects
-@dataclass(frozen=True)
-class YesNoScores:
-    """Object-hallucination scores with ``positive`` as the positive class ('yes' by default: the object is
-    present). Abstentions and unparsable replies are in n, never a yes or a no: they lower accuracy and recall."""
-
-    n: int
-    positive: str
-    accuracy: float
-    precision: float | None
-    recall: float | None
-    f1: float | None
-    yes_rate: float
-    tp: int
-    fp: int
-    fn: int
-    tn: int
-    n_answered: int
-    accuracy_answered: float | None
-    classes: dict[str, int]
-    ci: dict[str, CI]
-
-    def as_dict(self) -> dict:
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "ci"}
-        d["ci95"] = _ci_dict(self.ci)
-        return d
-
-
-def yesno_scores(*, reference: Sequence[str], hypothesis: Sequence[str], positive: str = "yes",
-                 bootstrap: int = 1000, seed: int = 0) -> YesNoScores:
-    """Accuracy, precision, recall, F1 (scikit-learn, ``positive`` class), yes-rate, with bootstrap intervals.
-    FN counts every positive item not answered ``positive`` (a refusal on a present object is a miss)."""
-    if len(reference) != len(hypothesis):
-        raise ValueError(f"reference has {len(reference)} items but hypothesis has {len(hypothesis)}")
-    if not reference:
-        raise ValueError("cannot score an empty set of yes/no items")
-    if positive not in ("yes", "no"):
-        raise ValueError(f"positive must be 'yes' or 'no', got '{positive}'")
-    negative = "no" if positive == "yes" else "yes"
-    ref, hyp = np.array(reference, dtype=object), np.array(hypothesis, dtype=object)
-    p, r, f, _ = precision_recall_fscore_support(list(ref), list(hyp), labels=[positive], average=None, zero_division=0)
-    tp = int(((ref == positive) & (hyp == positive)).sum())
-    fp = int(((ref == negative) & (hyp == positive)).sum())
-    fn = int(((ref == positive) & (hyp != positive)).sum())
-    tn = int(((ref == negative) & (hyp == negative)).sum())
-    answered = np.isin(hyp, ["yes", "no"])
-    correct = ref == hyp
-    seeds = dict(bootstrap=bootstrap, seed=seed)
-    tp_i = ((ref == positive) & (hyp == positive)).astype(float)
-    fp_i = ((ref == negative) & (hyp == positive)).astype(float)
-    fn_i = ((ref == positive) & (hyp != positive)).astype(float)
-    ci = {
-        "accuracy": ratio_ci(numerator=correct, denominator=np.ones(len(ref)), **seeds),
-        "precision": ratio_ci(numerator=tp_i, denominator=(hyp == positive), **seeds),
-        "recall": ratio_ci(numerator=tp_i, denominator=(ref == positive), **seeds),
-        "f1": ratio_ci(numerator=2 * tp_i, denominator=2 * tp_i + fp_i + fn_i, **seeds),  # F1 = 2TP / (2TP + FP + FN)
-        "yes_rate": ratio_ci(numerator=(hyp == "yes"), denominator=np.ones(len(ref)), **seeds),
-    }
-    return YesNoScores(
-        n=len(ref), positive=positive, accuracy=float(accuracy_score(list(ref), list(hyp))),
-        precision=float(p[0]) if tp + fp else None, recall=float(r[0]) if tp + fn else None,
-        f1=float(f[0]) if tp + fp + fn else None, yes_rate=float((hyp == "yes").mean()),
-        tp=tp, fp=fp, fn=fn, tn=tn, n_answered=int(answered.sum()),
-        accuracy_answered=float(correct[answered].mean()) if answered.any() else None,
-        classes=dict(sorted(Counter(hypothesis).items())), ci=ci)

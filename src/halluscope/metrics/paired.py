@@ -1,11 +1,10 @@
 """Paired significance tests for detectors scored on the same items (O vs T, model vs model).
 
-Baselines and bootstrap intervals live in ``metrics.classification`` (``majority_baseline``,
-``score_classification``) and are re-exported here. Accuracy differences are tested with the exact
+Accuracy differences are tested with the exact
 McNemar test (a two-sided binomial test on the discordant pairs, scipy); macro-F1 differences, which
 do not decompose over items, with a paired approximate randomization test (swap the two systems'
-predictions item by item; Yeh 2000, Noreen 1989) and a paired bootstrap interval of the difference.
-None predictions (unparsable, refused) count as errors, as everywhere in halluscope.
+predictions item by item; Yeh 2000, Noreen 1989) and a paired bootstrap interval of the difference
+(halluscope.metrics.bootstrap; whole source articles resampled when ``clusters`` is given). None predictions (unparsable, refused) count as errors, as everywhere in halluscope.
 """
 
 from __future__ import annotations
@@ -17,16 +16,8 @@ from itertools import product
 import numpy as np
 from scipy.stats import binomtest
 
-from halluscope.metrics.classification import (
-    ClassificationScore,
-    majority_baseline,
-    score_classification,
-)
-
-__all__ = [
-    "ClassificationScore", "McNemarResult", "PairedResult", "macro_f1", "majority_baseline", "mcnemar",
-    "paired_randomization", "score_classification",
-]
+from halluscope.metrics.bootstrap import percentile_ci, resample_weights, units
+from halluscope.metrics.classification import accuracy_rows, encode, macro_f1_rows
 
 EXACT_LIMIT = 16  # up to 2**16 swap patterns are enumerated; beyond, rounds are sampled
 
@@ -84,45 +75,19 @@ def mcnemar(*, reference: Sequence[str], hypothesis_a: Sequence[str | None],
 
 
 def _encode(reference: Sequence[str], hyp: Sequence[str | None], labels: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    index = {lab: i for i, lab in enumerate(labels)}
-    missing = sorted({r for r in reference if r not in index})
+    missing = sorted({r for r in reference if r not in labels})
     if missing:
         raise ValueError(f"reference labels {missing} are not in the label set {list(labels)}")
-    return (np.array([index[r] for r in reference], dtype=np.int64),
-            np.array([index.get(h, -1) if h is not None else -1 for h in hyp], dtype=np.int64))
+    return encode(reference, labels), encode(hyp, labels)
 
 
-def _macro_f1_rows(ref: np.ndarray, hyp: np.ndarray, k: int) -> np.ndarray:
-    """Macro-F1 of each row of ``hyp`` (rounds x items) against ``ref``; sklearn's zero_division=0."""
-    hyp = np.atleast_2d(hyp)
-    f1 = np.zeros(hyp.shape[0])
-    for c in range(k):
-        is_ref = ref == c
-        is_hyp = hyp == c
-        tp = (is_hyp & is_ref).sum(axis=1)
-        fp = (is_hyp & ~is_ref).sum(axis=1)
-        fn = (~is_hyp & is_ref).sum(axis=1)
-        denom = 2 * tp + fp + fn
-        f1 += np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
-    return f1 / k
-
-
-def _accuracy_rows(ref: np.ndarray, hyp: np.ndarray, k: int) -> np.ndarray:
-    return (np.atleast_2d(hyp) == ref).mean(axis=1)
-
-
-_METRICS = {"macro_f1": _macro_f1_rows, "accuracy": _accuracy_rows}
-
-
-def macro_f1(*, reference: Sequence[str], hypothesis: Sequence[str | None], labels: Sequence[str]) -> float:
-    """Macro-F1 over ``labels`` (None and out-of-set predictions are errors), equal to sklearn's."""
-    ref, hyp = _encode(reference, hypothesis, labels)
-    return float(_macro_f1_rows(ref, hyp, len(labels))[0])
+_METRICS = {"macro_f1": macro_f1_rows, "accuracy": accuracy_rows}
 
 
 def paired_randomization(*, reference: Sequence[str], hypothesis_a: Sequence[str | None],
                          hypothesis_b: Sequence[str | None], labels: Sequence[str], metric: str = "macro_f1",
-                         rounds: int = 10000, bootstrap: int = 1000, seed: int = 0) -> PairedResult:
+                         rounds: int = 10000, bootstrap: int = 1000, seed: int = 0,
+                         clusters: Sequence[str] | None = None) -> PairedResult:
     """Two-sided paired randomization test of metric(A) - metric(B).
 
     Only items where A and B predict differently can be swapped; with at most 16 such items every swap
@@ -152,11 +117,9 @@ def paired_randomization(*, reference: Sequence[str], hypothesis_a: Sequence[str
         total, exact = rounds, False
         p = (hits + 1) / (rounds + 1)
     ci = None
-    if bootstrap > 0 and len(ref) > 1:
-        rng = np.random.default_rng(seed + 1)
-        idx = rng.integers(0, len(ref), (bootstrap, len(ref)))
-        deltas = np.array([fn(ref[i], a[i], k)[0] - fn(ref[i], b[i], k)[0] for i in idx])
-        ci = (float(np.percentile(deltas, 2.5)), float(np.percentile(deltas, 97.5)))
+    if bootstrap > 0 and units(len(ref), clusters) > 1:
+        w = resample_weights(len(ref), rounds=bootstrap, seed=seed + 1, clusters=clusters)
+        ci = percentile_ci(fn(ref, a, k, w) - fn(ref, b, k, w))
     return PairedResult(metric, len(ref), score_a, score_b, observed, min(1.0, float(p)), total, exact, ci)
 
 

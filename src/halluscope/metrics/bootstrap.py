@@ -1,0 +1,71 @@
+"""The one bootstrap of halluscope: seeded percentile intervals, resampling items or whole clusters.
+
+A resample is a row of weights, one per item: how many times the item was drawn. Without clusters the
+items are drawn with replacement (n draws of n items); with clusters (e.g. source article ids: an original
+and its rewrites share one) the clusters are drawn with replacement, as many as there are, and every item
+of a drawn cluster gets that cluster's count, so an article's items are in or out of a resample together.
+Any metric that sums over items (accuracy, rates, confusion counts, hence F1) reads a weighted sum per row.
+
+Seeded draws are those of ``numpy.random.default_rng(seed).integers(0, units, (rounds, units))``: the
+intervals halluscope printed before this module existed are reproduced exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+CI = tuple[float, float] | None
+CONFIDENCE = 0.95
+
+
+def cluster_index(clusters: Sequence[str]) -> tuple[np.ndarray, int]:
+    """Each item's cluster as an index into the sorted distinct cluster names, and how many there are."""
+    keys = sorted(set(clusters))
+    pos = {k: i for i, k in enumerate(keys)}
+    return np.array([pos[c] for c in clusters], dtype=np.int64), len(keys)
+
+
+def _counts(draws: np.ndarray, units: int) -> np.ndarray:
+    """Per row, how many times each unit 0..units-1 was drawn."""
+    rounds = draws.shape[0]
+    flat = (draws + np.arange(rounds, dtype=np.int64)[:, None] * units).ravel()
+    return np.bincount(flat, minlength=rounds * units).reshape(rounds, units)
+
+
+def resample_weights(n: int, *, rounds: int, seed: int, clusters: Sequence[str] | None = None) -> np.ndarray:
+    """(rounds, n) draw counts of ``n`` items; with ``clusters`` (one name per item) whole clusters are drawn."""
+    if clusters is not None and len(clusters) != n:
+        raise ValueError(f"{n} items but {len(clusters)} cluster names; pass one cluster (e.g. article id) per item")
+    rng = np.random.default_rng(seed)
+    if clusters is None:
+        return _counts(rng.integers(0, n, (rounds, n)), n)
+    idx, units = cluster_index(clusters)
+    return _counts(rng.integers(0, units, (rounds, units)), units)[:, idx]
+
+
+def units(n: int, clusters: Sequence[str] | None) -> int:
+    """How many units a resample draws: the items, or the distinct clusters."""
+    return n if clusters is None else len(set(clusters))
+
+
+def percentile_ci(values: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The percentile interval of bootstrap replicates (2.5th and 97.5th percentiles at 95%)."""
+    tail = round((1 - confidence) * 50, 9)  # 2.5 exactly at 95%, not 2.5000000000000022
+    return float(np.percentile(values, tail)), float(np.percentile(values, 100 - tail))
+
+
+def ratio_ci(*, numerator: Sequence[float], denominator: Sequence[float], clusters: Sequence[str] | None = None,
+             bootstrap: int = 1000, seed: int = 0) -> CI:
+    """Percentile bootstrap 95% interval of sum(numerator) / sum(denominator), resampling items (or clusters);
+    resamples with a zero denominator are left out; None when nothing can be resampled."""
+    num, den = np.asarray(numerator, dtype=float), np.asarray(denominator, dtype=float)
+    if bootstrap <= 0 or units(len(num), clusters) < 2 or den.sum() == 0:
+        return None
+    w = resample_weights(len(num), rounds=bootstrap, seed=seed, clusters=clusters)
+    nums, dens = w @ num, w @ den
+    ok = dens > 0
+    if not ok.any():
+        return None
+    return percentile_ci(nums[ok] / dens[ok])
