@@ -18,7 +18,8 @@ from halluscope.backends.audio_lm._adapters import (
     load_adapter,
     register_adapter,
 )
-from halluscope.backends.audio_lm import _af3  # noqa: E402,F401 - registers the Audio Flamingo 3 adapter
+# each family registers its adapter on import; here, not in _adapters.py, whose base classes they import
+from halluscope.backends.audio_lm import _af3, _phi4, _qwen3_omni, _voxtral  # noqa: E402,F401
 from halluscope.backends.audio_lm._clips import (
     POLICIES,
     AudioAnswer,

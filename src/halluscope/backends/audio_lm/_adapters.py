@@ -286,7 +286,3 @@ def load_adapter(path: str, *, device: str = "cpu", dtype: str = "auto", window_
                               f"{', '.join(ADAPTERS.providers)} (add one with register_adapter or the entry-point "
                               f"group '{ADAPTERS.group}')")
     return ADAPTERS[model_type](path, device=device, dtype=dtype, window_s=window_s, chat_template=chat_template).load()
-
-
-# the other families register themselves on import (everything above is defined by then)
-from halluscope.backends.audio_lm import _af3, _phi4, _qwen3_omni, _voxtral  # noqa: E402,F401
