@@ -63,7 +63,8 @@ def test_run_closedform_old_call_keeps_its_store(tmp_path, capsys):
 @pytest.mark.parametrize("path,old,new", [("run closedform", ["--max-new-tokens", "4"], ["--max-tokens", "4"]),
                                           ("mishap answer", ["--policy", "chunk"], ["--audio-policy", "chunk"]),
                                           ("mishap all", ["--policy=skip"], ["--audio-policy", "skip"]),
-                                          ("mishap questions", ["--max-attempts", "4"], ["--retries", "3"])])
+                                          ("mishap questions", ["--max-attempts", "4"], ["--retries", "3"]),
+                                          ("mishap rubrics", ["--llm", "openai/m"], ["--generator", "openai/m"])])
 def test_renamed_flags(path, old, new, capsys):
     assert rewritten(path, "RUN", *old) == ["RUN", *new]
     assert f"deprecated: {old[0].split('=')[0]} on 'halluscope {path}' is now {new[0]}" in capsys.readouterr().err

@@ -20,6 +20,7 @@ from typer.core import TyperCommand, TyperGroup
 RENAMED: dict[str, tuple[str, Optional[Callable[[str], str]]]] = {
     "--max-new-tokens": ("--max-tokens", None),
     "--policy": ("--audio-policy", None),
+    "--llm": ("--generator", None),  # the LLM that writes text (rewrites, questions, rubrics)
     # generations per question = 1 + retries
     "--max-attempts": ("--retries", lambda v: str(int(v) - 1) if v.lstrip("-").isdigit() else v),
 }

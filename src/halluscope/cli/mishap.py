@@ -78,7 +78,7 @@ def clips_cmd(run: RUN,
 
 
 @app.command("questions")
-def questions_cmd(run: STEP_RUN, llm: str = typer.Option(..., help="Question writer: openai/<model>, hf/<dir> or hf-audio/<dir>."),
+def questions_cmd(run: STEP_RUN, llm: str = typer.Option(..., "--generator", help="Question writer: openai/<model>, hf/<dir> or hf-audio/<dir>."),
                   checker: str = typer.Option("same", help="Strategy-adherence checker: 'same' (the writer), another spec, or 'none'."),
                   per_category: int = typer.Option(2, help="Questions per category per clip (the spec: 2, so 4 per clip)."),
                   real_sources: Optional[Path] = typer.Option(None, help="Real source names, one per line: invented false-authority names must not collide with them."),
@@ -94,7 +94,7 @@ def questions_cmd(run: STEP_RUN, llm: str = typer.Option(..., help="Question wri
 
 
 @app.command("rubrics")
-def rubrics_cmd(run: STEP_RUN, llm: Optional[str] = typer.Option(None, help="Rubric writer (generate)."),
+def rubrics_cmd(run: STEP_RUN, llm: Optional[str] = typer.Option(None, "--generator", help="Rubric writer (generate)."),
                 export: Optional[Path] = typer.Option(None, "--export", help="Write the current rubrics as JSONL to edit."),
                 import_: Optional[Path] = typer.Option(None, "--import", help="Append edited rubrics as new versions."),
                 author: str = typer.Option("", help="Who edited (required with --import)."),
@@ -103,7 +103,7 @@ def rubrics_cmd(run: STEP_RUN, llm: Optional[str] = typer.Option(None, help="Rub
     from halluscope.mishap.rubrics import export_rubrics, import_rubrics, make_rubrics
 
     if not (llm or export or import_):
-        raise typer.BadParameter("give --llm to generate, --export FILE or --import FILE --author NAME")
+        raise typer.BadParameter("give --generator to generate, --export FILE or --import FILE --author NAME")
     if llm:
         _show(make_rubrics(run, llm), "rubrics")
     if import_:
@@ -210,10 +210,10 @@ def report_cmd(run: STEP_RUN) -> None:
 @app.command("all")
 @with_executor
 def all_cmd(run: RUN, manifest: Path = typer.Option(..., help="Clip manifest (see 'mishap clips')."),
-            llm: str = typer.Option(..., help="LLM for the filter, questions, checks and rubrics."),
+            llm: str = typer.Option(..., "--generator", help="LLM for the filter, questions, checks and rubrics."),
             model: List[str] = typer.Option(..., help="Audio LM(s) to evaluate (repeat the option)."),
             judge: str = typer.Option(..., help="Judge LLM."),
-            filter_clips: bool = typer.Option(True, help="Run the informativeness filter with --llm."),
+            filter_clips: bool = typer.Option(True, help="Run the informativeness filter with --generator."),
             per_category: int = typer.Option(2), real_sources: Optional[Path] = typer.Option(None),
             seeds: Optional[str] = typer.Option(None), temperature: float = typer.Option(0.0),
             audio_policy: AudioPolicy = "truncate", evidence: Optional[Path] = typer.Option(None),
