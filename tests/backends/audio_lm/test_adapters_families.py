@@ -14,19 +14,19 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from support.tiny_audio_lm import espeak, espeak_of_length  # noqa: E402
-from support.tiny_musicflamingo import build_musicflamingo  # noqa: E402
-from support.tiny_phi4 import build_phi4  # noqa: E402
-from support.tiny_qwen3_omni import build_qwen3_omni_thinker  # noqa: E402
-from support.tiny_voxtral import build_voxtral  # noqa: E402
+from support.tiny_audio_lm import espeak, espeak_of_length
+from support.tiny_musicflamingo import build_musicflamingo
+from support.tiny_phi4 import build_phi4
+from support.tiny_qwen3_omni import build_qwen3_omni_thinker
+from support.tiny_voxtral import build_voxtral
 
-from halluscope.backends.audio_lm import ADAPTERS, clip_of, load_adapter  # noqa: E402
-from halluscope.core.records import ChatMessage  # noqa: E402
-from halluscope.mitigation import parse_mitigation  # noqa: E402
-from halluscope.mitigation._audio import branches, generate  # noqa: E402
+from halluscope.backends.audio_lm import ADAPTERS, clip_of, load_adapter
+from halluscope.core.records import ChatMessage
+from halluscope.mitigation import parse_mitigation
+from halluscope.mitigation._audio import branches, generate
 
 MSG = [ChatMessage(role="user", content="hello is there audio in the text")]
-# family -> (builder, adapter name, declared window in s)
+# adapter name -> (tiny-model builder, declared window in s)
 FAMILIES = {
     "qwen3-omni-thinker": (build_qwen3_omni_thinker, 30.0),
     "phi-4-multimodal": (build_phi4, 30.0),

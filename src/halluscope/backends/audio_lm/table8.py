@@ -17,13 +17,13 @@ SERVER_ONLY = (
     ("MiMo-Audio", "remote code (not in transformers)", None),
     ("Covo-Audio", "remote code (not in transformers)", None),
     ("LFM2-Audio", "not in transformers as an audio model", "English only (seed 000, 4.2)"),
-    ("Gemma-3n", "native in transformers (gemma3n), but the model builds its timm vision tower on load and timm is "
-                 "not a halluscope dependency", None),
-    ("Granite Speech", "native in transformers (granite_speech, granite_speech_plus, granite_speech5), but their "
-                       "feature extractors need torchaudio, not a halluscope dependency", None),
-    ("Nemotron-3-Nano-Omni", "native in transformers (nemotron_h_omni), no adapter yet: its hybrid Mamba decoder "
-                             "names its final norm norm_f (DoLa's early exit) and its linear-attention cache crops "
-                             "only with past recording on (MTI)", None),
+    ("Gemma-3n", ("native in transformers (gemma3n), but the model builds its timm vision tower on load and timm "
+                  "is not a halluscope dependency"), None),
+    ("Granite Speech", ("native in transformers (granite_speech, granite_speech_plus, granite_speech5), but their "
+                        "feature extractors need torchaudio, not a halluscope dependency"), None),
+    ("Nemotron-3-Nano-Omni", ("native in transformers (nemotron_h_omni), no adapter yet: its hybrid Mamba decoder "
+                              "names its final norm norm_f (DoLa's early exit) and its linear-attention cache crops "
+                              "only with past recording on (MTI)"), None),
 )
 # transformers' other audio families are not audio chat models: ASR only (voxtral_realtime, kyutai_speech_to_text,
 # omniasr, whisper), speech output (higgs_audio_v2), codecs and encoders (mimi, pocket_tts_audio_tokenizer, pe_audio)
