@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import List, Optional
 
 import typer
 
 from halluscope.cli.compat import App, legacy_run
-from halluscope.cli.options import Json, LlmConfig, NewRun, Retries, Run, with_executor
+from halluscope.cli.options import Json, LlmConfig, NewRun, Retries, Run, VllmServe, with_executor
 from halluscope.core.executors import ExecutorOptions
 from halluscope.core.records import LANGUAGES, SEVERITIES, TYPES
 from halluscope.core.stages import console
@@ -17,9 +17,7 @@ from halluscope.core.stages import console
 app = App(help="Build a benchmark into a run directory.")
 
 BUILT = Run("Run directory made by 'build spoken'.")
-VllmServe = Annotated[Optional[Path], typer.Option(
-    "--vllm-serve", help="Start 'vllm serve' for this local model as the model 'openai/<name>' of this command and "
-    "stop it at the end (needs vLLM; unverified here).")]
+NEW = NewRun()
 
 
 def choices(value: str, allowed: tuple[str, ...], name: str) -> tuple:
@@ -44,7 +42,7 @@ def langs_of(value: str) -> tuple[str, ...]:
 @legacy_run("--out")
 @with_executor
 def build_spoken_cmd(
-    run: NewRun() = ...,  # type: ignore[valid-type]
+    run: NEW,
     corpus: str = typer.Option(..., help="Articles as .jsonl/.csv/.parquet with id, language, text[, url, outlet, date, topic], or 'demo'."),
     langs: str = typer.Option(",".join(LANGUAGES), help="Languages to build, comma-separated."),
     generator: str = typer.Option("rules", help="Rewrite generator spec: 'rules' (offline), 'openai/<model>' (any OpenAI-compatible server, App. A.1 prompts) or 'hf/<model dir>'."),
@@ -85,7 +83,7 @@ def build_spoken_cmd(
 
 @app.command("judge")
 def build_judge_cmd(
-    run: BUILT,  # type: ignore[valid-type]
+    run: BUILT,
     judge: List[str] = typer.Option(..., "--judge", help="Judge spec, e.g. openai/deepseek-chat or hf/<dir>; repeat it: two or more judges give the agreement table."),
     per_cell: int = typer.Option(8, help="Rewrites sampled per type x severity x language cell (seed 000: 8, 216 items)."),
     seed: int = typer.Option(0, help="Seed of the stratified sample."),
@@ -128,7 +126,7 @@ def _split_langs(value: str) -> tuple[str, ...]:
 
 @app.command("realworld")
 def build_realworld_cmd(
-    run: BUILT,  # type: ignore[valid-type]
+    run: BUILT,
     fakes: Path = typer.Option(..., help="Fact-checked fakes (.jsonl/.csv/.parquet): id, language (ru|kk), text[, "
                                "native_language, translated, pair_id, near_parallel, url, date, topic]."),
     langs: str = typer.Option("ru,kk", help="Languages of the split, comma-separated (ru, kk)."),

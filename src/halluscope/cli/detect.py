@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from halluscope.cli.build import BUILT, VllmServe
+from halluscope.cli.build import BUILT
 from halluscope.cli.compat import App
 from halluscope.cli.options import (
     AudioPolicy,
@@ -17,6 +17,7 @@ from halluscope.cli.options import (
     Mitigation,
     Options,
     System,
+    VllmServe,
     flag_options,
     mitigation_options,
     with_executor,
@@ -32,7 +33,7 @@ DETECTORS_TRAINED = frozenset({"tfidf", "encoder"})  # trained kinds take no pro
 @app.command()
 @with_executor
 def detect(
-    run: BUILT,  # type: ignore[valid-type]
+    run: BUILT,
     detector: str = typer.Option("tfidf", help="Detector spec: 'tfidf' (offline TF-IDF + logistic regression); "
                                  "other kinds ('encoder/<path>', 'openai/<model>', 'hf/<path>', 'hf-audio/<path>') "
                                  "are available when their modules are installed."),

@@ -47,7 +47,7 @@ def main() -> None:
         # option values checked by the pydantic config models: one line per problem, named by option
         lines = [f"--{'-'.join(str(p) for p in e['loc']).replace('_', '-')}: {e['msg']} (got {e.get('input')!r})"
                  for e in exc.errors()]
-        console.print("[red]error:[/] invalid options:\n  " + "\n  ".join(lines), highlight=False)
+        console.print("[red]error:[/] invalid options:\n  " + "\n  ".join(lines), highlight=False, soft_wrap=True)
         sys.exit(2)
     except (OSError, sqlite3.Error) as exc:
         # the machine said no (disk full, permission denied, a folder where a file should be, a locked store)

@@ -49,7 +49,7 @@ def judge_cmd(run: STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: ope
 @validity_app.command("report")
 def report_cmd(run: STEP_RUN, out: Optional[Path] = typer.Option(None, help="Folder (default RUN/report/validity).")) -> None:
     """Write the Figure-5 comparison, agreement and the ablation / sensitivity tables (validity.md, fig5.png, summary.json)."""
-    from halluscope.mishap.ablation import ablation_tables, print_table
+    from halluscope.mishap.ablation import ablation_tables
     from halluscope.mishap.validity import compare, write_validity_report
 
     folder = write_validity_report(run, out)
@@ -73,12 +73,7 @@ def ablation_cmd(run: STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: 
                  max_searches: int = typer.Option(3, help="Evidence searches per judgement (knowledge questions)."),
                  retries: Retries = 2, llm_config: LlmConfig = None) -> None:
     """Run named judge configurations on the same answers; print judge-human agreement per configuration."""
-    from halluscope.mishap.ablation import (
-        ablation_tables,
-        load_configs,
-        print_table,
-        run_configs,
-    )
+    from halluscope.mishap.ablation import ablation_tables, load_configs, run_configs
 
     chosen = tuple(c for spec in configs for c in load_configs(spec))
     run_configs(run, judge, chosen, examples=examples, evidence=evidence, all_answers=all_answers,
@@ -97,6 +92,17 @@ def sources_cmd(source: str = typer.Argument(..., help="songdescriber, mridangam
     n = write_source_manifest(source, root, out, split=split)
     console.print(f"{n} {source} clips written to {out}; next: halluscope mishap clips RUN --manifest {out}",
                   highlight=False, soft_wrap=True)
+
+
+def print_table(rows: list[dict], title: str) -> None:
+    """The judge-ablation table (configuration, settings, n, agreement rate, kappa) on the console."""
+    from rich.table import Table
+
+    t = Table("Configuration", "Settings", "n", "AGR", "kappa", title=title)
+    for r in rows:
+        t.add_row(r["config"], r["settings"], str(r["n"]), *("-" if r[k] is None else f"{r[k]:.3f}"
+                                                            for k in ("agreement_rate", "kappa")))
+    console.print(t)
 
 
 def register(app: App) -> None:

@@ -94,6 +94,9 @@ Options = Annotated[List[str], typer.Option(
     "--option", "-o", help="Backend option KEY=VALUE (repeatable); values are parsed as JSON when they can be, "
     "e.g. -o audio_window_s=30 -o prompting='\"cot\"'.")]
 Json = Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout instead of the table.")]
+VllmServe = Annotated[Optional[Path], typer.Option(
+    "--vllm-serve", help="Start 'vllm serve' for this local model as the model 'openai/<name>' of this command and "
+    "stop it at the end (needs vLLM; unverified here).")]
 
 
 # The --executor family, shared by every command with heavy local work (one place for names, defaults, help).

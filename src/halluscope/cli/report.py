@@ -12,11 +12,13 @@ from halluscope.cli.options import Json, Run
 from halluscope.core.stages import console
 
 app = App()
+REPORTED = Run("Run directory.")
+MEASURED = Run("Run directory to measure (a small build of your own corpus).")
 
 
 @app.command()
 def report(
-    run: Run("Run directory."),  # type: ignore[valid-type]
+    run: REPORTED,
     json_out: Json = False,
 ) -> None:
     """Write report/ (tables.md, a CSV per table, headline.json, report.html with plots) with every section the run
@@ -33,7 +35,7 @@ def report(
 
 @app.command()
 def project(
-    run: Run("Run directory to measure (a small build of your own corpus)."),  # type: ignore[valid-type]
+    run: MEASURED,
     samples: int = typer.Option(12_013, help="Corpus size to project to (the paper: 12,013 samples)."),
     audio_s: float = typer.Option(96.0, help="Audio seconds per sample (the paper's median: 96)."),
     workers: str = typer.Option("1,8,32", help="Worker counts to project speech stages on, comma-separated."),
@@ -43,7 +45,6 @@ def project(
     json_out: Json = False,
 ) -> None:
     """Project wall time (and cost) of each stage to a paper-sized corpus from a run's stored timings."""
-    from halluscope.spoken.project import print_table
     from halluscope.spoken.project import project as run_project
 
     try:
@@ -54,5 +55,14 @@ def project(
                     concurrency=concurrency, usd_per_mtok=usd_per_mtok)
     if json_out:
         print(json.dumps(p.to_json(), indent=2))
-    else:
-        print_table(p)
+        return
+    from rich.table import Table
+
+    keys = list(dict.fromkeys(k for s in p.stages for k in s.wall_hours))
+    table = Table("stage", "measured", "per unit (s)", "per item (s)", "1-worker h", *[f"wall h, {k}" for k in keys],
+                  "USD", title=f"{p.samples:,} samples x {p.audio_s:g} s audio (measured on {p.run_dir})")
+    for s in p.stages:
+        table.add_row(s.stage, str(s.measured_items), f"{s.per_unit_s:g} / {s.basis}", f"{s.per_item_s:g}",
+                      f"{s.total_hours:g}", *[f"{s.wall_hours[k]:g}" if k in s.wall_hours else "-" for k in keys],
+                      "-" if s.cost_usd is None else f"{s.cost_usd:g}")
+    console.print(table)

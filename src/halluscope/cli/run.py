@@ -27,6 +27,7 @@ from halluscope.cli.options import (
 from halluscope.core.executors import ExecutorOptions
 
 app = App(help="Run a model on a benchmark set and write its predictions.")
+REPLIES = NewRun("Run directory keeping the raw replies (created; an existing one is resumed).")
 
 
 def _old_call(options: dict[str, str], positionals: list[str]) -> Optional[str]:
@@ -47,7 +48,7 @@ def predictions_path(run: Path, fmt: str, model: str) -> Path:
 @legacy_run("--store", default=_old_call)
 @with_executor
 def run_closedform_cmd(
-    run: NewRun("Run directory keeping the raw replies (created; an existing one is resumed)."),  # type: ignore[valid-type]
+    run: REPLIES,
     inputs: list[Path] = typer.Argument(..., help="The set: HalluAudio or AHa-Bench JSONL(s), or a yes/no questions TSV."),
     model: str = typer.Option(..., "--model", help="Audio model spec: 'hf-audio/<dir>' (Qwen2-Audio, Qwen2.5-Omni "
                               "thinker) or 'openai/<model>' (input_audio content parts)."),

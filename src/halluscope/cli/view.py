@@ -12,11 +12,12 @@ from halluscope.cli.options import NewRun
 from halluscope.core.stages import console
 
 app = App()
+VIEWED = NewRun("Run directory (a spoken build, a MISHAP run, or both).")
 
 
 @app.command()
 def view(
-    run: NewRun("Run directory (a spoken build, a MISHAP run, or both)."),  # type: ignore[valid-type]
+    run: VIEWED,
     export: Optional[Path] = typer.Option(None, help="Write the viewer as static files (data chunks, audio) into this "
                                           "folder instead of serving it; opens from file://. RUN/view makes the "
                                           "report's cell links work."),

@@ -232,13 +232,3 @@ def ablation_tables(run_dir: str | Path) -> dict[str, list[dict]]:
     prompt = varying("prompt") if len({r["body"].get("prompt") for r in varying("prompt")}) > 1 else []
     strip = lambda rs: [{k: v for k, v in r.items() if k != "body"} for r in rs]
     return {"ablation": strip(rows + ref), "rubric": strip(rubric), "prompt": strip(prompt)}
-
-
-def print_table(rows: list[dict], title: str) -> None:
-    from rich.table import Table
-
-    t = Table("Configuration", "Settings", "n", "AGR", "kappa", title=title)
-    for r in rows:
-        t.add_row(r["config"], r["settings"], str(r["n"]), *("-" if r[k] is None else f"{r[k]:.3f}"
-                                                            for k in ("agreement_rate", "kappa")))
-    console.print(t)

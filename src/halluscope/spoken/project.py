@@ -136,18 +136,3 @@ def project(run_dir: str | Path, *, samples: int = PAPER_SAMPLES, audio_s: float
     if not out:
         raise HalluscopeError(f"{run_dir}: no timed stage results or model calls to measure yet")
     return Projection(str(run_dir), samples, audio_s, tuple(workers), out)
-
-
-def print_table(p: Projection) -> None:
-    from rich.table import Table
-
-    from halluscope.core.stages import console
-
-    keys = list(dict.fromkeys(k for s in p.stages for k in s.wall_hours))
-    table = Table("stage", "measured", "per unit (s)", "per item (s)", "1-worker h", *[f"wall h, {k}" for k in keys],
-                  "USD", title=f"{p.samples:,} samples x {p.audio_s:g} s audio (measured on {p.run_dir})")
-    for s in p.stages:
-        table.add_row(s.stage, str(s.measured_items), f"{s.per_unit_s:g} / {s.basis}", f"{s.per_item_s:g}",
-                      f"{s.total_hours:g}", *[f"{s.wall_hours[k]:g}" if k in s.wall_hours else "-" for k in keys],
-                      "-" if s.cost_usd is None else f"{s.cost_usd:g}")
-    console.print(table)
