@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from halluscope.closedform.loaders import load_aha, load_halluaudio, load_yesno
-from halluscope.closedform.score import asr_error, score_aha, score_halluaudio, score_yesno
+from halluscope.closedform.score import score_aha, score_halluaudio, score_yesno
 
 
 def test_halluaudio_strict_and_compat(halluaudio_file: Path) -> None:
@@ -78,12 +78,6 @@ def test_aha_judge_fallback_only_for_unclassified(tmp_path: Path, write_jsonl) -
     assert with_judge.extraction_counts()["decided_by_fallback"] == 1
     without = score_aha(load_aha([f]), bootstrap=0, judge_fallback=False)
     assert [i.strict for i in without.items] == ["unrelated", "unknown"]
-
-
-def test_asr_error_chinese_uses_characters() -> None:
-    assert asr_error("今天天气很好", "今天天气很好。", chinese=True) == 0.0
-    assert asr_error("今天天气很好", "今天天气不好", chinese=True) == pytest.approx(1 / 6)
-    assert asr_error("Hello, world!", "hello world", chinese=False) == 0.0
 
 
 def test_yesno_strict_and_compat(yesno_files: tuple[Path, Path]) -> None:

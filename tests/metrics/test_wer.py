@@ -140,3 +140,13 @@ def test_score_asr_cli_bad_row_names_row_and_field(tmp_path):
     with pytest.raises(InputError) as err:
         score_asr_file(pairs)
     assert "row 2" in str(err.value) and "field 'hypothesis'" in str(err.value)
+
+
+def test_item_error_rate_chinese_uses_characters():
+    from halluscope.metrics.asr import item_error_rate
+
+    assert item_error_rate("今天天气很好", "今天天气很好。", chinese=True) == 0.0
+    assert item_error_rate("今天天气很好", "今天天气不好", chinese=True) == pytest.approx(1 / 6)  # 1 of 6 characters
+    assert item_error_rate("Hello, world!", "hello world", chinese=False) == 0.0
+    assert item_error_rate("a b c d", "a x c", chinese=False) == pytest.approx(2 / 4)  # one substitution, one deletion
+    assert item_error_rate("", "", chinese=False) == 0.0 and item_error_rate("", "words", chinese=False) == 1.0

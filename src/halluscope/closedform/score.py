@@ -4,19 +4,19 @@ official scorers' rules), keep every per-item decision, and explain each item th
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
-
-import jiwer
 
 from halluscope.closedform import compat as cp
 from halluscope.closedform.extract import (ABSTENTIONS, NON_ANSWERS, Extraction, Fallback, extract_choice,
                                            extract_label, extract_number, extract_yesno, normalize_label)
 from halluscope.closedform.records import DOMAINS, SAMPLINGS, AhaItem, HalluAudioItem, Loaded, YesNoItem
 from halluscope.core.errors import InputError
+from halluscope.metrics.classification import yesno_scores
+from halluscope.metrics.rates import aha_scores, count_probe_scores, halluaudio_scores
+from halluscope.metrics.asr import item_error_rate
 from halluscope.metrics.classification import yesno_scores
 from halluscope.metrics.rates import aha_scores, count_probe_scores, halluaudio_scores
 
@@ -275,23 +275,6 @@ def _group(items: Sequence[ScoredItem], key) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------ AHa-Bench
-def _asr_text(s: str) -> str:
-    s = unicodedata.normalize("NFKC", s or "").lower()
-    s = "".join(" " if unicodedata.category(c).startswith("P") else c for c in s)
-    return re.sub(r"\s+", " ", s).strip()
-
-
-def asr_error(answer: str, prediction: str, *, chinese: bool) -> float:
-    """Strict ASR error: punctuation-free lower-cased text; CER for Chinese (no spaces), WER otherwise."""
-    ref, hyp = _asr_text(answer), _asr_text(prediction)
-    if chinese:
-        ref, hyp = ref.replace(" ", ""), hyp.replace(" ", "")
-        ref, hyp = " ".join(ref), " ".join(hyp)
-    if not ref:
-        return 0.0 if not hyp else 1.0
-    return float(jiwer.wer(ref, hyp))
-
-
 def score_aha(loaded: Loaded[AhaItem], *, mode: Mode = "strict", bootstrap: int = 1000, seed: int = 0,
               judge_fallback: bool = True) -> ScoreResult:
     """Accuracy, bias (FNR - FPR, yes positive) and consistency per task and overall, averaged over runs.
@@ -303,7 +286,7 @@ def score_aha(loaded: Loaded[AhaItem], *, mode: Mode = "strict", bootstrap: int 
     for it in loaded.items:
         asr = "asr" in it.type.lower()
         if asr:
-            err = asr_error(it.answer, it.prediction, chinese=it.type.lower().endswith("zh"))
+            err = item_error_rate(it.answer, it.prediction, chinese=it.type.lower().endswith("zh"))
             ex = Extraction("answer", "asr", f"{'CER' if it.type.lower().endswith('zh') else 'WER'} {err:.3f}")
             ref, ok, hyp = "asr", err < 0.1, "asr"
         else:

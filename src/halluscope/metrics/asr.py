@@ -5,7 +5,8 @@ remove punctuation, quotes and brackets *as characters* (the words inside bracke
 (Kazinform)" keeps both words); remove noise tokens, which are a closed list of tags inside [] or <>
 (``[music]``, ``<unk>``, Whisper's ``<|...|>`` tokens; see NOISE_TAGS) and timestamps (``00:01:23``);
 hyphens to spaces; digits removed (section 3.3); whitespace collapsed. The optional LLM cleaner of
-App. A.4 is in halluscope.metrics.asr_clean.
+App. A.4 is in halluscope.metrics.asr_clean. ``item_error_rate`` is AHa-Bench's per-item transcription error
+(its own, lighter normalisation: NFKC, lowercase, punctuation out; characters for Chinese).
 """
 
 from __future__ import annotations
@@ -116,3 +117,20 @@ def score_asr(*, reference: Sequence[str], hypothesis: Sequence[str], cleaner: C
         ref_words=sum(len(r.split()) for r in refs), ref_chars=sum(len(r) for r in refs),
         skipped_empty_reference=skipped, cleaner=cleaner.name,
     )
+
+
+def _item_text(s: str) -> str:
+    s = unicodedata.normalize("NFKC", s or "").lower()
+    s = "".join(" " if unicodedata.category(c).startswith("P") else c for c in s)
+    return _SPACE.sub(" ", s).strip()
+
+
+def item_error_rate(reference: str, hypothesis: str, *, chinese: bool) -> float:
+    """One item's error (AHa-Bench transcription items): punctuation-free lower-cased text; CER for Chinese (no
+    spaces), WER otherwise; 0 for an empty reference answered empty, else 1."""
+    ref, hyp = _item_text(reference), _item_text(hypothesis)
+    if chinese:
+        ref, hyp = " ".join(ref.replace(" ", "")), " ".join(hyp.replace(" ", ""))
+    if not ref:
+        return 0.0 if not hyp else 1.0
+    return float(jiwer.wer(ref, hyp))

@@ -76,9 +76,7 @@ def latest_quality(run_dir: str | Path) -> dict[str, dict[str, dict]]:
 
 def quality_tables(latest: dict[str, dict[str, dict]], language_of: dict[str, str]) -> dict[str, list[dict]]:
     """Per-language shares of each rating, the share excluded, and pairwise annotator agreement (seed 000, 3.4)."""
-    import warnings
-
-    from sklearn.metrics import cohen_kappa_score
+    from halluscope.metrics.agreement import cohen_kappa
 
     by_lang: dict[str, list[dict]] = defaultdict(list)
     for item, per in latest.items():
@@ -103,12 +101,9 @@ def quality_tables(latest: dict[str, dict[str, dict]], language_of: dict[str, st
         for dim, scale in (("intelligibility", INTELLIGIBILITY), ("fidelity", FIDELITY), ("excluded", (False, True))):
             x = [scale.index(latest[k][a][dim]) for k in both]
             y = [scale.index(latest[k][b][dim]) for k in both]
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                kappa = cohen_kappa_score(x, y, labels=list(range(len(scale))),
-                                          weights="quadratic" if dim != "excluded" else None) if len(both) > 1 else None
             row[f"{dim}_agreement"] = sum(i == j for i, j in zip(x, y)) / len(both)
-            row[f"{dim}_kappa"] = None if kappa is None or kappa != kappa else float(kappa)
+            row[f"{dim}_kappa"] = cohen_kappa(x, y, labels=range(len(scale)),
+                                              weights="quadratic" if dim != "excluded" else None) if len(both) > 1 else None
         agreement.append(row)
     return {"speech_quality.csv": ratings, "speech_quality_agreement.csv": agreement}
 
