@@ -8,7 +8,7 @@ Robust to a shared machine: the methods are run interleaved (one round = every m
 order), --repeats rounds, and each ratio is the median over rounds of (method / plain in the same round), so a
 slow spell of the machine hits plain and the method alike. The spread (min-max of the per-round ratios) is
 printed beside each median. Printed at two lengths (default 32 and 256): the cached two-branch methods (AAD,
-VCD) should cost about 2x plain at both (goal <= 2.1x), DoLa one norm + LM head per candidate layer (goal
+VCD) step both branches in one batch-of-2 forward (mitigation._decode.BranchPair; goal <= 2.1x), DoLa one norm + LM head per candidate layer (goal
 <= 1.2x); 'aad-recompute' (the audio-free branch recomputed from scratch every step, as the public AAD code
 does) shows the growth with length that the second cache avoids. MTI's cost depends on how many steps exceed
 tau (printed). The last lines say, per goal, whether this run met it.
@@ -81,11 +81,13 @@ def main() -> None:
     ap.add_argument("--lengths", type=int, nargs=2, default=[32, 256])
     ap.add_argument("--repeats", type=int, default=7, help="Interleaved rounds (the median is reported).")
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (1: a shared machine's other load "
+                    "slows plain and mitigated decoding alike; more threads oversubscribe the cores).")
     ap.add_argument("--tau", type=float, default=1.0, help="MTI entropy threshold")
     ap.add_argument("--methods", nargs="+", default=["aad", "vcd", "mti", "dola", "aad-recompute"],
                     help="Methods beside plain decoding (a loaded machine: e.g. --methods aad vcd dola).")
     args = ap.parse_args()
-    torch.set_num_threads(max(1, torch.get_num_threads()))
+    torch.set_num_threads(args.threads)
     path = args.model
     if path is None:
         from support.tiny_audio_lm import build_qwen2_audio

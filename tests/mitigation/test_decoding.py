@@ -255,3 +255,29 @@ def test_hf_text_backend_decodes_with_dola(deep_lm, tmp_path):
     stored = [c["response"] for c in Store(tmp_path).calls()]
     stored = [json.loads(x) if isinstance(x, str) else x for x in stored]
     assert [x["mitigation"]["method"] for x in stored] == ["dola"]
+
+
+@pytest.mark.parametrize("which", ["qwen2-audio", "omni"])
+@pytest.mark.parametrize("method", ["aad", "vcd"])
+def test_two_branches_decode_as_one_batch_with_the_same_result(adapters, clip, which, method, monkeypatch):
+    """AAD/VCD step both branches in one batch-of-2 forward (left-padded caches; Omni's mRoPE delta per row): the
+    tests above check it against uncached references; here, that the batched path really ran and that stepping the
+    branches one after the other gives the same tokens and logits."""
+    from halluscope.mitigation import _decode
+
+    merged = []
+    real_merge = _decode.BranchPair.merge.__func__
+    monkeypatch.setattr(_decode.BranchPair, "merge",
+                        classmethod(lambda cls, a, b: merged.append(real_merge(cls, a, b)) or merged[-1]))
+    ad, cfg = adapters[which], parse_mitigation(method)
+    runs = []
+    for batched in (True, False):
+        main, neg, _ = branches(ad, MSG, [clip], cfg)
+        runs.append(_decode.decode(ad.model, dict(main.tensors), cfg, max_new_tokens=12, eos=[], contrast_inputs=neg,
+                                   keep_logits=True, batch_branches=batched))
+    assert len(merged) == 1 and merged[0] is not None  # the batched run merged its caches, the other never tried
+    assert runs[0].tokens == runs[1].tokens
+    for a, b in zip(runs[0].steps, runs[1].steps):
+        finite = torch.isfinite(a.logits)
+        assert torch.equal(finite, torch.isfinite(b.logits))
+        assert torch.allclose(a.logits[finite], b.logits[finite], atol=1e-4)

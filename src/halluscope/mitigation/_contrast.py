@@ -59,7 +59,9 @@ def dola(final: torch.Tensor, premature: dict[int, torch.Tensor], *, alpha: floa
 
     Returns (adjusted logits, chosen layer, JS divergence per candidate). Shapes: [vocab] (batch size 1).
     """
-    js = {layer: float(js_divergence(final, z)) for layer, z in premature.items()}
+    layers = list(premature)
+    stacked = torch.stack([premature[k].float() for k in layers])  # [candidates, vocab]: one divergence call
+    js = dict(zip(layers, js_divergence(final.float().expand_as(stacked), stacked).tolist()))
     chosen = max(js, key=lambda k: js[k])  # ties: the lower layer, as dict order is ascending
     out = F.log_softmax(final.float(), -1) - alpha * F.log_softmax(premature[chosen].float(), -1)
     out = out.masked_fill(~plausible(final, beta), float("-inf"))

@@ -1,12 +1,13 @@
 """The contrastive decoding loop: one KV cache per branch, one new token through each branch per step.
 
-Batch size 1: audio prompts of different lengths pad very differently and the hf-audio backend already runs
-one call at a time; the hf (text) backend decodes a mitigated batch request by request.
+One request at a time: the hf-audio backend runs one call at a time; the hf (text) backend decodes a mitigated
+batch request by request.
 
-Cost per generated token, after the prefills: plain 1 token-forward; AAD and VCD 2 (the contrast branch
-advances by the same token on its own cache, never recomputed from scratch); MTI 1, plus len(instruction)
-at the uncertain steps only (the instruction is pushed through the main cache and cropped away again);
-DoLa 1 forward plus one norm + LM head per candidate layer.
+Cost per generated token, after the prefills: plain 1 token-forward; AAD and VCD 1 forward of a batch of 2 (each
+branch is prefilled on its own, then the two KV caches are left-padded into one and both branches advance by the
+same token in one forward: ``BranchPair``; never recomputed from scratch); MTI 1, plus len(instruction) at the
+uncertain steps only (the instruction is pushed through the main cache and cropped away again); DoLa 1 forward
+plus one norm + LM head over all candidate layers at once.
 """
 
 from __future__ import annotations
@@ -116,6 +117,75 @@ class Branch:
         self.length = length
 
 
+class BranchPair:
+    """Two prefilled branches decoded as one batch of 2 (AAD, VCD): per step one forward instead of two.
+
+    The shorter branch's KV cache is left-padded to the longer one's length and masked out; each row keeps its own
+    positions (and mRoPE delta), so a row attends exactly to what its own branch would. Only plain growing caches
+    (transformers' DynamicLayer) are merged; ``merge`` returns None for anything else and the caller steps the two
+    branches one after the other.
+    """
+
+    def __init__(self, a: Branch, b: Branch, layers: list[tuple[Any, Any]]) -> None:
+        self.a, self.b = a, b
+        self.model, self.cache, self.lengths = a.model, a.cache, [a.length, b.length]
+        width = max(self.lengths)
+        dev = a.tensors["input_ids"].device
+        self.mask = torch.zeros((2, width), dtype=torch.long, device=dev)
+        for row, n in enumerate(self.lengths):
+            self.mask[row, width - n:] = 1
+        for la, lb in layers:
+            for name in ("keys", "values"):
+                ka, kb = getattr(la, name), getattr(lb, name)
+                setattr(la, name, torch.cat([_left_pad(ka, width), _left_pad(kb, width)], dim=0))
+        self._holders = a._holders
+        deltas = [a._state, b._state]
+        self._deltas = None
+        if any(s is not None for s in a._state):
+            self._deltas = [torch.stack([d[i].reshape(-1)[:1] for d in deltas]).view(2, 1) for i in range(len(a._state))]
+
+    @classmethod
+    def merge(cls, a: Branch, b: Branch) -> "BranchPair | None":
+        layers_a, layers_b = getattr(a.cache, "layers", None), getattr(b.cache, "layers", None)
+        if not layers_a or not layers_b or len(layers_a) != len(layers_b) or a._cache_kw != b._cache_kw:
+            return None
+        if any(type(x).__name__ != "DynamicLayer" or type(y).__name__ != "DynamicLayer"
+               for x, y in zip(layers_a, layers_b)):
+            return None
+        if any(getattr(x, "keys", None) is None or x.keys.shape[0] != 1 for x in (*layers_a, *layers_b)):
+            return None
+        if any(s is not None and s.numel() != 1 for s in (*a._state, *b._state)):
+            return None  # an mRoPE delta per position group: not merged
+        if (any(s is None for s in a._state) or any(s is None for s in b._state)) and \
+                any(s is not None for s in (*a._state, *b._state)):
+            return None
+        return cls(a, b, list(zip(layers_a, layers_b)))
+
+    def step(self, token: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Advance both rows by ``token``; the next-token logits of (a, b)."""
+        dev = self.mask.device
+        self.mask = torch.cat([self.mask, torch.ones((2, 1), dtype=torch.long, device=dev)], dim=1)
+        pos = torch.tensor([[n] for n in self.lengths], dtype=torch.long, device=dev)
+        if self._deltas is not None:
+            for h, d in zip(self._holders, self._deltas):
+                h.rope_deltas = d.to(dev)
+            pos = (pos + self._deltas[0].to(dev)).unsqueeze(0).expand(3, -1, -1)
+        new = torch.tensor([[token], [token]], dtype=torch.long, device=dev)
+        out = self.a._run(input_ids=new, attention_mask=self.mask, position_ids=pos, **{self.a._cache_kw: self.cache})
+        self.cache = Branch._cache_of(out)
+        self.lengths = [n + 1 for n in self.lengths]
+        return out.logits[0, -1], out.logits[1, -1]
+
+
+def _left_pad(x: torch.Tensor, width: int) -> torch.Tensor:
+    """[1, heads, n, dim] -> [1, heads, width, dim] with zeros before the n cached positions."""
+    n = x.shape[-2]
+    if n == width:
+        return x
+    pad = torch.zeros((*x.shape[:-2], width - n, x.shape[-1]), dtype=x.dtype, device=x.device)
+    return torch.cat([pad, x], dim=-2)
+
+
 def layer_logits(model: Any) -> Callable[[torch.Tensor], torch.Tensor]:
     """Early exit for DoLa: the final norm, then the LM head (Chuang et al. 2024 read premature layers so)."""
     norm = getattr(model.get_decoder(), "norm", None)
@@ -133,10 +203,21 @@ def sampler(params: dict) -> torch.Generator | None:
     return torch.Generator().manual_seed(seed_from(blob) % TORCH_SEED_MAX)
 
 
+class _Last:
+    """The slice of a model output the loop reads (``logits[0, -1]``) for a row of a BranchPair step."""
+
+    def __init__(self, z: torch.Tensor) -> None:
+        self.logits = z.view(1, 1, -1)
+
+
 def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_tokens: int, eos: Sequence[int],
            contrast_inputs: dict | None = None, instruction: Sequence[int] = (), temperature: float = 0.0,
-           top_p: float = 1.0, generator: torch.Generator | None = None, keep_logits: bool = False) -> DecodeResult:
-    """Decode from ``main`` (model input tensors), contrasting as ``cfg`` says; cfg None decodes plainly."""
+           top_p: float = 1.0, generator: torch.Generator | None = None, keep_logits: bool = False,
+           batch_branches: bool = True) -> DecodeResult:
+    """Decode from ``main`` (model input tensors), contrasting as ``cfg`` says; cfg None decodes plainly.
+
+    ``batch_branches``: AAD and VCD advance both branches in one batch-of-2 forward (``BranchPair``) where the
+    model's cache allows; False steps them one after the other (the same tokens, up to float rounding)."""
     r = cfg.resolved() if cfg is not None else None
     method = r.method if r else None
     if method in ("aad", "vcd") and contrast_inputs is None:
@@ -148,6 +229,7 @@ def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_toke
     neg = Branch(model, contrast_inputs) if method in ("aad", "vcd") else None
     out = branch.prefill()
     z_neg = neg.prefill().logits[0, -1] if neg else None
+    pair = BranchPair.merge(branch, neg) if neg is not None and batch_branches else None
     candidates, exit_ = (), None
     if method == "dola":
         candidates = r.layers or dola_candidates(len(out.hidden_states) - 1)
@@ -168,8 +250,9 @@ def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_toke
             branch.crop(keep)
             adjusted, contrasted = contrast(z, z_tmp, alpha=r.alpha, beta=r.beta), True
         elif method == "dola":
-            with torch.inference_mode():
-                prem = {i: exit_(out.hidden_states[i][0, -1]).float() for i in candidates}
+            with torch.inference_mode():  # one norm + head call over every candidate layer
+                stacked = exit_(torch.stack([out.hidden_states[i][0, -1] for i in candidates])).float()
+            prem = dict(zip(candidates, stacked))
             adjusted, layer, _ = dola(z, prem, alpha=r.alpha, beta=r.beta, generated=tokens,
                                       repetition_penalty=r.repetition_penalty)
             contrasted = True
@@ -183,6 +266,10 @@ def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_toke
             break
         if len(tokens) == max_new_tokens:
             break
+        if pair is not None:
+            z_pos, z_neg = pair.step(tok)
+            out = _Last(z_pos)
+            continue
         out = branch.step([tok])
         if neg is not None:
             z_neg = neg.step([tok]).logits[0, -1]
