@@ -4,7 +4,6 @@ embedded in the main HTML report as a section."""
 
 from __future__ import annotations
 
-import html
 import json
 from pathlib import Path
 
@@ -13,6 +12,8 @@ from halluscope.metrics.agreement import human_human_agreement, judge_human_agre
 from halluscope.metrics.rates import hallucination_rates, stance_rates
 from halluscope.core.records import MISHAP_CATEGORIES, MISHAP_DOMAINS, MISHAP_STRATEGIES, STANCES
 from halluscope.core.store import Store
+from halluscope.report.sections import Section
+from halluscope.report.table import Figure, Table
 
 STRATEGY_ABBR = {"contradicted_premise": "CP", "absent_premise": "AP", "false_negation": "FN", "niche_specifics": "NS",
                  "unknowable_provenance": "UP", "false_authority": "FA", "false_premise": "FP"}
@@ -156,63 +157,42 @@ def _examples_note(c: dict) -> str:
             f"{c['example_pairs_left_out']} (answer, annotator) pair(s) are left out of judge-human agreement.")
 
 
-def markdown(data: dict) -> str:
-    from halluscope.report.write import md_table
+TITLE = "MISHAP-Bench (seed 001)"
 
+
+def mishap_section(data: dict) -> Section:
+    """Counts, domain balance, Tables 1 and 11, stance (Figure 6 style) and agreement, as one report section."""
     c = data["counts"]
-    parts = [
-        "# MISHAP-Bench",
+    return Section(TITLE, [
         f"{c['clips']} clips ({c['dropped_clips']} dropped by the informativeness filter), {c['questions']} questions, "
         f"{c['answers']} answers ({c['answer_failures']} failed calls, {c['skipped_audio']} skipped by the audio policy, "
         f"{c['not_judgeable']} without text), judged by {c['judge']}: {c['judged']} verdicts, {c['unscored']} unscored "
         "(left out of every rate). Rates are % hallucinated with 95% Wilson intervals.",
-        "## Domain balance", md_table(data["balance"], BALANCE_COLS),
-        "## Table 1: hallucination rate (%) by domain and category", md_table(data["table1"], _columns1()),
-        "## Table 11: hallucination rate (%) by strategy",
-        "CP contradicted premise, AP absent premise, FN false negation (context); NS niche specifics, "
-        "UP unknowable provenance, FA false authority, FP false premise (knowledge).",
-        md_table(data["table11"], COLS11),
-        "## Stance", md_table(data["stance"], STANCE_COLS),
-        "## Agreement (Cohen's kappa, agreement rate)", _examples_note(c),
-        md_table(data["agreement"], AGREE_COLS) if data["agreement"] else "_no human labels yet: run `halluscope mishap annotate`_",
-    ]
-    return "\n\n".join(parts) + "\n"
-
-
-def html_body(data: dict, plot: bytes | None) -> str:
-    from halluscope.report.write import html_table, img
-
-    c = data["counts"]
-    return (f"<p>{c['clips']} clips ({c['dropped_clips']} dropped by the informativeness filter), {c['questions']} "
-            f"questions, {c['answers']} answers ({c['answer_failures']} failed, {c['skipped_audio']} skipped by the audio "
-            f"policy, {c['not_judgeable']} without text); judge {html.escape(str(c['judge']))}: {c['judged']} verdicts, "
-            f"{c['unscored']} unscored (left out of every rate). Rates: % hallucinated, 95% Wilson intervals.</p>"
-            f"<h3>Domain balance</h3>{html_table(data['balance'], BALANCE_COLS)}"
-            f"<h3>Table 1: hallucination rate (%) by domain and category</h3>{html_table(data['table1'], _columns1())}"
-            f"<h3>Table 11: hallucination rate (%) by strategy</h3>{html_table(data['table11'], COLS11)}"
-            f"<h3>Stance (knowledge questions, Figure 6 style)</h3>{img(plot, 'stance by domain and model')}"
-            f"{html_table(data['stance'], STANCE_COLS)}"
-            f"<h3>Agreement</h3><p>{html.escape(_examples_note(c))}</p>" + (html_table(data["agreement"], AGREE_COLS) if data["agreement"]
-                                     else "<p>No human labels yet.</p>"))
+        Table("mishap_balance", BALANCE_COLS, data["balance"], title="Domain balance"),
+        Table("mishap_table1", _columns1(), data["table1"], title="Table 1: hallucination rate (%) by domain and category"),
+        Table("mishap_table11", COLS11, data["table11"], title="Table 11: hallucination rate (%) by strategy",
+              notes=("CP contradicted premise, AP absent premise, FN false negation (context); NS niche specifics, "
+                     "UP unknowable provenance, FA false authority, FP false premise (knowledge).",)),
+        Figure(stance_plot(data["stance"]), "stance by domain and model", file="mishap_stance.png"),
+        Table("mishap_stance", STANCE_COLS, data["stance"], title="Stance (knowledge questions, Figure 6 style)"),
+        Table("mishap_agreement", AGREE_COLS, data["agreement"], title="Agreement (Cohen's kappa, agreement rate)",
+              notes=(_examples_note(c),), empty="no human labels yet: run `halluscope mishap annotate`"),
+        Table("mishap_counts", [], [c], title="Counts", shown=False),
+        Table("mishap_rates_strategy", [], data["rates_strategy"], title="Rates by model x category x strategy",
+              shown=False),
+        Table("mishap_rates_domain_category", [], data["rates_domain_category"],
+              title="Rates by model x domain x category", shown=False),
+    ])
 
 
 def write_mishap_report(run_dir: str | Path) -> Path:
-    """Write RUN/report/mishap/ (mishap.md, mishap.html, CSVs, stance.png, summary.json); returns the HTML path."""
-    from halluscope.report.write import write_csv
+    """RUN/report/mishap/ (mishap.md, mishap.html, a CSV per table, stance.png, summary.json): the MISHAP section
+    of the run's report on its own; returns the HTML path."""
+    from halluscope.report.page import write_folder
 
     data = collect(run_dir)
     out = Path(run_dir) / "report" / "mishap"
-    out.mkdir(parents=True, exist_ok=True)
-    plot = stance_plot(data["stance"])
-    (out / "mishap.md").write_text(markdown(data), encoding="utf-8")
-    for name in ("table1", "table11", "stance", "agreement", "rates_strategy", "rates_domain_category", "balance"):
-        write_csv(out / f"{name}.csv", data[name])
-    if plot:
-        (out / "stance.png").write_bytes(plot)
-    (out / "summary.json").write_text(json.dumps(data["counts"], indent=2), encoding="utf-8")
-    page = ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>MISHAP-Bench report</title>"
-            "<style>body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1200px}table{border-collapse:collapse;"
-            "font-size:.85rem;margin:.5rem 0 1.5rem}th,td{border:1px solid #cbd5e0;padding:.2rem .4rem}th{background:#edf2f7}"
-            "img{max-width:100%}</style></head><body><h1>MISHAP-Bench</h1>" + html_body(data, plot) + "</body></html>")
-    atomic_write(out / "mishap.html", page)  # unique temp name: two writers never collide
-    return out / "mishap.html"
+    path = write_folder(out, [mishap_section(data)], title="MISHAP-Bench", md_name="mishap.md",
+                        html_name="mishap.html", json_name=None, file_name=lambda n: n.removeprefix("mishap_"))
+    atomic_write(out / "summary.json", json.dumps(data["counts"], indent=2))
+    return path

@@ -3,6 +3,7 @@
 
 from halluscope.report.page import ReportSummary, write_report
 from halluscope.report.table import Column, Figure, Table, fmt
-from halluscope.report.tables import ReportData, collect
+from halluscope.report.spoken import collect
+from halluscope.report.tables import ReportData
 
 __all__ = ["Column", "Figure", "ReportData", "ReportSummary", "Table", "collect", "fmt", "write_report"]

@@ -84,7 +84,7 @@ def write_report(run_dir: str | Path, *, json_out: bool = False) -> ReportSummar
     """RUN/report/: tables.md, a CSV per table, headline.json (every table) and report.html, with every section the
     run has (spoken build, judges, detectors, zero-shot, real-world, MISHAP, closed-form), from the store alone."""
     from halluscope.core.errors import HalluscopeError
-    from halluscope.report.tables import collect
+    from halluscope.report.spoken import collect
 
     data = collect(run_dir)
     if not data.sections:

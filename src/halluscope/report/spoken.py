@@ -3,11 +3,16 @@ Table 2 (O vs T) with its plots, and the build's failures, as Tables built from 
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from halluscope.core.records import LANGUAGES
+from halluscope.core.store import Store
 from halluscope.report.plots import asr_vs_degradation_plot, o_vs_t_plot, wer_cer_plot
-from halluscope.report.sections import Section
-from halluscope.report.speech import AUDIO_COLS, AUDIO_NOTE, TABLE7_COLS, TABLE7_NOTE
+from halluscope.report.sections import Section, build_sections
+from halluscope.report.speech import AUDIO_COLS, AUDIO_NOTE, TABLE7_COLS, TABLE7_NOTE, audio_rows, table7_rows
 from halluscope.report.table import Figure, Table
-from halluscope.report.tables import TYPE_ABBR, ReportData, o_vs_t
+from halluscope.report.tables import TYPE_ABBR, ReportData, _asr_rows, _dataset_rows, _detection_rows, o_vs_t
+from halluscope.spoken.build import load_build
 from halluscope.view.links import asr_link, dataset_link, table2_link
 
 TITLE = "Spoken benchmark (seed 000): dataset, ASR and detection"
@@ -55,3 +60,27 @@ def spoken_section(data: ReportData) -> Section:
     if not data.failures:
         blocks.append(f"Failures: {failed}")
     return Section(TITLE, blocks)
+
+
+def collect(run_dir: str | Path) -> ReportData:
+    """Every number of the report of a run: the spoken build's core tables (empty without a build) and every
+    registered section the run has data for (the spoken build's core section first)."""
+    with Store(run_dir) as store:
+        manifest = store.latest_manifest("build spoken")
+        if manifest is None:
+            return ReportData(run_dir=Path(run_dir), languages=[], dataset=[], asr=[], detection=[], failures=[],
+                              excluded=0, sections=build_sections(store, None))
+        build = load_build(store)
+        present = {v.language for v in build.samples.values()}
+        languages = [lang for lang in LANGUAGES if lang in present]
+        failures = [{"stage": stage, "item_id": k, "reason": r}
+                    for stage, fs in build.failures.items() for k, r in sorted(fs.items())]
+        excluded = sum(1 for k in build.samples if k not in build.transcripts)
+        data = ReportData(
+            run_dir=Path(run_dir), languages=languages, dataset=_dataset_rows(build, languages),
+            asr=_asr_rows(build, languages), detection=_detection_rows(store, build, languages),
+            failures=failures, excluded=excluded, manifest=manifest.model_dump(),
+            table7=table7_rows(build, languages), audio=audio_rows(build, languages),
+        )
+        data.sections = [spoken_section(data), *build_sections(store, build)]
+        return data

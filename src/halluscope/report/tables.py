@@ -6,14 +6,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from halluscope.spoken.build import BuildResult, load_build
+from halluscope.spoken.build import BuildResult
 from halluscope.spoken.detect.run import LABELS, gold
 from halluscope.spoken.detect.splits import split_by_article
 from halluscope.metrics.asr import score_asr
 from halluscope.metrics.classification import majority_baseline, score_classification
 from halluscope.core.records import LANGUAGES, SEVERITIES, TYPES, Prediction
-from halluscope.report.sections import Section, build_sections
-from halluscope.report.speech import audio_rows, table7_rows
+from halluscope.report.sections import Section
 from halluscope.core.store import Store
 
 TYPE_ABBR = {"contradiction": "C", "fabrication": "F", "context_inconsistency": "I"}
@@ -93,32 +92,6 @@ def _detection_rows(store: Store, build: BuildResult, languages: list[str]) -> l
                          "split": "O" if input_ == "text" else "T", **score.as_dict(),
                          "majority_accuracy": base.accuracy, "majority_macro_f1": base.macro_f1})
     return rows
-
-
-def collect(run_dir: str | Path) -> ReportData:
-    """Every number of the report of a run: the spoken build's core tables (empty without a build) and every
-    registered section the run has data for (the spoken build's core section first)."""
-    from halluscope.report.spoken import spoken_section
-
-    with Store(run_dir) as store:
-        manifest = store.latest_manifest("build spoken")
-        if manifest is None:
-            return ReportData(run_dir=Path(run_dir), languages=[], dataset=[], asr=[], detection=[], failures=[],
-                              excluded=0, sections=build_sections(store, None))
-        build = load_build(store)
-        present = {v.language for v in build.samples.values()}
-        languages = [lang for lang in LANGUAGES if lang in present]
-        failures = [{"stage": stage, "item_id": k, "reason": r}
-                    for stage, fs in build.failures.items() for k, r in sorted(fs.items())]
-        excluded = sum(1 for k in build.samples if k not in build.transcripts)
-        data = ReportData(
-            run_dir=Path(run_dir), languages=languages, dataset=_dataset_rows(build, languages),
-            asr=_asr_rows(build, languages), detection=_detection_rows(store, build, languages),
-            failures=failures, excluded=excluded, manifest=manifest.model_dump(),
-            table7=table7_rows(build, languages), audio=audio_rows(build, languages),
-        )
-        data.sections = [spoken_section(data), *build_sections(store, build)]
-        return data
 
 
 def o_vs_t(detection: list[dict]) -> list[dict]:

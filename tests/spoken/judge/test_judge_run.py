@@ -168,17 +168,17 @@ def row_lists(obj) -> list[list[dict]]:
 
 
 def test_report_json_holds_every_table_of_the_html_page(built):
-    from halluscope.report.write import fmt
+    from halluscope.report.table import fmt
 
     run, _ = built
     build_judge(run, ["openai/judge-a", "openai/judge-b"], per_cell=1, seed=0, quiet=True)
     res = CliRunner().invoke(app, ["report", str(run), "--json"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
-    judges = doc["LLM judges (seed 000, section 3.4 and App. A.2)"]
-    assert {"FA", "Fl", "AT"} <= {r["dimension"] for r in judges["table9_agreement"]}  # Table 9
-    assert set(judges["table10_quality"]) == {"openai/judge-a", "openai/judge-b"}  # Table 10, per judge
-    assert len(judges["table10_quality"]["openai/judge-a"]) == 27
+    judges = doc["tables"]
+    assert {"FA", "Fl", "AT"} <= {r["dimension"] for r in judges["table9_agreement"]["rows"]}  # Table 9
+    assert {k for k in judges if k.startswith("table10_")} == {"table10_openai_judge-a", "table10_openai_judge-b"}
+    assert len(judges["table10_openai_judge-a"]["rows"]) == 27
     def found(rows: list[list[str]], candidates: list[list[dict]]) -> bool:
         # some JSON table has these rows, each HTML cell being one of its row's values as printed
         return any(len(c) == len(rows) and all(
@@ -190,7 +190,8 @@ def test_report_json_holds_every_table_of_the_html_page(built):
     for head, rows in tables:
         assert found(rows, row_lists(doc)), f"HTML table {head} is not in report --json"
     # the check can fail: without the judge section's tables, Tables 9 and 10 are nowhere in the JSON
-    others = row_lists({k: v for k, v in doc.items() if not k.startswith("LLM judges")})
+    judge_ids = next(s["tables"] for s in doc["sections"] if s["title"].startswith("LLM judges"))
+    others = row_lists({k: v for k, v in doc["tables"].items() if k not in judge_ids})
     missing = [head for head, rows in tables if not found(rows, others)]
     assert len(missing) >= 4 and any("κ (quadratic)" in h for h in missing)
 

@@ -223,8 +223,8 @@ def test_report_tables_4_and_5_with_coverage(built):
         detect_realworld(run, detector="tfidf", input=inp)
     data = collect(run)
     sec = next(s for s in data.sections if s.title.startswith("Real-world split"))
-    t4, t5, pairs = ([r for r in sec.json[k] if r["detector"] == "tfidf"]
-                     for k in ("table4", "table5", "pair_disagreement"))
+    t4, t5, pairs = ([r for r in sec.rows(k) if r["detector"] == "tfidf"]
+                     for k in ("table4_realworld", "table5_provenance", "realworld_pair_disagreement"))
     real_ru = next(r for r in t4 if r["language"] == "ru" and r["data"] == "Real")
     assert real_ru["O_n"] == real_ru["T_n"] == 6  # 3 fakes + 3 negatives
     synth_ru = next(r for r in t4 if r["language"] == "ru" and r["data"] == "Synth (test)")
@@ -237,7 +237,7 @@ def test_report_tables_4_and_5_with_coverage(built):
     assert {p["pairs"] for p in pairs} == {3} and all(p["near_parallel_pairs"] == 1 for p in pairs)
     # the dedicated run never enters Table 2
     assert not data.detection
-    out = write_report(data)
+    out = write_report(run).html
     html = out.read_text(encoding="utf-8")
     assert "Table 5: provenance x veracity" in html and "Table 4: synthetic test vs real-world" in html
     assert (out.parent / "table5_provenance.csv").exists() and (out.parent / "table4_realworld.csv").exists()
@@ -251,7 +251,7 @@ def test_paired_o_vs_t_section_for_table2(built):
         detect(run, detector="tfidf", input=inp)
     data = collect(run)
     sec = next(s for s in data.sections if s.title == "Table 2 paired tests")
-    rows = sec.json["o_vs_t"]
+    rows = sec.rows("table2_paired_o_vs_t")
     assert {r["language"] for r in rows} == {"ru", "kk", "all"}
     for r in rows:
         assert r["n"] > 0 and 0 <= r["mcnemar_p"] <= 1 and 0 <= r["randomization_p"] <= 1
