@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from halluscope.cli import compat
 from halluscope.cli.main import app
-from halluscope.cli.options import flag_options, mitigation_options
+from halluscope.cli.options import flag_options, mitigation_options, model_with
 from support.chat_server import ChatServer, Reply
 
 ROOT = typer.main.get_command(app)
@@ -122,3 +122,13 @@ def test_llm_config_reaches_the_backend_for_one_command(tmp_path, monkeypatch):
     assert "HALLUSCOPE_LLM_CONFIG" not in os.environ  # scoped to the command
     res = CliRunner().invoke(app, ["score", "asr", str(pairs), "--llm-config", str(tmp_path / "none.toml")])
     assert res.exit_code != 0 and "no such file" in str(res.exception)
+
+
+def test_options_reach_the_model_they_are_given_to(tmp_path):
+    assert model_with("hf-audio/m", ["alpha=0.5", "mitigation=aad"]) == "hf-audio/m?mitigation=aad&alpha=0.5"
+    assert model_with("openai/x", []) == "openai/x" and model_with(None, ["a=1"]) is None
+    # the generator's backend checks them before anything is written
+    res = CliRunner().invoke(app, ["build", "spoken", str(tmp_path / "r"), "--corpus", "demo", "--langs", "en",
+                                   "--generator", "openai/x", "-o", "bogus_key=1"])
+    assert res.exit_code != 0 and "bogus_key" in str(res.exception) and "base_url" in str(res.exception)
+    assert not (tmp_path / "r").exists()

@@ -18,6 +18,7 @@ SHARED_HELP = ("audio_policy", "mitigation", "system", "retries", "llm_config", 
 # the options that name a model that is called; a command taking one takes --llm-config too
 MODEL_FLAGS = {"--judge", "--llm", "--model", "--generator", "--detector", "--faithful", "--filter-llm"}
 NOT_CALLED = {"mishap validity import"}  # --model there names who wrote the imported responses
+ONE_OF_SEVERAL = {"mishap all"}  # several models in one command: -o would not say whose options they are
 # where --out is a file or folder the command writes that is not a run
 OUT_IS_A_FILE = {"run closedform", "mishap examples", "mishap sources", "mishap validity report"}
 # the commands with a --json summary
@@ -74,6 +75,13 @@ def test_every_model_calling_command_takes_llm_config(path):
     flags = {o for p in _options(COMMANDS[path]).values() for o in p.opts}
     if flags & MODEL_FLAGS and path not in NOT_CALLED:
         assert "--llm-config" in flags, f"{path} calls {flags & MODEL_FLAGS} but has no --llm-config"
+
+
+@pytest.mark.parametrize("path", sorted(COMMANDS))
+def test_every_model_calling_command_takes_options(path):
+    flags = {o for p in _options(COMMANDS[path]).values() for o in p.opts}
+    if flags & MODEL_FLAGS and path not in NOT_CALLED | ONE_OF_SEVERAL:
+        assert {"--option", "-o"} <= flags, f"{path} calls {flags & MODEL_FLAGS} but takes no -o"
 
 
 def test_json_where_a_summary_is_printed():

@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from halluscope.cli.compat import App, legacy_run
-from halluscope.cli.options import Json, LlmConfig, NewRun, Retries, Run, VllmServe, with_executor
+from halluscope.cli.options import Json, LlmConfig, NewRun, Options, Retries, Run, VllmServe, model_with, with_executor
 from halluscope.core.executors import ExecutorOptions
 from halluscope.core.records import LANGUAGES, SEVERITIES, TYPES
 from halluscope.core.stages import console
@@ -55,6 +55,7 @@ def build_spoken_cmd(
     types: str = typer.Option(",".join(TYPES), help="Hallucination types to generate, comma-separated."),
     severities: str = typer.Option(",".join(SEVERITIES), help="Severity levels to generate, comma-separated."),
     llm_config: LlmConfig = None,
+    option: Options = [],  # noqa: B006 - typer reads the default; options of the --generator
     json_out: Json = False,
     executor: ExecutorOptions = ExecutorOptions(),
     vllm_serve: VllmServe = None,
@@ -66,6 +67,7 @@ def build_spoken_cmd(
     from halluscope.backends.vllm import serving
     from halluscope.spoken.build import BuildConfig, build_spoken
 
+    generator = model_with(generator, option)  # type: ignore[assignment]
     cfg = BuildConfig(corpus=corpus, langs=langs_of(langs), generator=generator, tts=tts, asr=asr,
                       compare_asr=tuple(compare_asr), seed=seed,
                       rewrites_per_article=rewrites_per_article, articles_per_language=articles_per_language,
@@ -89,6 +91,7 @@ def build_judge_cmd(
     seed: int = typer.Option(0, help="Seed of the stratified sample."),
     retries: Retries = 3,
     llm_config: LlmConfig = None,
+    option: Options = [],  # noqa: B006 - options of every --judge
     json_out: Json = False,
 ) -> None:
     """Rate a stratified sample of a run's rewrites with LLM judges (seed 000, 3.4 and App. A.2), resumable.
@@ -101,6 +104,7 @@ def build_judge_cmd(
 
     from halluscope.spoken.judge import build_judge
 
+    judge = [model_with(j, option) for j in judge]  # type: ignore[misc]
     result = build_judge(run, judge, per_cell=per_cell, seed=seed, retries=retries, quiet=json_out)
     tables = run / "report" / "judge" / "judge.md"
     if json_out:
@@ -137,6 +141,7 @@ def build_realworld_cmd(
                                       "topic+period similarity when matching (0: topic and period only)."),
     corpus: Optional[str] = typer.Option(None, help="The corpus the run was built from, if it moved."),
     llm_config: LlmConfig = None,
+    option: Options = [],  # noqa: B006 - options of the --faithful generator
     json_out: Json = False,
 ) -> None:
     """Real-world split (seed 000, 3.2): match each fake to a truthful original by greedy TF-IDF cosine over topic
@@ -146,7 +151,7 @@ def build_realworld_cmd(
     """
     from halluscope.spoken.realworld import build_realworld
 
-    split = build_realworld(run, fakes, langs=_split_langs(langs), faithful=faithful,
+    split = build_realworld(run, fakes, langs=_split_langs(langs), faithful=model_with(faithful, option),
                             faithful_langs=_split_langs(faithful_langs), text_weight=text_weight, corpus=corpus,
                             quiet=json_out)
     failed = sum(len(f) for f in split.failures.values())

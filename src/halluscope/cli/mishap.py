@@ -20,6 +20,7 @@ from halluscope.cli.options import (
     System,
     flag_options,
     mitigation_options,
+    model_with,
     with_executor,
 )
 from halluscope.core.executors import ExecutorOptions
@@ -56,7 +57,8 @@ def clips_cmd(run: RUN,
               filter_llm: Optional[str] = typer.Option(None, help="LLM for the informativeness filter (App. A.1), e.g. openai/<model>; none: keep every clip."),
               per_domain: Optional[int] = typer.Option(None, help="Keep at most N clips per domain after the filter (the paper: 1,000), taken from its sources in turn."),
               per_source: Optional[List[str]] = typer.Option(None, help="Keep at most N clips per source after the filter: N for every source, or SOURCE=N (repeat)."),
-              seed: int = typer.Option(0, help="Seed of the quota draws."), llm_config: LlmConfig = None) -> None:
+              seed: int = typer.Option(0, help="Seed of the quota draws."), llm_config: LlmConfig = None,
+              option: Options = []) -> None:  # noqa: B006 - options of the --filter-llm
     """Import clips and descriptions, filter uninformative descriptions, enforce domain / source quotas, report balance."""
     from halluscope.mishap.clips import import_clips
 
@@ -69,7 +71,7 @@ def clips_cmd(run: RUN,
             quota = int(n)
         else:
             quota = {**(quota or {}), src.strip(): int(n)}  # type: ignore[dict-item]
-    r = import_clips(run, manifest, filter_llm=filter_llm, per_domain=per_domain, per_source=quota, seed=seed)
+    r = import_clips(run, manifest, filter_llm=model_with(filter_llm, option), per_domain=per_domain, per_source=quota, seed=seed)
     for line in r.lines():
         console.print(line, highlight=False, soft_wrap=True)
     for row in r.balance:
@@ -85,11 +87,11 @@ def questions_cmd(run: STEP_RUN, llm: str = typer.Option(..., "--generator", hel
                   with_audio: Optional[bool] = typer.Option(None, "--with-audio/--no-audio", help="Attach the clip to the writer's request; default: when the writer is an hf-audio/ model (an openai/ writer needs --with-audio and a server that takes audio)."),
                   retries: Retries = 2,
                   seed: int = typer.Option(0, help="Seed of the strategy assignment and generation."),
-                  llm_config: LlmConfig = None) -> None:
+                  llm_config: LlmConfig = None, option: Options = []) -> None:  # noqa: B006 - the writer's options
     """Write adversarial questions: 3 context and 4 knowledge strategies, checked and regenerated."""
     from halluscope.mishap.questions import make_questions
 
-    _show(make_questions(run, llm, checker=checker, per_category=per_category, real_sources=real_sources,
+    _show(make_questions(run, model_with(llm, option), checker=checker, per_category=per_category, real_sources=real_sources,
                          with_audio=with_audio, max_attempts=retries + 1, seed=seed), "questions")
 
 
@@ -98,14 +100,14 @@ def rubrics_cmd(run: STEP_RUN, llm: Optional[str] = typer.Option(None, "--genera
                 export: Optional[Path] = typer.Option(None, "--export", help="Write the current rubrics as JSONL to edit."),
                 import_: Optional[Path] = typer.Option(None, "--import", help="Append edited rubrics as new versions."),
                 author: str = typer.Option("", help="Who edited (required with --import)."),
-                llm_config: LlmConfig = None) -> None:
+                llm_config: LlmConfig = None, option: Options = []) -> None:  # noqa: B006 - the writer's options
     """Generate 'Hallucinated if ... Grounded if ...' rubrics, or export / import edits (versioned, append-only)."""
     from halluscope.mishap.rubrics import export_rubrics, import_rubrics, make_rubrics
 
     if not (llm or export or import_):
         raise typer.BadParameter("give --generator to generate, --export FILE or --import FILE --author NAME")
     if llm:
-        _show(make_rubrics(run, llm), "rubrics")
+        _show(make_rubrics(run, model_with(llm, option)), "rubrics")
     if import_:
         new = import_rubrics(run, import_, author=author)
         console.print(f"{len(new)} rubric(s) changed: new versions stored")
@@ -150,11 +152,12 @@ def judge_cmd(run: STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: ope
               evidence: Optional[Path] = typer.Option(None, help="Local documents for the evidence tool (folder of .txt/.md or .jsonl); knowledge questions only."),
               examples: Optional[Path] = typer.Option(None, help="In-context examples (3 grounded + 3 hallucinated per category, JSON)."),
               max_searches: int = typer.Option(3, help="Evidence searches per judgement (knowledge questions)."),
-              retries: Retries = 2, llm_config: LlmConfig = None) -> None:
+              retries: Retries = 2, llm_config: LlmConfig = None,
+              option: Options = []) -> None:  # noqa: B006 - the judge's options
     """Judge every answer as grounded or hallucinated (with stance), against the current rubrics."""
     from halluscope.mishap.judge import run_judge
 
-    _show(run_judge(run, judge, examples=examples, evidence=evidence, max_searches=max_searches, retries=retries),
+    _show(run_judge(run, model_with(judge, option), examples=examples, evidence=evidence, max_searches=max_searches, retries=retries),
           "judgements")
 
 

@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from halluscope.cli.compat import App
-from halluscope.cli.options import LlmConfig, NewRun, Retries, Run
+from halluscope.cli.options import LlmConfig, NewRun, Options, Retries, Run, model_with
 from halluscope.core.stages import console
 
 validity_app = App(help="Validity of groundedness judging (seed 001, 4.1, Figure 5): closed-form responses "
@@ -38,12 +38,13 @@ def import_cmd(run: RUN,
 @validity_app.command("judge")
 def judge_cmd(run: STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: openai/<model> or hf/<dir>."),
               examples: Optional[Path] = typer.Option(None, help="In-context examples JSON (default: the packaged set)."),
-              retries: Retries = 2, llm_config: LlmConfig = None) -> None:
+              retries: Retries = 2, llm_config: LlmConfig = None,
+              option: Options = []) -> None:  # noqa: B006 - the judge's options
     """Judge every imported response with the full groundedness judge."""
     from halluscope.mishap.ablation import run_configs
     from halluscope.mishap.judge import FULL
 
-    run_configs(run, judge, (FULL,), items="validity", examples=examples, retries=retries)
+    run_configs(run, model_with(judge, option), (FULL,), items="validity", examples=examples, retries=retries)
 
 
 @validity_app.command("report")
@@ -71,12 +72,13 @@ def ablation_cmd(run: STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: 
                  examples: Optional[Path] = typer.Option(None, help="In-context examples JSON (default: the packaged set)."),
                  all_answers: bool = typer.Option(False, help="Judge every answer, not only those people labelled."),
                  max_searches: int = typer.Option(3, help="Evidence searches per judgement (knowledge questions)."),
-                 retries: Retries = 2, llm_config: LlmConfig = None) -> None:
+                 retries: Retries = 2, llm_config: LlmConfig = None,
+                 option: Options = []) -> None:  # noqa: B006 - the judge's options
     """Run named judge configurations on the same answers; print judge-human agreement per configuration."""
     from halluscope.mishap.ablation import ablation_tables, load_configs, run_configs
 
     chosen = tuple(c for spec in configs for c in load_configs(spec))
-    run_configs(run, judge, chosen, examples=examples, evidence=evidence, all_answers=all_answers,
+    run_configs(run, model_with(judge, option), chosen, examples=examples, evidence=evidence, all_answers=all_answers,
                 max_searches=max_searches, retries=retries)
     print_table(ablation_tables(run)["ablation"], "Judge ablation (judge vs humans, pooled)")
 

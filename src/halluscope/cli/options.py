@@ -47,6 +47,16 @@ def flag_options(values: list[str], **flags: Any) -> dict:
     return options
 
 
+def model_with(spec: Optional[str], values: list[str]) -> Optional[str]:
+    """A model name with the command's '-o KEY=VALUE' options on top (ModelSpec's canonical form, the same string
+    the glued 'provider/model?key=value' gave); the name as given when there are none."""
+    if not spec or not values:
+        return spec
+    from halluscope.core.spec import ModelSpec
+
+    return str(ModelSpec.parse(spec, parse_kv_options(values)))
+
+
 def mitigation_options(mitigation: Optional[str], options: dict) -> Optional[str]:
     """The mitigation name; the old one-string form 'aad&alpha=0.5' is split into the name and -o options."""
     if mitigation and ("&" in mitigation or "=" in mitigation):

@@ -13,7 +13,7 @@ from typing import Annotated, Optional
 import typer
 
 from halluscope.cli.compat import App, legacy_run
-from halluscope.cli.options import Json, LlmConfig
+from halluscope.cli.options import Json, LlmConfig, Options, model_with
 from halluscope.core.stages import console
 
 app = App(help="Score predictions or transcripts on their own.")
@@ -150,6 +150,7 @@ def score_asr_cmd(
     model: Optional[str] = typer.Option(None, help="The cleaner LLM for --cleaner llm: openai/<model> or hf/<dir>."),
     batch_size: int = typer.Option(16, min=1, help="Transcripts per batched cleaner call (split on a parse failure)."),
     llm_config: LlmConfig = None,
+    option: Options = [],  # noqa: B006 - options of the cleaner --model
     json_out: Json = False,
 ) -> None:
     """Corpus-level WER/CER per language and overall, with the spec's normalisation (seed 000, App. A.4);
@@ -168,7 +169,7 @@ def score_asr_cmd(
         from halluscope.core.store import Store
 
         with Store(run or pairs.with_name(pairs.name + ".cleaner")) as store:
-            llm = LLMCleaner(create_backend(model), store, batch_size=batch_size)
+            llm = LLMCleaner(create_backend(model_with(model, option)), store, batch_size=batch_size)
             result = score_asr_file(pairs, cleaner=llm)
         sys.stderr.write(f"cleaner {llm.name}: {llm.stats.batches} batched, {llm.stats.splits} split on a parse failure, "
                          f"{llm.stats.singles} single-item; {llm.calls.line()}; calls kept in {store.path}\n")
