@@ -21,6 +21,7 @@ from support.tiny_qwen3_omni import build_qwen3_omni_thinker
 from support.tiny_voxtral import build_voxtral
 
 from halluscope.backends.audio_lm import ADAPTERS, clip_of, load_adapter
+from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import ChatMessage
 from halluscope.mitigation import parse_mitigation
 from halluscope.mitigation._audio import branches, generate
@@ -59,6 +60,9 @@ def test_window_declared_and_heard(family):
         assert load_adapter(path, window_s=w).inputs(MSG, [clip]).heard_s == pytest.approx(min(45.0, w), abs=0.05)
     none = ad.inputs(MSG, [])
     assert none.heard_s == 0 and not none.delivered and ad.features_key not in none.tensors
+    if name in ("voxtral", "music-flamingo"):  # whole 30 s chunks only
+        with pytest.raises(HalluscopeError, match="multiple of 30"):
+            load_adapter(path, window_s=45)
 
 
 def _full(model, tensors, extra=()):
