@@ -23,7 +23,8 @@ ONE_OF_SEVERAL = {"mishap all"}  # several models in one command: -o would not s
 OUT_IS_A_FILE = {"run closedform", "mishap examples", "mishap sources", "mishap validity report"}
 # the commands with a --json summary
 JSON = {"build spoken", "build judge", "build realworld", "detect", "report", "project", "score asr",
-        "score halluaudio", "score aha", "score yesno", "run closedform", "corpus check", "models"}
+        "score halluaudio", "score aha", "score yesno", "run closedform", "corpus check", "models",
+        "mishap questions", "mishap answer", "mishap judge"}
 
 
 def _commands(group, prefix: str = "") -> dict[str, object]:

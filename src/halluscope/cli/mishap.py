@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import List, Optional
 
@@ -10,6 +11,7 @@ import typer
 from halluscope.cli.compat import App
 from halluscope.cli.options import (
     AudioPolicy,
+    Json,
     LlmConfig,
     MaxTokens,
     Mitigation,
@@ -35,8 +37,13 @@ RUN = NewRun("Run directory (created by 'clips'; later steps resume it).")
 STEP_RUN = Run("Run directory made by 'mishap clips'.")
 
 
-def _show(summary, what: str) -> None:
-    """A step's summary (halluscope.core.runner.CallSummary): its counts line, then its warnings."""
+def _show(summary, what: str, json_out: bool = False) -> None:
+    """A step's summary (halluscope.core.runner.CallSummary): its counts line, then its warnings (--json: them as
+    one JSON object on stdout, with the failures by item)."""
+    if json_out:
+        print(json.dumps({"step": what, **summary.counts(), "failed_items": summary.failed, "notes": summary.notes},
+                         indent=2, ensure_ascii=False))
+        return
     console.print(summary.line(what), highlight=False, soft_wrap=True)
     for note in summary.notes:
         console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
@@ -87,12 +94,13 @@ def questions_cmd(run: STEP_RUN, llm: str = typer.Option(..., "--generator", hel
                   with_audio: Optional[bool] = typer.Option(None, "--with-audio/--no-audio", help="Attach the clip to the writer's request; default: when the writer is an hf-audio/ model (an openai/ writer needs --with-audio and a server that takes audio)."),
                   retries: Retries = 2,
                   seed: int = typer.Option(0, help="Seed of the strategy assignment and generation."),
-                  llm_config: LlmConfig = None, option: Options = []) -> None:  # noqa: B006 - the writer's options
+                  llm_config: LlmConfig = None, option: Options = [],  # noqa: B006 - the writer's options
+                  json_out: Json = False) -> None:
     """Write adversarial questions: 3 context and 4 knowledge strategies, checked and regenerated."""
     from halluscope.mishap.questions import make_questions
 
     _show(make_questions(run, model_with(llm, option), checker=checker, per_category=per_category, real_sources=real_sources,
-                         with_audio=with_audio, max_attempts=retries + 1, seed=seed), "questions")
+                         with_audio=with_audio, max_attempts=retries + 1, seed=seed, quiet=json_out), "questions", json_out)
 
 
 @app.command("rubrics")
@@ -123,7 +131,7 @@ def answer_cmd(run: STEP_RUN, model: str = typer.Option(..., help="Audio LM: ope
                top_p: Optional[float] = typer.Option(None, help="top_p from the model card (with --seeds)."),
                max_tokens: MaxTokens = 512, audio_policy: AudioPolicy = "truncate", system: System = None,
                mitigation: Mitigation = None, option: Options = [], llm_config: LlmConfig = None,  # noqa: B006
-               executor: ExecutorOptions = ExecutorOptions()) -> None:
+               json_out: Json = False, executor: ExecutorOptions = ExecutorOptions()) -> None:
     """Collect one model's answers (raw text, call key, audio sent/heard); an hf-audio model can generate on Ray
     workers (--executor ray --ray-gpus-per-worker 1): one model load per worker, the same answers."""
     from halluscope.mishap.answers import collect_answers
@@ -144,7 +152,7 @@ def answer_cmd(run: STEP_RUN, model: str = typer.Option(..., help="Audio LM: ope
     with executor.create(run) as ex:
         _show(collect_answers(run, model, seeds=_seeds(seeds), temperature=temperature, top_p=top_p,
                               max_tokens=max_tokens, policy=audio_policy, system=system, backend_options=options,
-                              executor=ex), f"answers of {model}")
+                              quiet=json_out, executor=ex), f"answers of {model}", json_out)
 
 
 @app.command("judge")
@@ -153,12 +161,12 @@ def judge_cmd(run: STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: ope
               examples: Optional[Path] = typer.Option(None, help="In-context examples (3 grounded + 3 hallucinated per category, JSON)."),
               max_searches: int = typer.Option(3, help="Evidence searches per judgement (knowledge questions)."),
               retries: Retries = 2, llm_config: LlmConfig = None,
-              option: Options = []) -> None:  # noqa: B006 - the judge's options
+              option: Options = [], json_out: Json = False) -> None:  # noqa: B006 - the judge's options
     """Judge every answer as grounded or hallucinated (with stance), against the current rubrics."""
     from halluscope.mishap.judge import run_judge
 
-    _show(run_judge(run, model_with(judge, option), examples=examples, evidence=evidence, max_searches=max_searches, retries=retries),
-          "judgements")
+    _show(run_judge(run, model_with(judge, option), examples=examples, evidence=evidence, max_searches=max_searches,
+                    retries=retries, quiet=json_out), "judgements", json_out)
 
 
 @app.command("annotate")
