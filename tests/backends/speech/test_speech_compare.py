@@ -22,7 +22,7 @@ class DropAsr:
     spec = "test-drop"
 
     def transcribe(self, samples, *, language):
-        from encoder.tiny_encoder import TextAsr
+        from support.tiny_encoder import TextAsr
 
         words = TextAsr().transcribe(samples, language=language).split()
         return " ".join(w for i, w in enumerate(words) if i % 3 != 2)
@@ -31,7 +31,7 @@ class DropAsr:
 @pytest.fixture(scope="module")
 def two_asr_run(tmp_path_factory):
     from support.corpus_fixtures import EN, KK, RU, write_jsonl
-    from encoder.tiny_encoder import register_text_speech
+    from support.tiny_encoder import register_text_speech
 
     register_text_speech()
     if "test-drop" not in ASR_BACKENDS.providers:
