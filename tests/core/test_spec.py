@@ -110,6 +110,11 @@ def test_backends_refuse_unknown_options_in_the_spec_and_as_keywords():
         create_audio_backend("hf-audio/some-dir?batch_size=2", config=config)
     with pytest.raises(HalluscopeError, match="unknown mitigation 'aadd'"):
         create_audio_backend("hf-audio/some-dir?mitigation=aadd", config=config)
+    # a misspelt mitigation setting names the mitigation's keys among the allowed ones
+    with pytest.raises(HalluscopeError, match=r"does not take option\(s\) alpah; its options: .*alpha.*noise_steps"):
+        create_audio_backend("hf-audio/some-dir?mitigation=vcd&alpah=0.5", config=config)
+    with pytest.raises(HalluscopeError, match=r"does not take option\(s\) alpah; its options: .*alpha.*batch_size"):
+        create_backend("hf/some-dir", config=config, mitigation="dola", alpah=0.5)
 
 
 def test_a_backend_built_from_a_glued_name_or_from_options_is_the_same_model():

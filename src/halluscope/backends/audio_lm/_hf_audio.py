@@ -166,11 +166,11 @@ def create_hf_audio(spec: ModelSpec, *, config: LLMConfig | None = None, **optio
     """'hf-audio/<dir>' (registered in CHAT_BACKENDS), or 'hf-audio/<dir>?mitigation=aad&alpha=0.5': options in the
     spec make a distinct model name (so stages keyed by the name, e.g. MISHAP answers, keep mitigated runs apart);
     keywords win over them."""
-    from halluscope.mitigation import split_mitigation
+    from halluscope.mitigation import FIELDS, split_mitigation
 
     options, mitigation = split_mitigation({**spec.options, **options})
     if mitigation is not None:
         options["mitigation"] = mitigation
-    backend = HFAudioBackend(spec.model, resolve_options(HFAudioOptions, spec.name, config, options))  # type: ignore[arg-type]
+    backend = HFAudioBackend(spec.model, resolve_options(HFAudioOptions, spec.name, config, options, FIELDS))  # type: ignore[arg-type]
     backend.spec = str(spec)
     return backend

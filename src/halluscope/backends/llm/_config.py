@@ -133,15 +133,17 @@ def _refuse_keys(data: object, file: str) -> None:
             _refuse_keys(v, file)
 
 
-def resolve_options(cls: type[BaseModel], spec: str | ModelSpec, config: LLMConfig | None, overrides: dict) -> BaseModel:
+def resolve_options(cls: type[BaseModel], spec: str | ModelSpec, config: LLMConfig | None, overrides: dict,
+                    also: tuple[str, ...] = ()) -> BaseModel:
     """Provider defaults < per-model section < options in the spec < keyword overrides, validated with a readable
-    error naming the unknown keys and the allowed ones."""
+    error naming the unknown keys and the allowed ones (``also``: keys the caller took out before, e.g. the
+    mitigation's, listed as allowed too)."""
     spec = ModelSpec.parse(spec)
     merged = {**(config or LLMConfig()).options_for(spec.name), **spec.options, **overrides}
     unknown = sorted(set(merged) - set(cls.model_fields))
     if unknown and cls.model_config.get("extra") == "forbid":
         raise HalluscopeError(f"'{spec.name}' does not take option(s) {', '.join(unknown)}; its options: "
-                              f"{', '.join(sorted(cls.model_fields))}. Fix: drop them or check the spelling "
+                              f"{', '.join(sorted({*cls.model_fields, *also}))}. Fix: drop them or check the spelling "
                               "(-o KEY=VALUE, or the model's section of the LLM config)")
     try:
         return cls.model_validate(merged)

@@ -240,12 +240,13 @@ class _Generate(ItemTask):
 def create_hf(spec: ModelSpec, *, config: LLMConfig | None = None, **options: object) -> HFBackend:
     """'hf/<dir>' (registered in CHAT_BACKENDS); ``mitigation=dola`` (with DoLa's options, in the spec or as
     keywords) decodes with DoLa. Options in the spec are part of its name ('hf/<dir>?mitigation=dola')."""
-    from halluscope.mitigation import AUDIO_METHODS, split_mitigation
+    from halluscope.mitigation import AUDIO_METHODS, FIELDS, split_mitigation
 
     options, mitigation = split_mitigation({**spec.options, **options})
     if mitigation is not None and mitigation.method in AUDIO_METHODS:
         raise HalluscopeError(f"'{spec}': {mitigation.method} contrasts audio and a text LM has none; "
                               "the hf backend offers mitigation=dola (use hf-audio/<dir> for aad, vcd, mti)")
-    backend = HFBackend(spec.model, resolve_options(HFOptions, spec.name, config, options), mitigation)  # type: ignore[arg-type]
+    backend = HFBackend(spec.model, resolve_options(HFOptions, spec.name, config, options, ("mitigation", *FIELDS)),
+                        mitigation)  # type: ignore[arg-type]
     backend.spec = str(spec)
     return backend
