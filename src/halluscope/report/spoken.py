@@ -29,7 +29,8 @@ TABLE2_COLS = [("detector", "Detector"), ("language", "Lang"), ("task", "Task"),
                ("O_acc", "O Acc"), ("O_f1", "O F1"), ("O_f1_ci", "O F1 95% CI"), ("T_acc", "T Acc"), ("T_f1", "T F1"),
                ("T_f1_ci", "T F1 95% CI"), ("majority_acc", "Maj Acc"), ("majority_f1", "Maj F1"), ("delta_f1", "F1 O-T")]
 TABLE2_NOTE = ("Accuracy and macro-F1 on the test split (split by source article); unparsable predictions count as "
-               "errors. Maj = majority-class baseline from the training split. CI = percentile bootstrap over test items.")
+               "errors. Maj = majority-class baseline from the training split. CI = percentile bootstrap over source articles "
+               "(an original and its rewrites resampled together).")
 FAILURE_COLS = [("stage", "Stage"), ("item_id", "Item"), ("reason", "Reason")]
 
 

@@ -228,7 +228,7 @@ class _TrainGroup(ItemTask):
 
 def _train(job: TrainJob, tmp: Path) -> TrainOutput:
     torch, transformers = _require()
-    from sklearn.metrics import f1_score
+    from halluscope.metrics.classification import macro_f1
 
     opts, labels = job.opts, list(job.labels)
     device = _device(torch, opts)
@@ -245,8 +245,7 @@ def _train(job: TrainJob, tmp: Path) -> TrainOutput:
 
     def metrics(pred: Any) -> dict:
         hyp = pred.predictions.argmax(-1)
-        return {"macro_f1": float(f1_score(pred.label_ids, hyp, labels=list(range(len(labels))), average="macro",
-                                           zero_division=0))}
+        return {"macro_f1": macro_f1(reference=list(pred.label_ids), hypothesis=list(hyp), labels=range(len(labels)))}
 
     has_dev = bool(job.texts["dev"])
     bf16 = opts.precision == "bf16" or (opts.precision == "auto" and device == "cuda" and torch.cuda.is_bf16_supported())

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import f1_score
 from sklearn.pipeline import FeatureUnion, Pipeline
+
+from halluscope.metrics.classification import macro_f1
 
 C_GRID = (0.1, 1.0, 10.0, 100.0)
 
@@ -49,7 +50,7 @@ class TfidfDetector:
         if dev_x:
             for c in self.c_grid:
                 model = _pipeline(c, self.seed).fit(list(train_x), list(train_y))
-                f1 = f1_score(list(dev_y), model.predict(list(dev_x)), labels=list(labels), average="macro", zero_division=0)
+                f1 = macro_f1(reference=list(dev_y), hypothesis=list(model.predict(list(dev_x))), labels=labels)
                 if f1 > best[0]:
                     best = (f1, c)
         self.chosen_c = best[1]
