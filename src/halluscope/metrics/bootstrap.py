@@ -31,11 +31,12 @@ def _counts(draws: np.ndarray, units: int) -> np.ndarray:
     """Per row, how many times each unit 0..units-1 was drawn."""
     rounds = draws.shape[0]
     flat = (draws + np.arange(rounds, dtype=np.int64)[:, None] * units).ravel()
-    return np.bincount(flat, minlength=rounds * units).reshape(rounds, units)
+    return np.bincount(flat, minlength=rounds * units).reshape(rounds, units).astype(np.float64)
 
 
 def resample_weights(n: int, *, rounds: int, seed: int, clusters: Sequence[str] | None = None) -> np.ndarray:
-    """(rounds, n) draw counts of ``n`` items; with ``clusters`` (one name per item) whole clusters are drawn."""
+    """(rounds, n) draw counts of ``n`` items (as floats, for matrix products); with ``clusters`` (one name per
+    item) whole clusters are drawn."""
     if clusters is not None and len(clusters) != n:
         raise ValueError(f"{n} items but {len(clusters)} cluster names; pass one cluster (e.g. article id) per item")
     rng = np.random.default_rng(seed)

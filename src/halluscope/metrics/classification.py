@@ -47,8 +47,12 @@ def encode(values: Sequence[str | None], labels: Sequence[str]) -> np.ndarray:
 
 
 def _weighted(mask: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
-    mask = np.atleast_2d(mask)
-    return mask.sum(axis=1) if weights is None else (mask * weights).sum(axis=1)
+    """Per row, the (weighted) count of the items where ``mask`` holds."""
+    if weights is None:
+        return np.atleast_2d(mask).sum(axis=1)
+    if mask.ndim == 1:  # one prediction vector, many resamples: a matrix-vector product
+        return weights @ mask.astype(weights.dtype)
+    return (mask * weights).sum(axis=1)
 
 
 def macro_f1_rows(ref: np.ndarray, hyp: np.ndarray, k: int, weights: np.ndarray | None = None) -> np.ndarray:
@@ -67,10 +71,9 @@ def macro_f1_rows(ref: np.ndarray, hyp: np.ndarray, k: int, weights: np.ndarray 
 
 def accuracy_rows(ref: np.ndarray, hyp: np.ndarray, k: int, weights: np.ndarray | None = None) -> np.ndarray:
     """Accuracy of each row, weighted like macro_f1_rows."""
-    correct = np.atleast_2d(hyp == ref)
     if weights is None:
-        return correct.mean(axis=1)
-    return (correct * weights).sum(axis=1) / weights.sum(axis=1)
+        return np.atleast_2d(hyp == ref).mean(axis=1)
+    return _weighted(hyp == ref, weights) / weights.sum(axis=1)
 
 
 def macro_f1(*, reference: Sequence[str], hypothesis: Sequence[str | None], labels: Sequence[str]) -> float:
