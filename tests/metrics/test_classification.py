@@ -65,3 +65,16 @@ def test_clustered_interval_is_wider_on_articles_scored_all_right_or_all_wrong()
 
     assert width(clustered.accuracy_ci) > 1.5 * width(items.accuracy_ci)
     assert width(clustered.macro_f1_ci) > 1.5 * width(items.macro_f1_ci)
+
+
+def test_interval_brackets_accuracy_when_a_reference_is_outside_the_label_set():
+    # 'other' is no label of the task: answering it None is wrong for accuracy (scikit-learn) and was right in
+    # every bootstrap replicate (both coded 'outside the label set'), so the interval sat above the estimate
+    ref, hyp = ["a", "b", "other", "other"], ["a", "b", None, None]
+    s = score_classification(reference=ref, hypothesis=hyp, labels=["a", "b"], bootstrap=300)
+    assert s.accuracy == 0.5
+    accs, _ = replicates(ref, hyp, ["a", "b"], resample_weights(4, rounds=300, seed=0))
+    w = resample_weights(4, rounds=300, seed=0)
+    assert (accs == (w[:, 0] + w[:, 1]) / 4).all()
+    assert s.accuracy_ci[0] <= s.accuracy <= s.accuracy_ci[1]
+

@@ -84,9 +84,13 @@ def macro_f1(*, reference: Sequence[str], hypothesis: Sequence[str | None], labe
 
 def replicates(ref: Sequence[str], hyp: Sequence[str | None], labels: Sequence[str],
                weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Accuracy and macro-F1 of every bootstrap resample (rows of ``weights``, resample_weights) at once."""
+    """Accuracy and macro-F1 of every bootstrap resample (rows of ``weights``, resample_weights) at once.
+
+    Accuracy compares the labels themselves, as the point estimate does: a reference outside ``labels`` answered
+    None was counted right by the replicates before (both coded 'outside'), wrong by scikit-learn."""
     r, h = encode(ref, labels), encode(hyp, labels)
-    return accuracy_rows(r, h, len(labels), weights), macro_f1_rows(r, h, len(labels), weights)
+    correct = np.array([x is not None and x == y for x, y in zip(hyp, ref)])
+    return _weighted(correct, weights) / weights.sum(axis=1), macro_f1_rows(r, h, len(labels), weights)
 
 
 def score_classification(
