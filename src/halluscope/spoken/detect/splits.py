@@ -6,7 +6,7 @@ import random
 from collections import defaultdict
 from collections.abc import Iterable
 
-from halluscope.spoken.generate.base import stable_seed
+from halluscope.core.hashing import derived_seed
 from halluscope.core.records import Variant
 
 Split = str  # "train" | "dev" | "test"
@@ -22,7 +22,7 @@ def split_by_article(
     out: dict[str, Split] = {}
     for lang, ids in sorted(by_lang.items()):
         order = sorted(ids)
-        random.Random(stable_seed(seed, "split", lang)).shuffle(order)
+        random.Random(derived_seed(seed, "split", lang)).shuffle(order)
         n = len(order)
         n_test = max(1, round(fractions[2] * n)) if n >= 3 else 0
         n_dev = max(1, round(fractions[1] * n)) if n >= 3 else 0

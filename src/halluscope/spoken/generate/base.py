@@ -46,11 +46,6 @@ def variant_id(article_id: str, type: str, severity: str) -> str:
     return f"{article_id}~{type}~{severity}"
 
 
-def stable_seed(*parts: object) -> int:
-    """A 64-bit seed from any parts, independent of Python's hash randomisation."""
-    return derived_seed(*parts)
-
-
 def plan_rewrites(
     articles: Sequence[Article],
     *,
@@ -75,7 +70,7 @@ def plan_rewrites(
         by_lang[a.language].append(a)
     plan: list[Assignment] = []
     for lang in sorted(by_lang):
-        rng = random.Random(stable_seed(seed, "plan", lang))
+        rng = random.Random(derived_seed(seed, "plan", lang))
         order = cells[:]
         rng.shuffle(order)
         group = sorted(by_lang[lang], key=lambda a: a.id)

@@ -22,7 +22,8 @@ from importlib import resources
 from pathlib import Path
 
 from halluscope.core.errors import HalluscopeError, ItemError
-from halluscope.spoken.generate.base import GENERATORS, stable_seed, variant_id
+from halluscope.core.hashing import derived_seed
+from halluscope.spoken.generate.base import GENERATORS, variant_id
 from halluscope.core.records import Article, Change, HallucinationType, Severity, Variant
 
 VERSION = 1
@@ -207,7 +208,7 @@ class RulesGenerator:
         lex = self._lexicon(article.language)
         last_reason = "no attempt"
         for attempt in range(self.max_attempts):
-            rng = random.Random(stable_seed(seed, article.id, type, severity, attempt))
+            rng = random.Random(derived_seed(seed, article.id, type, severity, attempt))
             try:
                 text, changes, checks = self._attempt(article, lex, type, severity, rng)
             except ItemError as exc:

@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from halluscope.spoken.generate.base import stable_seed
+from halluscope.core.hashing import derived_seed
 from halluscope.core.records import LANGUAGES, SEVERITIES, TYPES, Variant
 
 Cell = tuple[str, str, str]  # (type, severity, language)
@@ -41,7 +41,7 @@ def stratified_sample(variants: Iterable[Variant], *, per_cell: int, seed: int) 
         for s in SEVERITIES:
             for lang in (lang for lang in LANGUAGES if lang in langs):
                 ids = sorted(by_cell.get((t, s, lang), []))
-                random.Random(stable_seed(seed, "judge-sample", t, s, lang)).shuffle(ids)
+                random.Random(derived_seed(seed, "judge-sample", t, s, lang)).shuffle(ids)
                 take = ids[:per_cell]
                 chosen += take
                 cells[(t, s, lang)] = (len(ids), len(take))
