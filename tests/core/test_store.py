@@ -83,3 +83,47 @@ def test_store_has_no_duplicate_rows_per_key(tmp_path):
             store.put("s", "fp", "a1", _variant(1))
     n = sqlite3.connect(tmp_path / "halluscope.sqlite").execute("SELECT COUNT(*) FROM results").fetchone()[0]
     assert n == 1
+
+
+def test_the_store_is_the_gateway_for_labels_ratings_timings_and_read_only_views(tmp_path):
+    import threading
+
+    from halluscope.core.records import MishapAnnotation
+    from halluscope.core.store import SaveConflict
+
+    with Store(tmp_path) as store:
+        store.put("s", "fp", "a1", _variant(1))
+        store.log_call(key="k", backend="b", request={}, response={"text": "old"}, status="ok", latency_s=0.1)
+        store.log_call(key="k", backend="b", request={}, response=None, status="error", latency_s=0.2)
+    with Store(tmp_path, create=False, readonly=True) as ro:
+        assert ro.labels() == [] and ro.ratings() == []  # no tables yet, and none made
+        assert ro.latest_call("k") == (None, "error") and ro.latest_call("nope") is None
+        assert set(ro.updated("s", "fp")) == {"a1"}
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            ro._db.execute("DELETE FROM results")
+    names = {r[0] for r in sqlite3.connect(tmp_path / "halluscope.sqlite").execute("SELECT name FROM sqlite_master")}
+    assert "mishap_annotations" not in names and "speech_quality" not in names
+
+    with Store(tmp_path, create=False, lock=False, threads=True) as store:
+        def label(i: int, text: str = "grounded") -> MishapAnnotation:
+            return MishapAnnotation(answer_id=f"a{i % 3}", annotator="x", label=text, created=float(i))
+
+        # labels saved from several threads at once: each save id stored once
+        threads = [threading.Thread(target=store.save_label, args=(label(i), f"save-{i:04d}")) for i in range(20)]
+        threads += [threading.Thread(target=store.save_label, args=(label(i), f"save-{i:04d}")) for i in range(20)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(store.labels()) == 20 and set(store.latest_labels()) == {("a0", "x"), ("a1", "x"), ("a2", "x")}
+        assert store.save_label(label(0), "save-0000")[1] is False
+        with pytest.raises(SaveConflict, match="different label"):
+            store.save_label(label(0, "hallucinated"), "save-0000")
+        row = {"item_id": "v1", "annotator": "x", "intelligibility": "fully", "fidelity": "minor", "excluded": True,
+               "note": "", "created": 1.0}
+        assert store.save_quality(row, "q-000001") == (row, True)
+        assert store.save_quality(row, "q-000001")[1] is False
+        with pytest.raises(HalluscopeError, match="different rating"):
+            store.save_quality({**row, "fidelity": "major"}, "q-000001")
+    with Store(tmp_path, create=False, readonly=True) as ro:
+        assert len(ro.labels()) == 20 and ro.ratings() == [row]
