@@ -1,0 +1,53 @@
+"""Sections built from real records without a model: speech quality (ratings saved in the store) and the judge
+section read back from the tables.json that 'build judge' writes."""
+
+import json
+
+from halluscope.core.records import Variant
+from halluscope.core.store import Store
+from halluscope.report.sections import Section
+from halluscope.spoken.build import BuildResult
+from halluscope.spoken.judge.tables import judge_section_from, mean_rows, write_tables
+from halluscope.view.quality import QualityLabels, QualityRequest
+from halluscope.view.section import quality_section
+
+
+def _variant(i: str, lang: str) -> Variant:
+    return Variant(id=i, article_id=i, language=lang, text="t", label=0, generator="original")
+
+
+def test_speech_quality_section_from_ratings_in_the_store(tmp_path):
+    run = tmp_path / "run"
+    Store(run).close()
+    build = BuildResult(run, {"k1": _variant("k1", "kk"), "e1": _variant("e1", "en")}, {}, {}, {}, {})
+    with Store(run) as store:
+        assert quality_section(store, build) is None  # nothing rated yet
+        assert quality_section(store, None) is None  # no spoken build
+    q = QualityLabels(run)
+    for n, (item, who, fid) in enumerate((("k1", "a", "minor"), ("k1", "b", "major"), ("e1", "a", "faithful"))):
+        q.save(QualityRequest(save_id=f"save-{n:04d}", item_id=item, annotator=who, intelligibility="mostly", fidelity=fid,
+                              excluded=False))
+    q.close()
+    with Store(run) as store:
+        section = quality_section(store, build)
+    assert [t.id for t in section.tables] == ["speech_quality", "speech_quality_agreement"]
+    kk = next(r for r in section.rows("speech_quality") if r["language"] == "kk")
+    assert kk["ratings"] == 2 and kk["fidelity_major"] == 0.5
+    assert "| kk |" in section.markdown and '<table id="speech_quality_agreement">' in section.html
+
+
+def test_judge_section_reads_back_what_build_judge_wrote(tmp_path):
+    out = tmp_path / "report" / "judge"
+    summary = {"sampled": 2, "per_cell": 1, "short_cells": [],
+               "judges": [{"judge": "openai/j", "scored": 2, "unscored": 0, "failed": 0, "calls": 2, "from_store": 0}]}
+    quality = {"openai/j": mean_rows([("fabrication", "mild", "en", {"Fl": 4, "AT": 5}),
+                                      ("fabrication", "mild", "en", {"Fl": 5})])}
+    assert quality["openai/j"][0]["Fl"] == 4.5
+    files = write_tables(out, agreement=[], quality=quality, self_assessment=[], summary=summary, unscored=[])
+    assert {p.name for p in files} >= {"judge.md", "judge.html", "tables.json", "table10_openai_j.tex",
+                                       "table10_openai_j.csv", "heatmap_openai_j.png", "table9_agreement.csv"}
+    assert "table9_agreement.tex" not in {p.name for p in files}  # no rows: no LaTeX table
+    doc = json.loads((out / "tables.json").read_text(encoding="utf-8"))
+    again: Section = judge_section_from(doc)
+    assert [t.to_json() for t in again.tables] == list(doc["tables"].values())
+    assert "\\toprule" in (out / "table10_openai_j.tex").read_text(encoding="utf-8")
