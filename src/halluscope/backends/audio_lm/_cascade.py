@@ -33,6 +33,17 @@ class CascadeBackend:
         self.spec, self.asr, self.llm, self.language = spec, asr, llm, language
         self.audio_window_s = None  # the ASR takes audio of any length
 
+    @property
+    def executor(self):
+        """Where the text LLM generates: ``core.executors.place`` sets it, and it passes to the inner backend (an
+        hf/ model then generates on Ray workers; an API LLM calls from here). The ASR runs on the driver."""
+        return getattr(self.llm, "executor", None)
+
+    @executor.setter
+    def executor(self, executor) -> None:
+        if hasattr(self.llm, "executor"):
+            self.llm.executor = executor
+
     def identity(self) -> dict:
         asr_options = getattr(self.asr, "options", None)
         return {"backend": self.spec, "asr": {"spec": self.asr.spec, **(asr_options() if callable(asr_options) else {})},
