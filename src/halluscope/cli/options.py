@@ -102,7 +102,7 @@ LlmConfig = Annotated[Optional[Path], typer.Option(
     "for every model this command makes. Default: $HALLUSCOPE_LLM_CONFIG.")]
 Options = Annotated[List[str], typer.Option(
     "--option", "-o", help="Backend option KEY=VALUE (repeatable); values are parsed as JSON when they can be, "
-    "e.g. -o audio_window_s=30 -o prompting='\"cot\"'.")]
+    "e.g. -o audio_window_s=30 -o alpha=0.5.")]
 Json = Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout instead of the table.")]
 VllmServe = Annotated[Optional[Path], typer.Option(
     "--vllm-serve", help="Start 'vllm serve' for this local model as the model 'openai/<name>' of this command and "
