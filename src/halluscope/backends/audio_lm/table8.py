@@ -57,8 +57,8 @@ def markdown(rows: list[dict]) -> str:
     cols = [("model", "Model"), ("access", "Access"), ("model_types", "transformers model_type"), ("inputs", "Inputs"),
             ("window_s", "Window (s)"), ("mitigation", "Mitigation"), ("commands", "Commands"),
             ("languages", "Languages documented"), ("verified", "Verified")]
-    out = ["| " + " | ".join(t for _, t in cols) + " |", "|" + "---|" * len(cols)]
-    for r in rows:
-        out.append("| " + " | ".join("declared by the server (-o audio_window_s)" if k == "window_s" and r[k] is None
-                                     else f"{r[k]:g}" if k == "window_s" else str(r[k]) for k, _ in cols) + " |")
-    return "\n".join(out)
+    from halluscope.report.table import Table
+
+    shown = [{**r, "window_s": "declared by the server (-o audio_window_s)" if r["window_s"] is None
+              else f"{r['window_s']:g}"} for r in rows]
+    return Table("table8", cols, shown).markdown(heading=None)
