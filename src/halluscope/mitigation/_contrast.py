@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
@@ -52,24 +53,39 @@ def dola_candidates(n_layers: int) -> tuple[int, ...]:
     return cands
 
 
-def dola(final: torch.Tensor, premature: dict[int, torch.Tensor], *, alpha: float = 1.0, beta: float | None = 0.1,
-         generated: Sequence[int] = (), repetition_penalty: float = 1.0) -> tuple[torch.Tensor, int, dict[int, float]]:
+def dola(final: torch.Tensor, premature: dict[int, torch.Tensor] | torch.Tensor, *, alpha: float = 1.0,
+         beta: float | None = 0.1, generated: Sequence[int] = (), repetition_penalty: float = 1.0,
+         layers: Sequence[int] | None = None) -> tuple[torch.Tensor, int, dict[int, float]]:
     """DoLa's adjusted logits log q_N - alpha log q_M on the plausible set of q_N, with M the candidate layer of
     largest JS divergence from the final layer; then the repetition penalty on already generated tokens.
 
-    Returns (adjusted logits, chosen layer, JS divergence per candidate). Shapes: [vocab] (batch size 1).
+    ``premature``: layer -> logits, or the candidates' logits stacked [candidates, vocab] with ``layers`` naming
+    them. Returns (adjusted logits, chosen layer, JS divergence per candidate). Shapes: [vocab] (batch size 1).
+    Every candidate is scored in one pass (each log-softmax computed once), as this runs at every step; with a
+    single candidate there is nothing to choose and no divergence is computed (nan).
     """
-    layers = list(premature)
-    stacked = torch.stack([premature[k].float() for k in layers])  # [candidates, vocab]: one divergence call
-    js = dict(zip(layers, js_divergence(final.float().expand_as(stacked), stacked).tolist()))
-    chosen = max(js, key=lambda k: js[k])  # ties: the lower layer, as dict order is ascending
-    out = F.log_softmax(final.float(), -1) - alpha * F.log_softmax(premature[chosen].float(), -1)
-    out = out.masked_fill(~plausible(final, beta), float("-inf"))
+    if isinstance(premature, dict):
+        layers, stacked = list(premature), torch.stack([premature[k] for k in premature])
+    else:
+        stacked, layers = premature, list(layers or ())
+    lp = F.log_softmax(final.float(), -1)
+    lq = F.log_softmax(stacked.float(), -1)
+    if len(layers) == 1:  # nothing to choose: no divergence is computed (reported as nan)
+        best, js = 0, {layers[0]: float("nan")}
+    else:
+        p, q = lp.exp(), lq.exp()
+        lm = torch.log((0.5 * (p + q)).clamp_min(1e-30))
+        js_all = 0.5 * ((p * (lp - lm)).sum(-1) + (q * (lq - lm)).sum(-1))
+        best = int(torch.argmax(js_all))  # ties: the lower layer (candidates ascend; argmax takes the first)
+        js = dict(zip(layers, js_all.tolist()))
+    out = lp - alpha * lq[best]
+    if beta is not None and beta > 0:
+        out = out.masked_fill(lp < lp.max() + math.log(beta), float("-inf"))
     if repetition_penalty != 1.0 and len(generated):
         idx = torch.tensor(sorted(set(generated)), device=out.device)
         vals = out[..., idx]
         out[..., idx] = torch.where(vals < 0, vals * repetition_penalty, vals / repetition_penalty)
-    return out, chosen, js
+    return out, layers[best], js
 
 
 def diffuse(x: torch.Tensor, *, abar: float, generator: torch.Generator) -> torch.Tensor:

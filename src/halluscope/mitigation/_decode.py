@@ -224,16 +224,19 @@ def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_toke
         raise ValueError(f"{method} needs contrast inputs")
     if method == "mti" and not instruction:
         raise ValueError("mti needs the instruction's token ids")
+    candidates: Sequence[int] = ()
+    if method == "dola":
+        layers = getattr(model.get_decoder(), "layers", None)
+        if layers is None:
+            raise ValueError(f"{type(model).__name__}: DoLa needs a decoder with a 'layers' list")
+        candidates = r.layers or dola_candidates(len(layers))
     t0 = time.perf_counter()
     branch = Branch(model, main, hidden=method == "dola")
     neg = Branch(model, contrast_inputs) if method in ("aad", "vcd") else None
     out = branch.prefill()
     z_neg = neg.prefill().logits[0, -1] if neg else None
     pair = BranchPair.merge(branch, neg) if neg is not None and batch_branches else None
-    candidates, exit_ = (), None
-    if method == "dola":
-        candidates = r.layers or dola_candidates(len(out.hidden_states) - 1)
-        exit_ = layer_logits(model)
+    exit_ = layer_logits(model) if method == "dola" else None
     tokens: list[int] = []
     steps: list[StepTrace] = []
     finish = "length"
@@ -251,9 +254,8 @@ def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_toke
             adjusted, contrasted = contrast(z, z_tmp, alpha=r.alpha, beta=r.beta), True
         elif method == "dola":
             with torch.inference_mode():  # one norm + head call over every candidate layer
-                stacked = exit_(torch.stack([out.hidden_states[i][0, -1] for i in candidates])).float()
-            prem = dict(zip(candidates, stacked))
-            adjusted, layer, _ = dola(z, prem, alpha=r.alpha, beta=r.beta, generated=tokens,
+                stacked = exit_(torch.stack([out.hidden_states[i][0, -1] for i in candidates]))
+            adjusted, layer, _ = dola(z, stacked, layers=candidates, alpha=r.alpha, beta=r.beta, generated=tokens,
                                       repetition_penalty=r.repetition_penalty)
             contrasted = True
         else:
