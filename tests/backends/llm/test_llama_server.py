@@ -111,6 +111,47 @@ def test_generation_judging_and_zero_shot_through_the_real_server(server, tmp_pa
     assert stats.calls == 0 and [r.text for r in again] == [r.text for r in out]
 
 
+def test_zero_shot_detect_on_a_built_run_through_the_real_server(server, tmp_path):
+    """The 'detect' stage itself: zero-shot binary detection of a small rules build, every reply read or reported."""
+    from support.tiny_encoder import register_text_speech
+
+    from halluscope.spoken.build import BuildConfig, build_spoken
+    from halluscope.spoken.detect import detect
+
+    port, _ = server
+    register_text_speech()
+    run = tmp_path / "spoken"
+    build_spoken(run, BuildConfig(corpus="demo", langs=("en",), tts="test-bytes", asr="test-bytes", seed=3,
+                                  rewrites_per_article=1, articles_per_language=3), quiet=True)
+    options = {"base_url": f"http://127.0.0.1:{port}/v1", "timeout_s": 300, "max_new_tokens": 24}
+    res = detect(run, detector="openai/smollm2", task="binary", input="text", options=options)
+    assert res.predictions and all(p.status in ("ok", "unparsable", "refusal") for p in res.predictions.values())
+    again = detect(run, detector="openai/smollm2", task="binary", input="text", options=options)
+    assert again.predictions == res.predictions
+
+
+def test_mishap_steps_through_the_real_server(server, tmp_path):
+    """Every MISHAP LLM step (questions and their check, rubrics, the cascade's answers, the judge) on the server,
+    through the MISHAP quickstart's chain with openai/ specs; the protocol section counts what the model did."""
+    from halluscope.mishap.quickstart import protocol_summary, run_quickstart
+
+    port, _ = server
+    config = LLMConfig(openai={"base_url": f"http://127.0.0.1:{port}/v1", "timeout_s": 300, "max_retries": 1})
+    res = run_quickstart(tmp_path / "mishap", clips=1, llm="openai/smollm2",
+                         model="cascade/whisper/base+openai/smollm2?language=en", config=config, quiet=True)
+    rows = {r["step"]: r for r in res.protocol}
+    assert rows["questions"]["calls"] >= 2 and rows["questions"]["accepted"] + rows["questions"]["failed"] == 2
+    assert all(r["call_errors"] == 0 for r in rows.values())  # the server answered every call
+    with Store(tmp_path / "mishap") as store:
+        calls = list(store.calls())
+    assert calls and {c["backend"].partition("/")[0] for c in calls} == {"openai", "cascade"}
+    again = run_quickstart(tmp_path / "mishap", clips=1, llm="openai/smollm2",
+                           model="cascade/whisper/base+openai/smollm2?language=en", config=config, quiet=True)
+    assert again.protocol == protocol_summary(tmp_path / "mishap")
+    with Store(tmp_path / "mishap") as store:
+        assert len(list(store.calls())) == len(calls)  # a rerun is served from the store
+
+
 def test_kill_and_resume_loses_nothing_and_resends_nothing(tmp_path):
     """The server dies mid-run: answered requests stay answered; the rest fail, then resume on a new server."""
     port = _port()
