@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 from support import hostile_fakes  # noqa: E402
-from support.hostile_helpers import EN, write_corpus  # noqa: E402
+from support.corpus_fixtures import write_jsonl  # noqa: E402
+from support.hostile_helpers import EN  # noqa: E402
 
 hostile_fakes.register()
 
@@ -18,7 +19,7 @@ def tiny_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from halluscope.spoken.build import BuildConfig, build_spoken
 
     root = tmp_path_factory.mktemp("tiny")
-    corpus = write_corpus(root / "c.jsonl", [{"id": f"en-{i}", "language": "en", "text": t} for i, t in enumerate(EN)])
+    corpus = write_jsonl(root / "c.jsonl", [{"id": f"en-{i}", "language": "en", "text": t} for i, t in enumerate(EN)])
     runs = {}
     for name, n in (("ok", None), ("few", 2)):
         runs[name] = root / name

@@ -10,7 +10,8 @@ import threading
 import pyarrow.parquet as pq
 import pytest
 
-from support.hostile_helpers import EN, FAKE_MAIN, flat, subprocess_env, write_corpus
+from support.corpus_fixtures import write_jsonl
+from support.hostile_helpers import EN, FAKE_MAIN, flat, subprocess_env
 from halluscope.core.fs import atomic_path, atomic_write
 from halluscope.core.store import Store
 
@@ -53,7 +54,7 @@ def _build_cmd(corpus, run) -> list[str]:
 
 
 def test_a_second_writer_stops_with_the_holder_named(tmp_path):
-    corpus = write_corpus(tmp_path / "c.jsonl", [{"id": f"en-{i}", "language": "en", "text": t} for i, t in enumerate(EN)])
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": f"en-{i}", "language": "en", "text": t} for i, t in enumerate(EN)])
     run = tmp_path / "run"
     with Store(run):  # this process holds the run
         proc = subprocess.run(_build_cmd(corpus, run), env=subprocess_env(), capture_output=True, text=True)
@@ -67,7 +68,7 @@ def test_a_second_writer_stops_with_the_holder_named(tmp_path):
 
 
 def test_two_concurrent_builds_on_one_run(tmp_path):
-    corpus = write_corpus(tmp_path / "c.jsonl", [{"id": f"en-{i}", "language": "en", "text": t} for i, t in enumerate(EN)])
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": f"en-{i}", "language": "en", "text": t} for i, t in enumerate(EN)])
     run = tmp_path / "run"
     procs = [subprocess.Popen(_build_cmd(corpus, run), env=subprocess_env(), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]

@@ -11,7 +11,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from support.hostile_helpers import EN, run_cli, snapshot, write_corpus
+from support.corpus_fixtures import write_jsonl
+from support.hostile_helpers import EN, run_cli, snapshot
 from halluscope.core.fs import PathEscapeError, id_file_name, safe_join
 
 NFC = unicodedata.normalize("NFC", "caf\u00e9")
@@ -48,7 +49,7 @@ def test_safe_join_refuses_every_way_out(tmp_path):
 def test_hostile_ids_build_inside_run_and_survive(tmp_path, capsys, monkeypatch):
     outside = tmp_path / "outside"
     ids = hostile_ids(outside)
-    corpus = write_corpus(tmp_path / "c.jsonl", [{"id": i, "language": "en", "text": EN[n % len(EN)]}
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": i, "language": "en", "text": EN[n % len(EN)]}
                                                  for n, i in enumerate(ids)])
     run = tmp_path / "deep" / "er" / "run"  # so '../../escaped' would still land inside tmp_path
     before = snapshot(tmp_path)
@@ -76,7 +77,7 @@ def test_resume_reads_old_layout_and_regenerates_escaping_records(tmp_path):
     from halluscope.spoken.build import BuildConfig, build_spoken
     from halluscope.core.store import Store
 
-    corpus = write_corpus(tmp_path / "c.jsonl", [{"id": f"en-{i}", "language": "en", "text": t}
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": f"en-{i}", "language": "en", "text": t}
                                                  for i, t in enumerate(EN[:3])])
     run = tmp_path / "run"
     cfg = BuildConfig(corpus=str(corpus), langs=("en",), tts="hostile-tts", asr="hostile-asr", rewrites_per_article=0)

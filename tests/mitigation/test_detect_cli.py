@@ -10,7 +10,6 @@ pytest.importorskip("transformers")
 from support import fakes
 from typer.testing import CliRunner
 
-from halluscope.spoken.build import BuildConfig, build_spoken
 from halluscope.cli.main import app
 from halluscope.core.records import Prediction
 from halluscope.report import collect
@@ -19,12 +18,7 @@ from halluscope.core.store import Store
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
-    fakes.register()
-    root = tmp_path_factory.mktemp("mit")
-    corpus = fakes.write_corpus(root / "corpus.jsonl")
-    build_spoken(root / "run", BuildConfig(corpus=str(corpus), langs=("en",), tts="espeak", asr="test-fixed",
-                                           rewrites_per_article=1, seed=3), quiet=True)
-    return root / "run"
+    return fakes.spoken_run(tmp_path_factory.mktemp("mit"))
 
 
 def test_detect_with_aad_records_it_and_reports_a_separate_row(run_dir, qwen2_audio_dir):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+from support.corpus_fixtures import EN, KK, RU, write_jsonl
 
 from halluscope.backends.speech import ASR_BACKENDS, TTS_BACKENDS
 
@@ -32,27 +35,22 @@ def register() -> None:
         ASR_BACKENDS.register("test-fixed")(lambda model, **o: FixedAsr())
 
 
-ARTICLES = {
-    "en": ["The National Bank of Kazakhstan raised the base rate to 16.75 percent on March 12, 2024, because of "
-           "inflation. Governor Timur Suleimenov said prices rose sharply in Astana.",
-           "Kazatomprom increased uranium output by 5.2 percent in 2023 after new wells opened in Turkistan region. "
-           "The company earned 1,200 billion tenge.",
-           "The Ministry of Energy approved a new tariff on June 3, 2024. Electricity prices in Almaty rose by 12 "
-           "percent despite protests."],
-    "ru": ["Национальный банк Казахстана повысил базовую ставку до 16,75 процента 12 марта 2024 года из-за инфляции.",
-           "Казатомпром увеличил добычу урана на 5,2 процента в 2023 году после запуска новых скважин.",
-           "Министерство энергетики одобрило новый тариф 3 июня 2024 года. Цены в Алматы выросли на 12 процентов."],
-    "kk": ["Қазақстан Ұлттық банкі 2024 жылғы 12 наурызда базалық мөлшерлемені 16,75 пайызға дейін көтерді.",
-           "Қазатомөнеркәсіп 2023 жылы уран өндіруді 5,2 пайызға арттырды.",
-           "Энергетика министрлігі 2024 жылғы 3 маусымда жаңа тарифті бекітті. Алматыда бағалар 12 пайызға өсті."],
-}
+ARTICLES = {"en": EN[:3], "ru": RU, "kk": KK}
 
 
-def write_corpus(path):
+def write_corpus(path: Path) -> Path:
     """Nine articles, three per language, as a .jsonl corpus."""
-    import json
+    return write_jsonl(path, [{"id": f"{lang}-{i}", "language": lang, "text": t}
+                              for lang, texts in ARTICLES.items() for i, t in enumerate(texts, 1)])
 
-    rows = [{"id": f"{lang}-{i}", "language": lang, "text": t}
-            for lang, texts in ARTICLES.items() for i, t in enumerate(texts, 1)]
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    return path
+
+def spoken_run(root: Path, langs: tuple[str, ...] = ("en",)) -> Path:
+    """The small spoken build the detect, mitigation and audio-adapter tests ask: three articles per language of
+    ``langs``, one rewrite each (seed 3), real espeak-ng audio, transcripts from the stand-in ASR. Returns root/run."""
+    from halluscope.spoken.build import BuildConfig, build_spoken
+
+    register()
+    corpus = write_corpus(root / "corpus.jsonl")
+    build_spoken(root / "run", BuildConfig(corpus=str(corpus), langs=langs, tts="espeak", asr="test-fixed",
+                                           rewrites_per_article=1, seed=3), quiet=True)
+    return root / "run"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from support import pythonpath
-import json
 import os
 import re
 import sys
@@ -54,11 +53,6 @@ def snapshot(root: Path, skip: Path | None = None) -> set[str]:
             continue
         out.add(str(p.relative_to(root)))
     return out
-
-
-def write_corpus(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 def subprocess_env() -> dict[str, str]:

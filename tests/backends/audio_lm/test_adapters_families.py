@@ -114,14 +114,7 @@ def test_vcd_diffuses_the_features_the_model_reads(family, clip1):
 def spoken_run(tmp_path_factory):
     from support import fakes
 
-    from halluscope.spoken.build import BuildConfig, build_spoken
-
-    fakes.register()
-    tmp = tmp_path_factory.mktemp("spoken")
-    corpus = fakes.write_corpus(tmp / "corpus.jsonl")
-    build_spoken(tmp / "run", BuildConfig(corpus=str(corpus), langs=("en",), tts="espeak", asr="test-fixed",
-                                          rewrites_per_article=1, seed=3), quiet=True)
-    return tmp / "run"
+    return fakes.spoken_run(tmp_path_factory.mktemp("spoken"))
 
 
 def test_detect_on_audio_plain_and_with_aad(family, spoken_run):

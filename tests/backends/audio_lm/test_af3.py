@@ -83,14 +83,9 @@ def test_zero_strength_is_plain_greedy(ad, method):
 
 def test_detect_on_audio_with_aad(af3_dir, tmp_path):
     from support import fakes
-    from halluscope.spoken.build import BuildConfig, build_spoken
     from halluscope.spoken.detect import detect
 
-    fakes.register()
-    corpus = fakes.write_corpus(tmp_path / "corpus.jsonl")
-    run = tmp_path / "run"
-    build_spoken(run, BuildConfig(corpus=str(corpus), langs=("en",), tts="espeak", asr="test-fixed",
-                                  rewrites_per_article=1, seed=3), quiet=True)
+    run = fakes.spoken_run(tmp_path)
     for extra in ({}, {"mitigation": "aad", "alpha": 0.5}):
         res = detect(run, detector=f"hf-audio/{af3_dir}", task="binary", input="audio",
                      options={"max_new_tokens": 4, "audio_window_s": 30, "subset": 1, **extra})

@@ -9,7 +9,7 @@ from support import fakes
 import pytest
 from support.chat_server import ChatServer, Reply
 
-from halluscope.spoken.build import BuildConfig, build_spoken, load_build
+from halluscope.spoken.build import load_build
 from halluscope.spoken.detect import detect
 from halluscope.spoken.detect.subset import STAGE, Subset, balanced_subset
 from halluscope.core.errors import HalluscopeError
@@ -19,12 +19,7 @@ from halluscope.core.store import Store
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
-    fakes.register()
-    root = tmp_path_factory.mktemp("subset")
-    corpus = fakes.write_corpus(root / "corpus.jsonl")
-    build_spoken(root / "run", BuildConfig(corpus=str(corpus), langs=("en", "ru"), tts="espeak", asr="test-fixed",
-                                           rewrites_per_article=1, seed=3), quiet=True)
-    return root / "run"
+    return fakes.spoken_run(tmp_path_factory.mktemp("subset"), langs=("en", "ru"))
 
 
 def test_balanced_per_language_and_label_and_stored_for_every_model(run_dir):

@@ -13,7 +13,6 @@ from support import fakes
 from support.chat_server import ChatServer, Reply
 from typer.testing import CliRunner
 
-from halluscope.spoken.build import BuildConfig, build_spoken
 from halluscope.cli.main import app
 from halluscope.spoken.detect import detect
 from halluscope.core.records import Prediction
@@ -31,12 +30,7 @@ def n_items(run_dir):
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     """3 articles per language (en, ru), one rewrite each, real espeak-ng audio; transcripts from a stand-in ASR."""
-    fakes.register()
-    root = tmp_path_factory.mktemp("zs")
-    corpus = fakes.write_corpus(root / "corpus.jsonl")
-    build_spoken(root / "run", BuildConfig(corpus=str(corpus), langs=("en", "ru"), tts="espeak", asr="test-fixed",
-                                           rewrites_per_article=1, seed=3), quiet=True)
-    return root / "run"
+    return fakes.spoken_run(tmp_path_factory.mktemp("zs"), langs=("en", "ru"))
 
 
 def test_hf_audio_detect_on_audio_then_report(run_dir, qwen2_audio_dir):
