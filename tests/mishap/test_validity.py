@@ -199,7 +199,7 @@ def test_ablation_ladder_on_the_same_answers(tmp_path, monkeypatch):
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         monkeypatch.setenv("OPENAI_API_KEY", "k")
         out = run_configs(run, "openai/judge", LADDER, config=cfg, quiet=True)
-        assert [len(v) for v in out.values()] == [8] * 5  # every configuration judged the same eight answers
+        assert [len(v.judgements) for v in out.values()] == [8] * 5  # every configuration judged the same eight answers
         prompts = [scripted.text_of(r) for r in srv.requests]
         assert sum("Reference rubric" not in p for p in prompts) == 8  # only A leaves the rubric out
         assert sum("Examples annotated" not in p for p in prompts) == 16  # A and B leave the examples out
@@ -223,7 +223,7 @@ def test_kuan_import_on_real_replies(tmp_path, realdata):
     folder = realdata / "kuan_object_hallucination"
     items = import_validity(tmp_path / "run", "kuan", [folder / "balanced_merged_test_2871.txt",
                             folder / "qwen25omni_predictions_balanced_merged_2871_cosine_lambda0.05.csv"],
-                            model="qwen2.5-omni", sample=40, seed=1, quiet=True)
+                            model="qwen2.5-omni", sample=40, seed=1).items
     assert len(items) == 40 and len({i.id for i in items}) == 40
     from halluscope.closedform.compat import kuan_item
 
@@ -257,8 +257,8 @@ def test_rubric_and_prompt_sensitivity_tables(tmp_path, monkeypatch):
         monkeypatch.setenv("OPENAI_API_KEY", "k")
         out = run_configs(run, "openai/judge", PRESETS["rubrics"] + PRESETS["prompts"], config=cfg, quiet=True)
         v2 = [scripted.text_of(r) for r in srv.requests if "it invents details" in scripted.text_of(r)]
-    assert {k: len(v) for k, v in out.items()} == {"rubric v1": 4, "rubric v2": 2, "rubric v3": 0, "prompt v1": 4,
-                                                    "prompt v3": 4}
+    assert {k: len(v.judgements) for k, v in out.items()} == {"rubric v1": 4, "rubric v2": 2, "rubric v3": 0, "prompt v1": 4,
+                                                                 "prompt v3": 4}
     # v2 under prompt v1 and under v3; 'rubric v2' and 'prompt v3' send the same requests (the latest rubric is
     # v2 there), answered once and replayed from the store
     assert len(v2) == 4

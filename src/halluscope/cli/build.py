@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
@@ -13,6 +13,9 @@ from halluscope.cli.options import Json, LlmConfig, NewRun, Options, Retries, Ru
 from halluscope.core.executors import ExecutorOptions
 from halluscope.core.records import LANGUAGES, SEVERITIES, TYPES
 from halluscope.core.stages import console
+
+if TYPE_CHECKING:
+    from halluscope.spoken.build import BuildResult
 
 app = App(help="Build a benchmark into a run directory.")
 
@@ -36,6 +39,21 @@ def choices(value: str, allowed: tuple[str, ...], name: str) -> tuple:
 
 def langs_of(value: str) -> tuple[str, ...]:
     return choices(value, LANGUAGES, "--langs")
+
+
+def show_notes(notes: tuple[str, ...]) -> None:
+    for note in notes:
+        console.print(f"[yellow]note:[/] {note}", soft_wrap=True)
+
+
+def show_build(result: BuildResult) -> None:
+    """What a build did, on stderr: corpus notes, the LLM generator's calls and cost, each stage's counts."""
+    show_notes(result.notes)
+    if result.generator_stats is not None:
+        console.print(f"  {result.generator_spec}: {result.generator_stats.line()}", soft_wrap=True)
+    for s in result.summaries:
+        failed = f", [red]{len(s.failed)} failed[/]" if s.failed else ""
+        console.print(f"  {s.stage:<9} {s.computed} computed, {s.reused} reused{failed}")
 
 
 @app.command("spoken")
@@ -76,9 +94,11 @@ def build_spoken_cmd(
         result = build_spoken(run, cfg, executor=ex, quiet=json_out)
     dataset = run / "dataset" / "samples.parquet"
     if json_out:
+        show_notes(result.notes)
         print(json.dumps({"run": str(run), "samples": len(result.samples), "transcripts": len(result.transcripts),
                           "failed": {k: len(v) for k, v in result.failures.items()}, "dataset": str(dataset)}, indent=2))
         return
+    show_build(result)
     console.print(f"[green]built[/] {len(result.samples)} samples, {len(result.transcripts)} transcripts in {run}"
                   f" (dataset: {dataset})", soft_wrap=True)
 
@@ -157,9 +177,12 @@ def build_realworld_cmd(
     failed = sum(len(f) for f in split.failures.values())
     counts = {"fakes": len(split.fakes), "matched_negatives": len(split.matches), "faithful": len(split.faithful),
               "transcripts": len(split.transcripts), "failed": failed}
+    show_notes(split.notes)
     if json_out:
         print(json.dumps(counts, indent=2))
         return
+    console.print(f"  real-world: {len(split.fakes)} fakes, {len(split.matches)} negatives, {len(split.faithful)} "
+                  f"faithful rewrites, {len(split.transcripts)} transcripts")
     console.print(f"[green]built[/] real-world split: {len(split.fakes)} fakes, {len(split.matches)} matched negatives, "
                   f"{len(split.faithful)} faithful rewrites, {len(split.transcripts)} transcripts"
                   + (f", [red]{failed} failed[/]" if failed else ""))

@@ -19,9 +19,12 @@ def corpus_check(corpus: str = typer.Argument(..., help="Corpus file or 'demo'."
     """Validate a corpus file and print counts per language and topic."""
     from collections import Counter
 
-    from halluscope.spoken.corpus import load_articles
+    from halluscope.cli.build import show_notes
+    from halluscope.spoken.corpus import load_corpus
 
-    arts = load_articles(corpus)
+    loaded = load_corpus(corpus)
+    show_notes(loaded.notes)
+    arts = loaded.articles
     counts = sorted(Counter((a.language, a.topic or "-") for a in arts).items())
     if json_out:
         print(json.dumps({"articles": len(arts), "by_language_topic": [

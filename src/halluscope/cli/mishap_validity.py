@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
 from halluscope.cli.compat import App
 from halluscope.cli.options import LlmConfig, NewRun, Options, Retries, Run, model_with
 from halluscope.core.stages import console
+
+if TYPE_CHECKING:
+    from halluscope.mishap.ablation import ConfigRun
 
 validity_app = App(help="Validity of groundedness judging (seed 001, 4.1, Figure 5): closed-form responses "
                            "judged for groundedness beside their benchmark's own scorer and human labels. Steps: "
@@ -30,9 +33,16 @@ def import_cmd(run: RUN,
                                                     "1,000 per benchmark over eight models)."),
                seed: int = typer.Option(0, help="Seed of the sample.")) -> None:
     """Import one model's closed-form responses with the benchmark scorer's verdict and a rubric from the gold answer."""
-    from halluscope.mishap.validity import import_validity
+    from collections import Counter
 
-    import_validity(run, benchmark, files, model=model, domain=domain, sample=sample, seed=seed)
+    from halluscope.mishap.validity import import_validity
+    from halluscope.mishap.validity_items import NAMES
+
+    done = import_validity(run, benchmark, files, model=model, domain=domain, sample=sample, seed=seed)
+    orig = Counter(i.original for i in done.items)
+    console.print(f"{len(done.items)} {NAMES[benchmark]} responses of {model} imported ({orig['hallucinated']} "
+                  f"hallucinated by the benchmark's scorer, {orig[None]} it skips; {done.problems} input problem(s) "
+                  "left out, see 'halluscope score')", soft_wrap=True, highlight=False)
 
 
 @validity_app.command("judge")
@@ -44,7 +54,8 @@ def judge_cmd(run: STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: ope
     from halluscope.mishap.ablation import run_configs
     from halluscope.mishap.judge import FULL
 
-    run_configs(run, model_with(judge, option), (FULL,), items="validity", examples=examples, retries=retries)
+    show_configs(run_configs(run, model_with(judge, option), (FULL,), items="validity", examples=examples,
+                             retries=retries))
 
 
 @validity_app.command("report")
@@ -78,8 +89,8 @@ def ablation_cmd(run: STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: 
     from halluscope.mishap.ablation import ablation_tables, load_configs, run_configs
 
     chosen = tuple(c for spec in configs for c in load_configs(spec))
-    run_configs(run, model_with(judge, option), chosen, examples=examples, evidence=evidence, all_answers=all_answers,
-                max_searches=max_searches, retries=retries)
+    show_configs(run_configs(run, model_with(judge, option), chosen, examples=examples, evidence=evidence,
+                             all_answers=all_answers, max_searches=max_searches, retries=retries))
     print_table(ablation_tables(run)["ablation"], "Judge ablation (judge vs humans, pooled)")
 
 
@@ -94,6 +105,13 @@ def sources_cmd(source: str = typer.Argument(..., help="songdescriber, mridangam
     n = write_source_manifest(source, root, out, split=split)
     console.print(f"{n} {source} clips written to {out}; next: halluscope mishap clips RUN --manifest {out}",
                   highlight=False, soft_wrap=True)
+
+
+def show_configs(runs: dict[str, ConfigRun]) -> None:
+    """One line per judged configuration: judged, failed, and the items without its rubric version."""
+    for name, r in runs.items():
+        missing = f", {r.missing} without rubric version {r.config.rubric_version}" if r.missing else ""
+        console.print(f"{name}: {len(r.judgements)} judged, {r.failed} failed{missing}", soft_wrap=True)
 
 
 def print_table(rows: list[dict], title: str) -> None:

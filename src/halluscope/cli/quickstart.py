@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from halluscope.cli.build import langs_of
+from halluscope.cli.build import langs_of, show_build
 from halluscope.cli.compat import App, DefaultGroup, legacy_run
 from halluscope.core.records import LANGUAGES, TASKS
 from halluscope.core.stages import console
@@ -47,7 +47,7 @@ def quickstart(
     t0 = time.perf_counter()
     cfg = BuildConfig(corpus="demo", langs=langs_of(langs), seed=seed, articles_per_language=articles_per_language,
                       tts="offline-best", asr="offline-best")  # the best measured offline speech per language
-    build_spoken(run, cfg)
+    show_build(build_spoken(run, cfg))
     for t in TASKS:
         for i in ("text", "transcript"):
             run_detect(run, task=t, input=i)  # type: ignore[arg-type]

@@ -18,7 +18,7 @@ from halluscope.backends.llm import LLM_BACKENDS, Caller, LLMConfig, load_llm_co
 from halluscope.core.manifest import record_manifest
 from halluscope.mishap.judge import FULL, GroundednessJudge, JudgeConfig, load_examples
 from halluscope.core.records import GroundednessJudgement, MishapCategory
-from halluscope.core.stages import Stage, console
+from halluscope.core.stages import Stage
 from halluscope.core.store import Store
 
 STAGE = "mishap.judge_config"
@@ -35,6 +35,16 @@ LADDER = (JudgeConfig("A: base judge", rubric=False, examples=False, evidence=Fa
 PRESETS = {"fig13": LADDER,
            "rubrics": tuple(JudgeConfig(f"rubric v{v}", rubric_version=v) for v in (1, 2, 3)),  # E.3, Table 9
            "prompts": (JudgeConfig("prompt v1", prompt="v1"), JudgeConfig("prompt v3", prompt="v3"))}  # E.3, Table 10
+
+
+@dataclass(frozen=True)
+class ConfigRun:
+    """One configuration's judgements, its failures and the items it left out (no rubric of its version)."""
+
+    config: JudgeConfig
+    judgements: dict[str, GroundednessJudgement]
+    failed: int = 0
+    missing: int = 0
 
 
 def load_configs(spec: str) -> tuple[JudgeConfig, ...]:
@@ -119,9 +129,9 @@ def validity_items(store: Store) -> list[JudgeItem]:
 def run_configs(run_dir: str | Path, judge: str, configs: tuple[JudgeConfig, ...], *, items: Items = "ablation",
                 all_answers: bool = False, examples: str | Path | None = None, evidence: str | Path | None = None,
                 max_searches: int = 3, retries: int = 2, config: LLMConfig | None = None,
-                quiet: bool = False) -> dict[str, dict[str, GroundednessJudgement]]:
-    """Judge the same responses under every configuration. ``items``: 'ablation' (MISHAP answers people labelled,
-    or every answer with ``all_answers``) or 'validity' (the imported closed-form responses)."""
+                quiet: bool = False) -> dict[str, ConfigRun]:
+    """Judge the same responses under every configuration (name -> its run). ``items``: 'ablation' (MISHAP answers
+    people labelled, or every answer with ``all_answers``) or 'validity' (the imported closed-form responses)."""
     from halluscope.core.runner import run_calls
     from halluscope.mishap.annotate import human_labels
     from halluscope.mishap.evidence import FtsEvidence
@@ -145,7 +155,7 @@ def run_configs(run_dir: str | Path, judge: str, configs: tuple[JudgeConfig, ...
                 raise HalluscopeError(f"{run_dir} has no {'judgeable' if all_answers else 'human-labelled'} MISHAP "
                                       "answers to judge. Fix: label some with 'halluscope mishap annotate', or pass "
                                       "--all-answers")
-        out: dict[str, dict[str, GroundednessJudgement]] = {}
+        out: dict[str, ConfigRun] = {}
         stages: dict[str, str] = {}
         for cfg in configs:
             gj = GroundednessJudge(backend, examples=shown, tool=tool, max_searches=max_searches, retries=retries,
@@ -160,12 +170,8 @@ def run_configs(run_dir: str | Path, judge: str, configs: tuple[JudgeConfig, ...
 
             res = run_calls(store, stage, chosen, backend, fn, GroundednessJudgement, description=f"judge: {cfg.name}",
                             quiet=quiet)
-            out[cfg.name] = res.results
+            out[cfg.name] = ConfigRun(cfg, res.results, len(res.failed), len(todo) - len(chosen))
             stages[cfg.name] = stage.fingerprint
-            if not quiet:
-                missing = len(todo) - len(chosen)
-                console.print(f"{cfg.name}: {len(res.results)} judged, {len(res.failed)} failed"
-                              + (f", {missing} without rubric version {cfg.rubric_version}" if missing else ""))
         record_manifest(store, command=COMMANDS[items],
                         config={"judge": judge, "configs": {c.name: asdict(c) for c in configs},
                                 "examples": str(examples) if examples else "packaged",

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import json
 import random
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from halluscope.core.hashing import file_sha256
 from halluscope.core.errors import HalluscopeError, InputError
 from halluscope.core.manifest import record_manifest
-from halluscope.core.stages import Stage, console
+from halluscope.core.stages import Stage
 from halluscope.core.store import Store
 from halluscope.mishap.validity_items import (  # noqa: F401 - re-exported
     BENCHMARKS, IMPORT, NAMES, STAGE, Benchmark, ValidityItem, annotation_rows, load_validity)
@@ -85,9 +86,16 @@ def _rows(benchmark: str, files: Sequence[Path], *, domain: str | None) -> tuple
     return rows, len(loaded.problems)
 
 
+@dataclass(frozen=True)
+class ValidityImport:
+    """What one import stored: its items and how many input rows were left out as problems."""
+
+    items: list[ValidityItem]
+    problems: int = 0
+
+
 def import_validity(run_dir: str | Path, benchmark: str, files: Sequence[str | Path], *, model: str,
-                    domain: str | None = None, sample: int | None = None, seed: int = 0,
-                    quiet: bool = False) -> list[ValidityItem]:
+                    domain: str | None = None, sample: int | None = None, seed: int = 0) -> ValidityImport:
     """Import one model's closed-form responses (optionally a seeded sample of them) into the run."""
     if not model.strip():
         raise InputError("the model name is empty", field="model", fix="name the model that wrote the responses")
@@ -111,12 +119,7 @@ def import_validity(run_dir: str | Path, benchmark: str, files: Sequence[str | P
             store.put(STAGE, stage.fingerprint, it.id, it)
         record_manifest(store, command=IMPORT, config={**config, "n": len(items), "input_problems": problems},
                         seeds={"sample": seed}, stages={"validity": stage.fingerprint})
-    if not quiet:
-        orig = Counter(i.original for i in items)
-        console.print(f"{len(items)} {NAMES[benchmark]} responses of {model} imported ({orig['hallucinated']} "
-                      f"hallucinated by the benchmark's scorer, {orig[None]} it skips; {problems} input problem(s) "
-                      "left out, see 'halluscope score')", soft_wrap=True, highlight=False)
-    return items
+    return ValidityImport(items, problems)
 
 
 # ------------------------------------------------------------------------------------------------ the report

@@ -7,12 +7,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from halluscope.core.hashing import chunks_sha256, file_sha256, sha256_hex
-from halluscope.spoken.corpus import load_articles
+from halluscope.spoken.corpus import Corpus, load_corpus
 from halluscope.core.errors import HalluscopeError, ItemError
 from halluscope.core.executors import Executor, ItemTask, Resources
 from halluscope.core.fs import PathEscapeError, atomic_path, atomic_write, id_file_name, safe_join
@@ -23,8 +24,11 @@ from halluscope.core.records import LANGUAGES, SEVERITIES, TYPES, Article, Audio
 from halluscope.backends.speech.route import PerLanguageAsr, PerLanguageTts
 from halluscope.backends.speech.audio import SAMPLE_RATE, encode_wav, load_verified
 from halluscope.backends.speech.tts import pick_voice
-from halluscope.core.stages import Stage, StageSummary, console, run_stage
+from halluscope.core.stages import Stage, StageSummary, run_stage
 from halluscope.core.store import Store
+
+if TYPE_CHECKING:
+    from halluscope.backends.llm import CallStats
 
 
 class BuildConfig(BaseModel):
@@ -55,6 +59,11 @@ class BuildResult:
     failures: dict[str, dict[str, str]]
     stages: dict[str, str]
     compared: dict[str, dict[str, Transcript]] = field(default_factory=dict)  # ASR spec -> transcripts (Table 7)
+    # what this build did, for the CLI to show (empty when read back by load_build)
+    summaries: tuple[StageSummary, ...] = ()  # per stage: computed, reused, failed
+    notes: tuple[str, ...] = ()  # corpus notes (ignored columns)
+    generator_spec: str = ""
+    generator_stats: CallStats | None = None  # the LLM generator's calls, tokens and cost when it made calls
 
     def transcript_sets(self) -> dict[str, dict[str, Transcript]]:
         """Every ASR system's transcripts of this build, the build's own first."""
@@ -91,8 +100,10 @@ def speech_backends(cfg: BuildConfig, langs: Sequence[str]) -> tuple[PerLanguage
     return PerLanguageTts.create(cfg.tts, langs), PerLanguageAsr.create(cfg.asr, langs)
 
 
-def select_articles(cfg: BuildConfig) -> list[Article]:
-    articles = load_articles(cfg.corpus, languages=cfg.langs)
+def select_articles(cfg: BuildConfig) -> Corpus:
+    """The build's articles (and the corpus notes): its languages, the first N per language when asked."""
+    corpus = load_corpus(cfg.corpus, languages=cfg.langs)
+    articles = corpus.articles
     if not articles:
         raise HalluscopeError(f"the corpus has no articles in {', '.join(cfg.langs)}; check the languages asked for")
     if cfg.articles_per_language:
@@ -100,14 +111,15 @@ def select_articles(cfg: BuildConfig) -> list[Article]:
         for lang in cfg.langs:
             kept += sorted((a for a in articles if a.language == lang), key=lambda a: a.id)[: cfg.articles_per_language]
         articles = kept
-    return articles
+    return Corpus(articles, corpus.notes)
 
 
 def build_spoken(run_dir: str | Path, cfg: BuildConfig, *, quiet: bool = False,
                  executor: Executor | None = None) -> BuildResult:
     """Build a spoken benchmark; ``executor`` runs TTS and ASR elsewhere (e.g. Ray), same records either way."""
     run_dir = Path(run_dir)
-    articles = select_articles(cfg)
+    corpus = select_articles(cfg)
+    articles = corpus.articles
     generator = GENERATORS.create(cfg.generator)
     tts, asr = speech_backends(cfg, cfg.langs)
     compared = {}
@@ -162,9 +174,10 @@ def build_spoken(run_dir: str | Path, cfg: BuildConfig, *, quiet: bool = False,
         summaries = (originals, generated, audio, transcripts, *others)
         failures = {s.stage: s.failed for s in summaries if s.failed}
         result = BuildResult(run_dir, samples, audio.results, transcripts.results, failures, stages,
-                             {spec: s.results for spec, s in zip(compared, others)})
+                             {spec: s.results for spec, s in zip(compared, others)}, summaries=summaries,
+                             notes=corpus.notes, generator_spec=generator.spec,
+                             generator_stats=getattr(generator, "stats", None))
         export_dataset(result)
-        _say(result, summaries, quiet)
         return result
 
 
@@ -321,14 +334,6 @@ def export_dataset(result: BuildResult) -> Path:
     with atomic_path(out) as tmp:
         pq.write_table(pa.Table.from_pylist(rows), tmp)
     return out
-
-
-def _say(result: BuildResult, summaries: tuple[StageSummary, ...], quiet: bool) -> None:
-    if quiet:
-        return
-    for s in summaries:
-        note = f", [red]{len(s.failed)} failed[/]" if s.failed else ""
-        console.print(f"  {s.stage:<9} {s.computed} computed, {s.reused} reused{note}")
 
 
 def load_build(store: Store) -> BuildResult:

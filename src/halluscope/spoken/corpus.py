@@ -7,6 +7,7 @@ reported and ignored. Encodings, size limits and the problem policy: halluscope.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -31,7 +32,20 @@ def language_code(value: str) -> str:
     return LANGUAGE_ALIASES.get(code, code)
 
 
+@dataclass(frozen=True)
+class Corpus:
+    """A loaded corpus: its articles and notes for the CLI to show (columns that were ignored)."""
+
+    articles: list[Article]
+    notes: tuple[str, ...] = field(default=())
+
+
 def load_articles(path: str | Path, *, languages: tuple[str, ...] | None = None) -> list[Article]:
+    """The articles of ``load_corpus`` (its notes dropped)."""
+    return load_corpus(path, languages=languages).articles
+
+
+def load_corpus(path: str | Path, *, languages: tuple[str, ...] | None = None) -> Corpus:
     """Validate every row and return articles; all problems are reported together, nothing is half-loaded
     (the reading rules: halluscope.core.inputs)."""
     path = demo_path() if str(path) == DEMO else Path(path)
@@ -59,10 +73,7 @@ def load_articles(path: str | Path, *, languages: tuple[str, ...] | None = None)
     problems.raise_if_any("corpus", fix=FIX)
     if not articles:
         raise InputError("the corpus has no articles", file=str(path), fix="add at least one row")
-    if table.unknown:
-        from halluscope.core.stages import console
-
-        console.print(f"[yellow]note:[/] {path}: ignoring unknown column(s) {sorted(table.unknown)}")
+    notes = (f"{path}: ignoring unknown column(s) {sorted(table.unknown)}",) if table.unknown else ()
     if languages is not None:
         articles = [a for a in articles if a.language in languages]
-    return articles
+    return Corpus(articles, notes)

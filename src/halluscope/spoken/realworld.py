@@ -42,7 +42,7 @@ from halluscope.core.records import (
     Transcript,
     Variant,
 )
-from halluscope.core.stages import Stage, console, run_stage
+from halluscope.core.stages import Stage, run_stage
 from halluscope.core.store import Store
 
 REAL_LANGUAGES = ("ru", "kk")
@@ -191,6 +191,7 @@ class RealWorldSplit:
     failures: dict[str, dict[str, str]]
     stages: dict[str, str]
     config: dict = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # corpus notes (ignored columns), for the CLI to show
 
     @property
     def negatives(self) -> dict[str, str]:
@@ -222,7 +223,8 @@ def build_realworld(run_dir: str | Path, fakes_path: str | Path, *, langs: Seque
         cfg = BuildConfig(**manifest.config)  # type: ignore[union-attr]
         if corpus is not None:
             cfg = cfg.model_copy(update={"corpus": corpus})
-        articles = select_articles(cfg)
+        chosen = select_articles(cfg)
+        articles = chosen.articles
         if Stage("ingest", {"corpus_sha": _corpus_sha(articles)}).fingerprint != build.stages["ingest"]:
             raise HalluscopeError(f"the corpus '{cfg.corpus}' is not the one {run_dir} was built from (its articles "
                                   "differ); pass --corpus with the original file")
@@ -277,10 +279,8 @@ def build_realworld(run_dir: str | Path, fakes_path: str | Path, *, langs: Seque
         config = {"fakes": str(fakes_path), "langs": list(langs), "faithful": faithful,
                   "faithful_langs": list(faithful_langs), "text_weight": text_weight, "corpus": cfg.corpus}
         record_manifest(store, command="build realworld", config=config, seeds={"voices": cfg.seed}, stages=stages)
-        if not quiet:
-            console.print(f"  real-world: {len(by_id)} fakes, {len(matches)} negatives, {len(faithful_results)} "
-                          f"faithful rewrites, {len(transcripts)} transcripts")
-        return RealWorldSplit(by_id, matches, faithful_results, audio, transcripts, failures, stages, config)
+        return RealWorldSplit(by_id, matches, faithful_results, audio, transcripts, failures, stages, config,
+                              chosen.notes)
 
 
 def load_realworld(store: Store) -> RealWorldSplit | None:
