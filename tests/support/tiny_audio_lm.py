@@ -29,6 +29,19 @@ def _tokenizer(specials: list[str], **kwargs):
     return fast, vocab
 
 
+def _omni_tokenizer(path: Path) -> dict[str, int]:
+    """The Qwen Omni thinkers' tokenizer (audio and vision specials, the chat template), saved to ``path``: its vocab."""
+    specials = ["<pad>", "<unk>", "<|im_start|>", "<|im_end|>", "<|AUDIO|>", "<|audio_bos|>", "<|audio_eos|>",
+                "<|IMAGE|>", "<|VIDEO|>", "<|vision_bos|>", "<|vision_eos|>"]
+    extra = {"audio_token": "<|AUDIO|>", "audio_bos_token": "<|audio_bos|>", "audio_eos_token": "<|audio_eos|>",
+             "image_token": "<|IMAGE|>", "video_token": "<|VIDEO|>", "vision_bos_token": "<|vision_bos|>",
+             "vision_eos_token": "<|vision_eos|>"}
+    fast, vocab = _tokenizer(specials, extra_special_tokens=extra)
+    fast.chat_template = TEMPLATE
+    fast.save_pretrained(path)
+    return vocab
+
+
 def build_qwen2_audio(path: Path) -> Path:
     import torch
     from transformers import (
@@ -56,14 +69,7 @@ def build_qwen25_omni_thinker(path: Path) -> Path:
         WhisperFeatureExtractor,
     )
 
-    specials = ["<pad>", "<unk>", "<|im_start|>", "<|im_end|>", "<|AUDIO|>", "<|audio_bos|>", "<|audio_eos|>",
-                "<|IMAGE|>", "<|VIDEO|>", "<|vision_bos|>", "<|vision_eos|>"]
-    extra = {"audio_token": "<|AUDIO|>", "audio_bos_token": "<|audio_bos|>", "audio_eos_token": "<|audio_eos|>",
-             "image_token": "<|IMAGE|>", "video_token": "<|VIDEO|>", "vision_bos_token": "<|vision_bos|>",
-             "vision_eos_token": "<|vision_eos|>"}
-    fast, vocab = _tokenizer(specials, extra_special_tokens=extra)
-    fast.chat_template = TEMPLATE
-    fast.save_pretrained(path)
+    vocab = _omni_tokenizer(path)
     WhisperFeatureExtractor().save_pretrained(path)
     cfg = Qwen2_5OmniThinkerConfig(
         audio_config={**AUDIO, "output_dim": 32, "n_window": 100},

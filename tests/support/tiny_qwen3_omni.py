@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.tiny_audio_lm import AUDIO, TEMPLATE, TEXT, _tokenizer
+from support.tiny_audio_lm import AUDIO, TEXT, _omni_tokenizer
 
 
 def build_qwen3_omni_thinker(path: Path, seed: int = 0) -> Path:
@@ -15,14 +15,7 @@ def build_qwen3_omni_thinker(path: Path, seed: int = 0) -> Path:
         WhisperFeatureExtractor,
     )
 
-    specials = ["<pad>", "<unk>", "<|im_start|>", "<|im_end|>", "<|AUDIO|>", "<|audio_bos|>", "<|audio_eos|>",
-                "<|IMAGE|>", "<|VIDEO|>", "<|vision_bos|>", "<|vision_eos|>"]
-    extra = {"audio_token": "<|AUDIO|>", "audio_bos_token": "<|audio_bos|>", "audio_eos_token": "<|audio_eos|>",
-             "image_token": "<|IMAGE|>", "video_token": "<|VIDEO|>", "vision_bos_token": "<|vision_bos|>",
-             "vision_eos_token": "<|vision_eos|>"}
-    fast, vocab = _tokenizer(specials, extra_special_tokens=extra)
-    fast.chat_template = TEMPLATE
-    fast.save_pretrained(path)
+    vocab = _omni_tokenizer(path)
     WhisperFeatureExtractor(feature_size=128).save_pretrained(path)
     cfg = Qwen3OmniMoeThinkerConfig(
         audio_config={**AUDIO, "num_mel_bins": 128, "output_dim": 32, "n_window": 50, "n_window_infer": 400,
