@@ -4,8 +4,8 @@ checked against uncached forward passes, all four mitigations at zero strength e
 zero-shot detection on audio (plain and with AAD) through 'detect' and the hf-audio backend, a chunked closed-form
 yes/no set with VCD, and MISHAP answers with DoLa.
 
-Qwen3-Omni thinker, Phi-4 multimodal, Voxtral and Music Flamingo (Audio Flamingo 3 has test_af3.py). Gemma-3n and
-Granite Speech are server only here (Table 8 says why)."""
+Qwen3-Omni thinker, Phi-4 multimodal, Voxtral, Audio Flamingo 3 and Music Flamingo (test_af3.py has what is AF3's
+own: its 30 s windows, and Table 8). Gemma-3n and Granite Speech are server only here (Table 8 says why)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from support.tiny_af3 import build_af3
 from support.tiny_audio_lm import espeak, espeak_of_length
 from support.tiny_musicflamingo import build_musicflamingo
 from support.tiny_phi4 import build_phi4
@@ -32,6 +33,7 @@ FAMILIES = {
     "qwen3-omni-thinker": (build_qwen3_omni_thinker, 30.0),
     "phi-4-multimodal": (build_phi4, 30.0),
     "voxtral": (build_voxtral, 2400.0),
+    "audio-flamingo-3": (build_af3, 600.0),
     "music-flamingo": (build_musicflamingo, 1200.0),
 }
 
@@ -60,7 +62,7 @@ def test_window_declared_and_heard(family):
         assert load_adapter(path, window_s=w).inputs(MSG, [clip]).heard_s == pytest.approx(min(45.0, w), abs=0.05)
     none = ad.inputs(MSG, [])
     assert none.heard_s == 0 and not none.delivered and ad.features_key not in none.tensors
-    if name in ("voxtral", "music-flamingo"):  # whole 30 s chunks only
+    if name in ("voxtral", "audio-flamingo-3", "music-flamingo"):  # whole 30 s chunks only
         with pytest.raises(HalluscopeError, match="multiple of 30"):
             load_adapter(path, window_s=45)
 
