@@ -13,6 +13,7 @@ import uuid
 
 import pytest
 from support import scripted
+from support.view_helpers import http_get
 from halluscope.core.errors import HalluscopeError
 from halluscope.mishap.annotate import MAX_NOTE, Annotations, AnnotationServer, annotation_items
 
@@ -245,12 +246,7 @@ def test_audio_served_only_when_it_matches_the_record(tmp_path_factory, caplog):
     caplog.set_level(logging.WARNING, logger="halluscope.mishap.annotate")
     with AnnotationServer(run, token=TOKEN) as srv:
         def get(cid):
-            conn = http.client.HTTPConnection(srv.host, srv.port, timeout=10)
-            conn.request("GET", f"/audio/{cid}", headers={"X-Halluscope-Token": TOKEN})
-            r = conn.getresponse()
-            out = r.status, r.read()
-            conn.close()
-            return out
+            return http_get(srv, f"/audio/{cid}", {"X-Halluscope-Token": TOKEN})[:2]
 
         ids = sorted(clips)
         a, b, c, d, e = ids[:5]

@@ -1,12 +1,11 @@
 """The annotation app in a real headless Chromium (Debian chromium + chromedriver, driven by Selenium): a full
 labelling session in both modes, an XSS attempt in a response, a wrong token, path-traversal requests."""
 
-import http.client
-import shutil
 import sqlite3
 
 import pytest
 from support import scripted
+from support.view_helpers import chromium, http_get
 from halluscope.core.errors import HalluscopeError
 from halluscope.mishap.annotate import Annotations, AnnotationServer, annotation_items, export_labels, human_labels
 from halluscope.metrics.agreement import human_human_agreement
@@ -20,18 +19,6 @@ def run(tmp_path_factory):
         return scripted.build_run(tmp_path_factory.mktemp("annotate"), mp, judge=False)
 
 
-def raw_get(server, path, headers=None):
-    conn = http.client.HTTPConnection(server.host, server.port, timeout=5)
-    conn.putrequest("GET", path, skip_host=False, skip_accept_encoding=True)
-    for k, v in (headers or {}).items():
-        conn.putheader(k, v)
-    conn.endheaders()
-    r = conn.getresponse()
-    body = r.read()
-    conn.close()
-    return r.status, body, dict(r.getheaders())
-
-
 def test_http_guards(run):
     with pytest.raises(HalluscopeError, match="loopback"):
         AnnotationServer(run, host="0.0.0.0", token=TOKEN)
@@ -39,38 +26,23 @@ def test_http_guards(run):
         assert srv.host == "127.0.0.1" and len(srv.items) == 4
         assert srv.url == f"http://127.0.0.1:{srv.port}/#token={TOKEN}"  # the token rides in the fragment only
         auth = {"X-Halluscope-Token": TOKEN}
-        assert raw_get(srv, "/api/items")[0] == 403
-        assert raw_get(srv, "/api/items", {"X-Halluscope-Token": "wrong-token-1234"})[0] == 403
-        assert raw_get(srv, "/api/items", {"Cookie": f"mishap_token={TOKEN}"})[0] == 403  # cookies are no credential
-        assert raw_get(srv, f"/api/items?token={TOKEN}")[0] == 403  # nor is the query string
-        status, body, headers = raw_get(srv, "/api/items", auth)
+        assert http_get(srv, "/api/items")[0] == 403
+        assert http_get(srv, "/api/items", {"X-Halluscope-Token": "wrong-token-1234"})[0] == 403
+        assert http_get(srv, "/api/items", {"Cookie": f"mishap_token={TOKEN}"})[0] == 403  # cookies are no credential
+        assert http_get(srv, f"/api/items?token={TOKEN}")[0] == 403  # nor is the query string
+        status, body, headers = http_get(srv, "/api/items", auth)
         assert status == 200 and b'"items"' in body and "script-src 'self'" in headers["Content-Security-Policy"]
-        status, body, headers = raw_get(srv, "/")  # the page itself holds no secret
+        status, body, headers = http_get(srv, "/")  # the page itself holds no secret
         assert status == 200 and b"MISHAP annotation" in body and "Set-Cookie" not in headers
         clip = srv.items[0]["clip_id"]
-        status, body, _ = raw_get(srv, f"/audio/{clip}", auth)
+        status, body, _ = http_get(srv, f"/audio/{clip}", auth)
         assert status == 200 and body[:4] == b"RIFF"
-        assert raw_get(srv, f"/audio/{clip}")[0] == 403
+        assert http_get(srv, f"/audio/{clip}")[0] == 403
         for path in ("/audio/../../../../etc/passwd", "/audio/..%2f..%2f..%2fetc%2fpasswd", "/../../etc/passwd",
                      "/audio/%2e%2e/halluscope.sqlite", "/halluscope.sqlite", "/static/../annotate.py",
                      "/app.js/../../../etc/passwd", "/audio//etc/passwd", "/audio/" + str(run / "halluscope.sqlite")):
-            status, body, _ = raw_get(srv, path, auth)
+            status, body, _ = http_get(srv, path, auth)
             assert status == 404 and b"root:" not in body and b"SQLite" not in body, path
-
-
-def _driver(tmp_path):
-    if not (shutil.which("chromium") and shutil.which("chromedriver")):
-        pytest.skip("needs Debian chromium and chromium-driver (scripts/install.sh installs them)")
-    webdriver = pytest.importorskip("selenium.webdriver")
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = shutil.which("chromium")
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", f"--user-data-dir={tmp_path / 'chrome-profile'}"):
-        opts.add_argument(flag)
-    return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts)
 
 
 def test_full_labelling_session_in_chromium(run, tmp_path):
@@ -81,7 +53,7 @@ def test_full_labelling_session_in_chromium(run, tmp_path):
     items, _ = annotation_items(run)
     xss_items = [i for i in items if "<script>" in (i["response"] or "")]
     assert xss_items
-    driver = _driver(tmp_path)
+    driver = chromium(tmp_path)
     try:
         with AnnotationServer(run, token=TOKEN) as srv:
             base = f"http://127.0.0.1:{srv.port}"
@@ -213,7 +185,7 @@ def test_another_local_port_cannot_write_or_learn_the_token(run, tmp_path, caplo
 
     caplog.set_level(logging.INFO, logger="halluscope.mishap.annotate")
     seen: list[tuple[str, str, dict]] = []
-    driver = _driver(tmp_path)
+    driver = chromium(tmp_path)
     with AnnotationServer(run, token=TOKEN) as srv:
         page = ATTACK_PAGE.format(app=srv.origin, aid=srv.items[0]["id"]).encode()
 
@@ -274,7 +246,7 @@ def test_a_failed_save_is_visible_queued_and_sent_once(run, tmp_path):
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
 
-    driver = _driver(tmp_path)
+    driver = chromium(tmp_path)
 
     def mine(who):
         ann = Annotations(run)

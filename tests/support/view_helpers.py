@@ -1,5 +1,7 @@
-"""Helpers of the viewer tests: a stored zero-shot run with markup in a reply, and headless Chromium."""
+"""Helpers of the viewer and annotation-app tests: a stored zero-shot run with markup in a reply, a raw GET, and
+headless Chromium."""
 
+import http.client
 import shutil
 from pathlib import Path
 
@@ -37,6 +39,19 @@ def add_zero_shot_run(run: Path) -> str:
                                                          "options": {}},
                         seeds={"split": 0}, stages={"detect": stage.fingerprint})
     return spec
+
+
+def http_get(srv, path: str, headers: dict | None = None) -> tuple[int, bytes, dict]:
+    """GET ``path`` from a loopback test server, sent as it is (no Accept-Encoding added): (status, body, headers)."""
+    conn = http.client.HTTPConnection(srv.host, srv.port, timeout=10)
+    conn.putrequest("GET", path, skip_host=False, skip_accept_encoding=True)
+    for k, v in (headers or {}).items():
+        conn.putheader(k, v)
+    conn.endheaders()
+    r = conn.getresponse()
+    body = r.read()
+    conn.close()
+    return r.status, body, dict(r.getheaders())
 
 
 def chromium(tmp_path: Path):

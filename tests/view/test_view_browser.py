@@ -3,12 +3,11 @@ espeak-ng -> Whisper base -> TF-IDF): the served page with its token, the clip p
 transcript alignment equal to jiwer's, markup in a reply rendered as text, a speech-quality rating stored; the
 exported folder from file:// with no server, opened from a report cell."""
 
-import http.client
 import json
 
 import jiwer
 import pytest
-from support.view_helpers import XSS, chromium
+from support.view_helpers import XSS, chromium, http_get
 
 from halluscope.spoken.build import load_build
 from halluscope.metrics.asr import normalize_for_wer
@@ -56,15 +55,6 @@ def ready(driver, wait):
     wait.until(lambda d: d.find_element("tag name", "body").get_attribute("data-ready") == "1")
 
 
-def get(srv, path, headers=None):
-    conn = http.client.HTTPConnection(srv.host, srv.port, timeout=10)
-    conn.request("GET", path, headers=headers or {})
-    r = conn.getresponse()
-    body = r.read()
-    conn.close()
-    return r.status, body
-
-
 def test_served_viewer_in_chromium(viewrun, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -74,14 +64,14 @@ def test_served_viewer_in_chromium(viewrun, tmp_path):
     xss_item = sorted(b.samples)[0]  # the fixture's first stored reply is markup
     with ViewServer(viewrun, token=TOKEN) as srv:
         auth = {"X-Halluscope-Token": TOKEN}
-        assert get(srv, "/api/index")[0] == 403
-        status, body = get(srv, "/api/index", auth)
+        assert http_get(srv, "/api/index")[0] == 403
+        status, body, _ = http_get(srv, "/api/index", auth)
         assert status == 200 and json.loads(body)["meta"]["n"] == len(b.samples)
         for path in ("/audio/../../etc/passwd", "/audio/%2e%2e%2fhalluscope.sqlite", "/halluscope.sqlite",
                      "/api/chunk/99999", "/api/chunk/-1"):
-            assert get(srv, path, auth)[0] == 404, path
-        assert get(srv, f"/audio/spoken%3A{rewrite}")[0] == 403  # clips need the token too
-        status, body = get(srv, f"/audio/spoken%3A{rewrite}", auth)
+            assert http_get(srv, path, auth)[0] == 404, path
+        assert http_get(srv, f"/audio/spoken%3A{rewrite}")[0] == 403  # clips need the token too
+        status, body, _ = http_get(srv, f"/audio/spoken%3A{rewrite}", auth)
         assert status == 200 and body[:4] == b"RIFF"
 
         driver = chromium(tmp_path)

@@ -1,13 +1,13 @@
 """The viewer's data for MISHAP runs (a scripted run: clips -> questions -> rubrics -> answers -> judge) and for
 closed-form prediction files (strict vs compat readings), through the served API."""
 
-import http.client
 import json
-import sys
-from pathlib import Path
 
 import pytest
+from support.view_helpers import http_get
+
 TOKEN = "view-mishap-token-1"
+AUTH = {"X-Halluscope-Token": TOKEN}
 ROWS = [  # a HalluAudio prediction file: one answer the two modes read alike, one they read differently
     {"audio": "s1.wav", "prompt": "Is there a dog barking?", "reference": "yes", "subset": "fsd_binary", "domain": "sound",
      "pred": "Yes, a dog is barking."},
@@ -23,15 +23,6 @@ def mishap_run(tmp_path_factory):
         return scripted.build_run(tmp_path_factory.mktemp("view-mishap"), mp, judge=True)
 
 
-def api(srv, path):
-    conn = http.client.HTTPConnection(srv.host, srv.port, timeout=10)
-    conn.request("GET", path, headers={"X-Halluscope-Token": TOKEN})
-    r = conn.getresponse()
-    body = r.read()
-    conn.close()
-    return r.status, body
-
-
 def test_mishap_questions_show_every_answer_verdict_and_clip(mishap_run, tmp_path):
     from support import scripted
     from halluscope.mishap.answers import load_answers
@@ -43,20 +34,20 @@ def test_mishap_questions_show_every_answer_verdict_and_clip(mishap_run, tmp_pat
     preds = tmp_path / "halluaudio.jsonl"
     preds.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
     with ViewServer(mishap_run, token=TOKEN, closedform=[f"halluaudio={preds}"]) as srv:
-        status, body = api(srv, "/api/index")
+        status, body, _ = http_get(srv, "/api/index", AUTH)
         index = json.loads(body)["index"]
         questions = [r for r in index if r["kind"] == "mishap"]
         assert len(questions) == len({a.question_id for a in answers.values()}) and questions
         seen = {}
         for n in range(-(-len(index) // 50)):
-            seen.update(json.loads(api(srv, f"/api/chunk/{n}")[1])["items"])
+            seen.update(json.loads(http_get(srv, f"/api/chunk/{n}", AUTH)[1])["items"])
         q = seen[questions[0]["id"]]
         mine = sorted(a.id for a in answers.values() if a.question_id == q["id"])
         assert sorted(a["id"] for a in q["answers"]) == mine
         assert {a["decoding"] for a in q["answers"]} == {"sampled (seed 0)", "sampled (seed 1)"}
         assert all(a["verdict"] in ("grounded", "hallucinated") and a["judge"] == "openai/judge" for a in q["answers"])
         assert q["rubric"] and q["clip"]["description"]
-        status, wav = api(srv, "/audio/" + q["clip"]["src"].rsplit("/", 1)[1])
+        status, wav, _ = http_get(srv, "/audio/" + q["clip"]["src"].rsplit("/", 1)[1], AUTH)
         assert status == 200 and wav[:4] == b"RIFF"
         xss = [a for q in seen.values() if q["kind"] == "mishap" for a in q["answers"] if a["text"] == scripted.XSS]
         assert xss  # kept verbatim in the data; the page renders it with textContent
