@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from support.corpus_fixtures import write_jsonl
 
 HALLUAUDIO_ROWS = [
     # sound, binary (subset unknown to the official scripts: domain given per row)
@@ -23,11 +23,6 @@ HALLUAUDIO_ROWS = [
     {"audio": "m2.wav", "prompt": "How many instruments?", "reference": "3", "subset": "multiple_music_count", "pred": "I hear three instruments."},
     {"audio": "m3.wav", "prompt": "Speech or music?", "reference": "music", "subset": "speech_music_classification", "pred": "It's music."},
 ]
-
-
-def write_jsonl(path: Path, rows: list) -> Path:
-    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
-    return path
 
 
 @pytest.fixture(name="write_jsonl")

@@ -7,14 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from support.corpus_fixtures import write_jsonl
+
 from halluscope.closedform.loaders import load_aha, load_halluaudio, load_yesno
 from halluscope.closedform.score import score_halluaudio
 from halluscope.core.errors import InputError
-
-
-def _jsonl(path: Path, rows: list) -> Path:
-    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
-    return path
 
 
 def _ha(**kw) -> dict:
@@ -24,7 +21,7 @@ def _ha(**kw) -> dict:
 
 
 def test_halluaudio_loads_known_and_declared_subsets(tmp_path: Path) -> None:
-    f = _jsonl(tmp_path / "p.jsonl", [_ha(), {"audio": "b.wav", "prompt": "How many words?", "reference": 5,
+    f = write_jsonl(tmp_path / "p.jsonl", [_ha(), {"audio": "b.wav", "prompt": "How many words?", "reference": 5,
                                               "subset": "commonvoice_word_count", "pred": "five", "model": "x"}])
     loaded = load_halluaudio([f])
     assert [i.domain for i in loaded.items] == ["sound", "speech"]
@@ -34,7 +31,7 @@ def test_halluaudio_loads_known_and_declared_subsets(tmp_path: Path) -> None:
 
 
 def test_halluaudio_bad_rows_each_reported(tmp_path: Path) -> None:
-    f = _jsonl(tmp_path / "p.jsonl", [
+    f = write_jsonl(tmp_path / "p.jsonl", [
         _ha(),
         _ha(audio="b.wav", pred=...),                       # row 2: missing pred
         _ha(audio="c.wav", subset="mystery", domain=...),   # row 3: unknown subset, no domain
@@ -59,7 +56,7 @@ def test_halluaudio_bad_rows_each_reported(tmp_path: Path) -> None:
 
 
 def test_halluaudio_default_domain_admits_unknown_subsets(tmp_path: Path) -> None:
-    f = _jsonl(tmp_path / "p.jsonl", [_ha(subset="mystery", domain=...)])
+    f = write_jsonl(tmp_path / "p.jsonl", [_ha(subset="mystery", domain=...)])
     assert load_halluaudio([f]).problems
     loaded = load_halluaudio([f], domain="music")
     assert loaded.items[0].domain == "music" and not loaded.problems
@@ -70,7 +67,7 @@ def test_halluaudio_default_domain_admits_unknown_subsets(tmp_path: Path) -> Non
 def test_halluaudio_missing_file_and_nothing_valid(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="file not found"):
         load_halluaudio([tmp_path / "nope.jsonl"])
-    f = _jsonl(tmp_path / "bad.jsonl", [_ha(pred=...)])
+    f = write_jsonl(tmp_path / "bad.jsonl", [_ha(pred=...)])
     with pytest.raises(InputError, match="no valid HalluAudio rows"):
         score_halluaudio(load_halluaudio([f]))
 
@@ -82,12 +79,12 @@ def _aha(index: str, **kw) -> dict:
 
 
 def test_aha_bad_rows(tmp_path: Path) -> None:
-    a = _jsonl(tmp_path / "run_0.jsonl", [
+    a = write_jsonl(tmp_path / "run_0.jsonl", [
         _aha("60_0_1"), _aha("60_0_2", type="teleportation"), _aha("60_0_1"), _aha("60-0-3"),
         _aha("60_0_4", answer="Perhaps"), _aha("10_0_1"), _aha("220_0_1", type="asr_en", answer="hello world", prediction="hello"),
         {k: v for k, v in _aha("60_0_5").items() if k != "prediction"},  # a row without a prediction
     ])
-    b = _jsonl(tmp_path / "run_1.jsonl", [_aha("60_0_1"), _aha("60_0_9")])
+    b = write_jsonl(tmp_path / "run_1.jsonl", [_aha("60_0_1"), _aha("60_0_9")])
     loaded = load_aha([a, b])
     msgs = [(p.file, p.row, p.field, p.message) for p in loaded.problems]
     assert (str(a), 2, "type", "unknown AHa-Bench type 'teleportation'") in msgs
@@ -154,7 +151,7 @@ def test_yesno_missing_columns_are_fatal(tmp_path: Path) -> None:
 
 
 def test_halluaudio_field_types_and_reference_missing_or_null(tmp_path: Path) -> None:
-    f = _jsonl(tmp_path / "p.jsonl", [
+    f = write_jsonl(tmp_path / "p.jsonl", [
         _ha(pred=["Yes"]),                                                       # row 1: a list is not a reply
         _ha(audio="b.wav", reference=True),                                      # row 2: a boolean reference
         _ha(audio="c.wav", reference=...),                                       # row 3: no reference at all
@@ -187,7 +184,7 @@ def test_bom_crlf_and_empty_judge_reading(tmp_path: Path) -> None:
 
 
 def test_aha_non_string_judge_reading_and_malformed_line(tmp_path: Path) -> None:
-    f = _jsonl(tmp_path / "run.jsonl", [_aha("60_0_1", prediction_match=1), '{"index": "60_0_2",', _aha("60_0_3")])
+    f = write_jsonl(tmp_path / "run.jsonl", [_aha("60_0_1", prediction_match=1), '{"index": "60_0_2",', _aha("60_0_3")])
     loaded = load_aha([f])
     assert [(p.row, p.field) for p in loaded.problems] == [(1, "prediction_match"), (2, None)]
     assert "expected text (a string), got a number (1)" in loaded.problems[0].message

@@ -11,6 +11,7 @@ pytest.importorskip("transformers")
 
 from support import chat_server
 from support.chat_server import ChatServer, Reply
+from support.corpus_fixtures import write_jsonl
 from support.tiny_audio_lm import espeak, espeak_of_length
 from typer.testing import CliRunner
 
@@ -48,9 +49,7 @@ def _halluaudio(tmp_path):
         {"id": "e", "audio": "long.wav", "prompt": "Is anyone speaking?", "reference": "yes", "subset": "animal_binary",
          "domain": "sound"},
     ]
-    path = tmp_path / "halluaudio.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
+    return write_jsonl(tmp_path / "halluaudio.jsonl", rows)
 
 
 def test_openai_audio_model_on_halluaudio_then_score(tmp_path, clips, monkeypatch):

@@ -10,6 +10,7 @@ import numpy as np
 
 from support import chat_server
 from support.chat_server import Reply
+from support.corpus_fixtures import write_jsonl
 
 from halluscope.backends.speech.audio import encode_wav
 
@@ -131,9 +132,7 @@ def write_clips(folder, *, uninformative: bool = True) -> "Path":  # noqa: F821
         (folder / "audio" / "vague.wav").write_bytes(tone(0.5))
         rows.append({"id": "vague", "domain": "sound", "source": "sound-src", "audio": "audio/vague.wav",
                      "description": UNINFORMATIVE})
-    path = folder / "clips.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
+    return write_jsonl(folder / "clips.jsonl", rows)
 
 
 def build_run(tmp, monkeypatch, *, judge: bool = True, seeds=(0, 1), per_category: int = 2):
