@@ -22,8 +22,7 @@ TOKEN = "test-token-http-1"
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        return scripted.build_run(tmp_path_factory.mktemp("annotate-http"), mp, judge=False)
+    return scripted.build_run(tmp_path_factory.mktemp("annotate-http"), judge=False)
 
 
 @pytest.fixture()
@@ -240,8 +239,7 @@ def test_save_ids_survive_an_old_table(tmp_path):
 
 
 def test_audio_served_only_when_it_matches_the_record(tmp_path_factory, caplog):
-    with pytest.MonkeyPatch.context() as mp:
-        run = scripted.build_run(tmp_path_factory.mktemp("annotate-audio"), mp, judge=False)
+    run = scripted.build_run(tmp_path_factory.mktemp("annotate-audio"), judge=False)
     _, clips = annotation_items(run)
     caplog.set_level(logging.WARNING, logger="halluscope.mishap.annotate")
     with AnnotationServer(run, token=TOKEN) as srv:

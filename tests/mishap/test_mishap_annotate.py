@@ -15,8 +15,7 @@ TOKEN = "test-token-123456"
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        return scripted.build_run(tmp_path_factory.mktemp("annotate"), mp, judge=False)
+    return scripted.build_run(tmp_path_factory.mktemp("annotate"), judge=False)
 
 
 def test_http_guards(run):

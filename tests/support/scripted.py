@@ -135,9 +135,16 @@ def write_clips(folder, *, uninformative: bool = True) -> "Path":  # noqa: F821
     return write_jsonl(folder / "clips.jsonl", rows)
 
 
-def build_run(tmp, monkeypatch, *, judge: bool = True, seeds=(0, 1), per_category: int = 2):
-    """clips -> questions -> rubrics -> answers (openai audio model) [-> judge] on a scripted server."""
+def build_run(tmp, monkeypatch=None, *, judge: bool = True, seeds=(0, 1), per_category: int = 2):
+    """clips -> questions -> rubrics -> answers (openai audio model) [-> judge] on a scripted server. The server's
+    address is set in the environment through ``monkeypatch``; without one, only while the run is built."""
     from pathlib import Path
+
+    import pytest
+
+    if monkeypatch is None:
+        with pytest.MonkeyPatch.context() as mp:
+            return build_run(tmp, mp, judge=judge, seeds=seeds, per_category=per_category)
 
     from support.chat_server import ChatServer
 

@@ -19,8 +19,7 @@ ROWS = [  # a HalluAudio prediction file: one answer the two modes read alike, o
 @pytest.fixture(scope="module")
 def mishap_run(tmp_path_factory):
     from support import scripted
-    with pytest.MonkeyPatch.context() as mp:
-        return scripted.build_run(tmp_path_factory.mktemp("view-mishap"), mp, judge=True)
+    return scripted.build_run(tmp_path_factory.mktemp("view-mishap"), judge=True)
 
 
 def test_mishap_questions_show_every_answer_verdict_and_clip(mishap_run, tmp_path):
