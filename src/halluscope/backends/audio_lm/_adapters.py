@@ -75,6 +75,13 @@ class AudioLMAdapter:
     def load(self) -> AudioLMAdapter:
         raise NotImplementedError
 
+    def check_whole_chunks(self, chunk_s: float) -> None:
+        """For encoders that hear whole fixed chunks: refuse a window that is not a multiple of ``chunk_s``."""
+        if self.window_s < chunk_s or self.window_s % chunk_s:
+            raise HalluscopeError(f"{self.path}: {self.name} hears whole {chunk_s:g} s chunks; audio_window_s="
+                                  f"{self.window_s:g} is not a multiple of {chunk_s:g}. Fix: give e.g. {chunk_s:g} "
+                                  f"or {self.default_window_s:g}")
+
     def template(self) -> str:
         """The chat template: configured, else the tokenizer's or processor's, else a chat_template file."""
         if self._chat_template:

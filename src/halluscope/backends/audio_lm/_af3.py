@@ -18,7 +18,6 @@ from halluscope.backends.audio_lm._adapters import (
     _transformers,
     register_adapter,
 )
-from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import AudioClip, ChatMessage
 from halluscope.backends.speech.audio import SAMPLE_RATE
 
@@ -33,10 +32,7 @@ class AudioFlamingo3Adapter(AudioLMAdapter):
         tf = _transformers()
         self.processor = tf.AutoProcessor.from_pretrained(self.path)
         self.tokenizer, self.feature_extractor = self.processor.tokenizer, self.processor.feature_extractor
-        chunk = float(self.feature_extractor.chunk_length)
-        if self.window_s < chunk or self.window_s % chunk:
-            raise HalluscopeError(f"{self.path}: Audio Flamingo 3 hears whole {chunk:g} s windows; audio_window_s="
-                                  f"{self.window_s:g} is not a multiple of {chunk:g}. Fix: give e.g. 30, 300 or 600")
+        self.check_whole_chunks(float(self.feature_extractor.chunk_length))
         self.processor.max_audio_len = self.window_s
         self.model = getattr(tf, self.model_class).from_pretrained(
             self.path, dtype=self.torch_dtype()).to(self.device).eval()

@@ -20,7 +20,6 @@ import numpy as np
 
 from halluscope.backends.audio_lm._adapters import AudioLMAdapter, ModelInputs, _transformers, register_adapter
 from halluscope.backends.speech.audio import SAMPLE_RATE
-from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import AudioClip, ChatMessage
 
 CHUNK_S = 30.0
@@ -34,9 +33,7 @@ class VoxtralAdapter(AudioLMAdapter):
 
     def load(self) -> VoxtralAdapter:
         tf = _transformers()
-        if self.window_s % CHUNK_S:
-            raise HalluscopeError(f"{self.path}: Voxtral hears whole {CHUNK_S:g} s chunks; audio_window_s="
-                                  f"{self.window_s:g} is not a multiple of {CHUNK_S:g}")
+        self.check_whole_chunks(CHUNK_S)
         self.tokenizer = tf.AutoTokenizer.from_pretrained(self.path)
         self.feature_extractor = tf.AutoFeatureExtractor.from_pretrained(self.path)
         self.model = tf.VoxtralForConditionalGeneration.from_pretrained(
