@@ -44,6 +44,15 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable], *, labels: Sequenc
 
 
 # ------------------------------------------------------------------------------------------------ binary labels
+def _check_paired(a: Sequence, b: Sequence, allowed: Sequence, what: str, must: str) -> None:
+    """Two raters' values on the same items, in the same order, each one of ``allowed``."""
+    if len(a) != len(b):
+        raise HalluscopeError(f"agreement needs paired {what}: got {len(a)} and {len(b)}")
+    bad = sorted({x for x in (*a, *b) if x not in allowed})
+    if bad:
+        raise HalluscopeError(f"{what} must be {must}, got {bad}")
+
+
 @dataclass(frozen=True)
 class BinaryAgreement:
     """Cohen's kappa and AGR = N_agree / N over paired binary labels (seed 001, App. B.4)."""
@@ -59,11 +68,7 @@ class BinaryAgreement:
 
 def binary_agreement(*, a: Sequence[str], b: Sequence[str], labels: Sequence[str] = VERDICTS) -> BinaryAgreement:
     """Two evaluators' labels (grounded/hallucinated by default) on the same responses, in the same order."""
-    if len(a) != len(b):
-        raise HalluscopeError(f"agreement needs paired labels: got {len(a)} and {len(b)}")
-    bad = sorted({x for x in (*a, *b) if x not in labels})
-    if bad:
-        raise HalluscopeError(f"labels must be {' or '.join(labels)}, got {bad}")
+    _check_paired(a, b, labels, "labels", " or ".join(labels))
     n = len(a)
     if n == 0:
         return BinaryAgreement(0, 0, None, None)
@@ -137,11 +142,7 @@ class RatingAgreement:
 
 def rating_agreement(*, a: Sequence[int], b: Sequence[int], scale: Sequence[int] = SCALE) -> RatingAgreement:
     """Agreement of two raters over the same items, in the same order."""
-    if len(a) != len(b):
-        raise HalluscopeError(f"agreement needs paired ratings: got {len(a)} and {len(b)}")
-    bad = sorted({x for x in (*a, *b) if x not in scale})
-    if bad:
-        raise HalluscopeError(f"ratings must be integers {scale[0]}..{scale[-1]}, got {bad}")
+    _check_paired(a, b, scale, "ratings", f"integers {scale[0]}..{scale[-1]}")
     n = len(a)
     if n == 0:
         return RatingAgreement(0, None, None, None, None, None)
