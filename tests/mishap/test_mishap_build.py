@@ -6,6 +6,7 @@ import json
 import pytest
 from support import scripted
 from support.chat_server import ChatServer
+from support.corpus_fixtures import write_jsonl
 
 from halluscope.core.errors import InputError
 from halluscope.backends.llm import LLMConfig
@@ -106,11 +107,11 @@ def test_rubrics_form_retry_and_versions(built, tmp_path):
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     rows[0]["rubric"] = "Hallucinated if it names any instrument. Grounded if it says none can be identified."
     rows[1]["rubric"] = "This is not a rubric"
-    out.write_text("".join(json.dumps(x) + "\n" for x in rows))
+    write_jsonl(out, rows)
     with pytest.raises(InputError, match="Hallucinated if"):
         import_rubrics(built["run"], out, author="ann")
     rows[1]["rubric"] = r.results[rows[1]["question_id"]].text  # unchanged: no new version
-    out.write_text("".join(json.dumps(x) + "\n" for x in rows))
+    write_jsonl(out, rows)
     new = import_rubrics(built["run"], out, author="ann")
     assert [x.question_id for x in new] == [rows[0]["question_id"]]
     with Store(built["run"]) as store:

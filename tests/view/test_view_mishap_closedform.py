@@ -4,6 +4,7 @@ closed-form prediction files (strict vs compat readings), through the served API
 import json
 
 import pytest
+from support.corpus_fixtures import write_jsonl
 from support.view_helpers import http_get
 
 TOKEN = "view-mishap-token-1"
@@ -31,7 +32,7 @@ def test_mishap_questions_show_every_answer_verdict_and_clip(mishap_run, tmp_pat
     with Store(mishap_run, create=False, lock=False) as store:
         answers = load_answers(store)
     preds = tmp_path / "halluaudio.jsonl"
-    preds.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
+    write_jsonl(preds, ROWS)
     with ViewServer(mishap_run, token=TOKEN, closedform=[f"halluaudio={preds}"]) as srv:
         status, body, _ = http_get(srv, "/api/index", AUTH)
         index = json.loads(body)["index"]
