@@ -10,6 +10,7 @@ import typer
 
 from halluscope.cli.compat import App
 from halluscope.cli.options import (
+    serve,
     AudioPolicy,
     Json,
     LlmConfig,
@@ -186,12 +187,7 @@ def annotate_cmd(run: STEP_RUN, host: str = typer.Option("127.0.0.1", help="Bind
     srv = AnnotationServer(run, host=host, port=port, token=token, sample=sample, seed=seed, allow_remote=allow_remote)
     console.print(f"{len(srv.items)} responses to annotate. Open: {srv.url}  (Ctrl-C to stop; the link is the "
                   "password: do not share it)", highlight=False, soft_wrap=True)
-    try:
-        srv.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        srv.stop()
+    serve(srv)
 
 
 @app.command("examples")

@@ -150,3 +150,13 @@ def with_executor(command: Callable) -> Callable:
     wrapper.__signature__ = sig.replace(  # type: ignore[attr-defined]
         parameters=[p for p in sig.parameters.values() if p.name != "executor"] + extra)
     return wrapper
+
+
+def serve(srv) -> None:
+    """Serve a local web app (viewer, annotation app) until Ctrl-C, then stop it cleanly."""
+    try:
+        srv.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        srv.stop()

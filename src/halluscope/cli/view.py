@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from halluscope.cli.compat import App
-from halluscope.cli.options import NewRun
+from halluscope.cli.options import NewRun, serve
 from halluscope.core.stages import console
 
 app = App()
@@ -51,9 +51,4 @@ def view(
 
     srv = ViewServer(run, closedform=closedform, host=host, port=port, token=token, allow_remote=allow_remote)
     console.print(f"viewer for {run} ({len(srv.view.index)} items): open {srv.url}  (Ctrl-C stops it)", soft_wrap=True)
-    try:
-        srv.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        srv.stop()
+    serve(srv)
