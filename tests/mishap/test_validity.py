@@ -290,13 +290,15 @@ def test_validity_and_ablation_on_a_real_local_model(tmp_path, monkeypatch):
     res = runner.invoke(app, ["mishap", "validity", "import", str(run), str(hallu), "--benchmark", "halluaudio",
                               "--model", "alm-1"])
     assert res.exit_code == 0, res.output
+    with Store(run) as store:
+        scripted_calls = len(list(store.calls()))  # the MISHAP run's own, on the scripted server
     judge = ["--judge", "hf/smollm2-135m-instruct", "-o", "device=cpu", "-o", "batch_size=2"]
     res = runner.invoke(app, ["mishap", "validity", "judge", str(run), *judge, "--retries", "0"])
     assert res.exit_code == 0, res.output
     with Store(run) as store:
         judged = config_judgements(store, "validity")
         calls = len(list(store.calls()))
-    assert calls == 2  # one real generation per imported response, each stored with its raw reply
+    assert calls - scripted_calls == 2  # one real generation per imported response, each stored with its raw reply
     outcomes = [j for by_cfg in judged.values() for j in by_cfg.values()]
     assert len(outcomes) <= 2  # the rest is reported unscored or failed, never guessed
     items, _ = annotation_items(run)
