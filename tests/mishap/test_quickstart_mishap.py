@@ -95,6 +95,8 @@ def test_quickstart_mishap_runs_every_step_and_reports_the_protocol(tmp_path):
         page = (run / "report" / "mishap" / "mishap.md").read_text(encoding="utf-8")
         assert "How the real model kept the protocol" in page and "MISHAP-Bench" in page
         assert all(title in page for _, title in COLUMNS)
+        if q["accepted"] == 0:  # SmolLM2-135M writes no acceptable question: the page says where the chain stopped
+            assert "The chain stopped at questions: none of its 4 items was accepted" in page
         with Store(run) as store:
             calls = sum(1 for _ in store.calls())
         from halluscope.mishap.annotate import annotation_items

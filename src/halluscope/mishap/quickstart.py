@@ -250,6 +250,16 @@ KINDS = {"unparsable": "unparsable reply", "refusals": "refusal", "truncated": "
 EXAMPLE_COLUMNS = (("step", "Step"), ("kind", "What"), ("example", "Example (reply or reason)"))
 
 
+def stalled(rows: list[dict]) -> str:
+    """The sentence that says where the chain stopped: the first step with items offered and none accepted."""
+    for r in rows:
+        if r["accepted"] == 0 and r["failed"]:
+            later = [x["step"] for x in rows[rows.index(r) + 1:]]
+            then = f", so {', '.join(later)} had nothing to do" if later else ""
+            return f" The chain stopped at {r['step']}: none of its {r['failed']} items was accepted{then}."
+    return ""
+
+
 def protocol_section(run_dir: str | Path, model: str = LLM):
     """The protocol counts and their examples as a report section (two tables: protocol.csv, protocol_examples.csv)."""
     from halluscope.report.sections import Section
@@ -262,7 +272,8 @@ def protocol_section(run_dir: str | Path, model: str = LLM):
         "Each model call's reply is readable (it holds what its step asks: "
         + "; ".join(f"{s}: {what}" for s, _, what in STEPS) + "), unparsable or a refusal; 'cut at max tokens' "
         "counts replies that hit the token limit (each is also one of the three). Items are the step's records: "
-        "questions and rubrics accepted or failed after their retries, answers, and verdicts scored or unscored.",
+        "questions and rubrics accepted or failed after their retries, answers, and verdicts scored or unscored."
+        + stalled(rows),
         Table("protocol", list(COLUMNS), [{k: r[k] for k, _ in COLUMNS} for r in rows], title="Calls and items per step"),
         Table("protocol_examples", list(EXAMPLE_COLUMNS), examples, title="Examples", empty="no failure of any kind"),
     ])
