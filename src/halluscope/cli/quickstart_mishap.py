@@ -38,7 +38,8 @@ def quickstart_mishap(
 
         torch.set_num_threads(threads)
     res = run_quickstart(run, clips=clips)
-    console.print(protocol_section(run).markdown, soft_wrap=True)
+    section = protocol_section(run)
+    console.print(f"## {section.title}\n\n{section.markdown}", soft_wrap=True, markup=False)
     steps = ", ".join(f"{k} {wall:.0f} s ({cpu:.0f} CPU s)" for k, (wall, cpu) in res.timings.items())
     console.print(f"[green]done[/] in {res.seconds:.0f} s ({steps}). Report: {res.report}", soft_wrap=True)
     console.print(f"Annotate the answers: halluscope mishap annotate {run}", soft_wrap=True)
