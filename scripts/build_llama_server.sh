@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build llama-cpp-python's OpenAI-compatible server once, into .venv-llama (kept apart from .venv, so the main
-# install stays quick). It compiles llama.cpp from source: about 7 minutes on 2 cores. GGML_NATIVE=OFF because a
+# install stays quick). It compiles llama.cpp from source: about 7 minutes on 2 idle cores (35 here, shared). GGML_NATIVE=OFF: a
 # native build crashed on its first request here (issue 18). The tests marked 'llama_server' use it when present:
 #   scripts/build_llama_server.sh && .venv/bin/python -m pytest -m llama_server tests/backends/llm/test_llama_server.py
 set -euo pipefail
