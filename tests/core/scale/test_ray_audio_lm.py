@@ -55,6 +55,7 @@ def test_mishap_answers_on_ray_match_in_process(tmp_path, monkeypatch, ray_clust
     assert reply["mitigation"]["method"] == "aad"  # the contrastive decoding ran on the worker
 
 
+@pytest.mark.slow  # Ray on 2 cores: over 10 s; run with -m slow
 def test_run_closedform_on_ray_writes_the_same_predictions(tmp_path, ray_cluster):
     import torch
     from support.tiny_audio_lm import build_qwen2_audio, espeak

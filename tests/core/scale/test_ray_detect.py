@@ -63,6 +63,7 @@ def _training(run_dir: Path, fp: str) -> dict:
         return store.results("detect" + TRAIN_STAGE_SUFFIX, fp, EncoderTraining)
 
 
+@pytest.mark.slow  # Ray on 2 cores: over 10 s; run with -m slow
 def test_encoder_on_ray_via_the_cli_matches_in_process(tmp_path, models, ray_cluster, one_thread):
     encoder, _ = models
     local_run, ray_run = _run(tmp_path / "local"), _run(tmp_path / "ray")
@@ -109,6 +110,7 @@ class KillOnce(ItemTask):
         return self.inner(requests)
 
 
+@pytest.mark.slow  # Ray on 2 cores: over 10 s; run with -m slow
 def test_hf_generation_on_ray_matches_in_process_and_survives_a_killed_worker(tmp_path, models, ray_cluster,
                                                                                one_thread, monkeypatch):
     _, lm = models
@@ -147,6 +149,7 @@ class Square(ItemTask):
         return x * x
 
 
+@pytest.mark.slow  # Ray on 2 cores: over 10 s; run with -m slow
 def test_actor_pool_spreads_calls_and_fails_only_the_call_that_keeps_killing_workers(tmp_path, ray_cluster):
     async def main(pool):
         await pool.start()
@@ -162,6 +165,7 @@ def test_actor_pool_spreads_calls_and_fails_only_the_call_that_keeps_killing_wor
     assert out[4][0] is False and "died 2 times" in out[4][1]
 
 
+@pytest.mark.slow  # Ray on 2 cores: over 10 s; run with -m slow
 def test_detect_against_a_cluster_address_streams_the_model_back(tmp_path, models, ray_cluster):
     """A second driver reaches the tests' cluster by RAY_ADDRESS; the encoder trains there, the driver writes."""
     encoder, _ = models

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from halluscope.core.executors import ray_temp_dir
 from halluscope.core.records import AudioRef, Transcript
 from halluscope.core.store import Store
@@ -33,6 +35,7 @@ def _kill_orphans(temp_dir) -> None:
             os.kill(int(pid), signal.SIGKILL)
 
 
+@pytest.mark.slow  # Ray on 2 cores: over 10 s; run with -m slow
 def test_driver_kill_9_mid_asr_then_resume(tmp_path):
     from support.corpus_fixtures import EN, write_jsonl
 
@@ -78,6 +81,7 @@ def test_driver_kill_9_mid_asr_then_resume(tmp_path):
     shutil.rmtree(ray_temp_dir(run), ignore_errors=True)
 
 
+@pytest.mark.slow  # Ray on 2 cores: over 10 s; run with -m slow
 def test_build_against_a_cluster_address_ships_the_package(tmp_path, ray_cluster):
     """A second driver reaches the tests' cluster by RAY_ADDRESS; workers get halluscope via py_modules."""
     from support.corpus_fixtures import EN, write_jsonl
@@ -97,6 +101,7 @@ def test_build_against_a_cluster_address_ships_the_package(tmp_path, ray_cluster
     assert not (run / ".ray").exists()  # a remote cluster keeps its own temp dir
 
 
+@pytest.mark.slow  # Ray on 2 cores: over 10 s; run with -m slow
 def test_detect_driver_kill_9_mid_generation_then_resume(tmp_path):
     """'detect --executor ray' with a tiny hf model: killed mid-stage, rerun; nothing redone, nothing twice."""
     import json
