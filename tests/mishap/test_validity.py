@@ -6,6 +6,7 @@ import json
 
 import pytest
 from support import scripted
+from support.corpus_fixtures import write_jsonl
 from support.chat_server import ChatServer, Reply
 from typer.testing import CliRunner
 
@@ -35,11 +36,6 @@ HALLU = [
     {"audio": "m2.wav", "prompt": "How many instruments?", "reference": "1", "subset": "single_music_count",
      "pred": "There are four instruments: piano, drums, violin and flute."},
 ]
-
-
-def _jsonl(path, rows):
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 def test_derived_rubrics_have_the_rubric_form():
@@ -113,8 +109,8 @@ def _validity_script(state):
 def test_validity_end_to_end(tmp_path, monkeypatch):
     """A MISHAP run plus imported HalluAudio and AHa-Bench responses: judged, labelled, compared (Figure 5)."""
     run = scripted.build_run(tmp_path, monkeypatch, seeds=(0,))
-    hallu = _jsonl(tmp_path / "halluaudio.jsonl", HALLU)
-    aha = _jsonl(tmp_path / "aha_0.jsonl", [
+    hallu = write_jsonl(tmp_path / "halluaudio.jsonl", HALLU)
+    aha = write_jsonl(tmp_path / "aha_0.jsonl", [
         {"index": "60_0_1", "type": "existence", "question": "Is a dog barking?", "answer": "Yes", "prediction": "Yes."},
         {"index": "60_0_2", "type": "existence", "question": "Is a car passing?", "answer": "Yes",
          "prediction": "It is unclear from the audio."},
@@ -285,7 +281,7 @@ def test_validity_and_ablation_on_a_real_local_model(tmp_path, monkeypatch):
     monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
     torch.set_num_threads(1)
     run = scripted.build_run(tmp_path, monkeypatch, seeds=(0,))
-    hallu = _jsonl(tmp_path / "halluaudio.jsonl", HALLU[2:])  # an abstention and a wrong count
+    hallu = write_jsonl(tmp_path / "halluaudio.jsonl", HALLU[2:])  # an abstention and a wrong count
     runner = CliRunner()
     res = runner.invoke(app, ["mishap", "validity", "import", str(run), str(hallu), "--benchmark", "halluaudio",
                               "--model", "alm-1"])
