@@ -73,10 +73,12 @@ def generate(adapter: Any, messages: Sequence[ChatMessage], clips: Sequence[Audi
              cfg: MitigationConfig | None, *, keep_logits: bool = False) -> tuple[dict, Any, DecodeResult]:
     """Decode one request with the mitigation: (reply dict as AudioLMAdapter.generate, main inputs, trace)."""
     main, neg, instruction = branches(adapter, messages, clips, cfg)
+    dola_exit = getattr(adapter, "dola_exit", None)  # an adapter whose decoder's hidden states need their own exit
     res = decode(adapter.model, dict(main.tensors), cfg, max_new_tokens=int(params["max_new_tokens"]),
                  eos=eos_ids(adapter.tokenizer), contrast_inputs=neg, instruction=instruction,
                  temperature=float(params.get("temperature", 0)), top_p=float(params.get("top_p", 1.0)),
-                 generator=sampler(params), keep_logits=keep_logits)
+                 generator=sampler(params), keep_logits=keep_logits,
+                 layer_exit=dola_exit(adapter.model) if dola_exit is not None else None)
     ids = res.tokens[:-1] if res.finish_reason == "stop" else res.tokens
     out = {"text": adapter.tokenizer.decode(ids, skip_special_tokens=True), "finish_reason": res.finish_reason,
            "prompt_tokens": int(main.tensors["attention_mask"][0].sum()), "completion_tokens": len(res.tokens),

@@ -186,13 +186,14 @@ def _left_pad(x: torch.Tensor, width: int) -> torch.Tensor:
     return torch.cat([pad, x], dim=-2)
 
 
-def layer_logits(model: Any) -> Callable[[torch.Tensor], torch.Tensor]:
-    """Early exit for DoLa: the final norm, then the LM head (Chuang et al. 2024 read premature layers so)."""
+def layer_logits(model: Any) -> Callable[[Sequence[torch.Tensor]], torch.Tensor]:
+    """Early exit for DoLa: the final norm, then the LM head (Chuang et al. 2024 read premature layers so), over the
+    last position of each given layer's hidden states [1, seq, hidden]: logits [len(states), vocab]."""
     norm = getattr(model.get_decoder(), "norm", None)
     head = model.get_output_embeddings()
     if norm is None or head is None:
         raise ValueError(f"{type(model).__name__}: DoLa needs a decoder with a final 'norm' and an LM head")
-    return lambda h: head(norm(h))
+    return lambda states: head(norm(torch.stack([h[0, -1] for h in states])))
 
 
 def sampler(params: dict) -> torch.Generator | None:
@@ -213,11 +214,13 @@ class _Last:
 def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_tokens: int, eos: Sequence[int],
            contrast_inputs: dict | None = None, instruction: Sequence[int] = (), temperature: float = 0.0,
            top_p: float = 1.0, generator: torch.Generator | None = None, keep_logits: bool = False,
-           batch_branches: bool = True) -> DecodeResult:
+           batch_branches: bool = True, layer_exit: Callable | None = None) -> DecodeResult:
     """Decode from ``main`` (model input tensors), contrasting as ``cfg`` says; cfg None decodes plainly.
 
     ``batch_branches``: AAD and VCD advance both branches in one batch-of-2 forward (``BranchPair``) where the
-    model's cache allows; False steps them one after the other (the same tokens, up to float rounding)."""
+    model's cache allows; False steps them one after the other (the same tokens, up to float rounding).
+    ``layer_exit``: DoLa's early exit, candidate layers' hidden states -> their last-position logits (default
+    ``layer_logits``; a model whose hidden states are not [1, seq, hidden] brings its own)."""
     r = cfg.resolved() if cfg is not None else None
     method = r.method if r else None
     if method in ("aad", "vcd") and contrast_inputs is None:
@@ -234,9 +237,11 @@ def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_toke
     branch = Branch(model, main, hidden=method == "dola")
     neg = Branch(model, contrast_inputs) if method in ("aad", "vcd") else None
     out = branch.prefill()
+    if method == "mti":  # sliding-window caches keep what MTI's crop rolls back to (no-op for the others)
+        getattr(branch.cache, "activate_past_recording", lambda: None)()
     z_neg = neg.prefill().logits[0, -1] if neg else None
     pair = BranchPair.merge(branch, neg) if neg is not None and batch_branches else None
-    exit_ = layer_logits(model) if method == "dola" else None
+    exit_ = (layer_exit or layer_logits(model)) if method == "dola" else None
     tokens: list[int] = []
     steps: list[StepTrace] = []
     finish = "length"
@@ -254,7 +259,7 @@ def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_toke
             adjusted, contrasted = contrast(z, z_tmp, alpha=r.alpha, beta=r.beta), True
         elif method == "dola":
             with torch.inference_mode():  # one norm + head call over every candidate layer
-                stacked = exit_(torch.stack([out.hidden_states[i][0, -1] for i in candidates]))
+                stacked = exit_([out.hidden_states[i] for i in candidates])
             adjusted, layer, _ = dola(z, stacked, layers=candidates, alpha=r.alpha, beta=r.beta, generated=tokens,
                                       repetition_penalty=r.repetition_penalty)
             contrasted = True

@@ -4,8 +4,10 @@ checked against uncached forward passes, all four mitigations at zero strength e
 zero-shot detection on audio (plain and with AAD) through 'detect' and the hf-audio backend, a chunked closed-form
 yes/no set with VCD, and MISHAP answers with DoLa.
 
-Qwen3-Omni thinker, Phi-4 multimodal, Voxtral, Audio Flamingo 3 and Music Flamingo (test_af3.py has what is AF3's
-own: its 30 s windows, and Table 8). Gemma-3n and Granite Speech are server only here (Table 8 says why)."""
+Qwen3-Omni thinker, Phi-4 multimodal, Voxtral, Audio Flamingo 3, Music Flamingo (test_af3.py has what is AF3's
+own: its 30 s windows, and Table 8) and Gemma-3n (built without its timm vision tower: it hears audio and text
+only). Granite Speech runs with its mel front end in torch (no torchaudio; test_granite.py checks it against an
+independent numpy one)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ pytest.importorskip("transformers")
 
 from support.tiny_af3 import build_af3
 from support.tiny_audio_lm import espeak, espeak_of_length
+from support.tiny_gemma3n import build_gemma3n
+from support.tiny_granite import build_granite_speech
 from support.tiny_musicflamingo import build_musicflamingo
 from support.tiny_phi4 import build_phi4
 from support.tiny_qwen3_omni import build_qwen3_omni_thinker
@@ -35,6 +39,8 @@ FAMILIES = {
     "voxtral": (build_voxtral, 2400.0),
     "audio-flamingo-3": (build_af3, 600.0),
     "music-flamingo": (build_musicflamingo, 1200.0),
+    "gemma-3n": (build_gemma3n, 30.0),
+    "granite-speech": (build_granite_speech, 30.0),
 }
 
 

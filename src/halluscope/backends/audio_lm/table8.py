@@ -17,10 +17,6 @@ SERVER_ONLY = (
     ("MiMo-Audio", "remote code (not in transformers)", None),
     ("Covo-Audio", "remote code (not in transformers)", None),
     ("LFM2-Audio", "not in transformers as an audio model", "English only (seed 000, 4.2)"),
-    ("Gemma-3n", ("native in transformers (gemma3n), but the model builds its timm vision tower on load and timm "
-                  "is not a halluscope dependency"), None),
-    ("Granite Speech", ("native in transformers (granite_speech, granite_speech_plus, granite_speech5), but their "
-                        "feature extractors need torchaudio, not a halluscope dependency"), None),
     ("Nemotron-3-Nano-Omni", ("native in transformers (nemotron_h_omni), no adapter yet: its hybrid Mamba decoder "
                               "names its final norm norm_f (DoLa's early exit) and its linear-attention cache crops "
                               "only with past recording on (MTI)"), None),
@@ -33,7 +29,10 @@ VERIFIED = {"qwen2-audio": "tiny random weights (tests/backends/audio_lm, tests/
             "audio-flamingo-3": "tiny random weights (tests/backends/audio_lm/test_af3.py)",
             "qwen3-omni-thinker": FAMILY_TESTS, "phi-4-multimodal": FAMILY_TESTS,
             "voxtral": FAMILY_TESTS + "; the released tekken tokenizer (mistral-common) path is untested",
-            "music-flamingo": FAMILY_TESTS}
+            "music-flamingo": FAMILY_TESTS,
+            "granite-speech": FAMILY_TESTS + "; mel front end in torch, checked against an independent numpy one "
+                              "(no torchaudio)",
+            "gemma-3n": FAMILY_TESTS + "; vision tower not built (audio and text only)"}
 
 
 def table8() -> list[dict]:
