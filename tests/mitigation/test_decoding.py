@@ -281,3 +281,17 @@ def test_two_branches_decode_as_one_batch_with_the_same_result(adapters, clip, w
         finite = torch.isfinite(a.logits)
         assert torch.equal(finite, torch.isfinite(b.logits))
         assert torch.allclose(a.logits[finite], b.logits[finite], atol=1e-4)
+
+
+def test_dola_repetition_penalty_once_per_said_token_from_a_list_or_the_loop_buffer():
+    from halluscope.mitigation._contrast import dola
+
+    final = torch.tensor([2.0, -1.0, 0.5, 3.0, -2.0])
+    premature = torch.zeros(1, 5)
+    plain, _, _ = dola(final, premature, layers=[1], beta=None)
+    for said in ([1, 3, 3, 1], torch.tensor([1, 3, 3, 1])):
+        out, _, _ = dola(final, premature, layers=[1], beta=None, generated=said, repetition_penalty=2.0)
+        want = plain.clone()
+        for i in (1, 3):  # negative logits are multiplied by the penalty, positive ones divided, each once
+            want[i] = plain[i] * 2.0 if plain[i] < 0 else plain[i] / 2.0
+        assert torch.equal(out, want)

@@ -54,7 +54,7 @@ def dola_candidates(n_layers: int) -> tuple[int, ...]:
 
 
 def dola(final: torch.Tensor, premature: dict[int, torch.Tensor] | torch.Tensor, *, alpha: float = 1.0,
-         beta: float | None = 0.1, generated: Sequence[int] = (), repetition_penalty: float = 1.0,
+         beta: float | None = 0.1, generated: Sequence[int] | torch.Tensor = (), repetition_penalty: float = 1.0,
          layers: Sequence[int] | None = None) -> tuple[torch.Tensor, int, dict[int, float]]:
     """DoLa's adjusted logits log q_N - alpha log q_M on the plausible set of q_N, with M the candidate layer of
     largest JS divergence from the final layer; then the repetition penalty on already generated tokens.
@@ -82,9 +82,10 @@ def dola(final: torch.Tensor, premature: dict[int, torch.Tensor] | torch.Tensor,
     if beta is not None and beta > 0:
         out = out.masked_fill(lp < lp.max() + math.log(beta), float("-inf"))
     if repetition_penalty != 1.0 and len(generated):
-        idx = torch.tensor(sorted(set(generated)), device=out.device)
-        vals = out[..., idx]
-        out[..., idx] = torch.where(vals < 0, vals * repetition_penalty, vals / repetition_penalty)
+        # a repeated id reads and writes the same value, so the decode loop's token buffer goes in as it is
+        idx = generated if isinstance(generated, torch.Tensor) else torch.tensor(list(generated), dtype=torch.long)
+        vals = out.index_select(-1, idx.to(out.device))
+        out.index_copy_(-1, idx.to(out.device), torch.where(vals < 0, vals * repetition_penalty, vals / repetition_penalty))
     return out, layers[best], js
 
 

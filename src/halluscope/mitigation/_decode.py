@@ -77,6 +77,7 @@ class Branch:
         # transformers >= 5.2x renames the forward's past_key_values to cache (the old name warns, then goes)
         self._cache_kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
         self._state: list[Any] = []
+        self._kept: list[tuple[Any, int, torch.Tensor]] = []
 
     @staticmethod
     def _cache_of(out: Any) -> Any:
@@ -110,10 +111,21 @@ class Branch:
         self.cache, self.length = self._cache_of(out), self.length + len(ids)
         return out
 
+    def mark(self) -> None:
+        """Before a temporary step: keep what ``crop`` cannot roll back, the recurrent states of linear-attention
+        (Mamba) cache layers, which hold no positions (their conv states crop with past recording on)."""
+        self._kept = [(layer, i, s.clone()) for layer in getattr(self.cache, "layers", ())
+                      for i, s in (getattr(layer, "recurrent_states", None) or {}).items() if s is not None]
+
     def crop(self, length: int) -> None:
-        """Forget everything after ``length`` tokens (MTI's temporary instruction)."""
+        """Forget everything after ``length`` tokens (MTI's temporary instruction); recurrent states kept by
+        ``mark`` are put back."""
         if self.length > length:
             self.cache.crop(length - self.length)  # negative: tokens to drop (transformers 4 and 5 agree on it)
+        with torch.inference_mode():  # the cache's tensors are inference tensors
+            for layer, i, s in self._kept:
+                layer.recurrent_states[i].copy_(s)
+        self._kept = []
         self.length = length
 
 
@@ -186,10 +198,19 @@ def _left_pad(x: torch.Tensor, width: int) -> torch.Tensor:
     return torch.cat([pad, x], dim=-2)
 
 
+def decoder_of(model: Any) -> Any:
+    """The module holding the decoder layers: ``get_decoder()``, followed down while it returns a wrapper
+    (a multimodal model's ``language_model`` that is itself a causal LM around the decoder)."""
+    dec = model.get_decoder()
+    while not hasattr(dec, "layers") and hasattr(dec, "get_decoder") and dec.get_decoder() is not dec:
+        dec = dec.get_decoder()
+    return dec
+
+
 def layer_logits(model: Any) -> Callable[[Sequence[torch.Tensor]], torch.Tensor]:
     """Early exit for DoLa: the final norm, then the LM head (Chuang et al. 2024 read premature layers so), over the
     last position of each given layer's hidden states [1, seq, hidden]: logits [len(states), vocab]."""
-    norm = getattr(model.get_decoder(), "norm", None)
+    norm = getattr(decoder_of(model), "norm", None)
     head = model.get_output_embeddings()
     if norm is None or head is None:
         raise ValueError(f"{type(model).__name__}: DoLa needs a decoder with a final 'norm' and an LM head")
@@ -229,7 +250,7 @@ def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_toke
         raise ValueError("mti needs the instruction's token ids")
     candidates: Sequence[int] = ()
     if method == "dola":
-        layers = getattr(model.get_decoder(), "layers", None)
+        layers = getattr(decoder_of(model), "layers", None)
         if layers is None:
             raise ValueError(f"{type(model).__name__}: DoLa needs a decoder with a 'layers' list")
         candidates = r.layers or dola_candidates(len(layers))
@@ -245,6 +266,7 @@ def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_toke
     tokens: list[int] = []
     steps: list[StepTrace] = []
     finish = "length"
+    said = torch.empty(max_new_tokens, dtype=torch.long) if method == "dola" else None  # DoLa's repetition penalty
     t1 = time.perf_counter()
     for _ in range(max_new_tokens):
         z = out.logits[0, -1].float()
@@ -254,19 +276,22 @@ def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_toke
             adjusted, contrasted = contrast(z, z_neg, alpha=r.alpha, beta=r.beta), True
         elif method == "mti" and h > r.tau:
             keep = branch.length
+            branch.mark()
             z_tmp = branch.step(instruction).logits[0, -1]
             branch.crop(keep)
             adjusted, contrasted = contrast(z, z_tmp, alpha=r.alpha, beta=r.beta), True
         elif method == "dola":
             with torch.inference_mode():  # one norm + head call over every candidate layer
                 stacked = exit_([out.hidden_states[i] for i in candidates])
-            adjusted, layer, _ = dola(z, stacked, layers=candidates, alpha=r.alpha, beta=r.beta, generated=tokens,
-                                      repetition_penalty=r.repetition_penalty)
+            adjusted, layer, _ = dola(z, stacked, layers=candidates, alpha=r.alpha, beta=r.beta,
+                                      generated=said[:len(tokens)], repetition_penalty=r.repetition_penalty)
             contrasted = True
         else:
             adjusted = z
         tok = choose(adjusted, temperature=temperature, top_p=top_p, generator=generator)
         steps.append(StepTrace(tok, contrasted, h, layer, adjusted.clone() if keep_logits else None))
+        if said is not None:
+            said[len(tokens)] = tok
         tokens.append(tok)
         if tok in eos:
             finish = "stop"
