@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_speech.py --articles-per-language 2 --repeats 2 \
         [--hf-tts DIR] [--hf-asr DIR]
 
-For each engine (espeak-ng on every language, Festival on Russian, Whisper base on every language, and the
+For each engine (espeak-ng on every language, RHVoice on English and Russian, Festival on Russian, Whisper base on every language, and the
 transformers engines when given a checkpoint) it prints audio seconds per wall second for the stage and for the
 bare loop, side by side, and their ratio (stage / bare). The two alternate (order swapped every repeat) so machine
 noise hits both alike; both load their model inside the timing. The stage side includes everything a build does
@@ -25,9 +25,10 @@ import numpy as np
 from halluscope.spoken.build import BuildConfig, Synthesize, Transcribe, asr_config, select_articles, tts_config
 from halluscope.core.records import AudioRef, Transcript, Variant
 from halluscope.backends.speech.asr import whisper_base_dir
-from halluscope.backends.speech.audio import SAMPLE_RATE, decode_wav, encode_wav, resample, sha256_bytes
+from halluscope.backends.speech.audio import SAMPLE_RATE, encode_wav, read_audio
+from halluscope.core.hashing import sha256_hex
 from halluscope.backends.speech.route import PerLanguageAsr, PerLanguageTts
-from halluscope.backends.speech.tts import ESPEAK_VOICE_POOLS, pick_voice, speakable
+from halluscope.backends.speech.tts import ESPEAK_VOICE_POOLS, RHVOICE_POOLS, pick_voice, speakable
 from halluscope.core.stages import Stage, run_stage
 from halluscope.core.store import Store
 
@@ -35,8 +36,7 @@ SEED = 13
 
 
 def _wav(data: bytes) -> np.ndarray:
-    x, rate = decode_wav(data, source="bench")
-    return resample(x, rate)
+    return read_audio(data, name="bench", rate=SAMPLE_RATE)[0]
 
 
 # ---- bare loops: the engine called directly, nothing else ---------------------------------------------------------
@@ -58,6 +58,18 @@ def bare_festival(items: list[Variant]) -> float:
             out = Path(tmp) / "o.wav"
             subprocess.run(["text2wave", "-eval", "(voice_msu_ru_nsh_clunits)", "-o", str(out)],
                            input=speakable(v.text, v.language).encode(), capture_output=True, check=True)
+            audio += len(_wav(out.read_bytes())) / SAMPLE_RATE
+    return audio
+
+
+def bare_rhvoice(items: list[Variant]) -> float:
+    audio = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        for v in items:
+            out = Path(tmp) / "o.wav"
+            voice = pick_voice(RHVOICE_POOLS[v.language], seed=SEED, item_id=v.id)
+            subprocess.run(["RHVoice-test", "-p", voice, "-o", str(out)], input=v.text.encode(), capture_output=True,
+                           check=True)
             audio += len(_wav(out.read_bytes())) / SAMPLE_RATE
     return audio
 
@@ -129,7 +141,7 @@ def stage_asr(spec: str, items: list[Variant], clips: list[tuple[str, np.ndarray
         for v, (_, x) in zip(items, clips):
             data = encode_wav(x)
             (run / f"{v.id}.wav").write_bytes(data)
-            refs.append(AudioRef(item_id=v.id, path=f"{v.id}.wav", sha256=sha256_bytes(data), sample_rate=SAMPLE_RATE,
+            refs.append(AudioRef(item_id=v.id, path=f"{v.id}.wav", sha256=sha256_hex(data), sample_rate=SAMPLE_RATE,
                                  duration_s=len(x) / SAMPLE_RATE, engine="bench", voice="-", text_sha256="-"))
         asr = PerLanguageAsr.create(spec, sorted({v.language for v in items}))
         with Store(run) as store:
@@ -157,8 +169,9 @@ def main() -> None:
     args = ap.parse_args()
     cfg = BuildConfig(corpus="demo", rewrites_per_article=0, articles_per_language=args.articles_per_language)
     items = [Variant(id=a.id, article_id=a.id, language=a.language, text=a.text, label=0, generator="original")
-             for a in select_articles(cfg)]
+             for a in select_articles(cfg).articles]
     ru = [v for v in items if v.language == "ru"]
+    en_ru = [v for v in items if v.language in RHVOICE_POOLS]
     whisper_base_dir()  # assemble the weights once, outside every timing
     # ASR input: the same espeak-ng clips for every ASR engine, made once outside the timings
     tts = PerLanguageTts.create("espeak", sorted({v.language for v in items}))
@@ -167,6 +180,7 @@ def main() -> None:
              for v in items]
     engines: list[tuple[str, Callable[[], float], Callable[[], float], int]] = [
         ("tts espeak", lambda: stage_tts("espeak", items), lambda: bare_espeak(items), len(items)),
+        ("tts rhvoice (en, ru)", lambda: stage_tts("rhvoice", en_ru), lambda: bare_rhvoice(en_ru), len(en_ru)),
         ("tts festival/msu_ru_nsh_clunits (ru)", lambda: stage_tts("festival/msu_ru_nsh_clunits", ru),
          lambda: bare_festival(ru), len(ru)),
         ("asr whisper/base", lambda: stage_asr("whisper/base", items, clips), lambda: bare_whisper(clips), len(items)),

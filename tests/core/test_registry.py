@@ -64,7 +64,7 @@ def test_the_registries_hold_what_halluscope_ships():
     regs = _registries()
     assert set(regs["chat"].names) >= {"openai", "hf", "hf-audio", "cascade"}
     assert set(regs["llm"].names) == {"openai", "hf"} and set(regs["audio_lm"].names) == {"openai", "hf-audio", "cascade"}
-    assert {"espeak", "festival", "hf-tts"} <= set(regs["tts"].names) and {"whisper", "hf-asr"} <= set(regs["asr"].names)
+    assert {"espeak", "rhvoice", "festival", "hf-tts"} <= set(regs["tts"].names) and {"whisper", "hf-asr"} <= set(regs["asr"].names)
     assert {"tfidf", "encoder", "openai", "hf", "hf-audio", "cascade"} <= set(regs["detector"].names)
     assert {"qwen2_audio", "audioflamingo3"} & set(regs["adapter"].names) and len(regs["section"].names) >= 6
     groups = [r.group for k, r in regs.items() if k not in ("llm", "audio_lm")]

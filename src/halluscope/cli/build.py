@@ -64,7 +64,7 @@ def build_spoken_cmd(
     corpus: str = typer.Option(..., help="Articles as .jsonl/.csv/.parquet with id, language, text[, url, outlet, date, topic], or 'demo'."),
     langs: str = typer.Option(",".join(LANGUAGES), help="Languages to build, comma-separated."),
     generator: str = typer.Option("rules", help="Rewrite generator spec: 'rules' (offline), 'openai/<model>' (any OpenAI-compatible server, App. A.1 prompts) or 'hf/<model dir>'."),
-    tts: str = typer.Option("espeak", help="TTS spec for every language, per language ('en=espeak/en-us,ru=festival/msu_ru_nsh_clunits,kk=espeak/kk') or the preset 'offline-best'. Engines: 'espeak' (a voice pool), 'espeak/<voice>', 'festival/<voice>', 'hf-tts/<VITS dir or hub id>'."),
+    tts: str = typer.Option("espeak", help="TTS spec for every language, per language ('en=espeak/en-us,ru=festival/msu_ru_nsh_clunits,kk=espeak/kk') or the preset 'offline-best'. Engines: 'espeak' (a voice pool), 'espeak/<voice>', 'rhvoice' (a voice pool, en and ru), 'rhvoice/<voice>', 'festival/<voice>', 'hf-tts/<VITS dir or hub id>'."),
     asr: str = typer.Option("whisper/base", help="ASR spec of the build's transcripts, per language too ('en=whisper/base,kk=hf-asr/<dir>') or 'offline-best'. Engines: 'whisper/base' (shipped weights), 'whisper/<ct2 dir>', 'hf-asr/<Whisper or wav2vec2-CTC dir or hub id>[?punct=hf-punct/<token-classification dir>]'."),
     compare_asr: List[str] = typer.Option([], "--compare-asr", help="Another ASR system (same spec forms as --asr) to run on the same audio, a stage of its own; repeat it. The report's Table 7 puts them side by side; 'detect --transcripts SPEC' reads one."),
     seed: int = typer.Option(13, help="Seed for the rewrite plan, the rewrites and the voice choice."),

@@ -16,7 +16,7 @@ from halluscope.core.stages import console
 app = App(
     help="Build, run and score hallucination benchmarks for speech and audio language models.\n\n"
     "Start with 'halluscope quickstart': it builds a small trilingual spoken benchmark offline "
-    "(rules rewrites -> the 'offline-best' speech preset: Festival for Russian, espeak-ng for English and Kazakh -> "
+    "(rules rewrites -> the 'offline-best' speech preset: RHVoice for English and Russian, espeak-ng for Kazakh -> "
     "Whisper base), trains TF-IDF detectors on original text (O) and "
     "transcripts (T), and writes an HTML report. Every command takes its run directory as the positional RUN.",
 )

@@ -193,9 +193,9 @@ def asr_config(asr: PerLanguageAsr) -> dict:
 
 
 def speech_versions() -> dict[str, str]:
-    from halluscope.backends.speech.tts import espeak_version, festival_version
+    from halluscope.backends.speech.tts import espeak_version, festival_version, rhvoice_version
 
-    return {"espeak-ng": espeak_version(), "festival": festival_version()}
+    return {"espeak-ng": espeak_version(), "rhvoice": rhvoice_version(), "festival": festival_version()}
 
 
 def render_speech(store: Store, run_dir: Path, samples: dict[str, Variant], *, tts: object, asr: object,

@@ -68,3 +68,23 @@ def test_festival_russian_is_understood_by_whisper_base(whisper):
     assert wav.dtype == np.float32 and 1.0 < len(wav) / SAMPLE_RATE < 15.0
     text = whisper.transcribe(wav, language="ru")
     assert score_asr(reference=[ref], hypothesis=[text]).wer < 0.35, text
+
+
+def test_rhvoice_pools_speak_and_whisper_base_understands_russian(whisper):
+    # issue 15: RHVoice (Debian non-free) is the preset's Russian voice; it reads digits and symbols itself
+    from halluscope.backends.speech.tts import RHVOICE_POOLS
+
+    tts = TTS_BACKENDS.create("rhvoice")
+    ref = "Национальный банк повысил базовую ставку до 14,75 процента, потому что инфляция резко выросла."
+    scores = []
+    for lang, voices in RHVOICE_POOLS.items():
+        assert tts.voices(lang) == voices and len(set(voices)) == len(voices) >= 2
+    for voice in RHVOICE_POOLS["ru"]:
+        wav = tts.synthesize(f"«{ref}»", language="ru", voice=voice)
+        assert wav.dtype == np.float32 and 2.0 < len(wav) / SAMPLE_RATE < 15.0, voice
+        scores.append(score_asr(reference=[ref], hypothesis=[whisper.transcribe(wav, language="ru")]).wer)
+    assert max(scores) < 0.35, scores
+    en = tts.synthesize("The bank raised the base rate.", language="en", voice=RHVOICE_POOLS["en"][0])
+    assert 0.5 < len(en) / SAMPLE_RATE < 6.0
+    with pytest.raises(ItemError, match="empty"):
+        tts.synthesize("  ", language="ru", voice="elena")

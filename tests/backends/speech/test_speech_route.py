@@ -7,7 +7,7 @@ from halluscope.spoken.build import asr_config, tts_config
 from halluscope.core.errors import HalluscopeError
 from halluscope.backends.speech import tts as tts_mod
 from halluscope.backends.speech.route import PRESETS, PerLanguageAsr, PerLanguageTts, canonical, resolve
-from halluscope.backends.speech.tts import FestivalTts, speakable
+from halluscope.backends.speech.tts import FestivalTts, RHVoiceTts, speakable
 from halluscope.core.stages import Stage
 
 LANGS = ("en", "ru", "kk")
@@ -106,3 +106,25 @@ def test_every_engine_names_what_to_install_when_missing(monkeypatch):
     monkeypatch.setitem(sys.modules, "num2words", None)
     with pytest.raises(HalluscopeError, match="pip install num2words"):
         speakable("1 2 3", "ru")
+
+
+def test_rhvoice_key_changes_with_voice_version_and_revision_and_missing_parts_name_the_package(monkeypatch, tmp_path):
+    base = _tts_key(PerLanguageTts.create("en=espeak,ru=rhvoice/elena", ("en", "ru")))
+    assert base == _tts_key(PerLanguageTts.create("en=espeak,ru=rhvoice/elena", ("en", "ru")))
+    assert base != _tts_key(PerLanguageTts.create("en=espeak,ru=rhvoice/irina", ("en", "ru")))  # voice
+    assert base != _tts_key(PerLanguageTts.create("en=espeak,ru=rhvoice", ("en", "ru")))  # the pool
+    monkeypatch.setattr(tts_mod, "rhvoice_version", lambda: "9.9.9")  # engine version
+    assert base != _tts_key(PerLanguageTts.create("en=espeak,ru=rhvoice/elena", ("en", "ru")))
+    monkeypatch.undo()
+    real = tts_mod.rhvoice_info
+    monkeypatch.setattr(tts_mod, "rhvoice_info", lambda v, d=tts_mod.RHVOICE_DIR: {**real(v, d), "revision": "99"})
+    assert base != _tts_key(PerLanguageTts.create("en=espeak,ru=rhvoice/elena", ("en", "ru")))  # voice data revision
+    monkeypatch.undo()
+    with pytest.raises(HalluscopeError, match="apt-get install -y rhvoice rhvoice-russian.*non-free"):
+        RHVoiceTts(binary="no-such-RHVoice-test")
+    with pytest.raises(HalluscopeError, match="voice 'elena' is not installed.*rhvoice-<language>"):
+        RHVoiceTts(voice="elena", data_dir=tmp_path)
+    with pytest.raises(HalluscopeError, match="ru pool needs the voices .*apt-get install -y rhvoice rhvoice-russian"):
+        RHVoiceTts(data_dir=tmp_path).voices("ru")
+    with pytest.raises(HalluscopeError, match="no voice pool for language 'kk'"):
+        RHVoiceTts().voices("kk")

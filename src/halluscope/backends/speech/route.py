@@ -18,12 +18,12 @@ import numpy as np
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import LANGUAGES
 
-# The best offline choice per language measured on the quickstart corpus (README, "Speech per language"):
-# Festival's Russian voice through Whisper base beats espeak-ng's by far; espeak-ng stays for English and Kazakh
-# (Festival has no Kazakh voice and no English voice in the default Debian install).
+# The best offline choice per language measured on the quickstart corpus (README, "Speech per language"): RHVoice's
+# pools through Whisper base beat espeak-ng for English and Russian, and Festival for Russian; espeak-ng stays for
+# Kazakh (no Kazakh voice in RHVoice or Festival; RHVoice's Kyrgyz voices measured no better).
 PRESETS: dict[str, dict[str, dict[str, str]]] = {
     "offline-best": {
-        "tts": {"en": "espeak", "ru": "festival/msu_ru_nsh_clunits", "kk": "espeak"},
+        "tts": {"en": "rhvoice", "ru": "rhvoice", "kk": "espeak"},
         "asr": {"en": "whisper/base", "ru": "whisper/base", "kk": "whisper/base"},
     },
 }

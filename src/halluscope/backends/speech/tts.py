@@ -1,5 +1,6 @@
-"""Text-to-speech backends: 'espeak[/<voice>]' (Debian espeak-ng; bare: a voice pool), 'festival/<voice>' (Debian
-Festival) and 'hf-tts/<path>' (transformers VITS, speech/hf.py). Each has ``config()``: what keys the TTS stage."""
+"""Text-to-speech backends: 'espeak[/<voice>]' (Debian espeak-ng; bare: a voice pool), 'rhvoice[/<voice>]' (Debian
+RHVoice, non-free; bare: a voice pool), 'festival/<voice>' (Debian Festival) and 'hf-tts/<path>' (transformers VITS,
+speech/hf.py). Each has ``config()``: what keys the TTS stage."""
 
 from __future__ import annotations
 
@@ -237,3 +238,109 @@ class FestivalTts:
 @TTS_BACKENDS.register("festival")
 def _festival(model: str, **options: object) -> TtsBackend:
     return FestivalTts(voice=model or "msu_ru_nsh_clunits", **options)  # type: ignore[arg-type]
+
+
+# ---- RHVoice ----------------------------------------------------------------------------------------------------
+
+RHVOICE_DIR = Path("/usr/share/RHVoice")
+RHVOICE_PACKAGES = {"Russian": "rhvoice-russian", "English": "rhvoice-english", "Kyrgyz": "rhvoice-kyrgyz"}
+RHVOICE_LANGUAGES = {"en": "English", "ru": "Russian"}  # halluscope language -> RHVoice's voice.info language
+# seed 000, 3.3: several voices per language; the bare 'rhvoice' pool (README, "Speech per language": measured)
+RHVOICE_POOLS: dict[str, list[str]] = {
+    "ru": ["aleksandr-hq", "irina", "artemiy", "tatiana"],  # two male, two female
+    "en": ["slt", "alan", "clb", "bdl"],
+}
+_RHVOICE_INSTALL = ("apt-get install -y rhvoice {package} (Debian non-free: add 'non-free' to the Components of "
+                    "your apt sources first; scripts/install.sh does both)")
+
+
+@functools.lru_cache(maxsize=None)
+def rhvoice_version() -> str:
+    """The installed RHVoice package version (its binary prints none)."""
+    try:
+        out = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "rhvoice"], capture_output=True, text=True,
+                             check=False).stdout
+        return out.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def rhvoice_info(voice: str, data_dir: Path = RHVOICE_DIR) -> dict[str, str] | None:
+    """A voice's voice.info (name, language, gender, format, revision), or None when it is not installed."""
+    f = data_dir / "voices" / voice / "voice.info"
+    if not f.is_file():
+        return None
+    pairs = (line.split("=", 1) for line in f.read_text(encoding="utf-8", errors="replace").splitlines() if "=" in line)
+    return {k.strip(): v.strip() for k, v in pairs}
+
+
+@dataclass
+class RHVoiceTts:
+    """RHVoice's RHVoice-test with one voice or, bare, a pool per language; one process per clip.
+
+    RHVoice reads digits, abbreviations and symbols itself in its languages (measured: its raw input beats the
+    Festival cleaning, README), so the text goes in as it is; the voice's revision keys the stage.
+    """
+
+    voice: str | None = None
+    binary: str = "RHVoice-test"
+    data_dir: Path = RHVOICE_DIR
+
+    def __post_init__(self) -> None:
+        wanted = [self.voice] if self.voice else sorted({v for pool in RHVOICE_POOLS.values() for v in pool})
+        if shutil.which(self.binary) is None:
+            raise HalluscopeError(f"'{self.binary}' (RHVoice) is not on PATH; '{self.spec}' needs it. Install it "
+                                  "with: " + _RHVOICE_INSTALL.format(package="rhvoice-russian"))
+        if self.voice and rhvoice_info(self.voice, self.data_dir) is None:
+            have = sorted(p.name for p in (self.data_dir / "voices").glob("*") if p.is_dir())
+            raise HalluscopeError(f"RHVoice voice '{self.voice}' is not installed (have: {', '.join(have) or 'none'}). "
+                                  "Install its language's package: " + _RHVOICE_INSTALL.format(
+                                      package="rhvoice-<language>, e.g. rhvoice-russian"))
+        self._wanted = wanted
+
+    @property
+    def spec(self) -> str:
+        return f"rhvoice/{self.voice}" if self.voice else "rhvoice"
+
+    def config(self) -> dict:
+        revisions = {v: (rhvoice_info(v, self.data_dir) or {}).get("revision") for v in self._wanted}
+        return {"engine": "rhvoice", "voice": self.voice, "version": rhvoice_version(), "voice_revisions": revisions,
+                "cleaning": None}  # RHVoice reads digits and symbols itself
+
+    def voices(self, language: str) -> list[str]:
+        if self.voice:
+            return [self.voice]
+        if language not in RHVOICE_POOLS:
+            raise HalluscopeError(f"rhvoice has no voice pool for language '{language}' (pools: "
+                                  f"{', '.join(RHVOICE_POOLS)}); pass rhvoice/<voice> or another engine for it")
+        pool = RHVOICE_POOLS[language]
+        missing = [v for v in pool if rhvoice_info(v, self.data_dir) is None]
+        if missing:
+            package = RHVOICE_PACKAGES.get(RHVOICE_LANGUAGES.get(language, ""), "rhvoice-<language>")
+            raise HalluscopeError(f"rhvoice's {language} pool needs the voices {', '.join(missing)}, not installed. "
+                                  "Install them with: " + _RHVOICE_INSTALL.format(package=package))
+        return pool
+
+    def synthesize(self, text: str, *, language: str, voice: str) -> np.ndarray:
+        if not text.strip():
+            raise ItemError("TTS input is empty; nothing to speak")
+        with tempfile.TemporaryDirectory(prefix="hs-rhvoice-") as tmp:
+            out = Path(tmp) / "out.wav"
+            try:
+                proc = subprocess.run([self.binary, "-p", voice, "-o", str(out)], input=text.encode("utf-8"),
+                                      capture_output=True, timeout=600, check=False)
+            except subprocess.TimeoutExpired:
+                raise ItemError(f"RHVoice timed out on a {len(text)}-character text") from None
+            data = out.read_bytes() if out.exists() else b""
+        if proc.returncode != 0 or not data:
+            err = proc.stderr.decode("utf-8", "replace").strip()[-300:] or f"exit code {proc.returncode}"
+            raise ItemError(f"RHVoice failed with voice '{voice}': {err}")
+        samples, rate = read_audio(data, name=f"RHVoice output (voice {voice})", fix="re-run the TTS stage to regenerate it")
+        if samples.size == 0 or float(np.abs(samples).max()) == 0.0:
+            raise ItemError(f"RHVoice produced silence for voice '{voice}'")
+        return resample(samples, rate, SAMPLE_RATE)
+
+
+@TTS_BACKENDS.register("rhvoice")
+def _rhvoice(model: str, **options: object) -> TtsBackend:
+    return RHVoiceTts(voice=model or None, **options)  # type: ignore[arg-type]
