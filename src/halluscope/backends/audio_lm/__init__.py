@@ -19,7 +19,7 @@ from halluscope.backends.audio_lm._adapters import (
     register_adapter,
 )
 # each family registers its adapter on import; here, not in _adapters.py, whose base classes they import
-from halluscope.backends.audio_lm import _af3, _gemma3n, _granite, _phi4, _qwen3_omni, _voxtral  # noqa: E402,F401
+from halluscope.backends.audio_lm import _af3, _gemma3n, _granite, _nemotron, _phi4, _qwen3_omni, _voxtral  # noqa: E402,F401
 from halluscope.backends.audio_lm._clips import (
     POLICIES,
     AudioAnswer,

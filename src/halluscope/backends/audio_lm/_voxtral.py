@@ -4,10 +4,13 @@ Every clip is padded to whole 30 s chunks (as Voxtral's processor does) and each
 audio embeddings (encoder positions x hidden / projector input: 375 for the released models). Window: the model
 card's 40 minutes for audio understanding (2400 s); ``audio_window_s`` must be a multiple of 30.
 
-Prompt: with a transformers tokenizer that has a chat template (the tiny test model, converted checkpoints) the
-adapter renders it and repeats each clip's audio token; the released checkpoints' tekken tokenizer
-(MistralCommonBackend, needs the mistral-common package) renders conversations itself, so there the clips go in as
-base64 WAV parts of VoxtralProcessor.apply_chat_template (that path is not exercised by the tests here).
+Prompt: with a transformers tokenizer that has a chat template (converted checkpoints) the adapter renders it and
+repeats each clip's audio token. The released checkpoints' tekken tokenizer (tekken.json, MistralCommonBackend, the
+mistral-common package) renders conversations itself: the clips go in as base64 WAV parts of
+VoxtralProcessor.apply_chat_template, which counts the audio tokens and pads to whole chunks without a mask, so
+what is heard is the clips' length, checked against the chunks of features and the audio tokens it returned. Tekken
+files before v13 refuse a system message beside audio; there its text opens the user turn that carries the clips
+(mistral-common's own rule for system prompts in those versions). Both tokenizers are tested on tiny models.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import numpy as np
 
 from halluscope.backends.audio_lm._adapters import AudioLMAdapter, ModelInputs, _transformers, register_adapter
 from halluscope.backends.speech.audio import SAMPLE_RATE
+from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import AudioClip, ChatMessage
 
 CHUNK_S = 30.0
@@ -79,14 +83,38 @@ class VoxtralAdapter(AudioLMAdapter):
     def _mistral_inputs(self, messages: Sequence[ChatMessage], audio: list[np.ndarray]) -> ModelInputs:
         from halluscope.backends.speech.audio import encode_wav
 
-        conv = self.conversation(messages, len(audio))
+        conv = self._fold_system(self.conversation(messages, len(audio))) if audio else self.conversation(messages, 0)
         parts = iter(base64.b64encode(encode_wav(a, SAMPLE_RATE)).decode() for a in audio)
         for turn in conv:
             turn["content"] = [{"type": "audio", "base64": next(parts)} if c["type"] == "audio" else c
                                for c in turn["content"]]
-        enc = self.processor.apply_chat_template(conv, tokenize=True, return_dict=True, return_tensors="pt")
-        heard = sum(len(a) for a in audio) / SAMPLE_RATE
-        return self._finish(dict(enc), heard)
+        enc = dict(self.processor.apply_chat_template(conv, tokenize=True, return_dict=True, return_tensors="pt"))
+        if not audio:
+            return self._finish(enc, 0.0)
+        chunks = sum(math.ceil(len(a) / (CHUNK_S * SAMPLE_RATE)) for a in audio)
+        feats, tokens = enc.get("input_features"), int((enc["input_ids"] == self.audio_token_id).sum())
+        if feats is None or feats.shape[0] != chunks or tokens != chunks * self.tokens_per_chunk:
+            raise HalluscopeError(
+                f"{self.path}: the tekken tokenizer gave {tokens} audio tokens and "
+                f"{0 if feats is None else feats.shape[0]} feature chunks for {len(audio)} clip(s); expected "
+                f"{chunks * self.tokens_per_chunk} and {chunks} ({self.tokens_per_chunk} per {CHUNK_S:g} s chunk): "
+                "the audio section of tekken.json must match the model's audio encoder")
+        return self._finish(enc, sum(len(a) for a in audio) / SAMPLE_RATE)  # the chunks checked above hold it all
+
+    def _fold_system(self, conv: list[dict]) -> list[dict]:
+        """System turns' text moved to the front of the user turn with the clips, where tekken refuses both."""
+        from mistral_common.tokens.tokenizers.base import TokenizerVersion
+
+        version = self.tokenizer.tokenizer.instruct_tokenizer.tokenizer.version
+        system = [c["text"] for t in conv if t["role"] == "system" for c in t["content"]]
+        if not system or version >= TokenizerVersion.v13:
+            return conv
+        conv = [t for t in conv if t["role"] != "system"]
+        turn = next(t for t in reversed(conv) if t["role"] == "user")
+        first = next(i for i, c in enumerate(turn["content"]) if c["type"] == "text")
+        text = "\n\n".join([*system, turn["content"][first]["text"]])
+        turn["content"][first] = {"type": "text", "text": text}
+        return conv
 
     def _finish(self, tensors: dict, heard: float) -> ModelInputs:
         tensors = {k: v.to(self.device) for k, v in tensors.items()}

@@ -17,9 +17,6 @@ SERVER_ONLY = (
     ("MiMo-Audio", "remote code (not in transformers)", None),
     ("Covo-Audio", "remote code (not in transformers)", None),
     ("LFM2-Audio", "not in transformers as an audio model", "English only (seed 000, 4.2)"),
-    ("Nemotron-3-Nano-Omni", ("native in transformers (nemotron_h_omni), no adapter yet: its hybrid Mamba decoder "
-                              "names its final norm norm_f (DoLa's early exit) and its linear-attention cache crops "
-                              "only with past recording on (MTI)"), None),
 )
 # transformers' other audio families are not audio chat models: ASR only (voxtral_realtime, kyutai_speech_to_text,
 # omniasr, whisper), speech output (higgs_audio_v2), codecs and encoders (mimi, pocket_tts_audio_tokenizer, pe_audio)
@@ -28,11 +25,15 @@ VERIFIED = {"qwen2-audio": "tiny random weights (tests/backends/audio_lm, tests/
             "qwen2.5-omni-thinker": "tiny random weights (tests/backends/audio_lm, tests/mitigation)",
             "audio-flamingo-3": "tiny random weights (tests/backends/audio_lm/test_af3.py)",
             "qwen3-omni-thinker": FAMILY_TESTS, "phi-4-multimodal": FAMILY_TESTS,
-            "voxtral": FAMILY_TESTS + "; the released tekken tokenizer (mistral-common) path is untested",
+            "voxtral": FAMILY_TESTS + "; both tokenizers: a chat-template one and a tiny tekken.json (the released "
+                       "format, mistral-common)",
             "music-flamingo": FAMILY_TESTS,
             "granite-speech": FAMILY_TESTS + "; mel front end in torch, checked against an independent numpy one "
                               "(no torchaudio)",
-            "gemma-3n": FAMILY_TESTS + "; vision tower not built (audio and text only)"}
+            "gemma-3n": FAMILY_TESTS + "; vision tower not built (audio and text only)",
+            "nemotron-3-nano-omni": FAMILY_TESTS + "; hybrid Mamba decoder (AAD/VCD branches stepped one after the "
+                                    "other, MTI restores the Mamba recurrent states); the released chat template's "
+                                    "audio layout is untested"}
 
 
 def table8() -> list[dict]:
