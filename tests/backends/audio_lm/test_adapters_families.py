@@ -49,12 +49,28 @@ FAMILIES = {
 ADAPTER = {"voxtral-tekken": "voxtral"}  # FAMILIES keys that name a tokenizer variant -> the adapter they load
 
 
+# MISHAP answers with DoLa in the default run: the families with their own DoLa exit (the rest: -m slow, and
+# tests/mitigation runs the chain on Qwen2-Audio)
+DOLA_DEFAULT = ("gemma-3n", "nemotron-3-nano-omni")
+
+
+@pytest.fixture(scope="module")
+def family_dir(tmp_path_factory):
+    """Each family's tiny checkpoint, built once per module whichever test asks first."""
+    built: dict[str, str] = {}
+
+    def get(name: str) -> str:
+        if name not in built:
+            built[name] = str(FAMILIES[name][0](tmp_path_factory.mktemp(name)))
+        return built[name]
+    return get
+
+
 @pytest.fixture(scope="module", params=sorted(FAMILIES))
-def family(request, tmp_path_factory):
+def family(request, family_dir):
     name = request.param
-    build, window = FAMILIES[name]
-    path = build(tmp_path_factory.mktemp(name))
-    return name, str(path), window, load_adapter(str(path))
+    path = family_dir(name)
+    return name, path, FAMILIES[name][1], load_adapter(path)
 
 
 @pytest.fixture(scope="module")
@@ -162,14 +178,16 @@ def test_closedform_yesno_chunked_with_vcd(family, tmp_path):
     assert summary.answered == 2 and summary.delivered == 2 and dict(summary.actions) == {"whole": 1, "chunked": 1}
 
 
-def test_mishap_answers_with_dola(family, tmp_path, monkeypatch):
+@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n in DOLA_DEFAULT else pytest.mark.slow)
+                                  for n in sorted(FAMILIES)])
+def test_mishap_answers_with_dola(name, family_dir, tmp_path, monkeypatch):
     from support import scripted
 
     from halluscope.backends.llm import LLMConfig
     from halluscope.mishap.answers import collect_answers
 
     run = scripted.build_run(tmp_path, monkeypatch, judge=False, seeds=(0,), per_category=1)
-    res = collect_answers(run, f"hf-audio/{family[1]}?mitigation=dola", config=LLMConfig(), policy="chunk", quiet=True,
+    res = collect_answers(run, f"hf-audio/{family_dir(name)}?mitigation=dola", config=LLMConfig(), policy="chunk", quiet=True,
                           backend_options={"params": {"max_new_tokens": 3}, "device": "cpu", "audio_window_s": 30})
     assert len(res.results) == 12 and not res.failed
     assert all(a.status == "ok" and a.audio.delivered for a in res.results.values())
