@@ -83,6 +83,8 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (1: a shared machine's other load "
                     "slows plain and mitigated decoding alike; more threads oversubscribe the cores).")
+    ap.add_argument("--min-tokens", type=int, default=256, help="Each timing decodes at least this many tokens (a "
+                    "32-token decode is repeated 8 times and averaged), so one slow spell weighs less.")
     ap.add_argument("--tau", type=float, default=1.0, help="MTI entropy threshold")
     ap.add_argument("--methods", nargs="+", default=["aad", "vcd", "mti", "dola", "aad-recompute"],
                     help="Methods beside plain decoding (a loaded machine: e.g. --methods aad vcd dola).")
@@ -101,13 +103,19 @@ def main() -> None:
                "mti": parse_mitigation("mti", tau=args.tau), "dola": parse_mitigation("dola")}
     prepared = {m: branches(ad, MSG, [clip], cfg) for m, cfg in methods.items()}
 
-    def run(m: str, n: int):
+    def once(m: str, n: int):
         if m == "aad-recompute":
             main_in, neg, _ = prepared["aad"]
             return lambda: recompute_aad(ad.model, dict(main_in.tensors), neg, n)
         main_in, neg, instr = prepared[m]
         return lambda: decode(ad.model, dict(main_in.tensors), methods[m], max_new_tokens=n, eos=[],
                               contrast_inputs=neg, instruction=instr)
+
+    def run(m: str, n: int):
+        """``inner`` decodes of n tokens, their decode seconds summed: a timing long enough for a noisy machine."""
+        inner = max(1, args.min_tokens // n)
+        fn = once(m, n)
+        return lambda: sum(seconds(fn) for _ in range(inner)) / inner
 
     import statistics
 
@@ -119,7 +127,7 @@ def main() -> None:
     ratio: dict[tuple[str, int], tuple[float, float, float]] = {}
     for n in args.lengths:
         for m in names:
-            run(m, 2)()  # warm-up
+            once(m, 2)()  # warm-up
         times = interleaved({m: run(m, n) for m in names}, args.repeats)
         for m in names:
             per_token[(m, n)] = statistics.median(times[m]) / n

@@ -78,14 +78,15 @@ def dola(final: torch.Tensor, premature: dict[int, torch.Tensor] | torch.Tensor,
         js_all = 0.5 * ((p * (lp - lm)).sum(-1) + (q * (lq - lm)).sum(-1))
         best = int(torch.argmax(js_all))  # ties: the lower layer (candidates ascend; argmax takes the first)
         js = dict(zip(layers, js_all.tolist()))
-    out = lp - alpha * lq[best]
+    out = torch.sub(lp, lq[best], alpha=alpha)  # this runs at every step: few ops, in place where it can
     if beta is not None and beta > 0:
-        out = out.masked_fill(lp < lp.max() + math.log(beta), float("-inf"))
+        out.masked_fill_(lp < lp.max() + math.log(beta), float("-inf"))
     if repetition_penalty != 1.0 and len(generated):
         # a repeated id reads and writes the same value, so the decode loop's token buffer goes in as it is
         idx = generated if isinstance(generated, torch.Tensor) else torch.tensor(list(generated), dtype=torch.long)
-        vals = out.index_select(-1, idx.to(out.device))
-        out.index_copy_(-1, idx.to(out.device), torch.where(vals < 0, vals * repetition_penalty, vals / repetition_penalty))
+        idx = idx.to(out.device)
+        vals = out.index_select(-1, idx)
+        out.index_copy_(-1, idx, torch.where(vals < 0, vals * repetition_penalty, vals / repetition_penalty))
     return out, layers[best], js
 
 

@@ -214,7 +214,7 @@ def layer_logits(model: Any) -> Callable[[Sequence[torch.Tensor]], torch.Tensor]
     head = model.get_output_embeddings()
     if norm is None or head is None:
         raise ValueError(f"{type(model).__name__}: DoLa needs a decoder with a final 'norm' and an LM head")
-    return lambda states: head(norm(torch.stack([h[0, -1] for h in states])))
+    return lambda states: head(norm(torch.cat([h[0, -1:] for h in states])))
 
 
 def sampler(params: dict) -> torch.Generator | None:
@@ -266,7 +266,8 @@ def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_toke
     tokens: list[int] = []
     steps: list[StepTrace] = []
     finish = "length"
-    said = torch.empty(max_new_tokens, dtype=torch.long) if method == "dola" else None  # DoLa's repetition penalty
+    said = (torch.empty(max_new_tokens, dtype=torch.long, device=main["input_ids"].device)  # DoLa's repetition
+            if method == "dola" else None)  # penalty reads the tokens said so far from here
     t1 = time.perf_counter()
     for _ in range(max_new_tokens):
         z = out.logits[0, -1].float()
@@ -281,10 +282,10 @@ def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_toke
             branch.crop(keep)
             adjusted, contrasted = contrast(z, z_tmp, alpha=r.alpha, beta=r.beta), True
         elif method == "dola":
-            with torch.inference_mode():  # one norm + head call over every candidate layer
+            with torch.inference_mode():  # one norm + head call over every candidate layer; no autograd bookkeeping
                 stacked = exit_([out.hidden_states[i] for i in candidates])
-            adjusted, layer, _ = dola(z, stacked, layers=candidates, alpha=r.alpha, beta=r.beta,
-                                      generated=said[:len(tokens)], repetition_penalty=r.repetition_penalty)
+                adjusted, layer, _ = dola(z, stacked, layers=candidates, alpha=r.alpha, beta=r.beta,
+                                          generated=said[:len(tokens)], repetition_penalty=r.repetition_penalty)
             contrasted = True
         else:
             adjusted = z
