@@ -3,8 +3,11 @@
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_mitigation.py                 # tiny random Qwen2-Audio
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_mitigation.py --model DIR --lengths 32 256 --device cuda
 
-Per-token time = wall time after the prefills / N; EOS is ignored so every run makes exactly N tokens.
-Robust to a shared machine: the methods are run interleaved (one round = every method once, in a shuffled
+Per-token time = time after the prefills / N; EOS is ignored so every run makes exactly N tokens. The time is
+this thread's CPU time on a CPU with one torch thread (--clock cpu, the default there: every op runs on it, and
+time the machine gives to other jobs is not counted), else wall time (--clock wall; the default on a GPU, whose
+work is not on the thread's clock). Each timing decodes at least --min-tokens tokens. Robust to a shared machine:
+the methods are run interleaved (one round = every method once, in a shuffled
 order), --repeats rounds, and each ratio is the median over rounds of (method / plain in the same round), so a
 slow spell of the machine hits plain and the method alike. The spread (min-max of the per-round ratios) is
 printed beside each median. Printed at two lengths (default 32 and 256): the cached two-branch methods (AAD,
@@ -28,19 +31,20 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))  # the tests suppor
 
 from halluscope.backends.audio_lm import clip_of, load_adapter
 from halluscope.mitigation import contrast, decode, parse_mitigation
+from halluscope.mitigation._decode import DecodeResult
 from halluscope.mitigation._audio import branches
 from halluscope.core.records import ChatMessage
 
 MSG = [ChatMessage(role="user", content="hello is there audio in the text")]
 
 
-def recompute_aad(model, main: dict, neg: dict, n: int) -> float:
+def recompute_aad(model, main: dict, neg: dict, n: int) -> DecodeResult:
     """AAD with the audio-free branch recomputed from scratch each step (the baseline this module avoids)."""
     from halluscope.mitigation import Branch
 
     branch = Branch(model, main)
     out = branch.prefill()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.thread_time()
     tokens: list[int] = []
     for _ in range(n):
         ids = torch.cat([neg["input_ids"], torch.tensor([tokens], dtype=torch.long)], dim=1)
@@ -50,15 +54,20 @@ def recompute_aad(model, main: dict, neg: dict, n: int) -> float:
         if len(tokens) == n:
             break
         out = branch.step([tokens[-1]])
-    return time.perf_counter() - t0
+    return DecodeResult(tokens, "length", decode_s=time.perf_counter() - t0, decode_cpu_s=time.thread_time() - c0)
 
 
 GOALS = {"aad": 2.1, "vcd": 2.1, "dola": 1.2}  # per-token cost over plain decoding (issue 16)
 
 
+CLOCK = {"clock": "cpu"}  # set from --clock in main()
+
+
 def seconds(fn) -> float:
+    """The decode phase's seconds: this thread's CPU time (default; a shared machine's other load does not count)
+    or wall time."""
     out = fn()
-    return out if isinstance(out, float) else out.decode_s
+    return out.decode_cpu_s if CLOCK["clock"] == "cpu" else out.decode_s
 
 
 def interleaved(runs: dict, repeats: int, seed: int = 0) -> dict[str, list[float]]:
@@ -71,7 +80,7 @@ def interleaved(runs: dict, repeats: int, seed: int = 0) -> dict[str, list[float
         order = list(runs)
         rng.shuffle(order)
         for m in order:
-            out[m].append(seconds(runs[m]))
+            out[m].append(runs[m]())
     return out
 
 
@@ -85,10 +94,18 @@ def main() -> None:
                     "slows plain and mitigated decoding alike; more threads oversubscribe the cores).")
     ap.add_argument("--min-tokens", type=int, default=256, help="Each timing decodes at least this many tokens (a "
                     "32-token decode is repeated 8 times and averaged), so one slow spell weighs less.")
+    ap.add_argument("--clock", choices=["cpu", "wall"], default=None, help="default: cpu on a CPU with --threads 1, else wall. ""cpu: this thread's CPU time (with "
+                    "--threads 1 every torch op runs on it, and time the machine gives to other jobs is not counted); "
+                    "wall: elapsed time (what a user waits; noisy on a shared machine).")
     ap.add_argument("--tau", type=float, default=1.0, help="MTI entropy threshold")
     ap.add_argument("--methods", nargs="+", default=["aad", "vcd", "mti", "dola", "aad-recompute"],
                     help="Methods beside plain decoding (a loaded machine: e.g. --methods aad vcd dola).")
     args = ap.parse_args()
+    if args.clock is None:
+        args.clock = "cpu" if args.device == "cpu" and args.threads == 1 else "wall"
+    if args.clock == "cpu" and (args.threads != 1 or args.device != "cpu"):
+        raise SystemExit("--clock cpu counts one thread's CPU time: use it on a CPU with --threads 1 (or --clock wall)")
+    CLOCK["clock"] = args.clock
     torch.set_num_threads(args.threads)
     path = args.model
     if path is None:
@@ -143,7 +160,8 @@ def main() -> None:
     print(f"model {path} on {args.device}; prompt {prepared['plain'][0].tensors['input_ids'].shape[1]} tokens "
           f"({prepared['plain'][0].audio_tokens} audio){mti_line}")
     a, b = args.lengths
-    print(f"{args.repeats} interleaved rounds; ms/token: median; x plain: median of per-round ratios [min-max]")
+    print(f"{args.repeats} interleaved rounds, {args.clock} time; ms/token: median; x plain: median of per-round "
+          "ratios [min-max]")
     print(f"| method | ms/token @{a} | x plain @{a} | ms/token @{b} | x plain @{b} |")
     print("|---|---|---|---|---|")
     for m in names:

@@ -50,6 +50,7 @@ class DecodeResult:
     steps: list[StepTrace] = field(default_factory=list)
     prefill_s: float = 0.0  # wall time of the prefills (both branches)
     decode_s: float = 0.0  # wall time of everything after them
+    decode_cpu_s: float = 0.0  # CPU time of this thread over the same span (one torch thread: all of the work)
 
     def summary(self, cfg: MitigationConfig | None) -> dict:
         """Per-reply facts worth storing: how often the contrast ran and which DoLa layers were picked."""
@@ -268,7 +269,7 @@ def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_toke
     finish = "length"
     said = (torch.empty(max_new_tokens, dtype=torch.long, device=main["input_ids"].device)  # DoLa's repetition
             if method == "dola" else None)  # penalty reads the tokens said so far from here
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.thread_time()
     for _ in range(max_new_tokens):
         z = out.logits[0, -1].float()
         h = float(entropy(z))
@@ -306,4 +307,4 @@ def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_toke
         out = branch.step([tok])
         if neg is not None:
             z_neg = neg.step([tok]).logits[0, -1]
-    return DecodeResult(tokens, finish, steps, t1 - t0, time.perf_counter() - t1)
+    return DecodeResult(tokens, finish, steps, t1 - t0, time.perf_counter() - t1, time.thread_time() - c1)
