@@ -10,7 +10,8 @@ work is not on the thread's clock). Each timing decodes at least --min-tokens to
 the methods are run interleaved (one round = every method once, in a shuffled
 order), --repeats rounds, and each ratio is the median over rounds of (method / plain in the same round), so a
 slow spell of the machine hits plain and the method alike. The spread (min-max of the per-round ratios) is
-printed beside each median. Printed at two lengths (default 32 and 256): the cached two-branch methods (AAD,
+printed beside each median, and beside it the ratio of the fastest rounds (timeit's estimator: slower rounds are
+mostly other processes interfering). Printed at two lengths (default 32 and 256): the cached two-branch methods (AAD,
 VCD) step both branches in one batch-of-2 forward (mitigation._decode.BranchPair; goal <= 2.1x), DoLa one norm + LM head per candidate layer (goal
 <= 1.2x); 'aad-recompute' (the audio-free branch recomputed from scratch every step, as the public AAD code
 does) shows the growth with length that the second cache avoids. MTI's cost depends on how many steps exceed
@@ -142,6 +143,7 @@ def main() -> None:
     names = ["plain", *[m for m in args.methods if m != "plain"]]
     per_token: dict[tuple[str, int], float] = {}
     ratio: dict[tuple[str, int], tuple[float, float, float]] = {}
+    best: dict[tuple[str, int], float] = {}
     for n in args.lengths:
         for m in names:
             once(m, 2)()  # warm-up
@@ -150,6 +152,7 @@ def main() -> None:
             per_token[(m, n)] = statistics.median(times[m]) / n
             rounds = [t / p for t, p in zip(times[m], times["plain"])]
             ratio[(m, n)] = (statistics.median(rounds), min(rounds), max(rounds))
+            best[(m, n)] = min(times[m]) / min(times["plain"])  # timeit's estimator: the fastest round of each
             med, lo, hi = ratio[(m, n)]  # as it comes: a run stopped later keeps the shorter length
             print(f"  @{n}: {m} {per_token[(m, n)] * 1e3:.2f} ms/token, {med:.2f}x plain [{lo:.2f}-{hi:.2f}]", flush=True)
     mti_line = ""
@@ -162,18 +165,19 @@ def main() -> None:
     a, b = args.lengths
     print(f"{args.repeats} interleaved rounds, {args.clock} time; ms/token: median; x plain: median of per-round "
           "ratios [min-max]")
-    print(f"| method | ms/token @{a} | x plain @{a} | ms/token @{b} | x plain @{b} |")
-    print("|---|---|---|---|---|")
+    print(f"| method | ms/token @{a} | x plain @{a} | best/best @{a} | ms/token @{b} | x plain @{b} | best/best @{b} |")
+    print("|---|---|---|---|---|---|---|")
     for m in names:
         cells = []
         for n in (a, b):
             med, lo, hi = ratio[(m, n)]
-            cells += [f"{per_token[(m, n)] * 1e3:.2f}", f"{med:.2f} [{lo:.2f}-{hi:.2f}]"]
+            cells += [f"{per_token[(m, n)] * 1e3:.2f}", f"{med:.2f} [{lo:.2f}-{hi:.2f}]", f"{best[(m, n)]:.2f}"]
         print(f"| {m} | " + " | ".join(cells) + " |")
     for m, goal in ((m, g) for m, g in GOALS.items() if m in names):
-        got = [ratio[(m, n)][0] for n in (a, b)]
-        verdict = "met" if all(x <= goal for x in got) else "NOT met"
-        print(f"goal {m} <= {goal}x plain at {a} and {b} tokens: {verdict} ({got[0]:.2f}x, {got[1]:.2f}x)")
+        for how, got in (("median of per-round ratios", [ratio[(m, n)][0] for n in (a, b)]),
+                         ("fastest round over fastest round", [best[(m, n)] for n in (a, b)])):
+            verdict = "met" if all(x <= goal for x in got) else "NOT met"
+            print(f"goal {m} <= {goal}x plain at {a} and {b} tokens, {how}: {verdict} ({got[0]:.2f}x, {got[1]:.2f}x)")
 
 
 if __name__ == "__main__":
