@@ -88,7 +88,7 @@ def test_kill_9_mid_stage_then_resume_loses_and_duplicates_nothing(tmp_path):
                                                  for i, t in enumerate(EN, 1)])
     run = tmp_path / "run"
     cmd = [sys.executable, "-m", "halluscope", "build", "spoken", "--corpus", str(corpus), "--out", str(run),
-           "--langs", "en", "--rewrites-per-article", "2"]
+           "--langs", "en", "--rewrites-per-article", "1"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     db = run / "halluscope.sqlite"

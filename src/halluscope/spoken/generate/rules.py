@@ -77,6 +77,7 @@ class _Group:
         return [(e.start, e.end) for e in self.edits]
 
 
+@lru_cache(maxsize=65536)  # one pattern per lexicon form; re's own cache (512) thrashes on a lexicon this size
 def _word_re(form: str) -> re.Pattern[str]:
     return re.compile(r"(?<!\w)" + re.escape(form) + r"(?!\w)")
 
