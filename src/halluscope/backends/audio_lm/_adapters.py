@@ -52,6 +52,8 @@ class AudioLMAdapter:
     default_window_s: float = 30.0
     features_key = "input_features"  # the audio feature tensor of the model's inputs (VCD diffuses it)
     languages = "-"  # speech languages its model card or a seed documents (Table 8)
+    string_content = False  # True: the chat template takes string contents, not lists of parts (see prompt)
+    audio_token = ""  # the audio placeholder of string-content prompts
 
     def __init__(self, path: str, *, device: str = "cpu", dtype: str = "auto", window_s: float | None = None,
                  chat_template: str | None = None) -> None:
@@ -108,6 +110,13 @@ class AudioLMAdapter:
         return conv
 
     def prompt(self, messages: Sequence[ChatMessage], n_clips: int) -> str:
+        if self.string_content:  # the template joins strings: one audio token per clip leads the last user turn
+            conv = [{"role": m.role, "content": m.content} for m in messages]
+            if n_clips:
+                last = max(i for i, m in enumerate(conv) if m["role"] == "user")
+                conv[last]["content"] = self.audio_token * n_clips + conv[last]["content"]
+            return self.tokenizer.apply_chat_template(conv, chat_template=self.template(), add_generation_prompt=True,
+                                                      tokenize=False)
         owner = self.processor if self.processor is not None else self.tokenizer
         return owner.apply_chat_template(self.conversation(messages, n_clips), chat_template=self.template(),
                                          add_generation_prompt=True, tokenize=False)

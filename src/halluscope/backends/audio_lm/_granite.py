@@ -130,6 +130,7 @@ class MelFrontEnd:
 @register_adapter(*CLASSES)
 class GraniteSpeechAdapter(AudioLMAdapter):
     name = "granite-speech"
+    string_content = True  # its chat template joins string contents
     default_window_s = 30.0
     languages = "en, fr, de, es, pt (model card, granite-speech-3.3 revision 3.3.2)"
 
@@ -158,14 +159,6 @@ class GraniteSpeechAdapter(AudioLMAdapter):
         self.model = getattr(tf, CLASSES[config.model_type]).from_pretrained(
             self.path, dtype=self.torch_dtype()).to(self.device).eval()
         return self
-
-    def prompt(self, messages: Sequence[ChatMessage], n_clips: int) -> str:
-        conv = [{"role": m.role, "content": m.content} for m in messages]
-        if n_clips:
-            last = max(i for i, m in enumerate(conv) if m["role"] == "user")
-            conv[last]["content"] = self.audio_token * n_clips + conv[last]["content"]
-        return self.tokenizer.apply_chat_template(conv, chat_template=self.template(), add_generation_prompt=True,
-                                                  tokenize=False)
 
     def _lora(self, on: bool) -> None:
         """The audio LoRA on or off, as the model's own generate sets it (only when peft loaded one)."""

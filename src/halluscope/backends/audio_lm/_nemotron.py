@@ -39,6 +39,7 @@ START, END = "<so_start>", "<so_end>"  # the processor's fixed audio delimiters
 @register_adapter("nemotron_h_omni")
 class NemotronOmniAdapter(AudioLMAdapter):
     name = "nemotron-3-nano-omni"
+    string_content = True  # its chat template joins string contents
     default_window_s = 30.0
     languages = "-"
 
@@ -61,14 +62,6 @@ class NemotronOmniAdapter(AudioLMAdapter):
         self.model = tf.NemotronH_Omni_Reasoning_V3.from_pretrained(
             self.path, dtype=self.torch_dtype()).to(self.device).eval()
         return self
-
-    def prompt(self, messages: Sequence[ChatMessage], n_clips: int) -> str:
-        conv = [{"role": m.role, "content": m.content} for m in messages]
-        if n_clips:
-            last = max(i for i, m in enumerate(conv) if m["role"] == "user")
-            conv[last]["content"] = self.audio_token * n_clips + conv[last]["content"]
-        return self.tokenizer.apply_chat_template(conv, chat_template=self.template(), add_generation_prompt=True,
-                                                  tokenize=False)
 
     def audio_tokens_of(self, mask: Any) -> list[int]:
         """Audio embeddings per clip from the feature mask, as ``get_audio_features`` counts them."""

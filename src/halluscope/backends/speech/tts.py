@@ -164,6 +164,26 @@ def speakable(text: str, language: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+def _wav_from_tool(engine: str, voice: str, argv: list[str], text: str, *, what: str = "") -> np.ndarray:
+    """Run a TTS command that reads ``text`` on stdin and writes a WAV file to the path appended to ``argv``; its
+    samples at 16 kHz. A failure, a timeout, no file or silence is an ItemError naming the engine and voice."""
+    with tempfile.TemporaryDirectory(prefix=f"hs-{engine.lower()}-") as tmp:
+        out = Path(tmp) / "out.wav"
+        try:
+            proc = subprocess.run([*argv, str(out)], input=text.encode("utf-8"), capture_output=True, timeout=600,
+                                  check=False)
+        except subprocess.TimeoutExpired:
+            raise ItemError(f"{engine} timed out on a {len(text)}-character text") from None
+        data = out.read_bytes() if out.exists() else b""
+    if proc.returncode != 0 or not data:
+        err = proc.stderr.decode("utf-8", "replace").strip()[-300:] or f"exit code {proc.returncode}"
+        raise ItemError(f"{engine} failed with voice '{voice}': {err}")
+    samples, rate = read_audio(data, name=f"{engine} output (voice {voice})", fix="re-run the TTS stage to regenerate it")
+    if samples.size == 0 or float(np.abs(samples).max()) == 0.0:
+        raise ItemError(f"{engine} produced silence for voice '{voice}'{what}")
+    return resample(samples, rate, SAMPLE_RATE)
+
+
 # ---- Festival ---------------------------------------------------------------------------------------------------
 
 FESTIVAL_VOICE_DIRS = Path("/usr/share/festival/voices")
@@ -218,21 +238,8 @@ class FestivalTts:
         spoken = speakable(text, language)
         if not spoken:
             raise ItemError("TTS input is empty after cleaning; nothing to speak")
-        with tempfile.TemporaryDirectory(prefix="hs-festival-") as tmp:
-            out = Path(tmp) / "out.wav"
-            try:
-                proc = subprocess.run([self.binary, "-eval", f"(voice_{voice})", "-o", str(out)],
-                                      input=spoken.encode("utf-8"), capture_output=True, timeout=600, check=False)
-            except subprocess.TimeoutExpired:
-                raise ItemError(f"Festival timed out on a {len(spoken)}-character text") from None
-            data = out.read_bytes() if out.exists() else b""
-        if proc.returncode != 0 or not data:
-            err = proc.stderr.decode("utf-8", "replace").strip()[-300:] or f"exit code {proc.returncode}"
-            raise ItemError(f"Festival failed with voice '{voice}': {err}")
-        samples, rate = read_audio(data, name=f"Festival output (voice {voice})", fix="re-run the TTS stage to regenerate it")
-        if samples.size == 0 or float(np.abs(samples).max()) == 0.0:
-            raise ItemError(f"Festival produced silence for voice '{voice}' (text after cleaning: {spoken[:80]!r})")
-        return resample(samples, rate, SAMPLE_RATE)
+        return _wav_from_tool("Festival", voice, [self.binary, "-eval", f"(voice_{voice})", "-o"], spoken,
+                              what=f" (text after cleaning: {spoken[:80]!r})")
 
 
 @TTS_BACKENDS.register("festival")
@@ -324,21 +331,7 @@ class RHVoiceTts:
     def synthesize(self, text: str, *, language: str, voice: str) -> np.ndarray:
         if not text.strip():
             raise ItemError("TTS input is empty; nothing to speak")
-        with tempfile.TemporaryDirectory(prefix="hs-rhvoice-") as tmp:
-            out = Path(tmp) / "out.wav"
-            try:
-                proc = subprocess.run([self.binary, "-p", voice, "-o", str(out)], input=text.encode("utf-8"),
-                                      capture_output=True, timeout=600, check=False)
-            except subprocess.TimeoutExpired:
-                raise ItemError(f"RHVoice timed out on a {len(text)}-character text") from None
-            data = out.read_bytes() if out.exists() else b""
-        if proc.returncode != 0 or not data:
-            err = proc.stderr.decode("utf-8", "replace").strip()[-300:] or f"exit code {proc.returncode}"
-            raise ItemError(f"RHVoice failed with voice '{voice}': {err}")
-        samples, rate = read_audio(data, name=f"RHVoice output (voice {voice})", fix="re-run the TTS stage to regenerate it")
-        if samples.size == 0 or float(np.abs(samples).max()) == 0.0:
-            raise ItemError(f"RHVoice produced silence for voice '{voice}'")
-        return resample(samples, rate, SAMPLE_RATE)
+        return _wav_from_tool("RHVoice", voice, [self.binary, "-p", voice, "-o"], text)
 
 
 @TTS_BACKENDS.register("rhvoice")
