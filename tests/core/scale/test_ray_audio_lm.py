@@ -27,6 +27,7 @@ def _answers(run: Path, spec: str) -> tuple[dict, Counter]:
     return {k: (a.text, a.status, a.audio) for k, a in again.results.items()}, ok
 
 
+@pytest.mark.slow  # Ray on 2 cores: over 10 s; run with -m slow
 def test_mishap_answers_on_ray_match_in_process(tmp_path, monkeypatch, ray_cluster):
     from support import scripted
     import torch

@@ -184,6 +184,7 @@ def test_detect_against_a_cluster_address_streams_the_model_back(tmp_path, model
     assert not (run / ".ray").exists()
 
 
+@pytest.mark.slow  # Ray on 2 cores: over 10 s; run with -m slow
 def test_hf_audio_on_ray_matches_in_process(tmp_path, ray_cluster, one_thread):
     from support.tiny_audio_lm import build_qwen2_audio
     from support.tiny_encoder import register_text_speech
