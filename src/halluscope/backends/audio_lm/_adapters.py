@@ -139,6 +139,13 @@ class AudioLMAdapter:
                                   f"for {len(counts)} clips")
         return pieces[0] + "".join(token * int(n) + rest for n, rest in zip(counts, pieces[1:]))
 
+    def on_device(self, tensors: dict) -> dict:
+        """Model inputs on the adapter's device, the audio features (``features_key``) in the model's dtype."""
+        out = {k: v.to(self.device) for k, v in tensors.items()}
+        if self.features_key in out:
+            out[self.features_key] = out[self.features_key].to(self.model.dtype)
+        return out
+
     def inputs_pair(self, messages: Sequence[ChatMessage], clips: Sequence[AudioClip]) -> tuple[ModelInputs, ModelInputs]:
         """The same prompt with and without its audio (the contrast of audio-aware contrastive decoding)."""
         return self.inputs(messages, clips), self.inputs(messages, ())
@@ -283,9 +290,7 @@ class Qwen25OmniThinkerAdapter(AudioLMAdapter):
         if clips:
             tokens = int((enc["input_ids"] == self.audio_token_id).sum())
         tensors = {**enc, **extra}
-        tensors = {k: v.to(self.device) for k, v in tensors.items()}
-        if "input_features" in tensors:
-            tensors["input_features"] = tensors["input_features"].to(self.model.dtype)
+        tensors = self.on_device(tensors)
         assert isinstance(tensors["input_ids"], torch.Tensor)
         return ModelInputs(tensors, heard, tokens)
 

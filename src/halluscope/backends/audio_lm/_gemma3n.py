@@ -88,7 +88,6 @@ class Gemma3nAdapter(AudioLMAdapter):
     name = "gemma-3n"
     default_window_s = 30.0
     languages = "over 100 spoken languages, not listed (Gemma docs, audio)"
-    features_key = "input_features"
 
     def load(self) -> Gemma3nAdapter:
         tf = _transformers()
@@ -147,9 +146,7 @@ class Gemma3nAdapter(AudioLMAdapter):
         enc = {k: v for k, v in enc.items() if k in ("input_ids", "attention_mask")}
         if clips:
             tokens = int((enc["input_ids"] == self.audio_token_id).sum())
-        tensors = {k: v.to(self.device) for k, v in {**enc, **extra}.items()}
-        if self.features_key in tensors:
-            tensors[self.features_key] = tensors[self.features_key].to(self.model.dtype)
+        tensors = self.on_device({**enc, **extra})
         return ModelInputs(tensors, heard, tokens)
 
     def dola_exit(self, model: Any) -> Callable[[Sequence[Any]], Any]:

@@ -187,8 +187,6 @@ class GraniteSpeechAdapter(AudioLMAdapter):
             extra = feats
         self._lora(bool(audio))
         enc = self.tokenizer([text], return_tensors="pt", add_special_tokens=False)
-        tensors = {k: v.to(self.device) for k, v in {**enc, **extra}.items()}
-        if "input_features" in tensors:
-            tensors["input_features"] = tensors["input_features"].to(self.model.dtype)
+        tensors = self.on_device({**enc, **extra})
         tokens = int((tensors["input_ids"] == self.audio_token_id).sum())
         return ModelInputs(tensors, heard if tokens else 0.0, tokens)

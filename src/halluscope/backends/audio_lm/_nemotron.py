@@ -87,9 +87,7 @@ class NemotronOmniAdapter(AudioLMAdapter):
             extra = {"input_features": feats["input_features"], "input_features_mask": mask}
         enc = self.tokenizer([text], return_tensors="pt", add_special_tokens=False)
         enc = {k: v for k, v in enc.items() if k in ("input_ids", "attention_mask")}
-        tensors = {k: v.to(self.device) for k, v in {**enc, **extra}.items()}
-        if self.features_key in tensors:
-            tensors[self.features_key] = tensors[self.features_key].to(self.model.dtype)
+        tensors = self.on_device({**enc, **extra})
         tokens = int((tensors["input_ids"] == self.audio_token_id).sum())
         return ModelInputs(tensors, heard if tokens else 0.0, tokens)
 

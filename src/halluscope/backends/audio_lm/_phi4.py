@@ -49,7 +49,5 @@ class Phi4MultimodalAdapter(AudioLMAdapter):
         enc = self.tokenizer([text], return_tensors="pt", add_special_tokens=False)
         if clips:
             tokens = int((enc["input_ids"] == self.audio_token_id).sum())
-        tensors = {k: v.to(self.device) for k, v in {**enc, **extra}.items()}
-        if self.features_key in tensors:
-            tensors[self.features_key] = tensors[self.features_key].to(self.model.dtype)
+        tensors = self.on_device({**enc, **extra})
         return ModelInputs(tensors, heard, tokens)

@@ -117,8 +117,6 @@ class VoxtralAdapter(AudioLMAdapter):
         return conv
 
     def _finish(self, tensors: dict, heard: float) -> ModelInputs:
-        tensors = {k: v.to(self.device) for k, v in tensors.items()}
-        if "input_features" in tensors:
-            tensors["input_features"] = tensors["input_features"].to(self.model.dtype)
+        tensors = self.on_device(tensors)
         tokens = int((tensors["input_ids"] == self.audio_token_id).sum())
         return ModelInputs(tensors, heard if tokens else 0.0, tokens)
