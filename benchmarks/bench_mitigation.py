@@ -3,19 +3,21 @@
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_mitigation.py                 # tiny random Qwen2-Audio
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_mitigation.py --model DIR --lengths 32 256 --device cuda
 
-Per-token time = time after the prefills / N; EOS is ignored so every run makes exactly N tokens. The time is
-this thread's CPU time on a CPU with one torch thread (--clock cpu, the default there: every op runs on it, and
-time the machine gives to other jobs is not counted), else wall time (--clock wall; the default on a GPU, whose
-work is not on the thread's clock). Each timing decodes at least --min-tokens tokens. Robust to a shared machine:
-the methods are run interleaved (one round = every method once, in a shuffled
-order), --repeats rounds, and each ratio is the median over rounds of (method / plain in the same round), so a
-slow spell of the machine hits plain and the method alike. The spread (min-max of the per-round ratios) is
-printed beside each median, and beside it the ratio of the fastest rounds (timeit's estimator: slower rounds are
-mostly other processes interfering). Printed at two lengths (default 32 and 256): the cached two-branch methods (AAD,
-VCD) step both branches in one batch-of-2 forward (mitigation._decode.BranchPair; goal <= 2.1x), DoLa one norm + LM head per candidate layer (goal
-<= 1.2x); 'aad-recompute' (the audio-free branch recomputed from scratch every step, as the public AAD code
-does) shows the growth with length that the second cache avoids. MTI's cost depends on how many steps exceed
-tau (printed). The last lines say, per goal, whether this run met it.
+Per-token time = the decoder's step() time summed over the N tokens / N (the prefills are not counted); EOS is
+ignored so every run makes exactly N tokens. The time is this thread's CPU time on a CPU with one torch thread
+(--clock cpu, the default there: every op runs on it, and time the machine gives to other jobs is not counted),
+else wall time (--clock wall; the default on a GPU, synchronised after each step).
+
+Robust to a shared machine, whose speed here drifts by a factor of 2 within seconds: each method is timed in
+lockstep with plain decoding, one token of each in turn (mitigation.Decoder; ABBA order), so a slow spell hits
+both alike; a round times every method so (in a shuffled order), each timing at least --min-tokens tokens, and a
+ratio is the median over --repeats rounds of (method / plain of the same lockstep run). The spread (min-max of
+the per-round ratios) is printed beside each median, and beside it the ratio of the fastest rounds (timeit's
+estimator). Printed at two lengths (default 32 and 256): the cached two-branch methods (AAD, VCD) step both
+branches in one batch-of-2 forward (mitigation._decode.BranchPair; goal <= 2.1x), DoLa one norm + LM head over
+the candidate layers (goal <= 1.2x); 'aad-recompute' (the audio-free branch recomputed from scratch every step,
+as the public AAD code does) shows the growth with length that the second cache avoids. MTI's cost depends on how
+many steps exceed tau (printed). The last lines say, per goal, whether this run met it.
 """
 
 from __future__ import annotations
@@ -31,57 +33,82 @@ import torch
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))  # the tests support package (tiny models)
 
 from halluscope.backends.audio_lm import clip_of, load_adapter
-from halluscope.mitigation import contrast, decode, parse_mitigation
-from halluscope.mitigation._decode import DecodeResult
+from halluscope.mitigation import Decoder, contrast, decode, parse_mitigation
 from halluscope.mitigation._audio import branches
 from halluscope.core.records import ChatMessage
 
 MSG = [ChatMessage(role="user", content="hello is there audio in the text")]
 
 
-def recompute_aad(model, main: dict, neg: dict, n: int) -> DecodeResult:
-    """AAD with the audio-free branch recomputed from scratch each step (the baseline this module avoids)."""
-    from halluscope.mitigation import Branch
+class RecomputeAAD:
+    """AAD with the audio-free branch recomputed from scratch each step (the baseline the second cache avoids);
+    the Decoder's prefill()/step() surface."""
 
-    branch = Branch(model, main)
-    out = branch.prefill()
-    t0, c0 = time.perf_counter(), time.thread_time()
-    tokens: list[int] = []
-    for _ in range(n):
-        ids = torch.cat([neg["input_ids"], torch.tensor([tokens], dtype=torch.long)], dim=1)
+    def __init__(self, model, main: dict, neg: dict, n: int) -> None:
+        from halluscope.mitigation import Branch
+
+        self.model, self.neg, self.n, self.branch, self.tokens = model, neg, n, Branch(model, main), []
+
+    def prefill(self) -> None:
+        self.out = self.branch.prefill()
+
+    def step(self):
+        if len(self.tokens) == self.n:
+            return None
+        ids = torch.cat([self.neg["input_ids"], torch.tensor([self.tokens], dtype=torch.long)], dim=1)
         with torch.inference_mode():
-            z_neg = model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False).logits[0, -1]
-        tokens.append(int(torch.argmax(contrast(out.logits[0, -1], z_neg, alpha=1.0))))
-        if len(tokens) == n:
-            break
-        out = branch.step([tokens[-1]])
-    return DecodeResult(tokens, "length", decode_s=time.perf_counter() - t0, decode_cpu_s=time.thread_time() - c0)
+            z_neg = self.model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False).logits[0, -1]
+        self.tokens.append(int(torch.argmax(contrast(self.out.logits[0, -1], z_neg, alpha=1.0))))
+        if len(self.tokens) < self.n:
+            self.out = self.branch.step([self.tokens[-1]])
+        return self.tokens[-1]
 
 
 GOALS = {"aad": 2.1, "vcd": 2.1, "dola": 1.2}  # per-token cost over plain decoding (issue 16)
 
 
-CLOCK = {"clock": "cpu"}  # set from --clock in main()
+CLOCK = {"clock": "cpu", "cuda": False}  # set from --clock / --device in main()
 
 
-def seconds(fn) -> float:
-    """The decode phase's seconds: this thread's CPU time (default; a shared machine's other load does not count)
-    or wall time."""
-    out = fn()
-    return out.decode_cpu_s if CLOCK["clock"] == "cpu" else out.decode_s
+def now() -> float:
+    """This thread's CPU time (default; a shared machine's other load does not count) or wall time (after the
+    GPU's queued work)."""
+    if CLOCK["clock"] == "cpu":
+        return time.thread_time()
+    if CLOCK["cuda"]:
+        torch.cuda.synchronize()
+    return time.perf_counter()
 
 
-def interleaved(runs: dict, repeats: int, seed: int = 0) -> dict[str, list[float]]:
-    """Decode-phase seconds of every method, ``repeats`` rounds, each round every method once in a shuffled order."""
+def lockstep(a, b, n: int) -> tuple[float, float]:
+    """Prefill two decoders, then step them in turn (ABBA: a b, b a, ...) for n tokens each: their step seconds."""
+    a.prefill()
+    b.prefill()
+    spent = {id(a): 0.0, id(b): 0.0}
+    for i in range(n):
+        for d in ((a, b) if i % 2 == 0 else (b, a)):
+            t = now()
+            d.step()
+            spent[id(d)] += now() - t
+    return spent[id(a)], spent[id(b)]
+
+
+def rounds(make, methods: list[str], n: int, repeats: int, inner: int, seed: int = 0) -> dict[str, list[tuple[float, float]]]:
+    """Per method, ``repeats`` rounds of (plain seconds, method seconds) for n tokens, each summed over ``inner``
+    lockstep runs; a round runs the methods in a shuffled order."""
     import random
 
     rng = random.Random(seed)
-    out: dict[str, list[float]] = {m: [] for m in runs}
+    out: dict[str, list[tuple[float, float]]] = {m: [] for m in methods}
     for _ in range(repeats):
-        order = list(runs)
+        order = list(methods)
         rng.shuffle(order)
         for m in order:
-            out[m].append(runs[m]())
+            p = t = 0.0
+            for _ in range(inner):
+                dp, dt = lockstep(make("plain", n), make(m, n), n)
+                p, t = p + dp, t + dt
+            out[m].append((p / inner, t / inner))
     return out
 
 
@@ -89,7 +116,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", help="hf-audio model directory (default: a tiny random Qwen2-Audio built here)")
     ap.add_argument("--lengths", type=int, nargs=2, default=[32, 256])
-    ap.add_argument("--repeats", type=int, default=7, help="Interleaved rounds (the median is reported).")
+    ap.add_argument("--repeats", type=int, default=7, help="Rounds (the median of the per-round ratios is reported).")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (1: a shared machine's other load "
                     "slows plain and mitigated decoding alike; more threads oversubscribe the cores).")
@@ -106,7 +133,7 @@ def main() -> None:
         args.clock = "cpu" if args.device == "cpu" and args.threads == 1 else "wall"
     if args.clock == "cpu" and (args.threads != 1 or args.device != "cpu"):
         raise SystemExit("--clock cpu counts one thread's CPU time: use it on a CPU with --threads 1 (or --clock wall)")
-    CLOCK["clock"] = args.clock
+    CLOCK["clock"], CLOCK["cuda"] = args.clock, args.device.startswith("cuda")
     torch.set_num_threads(args.threads)
     path = args.model
     if path is None:
@@ -121,19 +148,14 @@ def main() -> None:
                "mti": parse_mitigation("mti", tau=args.tau), "dola": parse_mitigation("dola")}
     prepared = {m: branches(ad, MSG, [clip], cfg) for m, cfg in methods.items()}
 
-    def once(m: str, n: int):
+    def make(m: str, n: int):
+        """A fresh decoder of method m for n tokens (EOS ignored)."""
         if m == "aad-recompute":
             main_in, neg, _ = prepared["aad"]
-            return lambda: recompute_aad(ad.model, dict(main_in.tensors), neg, n)
+            return RecomputeAAD(ad.model, dict(main_in.tensors), neg, n)
         main_in, neg, instr = prepared[m]
-        return lambda: decode(ad.model, dict(main_in.tensors), methods[m], max_new_tokens=n, eos=[],
-                              contrast_inputs=neg, instruction=instr)
-
-    def run(m: str, n: int):
-        """``inner`` decodes of n tokens, their decode seconds summed: a timing long enough for a noisy machine."""
-        inner = max(1, args.min_tokens // n)
-        fn = once(m, n)
-        return lambda: sum(seconds(fn) for _ in range(inner)) / inner
+        return Decoder(ad.model, dict(main_in.tensors), methods[m], max_new_tokens=n, eos=[], contrast_inputs=neg,
+                       instruction=instr)
 
     import statistics
 
@@ -146,13 +168,16 @@ def main() -> None:
     best: dict[tuple[str, int], float] = {}
     for n in args.lengths:
         for m in names:
-            once(m, 2)()  # warm-up
-        times = interleaved({m: run(m, n) for m in names}, args.repeats)
-        for m in names:
-            per_token[(m, n)] = statistics.median(times[m]) / n
-            rounds = [t / p for t, p in zip(times[m], times["plain"])]
-            ratio[(m, n)] = (statistics.median(rounds), min(rounds), max(rounds))
-            best[(m, n)] = min(times[m]) / min(times["plain"])  # timeit's estimator: the fastest round of each
+            lockstep(make("plain", 2), make(m, 2), 2)  # warm-up
+        times = rounds(make, names[1:], n, args.repeats, inner=max(1, args.min_tokens // n))
+        plain = [p for m in names[1:] for p, _ in times[m]]
+        per_token[("plain", n)] = statistics.median(plain) / n
+        ratio[("plain", n)], best[("plain", n)] = (1.0, 1.0, 1.0), 1.0
+        for m in names[1:]:
+            per_token[(m, n)] = statistics.median(t for _, t in times[m]) / n
+            rs = [t / p for p, t in times[m]]
+            ratio[(m, n)] = (statistics.median(rs), min(rs), max(rs))
+            best[(m, n)] = min(t for _, t in times[m]) / min(p for p, _ in times[m])  # timeit's estimator
             med, lo, hi = ratio[(m, n)]  # as it comes: a run stopped later keeps the shorter length
             print(f"  @{n}: {m} {per_token[(m, n)] * 1e3:.2f} ms/token, {med:.2f}x plain [{lo:.2f}-{hi:.2f}]", flush=True)
     mti_line = ""
@@ -163,8 +188,8 @@ def main() -> None:
     print(f"model {path} on {args.device}; prompt {prepared['plain'][0].tensors['input_ids'].shape[1]} tokens "
           f"({prepared['plain'][0].audio_tokens} audio){mti_line}")
     a, b = args.lengths
-    print(f"{args.repeats} interleaved rounds, {args.clock} time; ms/token: median; x plain: median of per-round "
-          "ratios [min-max]")
+    print(f"{args.repeats} rounds, each method in lockstep with plain decoding, {args.clock} time; ms/token: median; "
+          "x plain: median of per-round ratios [min-max]")
     print(f"| method | ms/token @{a} | x plain @{a} | best/best @{a} | ms/token @{b} | x plain @{b} | best/best @{b} |")
     print("|---|---|---|---|---|---|---|")
     for m in names:

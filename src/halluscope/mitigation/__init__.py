@@ -33,6 +33,7 @@ from halluscope.mitigation._contrast import (
 from halluscope.mitigation._decode import (
     Branch,
     DecodeResult,
+    Decoder,
     StepTrace,
     decode,
     sampler,
@@ -54,6 +55,7 @@ __all__ = [
     "MTI_INSTRUCTION",
     "Branch",
     "DecodeResult",
+    "Decoder",
     "MitigationConfig",
     "StepTrace",
     "contrast",

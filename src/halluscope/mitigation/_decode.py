@@ -233,6 +233,99 @@ class _Last:
         self.logits = z.view(1, 1, -1)
 
 
+class Decoder:
+    """One contrastive decode, a token at a time: ``prefill()`` once, then ``step()`` until it returns None.
+
+    ``step()`` chooses the next token from the current logits (contrasted as ``cfg`` says) and, unless that ends the
+    reply, pushes it through the cache(s); ``decode`` runs it to the end. Stepping two decoders in turn (the
+    benchmark, plain against a method) times them under the same machine conditions token by token.
+    """
+
+    def __init__(self, model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_tokens: int,
+                 eos: Sequence[int], contrast_inputs: dict | None = None, instruction: Sequence[int] = (),
+                 temperature: float = 0.0, top_p: float = 1.0, generator: torch.Generator | None = None,
+                 keep_logits: bool = False, batch_branches: bool = True, layer_exit: Callable | None = None) -> None:
+        r = cfg.resolved() if cfg is not None else None
+        self.r, self.method = r, (r.method if r else None)
+        if self.method in ("aad", "vcd") and contrast_inputs is None:
+            raise ValueError(f"{self.method} needs contrast inputs")
+        if self.method == "mti" and not instruction:
+            raise ValueError("mti needs the instruction's token ids")
+        self.candidates: Sequence[int] = ()
+        if self.method == "dola":
+            layers = getattr(decoder_of(model), "layers", None)
+            if layers is None:
+                raise ValueError(f"{type(model).__name__}: DoLa needs a decoder with a 'layers' list")
+            self.candidates = r.layers or dola_candidates(len(layers))
+        self.model, self.instruction, self.max_new_tokens, self.eos = model, instruction, max_new_tokens, set(eos)
+        self.temperature, self.top_p, self.generator, self.keep_logits = temperature, top_p, generator, keep_logits
+        self.branch = Branch(model, main, hidden=self.method == "dola")
+        self.neg = Branch(model, contrast_inputs) if self.method in ("aad", "vcd") else None
+        self.batch_branches = batch_branches
+        self.exit = (layer_exit or layer_logits(model)) if self.method == "dola" else None
+        self.tokens: list[int] = []
+        self.steps: list[StepTrace] = []
+        self.finish: str | None = None
+        self.pair: BranchPair | None = None
+        # DoLa's repetition penalty reads the tokens said so far from this buffer
+        self.said = (torch.empty(max_new_tokens, dtype=torch.long, device=main["input_ids"].device)
+                     if self.method == "dola" else None)
+
+    def prefill(self) -> None:
+        self.out = self.branch.prefill()
+        if self.method == "mti":  # sliding-window caches keep what MTI's crop rolls back to (no-op for the others)
+            getattr(self.branch.cache, "activate_past_recording", lambda: None)()
+        self.z_neg = self.neg.prefill().logits[0, -1] if self.neg else None
+        if self.neg is not None and self.batch_branches:
+            self.pair = BranchPair.merge(self.branch, self.neg)
+        if self.max_new_tokens <= 0:
+            self.finish = "length"
+
+    def step(self) -> StepTrace | None:
+        """Choose one token and advance the cache(s) by it; None once the reply has ended (``finish`` says why)."""
+        if self.finish is not None:
+            return None
+        r, method = self.r, self.method
+        z = self.out.logits[0, -1].float()
+        h = float(entropy(z))
+        contrasted, layer = False, None
+        if method in ("aad", "vcd"):
+            adjusted, contrasted = contrast(z, self.z_neg, alpha=r.alpha, beta=r.beta), True
+        elif method == "mti" and h > r.tau:
+            keep = self.branch.length
+            self.branch.mark()
+            z_tmp = self.branch.step(self.instruction).logits[0, -1]
+            self.branch.crop(keep)
+            adjusted, contrasted = contrast(z, z_tmp, alpha=r.alpha, beta=r.beta), True
+        elif method == "dola":
+            with torch.inference_mode():  # one norm + head call over every candidate layer; no autograd bookkeeping
+                stacked = self.exit([self.out.hidden_states[i] for i in self.candidates])
+                adjusted, layer, _ = dola(z, stacked, layers=self.candidates, alpha=r.alpha, beta=r.beta,
+                                          generated=self.said[:len(self.tokens)],
+                                          repetition_penalty=r.repetition_penalty)
+            contrasted = True
+        else:
+            adjusted = z
+        tok = choose(adjusted, temperature=self.temperature, top_p=self.top_p, generator=self.generator)
+        trace = StepTrace(tok, contrasted, h, layer, adjusted.clone() if self.keep_logits else None)
+        self.steps.append(trace)
+        if self.said is not None:
+            self.said[len(self.tokens)] = tok
+        self.tokens.append(tok)
+        if tok in self.eos:
+            self.finish = "stop"
+        elif len(self.tokens) == self.max_new_tokens:
+            self.finish = "length"
+        elif self.pair is not None:
+            z_pos, self.z_neg = self.pair.step(tok)
+            self.out = _Last(z_pos)
+        else:
+            self.out = self.branch.step([tok])
+            if self.neg is not None:
+                self.z_neg = self.neg.step([tok]).logits[0, -1]
+        return trace
+
+
 def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_tokens: int, eos: Sequence[int],
            contrast_inputs: dict | None = None, instruction: Sequence[int] = (), temperature: float = 0.0,
            top_p: float = 1.0, generator: torch.Generator | None = None, keep_logits: bool = False,
@@ -243,68 +336,13 @@ def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_toke
     model's cache allows; False steps them one after the other (the same tokens, up to float rounding).
     ``layer_exit``: DoLa's early exit, candidate layers' hidden states -> their last-position logits (default
     ``layer_logits``; a model whose hidden states are not [1, seq, hidden] brings its own)."""
-    r = cfg.resolved() if cfg is not None else None
-    method = r.method if r else None
-    if method in ("aad", "vcd") and contrast_inputs is None:
-        raise ValueError(f"{method} needs contrast inputs")
-    if method == "mti" and not instruction:
-        raise ValueError("mti needs the instruction's token ids")
-    candidates: Sequence[int] = ()
-    if method == "dola":
-        layers = getattr(decoder_of(model), "layers", None)
-        if layers is None:
-            raise ValueError(f"{type(model).__name__}: DoLa needs a decoder with a 'layers' list")
-        candidates = r.layers or dola_candidates(len(layers))
+    d = Decoder(model, main, cfg, max_new_tokens=max_new_tokens, eos=eos, contrast_inputs=contrast_inputs,
+                instruction=instruction, temperature=temperature, top_p=top_p, generator=generator,
+                keep_logits=keep_logits, batch_branches=batch_branches, layer_exit=layer_exit)
     t0 = time.perf_counter()
-    branch = Branch(model, main, hidden=method == "dola")
-    neg = Branch(model, contrast_inputs) if method in ("aad", "vcd") else None
-    out = branch.prefill()
-    if method == "mti":  # sliding-window caches keep what MTI's crop rolls back to (no-op for the others)
-        getattr(branch.cache, "activate_past_recording", lambda: None)()
-    z_neg = neg.prefill().logits[0, -1] if neg else None
-    pair = BranchPair.merge(branch, neg) if neg is not None and batch_branches else None
-    exit_ = (layer_exit or layer_logits(model)) if method == "dola" else None
-    tokens: list[int] = []
-    steps: list[StepTrace] = []
-    finish = "length"
-    said = (torch.empty(max_new_tokens, dtype=torch.long, device=main["input_ids"].device)  # DoLa's repetition
-            if method == "dola" else None)  # penalty reads the tokens said so far from here
+    d.prefill()
     t1, c1 = time.perf_counter(), time.thread_time()
-    for _ in range(max_new_tokens):
-        z = out.logits[0, -1].float()
-        h = float(entropy(z))
-        contrasted, layer = False, None
-        if method in ("aad", "vcd"):
-            adjusted, contrasted = contrast(z, z_neg, alpha=r.alpha, beta=r.beta), True
-        elif method == "mti" and h > r.tau:
-            keep = branch.length
-            branch.mark()
-            z_tmp = branch.step(instruction).logits[0, -1]
-            branch.crop(keep)
-            adjusted, contrasted = contrast(z, z_tmp, alpha=r.alpha, beta=r.beta), True
-        elif method == "dola":
-            with torch.inference_mode():  # one norm + head call over every candidate layer; no autograd bookkeeping
-                stacked = exit_([out.hidden_states[i] for i in candidates])
-                adjusted, layer, _ = dola(z, stacked, layers=candidates, alpha=r.alpha, beta=r.beta,
-                                          generated=said[:len(tokens)], repetition_penalty=r.repetition_penalty)
-            contrasted = True
-        else:
-            adjusted = z
-        tok = choose(adjusted, temperature=temperature, top_p=top_p, generator=generator)
-        steps.append(StepTrace(tok, contrasted, h, layer, adjusted.clone() if keep_logits else None))
-        if said is not None:
-            said[len(tokens)] = tok
-        tokens.append(tok)
-        if tok in eos:
-            finish = "stop"
-            break
-        if len(tokens) == max_new_tokens:
-            break
-        if pair is not None:
-            z_pos, z_neg = pair.step(tok)
-            out = _Last(z_pos)
-            continue
-        out = branch.step([tok])
-        if neg is not None:
-            z_neg = neg.step([tok]).logits[0, -1]
-    return DecodeResult(tokens, finish, steps, t1 - t0, time.perf_counter() - t1, time.thread_time() - c1)
+    while d.step() is not None:
+        pass
+    return DecodeResult(d.tokens, d.finish or "length", d.steps, t1 - t0, time.perf_counter() - t1,
+                        time.thread_time() - c1)
