@@ -27,9 +27,11 @@ def contrast(z: torch.Tensor, z_neg: torch.Tensor, *, alpha: float, beta: float 
     return out.masked_fill(~plausible(z, beta), float("-inf"))
 
 
-def entropy(logits: torch.Tensor) -> torch.Tensor:
-    """Shannon entropy (nats) of softmax(logits) (MTI's uncertainty test)."""
-    logp = F.log_softmax(logits.float(), dim=-1)
+def entropy(logits: torch.Tensor | None = None, *, logp: torch.Tensor | None = None) -> torch.Tensor:
+    """Shannon entropy (nats) of softmax(logits) (MTI's uncertainty test); or of exp(logp), log-probabilities
+    already computed."""
+    if logp is None:
+        logp = F.log_softmax(logits.float(), dim=-1)
     return -(logp.exp() * logp).sum(dim=-1)
 
 
@@ -55,12 +57,13 @@ def dola_candidates(n_layers: int) -> tuple[int, ...]:
 
 def dola(final: torch.Tensor, premature: dict[int, torch.Tensor] | torch.Tensor, *, alpha: float = 1.0,
          beta: float | None = 0.1, generated: Sequence[int] | torch.Tensor = (), repetition_penalty: float = 1.0,
-         layers: Sequence[int] | None = None) -> tuple[torch.Tensor, int, dict[int, float]]:
+         layers: Sequence[int] | None = None, logp: torch.Tensor | None = None) -> tuple[torch.Tensor, int, dict[int, float]]:
     """DoLa's adjusted logits log q_N - alpha log q_M on the plausible set of q_N, with M the candidate layer of
     largest JS divergence from the final layer; then the repetition penalty on already generated tokens.
 
     ``premature``: layer -> logits, or the candidates' logits stacked [candidates, vocab] with ``layers`` naming
-    them. Returns (adjusted logits, chosen layer, JS divergence per candidate). Shapes: [vocab] (batch size 1).
+    them. ``logp``: log_softmax(final), when the caller has it. Returns (adjusted logits, chosen layer, JS
+    divergence per candidate). Shapes: [vocab] (batch size 1).
     Every candidate is scored in one pass (each log-softmax computed once), as this runs at every step; with a
     single candidate there is nothing to choose and no divergence is computed (nan).
     """
@@ -68,8 +71,8 @@ def dola(final: torch.Tensor, premature: dict[int, torch.Tensor] | torch.Tensor,
         layers, stacked = list(premature), torch.stack([premature[k] for k in premature])
     else:
         stacked, layers = premature, list(layers or ())
-    lp = F.log_softmax(final.float(), -1)
-    lq = F.log_softmax(stacked.float(), -1)
+    lp = F.log_softmax(final.float(), -1) if logp is None else logp
+    lq = F.log_softmax(stacked.float(), -1)  # [candidates, vocab]
     if len(layers) == 1:  # nothing to choose: no divergence is computed (reported as nan)
         best, js = 0, {layers[0]: float("nan")}
     else:
@@ -78,15 +81,19 @@ def dola(final: torch.Tensor, premature: dict[int, torch.Tensor] | torch.Tensor,
         js_all = 0.5 * ((p * (lp - lm)).sum(-1) + (q * (lq - lm)).sum(-1))
         best = int(torch.argmax(js_all))  # ties: the lower layer (candidates ascend; argmax takes the first)
         js = dict(zip(layers, js_all.tolist()))
-    out = torch.sub(lp, lq[best], alpha=alpha)  # this runs at every step: few ops, in place where it can
+    # this runs at every step: few ops (a tiny model's token is a few hundred), in place where it can
+    out = lp - lq[best] if alpha == 1.0 else torch.sub(lp, lq[best], alpha=alpha)
     if beta is not None and beta > 0:
-        out.masked_fill_(lp < lp.max() + math.log(beta), float("-inf"))
+        out.masked_fill_(lp < float(lp.max()) + math.log(beta), float("-inf"))
     if repetition_penalty != 1.0 and len(generated):
-        # a repeated id reads and writes the same value, so the decode loop's token buffer goes in as it is
+        # a repeated id reads and writes the same value, so a token list with repeats goes in as it is
         idx = generated if isinstance(generated, torch.Tensor) else torch.tensor(list(generated), dtype=torch.long)
         idx = idx.to(out.device)
         vals = out.index_select(-1, idx)
-        out.index_copy_(-1, idx, torch.where(vals < 0, vals * repetition_penalty, vals / repetition_penalty))
+        # negative values are multiplied by the penalty, positive ones divided (Keskar et al. 2019, as in HF)
+        pen = torch.minimum(vals * repetition_penalty, vals / repetition_penalty) if repetition_penalty > 1 else \
+            torch.maximum(vals * repetition_penalty, vals / repetition_penalty)
+        out.index_copy_(-1, idx, pen)
     return out, layers[best], js
 
 
