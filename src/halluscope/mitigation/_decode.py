@@ -209,30 +209,6 @@ def decoder_of(model: Any) -> Any:
     return dec
 
 
-def fused_norm(norm: Any, width: int) -> Callable[[torch.Tensor], torch.Tensor]:
-    """``norm`` itself, or one ``F.rms_norm`` call that gives the same values (checked here on random input, with
-    the module's weight w or Gemma's 1 + w): DoLa's early exit runs it at every step, and a norm module is some
-    seven small ops (a tenth of a tiny model's token time on a CPU)."""
-    import torch.nn.functional as F
-
-    weight = getattr(norm, "weight", None)
-    eps = getattr(norm, "variance_epsilon", getattr(norm, "eps", None))
-    if not isinstance(weight, torch.Tensor) or weight.shape != (width,) or not isinstance(eps, float):
-        return norm
-    gen = torch.Generator().manual_seed(0)
-    with torch.inference_mode():
-        x = torch.randn((3, width), generator=gen).to(device=weight.device, dtype=weight.dtype)
-        want = norm(x).float()
-        tol = 1e-5 if weight.dtype == torch.float32 else 2e-2
-        for w in (weight.float(), 1.0 + weight.float()):
-            def fast(h: torch.Tensor, w: torch.Tensor = w) -> torch.Tensor:
-                return F.rms_norm(h.float(), (width,), w, eps).to(h.dtype)
-
-            if torch.allclose(fast(x).float(), want, rtol=tol, atol=tol):
-                return fast
-    return norm
-
-
 def layer_logits(model: Any) -> Callable[[Sequence[torch.Tensor]], torch.Tensor]:
     """Early exit for DoLa: the final norm, then the LM head (Chuang et al. 2024 read premature layers so), over the
     last position of each given layer's hidden states [1, seq, hidden]: logits [len(states), vocab]."""
@@ -240,7 +216,6 @@ def layer_logits(model: Any) -> Callable[[Sequence[torch.Tensor]], torch.Tensor]
     head = model.get_output_embeddings()
     if norm is None or head is None:
         raise ValueError(f"{type(model).__name__}: DoLa needs a decoder with a final 'norm' and an LM head")
-    norm = fused_norm(norm, head.weight.shape[-1])
     return lambda states: head(norm(states[0][0, -1:] if len(states) == 1 else torch.cat([h[0, -1:] for h in states])))
 
 
