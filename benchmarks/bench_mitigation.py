@@ -64,6 +64,13 @@ class RecomputeAAD:
         return self.tokens[-1]
 
 
+FAMILIES = {  # --family -> the tests' tiny random model builder (tests/support/<module>.py)
+    "qwen2-audio": ("tiny_audio_lm", "build_qwen2_audio"), "qwen2.5-omni": ("tiny_audio_lm", "build_qwen25_omni_thinker"),
+    "qwen3-omni": ("tiny_qwen3_omni", "build_qwen3_omni_thinker"), "gemma3n": ("tiny_gemma3n", "build_gemma3n"),
+    "granite-speech": ("tiny_granite", "build_granite_speech"), "nemotron-omni": ("tiny_nemotron", "build_nemotron_omni"),
+    "voxtral": ("tiny_voxtral", "build_voxtral"), "audio-flamingo-3": ("tiny_af3", "build_af3"),
+    "music-flamingo": ("tiny_musicflamingo", "build_musicflamingo"), "phi4-mm": ("tiny_phi4", "build_phi4"),
+}
 GOALS = {"aad": 2.1, "vcd": 2.1, "dola": 1.2}  # per-token cost over plain decoding (issue 16)
 
 
@@ -114,7 +121,9 @@ def rounds(make, methods: list[str], n: int, repeats: int, inner: int, seed: int
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", help="hf-audio model directory (default: a tiny random Qwen2-Audio built here)")
+    ap.add_argument("--model", help="hf-audio model directory (default: a tiny random model of --family built here)")
+    ap.add_argument("--family", choices=sorted(FAMILIES), default="qwen2-audio",
+                    help="Which tiny random model to build without --model (each local adapter family has one).")
     ap.add_argument("--lengths", type=int, nargs=2, default=[32, 256])
     ap.add_argument("--repeats", type=int, default=7, help="Rounds (the median of the per-round ratios is reported).")
     ap.add_argument("--device", default="cpu")
@@ -137,9 +146,10 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     path = args.model
     if path is None:
-        from support.tiny_audio_lm import build_qwen2_audio
+        import importlib
 
-        path = str(build_qwen2_audio(Path(tempfile.mkdtemp())))
+        module, name = FAMILIES[args.family]
+        path = str(getattr(importlib.import_module(f"support.{module}"), name)(Path(tempfile.mkdtemp())))
     ad = load_adapter(path, device=args.device)
     from support.tiny_audio_lm import espeak
 
@@ -147,6 +157,7 @@ def main() -> None:
     methods = {"plain": None, "aad": parse_mitigation("aad"), "vcd": parse_mitigation("vcd"),
                "mti": parse_mitigation("mti", tau=args.tau), "dola": parse_mitigation("dola")}
     prepared = {m: branches(ad, MSG, [clip], cfg) for m, cfg in methods.items()}
+    exit_ = getattr(ad, "dola_exit", None)  # as mitigation._audio.generate: a family's own DoLa early exit
 
     def make(m: str, n: int):
         """A fresh decoder of method m for n tokens (EOS ignored)."""
@@ -155,7 +166,7 @@ def main() -> None:
             return RecomputeAAD(ad.model, dict(main_in.tensors), neg, n)
         main_in, neg, instr = prepared[m]
         return Decoder(ad.model, dict(main_in.tensors), methods[m], max_new_tokens=n, eos=[], contrast_inputs=neg,
-                       instruction=instr)
+                       instruction=instr, layer_exit=exit_ and exit_(ad.model))
 
     import statistics
 
@@ -185,6 +196,11 @@ def main() -> None:
         mti = decode(ad.model, dict(prepared["mti"][0].tensors), methods["mti"], max_new_tokens=args.lengths[1], eos=[],
                      instruction=prepared["mti"][2])
         mti_line = f"; MTI contrasted {mti.summary(methods['mti'])['contrast_steps']}/{args.lengths[1]} steps at tau={args.tau}"
+    pair = make("aad", 2)
+    pair.prefill()
+    batched = ("AAD/VCD branches batched (one batch-of-2 forward per token)" if pair.pair is not None else
+               "AAD/VCD branches stepped one after the other (this cache does not merge)")
+    print(f"{batched}; family {type(ad).__name__}")
     print(f"model {path} on {args.device}; prompt {prepared['plain'][0].tensors['input_ids'].shape[1]} tokens "
           f"({prepared['plain'][0].audio_tokens} audio){mti_line}")
     a, b = args.lengths
