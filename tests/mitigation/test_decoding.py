@@ -290,8 +290,42 @@ def test_dola_repetition_penalty_once_per_said_token_from_a_list_or_the_loop_buf
     premature = torch.zeros(1, 5)
     plain, _, _ = dola(final, premature, layers=[1], beta=None)
     for said in ([1, 3, 3, 1], torch.tensor([1, 3, 3, 1])):
-        out, _, _ = dola(final, premature, layers=[1], beta=None, generated=said, repetition_penalty=2.0)
-        want = plain.clone()
-        for i in (1, 3):  # negative logits are multiplied by the penalty, positive ones divided, each once
-            want[i] = plain[i] * 2.0 if plain[i] < 0 else plain[i] / 2.0
-        assert torch.equal(out, want)
+        for penalty in (2.0, 0.5):  # below 1 the penalty rewards repeats (the same formula)
+            out, _, _ = dola(final, premature, layers=[1], beta=None, generated=said, repetition_penalty=penalty)
+            want = plain.clone()
+            for i in (1, 3):  # negative logits are multiplied by the penalty, positive ones divided, each once
+                want[i] = plain[i] * penalty if plain[i] < 0 else plain[i] / penalty
+            assert torch.allclose(out, want, rtol=1e-6, atol=0)
+
+
+def test_decoders_stepped_in_turn_on_one_model_decode_as_each_alone(adapters, clip):
+    """The benchmark steps a plain and a mitigated Decoder in turn on one model: neither may see the other's state
+    (Omni's mRoPE delta lives on a module; AAD's merged pair sets it per row)."""
+    from halluscope.mitigation import Decoder
+
+    ad = adapters["omni"]
+    cfgs = [None, parse_mitigation("aad"), parse_mitigation("dola")]
+
+    def decoder(cfg):
+        main, neg, _ = branches(ad, MSG, [clip], cfg)
+        return Decoder(ad.model, dict(main.tensors), cfg, max_new_tokens=10, eos=[], contrast_inputs=neg,
+                       keep_logits=True)
+
+    alone = []
+    for cfg in cfgs:
+        d = decoder(cfg)
+        d.prefill()
+        while d.step() is not None:
+            pass
+        alone.append(d)
+    together = [decoder(cfg) for cfg in cfgs]
+    for d in together:
+        d.prefill()
+    for i in range(10):
+        for d in (together if i % 2 == 0 else together[::-1]):
+            assert d.step() is not None
+    assert all(d.step() is None and d.finish == "length" for d in together)
+    for a, b in zip(alone, together):
+        assert a.tokens == b.tokens
+        for x, y in zip(a.steps, b.steps):
+            assert torch.equal(x.logits, y.logits)
