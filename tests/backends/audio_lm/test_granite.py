@@ -1,4 +1,5 @@
-"""Granite Speech's own checks (the family tests are in test_adapters_families.py): the torch front end against an
+"""Granite Speech's own checks (the family tests are in test_adapters_families.py): the torch front end against
+transformers' own extractor with torchaudio (a stored reference on real speech, scripts/granite_reference.py) and an
 independent numpy one built from the definitions (framing, window, rfft, HTK triangles), the audio-token count
 against the model's own projector, the prompt through a string-content chat template, the refusal of a LoRA
 checkpoint without peft, and the 'granite_speech_plus' variant."""
@@ -65,6 +66,25 @@ def granite(tmp_path_factory):
 @pytest.fixture(scope="module")
 def speech():
     return espeak("hello the audio is a dog barking").astype(np.float32)
+
+
+def test_front_end_matches_transformers_extractor_with_torchaudio():
+    """The features, masks and audio-token counts that GraniteSpeechFeatureExtractor (torchaudio 2.9.1's
+    MelSpectrogram, transformers 5.24) gave on two real speech clips, alone and as one padded batch."""
+    from pathlib import Path
+
+    ref = np.load(Path(__file__).parent / "data/granite_torchaudio_reference.npz")
+    assert any(v.startswith("torchaudio ") for v in ref["versions"])
+    clips = {k: ref[k].astype(np.float32) / 32768.0 for k in ("libri", "pisets")}
+    fe = MelFrontEnd()  # the extractor's defaults, as the reference used
+    for name, batch in (("libri", ["libri"]), ("pisets", ["pisets"]), ("both", ["libri", "pisets"])):
+        got = fe([clips[c] for c in batch])
+        want = ref[f"{name}_features"]
+        assert got["input_features"].shape == want.shape and np.ptp(want) > 1
+        # torchaudio computes in float32, this front end in float64: they differ by float32 rounding (3.6e-5 seen)
+        np.testing.assert_allclose(got["input_features"].numpy(), want, rtol=0, atol=1e-4)
+        assert np.array_equal(got["input_features_mask"].numpy(), ref[f"{name}_mask"])
+        assert list(got["audio_embed_sizes"]) == ref[f"{name}_sizes"].tolist()
 
 
 def test_front_end_matches_independent_numpy(granite, speech):

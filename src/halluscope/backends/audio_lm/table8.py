@@ -28,8 +28,8 @@ VERIFIED = {"qwen2-audio": "tiny random weights (tests/backends/audio_lm, tests/
             "voxtral": FAMILY_TESTS + "; both tokenizers: a chat-template one and a tiny tekken.json (the released "
                        "format, mistral-common)",
             "music-flamingo": FAMILY_TESTS,
-            "granite-speech": FAMILY_TESTS + "; mel front end in torch, checked against an independent numpy one "
-                              "(no torchaudio)",
+            "granite-speech": FAMILY_TESTS + "; mel front end in torch, checked against transformers' extractor with "
+                              "torchaudio 2.9.1 on real speech (a stored reference) and an independent numpy one",
             "gemma-3n": FAMILY_TESTS + "; vision tower not built (audio and text only)",
             "nemotron-3-nano-omni": FAMILY_TESTS + "; hybrid Mamba decoder (AAD/VCD branches stepped one after the "
                                     "other, MTI restores the Mamba recurrent states); the released chat template's "
