@@ -205,3 +205,23 @@ def test_voxtral_tekken_moves_a_system_message_into_the_clip_turn(tmp_path):
     text = ad.tokenizer.decode(got.tensors["input_ids"][0].tolist(), skip_special_tokens=False)
     assert got.delivered and "be brief" in text and "SYSTEM_PROMPT" not in text
     assert text.index("be brief") < text.index("hi")
+
+
+def test_gemma3n_full_size_config_builds_without_timm():
+    """transformers' default Gemma3nConfig is the released E4B's shape (35 layers of 2048, a 262400 vocab): the
+    adapter's classes build it (on the meta device, no memory) without importing timm, with 7.5 B parameters, the
+    vision tower's 0.3 B of the release's 7.85 B left out."""
+    import sys
+
+    from transformers import Gemma3nConfig
+
+    from halluscope.backends.audio_lm._gemma3n import audio_text_classes
+
+    cfg = Gemma3nConfig()
+    assert (cfg.text_config.num_hidden_layers, cfg.text_config.hidden_size, cfg.text_config.vocab_size) == (35, 2048, 262400)
+    with torch.device("meta"):
+        model = audio_text_classes()[1](cfg)
+    assert "timm" not in sys.modules
+    assert {"language_model", "audio_tower", "embed_audio"} <= {k for k, _ in model.model.named_children()}
+    assert getattr(model.model, "vision_tower", None) is None
+    assert 7.4e9 < sum(p.numel() for p in model.parameters()) < 7.6e9
