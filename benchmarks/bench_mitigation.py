@@ -55,7 +55,8 @@ class RecomputeAAD:
     def step(self):
         if len(self.tokens) == self.n:
             return None
-        ids = torch.cat([self.neg["input_ids"], torch.tensor([self.tokens], dtype=torch.long)], dim=1)
+        ids = torch.cat([self.neg["input_ids"], torch.tensor([self.tokens], dtype=torch.long,
+                                                     device=self.neg["input_ids"].device)], dim=1)
         with torch.inference_mode():
             z_neg = self.model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False).logits[0, -1]
         self.tokens.append(int(torch.argmax(contrast(self.out.logits[0, -1], z_neg, alpha=1.0))))

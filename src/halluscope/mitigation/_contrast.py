@@ -91,9 +91,8 @@ def dola(final: torch.Tensor, premature: dict[int, torch.Tensor] | torch.Tensor,
         idx = idx.to(out.device)
         vals = out.index_select(-1, idx)
         # negative values are multiplied by the penalty, positive ones divided (Keskar et al. 2019, as in HF)
-        pen = torch.minimum(vals * repetition_penalty, vals / repetition_penalty) if repetition_penalty > 1 else \
-            torch.maximum(vals * repetition_penalty, vals / repetition_penalty)
-        out.index_copy_(-1, idx, pen)
+        scaled, shrunk = vals * repetition_penalty, vals / repetition_penalty
+        out.index_copy_(-1, idx, torch.minimum(scaled, shrunk) if repetition_penalty > 1 else torch.maximum(scaled, shrunk))
     return out, layers[best], js
 
 
