@@ -131,13 +131,19 @@ class Branch:
         self.length = length
 
 
+# transformers' cache layers BranchPair merges
+MERGEABLE = ("DynamicLayer", "DynamicSlidingWindowLayer", "DummyLayer", "LinearAttentionLayer")
+STATES = ("conv_states", "recurrent_states")  # a LinearAttentionLayer's (Mamba's) per-sequence states, by index
+
+
 class BranchPair:
     """Two prefilled branches decoded as one batch of 2 (AAD, VCD): per step one forward instead of two.
 
     The shorter branch's KV cache is left-padded to the longer one's length and masked out; each row keeps its own
-    positions (and mRoPE delta), so a row attends exactly to what its own branch would. Only plain growing caches
-    (transformers' DynamicLayer) are merged; ``merge`` returns None for anything else and the caller steps the two
-    branches one after the other.
+    positions (and mRoPE delta), so a row attends exactly to what its own branch would. Growing (DynamicLayer),
+    sliding-window (Gemma-3n's local layers), state-less (KV-shared, MoE) and Mamba (LinearAttentionLayer: its
+    states are stacked, a one-token step never masks them) layers are merged; ``merge`` returns None for anything
+    else and the caller steps the two branches one after the other.
     """
 
     def __init__(self, a: Branch, b: Branch, layers: list[tuple[Any, Any]]) -> None:
@@ -149,9 +155,23 @@ class BranchPair:
         for row, n in enumerate(self.lengths):
             self.mask[row, width - n:] = 1
         for la, lb in layers:
+            kind = type(la).__name__
+            if kind == "DummyLayer":  # a KV-shared or MoE layer: it holds no state
+                continue
+            if kind == "LinearAttentionLayer":  # a fixed-size state per sequence, whatever its length: stacked
+                for name in STATES:
+                    ours, theirs = getattr(la, name), getattr(lb, name)
+                    for i in ours:
+                        ours[i] = torch.cat([ours[i], theirs[i]], dim=0)
+                continue
+            # a growing layer holds every position; a sliding one the last window - 1 (fewer while shorter), which
+            # left-padding aligns at the right as the mask does (its offset follows the merged cumulative length)
+            slots = width if kind == "DynamicLayer" else max(la.keys.shape[-2], lb.keys.shape[-2])
             for name in ("keys", "values"):
                 ka, kb = getattr(la, name), getattr(lb, name)
-                setattr(la, name, torch.cat([_left_pad(ka, width), _left_pad(kb, width)], dim=0))
+                setattr(la, name, torch.cat([_left_pad(ka, slots), _left_pad(kb, slots)], dim=0))
+            if hasattr(la, "cumulative_length"):
+                la.cumulative_length = width
         self._holders = a._holders
         deltas = [a._state, b._state]
         self._deltas = None
@@ -163,11 +183,22 @@ class BranchPair:
         layers_a, layers_b = getattr(a.cache, "layers", None), getattr(b.cache, "layers", None)
         if not layers_a or not layers_b or len(layers_a) != len(layers_b) or a._cache_kw != b._cache_kw:
             return None
-        if any(type(x).__name__ != "DynamicLayer" or type(y).__name__ != "DynamicLayer"
-               for x, y in zip(layers_a, layers_b)):
-            return None
-        if any(getattr(x, "keys", None) is None or x.keys.shape[0] != 1 for x in (*layers_a, *layers_b)):
-            return None
+        for x, y in zip(layers_a, layers_b):
+            kind = type(x).__name__
+            if kind != type(y).__name__ or kind not in MERGEABLE:
+                return None
+            if kind == "DummyLayer":
+                continue
+            if kind == "LinearAttentionLayer":
+                if x.record_past or y.record_past or not _states_merge(x, y):
+                    return None
+                continue
+            if getattr(x, "keys", None) is None or getattr(y, "keys", None) is None or x.keys.shape[0] != 1 \
+                    or y.keys.shape[0] != 1:
+                return None
+            if kind == "DynamicSlidingWindowLayer" and (x.sliding_window != y.sliding_window or x.record_past
+                                                         or y.record_past):
+                return None
         if any(s is not None and s.numel() != 1 for s in (*a._state, *b._state)):
             return None  # an mRoPE delta per position group: not merged
         if (any(s is None for s in a._state) or any(s is None for s in b._state)) and \
@@ -189,6 +220,17 @@ class BranchPair:
         self.cache = Branch._cache_of(out)
         self.lengths = [n + 1 for n in self.lengths]
         return out.logits[0, -1], out.logits[1, -1]
+
+
+def _states_merge(x: Any, y: Any) -> bool:
+    """Two LinearAttentionLayers whose states are all set, batch 1, of one shape each."""
+    for name in STATES:
+        sx, sy = getattr(x, name, None), getattr(y, name, None)
+        if not isinstance(sx, dict) or not isinstance(sy, dict) or sx.keys() != sy.keys():
+            return False
+        if any(sx[i] is None or sy[i] is None or sx[i].shape != sy[i].shape or sx[i].shape[0] != 1 for i in sx):
+            return False
+    return True
 
 
 def _left_pad(x: torch.Tensor, width: int) -> torch.Tensor:

@@ -225,3 +225,39 @@ def test_gemma3n_full_size_config_builds_without_timm():
     assert {"language_model", "audio_tower", "embed_audio"} <= {k for k, _ in model.model.named_children()}
     assert getattr(model.model, "vision_tower", None) is None
     assert 7.4e9 < sum(p.numel() for p in model.parameters()) < 7.6e9
+
+
+@pytest.mark.parametrize("name", ["gemma-3n", "nemotron-3-nano-omni"])
+def test_aad_branches_batch_through_sliding_shared_and_mamba_cache_layers(name, family_dir, clip1):
+    """AAD's two branches advance in one batch-of-2 forward through Gemma-3n's sliding window layers (the
+    audio-free branch, shorter than the window at first, grows past it here) and state-less KV-shared layers, and
+    through Nemotron's Mamba layers (states stacked), MoE and attention layers: the tokens and logits are those of
+    the branches stepped one after the other."""
+    from halluscope.mitigation import Decoder
+
+    import math
+
+    ad = load_adapter(family_dir(name))
+    with torch.no_grad():  # a long memory (A = -0.01; the tiny model's decays within a token), so each Mamba row's
+        for module in ad.model.modules():  # state holds its own branch's history: a swapped row changes logits by .4
+            if hasattr(module, "A_log"):
+                module.A_log.fill_(math.log(0.01))
+    cfg = parse_mitigation("aad")
+    window = getattr(ad.model.config.get_text_config(), "sliding_window", None)
+    runs = []
+    for batch in (True, False):
+        main, neg, _ = branches(ad, MSG, [clip1], cfg)
+        d = Decoder(ad.model, dict(main.tensors), cfg, max_new_tokens=48, eos=[], contrast_inputs=neg,
+                    keep_logits=True, batch_branches=batch)
+        d.prefill()
+        assert (d.pair is not None) == batch
+        if window is not None:  # the audio-free prompt starts inside the window and ends past it
+            assert neg["input_ids"].shape[1] < window - 1 < neg["input_ids"].shape[1] + 48
+        while d.step() is not None:
+            pass
+        runs.append(d)
+    assert runs[0].tokens == runs[1].tokens
+    for a, b in zip(runs[0].steps, runs[1].steps):
+        finite = torch.isfinite(a.logits)
+        assert torch.equal(finite, torch.isfinite(b.logits))
+        assert torch.allclose(a.logits[finite], b.logits[finite], atol=1e-4)

@@ -16,8 +16,8 @@ Window: 30 s by default, halluscope's choice: neither the installed processor no
 ``audio_window_s`` sends the clip whole up to that length. What is heard is read from the extractor's mask.
 The features are ``input_features`` (normalised log-mel; VCD diffuses them).
 
-Decoding: the cache mixes attention layers with Mamba layers (conv and recurrent state, no key/value), so AAD's and
-VCD's branches are stepped one after the other (``BranchPair.merge`` refuses such a cache) and MTI's temporary
+Decoding: the cache mixes attention layers with Mamba layers (conv and recurrent state, no key/value); AAD's and
+VCD's branches still advance in one batch-of-2 forward (``BranchPair`` stacks the Mamba states) and MTI's temporary
 instruction is rolled back by the decoder's own means (past recording for the conv state, the recurrent state
 saved and restored: see halluscope.mitigation._decode). DoLa: the decoder's final norm is ``norm_f``;
 ``dola_exit`` reads premature layers through it and the LM head.

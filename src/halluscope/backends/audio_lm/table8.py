@@ -31,9 +31,9 @@ VERIFIED = {"qwen2-audio": "tiny random weights (tests/backends/audio_lm, tests/
             "granite-speech": FAMILY_TESTS + "; mel front end in torch, checked against transformers' extractor with "
                               "torchaudio 2.9.1 on real speech (a stored reference) and an independent numpy one",
             "gemma-3n": FAMILY_TESTS + "; vision tower not built (audio and text only)",
-            "nemotron-3-nano-omni": FAMILY_TESTS + "; hybrid Mamba decoder (AAD/VCD branches stepped one after the "
-                                    "other, MTI restores the Mamba recurrent states); the released chat template's "
-                                    "audio layout is untested"}
+            "nemotron-3-nano-omni": FAMILY_TESTS + "; hybrid Mamba decoder (AAD/VCD branches batched with the Mamba "
+                                    "states stacked, MTI restores the Mamba recurrent states); the released chat "
+                                    "template's audio layout is untested"}
 
 
 def table8() -> list[dict]:
