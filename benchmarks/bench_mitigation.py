@@ -2,6 +2,7 @@
 
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_mitigation.py                 # tiny random Qwen2-Audio
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_mitigation.py --model DIR --lengths 32 256 --device cuda
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_mitigation.py --family gemma3n --methods aad vcd dola --repeats 3
 
 Per-token time = the decoder's step() time summed over the N tokens / N (the prefills are not counted); EOS is
 ignored so every run makes exactly N tokens. The time is this thread's CPU time on a CPU with one torch thread
@@ -121,13 +122,14 @@ def rounds(make, methods: list[str], n: int, repeats: int, inner: int, seed: int
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", help="hf-audio model directory (default: a tiny random model of --family built here)")
     ap.add_argument("--family", choices=sorted(FAMILIES), default="qwen2-audio",
                     help="Which tiny random model to build without --model (each local adapter family has one).")
-    ap.add_argument("--lengths", type=int, nargs=2, default=[32, 256])
+    ap.add_argument("--lengths", type=int, nargs=2, default=[32, 256], metavar=("SHORT", "LONG"),
+                    help="The two reply lengths in tokens at which the cost per token is measured (default 32 256).")
     ap.add_argument("--repeats", type=int, default=7, help="Rounds (the median of the per-round ratios is reported).")
-    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--device", default="cpu", help="torch device of the model (cpu, cuda, cuda:1, ...).")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (1: a shared machine's other load "
                     "slows plain and mitigated decoding alike; more threads oversubscribe the cores).")
     ap.add_argument("--min-tokens", type=int, default=256, help="Each timing decodes at least this many tokens (a "
