@@ -3,6 +3,7 @@
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_mitigation.py                 # tiny random Qwen2-Audio
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_mitigation.py --model DIR --lengths 32 256 --device cuda
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_mitigation.py --family gemma3n --methods aad vcd dola --repeats 3
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_mitigation.py --shape qwen2-0.5b --lengths 8 32 --min-tokens 32 --repeats 3
 
 Per-token time = the decoder's step() time summed over the N tokens / N (the prefills are not counted); EOS is
 ignored so every run makes exactly N tokens. The time is this thread's CPU time on a CPU with one torch thread
@@ -73,6 +74,11 @@ FAMILIES = {  # --family -> the tests' tiny random model builder (tests/support/
     "voxtral": ("tiny_voxtral", "build_voxtral"), "audio-flamingo-3": ("tiny_af3", "build_af3"),
     "music-flamingo": ("tiny_musicflamingo", "build_musicflamingo"), "phi4-mm": ("tiny_phi4", "build_phi4"),
 }
+# --shape: the tiny decoder, or Qwen2-0.5B's (24 layers of 896, a 151936-token LM head: 0.5 B parameters, 2 GB
+# in float32) for Qwen2-Audio, where the LM head and the layers' matmuls, not per-op overhead, set the cost
+SHAPES = {"qwen2-0.5b": dict(text=dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
+                                       num_attention_heads=14, num_key_value_heads=2, max_position_embeddings=8192),
+                             vocab_size=151936)}
 GOALS = {"aad": 2.1, "vcd": 2.1, "dola": 1.2}  # per-token cost over plain decoding (issue 16)
 
 
@@ -126,6 +132,10 @@ def main() -> None:
     ap.add_argument("--model", help="hf-audio model directory (default: a tiny random model of --family built here)")
     ap.add_argument("--family", choices=sorted(FAMILIES), default="qwen2-audio",
                     help="Which tiny random model to build without --model (each local adapter family has one).")
+    ap.add_argument("--shape", choices=["tiny", *SHAPES], default="tiny",
+                    help="The random model's size: tiny (per-op overhead dominates), or qwen2-0.5b (--family "
+                    "qwen2-audio only: real-size matmuls; about 0.25 s per token on one CPU thread, so try "
+                    "--lengths 8 32 --min-tokens 32 --repeats 3).")
     ap.add_argument("--lengths", type=int, nargs=2, default=[32, 256], metavar=("SHORT", "LONG"),
                     help="The two reply lengths in tokens at which the cost per token is measured (default 32 256).")
     ap.add_argument("--repeats", type=int, default=7, help="Rounds (the median of the per-round ratios is reported).")
@@ -152,7 +162,10 @@ def main() -> None:
         import importlib
 
         module, name = FAMILIES[args.family]
-        path = str(getattr(importlib.import_module(f"support.{module}"), name)(Path(tempfile.mkdtemp())))
+        if args.shape != "tiny" and args.family != "qwen2-audio":
+            raise SystemExit(f"--shape {args.shape}: only for --family qwen2-audio")
+        build = getattr(importlib.import_module(f"support.{module}"), name)
+        path = str(build(Path(tempfile.mkdtemp()), **SHAPES.get(args.shape, {})))
     ad = load_adapter(path, device=args.device)
     from support.tiny_audio_lm import espeak
 

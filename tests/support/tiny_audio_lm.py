@@ -42,7 +42,9 @@ def _omni_tokenizer(path: Path) -> dict[str, int]:
     return vocab
 
 
-def build_qwen2_audio(path: Path) -> Path:
+def build_qwen2_audio(path: Path, *, text: dict | None = None, vocab_size: int | None = None) -> Path:
+    """A random Qwen2-Audio: the tiny decoder (TEXT), or ``text`` config values with ``vocab_size`` LM-head rows
+    (the benchmark's real-size shape; rows past the tokenizer's words are never produced by it)."""
     import torch
     from transformers import (
         Qwen2AudioConfig,
@@ -54,7 +56,8 @@ def build_qwen2_audio(path: Path) -> Path:
     specials = ["<pad>", "<unk>", "<|im_start|>", "<|im_end|>", "<|AUDIO|>", "<|audio_bos|>", "<|audio_eos|>"]
     fast, vocab = _tokenizer(specials, additional_special_tokens=specials[2:])
     Qwen2AudioProcessor(feature_extractor=WhisperFeatureExtractor(), tokenizer=fast, chat_template=TEMPLATE).save_pretrained(path)
-    cfg = Qwen2AudioConfig(audio_config=AUDIO, text_config=dict(model_type="qwen2", vocab_size=len(vocab), **TEXT),
+    cfg = Qwen2AudioConfig(audio_config=AUDIO, text_config=dict(model_type="qwen2", vocab_size=vocab_size or len(vocab),
+                                                                 **(text or TEXT)),
                            audio_token_index=vocab["<|AUDIO|>"])
     torch.manual_seed(0)
     Qwen2AudioForConditionalGeneration(cfg).save_pretrained(path)
