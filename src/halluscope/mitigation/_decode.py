@@ -148,7 +148,7 @@ class BranchPair:
 
     def __init__(self, a: Branch, b: Branch, layers: list[tuple[Any, Any]]) -> None:
         self.a, self.b = a, b
-        self.model, self.cache, self.lengths = a.model, a.cache, [a.length, b.length]
+        self.cache, self.lengths = a.cache, [a.length, b.length]
         width = max(self.lengths)
         dev = a.tensors["input_ids"].device
         self.mask = torch.zeros((2, width), dtype=torch.long, device=dev)
@@ -258,7 +258,7 @@ def layer_logits(model: Any) -> Callable[[Sequence[torch.Tensor]], torch.Tensor]
     head = model.get_output_embeddings()
     if norm is None or head is None:
         raise ValueError(f"{type(model).__name__}: DoLa needs a decoder with a final 'norm' and an LM head")
-    return lambda states: head(norm(states[0][0, -1:] if len(states) == 1 else torch.cat([h[0, -1:] for h in states])))
+    return lambda states: head(norm(torch.cat([h[0, -1:] for h in states])))
 
 
 def sampler(params: dict) -> torch.Generator | None:
@@ -300,7 +300,7 @@ class Decoder:
             if layers is None:
                 raise ValueError(f"{type(model).__name__}: DoLa needs a decoder with a 'layers' list")
             self.candidates = r.layers or dola_candidates(len(layers))
-        self.model, self.instruction, self.max_new_tokens, self.eos = model, instruction, max_new_tokens, set(eos)
+        self.instruction, self.max_new_tokens, self.eos = instruction, max_new_tokens, set(eos)
         self.temperature, self.top_p, self.generator, self.keep_logits = temperature, top_p, generator, keep_logits
         self.branch = Branch(model, main, hidden=self.method == "dola")
         self.neg = Branch(model, contrast_inputs) if self.method in ("aad", "vcd") else None
@@ -353,7 +353,7 @@ class Decoder:
         tok = choose(adjusted, temperature=self.temperature, top_p=self.top_p, generator=self.generator)
         trace = StepTrace(tok, contrasted, h, layer, adjusted.clone() if self.keep_logits else None)
         self.steps.append(trace)
-        if self.method == "dola" and tok not in self.seen:
+        if method == "dola" and tok not in self.seen:
             self.seen[tok] = None
             self.said = torch.tensor(list(self.seen), dtype=torch.long, device=self.said.device)
         self.tokens.append(tok)
