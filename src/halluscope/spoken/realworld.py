@@ -346,6 +346,15 @@ def detect_realworld(run_dir: str | Path, *, detector: str = "tfidf", task: str 
                              build.stages)
         excluded = {k: "no transcript (see the build's failures)" for k in samples if k not in transcripts}
         items = [v for k, v in sorted(samples.items()) if k in transcripts]
+        splits = realworld_splits(build, rw, seed=seed)
+        if kind.trains:  # moving the negatives to test may empty a language's train or dev (issue 29)
+            from halluscope.spoken.detect.splits import guard_splits
+
+            guard_splits(items, splits, lambda v: "hallucinated" if v.label == 1 else "original", where=str(run_dir),
+                         change="-o realworld=true moved the matched truthful negatives (with their rewrites) to test",
+                         fix="pass fewer fakes of that language to 'build realworld' (or leave the language out with "
+                             "--langs), or build the run with more articles per language (--articles-per-language), "
+                             "then run 'build realworld' again")
         stage = Stage(DETECT_STAGE, {"detector": detector, "config": kind.config(model, {**options, "seed": seed}),
                                      "task": task, "input": input, "seed": seed},
                       (build.stages["generate"], build.stages["asr"],
@@ -354,7 +363,7 @@ def detect_realworld(run_dir: str | Path, *, detector: str = "tfidf", task: str 
                         config={"detector": detector, "task": task, "input": input, "seed": seed, "options": options},
                         seeds={"split": seed, "detector": seed}, stages={DETECT_STAGE: stage.fingerprint, **rw.stages})
         ctx = DetectContext(store=store, build=merged, stage=stage, spec=detector, model=model, task="binary",
-                            input=input, seed=seed, items=items, splits=realworld_splits(build, rw, seed=seed),
+                            input=input, seed=seed, items=items, splits=splits,
                             options=options, **({"executor": executor} if executor is not None else {}))
         kind.run(ctx)
         return DetectResult(stage.fingerprint, store.results(stage.name, stage.fingerprint, Prediction), excluded)

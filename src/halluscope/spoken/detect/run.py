@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from halluscope.spoken.build import BuildResult, load_build
-from halluscope.spoken.detect.splits import split_by_article
+from halluscope.spoken.detect.splits import guard_splits, split_by_article
 from halluscope.spoken.detect.tfidf import TfidfDetector
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.executors import LOCAL, Executor
@@ -199,6 +199,10 @@ def detect(run_dir: str | Path, *, detector: str = "tfidf", task: Task = "binary
         splits = split_by_article(build.samples.values(), seed=seed)
         if kind.trains:
             check_splits(items, splits, run_dir)
+            guard_splits(items, splits, lambda v: gold(v, task), where=str(run_dir),
+                         change=f"the article-level split (seed {seed}, task {task})",
+                         fix="rebuild with more articles per language (--articles-per-language) or rewrites, or try "
+                             "another --seed")
         stage = Stage("detect", {"detector": detector, "config": kind.config(model, {**options, "seed": seed}),
                                  "task": task, "input": input, "seed": seed,
                                  **({"transcripts": transcripts} if transcripts else {})},

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
+from halluscope.core.errors import HalluscopeError
 from halluscope.core.hashing import derived_seed
 from halluscope.core.records import Variant
 
@@ -29,3 +30,36 @@ def split_by_article(
         for i, aid in enumerate(order):
             out[aid] = "test" if i < n_test else "dev" if i < n_test + n_dev else "train"
     return out
+
+
+SPLITS = ("train", "dev", "test")
+
+
+def split_counts(items: Iterable[Variant], splits: dict[str, Split]) -> dict[str, dict[str, int]]:
+    """language -> split -> number of items (every split present, zero when empty)."""
+    out: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(SPLITS, 0))
+    for v in items:
+        out[v.language][splits[v.article_id]] += 1
+    return dict(out)
+
+
+def guard_splits(items: Iterable[Variant], splits: dict[str, Split], gold: Callable[[Variant], str], *, where: str,
+                 change: str, fix: str) -> None:
+    """Re-check each language's train/dev/test after a split change (seed 000, 3.2 and App. B: the real-world
+    negatives move to test; subsets): a trained detector needs items in all three splits and two or more classes
+    in train. A split too small stops with one line naming the language, the change that emptied it and the fix
+    (exit 2), before any detector sees an empty array."""
+    items = list(items)
+    counts = split_counts(items, splits)
+    for lang in sorted(counts):
+        c = counts[lang]
+        shown = ", ".join(f"{s} {c[s]}" for s in SPLITS)
+        empty = [s for s in SPLITS if c[s] == 0]
+        if empty:
+            raise HalluscopeError(f"{where}: language '{lang}' has no {' and no '.join(empty)} items after {change} "
+                                  f"(items per split: {shown}). Fix: {fix}")
+        classes = {gold(v) for v in items if v.language == lang and splits[v.article_id] == "train"}
+        if len(classes) < 2:
+            raise HalluscopeError(f"{where}: language '{lang}' has only class '{next(iter(classes))}' in train after "
+                                  f"{change} (items per split: {shown}); a trained detector needs two or more. "
+                                  f"Fix: {fix}")
