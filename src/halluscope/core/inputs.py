@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,7 @@ from typing import Any, Literal
 
 from halluscope.core.errors import InputError, Problems
 from halluscope.core.textfile import (  # noqa: F401 - re-exported: one import path for every reader
-    BOM, DEFAULT_FIELD_BYTES, DEFAULT_FILE_BYTES, FIELD_ENV, FILE_ENV, SNIFF_BYTES, Limits, Lines, check_file,
+    BOM, DEFAULT_FIELD_BYTES, DEFAULT_FILE_BYTES, FIELD_ENV, FILE_ENV, LINES_ENV, SNIFF_BYTES, Limits, Lines, check_file,
     guess_encoding, open_bytes, parse_json, read_json, read_text, sniff)
 
 Format = Literal["jsonl", "csv", "tsv", "parquet"]
@@ -225,10 +226,15 @@ def _jsonl(lines: Lines, problems: Problems, file: str | None) -> tuple[list[str
 
 def _table(lines: Lines, p: Path, fields: Sequence[Field], delimiter: str, what: str, problems: Problems,
            file: str | None, limits: Limits, comments: bool) -> tuple[list[str], list[tuple[int, Any]]]:
+    """CSV/TSV records with the stdlib reader in strict mode: a quote that never closes is reported at the line it
+    opens on (never a silent swallow of the rest of the file), and a record spanning many physical lines, or whose
+    embedded lines look like rows of the file, is refused (a quote that closes far too late)."""
     csv.field_size_limit(max(csv.field_size_limit(), limits.field_bytes + 1))
     bad: set[int] = set()
     header: list[str] | None = None
     skipped = 0  # '#' comment lines before the header (``comments``): physical line = reader.line_num + skipped
+    kind = "TSV" if delimiter == chr(9) else "CSV"
+    pending: list[str] = []  # the physical lines of the record being read
 
     def feed() -> Iterator[str]:
         nonlocal skipped
@@ -238,20 +244,32 @@ def _table(lines: Lines, p: Path, fields: Sequence[Field], delimiter: str, what:
                 continue
             if not ok:
                 bad.add(number)
+            pending.append(text)
             yield text
 
-    reader = csv.reader(feed(), delimiter=delimiter)
+    reader = csv.reader(feed(), delimiter=delimiter, strict=True)
     records: list[tuple[int, Any]] = []
     last = 0
     while True:
+        pending.clear()
         try:
             cells = next(reader)
         except StopIteration:
             break
         except csv.Error as exc:
             start = last + 1 + skipped  # after the read: comment lines it skipped are counted
-            problems.add(f"unreadable {'TSV' if delimiter == chr(9) else 'CSV'} ({exc})", row=start, file=file,
-                         fix="quote cells that contain the delimiter, quotes or line breaks")
+            if "unexpected end of data" in str(exc):
+                problems.add(f"unreadable {kind}: a quote opened on this line never closes (the reader reached "
+                             f"line {reader.line_num + skipped}, the end of the file, inside it)", row=start, file=file,
+                             fix='close the quote, or double a quote that is part of the text ("")')
+            elif reader.line_num - last > 1:
+                problems.add(f"unreadable {kind}: a quote opened on this line runs on to line {reader.line_num + skipped}"
+                             f", where it closes with text after it ({_why(exc)})", row=start, file=file,
+                             fix='close the quote on its own line, or double a quote that is part of the text ("")')
+            else:
+                problems.add(f"unreadable {kind} ({_why(exc)})", row=start, file=file,
+                             fix="quote cells that contain the delimiter, quotes or line breaks; double a quote "
+                                 'inside a quoted cell ("")')
             if reader.line_num == last:
                 break  # the reader cannot get past it: the problem above already stops the file from loading
             last = reader.line_num
@@ -273,11 +291,35 @@ def _table(lines: Lines, p: Path, fields: Sequence[Field], delimiter: str, what:
             problems.add(f"has {len(cells)} cell(s), the header has {len(header)}", row=start, file=file,
                          fix="quote cells that contain the delimiter; give every row one cell per column")
             continue
+        if end > start and (why := _spans(pending, header, delimiter, limits, end - start + 1)):
+            problems.add(why, row=start, file=file,
+                         fix="check the quotes on this line: a quote that is part of the text must be doubled (\"\"); "
+                             f"if the cell really is that long, raise {LINES_ENV}=<lines>")
+            continue
         records.append((start, dict(zip(header, cells))))
     if header is None:
-        raise InputError(f"empty {'TSV' if delimiter == chr(9) else 'CSV'}: no header row", file=str(p), row=1,
+        raise InputError(f"empty {kind}: no header row", file=str(p), row=1,
                          fix=f"the first line must name the columns: {', '.join(f.name for f in fields)}")
     return header, records
+
+
+def _why(exc: csv.Error) -> str:
+    return str(exc).replace("'\t'", "tab")
+
+
+def _spans(pending: list[str], header: list[str], delimiter: str, limits: Limits, n: int) -> str | None:
+    """Why a record over ``n`` physical lines looks like a quote that closed too late, or None."""
+    if n > limits.field_lines:
+        return (f"one record spans {n:,} physical lines (limit {limits.field_lines:,}): a quote opened on this "
+                "line likely closes far too late, swallowing the rows after it")
+    inner = pending[1:]
+    if len(header) < 2 or len(inner) < 2:
+        return None
+    rowlike = sum(1 for t in inner if t.rstrip("\r\n").count(delimiter) == len(header) - 1 and '"' not in t)
+    if rowlike * 2 >= len(inner):
+        return (f"one record spans {n} physical lines and {rowlike} of them look like rows of this file ({len(header)} "
+                "cells each): a quote opened on this line closes too late, swallowing those rows")
+    return None
 
 
 def _check_header(cells: list[str], p: Path, fields: Sequence[Field], delimiter: str, what: str,
@@ -287,7 +329,8 @@ def _check_header(cells: list[str], p: Path, fields: Sequence[Field], delimiter:
     optional = [f.name for f in fields if not f.required]
     expected = ", ".join(required) + (f" (optional: {', '.join(optional)})" if optional else "")
     sep = "tab" if delimiter == "\t" else "comma"
-    dupes = sorted({h for h in header if h and header.count(h) > 1})
+    counts = Counter(header)  # linear: a 100,000-column header is checked at once
+    dupes = sorted(h for h, n in counts.items() if h and n > 1)
     if dupes:
         raise InputError(f"column(s) {', '.join(dupes)} appear more than once in the header", file=str(p), row=line,
                          fix="give every column one name")

@@ -14,7 +14,9 @@ from typing import IO, Any
 from halluscope.core.errors import InputError
 
 FIELD_ENV, FILE_ENV = "HALLUSCOPE_MAX_FIELD_BYTES", "HALLUSCOPE_MAX_FILE_BYTES"
+LINES_ENV = "HALLUSCOPE_MAX_FIELD_LINES"  # physical lines one CSV/TSV record may span
 DEFAULT_FIELD_BYTES = 1_000_000
+DEFAULT_FIELD_LINES = 1_000
 DEFAULT_FILE_BYTES = 1_000_000_000
 BOM = b"\xef\xbb\xbf"
 
@@ -50,6 +52,7 @@ class Limits:
 
     field_bytes: int = DEFAULT_FIELD_BYTES
     file_bytes: int = DEFAULT_FILE_BYTES
+    field_lines: int = DEFAULT_FIELD_LINES
 
     @classmethod
     def from_env(cls) -> Limits:
@@ -57,7 +60,12 @@ class Limits:
             value = os.environ.get(name, "").strip()
             return _parse_size(value, name) if value else default
 
-        return cls(get(FIELD_ENV, DEFAULT_FIELD_BYTES), get(FILE_ENV, DEFAULT_FILE_BYTES))
+        lines = os.environ.get(LINES_ENV, "").strip()
+        if lines and not lines.isdigit():
+            raise InputError(f"{LINES_ENV}={lines!r} is not a number of lines", field=LINES_ENV,
+                             fix=f"give a whole number, e.g. {LINES_ENV}=5000")
+        return cls(get(FIELD_ENV, DEFAULT_FIELD_BYTES), get(FILE_ENV, DEFAULT_FILE_BYTES),
+                   int(lines) if lines else DEFAULT_FIELD_LINES)
 
 
 # -- files -------------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from halluscope.core.errors import InputError, Problems
 from halluscope.core.inputs import Field, read_rows
-from halluscope.core.records import LANGUAGES, Article
+from halluscope.core.records import LANGUAGES, SEVERITIES, TYPES, Article
 
 DEMO = "demo"
 REQUIRED = ("id", "language", "text")
@@ -70,6 +70,7 @@ def load_corpus(path: str | Path, *, languages: tuple[str, ...] | None = None) -
             seen[values["id"]] = row.number
         if ok:
             articles.append(Article(**values))
+    _derived_collisions(articles, seen, problems)
     problems.raise_if_any("corpus", fix=FIX)
     if not articles:
         raise InputError("the corpus has no articles", file=str(path), fix="add at least one row")
@@ -77,3 +78,20 @@ def load_corpus(path: str | Path, *, languages: tuple[str, ...] | None = None) -
     if languages is not None:
         articles = [a for a in articles if a.language in languages]
     return Corpus(articles, notes)
+
+
+def _derived_collisions(articles: list[Article], rows: dict[str, int], problems: Problems) -> None:
+    """Refuse an article id that equals the id a rewrite of another article gets (seed 000, 3.1: every article has
+    type x severity rewrites): the build would store one under the other's id and lose an article."""
+    from halluscope.spoken.generate.base import variant_id
+
+    for a in articles:
+        for t in TYPES:
+            for sev in SEVERITIES:
+                vid = variant_id(a.id, t, sev)
+                if vid in rows:
+                    problems.add(f"id '{vid}' is also the id of the {t}/{sev} rewrite of article '{a.id}' (row "
+                                 f"{rows[a.id]}): the build would store one under the other's id and lose an article",
+                                 row=rows[vid], field="id",
+                                 fix=f"rename one of the two (e.g. '{vid.replace('~', '-')}'); article ids must not "
+                                     "be another article's id followed by ~<type>~<severity>")
