@@ -41,6 +41,16 @@ def langs_of(value: str) -> tuple[str, ...]:
     return choices(value, LANGUAGES, "--langs")
 
 
+def generator_with(spec: str, values: list[str]) -> str:
+    """The --generator spec with the '-o' options on top; for 'en=...,ru=...' on every language's spec."""
+    from halluscope.spoken.generate.perlang import is_per_language
+
+    if not is_per_language(spec) or not values:
+        return model_with(spec, values)  # type: ignore[return-value]
+    parts = [p.partition("=") for p in spec.split(",") if p.strip()]
+    return ",".join(f"{lang.strip()}={model_with(s.strip(), values)}" for lang, _, s in parts)
+
+
 def show_notes(notes: tuple[str, ...]) -> None:
     for note in notes:
         console.print(f"[yellow]note:[/] {note}", soft_wrap=True)
@@ -63,7 +73,7 @@ def build_spoken_cmd(
     run: NEW,
     corpus: str = typer.Option(..., help="Articles as .jsonl/.csv/.parquet with id, language, text[, url, outlet, date, topic], or 'demo'."),
     langs: str = typer.Option(",".join(LANGUAGES), help="Languages to build, comma-separated."),
-    generator: str = typer.Option("rules", help="Rewrite generator spec: 'rules' (offline), 'openai/<model>' (any OpenAI-compatible server, App. A.1 prompts) or 'hf/<model dir>'."),
+    generator: str = typer.Option("rules", help="Rewrite generator spec: 'rules' (offline), 'openai/<model>' (any OpenAI-compatible server, App. A.1 prompts) or 'hf/<model dir>'; or one per language, as Lost in Speech (000) rewrote English with GPT and Russian/Kazakh with Gemini: 'en=openai/gpt-4,ru=openai/gemini-2.0-flash-lite,kk=openai/gemini-2.0-flash-lite' (each item records its generator)."),
     tts: str = typer.Option("espeak", help="TTS spec for every language, per language ('en=espeak/en-us,ru=festival/msu_ru_nsh_clunits,kk=espeak/kk') or the preset 'offline-best'. Engines: 'espeak' (a voice pool), 'espeak/<voice>', 'rhvoice' (a voice pool, en and ru), 'rhvoice/<voice>', 'festival/<voice>', 'hf-tts/<VITS dir or hub id>'."),
     asr: str = typer.Option("whisper/base", help="ASR spec of the build's transcripts, per language too ('en=whisper/base,kk=hf-asr/<dir>') or 'offline-best'. Engines: 'whisper/base' (shipped weights), 'whisper/<ct2 dir>', 'hf-asr/<Whisper or wav2vec2-CTC dir or hub id>[?punct=hf-punct/<token-classification dir>]'."),
     compare_asr: List[str] = typer.Option([], "--compare-asr", help="Another ASR system (same spec forms as --asr) to run on the same audio, a stage of its own; repeat it. The report's Table 7 puts them side by side; 'detect --transcripts SPEC' reads one."),
@@ -85,7 +95,7 @@ def build_spoken_cmd(
     from halluscope.backends.vllm import serving
     from halluscope.spoken.build import BuildConfig, build_spoken
 
-    generator = model_with(generator, option)  # type: ignore[assignment]
+    generator = generator_with(generator, option)  # type: ignore[assignment]
     cfg = BuildConfig(corpus=corpus, langs=langs_of(langs), generator=generator, tts=tts, asr=asr,
                       compare_asr=tuple(compare_asr), seed=seed,
                       rewrites_per_article=rewrites_per_article, articles_per_language=articles_per_language,

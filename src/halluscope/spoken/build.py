@@ -17,7 +17,7 @@ from halluscope.spoken.corpus import Corpus, load_corpus
 from halluscope.core.errors import HalluscopeError, ItemError
 from halluscope.core.executors import Executor, ItemTask, Resources
 from halluscope.core.fs import PathEscapeError, atomic_path, atomic_write, id_file_name, safe_join
-from halluscope.spoken.generate import GENERATORS, plan_rewrites
+from halluscope.spoken.generate import create_generator, plan_rewrites
 from halluscope.core.manifest import record_manifest
 from halluscope.metrics.asr import score_asr
 from halluscope.core.records import LANGUAGES, SEVERITIES, TYPES, Article, AudioRef, HallucinationType, Language, Severity, Transcript, Variant
@@ -120,7 +120,7 @@ def build_spoken(run_dir: str | Path, cfg: BuildConfig, *, quiet: bool = False,
     run_dir = Path(run_dir)
     corpus = select_articles(cfg)
     articles = corpus.articles
-    generator = GENERATORS.create(cfg.generator)
+    generator = create_generator(cfg.generator, cfg.langs)  # one spec, or one per language (issue 29)
     tts, asr = speech_backends(cfg, cfg.langs)
     compared = {}
     for value in cfg.compare_asr:
