@@ -103,7 +103,9 @@ def load_llm_config(path: str | Path | None = None) -> LLMConfig:
     p = Path(path)
     if not p.is_file():
         raise InputError("no such file", file=str(p), fix=f"pass an existing .toml or .json file (or unset {CONFIG_ENV})")
-    text = p.read_text(encoding="utf-8")
+    from halluscope.core.textfile import read_text
+
+    text = read_text(p, what="LLM config", fix="write the config as UTF-8 TOML (.toml) or JSON")
     try:
         if p.suffix == ".toml":
             try:
@@ -114,12 +116,21 @@ def load_llm_config(path: str | Path | None = None) -> LLMConfig:
         else:
             data = json.loads(text)
     except (ValueError, TypeError) as exc:
-        raise InputError(f"cannot parse: {exc}", file=str(p), fix="write valid TOML (.toml) or JSON") from exc
-    _refuse_keys(data, str(p))
+        raise InputError(f"cannot parse: {exc}", file=str(p), fix="write valid TOML (.toml) or JSON") from None
+    except RecursionError:
+        raise InputError("cannot parse: nested too deeply", file=str(p), fix="write a flat TOML or JSON config") from None
+    try:
+        _refuse_keys(data, str(p))
+    except RecursionError:
+        raise InputError("nested too deeply", file=str(p), fix="write a flat TOML or JSON config") from None
     try:
         return LLMConfig.model_validate(data)
     except ValidationError as exc:
-        raise InputError(f"invalid LLM config: {exc}", file=str(p)) from exc
+        why = "; ".join(f"{'.'.join(str(x) for x in e['loc']) or 'top level'}: {e['msg']}"
+                        for e in exc.errors(include_url=False)[:10])
+        raise InputError(f"invalid LLM config: {why}", file=str(p)) from None
+    except RecursionError:
+        raise InputError("nested too deeply", file=str(p), fix="write a flat TOML or JSON config") from None
 
 
 def _refuse_keys(data: object, file: str) -> None:
