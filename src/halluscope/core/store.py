@@ -100,7 +100,7 @@ class SaveConflict(HalluscopeError):
 
 def check_run_dir(run_dir: str | Path, *, create: bool = False) -> Path:
     """``run_dir`` as a usable run directory (``create``: or a place to make one); HalluscopeError saying why not."""
-    run_dir = Path(run_dir)
+    run_dir = Path(run_dir).expanduser()  # a quoted '~/runs/x' (no shell to expand it) is the user's home too
     store = run_dir / STORE_NAME
     if run_dir.exists() and not run_dir.is_dir():
         raise HalluscopeError(f"{run_dir} is a file, not a run directory; expected a directory made by "
@@ -134,7 +134,7 @@ class Store:
         sqlite3 error: a missing run when ``create`` is False, a file where the folder should be, a read-only
         folder or store, a file that is not a SQLite database.
         """
-        self.run_dir = Path(run_dir)
+        self.run_dir = Path(run_dir).expanduser()
         self.path = self.run_dir / STORE_NAME
         self.readonly = readonly
         create, lock = create and not readonly, lock and not readonly

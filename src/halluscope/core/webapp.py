@@ -88,8 +88,9 @@ def read_verified(path: str | Path, sha256: str | None, roots: Sequence[Path], *
 
     For the messages: ``redo`` names the command that records the file again, ``roots_name`` the allowed folders,
     ``since`` when the hash was taken."""
-    path = Path(path)
+    path = Path(os.path.abspath(path))  # a relative path is compared as the absolute one it names
     real = Path(os.path.realpath(path))
+    roots = [Path(os.path.realpath(r)) for r in roots]
     if real != path:
         raise HalluscopeError(f"{path} is, or goes through, a symbolic link (to {real})")
     if not any(real.is_relative_to(r) for r in roots):

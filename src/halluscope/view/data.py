@@ -157,18 +157,15 @@ def _spoken(store: Store, calls: _Calls, index: list[dict], details: dict[str, C
     from halluscope.spoken.generate.llm import LOG_STAGE
 
     b = load_build(store)
+    from halluscope.core.runs import latest_run
+    from halluscope.spoken.detect.runs import detect_runs
+
     preds: dict[str, dict[str, Prediction]] = {}
-    latest: dict[tuple, str] = {}
-    for m in store.manifests():  # one run per detector x prompting x mitigation x task x input, as the report has
-        if m.command == "detect":
-            opts = m.config.get("options") or {}
-            variant = " ".join(f"{k}={opts[k]}" for k in sorted(opts) if k in ("prompting", "mitigation"))
-            det = m.config["detector"] + (f" [{variant}]" if variant else "")
-            latest[(det, m.config["task"], m.config["input"])] = m.stages["detect"]
-    for (det, task, inp), fp in sorted(latest.items()):
-        key = f"{det}|{task}|{inp}"
-        preds[key] = store.results("detect", fp, Prediction)
-        runs.append({"key": key, "detector": det, "task": task, "input": inp, "n": len(preds[key])})
+    found = detect_runs(store)  # the report's runs and row labels (display names, never a temporary path)
+    for d in found:
+        key = f"{d.key}|{d.task}|{d.input}"
+        preds[key] = d.predictions
+        runs.append({"key": key, "detector": d.key, "task": d.task, "input": d.input, "n": len(preds[key])})
     judged: dict[str, dict[str, Judgement]] = {}
     jm = store.latest_manifest("build judge")
     if jm is not None:
@@ -178,8 +175,8 @@ def _spoken(store: Store, calls: _Calls, index: list[dict], details: dict[str, C
             for k, j in store.results("judge", fp, Judgement).items():
                 judged.setdefault(k, {})[spec] = j
     logs = store.results(LOG_STAGE, b.stages["generate"], RewriteLog)
-    seeds = [m.config.get("seed", 0) for m in store.manifests() if m.command == "detect"]
-    splits = split_by_article(b.samples.values(), seed=seeds[-1]) if seeds else {}  # train items have no prediction
+    last = latest_run(store, "detect")
+    splits = split_by_article(b.samples.values(), seed=last.config.seed) if last else {}  # train items: no prediction
 
     for k in sorted(b.samples, key=lambda k: (b.samples[k].language, b.samples[k].article_id, k)):
         v = b.samples[k]
@@ -352,7 +349,7 @@ def load_view(run_dir: str | Path, *, closedform: Sequence[str] = (),
     """Index a run (a spoken build, a MISHAP run, or both) plus closed-form prediction files."""
     from halluscope.view.quality import latest_quality
 
-    run_dir = check_run_dir(run_dir)
+    run_dir = check_run_dir(run_dir).resolve()  # once: relative, ~ and symlinked RUN paths give one real folder
     src = audio_src or (lambda key: f"/audio/{quote(key, safe='')}")
     index: list[dict] = []
     details: dict[str, Callable[[], dict]] = {}
