@@ -1,16 +1,29 @@
-"""halluscope: build, run and score hallucination benchmarks for speech and audio language models."""
+"""halluscope: build, run and score hallucination benchmarks for speech and audio language models.
 
-from halluscope.spoken.build import BuildConfig, build_spoken, load_build
-from halluscope.spoken.corpus import load_articles
-from halluscope.core.errors import HalluscopeError, InputError, ItemError
-from halluscope.core.records import Article, AudioRef, Change, Prediction, RunManifest, Transcript, Variant
-from halluscope.core.stages import Stage, run_stage
-from halluscope.core.store import Store
+The public names below are imported on first use, so that 'import halluscope' (and every command's --help)
+does not pay for the pipelines and their heavy libraries.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Article", "AudioRef", "BuildConfig", "Change", "HalluscopeError", "InputError", "ItemError", "Prediction",
-    "RunManifest", "Stage", "Store", "Transcript", "Variant", "__version__", "build_spoken", "load_articles",
-    "load_build", "run_stage",
-]
+_WHERE = {
+    "BuildConfig": "halluscope.spoken.build", "build_spoken": "halluscope.spoken.build",
+    "load_build": "halluscope.spoken.build", "load_articles": "halluscope.spoken.corpus",
+    "HalluscopeError": "halluscope.core.errors", "InputError": "halluscope.core.errors",
+    "ItemError": "halluscope.core.errors",
+    **{n: "halluscope.core.records" for n in ("Article", "AudioRef", "Change", "Prediction", "RunManifest",
+                                               "Transcript", "Variant")},
+    "Stage": "halluscope.core.stages", "run_stage": "halluscope.core.stages", "Store": "halluscope.core.store",
+}
+__all__ = sorted([*_WHERE, "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'halluscope' has no attribute '{name}'")
+    return getattr(importlib.import_module(_WHERE[name]), name)

@@ -1,5 +1,3 @@
-"""The 'halluscope' command line (one package; each command group in a module of its own)."""
-
-from halluscope.cli.main import app, main
-
-__all__ = ["app", "main"]
+"""The 'halluscope' command line (one package; each command group in a module of its own; cli/main.py holds the
+entry point ``halluscope.cli.main:main`` and the command table). Nothing is imported here, so that
+'halluscope --help' loads only what it lists."""

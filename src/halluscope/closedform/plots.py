@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from halluscope.report.plots import plt, png
+from halluscope.report.plots import png, pyplot
 
 COLORS = {"strict": "#2b6cb0", "compat": "#dd6b20"}
 
@@ -14,7 +14,7 @@ def grouped_bars(groups: Sequence[str], series: dict[str, Sequence[float | None]
     """One bar per (group, series); a missing value is drawn as an empty slot, never as zero."""
     if not groups or not any(v is not None for vals in series.values() for v in vals):
         return None
-    fig, ax = plt.subplots(figsize=(max(4.5, 1.1 * len(groups) + 2), 3.4))
+    fig, ax = pyplot().subplots(figsize=(max(4.5, 1.1 * len(groups) + 2), 3.4))
     width = 0.8 / max(1, len(series))
     for k, (name, vals) in enumerate(series.items()):
         xs = [i - 0.4 + width * (k + 0.5) for i in range(len(groups))]
@@ -38,7 +38,7 @@ def yes_ratio_scatter(points: Sequence[dict]) -> bytes | None:
     pts = [p for p in points if p.get("yes_ratio") is not None and p.get("accuracy") is not None]
     if not pts:
         return None
-    fig, ax = plt.subplots(figsize=(5.4, 4.0))
+    fig, ax = pyplot().subplots(figsize=(5.4, 4.0))
     for mode, marker in (("strict", "o"), ("compat", "s")):
         sub = [p for p in pts if p["mode"] == mode]
         if sub:

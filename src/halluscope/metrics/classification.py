@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.metrics import accuracy_score, f1_score, precision_recall_fscore_support
 
 from halluscope.metrics.bootstrap import CI, percentile_ci, ratio_ci, resample_weights, units
 
@@ -78,6 +77,7 @@ def accuracy_rows(ref: np.ndarray, hyp: np.ndarray, k: int, weights: np.ndarray 
 
 def macro_f1(*, reference: Sequence[str], hypothesis: Sequence[str | None], labels: Sequence[str]) -> float:
     """Macro-F1 over ``labels`` (None and out-of-set predictions are errors), equal to scikit-learn's."""
+    from sklearn.metrics import f1_score
     return float(f1_score(list(reference), [INVALID if h is None else h for h in hypothesis], labels=list(labels),
                           average="macro", zero_division=0))
 
@@ -104,6 +104,7 @@ def score_classification(
 ) -> ClassificationScore:
     """Accuracy and macro-F1 over the task's label space, with percentile bootstrap 95% intervals that
     resample items, or whole clusters when ``clusters`` gives each item's source article."""
+    from sklearn.metrics import accuracy_score
     if len(reference) != len(hypothesis):
         raise ValueError(f"reference has {len(reference)} items but hypothesis has {len(hypothesis)}")
     if not reference:
@@ -158,6 +159,7 @@ def yesno_scores(*, reference: Sequence[str], hypothesis: Sequence[str], positiv
                  bootstrap: int = 1000, seed: int = 0) -> YesNoScores:
     """Accuracy, precision, recall, F1 (scikit-learn, ``positive`` class), yes-rate, with bootstrap intervals.
     FN counts every positive item not answered ``positive`` (a refusal on a present object is a miss)."""
+    from sklearn.metrics import accuracy_score, precision_recall_fscore_support
     if len(reference) != len(hypothesis):
         raise ValueError(f"reference has {len(reference)} items but hypothesis has {len(hypothesis)}")
     if not reference:

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from itertools import product
 
 import numpy as np
-from scipy.stats import binomtest
 
 from halluscope.metrics.bootstrap import percentile_ci, resample_weights, units
 from halluscope.metrics.classification import accuracy_rows, encode, macro_f1_rows
@@ -65,6 +64,8 @@ def _check(reference: Sequence[str], *hyps: Sequence[str | None]) -> None:
 def mcnemar(*, reference: Sequence[str], hypothesis_a: Sequence[str | None],
             hypothesis_b: Sequence[str | None]) -> McNemarResult:
     """Exact McNemar test on paired correctness; p = 1 when the systems never disagree in correctness."""
+    from scipy.stats import binomtest
+
     _check(reference, hypothesis_a, hypothesis_b)
     ca = [a is not None and a == r for r, a in zip(reference, hypothesis_a)]
     cb = [b is not None and b == r for r, b in zip(reference, hypothesis_b)]

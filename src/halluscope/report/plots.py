@@ -4,18 +4,30 @@ from __future__ import annotations
 
 import io
 
-import matplotlib
+from halluscope.core.records import TASKS
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
-from halluscope.core.records import TASKS  # noqa: E402
+def pyplot():
+    """matplotlib.pyplot on the Agg backend, imported on first use (a command's --help never pays for it)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def __getattr__(name: str):
+    # 'from halluscope.report.plots import plt' keeps working, importing matplotlib only then
+    if name == "plt":
+        return pyplot()
+    raise AttributeError(name)
 
 
 def png(fig) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    pyplot().close(fig)
     return buf.getvalue()
 
 
@@ -24,7 +36,7 @@ def o_vs_t_plot(table2: list[dict], languages: list[str]) -> bytes | None:
     rows = [r for r in table2 if r["language"] in languages]
     if not rows:
         return None
-    fig, axes = plt.subplots(1, len(TASKS), figsize=(4.2 * len(TASKS), 3.4), sharey=True)
+    fig, axes = pyplot().subplots(1, len(TASKS), figsize=(4.2 * len(TASKS), 3.4), sharey=True)
     for ax, task in zip(axes, TASKS):
         sub = {r["language"]: r for r in rows if r["task"] == task}
         xs = list(range(len(languages)))
@@ -50,7 +62,7 @@ def asr_vs_degradation_plot(asr: list[dict], table2: list[dict], languages: list
     pts = [r for r in table2 if r["language"] in languages and r["delta_f1"] is not None and r["language"] in wer]
     if not pts:
         return None
-    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    fig, ax = pyplot().subplots(figsize=(5.2, 3.6))
     markers = {"binary": "o", "type": "s", "severity": "^"}
     for task in TASKS:
         sub = [r for r in pts if r["task"] == task]
@@ -68,7 +80,7 @@ def wer_cer_plot(asr: list[dict]) -> bytes | None:
     rows = [r for r in asr if r["wer"] is not None]
     if not rows:
         return None
-    fig, ax = plt.subplots(figsize=(5.0, 3.2))
+    fig, ax = pyplot().subplots(figsize=(5.0, 3.2))
     xs = list(range(len(rows)))
     ax.bar([x - 0.18 for x in xs], [r["wer"] for r in rows], width=0.34, label="WER", color="#805ad5")
     ax.bar([x + 0.18 for x in xs], [r["cer"] for r in rows], width=0.34, label="CER", color="#38a169")

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import FeatureUnion, Pipeline
+from typing import TYPE_CHECKING
 
 from halluscope.metrics.classification import macro_f1
+
+if TYPE_CHECKING:
+    from sklearn.pipeline import Pipeline
 
 C_GRID = (0.1, 1.0, 10.0, 100.0)
 
 
 def _pipeline(c: float, seed: int) -> Pipeline:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
     features = FeatureUnion([
         ("word", TfidfVectorizer(analyzer="word", ngram_range=(1, 2), sublinear_tf=True, min_df=1)),
         ("char", TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True, min_df=1)),
