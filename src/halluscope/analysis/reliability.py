@@ -41,7 +41,8 @@ def alpha(ratings: Mapping[str, Mapping[str, object]], *, level: str, domain: Se
     pairable = (np.sum(~np.isnan(data), axis=0) >= 2).sum()
     if pairable == 0 or len(np.unique(data[~np.isnan(data)])) < 2:
         return None
-    value = krippendorff.alpha(reliability_data=data, level_of_measurement=level, value_domain=list(code.values()))
+    with np.errstate(divide="ignore", invalid="ignore"):  # no expected disagreement among pairable values: nan
+        value = krippendorff.alpha(reliability_data=data, level_of_measurement=level, value_domain=list(code.values()))
     return float(value) if np.isfinite(value) else None
 
 
