@@ -21,6 +21,16 @@ R = TypeVar("R", bound=Record)
 
 STORE_NAME = "halluscope.sqlite"
 
+
+class StoreBusy(HalluscopeError):
+    """Another process held the store's write lock for longer than the busy timeout (the web apps answer 503)."""
+
+
+def _busy(exc: sqlite3.OperationalError, path: Path, busy_s: float) -> HalluscopeError:
+    if "locked" in str(exc) or "busy" in str(exc):
+        return StoreBusy(f"{path} is locked by another process (waited {busy_s:g} s); retry when it is done")
+    return HalluscopeError(f"{path}: cannot write ({exc}). Fix: check the file's permissions and free disk space")
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     stage TEXT NOT NULL,
@@ -125,10 +135,12 @@ class Store:
     """Append-mostly record store; each write is its own transaction, so a kill -9 loses at most the item in flight."""
 
     def __init__(self, run_dir: str | Path, *, create: bool = True, lock: bool = True, threads: bool = False,
-                 readonly: bool = False) -> None:
+                 readonly: bool = False, busy_s: float = 30.0) -> None:
         """Open (``create``: or make) RUN/halluscope.sqlite; ``lock``: hold RUN/.lock while open (one writer per run);
         ``threads``: the connection may be used from several threads (the label, rating and call readers serialise
-        on a lock); ``readonly``: an existing store opened read-only (no lock, no schema change: the viewer).
+        on a lock); ``readonly``: an existing store opened read-only (no lock, no schema change: the viewer);
+        ``busy_s``: how long a write waits for another process's lock (the label and rating saves then raise
+        StoreBusy).
 
         Every problem with the folder or the file is a HalluscopeError with the path and a fix, never a raw
         sqlite3 error: a missing run when ``create`` is False, a file where the folder should be, a read-only
@@ -136,7 +148,7 @@ class Store:
         """
         self.run_dir = Path(run_dir).expanduser()
         self.path = self.run_dir / STORE_NAME
-        self.readonly = readonly
+        self.readonly, self.busy_s = readonly, busy_s
         create, lock = create and not readonly, lock and not readonly
         if not readonly or not self.path.is_file():  # reading needs no write access to the folder
             check_run_dir(self.run_dir, create=create)
@@ -153,11 +165,11 @@ class Store:
         self._db: sqlite3.Connection = None  # type: ignore[assignment]  # set below; close() may run first
         try:
             if readonly:
-                self._db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30.0,
+                self._db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=busy_s,
                                            check_same_thread=not threads)
                 self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # not a database: fails here
             else:
-                self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0, check_same_thread=not threads)
+                self._db = sqlite3.connect(self.path, isolation_level=None, timeout=busy_s, check_same_thread=not threads)
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
                 self._db.executescript(_SCHEMA)
@@ -311,6 +323,12 @@ class Store:
     def save_label(self, label: MishapAnnotation, save_id: str | None = None) -> tuple[MishapAnnotation, bool]:
         """Append one label; with a ``save_id`` already stored, that row and False (a retry stores nothing), or
         SaveConflict when it was stored with a different label."""
+        try:
+            return self._save_label(label, save_id)
+        except sqlite3.OperationalError as exc:
+            raise _busy(exc, self.path, self.busy_s) from None
+
+    def _save_label(self, label: MishapAnnotation, save_id: str | None) -> tuple[MishapAnnotation, bool]:
         with self._mutex:
             self._label_table()
             if save_id is not None and (old := self._label_by_save_id(save_id)) is not None:
@@ -355,7 +373,13 @@ class Store:
 
     def save_quality(self, row: dict, save_id: str) -> tuple[dict, bool]:
         """Append one rating (QUALITY_COLS); a ``save_id`` already stored returns that row and False, or
-        HalluscopeError when it was stored with a different rating."""
+        HalluscopeError when it was stored with a different rating; StoreBusy when another process holds the lock."""
+        try:
+            return self._save_quality(row, save_id)
+        except sqlite3.OperationalError as exc:
+            raise _busy(exc, self.path, self.busy_s) from None
+
+    def _save_quality(self, row: dict, save_id: str) -> tuple[dict, bool]:
         with self._mutex:
             self._quality_table()
             old = self._db.execute(f"SELECT {', '.join(QUALITY_COLS)} FROM speech_quality WHERE save_id=?",

@@ -8,7 +8,12 @@ Security model (README, "Security model"), the same for every app built on it:
 * Every request: ``Host`` must be the bound host:port (DNS rebinding), ``Origin`` (when present) the app's own
   origin, ``Sec-Fetch-Site`` (when present, API paths) same-origin or none. Writes need ``application/json`` (else
   415), a valid ``Content-Length`` (absent 411, not a number 400, over the limit 413) and a strict body.
-* Sockets time out (an idle connection frees its thread); the listen backlog is :data:`BACKLOG`.
+* Bounded: at most :data:`MAX_THREADS` requests are handled at once (more wait in a queue of :data:`BACKLOG`, beyond
+  that 503); each request must deliver its headers and body within :data:`DEADLINE_S` (a client trickling bytes is
+  dropped); headers over :data:`MAX_HEADER_BYTES` are 431; every handler error is a 4xx/503 with a one-line reason
+  (a store locked by another process: 503 "store busy, retrying", and the pages retry), never a traceback.
+* With ``--allow-remote`` on a wildcard address the Host must be an IP address, ``localhost`` or this machine's name
+  (a DNS-rebinding name is refused), with the app's port.
 * Files (clips) are served only from regular files (no symlink on the path) inside allowed roots, and only when
   their sha256 equals the recorded one (:func:`read_verified`).
 
@@ -18,6 +23,7 @@ An app subclasses :class:`LoopbackApp` and fills ``static`` (token-free pages), 
 from __future__ import annotations
 
 import errno
+import heapq
 import hmac
 import ipaddress
 import json
@@ -27,8 +33,10 @@ import secrets
 import socket
 import stat
 import threading
+import time
 from collections.abc import Callable, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -43,9 +51,47 @@ MAX_BODY = 64_000  # bytes of one write request
 MAX_AUDIO = 512 * 2**20
 TIMEOUT_S = 15.0  # a connection idle this long is closed and its thread freed
 BACKLOG = 256  # listen queue: 200 users' saves arriving at once are accepted, not reset
+MAX_THREADS = 32  # requests handled at once; the others wait (up to BACKLOG more), beyond that 503
+DEADLINE_S = 10.0  # a request's line, headers and body must arrive within this (slow clients are dropped)
+MAX_HEADER_BYTES = 16_384  # all request headers together (431 beyond)
+MAX_NUMBER_DIGITS = 12  # Content-Length and numbers in paths: longer is refused before any conversion
+BUSY_S = 4.0  # a save waits this long for another process's lock on the store, then 503 (and the page retries)
 TOKEN_HEADER = "X-Halluscope-Token"
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; media-src 'self' blob:; connect-src 'self'; "
        "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+
+
+class _Deadlines:
+    """One thread that shuts the socket of every request that has not delivered its headers and body in time."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, object]] = []
+        self._cond = threading.Condition()
+        self._n = 0
+        self._stopped = False
+        threading.Thread(target=self._loop, daemon=True, name="halluscope-deadlines").start()
+
+    def add(self, seconds: float, handler: object) -> int:
+        with self._cond:
+            self._n += 1
+            heapq.heappush(self._heap, (time.monotonic() + seconds, self._n, handler))
+            self._cond.notify()
+            return self._n
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify()
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while not self._stopped and (not self._heap or self._heap[0][0] > time.monotonic()):
+                    self._cond.wait(None if not self._heap else max(0.0, self._heap[0][0] - time.monotonic()))
+                if self._stopped:
+                    return
+                _, n, handler = heapq.heappop(self._heap)
+            handler._expire(n)  # type: ignore[attr-defined]
 
 
 class Refused(Exception):
@@ -123,6 +169,27 @@ def read_verified(path: str | Path, sha256: str | None, roots: Sequence[Path], *
 Reply = tuple[int, bytes, str]  # status, body, content type
 
 
+def _line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _wildcard_host(given: str, port: int) -> bool:
+    """A Host header an app bound to 0.0.0.0 / :: accepts: an IP literal, localhost or this machine's own name,
+    with the app's port. Any other name may be a DNS-rebinding attacker's."""
+    host, sep, p = given.rpartition(":")
+    if not sep or p != str(port):
+        return False
+    bare = host.strip("[]").lower()
+    try:
+        ipaddress.ip_address(bare)
+        return True
+    except ValueError:
+        pass
+    names = {"localhost", socket.gethostname().lower(), socket.getfqdn().lower()}
+    return bare in names
+
+
 def json_reply(obj: object, status: int = 200) -> Reply:
     return status, json.dumps(obj, ensure_ascii=False).encode(), "application/json; charset=utf-8"
 
@@ -140,6 +207,8 @@ class LoopbackApp:
     static: dict[str, tuple[Callable[[], bytes], str]] = {}
     post_paths: frozenset[str] = frozenset()
     max_body = MAX_BODY
+    max_threads = MAX_THREADS
+    deadline_s = DEADLINE_S
     csp = CSP
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, token: str | None = None,
@@ -151,6 +220,7 @@ class LoopbackApp:
         if len(self.token) < 8 or not all(c.isascii() and (c.isalnum() or c in "-_.~") for c in self.token):
             raise HalluscopeError("token: expected at least 8 characters among letters, digits and - _ . ~")
         app = self
+        self._deadlines = _Deadlines()
         log = logging.getLogger(type(self).__module__)  # refusals and errors go to the app's own logger
 
         class Handler(BaseHTTPRequestHandler):
@@ -170,6 +240,8 @@ class LoopbackApp:
                 self.send_header("Referrer-Policy", "no-referrer")
                 self.send_header("Cache-Control", "no-store")
                 self.send_header("Cross-Origin-Resource-Policy", "same-origin")
+                if status == 503:
+                    self.send_header("Retry-After", "1")
                 if status >= 400:
                     self.close_connection = True
                     self.send_header("Connection", "close")
@@ -184,8 +256,9 @@ class LoopbackApp:
                 """Host, Origin, Sec-Fetch-Site for every request; the token header for the API."""
                 own = app.host_port if not wildcard else None
                 given_host = self.headers.get("Host", "")
-                if own is not None and given_host != own or own is None and not given_host.endswith(f":{app.port}"):
-                    raise Refused(403, f"forbidden: Host {given_host!r} is not this app's {own or f'*:{app.port}'}; "
+                if own is not None and given_host != own or own is None and not _wildcard_host(given_host, app.port):
+                    shown = own or f"<an address of this machine>:{app.port}"
+                    raise Refused(403, f"forbidden: Host {given_host[:100]!r} is not this app's {shown}; "
                                        f"open {app.origin}/")
                 origin = self.headers.get("Origin")
                 if origin is not None and origin != f"http://{given_host}":
@@ -198,20 +271,52 @@ class LoopbackApp:
                     if given is None or not hmac.compare_digest(given.encode("utf-8", "replace"), app.token.encode()):
                         raise Refused(403, f"forbidden: wrong or missing token (the {TOKEN_HEADER} header)")
 
-            def _run(self, handler) -> None:  # type: ignore[no-untyped-def]
-                """One request: a refusal is a JSON error; anything unexpected a 500 naming the log, never a traceback."""
+            def handle_one_request(self) -> None:
+                """One request under a deadline for its line, headers and body (``_expire`` shuts a late one)."""
+                self._expired, self._done = False, False
+                self._ticket = app._deadlines.add(app.deadline_s, self)
                 try:
+                    super().handle_one_request()
+                finally:
+                    self._read_done()
+
+            def _expire(self, ticket: int) -> None:
+                if ticket != self._ticket or self._done:
+                    return
+                self._expired, self.close_connection = True, True
+                log.info("dropped %s: the request did not arrive within %g s", self.client_address[0], app.deadline_s)
+                try:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+            def _read_done(self) -> None:
+                self._done = True  # the request is read: from here the socket timeout alone applies
+                if self._expired:
+                    raise ConnectionAbortedError("request deadline passed")
+
+            def _run(self, handler) -> None:  # type: ignore[no-untyped-def]
+                """One request: a refusal is a JSON error with a one-line reason; never a traceback."""
+                try:
+                    size = sum(len(k) + len(v) + 4 for k, v in self.headers.items())
+                    if size > MAX_HEADER_BYTES:
+                        raise Refused(431, f"request headers of {size} bytes are over the {MAX_HEADER_BYTES}-byte limit")
+                    if self.command != "POST":
+                        self._read_done()
                     handler()
                 except Refused as exc:
                     log.info("refused %s %s from %s: %s", self.command, self.path[:200], self.client_address[0],
                              exc.message)
                     self._json(exc.status, {"error": exc.message})
-                except ConnectionError:  # the client went away
+                except (ConnectionError, TimeoutError):  # the client went away, or was too slow
                     self.close_connection = True
-                except TimeoutError:
-                    raise  # BaseHTTPRequestHandler closes the connection
-                except Exception as exc:  # noqa: BLE001
-                    log.exception("internal error on %s %s", self.command, self.path[:200])
+                except (ValueError, OverflowError, UnicodeError) as exc:  # a request the checks above let through
+                    log.info("bad request %s %s: %s", self.command, self.path[:200], _line(exc))
+                    self._json(400, {"error": f"bad request: {_line(exc)}"})
+                except Exception as exc:  # noqa: BLE001 - one line in the log, the traceback at debug level only
+                    log.error("internal error on %s %s: %s: %s", self.command, self.path[:200], type(exc).__name__,
+                              _line(exc))
+                    log.debug("internal error", exc_info=True)
                     self._json(500, {"error": f"internal error ({type(exc).__name__}); the server's log has the details"})
 
             def do_GET(self) -> None:  # noqa: N802
@@ -245,11 +350,17 @@ class LoopbackApp:
                     raise Refused(411, "length required: no Content-Length header")
                 raw = lengths[0].strip()
                 if len(lengths) > 1 or not raw.isdigit() or not raw.isascii():
-                    raise Refused(400, f"Content-Length: expected one non-negative integer, got {', '.join(lengths)!r}")
-                n = int(raw)
-                if n > app.max_body:
-                    raise Refused(413, f"request body of {n} bytes is over the {app.max_body}-byte limit")
-                return self.rfile.read(n)
+                    shown = ", ".join(lengths)
+                    raise Refused(400, "Content-Length: expected one non-negative integer, got "
+                                       f"{shown[:40]!r}{'...' if len(shown) > 40 else ''}")
+                if len(raw.lstrip("0")) > MAX_NUMBER_DIGITS or int(raw) > app.max_body:
+                    raise Refused(413, f"request body of {raw[:20]}{'...' if len(raw) > 20 else ''} bytes is over the "
+                                       f"{app.max_body}-byte limit")
+                body = self.rfile.read(int(raw))
+                self._read_done()
+                if len(body) < int(raw):
+                    raise ConnectionAbortedError("the body ended early")
+                return body
 
             def _post(self) -> None:
                 self._guard(api=True)
@@ -263,10 +374,38 @@ class LoopbackApp:
 
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
 
-        class Server(ThreadingHTTPServer):
-            daemon_threads = True
+        class Server(HTTPServer):
+            """A bounded pool of MAX_THREADS handler threads; a connection beyond the pool and its queue gets 503."""
+
             request_queue_size = BACKLOG
             address_family = family
+            pool = ThreadPoolExecutor(max_workers=app.max_threads, thread_name_prefix="halluscope-http")
+            slots = threading.BoundedSemaphore(app.max_threads + BACKLOG)
+
+            def process_request(self, request, client_address):  # type: ignore[no-untyped-def]
+                if not self.slots.acquire(blocking=False):
+                    try:
+                        request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                                        b"Retry-After: 1\r\nConnection: close\r\nContent-Length: 34\r\n\r\n"
+                                        b'{"error": "server busy, retrying"}')
+                    except OSError:
+                        pass
+                    self.shutdown_request(request)
+                    return
+                self.pool.submit(self._work, request, client_address)
+
+            def _work(self, request, client_address):  # type: ignore[no-untyped-def]
+                try:
+                    self.finish_request(request, client_address)
+                except Exception:  # noqa: BLE001 - the handler answers its own errors; a dead socket ends here
+                    log.debug("connection error", exc_info=True)
+                finally:
+                    self.shutdown_request(request)
+                    self.slots.release()
+
+            def server_close(self) -> None:
+                super().server_close()
+                self.pool.shutdown(wait=False, cancel_futures=True)
 
             def server_bind(self) -> None:  # HTTPServer's would do a reverse DNS lookup of the address
                 self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -277,6 +416,7 @@ class LoopbackApp:
         try:
             self._httpd = Server((host, port), Handler)
         except OSError as exc:
+            self._deadlines.stop()
             self.close()
             why = {errno.EADDRINUSE: "is already in use (another halluscope server?)",
                    errno.EACCES: "needs privileges (ports below 1024)",
@@ -321,6 +461,7 @@ class LoopbackApp:
         if self._thread is not None:
             self._httpd.shutdown()
         self._httpd.server_close()
+        self._deadlines.stop()
         self.close()
 
     def __enter__(self):  # type: ignore[no-untyped-def]

@@ -37,9 +37,9 @@ from halluscope.core.hashing import sha256_hex
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.fs import atomic_path
 from halluscope.core.records import Groundedness, MishapAnnotation, MishapClip
-from halluscope.core.store import STORE_NAME, SaveConflict, Store  # noqa: F401 - SaveConflict: re-exported
-from halluscope.core.webapp import (BACKLOG, CSP, MAX_AUDIO, MAX_BODY, TIMEOUT_S, TOKEN_HEADER, LoopbackApp, Refused,  # noqa: F401
-                               Reply, json_reply, parse_host, problems, read_verified)
+from halluscope.core.store import STORE_NAME, SaveConflict, Store, StoreBusy  # noqa: F401 - SaveConflict: re-exported
+from halluscope.core.webapp import (BACKLOG, BUSY_S, CSP, MAX_AUDIO, MAX_BODY, TIMEOUT_S, TOKEN_HEADER,  # noqa: F401
+                                    LoopbackApp, Refused, Reply, json_reply, parse_host, problems, read_verified)
 
 log = logging.getLogger(__name__)
 
@@ -75,17 +75,23 @@ def _store_file(run_dir: str | Path) -> Path:
 class Annotations:
     """The append-only label table (the Store's label methods); the latest row per (answer, annotator) counts."""
 
-    def __init__(self, run_dir: str | Path) -> None:
+    def __init__(self, run_dir: str | Path, *, busy_s: float = 30.0) -> None:
         _store_file(run_dir)
-        self._store = Store(run_dir, create=False, lock=False, threads=True)  # the app runs beside other commands
+        # the app runs beside other commands; a save waits ``busy_s`` for another process's lock, then StoreBusy
+        self._store = Store(run_dir, create=False, lock=False, threads=True, busy_s=busy_s)
+        self._reader: Store | None = None
         try:
             self._store.labels()  # the table exists (made on first use) and reads
+            # reads on their own connection (WAL): a save waiting for a lock never holds up a label read
+            self._reader = Store(run_dir, create=False, readonly=True, threads=True)
         except HalluscopeError:
             self._store.close()
             raise
 
     def close(self) -> None:
         self._store.close()
+        if self._reader is not None:
+            self._reader.close()
 
     def add(self, *, answer_id: str, annotator: str, label: str, note: str = "", mode: str = "independent",
             save_id: str | None = None) -> MishapAnnotation:
@@ -99,10 +105,10 @@ class Annotations:
         return self._store.save_label(a, save_id)
 
     def all(self) -> list[MishapAnnotation]:
-        return self._store.labels()
+        return (self._reader or self._store).labels()
 
     def latest(self) -> dict[tuple[str, str], MishapAnnotation]:
-        return self._store.latest_labels()
+        return (self._reader or self._store).latest_labels()
 
 
 def annotation_items(run_dir: str | Path, *, sample: int | None = None,
@@ -200,7 +206,7 @@ class AnnotationServer(LoopbackApp):
         self.roots = audio_roots(run_dir)
         self.run_id = sha256_hex(str(Path(run_dir).resolve()), 16)
         self.by_id = {i["id"]: i for i in self.items}
-        self.labels = Annotations(run_dir)
+        self.labels = Annotations(run_dir, busy_s=BUSY_S)
         super().__init__(host=host, port=port, token=token, allow_remote=allow_remote, timeout_s=timeout_s)
 
     def close(self) -> None:
@@ -242,6 +248,9 @@ class AnnotationServer(LoopbackApp):
             a, new = self.labels.save(**req.model_dump(exclude={"save_id"}), save_id=req.save_id)
         except SaveConflict as exc:
             raise Refused(409, str(exc)) from None
+        except StoreBusy as exc:
+            log.warning("label not saved yet: %s", exc)
+            raise Refused(503, "store busy, retrying: another process is writing to the run's store") from None
         return json_reply({"ok": True, "duplicate": not new, "save_id": req.save_id, "stored": a.model_dump()})
 
 
@@ -252,6 +261,14 @@ def human_labels(run_dir: str | Path) -> dict[tuple[str, str], str]:
         return {k: a.label for k, a in ann.latest().items()}
     finally:
         ann.close()
+
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # OWASP, CSV injection: cells a spreadsheet would run
+
+
+def csv_cell(text: str) -> str:
+    """A text cell a spreadsheet shows as text: one starting with = + - @ tab or CR gets a leading ' (OWASP)."""
+    return "'" + text if text.startswith(FORMULA_START) else text
 
 
 def export_labels(run_dir: str | Path, out: str | Path, *, history: bool = False) -> int:
@@ -274,7 +291,7 @@ def export_labels(run_dir: str | Path, out: str | Path, *, history: bool = False
             w = csv.writer(fh)
             w.writerow(["answer_id", "annotator", "label", "note", "mode", "created"])
             for a in rows:
-                w.writerow([a.answer_id, a.annotator, a.label, a.note, a.mode, a.created])
+                w.writerow([csv_cell(a.answer_id), csv_cell(a.annotator), a.label, csv_cell(a.note), a.mode, a.created])
     except OSError as exc:
         raise HalluscopeError(f"export file {out}: cannot write ({exc.strerror}). Fix: choose a writable path") from None
     return len(rows)

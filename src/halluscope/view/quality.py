@@ -43,8 +43,8 @@ class QualityLabels:
     """The append-only table in the run's store (the Store's rating methods; no run lock: the viewer runs beside
     other commands)."""
 
-    def __init__(self, run_dir: str | Path) -> None:
-        self._store = Store(check_run_dir(run_dir), create=False, lock=False, threads=True)
+    def __init__(self, run_dir: str | Path, *, busy_s: float = 30.0) -> None:
+        self._store = Store(check_run_dir(run_dir), create=False, lock=False, threads=True, busy_s=busy_s)
         try:
             self._store.ratings()  # the table exists (made on first use) and reads
         except HalluscopeError:

@@ -17,7 +17,8 @@ from halluscope.core.errors import HalluscopeError
 from halluscope.core.fs import atomic_write, id_file_name
 from halluscope.view.data import PAGE, ViewData, load_view
 from halluscope.view.quality import QualityLabels, QualityRequest
-from halluscope.core.webapp import LoopbackApp, Refused, json_reply, problems, read_verified
+from halluscope.core.store import StoreBusy
+from halluscope.core.webapp import BUSY_S, MAX_NUMBER_DIGITS, LoopbackApp, Refused, json_reply, problems, read_verified
 
 log = logging.getLogger(__name__)
 STATIC_FILES = ("index.html", "app.js", "app.css")
@@ -46,7 +47,7 @@ class ViewServer(LoopbackApp):
         self.view: ViewData = load_view(run_dir, closedform=closedform)
         self.labels: QualityLabels | None = None
         super().__init__(**kw)  # type: ignore[arg-type]
-        self.labels = QualityLabels(run_dir)
+        self.labels = QualityLabels(run_dir, busy_s=BUSY_S)
 
     def close(self) -> None:
         if self.labels is not None:
@@ -58,8 +59,8 @@ class ViewServer(LoopbackApp):
             return json_reply({"meta": {**self.view.meta(), "writable": True}, "index": self.view.index})
         if path.startswith("/api/chunk/"):
             n = path[len("/api/chunk/"):]
-            if not n.isdigit() or int(n) * PAGE >= max(len(self.view.index), 1):
-                raise Refused(404, f"no data chunk {n[:20]!r}")
+            if not (n.isascii() and n.isdigit()) or len(n) > MAX_NUMBER_DIGITS or int(n) * PAGE >= max(len(self.view.index), 1):
+                raise Refused(404, f"no data chunk {n[:20]!r}{'...' if len(n) > 20 else ''}")
             return json_reply({"chunk": int(n), "items": self.view.chunk(int(n))})
         if path == "/api/search":
             q = (parse_qs(query).get("q") or [""])[0]
@@ -88,6 +89,9 @@ class ViewServer(LoopbackApp):
         assert self.labels is not None
         try:
             row, new = self.labels.save(req)
+        except StoreBusy as exc:
+            log.warning("rating not saved yet: %s", exc)
+            raise Refused(503, "store busy, retrying: another process is writing to the run's store") from None
         except HalluscopeError as exc:
             raise Refused(409, str(exc)) from None
         self.view.rated(row)
