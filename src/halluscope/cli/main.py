@@ -159,7 +159,9 @@ def _fail(exc: Exception) -> None:
 
     fd, log = tempfile.mkstemp(prefix="halluscope-traceback-", suffix=".txt")
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(" ".join(sys.argv) + "\n\n" + traceback.format_exc())
+        from halluscope.core.fs import redacted_argv
+
+        fh.write(" ".join(redacted_argv(sys.argv)) + "\n\n" + traceback.format_exc())
     first = (str(exc).splitlines() or [""])[0][:500]
     print(f"internal error: {type(exc).__name__}: {first} (full traceback: {log}; please report it)",
           file=sys.stderr)

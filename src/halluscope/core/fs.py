@@ -4,7 +4,8 @@
 - ``safe_join`` joins parts under a root and refuses a result outside it (``..``, absolute parts, symlinks out);
 - ``atomic_write`` / ``atomic_path``: a unique temp file in the target's folder, fsync, ``os.replace``; a reader
   never sees a half-written file under the final name, and two writers never share a temp name;
-- ``RunLock``: one writer per run directory (``RUN/.lock``, flock), re-entrant within a process.
+- ``RunLock``: one writer per run directory (``RUN/.lock``, flock), re-entrant within a process; the file names the
+  holder's command with secrets hidden (``redacted_argv``) and is removed when the last holder lets go.
 """
 
 from __future__ import annotations
@@ -27,6 +28,26 @@ from halluscope.core.hashing import sha256_hex
 from halluscope.core.errors import HalluscopeError
 
 LOCK_NAME = ".lock"
+# flags whose value is a secret (--token, --api-key, --hf-token ...): never written to a file or a log
+_SECRET_FLAG = re.compile(r"^--?(?:[\w-]*[-_])?(?:token|key|secret|password|passwd)$", re.I)
+
+
+def redacted_argv(argv: list[str]) -> list[str]:
+    """``argv`` with the value of every secret-looking flag (``--token T``, ``--token=T``) replaced by ***."""
+    out: list[str] = []
+    hide = False
+    for a in argv:
+        if hide:
+            out.append("***")
+            hide = False
+            continue
+        flag, eq, _ = a.partition("=")
+        if _SECRET_FLAG.match(flag):
+            out.append(f"{flag}=***" if eq else a)
+            hide = not eq
+            continue
+        out.append(a)
+    return out
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _SLUG_MAX = 40
 
@@ -125,17 +146,24 @@ class RunLock:
                 self.acquired = True
                 return self
             path = self.key / LOCK_NAME
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                holder = _read_holder(fd)
+            while True:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    holder = _read_holder(fd)
+                    os.close(fd)
+                    raise RunBusyError(
+                        f"{self.key} is in use by {holder}; wait for it to finish or use another run "
+                        "directory") from None
+                try:  # the holder before us may have removed the file after we opened it: lock the current one
+                    if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                        break
+                except FileNotFoundError:
+                    pass
                 os.close(fd)
-                raise RunBusyError(
-                    f"{self.key} is in use by {holder}; wait for it to finish or use another run "
-                    "directory") from None
             os.ftruncate(fd, 0)
-            info = {"pid": os.getpid(), "command": shlex.join(["halluscope", *sys.argv[1:]])[:300],
+            info = {"pid": os.getpid(), "command": shlex.join(["halluscope", *redacted_argv(sys.argv[1:])])[:300],
                     "since": time.strftime("%Y-%m-%d %H:%M:%S")}
             os.write(fd, json.dumps(info).encode())
             self._held[self.key] = [fd, 1]
@@ -153,6 +181,10 @@ class RunLock:
             held[1] -= 1
             if held[1] == 0:
                 del self._held[self.key]
+                try:  # removed while still locked: a waiting process re-opens and locks the new file
+                    (self.key / LOCK_NAME).unlink()
+                except OSError:
+                    pass
                 os.close(held[0])  # closing the descriptor drops the flock
 
 

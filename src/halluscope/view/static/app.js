@@ -253,18 +253,29 @@
       const who = $("annotator").value.trim();
       if (!who) { status.textContent = "enter your name (Annotator, top right) first"; return; }
       const id = crypto.randomUUID ? crypto.randomUUID().replace(/-/g, "") : String(Date.now()) + Math.random().toString(36).slice(2);
-      status.textContent = "saving...";
-      try {
-        const r = await api("/api/quality", { method: "POST", headers: { "Content-Type": "application/json" },
-          body: JSON.stringify({ save_id: id, item_id: d.id, annotator: who, intelligibility: intel.value,
-                                 fidelity: fid.value, excluded: excl.checked, note: note.value }) });
-        const res = await r.json().catch(() => ({}));
-        if (!r.ok) { throw new Error(res.error || ("HTTP " + r.status)); }
-        status.textContent = "saved: " + res.stored.intelligibility + ", " + res.stored.fidelity + (res.stored.excluded ? ", excluded" : "");
-        state.chunks.clear();
-        const row = state.index[state.pos.get(d.id)];
-        row.q = res.stored.excluded || row.q === "excluded" ? "excluded" : "rated";
-      } catch (e) { status.textContent = "not saved: " + (e.message || e); }
+      const body = JSON.stringify({ save_id: id, item_id: d.id, annotator: who, intelligibility: intel.value,
+                                    fidelity: fid.value, excluded: excl.checked, note: note.value });
+      // a refusal the server read (4xx) is final; a busy store (503), another 5xx or no answer is retried with the
+      // same save id (the server stores it once), waiting 1, 2, 4 ... up to 30 s between tries
+      for (let attempt = 0, wait = 1000; ; attempt++, wait = Math.min(wait * 2, 30000)) {
+        status.textContent = attempt ? "saving... (try " + (attempt + 1) + ")" : "saving...";
+        let r = null, res = {};
+        try {
+          r = await api("/api/quality", { method: "POST", headers: { "Content-Type": "application/json" }, body: body });
+          res = await r.json().catch(() => ({}));
+        } catch (e) { res = { error: "no answer from the server (" + (e.message || e) + ")" }; }
+        if (r && r.ok) {
+          status.textContent = "saved: " + res.stored.intelligibility + ", " + res.stored.fidelity + (res.stored.excluded ? ", excluded" : "");
+          state.chunks.clear();
+          const row = state.index[state.pos.get(d.id)];
+          row.q = res.stored.excluded || row.q === "excluded" ? "excluded" : "rated";
+          return;
+        }
+        const why = res.error || ("HTTP " + (r ? r.status : "?"));
+        if (r && r.status < 500) { status.textContent = "not saved: " + why; return; }
+        status.textContent = "NOT saved yet: " + why + "; retrying in " + Math.round(wait / 1000) + " s";
+        await new Promise((done) => setTimeout(done, wait));
+      }
     };
     localStorage.setItem("halluscope-view-annotator", $("annotator").value);
     box.appendChild(el("div", { class: "quality-form" }, el("label", {}, "intelligibility ", intel),
