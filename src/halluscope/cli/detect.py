@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from halluscope.cli.build import BUILT
+from halluscope.cli.canary import CANARY_HELP
 from halluscope.cli.compat import App
 from halluscope.cli.options import (
     AudioPolicy,
@@ -27,7 +28,7 @@ from halluscope.core.records import TASKS
 from halluscope.core.stages import console
 
 app = App()
-DETECTORS_TRAINED = frozenset({"tfidf", "encoder"})  # trained kinds take no prompt
+DETECTORS_TRAINED = frozenset({"tfidf", "encoder", "whitebox"})  # trained kinds take no prompt
 
 
 @app.command()
@@ -53,6 +54,7 @@ def detect(
     executor: ExecutorOptions = ExecutorOptions(),
     transcripts: Optional[str] = typer.Option(None, help="Which ASR system's transcripts to read: a --compare-asr "
                                               "spec of the build (default: the build's own --asr)."),
+    canary: int = typer.Option(0, "--canary", help="Zero-shot detectors on --input audio: " + CANARY_HELP),
 ) -> None:
     """Run a detector on a built benchmark for a task and input; predictions are stored and the report picks
     them up. Trainable detectors fit on the train split, choose hyper-parameters on dev and predict dev and
@@ -88,16 +90,26 @@ def detect(
         tasks = ["binary"] if task == "all" else tasks
     inputs = ["text", "transcript"] if input == "all" else [input]
     rows = []
+    asked: dict = {}
     with executor.create(run) as ex, serving(detector, vllm_serve):
         for t in tasks:
             for i in inputs:
                 res = run_detect(run, detector=detector, task=t, input=i, seed=seed, options=options,  # type: ignore[arg-type]
                                  executor=ex, **({"transcripts": transcripts} if transcripts else {}))
                 n_test = sum(p.split == "test" for p in res.predictions.values())
+                if i == "audio":
+                    asked[t] = res.predictions
                 rows.append({"detector": detector, "task": t, "input": i, "predictions": len(res.predictions),
                              "test": n_test, "excluded": len(res.excluded)})
                 if not json_out:
                     console.print(f"detect {detector} task={t} input={i}: {len(res.predictions)} predictions "
                                   f"({n_test} on the test split) stored")
+    if canary and "audio" in inputs and detector.partition("/")[0] not in DETECTORS_TRAINED:
+        from halluscope.cli.canary import canary_detect, show
+
+        # on the items this run asked (not skipped by the audio policy); the real-audio calls come from the store
+        show([canary_detect(run, detector, t, options, n=canary, seed=seed, quiet=json_out,
+                            ids={k for k, p in asked[t].items() if not (p.audio and p.audio.action == "skipped")})
+              for t in tasks])
     if json_out:
         print(json.dumps(rows, indent=2))

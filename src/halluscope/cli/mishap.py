@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from halluscope.cli.canary import CANARY_HELP
 from halluscope.cli.compat import App
 from halluscope.cli.options import (
     serve,
@@ -132,7 +133,8 @@ def answer_cmd(run: STEP_RUN, model: str = typer.Option(..., help="Audio LM: ope
                top_p: Optional[float] = typer.Option(None, help="top_p from the model card (with --seeds)."),
                max_tokens: MaxTokens = 512, audio_policy: AudioPolicy = "truncate", system: System = None,
                mitigation: Mitigation = None, option: Options = [], llm_config: LlmConfig = None,  # noqa: B006
-               json_out: Json = False, executor: ExecutorOptions = ExecutorOptions()) -> None:
+               json_out: Json = False, executor: ExecutorOptions = ExecutorOptions(),
+               canary: int = typer.Option(0, "--canary", help=CANARY_HELP)) -> None:
     """Collect one model's answers (raw text, call key, audio sent/heard); an hf-audio model can generate on Ray
     workers (--executor ray --ray-gpus-per-worker 1): one model load per worker, the same answers."""
     from halluscope.mishap.answers import collect_answers
@@ -161,6 +163,11 @@ def judge_cmd(run: STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: ope
               evidence: Optional[Path] = typer.Option(None, help="Local documents for the evidence tool (folder of .txt/.md or .jsonl); knowledge questions only."),
               examples: Optional[Path] = typer.Option(None, help="In-context examples (3 grounded + 3 hallucinated per category, JSON)."),
               max_searches: int = typer.Option(3, help="Evidence searches per judgement (knowledge questions)."),
+    if canary:  # greedy requests (sampled answers differ without any ablation); greedy real calls come from the store
+        from halluscope.cli.canary import canary_mishap, show
+
+        show([canary_mishap(run, model, max_tokens=max_tokens, policy=audio_policy, system=system, options=options,
+                            llm_config=str(llm_config) if llm_config else None, n=canary, quiet=json_out)])
               retries: Retries = 2, llm_config: LlmConfig = None,
               option: Options = [], json_out: Json = False) -> None:  # noqa: B006 - the judge's options
     """Judge every answer as grounded or hallucinated (with stance), against the current rubrics."""

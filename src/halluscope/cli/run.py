@@ -12,6 +12,7 @@ from typing import Optional
 
 import typer
 
+from halluscope.cli.canary import CANARY_HELP
 from halluscope.cli.compat import App, legacy_run
 from halluscope.cli.options import (
     AudioPolicy,
@@ -64,6 +65,7 @@ def run_closedform_cmd(
     option: Options = [],  # noqa: B006 - typer reads the default
     json_out: Json = False,
     executor: ExecutorOptions = ExecutorOptions(),
+    canary: int = typer.Option(0, "--canary", help=CANARY_HELP),
 ) -> None:
     """Ask an audio model every question of a closed-form set; score the output with 'halluscope score'.
 
@@ -79,15 +81,25 @@ def run_closedform_cmd(
     system = options.pop("system", system)
     out = out or predictions_path(run, fmt, model)
     out.parent.mkdir(parents=True, exist_ok=True)
+    from halluscope.cli.canary import canary_closedform, record_closedform, show
+
+    asked = {"model": model, "format": fmt, "inputs": [str(p.resolve()) for p in inputs], "policy": audio_policy,
+             "audio_root": str(audio_root.resolve()) if audio_root else None, "system": system,
+             "max_tokens": max_tokens, "options": options, "llm_config": str(llm_config) if llm_config else None}
     with executor.create(run) as ex:
         summary = run_closedform(model, fmt, inputs, out=out, audio_root=audio_root, policy=audio_policy,
                                  system=system, max_new_tokens=max_tokens, store_dir=run,
                                  backend_options=options, quiet=json_out, executor=ex)
+    record_closedform(run, asked)  # what 'halluscope canary RUN' asks again
+    results = [canary_closedform(run, model, **{k: v for k, v in asked.items() if k not in ("model", "format")},
+                                 fmt=fmt, n=canary, quiet=json_out)] if canary else []
     if json_out:
         print(json.dumps(summary.as_dict(), indent=2, ensure_ascii=False))
+        show(results)  # on stderr
         return
     d = summary.as_dict()
     console.print(f"[green]{d['answered']}[/] of {d['rows']} rows answered -> {out}; statuses {d['status']}; "
                   f"audio {d['audio']} (delivered {d['audio_delivered']}); {d['calls']} model calls, "
                   f"{d['from_store']} from the store ({d['store']})", soft_wrap=True)
     console.print(f"score it: halluscope score {fmt} {'QUESTIONS.tsv ' if fmt == 'yesno' else ''}{out}", soft_wrap=True)
+    show(results)

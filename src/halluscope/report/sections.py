@@ -62,7 +62,7 @@ def register_section(builder: SectionBuilder) -> SectionBuilder:
 # modules that contribute sections; imported when a report is built so their builders register
 SECTION_MODULES: tuple[str, ...] = ("halluscope.spoken.generate.section", "halluscope.spoken.judge.section", "halluscope.report.paired",
                                   "halluscope.report.realworld", "halluscope.mishap.section", "halluscope.view.section",
-                                  "halluscope.closedform.report",
+                                  "halluscope.closedform.report", "halluscope.report.canary",
                                   "halluscope.analysis.severity", "halluscope.analysis.fidelity",
                                   "halluscope.analysis.parity", "halluscope.analysis.reliability",
                                   "halluscope.analysis.cards")
