@@ -1,6 +1,6 @@
 """The weighted bootstrap (metrics.bootstrap + classification.replicates) vs the index bootstrap it replaced.
 
-    .venv/bin/python benchmarks/bench_bootstrap.py [--items 1200] [--rounds 1000] [--repeats 3]
+    .venv/bin/python benchmarks/bench_bootstrap.py [--items 1200] [--rounds 1000] [--repeats 3] [--smoke]
 
 Both compute accuracy and macro-F1 of every resample of one Table 2 cell (3 classes, some invalid predictions),
 from the same seeded draws: the old way gathered the drawn items (``ref[idx]``) and counted per class; the new
@@ -15,6 +15,7 @@ import argparse
 import time
 
 import numpy as np
+from _ratios import ratio
 
 from halluscope.metrics.bootstrap import resample_weights
 from halluscope.metrics.classification import encode, replicates
@@ -43,7 +44,10 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--articles", type=int, default=0)
+    ap.add_argument("--smoke", action="store_true", help="60 items, 20 rounds, one repeat (the test suite's run)")
     a = ap.parse_args()
+    if a.smoke:
+        a.items, a.rounds, a.repeats, a.articles = 60, 20, 1, a.articles and 6
     rng = np.random.default_rng(0)
     ref = list(rng.choice(LABELS, a.items))
     hyp = [None if rng.random() < 0.05 else x for x in rng.choice(LABELS, a.items)]
@@ -64,7 +68,8 @@ def main() -> None:
             fn()
             times[name].append(time.perf_counter() - t0)
     ti, tw = min(times["indexed"]), min(times["weighted"])
-    print(f"{a.items} items x {a.rounds} rounds: indexed {ti:.3f} s, weighted {tw:.3f} s, ratio {tw / ti:.2f}")
+    print(f"{a.items} items x {a.rounds} rounds: indexed {ti:.3f} s, weighted {tw:.3f} s")
+    ratio("bootstrap weighted / indexed, seconds per call", tw / ti, smoke=a.smoke)
     if a.articles:
         clusters = [f"a{i % a.articles}" for i in range(a.items)]
         t0 = time.perf_counter()

@@ -20,6 +20,8 @@ import socket
 import tempfile
 import time
 
+from _ratios import ratio
+
 from halluscope.backends.llm import LLMConfig, complete_all, create_backend
 from halluscope.core.store import Store
 
@@ -89,7 +91,10 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=2000, help="requests")
     ap.add_argument("--latency", type=float, default=0.1, help="server latency per request, seconds")
     ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument("--smoke", action="store_true", help="40 requests (the test suite's run)")
     args = ap.parse_args()
+    if args.smoke:
+        args.n = 40
 
     port = free_port()
     ready = mp.Event()
@@ -119,7 +124,9 @@ def main() -> None:
           f"({stats.calls} calls, all logged to the store)")
     print(f"rerun     : {rerun:.3f} s from the store, {rerun / first:.1%} of the first run, {stats2.calls} calls")
     print(f"bare SDK  : {bare:.2f} s, {args.n / bare:.1f} req/s = {args.n / bare / bound:.3f} of the bound "
-          f"(same server, no store, no retry logic; halluscope/bare = {bare / first:.3f})")
+          f"(same server, no store, no retry logic)")
+    ratio("halluscope / bare SDK throughput", bare / first, ">= 0.9", smoke=args.smoke)
+    ratio("halluscope throughput / bound C/L", args.n / first / bound, smoke=args.smoke, unit="")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_speech.py --articles-per-language 2 --repeats 2 \
         [--hf-tts DIR] [--hf-asr DIR]
+    .venv/bin/python benchmarks/bench_speech.py --smoke     # one article per language, one round
 
 For each engine (espeak-ng on every language, RHVoice on English and Russian, Festival on Russian, Whisper base on every language, and the
 transformers engines when given a checkpoint) it prints audio seconds per wall second for the stage and for the
@@ -21,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from _ratios import ratio
 
 from halluscope.spoken.build import BuildConfig, Synthesize, Transcribe, asr_config, select_articles, tts_config
 from halluscope.core.records import AudioRef, Transcript, Variant
@@ -153,6 +155,12 @@ def stage_asr(spec: str, items: list[Variant], clips: list[tuple[str, np.ndarray
         shutil.rmtree(run, ignore_errors=True)
 
 
+def _head(text: str, chars: int = 120) -> str:
+    """About the first sentence: enough speech for every engine to work on, little for it to spend time on."""
+    cut = text[:chars]
+    return cut[: cut.rfind(" ")] if len(text) > chars and " " in cut else cut
+
+
 def timed(fn: Callable[[], float]) -> tuple[float, float]:
     t0 = time.perf_counter()
     audio = fn()
@@ -166,10 +174,15 @@ def main() -> None:
     ap.add_argument("--hf-tts", help="a VITS checkpoint folder: also bench hf-tts/<dir> (on every language)")
     ap.add_argument("--hf-asr", help="a Whisper or wav2vec2-CTC folder: also bench hf-asr/<dir>")
     ap.add_argument("--only", help="bench only the engines whose name contains this text, e.g. 'hf-'")
+    ap.add_argument("--smoke", action="store_true", help="one article per language, one round (the test suite's run)")
     args = ap.parse_args()
+    if args.smoke:
+        args.articles_per_language, args.repeats = 1, 1
     cfg = BuildConfig(corpus="demo", rewrites_per_article=0, articles_per_language=args.articles_per_language)
     items = [Variant(id=a.id, article_id=a.id, language=a.language, text=a.text, label=0, generator="original")
              for a in select_articles(cfg).articles]
+    if args.smoke:  # English and Russian (every engine has one of them), the first sentence or so of each
+        items = [v.model_copy(update={"text": _head(v.text)}) for v in items if v.language in ("en", "ru")]
     ru = [v for v in items if v.language == "ru"]
     en_ru = [v for v in items if v.language in RHVOICE_POOLS]
     whisper_base_dir()  # assemble the weights once, outside every timing
@@ -210,6 +223,7 @@ def main() -> None:
                     b_wall, b_audio = b_wall + wall, b_audio + audio
         o, b = o_audio / o_wall, b_audio / b_wall
         print(f"{name:<40} {n:>5} {o:>10.2f} {b:>10.2f} {o / b:>10.3f}", flush=True)
+        ratio(f"{name} stage / bare loop, audio seconds per wall second", o / b, smoke=args.smoke)
 
 
 if __name__ == "__main__":
