@@ -198,7 +198,7 @@ PANEL_COLS = [("judge", "Judge"), ("answers", "answers"), ("unscored", "unscored
 
 @register_section
 def reliability_section(store: Store, build: object | None) -> Section | None:
-    rows = alpha_rows(store, build)
+    rows = [r for r in alpha_rows(store, build) if r["judges"] + r["humans"] >= 2]  # one rater: nothing to agree
     if not rows:
         return None
     votes, human = mishap_votes(store), mishap_humans(store)
