@@ -11,8 +11,8 @@ from halluscope.cli.compat import App
 from halluscope.cli.options import AudioPolicy, Json, LlmConfig, MaxTokens, Run, model_with, Options
 from halluscope.core.stages import console
 
-app = App(help="Decoding-time mitigation sweeps (MISHAP-Bench, 001, 3.4): 'sweep' runs one method over strengths and "
-               "seeds beside plain greedy and sampled decoding on a MISHAP run's questions (the report's mitigation card).")
+app = App(help="Decoding-time mitigation sweeps: one method over strengths and seeds beside plain greedy and sampled "
+               "decoding on a MISHAP run's questions (MISHAP-Bench, 001, 3.4); the report shows the mitigation card.")
 
 
 def _numbers(value: str, what: str, cast: type) -> list:
