@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,11 +57,21 @@ class RunSummary:
                 "calls": self.calls, "from_store": self.from_store}
 
 
-def _resolve(audio: str, root: Path | None, base: Path) -> Path:
-    p = Path(audio)
-    if p.is_absolute():
-        return p
-    return (root or base) / p
+def _resolve(audio: str, root: Path | None, base: Path, problems: Problems, row: int, file: Path) -> Path | None:
+    """The audio path of a row, resolved (symlinks followed) and confined to --audio-root, else the set file's
+    folder: a set file from elsewhere must not make halluscope read, and send to a model, files outside it. A path
+    outside is a problem naming the row (None), never read."""
+    top = Path(os.path.realpath((root or base).expanduser()))
+    p = Path(audio).expanduser()
+    real = Path(os.path.realpath(p if p.is_absolute() else top / p))
+    if real == top or not real.is_relative_to(top):
+        where = "--audio-root" if root is not None else "the questions file's folder"
+        problems.add(f"audio path {audio[:200]!r} resolves to {real}, outside {where} ({top}); files outside it are "
+                     "never read", row=row, field="audio", file=str(file),
+                     fix="put the clip under that folder and give its path relative to it, or pass the folder that "
+                         "holds the clips as --audio-root")
+        return None
+    return real
 
 
 def _fields(fmt: str) -> tuple[Field, ...]:
@@ -87,8 +98,9 @@ def load_rows(fmt: str, inputs: list[Path], audio_root: Path | None) -> list[Row
                 name = name if Path(name).suffix else f"{name}.wav"
                 # Kuan et al.: entry ids are unique only within a sampling strategy, so the item is (sampling, id)
                 entry, sampling = r.values["entry_id"].strip(), str(r.raw.get("sampling") or "").strip()
-                rows.append(Row(f"{sampling}/{entry}" if sampling else entry, _resolve(name, audio_root, path.parent),
-                                r.values["prompt_text"], dict(r.raw)))
+                if (where := _resolve(name, audio_root, path.parent, problems, r.number, path)) is not None:
+                    rows.append(Row(f"{sampling}/{entry}" if sampling else entry, where, r.values["prompt_text"],
+                                    dict(r.raw)))
             continue
         ask = "prompt" if fmt == "halluaudio" else "question"
         for r in read_rows(path, _fields(fmt), what=f"{fmt} questions file", format="jsonl", problems=problems).rows:
@@ -103,7 +115,8 @@ def load_rows(fmt: str, inputs: list[Path], audio_root: Path | None) -> list[Row
                              (" or an AHa-Bench 'index'" if fmt == "aha" else ""))
                 continue
             item_id = v.get("id") or v.get("index") or f"{path.name}:{r.number}"
-            rows.append(Row(item_id, _resolve(audio, audio_root, path.parent), v[ask], r.raw))
+            if (where := _resolve(audio, audio_root, path.parent, problems, r.number, path)) is not None:
+                rows.append(Row(item_id, where, v[ask], r.raw))
     asked = {"yesno": "prompt_text", "halluaudio": "prompt"}.get(fmt, "question")
     problems.raise_if_any(f"{fmt} questions", fix=f"each row needs '{asked}' and an audio path, as strings")
     return rows
