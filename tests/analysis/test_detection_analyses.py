@@ -8,7 +8,7 @@ from synth import build_of, detect_run, original, rewrite, transcript
 from halluscope.analysis._common import holm
 from halluscope.analysis.fidelity import fidelity_section
 from halluscope.analysis.parity import parity_section
-from halluscope.analysis.severity import severity_section
+from halluscope.analysis.severity import minimum_detectable, severity_section
 from halluscope.core.store import Store
 from halluscope.report.page import write_folder
 
@@ -55,6 +55,10 @@ def test_severity_rates_f1_and_minimum_detectable_severity(severity_run):
     mds = {(r["input"], r["type"]): r for r in s.rows("minimum_detectable_severity") if r["language"] == "en"}
     assert mds[("O", "all")]["mds"] == "moderate" and mds[("O", "all")]["mds_confident"] == "severe"
     assert mds[("T", "fabrication")]["mds"] == "severe" and mds[("T", "fabrication")]["mds_confident"] is None
+    # a severity the cell has no rewrite of is no evidence either way: moderate alone at rate 1 is detectable
+    only = [{"detector": "d", "input": "O", "language": "en", "type": "fabrication", "severity": "moderate",
+             "rate": 1.0, "rate_ci": None}]
+    assert minimum_detectable(only)[0]["mds"] == "moderate" and minimum_detectable(only)[0]["mds_confident"] is None
     write_folder(run / "out", [s], title="t")  # Markdown, HTML, CSV, JSON through the one renderer
     assert (run / "out" / "severity_en.png").stat().st_size > 1000
     assert "Minimum detectable severity" in (run / "out" / "tables.md").read_text()

@@ -5,7 +5,7 @@ Per cell (detector x input x language x type x severity, seed 000's 3 x 3 grid, 
 share of the cell's rewrites predicted 'hallucinated' (an unparsable prediction is a miss); F1 is the hallucinated
 class's F1 on those rewrites plus the same language's originals (the negatives every cell shares). Intervals:
 percentile bootstrap over source articles. The minimum detectable severity at a rate r is the lowest severity
-whose rate, and that of every more severe level, is at least r ('-' when even 'severe' falls short); the
+whose rate, and that of every more severe level present, is at least r ('-' when the most severe falls short); the
 'confident' column asks the same of each interval's lower end.
 """
 
@@ -62,7 +62,9 @@ def minimum_detectable(rows: list[dict], rate: float = RATE) -> list[dict]:
     def lowest(by: dict[str, dict], value) -> str | None:  # type: ignore[no-untyped-def]
         best = None
         for sev in reversed(SEVERITIES):  # severe first: stop at the first level that falls short
-            if sev not in by or value(by[sev]) is None or value(by[sev]) < rate:
+            if sev not in by:  # no rewrite of this severity in the cell: no evidence either way
+                continue
+            if value(by[sev]) is None or value(by[sev]) < rate:
                 break
             best = sev
         return best
