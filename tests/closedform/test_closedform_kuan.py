@@ -256,7 +256,8 @@ def test_halluaudio_and_yesno_pass_the_asked_subject(tmp_path: Path, write_jsonl
 
     seen: list[str | None] = []
     real = score.extract_yesno
-    monkeypatch.setattr(score, "extract_yesno", lambda text, **kw: seen.append(kw.get("subject")) or real(text, **kw))
+    monkeypatch.setattr(score, "extract_yesno", lambda text, **kw: seen.append(
+        kw.get("subject") or asked_subject(kw.get("question"))) or real(text, **kw))
     score_halluaudio(load_halluaudio([_binary(tmp_path, write_jsonl, "Is there a dog barking?", "No.")]), bootstrap=0)
     q = _questions(tmp_path / "q.txt", QROWS[2:3])
     score_yesno(load_yesno(q, _predictions(tmp_path / "p.csv", ["entry_id", "response"], [["8", "No."]])), bootstrap=0)

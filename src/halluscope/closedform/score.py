@@ -3,7 +3,6 @@ official scorers' rules), keep every per-item decision, and explain each item th
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,8 +16,7 @@ from halluscope.core.errors import InputError
 from halluscope.metrics.classification import yesno_scores
 from halluscope.metrics.rates import aha_scores, count_probe_scores, halluaudio_scores
 from halluscope.metrics.asr import item_error_rate
-from halluscope.metrics.classification import yesno_scores
-from halluscope.metrics.rates import aha_scores, count_probe_scores, halluaudio_scores
+from halluscope.reply.subject import asked_subject  # noqa: F401 - re-exported (tests, callers)
 
 Mode = Literal["strict", "compat"]
 MODES: tuple[Mode, ...] = ("strict", "compat")
@@ -159,33 +157,11 @@ def _require_items(loaded: Loaded, what: str) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ HalluAudio
-_ART = r"(?:(?:a|an|the|any|some)\s+)?"
-_SOUND = rf"(?:(?:sounds?|noise|noises)\s+of\s+{_ART})?"
-_WHERE = r"(?:\s+(?:in|within|on|from)\s+(?:the|this)\s+(?:audio|clip|recording|sound|track)(?:\s+clip)?)?"
-_ASKED = [re.compile(p, re.IGNORECASE) for p in (
-    rf"^(?:is|are)\s+there\s+{_ART}{_SOUND}(?P<s>.+?){_WHERE}$",
-    rf"^(?:does|do|did)\s+(?:the|this)\s+(?:audio|clip|recording|sound|track)(?:\s+clip)?\s+(?:contain|include|have|feature)s?\s+{_ART}{_SOUND}(?P<s>.+?)$",
-    rf"^(?:can|could|do|did)\s+you\s+(?:hear|detect|notice|identify|recognize|recognise)\s+{_ART}{_SOUND}(?P<s>.+?){_WHERE}$",
-    rf"^have\s+you\s+(?:noticed|heard|detected)\s+{_ART}{_SOUND}(?P<s>.+?){_WHERE}$",
-)]
-
-
-def asked_subject(question: str) -> str | None:
-    """The object or event a presence question asks about ("Is there a dog barking?" -> "dog barking"; "Does the
-    audio contain the sound of train wagon?" -> "train wagon"), else None. Gives the yes/no reader its subject."""
-    q = " ".join((question or "").split()).strip().rstrip("?.! ").strip()
-    for p in _ASKED:
-        m = p.match(q)
-        if m:
-            return m.group("s").strip() or None
-    return None
-
-
 def _halluaudio_strict(item: HalluAudioItem, labels: Sequence[str], fallback: Fallback | None) -> tuple[Extraction, str, str]:
     """(extraction, normalised reference, normalised hypothesis)."""
     ref = item.reference.strip()
     if item.kind == "binary":
-        ex = extract_yesno(item.pred, subject=asked_subject(item.prompt), fallback=fallback)
+        ex = extract_yesno(item.pred, question=item.prompt, fallback=fallback)
         return ex, ref.lower(), ex.label
     if item.kind == "count":
         ex = extract_number(item.pred)
@@ -196,7 +172,7 @@ def _halluaudio_strict(item: HalluAudioItem, labels: Sequence[str], fallback: Fa
     if item.kind == "label":
         ex = extract_label(item.pred, labels=labels)
         return ex, normalize_label(ref), normalize_label(str(ex.value)) if ex.is_answer else ex.label
-    ex = extract_yesno(item.pred, fallback=fallback)
+    ex = extract_yesno(item.pred, question=item.prompt, fallback=fallback)
     return ex, "none", ex.label
 
 
@@ -291,7 +267,7 @@ def score_aha(loaded: Loaded[AhaItem], *, mode: Mode = "strict", bootstrap: int 
             ref, ok, hyp = "asr", err < 0.1, "asr"
         else:
             fb = (lambda _t, m=it.prediction_match: m) if judge_fallback and it.prediction_match is not None else None
-            ex = extract_yesno(it.prediction, fallback=fb)
+            ex = extract_yesno(it.prediction, question=it.question, fallback=fb)
             ref = extract_yesno(it.answer).label
             hyp, ok = ex.label, ex.label == ref
         cd = cp.aha_item(it.answer, it.prediction, it.prediction_match, asr=asr)
@@ -354,7 +330,7 @@ def score_yesno(loaded: Loaded[YesNoItem], *, mode: Mode = "strict", positive: s
     _require_items(loaded, "yes/no")
     scored: list[ScoredItem] = []
     for it in loaded.items:
-        ex = extract_yesno(it.response, subject=it.object, fallback=fallback)
+        ex = extract_yesno(it.response, subject=it.object, question=it.prompt_text, fallback=fallback)
         cd = cp.kuan_item(it.response, it.label)
         scored.append(ScoredItem(id=it.key, group=it.sampling, subset=it.object, kind="binary", reference=it.label,
                                  reply=it.response, strict=ex.label, strict_correct=ex.label == it.label,

@@ -89,6 +89,8 @@ UNKNOWN = [re.compile(p) for p in [
     r"\b(?:it\s+is|it's|it\s+was|this\s+is)\s+(?:not\s+clear|unclear)\b", r"\bunclear\b",
     r"\b(?:insufficient|not\s+enough)\s+(?:information|evidence|context)\b",
     r"\b(?:may|might)\s+or\s+(?:may|might)\s+not\b",
+    r"\bwithout\s+(?:more|further|additional)\s+(?:specific\s+)?(?:information|context|details)\b",
+    r"\b(?:would\s+)?requires?\s+(?:additional|more|further)\s+(?:context|information|details)\b",
     r"^(?:unknown|unsure|uncertain|not\s+sure|n/?a|none\s+of\s+the\s+above|maybe|perhaps|possibly)\W*$",
     r"\b(?:could|might|may|can)\s+be\s+(?:either\s+)?yes\s+or\s+no\b",
     # ru
@@ -192,6 +194,20 @@ SUBJECT_NEGATORS_AFTER = {"емес", "жоқ", "жок", "нет", "отсут�
 # presence stated as exclusive: "I only hear drums" rules out the trumpet asked about
 EXCLUSIVE = re.compile(r"\b(?:only|just|nothing\s+but|nothing\s+except|solely|exclusively|purely|только|лишь|"
                        r"исключительно|тек|ғана|solo|seulement|uniquement|nur)\b")
+# subject words too general to mark a statement as about the subject when a specific word is there ("jazz music")
+GENERIC_SUBJECT = {"music", "speech", "song", "genre", "voice", "tone", "noise", "style", "track", "piece", "entry",
+                   "sound", "sounds", "type", "kind", "someone", "person", "talking", "playing"}
+WORD_FORMS = {"anger": "angry", "angrily": "angry", "sadly": "sad", "surprise": "surprised", "happily": "happy",
+              "happiness": "happy", "joyful": "happy", "cheerful": "happy", "furious": "angry", "fury": "angry"}
+# a clause that names the subject without asserting it: a question, a condition, a wish, the entry itself
+NOT_ASSERTED = re.compile(r"\b(?:if|whether|unless|wonder|would\s+need|description\s+of|entry|referring\s+to|"
+                          r"asking\s+about)\b|\?")
+# what an absence said of another subject must be said of to answer the question
+ABSENCE_OF_IT = re.compile(r"^[^,]{0,40}?\b(?:such|it|that|this|those|them|anything|any\s+(?:such|sound|sounds|noise|of)|"
+                           r"sounds?|noises?|kind|trace|sign|nothing|none|no\s+one|nobody)\b|^\W*\w+\W*$")
+QUOTED = re.compile(r'"([^"\n]{3,400})"')
+UNCLEAR_WHAT_SAID = re.compile(r"\s+(?:what|which\s+words)\s+(?:is|was|are|were)\s+(?:being\s+)?(?:said|sung|spoken)|"
+                               r"\s+what\s+(?:the\s+)?(?:speaker|singer|lyrics|words|they|he|she)\b")
 CLAUSE_SPLIT = re.compile(r"[.;!?\n]+|,?\s+\b(?:but|however|although|though|whereas|while|and|но|однако|а|и|бірақ|және|pero|y|mais|et|"
                           r"aber|und)\b")
 
