@@ -137,3 +137,20 @@ def test_mitigation_card(card_run):
     write_folder(run / "out", sections, title="t")
     assert (run / "out" / "mitigation_card_aad.png").stat().st_size > 1000
     assert "change vs sampled" in (run / "out" / "tables.md").read_text()
+
+
+def test_sweep_refuses_bad_input_before_any_work(tmp_path):
+    from typer.testing import CliRunner
+
+    from halluscope.cli.main import app
+
+    Store(tmp_path / "run").close()
+    base = ["mitigation", "sweep", str(tmp_path / "run"), "--model", "hf-audio/none"]
+    res = CliRunner().invoke(app, [*base, "--strength", "0,x"])
+    assert res.exit_code == 2 and "comma-separated strengths" in res.output
+    res = CliRunner().invoke(app, [*base, "--method", "nope"])
+    assert "unknown mitigation 'nope'" in str(res.exception)
+    res = CliRunner().invoke(app, ["mitigation", "sweep", str(tmp_path / "run"), "--model", "hf-audio/x?mitigation=aad"])
+    assert "already names a mitigation" in str(res.exception)
+    res = CliRunner().invoke(app, [*base, "--temperature", "0"])
+    assert "--temperature > 0" in str(res.exception)
