@@ -196,10 +196,11 @@ def score_halluaudio(loaded: Loaded[HalluAudioItem], *, mode: Mode = "strict", b
     for it in loaded.items:
         if it.kind == "label":
             labels[it.subset].add(it.reference.strip())
+    label_sets = {subset: tuple(sorted(names)) for subset, names in labels.items()}  # once, not per item
     scored: list[ScoredItem] = []
     refs, hyps, refusal, probe = [], [], [], []
     for it in loaded.items:
-        ex, ref, hyp = _halluaudio_strict(it, sorted(labels[it.subset]), fallback)
+        ex, ref, hyp = _halluaudio_strict(it, label_sets.get(it.subset, ()), fallback)
         ok = (hyp in ABSTENTIONS or hyp == "no") if it.kind == "unanswerable" else hyp == ref
         cd = _halluaudio_compat(it)
         side = cp.probe_side(it.subset) if it.kind == "count" else None
