@@ -114,6 +114,10 @@ def parity_run(tmp_path_factory):
                 preds[v.id] = (g, g if lang == "en" else {"original": "hallucinated", "hallucinated": "original"}[g])
     with Store(run) as store:
         detect_run(store, "tfidf", "binary", "text", preds)
+        for n, (item, lab, out) in enumerate([("en0", "fully", False), ("en1", "mostly", False), ("ru0", "poorly", True),
+                                              ("ru1", "mostly", False)]):
+            store.save_quality({"item_id": item, "annotator": "ann", "intelligibility": lab, "fidelity": "faithful",
+                                "excluded": out, "note": "", "created": 1.0}, f"save-{n:06d}")
         section = parity_section(store, build_of(run, samples, trs))
     return section
 
@@ -125,7 +129,9 @@ def test_language_parity_normaliser_effect_f1_and_holm_tests(parity_run):
     # ru: one inserted word of two cleaned; raw: two substitutions and the insertion
     assert rows["ru"]["wer"] == pytest.approx(0.5) and rows["ru"]["wer_raw"] == pytest.approx(1.5)
     assert rows["en"]["f1_O"] == 1.0 and rows["ru"]["f1_O"] == 0.0 and rows["en"]["f1_T"] is None
-    assert rows["all"]["f1_O"] == pytest.approx(0.5) and rows["en"]["intelligible"] is None
+    assert rows["all"]["f1_O"] == pytest.approx(0.5)
+    assert (rows["en"]["intelligible"], rows["en"]["excluded"]) == (1.0, 0.0)
+    assert (rows["ru"]["intelligible"], rows["ru"]["excluded"], rows["all"]["intelligible"]) == (0.5, 0.5, 0.75)
     tests = {(t["metric"], t["input"]): t for t in parity_run.rows("language_parity_tests")}
     assert len(tests) == 3
     acc = tests[("accuracy", "O")]

@@ -149,9 +149,12 @@ def alpha_rows(store: Store, build: object | None) -> list[dict]:
                 items = {i for r in ratings.values() for i in r}
                 if not items:
                     continue
+                unscored = sum(j.status != "ok" for js in judges.values() for i, j in js.items()
+                               if lang == "all" or lang_of.get(i) == lang)
                 a = alpha(ratings, level="ordinal", domain=range(1, 6))
                 rows.append({"benchmark": "spoken (000)", "dimension": d, "slice": lang, "judges": len(ratings),
-                             "humans": 0, "items": len(items), "alpha": a, "alpha_judges": a, "level": "ordinal"})
+                             "humans": 0, "items": len(items), "unscored": unscored, "alpha": a, "alpha_judges": a,
+                             "level": "ordinal"})
     votes, human = mishap_votes(store), mishap_humans(store)
     if votes or human:
         ratings: dict[str, dict[str, str]] = {j: {i: v for i, v in vs.items() if v is not None} for j, vs in votes.items()}
@@ -161,6 +164,7 @@ def alpha_rows(store: Store, build: object | None) -> list[dict]:
         everyone = {**ratings, **humans}
         rows.append({"benchmark": "MISHAP (001)", "dimension": "groundedness", "slice": "all", "judges": len(ratings),
                      "humans": len(humans), "items": len({i for r in everyone.values() for i in r}),
+                     "unscored": sum(v is None for vs in votes.values() for v in vs.values()),
                      "alpha": alpha(everyone, level="nominal", domain=VERDICTS),
                      "alpha_judges": alpha(ratings, level="nominal", domain=VERDICTS), "level": "nominal"})
     return rows
@@ -188,7 +192,7 @@ def alpha_plot(rows: list[dict]) -> bytes | None:
 
 
 ALPHA_COLS = [("benchmark", "Benchmark"), ("dimension", "Dim"), ("slice", "Lang"), ("judges", "judges"),
-              ("humans", "humans"), ("items", "items"), ("alpha", "α (all raters)"), ("alpha_judges", "α (judges)"),
+              ("humans", "humans"), ("items", "items"), ("unscored", "unscored"), ("alpha", "α (all raters)"), ("alpha_judges", "α (judges)"),
               ("level", "level")]
 CORR_COLS = [("judge_a", "Judge A"), ("judge_b", "Judge B"), ("n", "n"), ("errors_a", "A wrong"),
              ("errors_b", "B wrong"), ("both_wrong", "both wrong"), ("error_r", "error r")]
