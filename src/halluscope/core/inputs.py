@@ -186,7 +186,11 @@ def read_rows(path: str | Path, fields: Sequence[Field], *, what: str, fix: str 
         columns, records = _parquet(p, fields, what)
     else:
         with open_bytes(p) as fh:
-            sniff(fh.read(SNIFF_BYTES), p, what)
+            head = fh.read(SNIFF_BYTES)
+            sniff(head, p, what)
+            if b"\r" in head and b"\n" not in head and len(head.splitlines()) > 1:
+                raise InputError("the line ends are CR only (classic Mac OS); expected LF or CRLF", file=str(p),
+                                 fix=f"convert the line ends, e.g. tr '\\r' '\\n' < {p.name} > {p.stem}.lf{p.suffix}")
             fh.seek(0)
             lines = Lines(fh, p)
             if fmt == "jsonl":

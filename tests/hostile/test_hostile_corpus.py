@@ -1,0 +1,108 @@
+"""The hostile-file corpus (tests/hostile/files, written by make_corpus.py; expected.json says what each must give):
+every file through the real CLI in this process either exits 2 with one message naming the problem, or is read
+correctly (the count it must give, the clip's real duration); none hangs (10 s each)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from support.hostile_helpers import flat, run_cli
+
+FILES = Path(__file__).resolve().parent / "files"
+EXPECTED: dict[str, dict] = json.loads((FILES / "expected.json").read_text(encoding="utf-8"))
+HANG_S = 10.0
+
+
+def test_the_corpus_holds_over_100_files_each_with_what_it_must_give():
+    assert len(EXPECTED) >= 100
+    for rel, exp in EXPECTED.items():
+        assert (FILES / rel).is_file(), rel
+        assert exp["expect"] in ("ok", "error")
+    kinds = {rel.split("/")[0] for rel in EXPECTED}
+    assert kinds == {"corpus", "config", "wav", "manifest", "closedform"}
+
+
+def _within(fn, *args):
+    """fn(*args) on a thread; a failure if it has not returned in HANG_S seconds (a hang, not a speed check)."""
+    out: dict = {}
+
+    def go():
+        try:
+            out["value"] = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - re-raised below
+            out["error"] = exc
+
+    t = threading.Thread(target=go, daemon=True)
+    t.start()
+    t.join(HANG_S)
+    assert not t.is_alive(), f"still running after {HANG_S} s"
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+def _one_message(code: int, out: str, says: list[str], rel: str) -> None:
+    text = flat(out)
+    assert code == 2, f"{rel}: exit {code}: {out}"
+    assert "Traceback" not in out and "internal error" not in out, out
+    assert text.count("error:") == 1, out
+    for needle in says:
+        assert flat(needle) in text, f"{rel}: {needle!r} not in: {out}"
+
+
+def _manifest_for(tmp: Path, audio: Path) -> Path:
+    m = tmp / "one.csv"
+    m.write_text(f"id,domain,source,audio,description\nc1,sound,s,{audio},a dog barks twice\n", encoding="utf-8")
+    return m
+
+
+@pytest.mark.parametrize("rel", sorted(EXPECTED))
+def test_hostile_file(rel, tmp_path, capsys, monkeypatch):
+    exp, path, kind = EXPECTED[rel], FILES / rel, rel.split("/")[0]
+    for k, v in exp.get("env", {}).items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("HALLUSCOPE_LLM_CONFIG", raising=False)
+    run = tmp_path / "run"
+    if kind == "corpus":
+        code, out = _within(run_cli, capsys, monkeypatch, "corpus", "check", path)
+        if exp["expect"] == "ok":
+            assert code == 0 and f"ok: {exp['n']} articles" in out, out
+            return
+    elif kind == "config":
+        if exp["expect"] == "ok":
+            from halluscope.backends.llm import load_llm_config
+
+            cfg = _within(load_llm_config, path)
+            assert cfg.model_dump()["openai"]["base_url"] == "http://127.0.0.1:9/v1"
+            return
+        code, out = _within(run_cli, capsys, monkeypatch, "mishap", "clips", run, "--manifest",
+                            FILES / "manifest" / "ok.csv", "--filter-llm", "openai/x", "--llm-config", path)
+    elif kind in ("wav", "manifest"):
+        manifest = _manifest_for(tmp_path, path) if kind == "wav" else path
+        code, out = _within(run_cli, capsys, monkeypatch, "mishap", "clips", run, "--manifest", manifest)
+        if exp["expect"] == "ok":
+            assert code == 0 and f"{exp['n']} clips, {exp['n']} kept" in flat(out), out
+            if kind == "wav":  # read correctly: the stored duration is the file's own
+                import soundfile as sf
+
+                from halluscope.mishap.clips import load_manifest
+
+                info = sf.info(str(path))
+                assert load_manifest(manifest)[0].duration_s == round(info.frames / info.samplerate, 3) > 0
+            return
+    else:  # closedform: the set's rows, audio confined to the set's folder
+        from halluscope.closedform.run import load_rows
+
+        fmt = "yesno" if path.suffix == ".tsv" else "halluaudio"
+        if exp["expect"] == "ok":
+            rows = _within(load_rows, fmt, [path], None)
+            assert len(rows) == exp["n"] and all(r.audio.is_relative_to(path.parent.resolve()) for r in rows)
+            return
+        code, out = _within(run_cli, capsys, monkeypatch, "run", "closedform", run, path, "--model", "openai/x",
+                            "--format", fmt)
+    assert exp["expect"] == "error", f"{rel}: expected ok, got exit {code}: {out}"
+    _one_message(code, out, exp["says"], rel)
