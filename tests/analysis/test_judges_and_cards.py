@@ -75,6 +75,11 @@ def test_reliability_tables(judged_run):
     p = panel["panel (majority of 3)"]
     assert (p["answers"], p["unscored"], p["rate"], p["accuracy"]) == (7, 1, 0.5, pytest.approx(4 / 6))
     assert panel["openai/a"]["rate"] == pytest.approx(4 / 7)
+    sp = {(r["dimension"], r["judge"]): r for r in s.rows("judge_panel_spoken")}
+    assert (sp[("FA", "openai/j1")]["unscored"], sp[("FA", "openai/j1")]["mean"]) == (0, 3.0)
+    # ru's rewrite: 1 from j1, unscored by j2: no majority of 2
+    got = sp[("FA", "panel (majority of 2)")]
+    assert (got["items"], got["unscored"], got["mean"]) == (4, 1, pytest.approx(11 / 3))
     write_folder(run / "out", [s], title="t")
     assert (run / "out" / "judge_alpha.png").stat().st_size > 1000 and (run / "out" / "judge_panel.csv").is_file()
 

@@ -108,6 +108,22 @@ def panel_rows(votes: Mapping[str, Mapping[str, str | None]], reference: Mapping
     return [*(row(j, votes[j]) for j in judges), *([row(f"panel (majority of {k})", panel)] if k > 1 else [])]
 
 
+def spoken_panel_rows(judges: Mapping[str, Mapping[str, Judgement]], dims: Sequence[str]) -> list[dict]:
+    """Per dimension, each spoken judge and the panel (the rating more than half of all k judges gave; an unscored
+    reply counts against it) on the items any judge rated: items, unscored, mean rating (descriptive only)."""
+    names, rows = sorted(judges), []
+    items = sorted({i for js in judges.values() for i in js})
+    for d in dims:
+        votes = {n: {i: (j.scores.get(d) if j.status == "ok" else None) for i, j in judges[n].items()} for n in names}
+        applies = [i for i in items if any(votes[n].get(i) is not None for n in names)]
+        panel = {i: majority([votes[n].get(i) for n in names], len(names)) for i in applies}
+        for name, v in [*((n, votes[n]) for n in names), (f"panel (majority of {len(names)})", panel)]:
+            ok = [x for i in applies if (x := v.get(i)) is not None]
+            rows.append({"dimension": d, "judge": name, "items": len(applies), "unscored": len(applies) - len(ok),
+                         "mean": sum(ok) / len(ok) if ok else None})
+    return rows
+
+
 # -- reading the store ------------------------------------------------------------------------------------------
 
 def spoken_judgements(store: Store) -> dict[str, dict[str, Judgement]]:
@@ -196,6 +212,8 @@ ALPHA_COLS = [("benchmark", "Benchmark"), ("dimension", "Dim"), ("slice", "Lang"
               ("level", "level")]
 CORR_COLS = [("judge_a", "Judge A"), ("judge_b", "Judge B"), ("n", "n"), ("errors_a", "A wrong"),
              ("errors_b", "B wrong"), ("both_wrong", "both wrong"), ("error_r", "error r")]
+SPOKEN_PANEL_COLS = [("dimension", "Dim"), ("judge", "Judge"), ("items", "items"), ("unscored", "unscored / no majority"),
+                     ("mean", "mean rating")]
 PANEL_COLS = [("judge", "Judge"), ("answers", "answers"), ("unscored", "unscored"), ("rate", "halluc. rate"),
               ("n_reference", "n human ref"), ("accuracy", "agreement with humans")]
 
@@ -216,6 +234,15 @@ def reliability_section(store: Store, build: object | None) -> Section | None:
         Table("judge_alpha", ALPHA_COLS, rows, title="Krippendorff's alpha per dimension and language"),
         Figure(alpha_plot(rows), "Krippendorff's alpha", file="judge_alpha.png"),
     ]
+    spoken = spoken_judgements(store)
+    if len(spoken) > 1:
+        from halluscope.prompts.protocol import DIMENSION_ORDER
+
+        dims = [d for d in DIMENSION_ORDER if any(d in j.scores for js in spoken.values() for j in js.values())]
+        blocks.append(Table("judge_panel_spoken", SPOKEN_PANEL_COLS, spoken_panel_rows(spoken, dims),
+                            title="Panel rating beside each judge (spoken, 000)",
+                            notes=("No human ratings of these dimensions exist here, so no error correlation; the "
+                                   "panel's rating is the one more than half of all judges gave.",)))
     if votes:
         blocks += [
             Table("judge_error_correlation", CORR_COLS, corr, title="Pairwise judge error correlation (MISHAP)",
