@@ -150,7 +150,8 @@ def cards_section(store: Store, build: object) -> list[Section] | None:
             f"{', '.join(map(str, cfg['seeds']))} at temperature {cfg['temperature']:g}, judge "
             f"{cfg.get('judge') or '(none: rates need --judge)'}. Change: paired with plain sampled decoding on the "
             "same question and seed, 95% CI resampling questions; same text: share of those pairs answered "
-            "identically; cost: stored latency per completion token.",
+            "identically; cost: stored latency per completion token. Answers - judged: empty or skipped answers, "
+            "which the MISHAP judge does not read.",
             Table(sid, COLS, rows, title="Per strength against plain decoding"),
             Figure(card_plot(rows, cfg["method"]), f"{cfg['method'].upper()} rate change and cost by strength",
                    file=f"{sid}.png"),
