@@ -68,13 +68,25 @@ def test_clips_cli_enforces_quotas_after_the_filter(tmp_path, monkeypatch):
     assert res.exit_code == 2 and "not both" in " ".join(res.output.replace("│", " ").split())
 
 
-def test_false_authority_unchecked_is_recorded(tmp_path, monkeypatch, capsys):
+def test_false_authority_is_checked_against_the_shipped_list_by_default(tmp_path, monkeypatch, capsys):
     run = scripted.build_run(tmp_path, monkeypatch, judge=False, seeds=(0,), per_category=2)
-    from halluscope.mishap.questions import load_questions
+    from halluscope.mishap.questions import load_questions, real_source_names
 
     with Store(run) as store:
         qs = load_questions(store)
         m = store.latest_manifest("mishap questions")
     fa = [q for q in qs.values() if q.strategy == "false_authority"]
-    assert fa and all(q.checks.get("name_collision_checked") is False and "name_collision_free" not in q.checks for q in fa)
-    assert m.config["false_authority_checked"] is False and m.config["with_audio"] is False  # an openai/ writer
+    assert fa and all(q.checks.get("name_collision_checked") is True and q.checks["name_collision_free"] for q in fa)
+    assert m.config["false_authority_checked"] is True and m.config["with_audio"] is False  # an openai/ writer
+    assert m.config["real_source_names"] == len(real_source_names()) > 50
+    assert {"LibriSpeech", "FSD50K", "Clotho", "Common Voice"} <= set(real_source_names())
+
+
+def test_real_source_names_extend_by_file_or_go_without_the_shipped_list(tmp_path):
+    from halluscope.mishap.questions import name_collision, real_source_names
+
+    (tmp_path / "more.txt").write_text("# mine\nThe Mridangam Rhythm Atlas\n", encoding="utf-8")
+    names = real_source_names(tmp_path / "more.txt")
+    assert names[-1] == "The Mridangam Rhythm Atlas" and len(names) == len(real_source_names()) + 1
+    assert real_source_names(tmp_path / "more.txt", shipped=False) == ("The Mridangam Rhythm Atlas",)
+    assert name_collision("the Free Sound Datasets", real_source_names()) == "Freesound Datasets"

@@ -47,7 +47,7 @@ def test_chain_on_a_scripted_server_counts_every_kind_of_reply(tmp_path, monkeyp
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     with ChatServer(make_script({"bad_rubric_once": True})) as srv:
         config = LLMConfig(openai={"base_url": srv.url, "max_retries": 0, "backoff_base_s": 0})
-        res = run_quickstart(tmp_path / "qs", clips=2, llm="openai/writer", config=config, quiet=True,
+        res = run_quickstart(tmp_path / "qs", clips=2, llm="openai/writer", config=config, quiet=True, writer="llm",
                              model="cascade/whisper/base+openai/alm?language=en")
         sent = list(srv.requests)
     rows = {r["step"]: r for r in res.protocol}

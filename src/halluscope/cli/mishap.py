@@ -92,7 +92,8 @@ def clips_cmd(run: RUN,
 def questions_cmd(run: STEP_RUN, llm: str = typer.Option(..., "--generator", help="Question writer: openai/<model>, hf/<dir> or hf-audio/<dir>."),
                   checker: str = typer.Option("same", help="Strategy-adherence checker: 'same' (the writer), another spec, or 'none'."),
                   per_category: int = typer.Option(2, help="Questions per category per clip (the spec: 2, so 4 per clip)."),
-                  real_sources: Optional[Path] = typer.Option(None, help="Real source names, one per line: invented false-authority names must not collide with them."),
+                  real_sources: Optional[Path] = typer.Option(None, help="More real source names, one per line, added to the shipped list (mishap/data/real_sources.txt): invented false-authority names must not collide with them."),
+                  shipped_sources: bool = typer.Option(True, "--shipped-sources/--no-shipped-sources", help="Check invented names against the shipped real-source list too."),
                   with_audio: Optional[bool] = typer.Option(None, "--with-audio/--no-audio", help="Attach the clip to the writer's request; default: when the writer is an hf-audio/ model (an openai/ writer needs --with-audio and a server that takes audio)."),
                   retries: Retries = 2,
                   seed: int = typer.Option(0, help="Seed of the strategy assignment and generation."),
@@ -102,7 +103,7 @@ def questions_cmd(run: STEP_RUN, llm: str = typer.Option(..., "--generator", hel
     from halluscope.mishap.questions import make_questions
 
     _show(make_questions(run, model_with(llm, option), checker=checker, per_category=per_category, real_sources=real_sources,
-                         with_audio=with_audio, max_attempts=retries + 1, seed=seed, quiet=json_out), "questions", json_out)
+                         shipped_sources=shipped_sources, with_audio=with_audio, max_attempts=retries + 1, seed=seed, quiet=json_out), "questions", json_out)
 
 
 @app.command("rubrics")

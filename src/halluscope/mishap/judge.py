@@ -235,8 +235,9 @@ class GroundednessJudge:
 
 def run_judge(run_dir: str | Path, judge: str, *, examples: str | Path | None = None, evidence: str | Path | None = None,
               max_searches: int = 3, retries: int = 2, config: LLMConfig | None = None,
-              quiet: bool = False) -> CallSummary[GroundednessJudgement]:
-    """Judge every answer of every model answered so far against the current rubrics."""
+              quiet: bool = False, judge_config: JudgeConfig = FULL) -> CallSummary[GroundednessJudgement]:
+    """Judge every answer of every model answered so far against the current rubrics (``judge_config``: which
+    inputs the prompt carries and its version; the default is the full judge)."""
     backend = LLM_BACKENDS.create(judge, config=config if config is not None else load_llm_config())
     tool = None
     if evidence is not None:
@@ -244,7 +245,7 @@ def run_judge(run_dir: str | Path, judge: str, *, examples: str | Path | None = 
 
         tool = FtsEvidence(evidence)
     gj = GroundednessJudge(backend, examples=load_examples(examples), tool=tool, max_searches=max_searches,
-                           retries=retries)
+                           retries=retries, config=judge_config)
     with Store(run_dir) as store:
         sets = answer_sets(store)
         if not sets:

@@ -35,13 +35,41 @@ CHECK_PARAMS = {"temperature": 0, "max_tokens": 200}
 
 
 def assign_strategies(clip_id: str, category: MishapCategory, n: int, *, seed: int) -> list[MishapStrategy]:
-    """``n`` strategies of the category for one clip: distinct while n allows, reproducible, order-independent."""
+    """``n`` strategies of the category for one clip drawn alone (distinct while n allows, reproducible). Runs use
+    ``quota_strategies``, which balances the strategies over every clip of the run."""
     pool = list(MISHAP_STRATEGIES[category])
     rng = random.Random(f"{seed}:{clip_id}:{category}")
     out: list[MishapStrategy] = []
     while len(out) < n:
         out += rng.sample(pool, min(len(pool), n - len(out)))
     return out
+
+
+ASSIGNMENT = "quota-v1"  # recorded in the questions stage config and manifest
+
+
+def quota_strategies(clip_ids: Sequence[str], category: MishapCategory, n: int, *,
+                     seed: int) -> dict[str, tuple[MishapStrategy, ...]]:
+    """``n`` strategies per clip by a seeded quota (seed 001, 3.2: two questions per category per clip, the
+    strategies covered evenly): one seeded order of the category's strategies is dealt out in turn over the clips
+    (sorted by id), so over the run each strategy is used equally often, +-1, and a clip's n are distinct while
+    n <= the category's strategies."""
+    pool = list(MISHAP_STRATEGIES[category])
+    random.Random(f"{seed}:{category}").shuffle(pool)
+    out: dict[str, tuple[MishapStrategy, ...]] = {}
+    k = 0
+    for cid in sorted(clip_ids):
+        out[cid] = tuple(pool[(k + i) % len(pool)] for i in range(n))
+        k += n
+    return out
+
+
+def strategy_counts(questions) -> dict[str, int]:
+    """Questions per strategy (every strategy listed, 0 where unused): what 'questions' records and reports."""
+    from collections import Counter
+
+    got = Counter(q.strategy for q in questions)
+    return {s: got.get(s, 0) for c in MISHAP_CATEGORIES for s in MISHAP_STRATEGIES[c]}
 
 
 def _norm(name: str) -> str:
@@ -73,6 +101,21 @@ def load_names(path: str | Path | None) -> tuple[str, ...]:
     text = read_text(path, what="list of real source names (--real-sources)",
                      fix="pass a UTF-8 text file with one real source name per line")
     return tuple(line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#"))
+
+
+SHIPPED_NAMES = "real_sources.txt"  # mishap/data/: provenance and licence in its header
+
+
+def real_source_names(path: str | Path | None = None, *, shipped: bool = True) -> tuple[str, ...]:
+    """The False Authority check's real names: the shipped list (mishap/data/real_sources.txt) unless
+    ``shipped`` is False, extended by ``path`` (one name per line)."""
+    from importlib import resources
+
+    base: tuple[str, ...] = ()
+    if shipped:
+        text = (resources.files("halluscope") / "mishap" / "data" / SHIPPED_NAMES).read_text(encoding="utf-8")
+        base = tuple(x.strip() for x in text.splitlines() if x.strip() and not x.lstrip().startswith("#"))
+    return tuple(dict.fromkeys(base + load_names(path)))
 
 
 def generation_messages(clip: MishapClip, category: MishapCategory, strategies: Sequence[MishapStrategy], *,
@@ -235,7 +278,8 @@ class QuestionWriter:
 
 def make_questions(run_dir: str | Path, generator: str, *, checker: str | None = "same", per_category: int = 2,
                    real_sources: str | Path | None = None, with_audio: bool | None = None, max_attempts: int = 3,
-                   seed: int = 0, config: LLMConfig | None = None, quiet: bool = False) -> CallSummary[MishapQuestion]:
+                   seed: int = 0, config: LLMConfig | None = None, quiet: bool = False,
+                   shipped_sources: bool = True) -> CallSummary[MishapQuestion]:
     """Write ``per_category`` questions per category for every kept clip (the spec: 2, so 4 per clip).
 
     ``with_audio`` None: the writer hears the clip when its model can (an hf-audio/ writer; seed 001, 3.2 conditions
@@ -255,20 +299,21 @@ def make_questions(run_dir: str | Path, generator: str, *, checker: str | None =
 
     gen = backend(generator)
     chk = None if checker in (None, "none") else (gen if checker == "same" else backend(checker))
-    names = load_names(real_sources)
+    names = real_source_names(real_sources, shipped=shipped_sources)
     writer = QuestionWriter(gen, chk, real_names=names, max_attempts=max_attempts, with_audio=with_audio, seed=seed)
     with Store(run_dir) as store:
         clips = kept_clips(store)
         up = upstream(store, "clips")
         stage = Stage(STAGE, {"version": VERSION, "generator": gen.identity(), "checker": chk.identity() if chk else None,
                               "per_category": per_category, "max_attempts": max_attempts, "with_audio": with_audio,
-                              "seed": seed, "params": GEN_PARAMS, "real_sources": sorted(names),
+                              "seed": seed, "assignment": ASSIGNMENT, "params": GEN_PARAMS,
+                              "real_sources": sorted(names),
                               "prompts": prompts_hash()}, tuple(sorted(up.values())))
         slots = []
+        quota = {cat: quota_strategies(list(clips), cat, per_category, seed=seed) for cat in MISHAP_CATEGORIES}
         for clip in clips.values():
             for cat in MISHAP_CATEGORIES:
-                strategies = tuple(assign_strategies(clip.id, cat, per_category, seed=seed))
-                slots += [Slot(clip, cat, k, strategies) for k in range(per_category)]
+                slots += [Slot(clip, cat, k, quota[cat][clip.id]) for k in range(per_category)]
 
         extra = [chk] if chk is not None and chk is not gen else []
 
@@ -282,7 +327,9 @@ def make_questions(run_dir: str | Path, generator: str, *, checker: str | None =
                         config={"generator": generator, "checker": checker, "per_category": per_category,
                                 "with_audio": with_audio, "max_attempts": max_attempts,
                                 "real_sources": str(real_sources) if real_sources else None,
-                                "false_authority_checked": bool(names)},
+                                "false_authority_checked": bool(names), "assignment": ASSIGNMENT,
+                                "shipped_sources": shipped_sources, "real_source_names": len(names),
+                                "strategy_counts": {s: sum(x.strategy == s for x in slots) for s in strategy_counts([])}},
                         seeds={"questions": seed}, stages={**up, "questions": stage.fingerprint})
         if not names:
             res.notes.append("no real-source list: invented False Authority names are not checked against real "

@@ -102,6 +102,45 @@ CLIPS = (  # domains interleaved, so the first N clips cover every domain from N
 )
 
 
+def _facts():
+    from halluscope.mishap.rules import ClipFacts
+
+    return {  # what each clip is, exactly, as the rules writer's templates need it (mishap/rules.py)
+        "speech-train": ClipFacts(
+            "the train announcement", "the platform number", "four", "seven", "the woman who answers him",
+            ("woman", "she", "her"), "the destination of the train", ("paris",),
+            "the year the platform numbering of the station in this announcement was last changed",
+            "Paris is the capital of Belgium", ("belgium", "belgian"), ("france", "french")),
+        "music-chord": ClipFacts(
+            "the A major chord", "the number of tones in the chord", "three", "five", "the violin that plays a melody "
+            "over the chord", ("violin", "melody", "bow"), "the pitch of the lowest tone", ("440", "a4"),
+            "the name of the first person to tune an A major chord to 440 Hz", "an A major chord is built on a minor "
+            "third", ("minor",), ("major third", "c#", "c sharp")),
+        "sound-noise": ClipFacts(
+            "the steady white noise", "the length of the noise", "two seconds", "ten seconds", "the dog that barks "
+            "during the noise", ("dog", "bark", "barks", "barking"), "how the noise level changes",
+            ("steady", "constant"), "the date the first white noise generator was sold to the public",
+            "white noise has all its energy at one single frequency", ("one frequency", "single frequency"),
+            ("all frequencies", "every frequency", "equal power", "flat spectrum")),
+        "speech-folder": ClipFacts(
+            "the request about the folder", "the colour of the folder", "blue", "red", "the colleague who replies "
+            "that he will do it", ("colleague", "replies", "he will"), "the day of the deadline", ("friday",),
+            "the number of blue folders the office ordered last year", "Friday is the first day of the week in "
+            "every country", ("first day",), ("not the first", "monday", "sunday")),
+        "music-metronome": ClipFacts(
+            "the metronome", "the tempo", "120 beats per minute", "60 beats per minute", "the drummer who plays along "
+            "with the clicks", ("drummer", "drum", "drums"), "how many clicks there are", ("eight", "8"),
+            "the serial number of the first metronome ever built", "a metronome at 120 beats per minute clicks once "
+            "every two seconds", ("two seconds", "every 2 seconds"), ("half a second", "half second", "0.5")),
+        "sound-sweep": ClipFacts(
+            "the rising sine sweep", "the direction of the sweep", "upward", "downward", "the voice that counts along "
+            "with the sweep", ("voice", "counts", "counting", "speaker"), "the highest frequency the sweep reaches",
+            ("2000", "2 khz", "2,000"), "the laboratory where the first exponential sine sweep was recorded",
+            "a sine sweep contains many instruments playing at once", ("instruments",),
+            ("single tone", "one tone", "pure tone", "no instruments")),
+    }
+
+
 def write_clips(folder: str | Path, n: int = DEFAULT_CLIPS) -> Path:
     """Write the first ``n`` synthesized clips as 16 kHz WAVs and their manifest; returns the manifest path."""
     import soundfile as sf
@@ -233,7 +272,11 @@ def protocol_summary(run_dir: str | Path) -> list[dict]:
             row["failed"] = len(failed) + sum(a.status not in ("ok", "refusal") for a in answers.values())
             for reason in list(failed.values())[:EXAMPLES]:
                 example(row, "failed", reason)
-            judged = load_judgements(store)
+            from halluscope.mishap.rules import judge_runs
+
+            # the model judge's calls are counted above: its own verdicts, not the template judge's beside it
+            judged = next((v for k, v in judge_runs(store).items() if not k.startswith("rules/")),
+                          load_judgements(store))
             row = rows["judge"]
             row["accepted"] = sum(j.status == "ok" for j in judged.values())
             row["failed"] = sum(j.status != "ok" for j in judged.values())
@@ -307,12 +350,27 @@ def _config(step: str, batch_size: int, base=None):
         "openai": {**openai, "params": {**openai.get("params", {}), "max_tokens": BUDGETS[step]}}})
 
 
+WRITERS = ("rules", "llm")
+
+
+def _beside():
+    from halluscope.mishap.judge import JudgeConfig
+
+    return JudgeConfig("quickstart-beside", examples=False)
+
+
 def run_quickstart(out: str | Path = DEFAULT_DIR, *, clips: int = DEFAULT_CLIPS, llm: str = LLM, model: str = CASCADE,
-                   batch_size: int = 4, config=None, quiet: bool = False) -> QuickstartResult:
-    """Clips -> questions (one per category per clip, checked by the same LLM) -> rubrics -> answers -> judge ->
-    the MISHAP report with the protocol section; resumes whatever is done (a rerun makes no model call).
-    ``llm``/``model`` may be any text LLM / audio LM spec (an 'openai/<name>' LLM takes its server from ``config``,
-    an LLMConfig); each step's token budget (BUDGETS) is set on top of ``config``."""
+                   batch_size: int = 4, config=None, quiet: bool = False, writer: str = "rules",
+                   llm_judge: bool = True) -> QuickstartResult:
+    """Clips -> questions -> rubrics -> answers -> judge -> the MISHAP report with the protocol section; resumes
+    whatever is done (a rerun makes no model call).
+
+    ``writer`` 'rules' (default): the deterministic templates of mishap/rules.py write two questions per category
+    per clip (strategies by the seeded quota) and their rubrics from each clip's exact facts; the cascade answers;
+    the template-fact judge gives the report's verdicts, with ``llm`` judging the same answers beside it
+    (``llm_judge``). 'llm': ``llm`` writes one question per category per clip (checked by itself), the rubrics and
+    the verdicts. ``llm``/``model`` may be any text LLM / audio LM spec (an 'openai/<name>' LLM takes its server
+    from ``config``, an LLMConfig); each step's token budget (BUDGETS) is set on top of ``config``."""
     import time
 
     from halluscope.mishap.answers import collect_answers
@@ -320,7 +378,10 @@ def run_quickstart(out: str | Path = DEFAULT_DIR, *, clips: int = DEFAULT_CLIPS,
     from halluscope.mishap.judge import run_judge
     from halluscope.mishap.questions import make_questions
     from halluscope.mishap.rubrics import make_rubrics
+    from halluscope.mishap.rules import make_rule_questions, run_rules_judge
 
+    if writer not in WRITERS:
+        raise HalluscopeError(f"--writer must be one of {', '.join(WRITERS)}, got {writer!r}")
     t0, timings = time.perf_counter(), {}
     out = Path(out)
 
@@ -331,23 +392,44 @@ def run_quickstart(out: str | Path = DEFAULT_DIR, *, clips: int = DEFAULT_CLIPS,
 
     manifest = write_clips(out / "clips", clips)
     timed("clips", import_clips, manifest)  # no informativeness filter: the descriptions are exact by construction
-    timed("questions", make_questions, llm, checker="same", per_category=1, max_attempts=2,
-          config=_config("questions", batch_size, config))
-    timed("rubrics", make_rubrics, llm, retries=1, config=_config("rubrics", batch_size, config))
+    if writer == "rules":
+        timed("questions", make_rule_questions, _facts(), per_category=2)
+    else:
+        timed("questions", make_questions, llm, checker="same", per_category=1, max_attempts=2,
+              config=_config("questions", batch_size, config))
+        timed("rubrics", make_rubrics, llm, retries=1, config=_config("rubrics", batch_size, config))
     timed("answers", collect_answers, model, max_tokens=BUDGETS["answers"],
           config=_config("answers", batch_size, config))
-    timed("judge", run_judge, llm, retries=1, config=_config("judge", batch_size, config))
+    if writer == "llm":
+        timed("judge", run_judge, llm, retries=1, config=_config("judge", batch_size, config))
+    elif llm_judge:  # beside the template judge: the prompt without the six examples, one ask (minutes, not 15)
+        timed("judge", run_judge, llm, retries=0, config=_config("judge", batch_size, config),
+              judge_config=_beside())
+    if writer == "rules":  # last, so the report's rates are the template-fact judge's
+        timed("template judge", run_rules_judge)
     report = write_report(out, llm)
     return QuickstartResult(out, report, protocol_summary(out), time.perf_counter() - t0, timings)
 
 
-def write_report(run_dir: str | Path, llm: str = LLM) -> Path:
-    """The MISHAP report (RUN/report/mishap/) with the protocol section after it; returns the HTML path."""
-    from halluscope.mishap.report import collect, mishap_section, write_mishap_report
-    from halluscope.report.page import write_folder
+def judges_section(run_dir: str | Path):
+    """The judges that ran on this run's answers, side by side (the template-fact judge and the LLM judge)."""
+    from halluscope.mishap.rules import judge_comparison
+    from halluscope.report.sections import Section
+    from halluscope.report.table import Table
 
-    write_mishap_report(run_dir)  # every table and summary.json; the page is written again with the protocol
-    return write_folder(Path(run_dir) / "report" / "mishap", [mishap_section(collect(run_dir)),
-                                                              protocol_section(run_dir, llm)],
-                        title="MISHAP-Bench", md_name="mishap.md", html_name="mishap.html", json_name=None,
-                        file_name=lambda n: n.removeprefix("mishap_"))
+    cols = [("judge_a", "Judge A"), ("judge_b", "Judge B"), ("n", "Both scored"), ("n_agree", "Agree"),
+            ("agreement_rate", "AGR"), ("kappa", "Cohen's kappa"), ("unscored_a", "Unscored A"),
+            ("unscored_b", "Unscored B")]
+    return Section("Judges side by side", [
+        "The rates above use the latest judge run; every judge run over the same answers is compared here "
+        "(the template-fact judge reads each reply with its question's known facts, mishap/rules.py).",
+        Table("judges", cols, judge_comparison(run_dir), title="Verdict agreement between judges",
+              empty="one judge only"),
+    ])
+
+
+def write_report(run_dir: str | Path, llm: str = LLM) -> Path:
+    """The MISHAP report (RUN/report/mishap/) with the protocol and judge sections after it; returns the HTML path."""
+    from halluscope.mishap.report import write_mishap_report
+
+    return write_mishap_report(run_dir, (protocol_section(run_dir, llm), judges_section(run_dir)))

@@ -32,10 +32,13 @@ def collect(run_dir: str | Path) -> dict:
     from halluscope.mishap.answers import answer_failures, load_answers
     from halluscope.mishap.clips import COMMANDS
     from halluscope.mishap.judge import judgeable, load_judgements
-    from halluscope.mishap.questions import load_questions
+    from halluscope.mishap.questions import load_questions, strategy_counts
+
+    from halluscope.mishap.clips import kept_clips
 
     with Store(run_dir) as store:
         clips_m = store.latest_manifest(COMMANDS["clips"])
+        clips = list(kept_clips(store).values()) if clips_m else []
         questions, answers, judgements = load_questions(store), load_answers(store), load_judgements(store)
         answer_failed = answer_failures(store)
         judge_m = store.latest_manifest(COMMANDS["judge"])
@@ -45,7 +48,8 @@ def collect(run_dir: str | Path) -> dict:
         q = questions.get(a.question_id)
         if q is None or j is None:
             continue
-        rows.append({"model": a.model, "domain": q.domain, "category": q.category, "strategy": q.strategy,
+        rows.append({"model": a.model, "question_id": q.id, "seed": a.seed,
+                     "domain": q.domain, "category": q.category, "strategy": q.strategy,
                      "verdict": j.verdict if j.status == "ok" else None, "stance": j.stance if j.status == "ok" else None})
     long = hallucination_rates(rows, by=("model", "domain", "category"))
     by_dom = hallucination_rates(rows, by=("model", "domain"))
@@ -53,6 +57,9 @@ def collect(run_dir: str | Path) -> dict:
     overall = hallucination_rates(rows, by=("model",))
     by_strat = hallucination_rates(rows, by=("model", "category", "strategy"))
     models = sorted({r["model"] for r in rows}, key=_model_order)
+    baselines = {model_and_method(m)[0] for m in models if model_and_method(m)[1] == "W/O"}
+    # a method whose model has a plain-decoding run goes to Tables 2, 8 and 12; Tables 1 and 11 keep the rest
+    models = [m for m in models if model_and_method(m)[1] == "W/O" or model_and_method(m)[0] not in baselines]
     table1, table11 = [], []
     for m in models:
         base, method = model_and_method(m)
@@ -70,7 +77,8 @@ def collect(run_dir: str | Path) -> dict:
             for s in MISHAP_STRATEGIES[c]:
                 row11[s] = _cell(next((r for r in by_strat if (r["model"], r["strategy"]) == (m, s)), None))
         table11.append(row11)
-    stance = stance_rates(rows, by=("model", "domain", "category"))
+    stance = [{**r, "model": model_and_method(r["model"])[0], "method": model_and_method(r["model"])[1]}
+              for r in stance_rates(rows, by=("model", "domain", "category"))]  # labels as in every table
     human = human_labels(run_dir)
     scored = {aid: j.verdict for aid, j in judgements.items() if j.status == "ok" and j.verdict}
     examples = judge_m.config.get("example_answer_ids", []) if judge_m else []  # the judge's in-context examples
@@ -88,18 +96,25 @@ def collect(run_dir: str | Path) -> dict:
         "example_answers": len(examples),
         "example_pairs_left_out": next((r["examples_left_out"] for r in agreement if r["pair"] == "judge vs humans (pooled)"), 0),
     }
-    return {"table1": table1, "table11": table11, "rates_strategy": by_strat, "rates_domain_category": long, "stance": stance,
+    questions_m = None
+    with Store(run_dir) as store:
+        questions_m = store.latest_manifest("mishap questions")
+    counts["writer"] = questions_m.config.get("generator") if questions_m else None
+    counts["strategy_counts"] = strategy_counts(questions.values())
+    return {"table1": table1, "table11": table11, "answer_rows": rows, "clip_records": clips,
+            "question_records": list(questions.values()), "rates_strategy": by_strat, "rates_domain_category": long, "stance": stance,
             "agreement": agreement, "balance": clips_m.config["balance"] if clips_m else [], "counts": counts}
 
 
 def model_and_method(model: str) -> tuple[str, str]:
-    """'hf-audio/x?mitigation=aad&alpha=0.5' -> ('hf-audio/x', 'AAD (alpha=0.5)'): decoding methods are rows
-    under their model, as in seed 001's Tables 2 and 12."""
-    from halluscope.core.spec import ModelSpec
+    """'hf-audio//tmp/x?mitigation=aad&alpha=0.5' -> ('hf-audio/x', 'AAD (alpha=0.5)'): the model's display name
+    (its '-o name=', else a short name, never a temporary path) and its decoding method: methods are rows under
+    their model, as in MISHAP-Bench's (seed 001) Tables 2 and 12."""
+    from halluscope.core.spec import ModelSpec, display_name
     from halluscope.mitigation import method_label
 
     spec = ModelSpec.parse(model)
-    return spec.name, method_label(spec)
+    return display_name(spec), method_label(spec)
 
 
 def _model_order(model: str) -> tuple:
@@ -118,7 +133,7 @@ def _columns1() -> list[tuple[str, str]]:
 
 
 COLS11 = [("model", "Model"), ("method", "Decoding")] + [(s, STRATEGY_ABBR[s]) for c in MISHAP_CATEGORIES for s in MISHAP_STRATEGIES[c]]
-STANCE_COLS = [("model", "Model"), ("domain", "Domain"), ("category", "Category"), ("n", "n"),
+STANCE_COLS = [("model", "Model"), ("method", "Decoding"), ("domain", "Domain"), ("category", "Category"), ("n", "n"),
                ("abstains", "Abstains"), ("asserts", "Asserts"), ("endorses_false_premise", "Endorses false premise"),
                ("unscored", "No stance")]
 AGREE_COLS = [("pair", "Pair"), ("n", "n"), ("n_agree", "agree"), ("agreement_rate", "AGR"), ("kappa", "Cohen's kappa"),
@@ -133,11 +148,13 @@ def stance_plot(stance: list[dict], category: str = "knowledge") -> bytes | None
     rows = [r for r in stance if r["category"] == category and r["n"]]
     if not rows:
         return None
-    models = sorted({r["model"] for r in rows})
+    label = {(r["model"], r.get("method", "W/O")): r["model"] + ("" if r.get("method", "W/O") == "W/O" else f" ({r['method']})")
+             for r in rows}
+    models = sorted(set(label.values()))
     fig, axes = plt.subplots(1, len(MISHAP_DOMAINS), figsize=(4.2 * len(MISHAP_DOMAINS), 0.5 + 0.45 * len(models) + 1.2),
                              sharey=True)
     for ax, d in zip(axes, MISHAP_DOMAINS):
-        sub = {r["model"]: r for r in rows if r["domain"] == d}
+        sub = {label[(r["model"], r.get("method", "W/O"))]: r for r in rows if r["domain"] == d}
         ys = list(range(len(models)))
         for k, s in enumerate(STANCES):
             vals = [100 * (sub[m][s] or 0) if m in sub else 0 for m in models]
@@ -162,6 +179,8 @@ TITLE = "MISHAP-Bench (seed 001)"
 
 def mishap_section(data: dict) -> Section:
     """Counts, domain balance, Tables 1 and 11, stance (Figure 6 style) and agreement, as one report section."""
+    from halluscope.mishap.tables import figures, mitigation_tables, table3
+
     c = data["counts"]
     return Section(TITLE, [
         f"{c['clips']} clips ({c['dropped_clips']} dropped by the informativeness filter), {c['questions']} questions, "
@@ -173,6 +192,9 @@ def mishap_section(data: dict) -> Section:
         Table("mishap_table11", COLS11, data["table11"], title="Table 11: hallucination rate (%) by strategy",
               notes=("CP contradicted premise, AP absent premise, FN false negation (context); NS niche specifics, "
                      "UP unknowable provenance, FA false authority, FP false premise (knowledge).",)),
+        *mitigation_tables(data["answer_rows"]),
+        table3(data["clip_records"]),
+        *figures(data["clip_records"], data["question_records"]),
         Figure(stance_plot(data["stance"]), "stance by domain and model", file="mishap_stance.png"),
         Table("mishap_stance", STANCE_COLS, data["stance"], title="Stance (knowledge questions, Figure 6 style)"),
         Table("mishap_agreement", AGREE_COLS, data["agreement"], title="Agreement (Cohen's kappa, agreement rate)",
@@ -185,14 +207,18 @@ def mishap_section(data: dict) -> Section:
     ])
 
 
-def write_mishap_report(run_dir: str | Path) -> Path:
-    """RUN/report/mishap/ (mishap.md, mishap.html, a CSV per table, stance.png, summary.json): the MISHAP section
-    of the run's report on its own; returns the HTML path."""
+def write_mishap_report(run_dir: str | Path, extra: tuple = ()) -> Path:
+    """RUN/report/mishap/ (mishap.md, mishap.html, a CSV and a LaTeX file per table, the figures, summary.json):
+    the MISHAP section of the run's report on its own, then the ``extra`` sections; returns the HTML path."""
     from halluscope.report.page import write_folder
 
     data = collect(run_dir)
     out = Path(run_dir) / "report" / "mishap"
-    path = write_folder(out, [mishap_section(data)], title="MISHAP-Bench", md_name="mishap.md",
+    section = mishap_section(data)
+    path = write_folder(out, [section, *extra], title="MISHAP-Bench", md_name="mishap.md",
                         html_name="mishap.html", json_name=None, file_name=lambda n: n.removeprefix("mishap_"))
+    for t in (t for s in (section, *extra) for t in s.tables):  # LaTeX (booktabs) beside each shown table's CSV
+        if t.shown:
+            atomic_write(out / f"{t.id.removeprefix('mishap_')}.tex", t.latex())
     atomic_write(out / "summary.json", json.dumps(data["counts"], indent=2))
     return path
