@@ -21,13 +21,12 @@ INPUT_ORDER = ("text", "transcript", "audio")
 
 
 def detect_runs(store: Store) -> dict[tuple[str, str, str], dict[str, Prediction]]:
-    """(detector, task, input) -> predictions of the latest 'detect' run of that key; runs on a compared ASR
-    system's transcripts (``--transcripts``) are left out (they are Table 7's)."""
-    latest: dict[tuple[str, str, str], str] = {}
-    for m in store.manifests():
-        if m.command == "detect" and not m.config.get("transcripts"):
-            latest[(m.config["detector"], m.config["task"], m.config["input"])] = m.stages["detect"]
-    return {k: store.results("detect", fp, Prediction) for k, fp in sorted(latest.items())}
+    """(row label, task, input) -> predictions of each distinct 'detect' run (spoken/detect/runs.py: the one query
+    and the report's row labels); runs on a compared ASR system's transcripts (``--transcripts``) are left out
+    (they are Table 7's)."""
+    from halluscope.spoken.detect.runs import detect_runs as runs
+
+    return {(d.key, d.task, d.input): d.predictions for d in runs(store) if not d.run.config.transcripts}
 
 
 def scored(preds: dict[str, Prediction], samples: dict[str, Variant]) -> dict[str, Prediction]:

@@ -144,7 +144,9 @@ def answer_cmd(run: STEP_RUN, model: str = typer.Option(..., help="Audio LM: ope
     max_tokens = int(options.pop("max_new_tokens", max_tokens))
     audio_policy = str(options.pop("audio_policy", audio_policy))
     system = options.pop("system", system)
-    mitigation = mitigation_options(mitigation, options)
+    name = options.pop("name", None)  # the display name in reports (not a backend option)
+    # one route for the method: --mitigation and -o mitigation=... both name the model (its own row)
+    mitigation = mitigation_options(mitigation, options) or options.pop("mitigation", None)
     if mitigation:
         if not model.startswith("hf-audio/"):
             raise typer.BadParameter("--mitigation needs a local hf-audio/<dir> model (it changes the decoding loop)")
@@ -153,6 +155,10 @@ def answer_cmd(run: STEP_RUN, model: str = typer.Option(..., help="Audio LM: ope
         # the mitigation and its -o parameters name the model (its own row in the report), as 'aad&alpha=0.5' did
         model, options = str(ModelSpec.parse(model, {**options, "mitigation": mitigation})), {}
 
+    if name:  # the display name travels in the spec (display only: backends never see it)
+        from halluscope.core.spec import ModelSpec
+
+        model = str(ModelSpec.parse(model, {"name": name}))
     with executor.create(run) as ex:
         _show(collect_answers(run, model, seeds=_seeds(seeds), temperature=temperature, top_p=top_p,
                               max_tokens=max_tokens, policy=audio_policy, system=system, backend_options=options,

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from halluscope.core.errors import HalluscopeError
-from halluscope.core.spec import ModelSpec
+from halluscope.core.spec import NAME_KEY, ModelSpec
 
 T = TypeVar("T")
 
@@ -195,6 +195,10 @@ class Registry(Generic[T]):
         A factory gets the text after 'provider/' as it was written (a ModelSpec: its canonical form) and the
         keyword ``options``; one registered with ``takes_spec`` gets the parsed ModelSpec instead.
         """
+        options.pop(NAME_KEY, None)  # '-o name=...' is the display name in reports, never a backend option
+        if isinstance(spec, ModelSpec) or f"{NAME_KEY}=" in str(spec).partition("?")[2]:
+            parsed = ModelSpec.parse(spec)
+            spec = parsed.without(NAME_KEY) if NAME_KEY in parsed.options else spec
         text = str(spec)
         provider = spec.provider if isinstance(spec, ModelSpec) else text.partition("?")[0].partition("/")[0]
         e = self._entry(provider)

@@ -12,6 +12,9 @@ were parsed again wherever the name was read; this is the one place that reads t
   Stages and records keyed by a model name use this string, so mitigated runs stay apart from plain ones.
 - ``spec.check(allowed)`` / ``spec.validate(OptionsModel)`` refuse an unknown key with an error naming it and
   the allowed keys.
+- ``display_name(spec, name)``: the label every table, plot and viewer page shows for a model: an explicit
+  ``name=`` (``-o name=qwen2-audio``; display only, never sent to a backend), else ``provider/<last path part>``
+  for a local directory (never a temporary path), else ``provider/model``; the full spec stays in the JSON.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from halluscope.core.errors import HalluscopeError
 
 M = TypeVar("M")
 FIRST_KEYS = ("mitigation",)  # come first in the canonical form; the rest are sorted
+NAME_KEY = "name"  # '-o name=...': the model's display name in reports (not a backend option)
 
 
 def parse_value(text: str) -> Any:
@@ -137,7 +141,7 @@ class ModelSpec:
     def check(self, allowed: Iterable[str] | type, *, kind: str = "model") -> None:
         """Refuse an option key not in ``allowed`` (names, or a pydantic model whose fields are the names)."""
         names = set(getattr(allowed, "model_fields", None) or allowed)  # type: ignore[arg-type]
-        unknown = sorted(set(self.options) - names)
+        unknown = sorted(set(self.options) - names - {NAME_KEY})
         if unknown:
             raise HalluscopeError(
                 f"{kind} '{self}': unknown option(s) {', '.join(unknown)}; its options: "
@@ -149,7 +153,7 @@ class ModelSpec:
 
         self.check(model_cls, kind=kind)
         try:
-            return model_cls.model_validate({**defaults, **self.options})  # type: ignore[attr-defined]
+            return model_cls.model_validate({**defaults, **self.without(NAME_KEY).options})  # type: ignore[attr-defined]
         except ValidationError as exc:
             raise HalluscopeError(f"bad options for {kind} '{self}': {exc}") from exc
 
@@ -157,3 +161,30 @@ class ModelSpec:
 def as_spec(spec: str | ModelSpec, options: Mapping[str, Any] | None = None) -> ModelSpec:
     """``ModelSpec.parse`` under a short name for call sites that accept either form."""
     return ModelSpec.parse(spec, options)
+
+
+def _looks_local(model: str) -> bool:
+    """A filesystem path rather than a hub id or an API model name ('/tmp/x/tiny', './m', '~/m', 'C:\\m')."""
+    import os
+
+    return (model.startswith(("/", "./", "../", "~", "\\")) or (len(model) > 2 and model[1] == ":" and model[2] in "\\/")
+            or os.sep in model and os.path.isdir(model))
+
+
+def display_name(spec: str | ModelSpec, name: str | None = None) -> str:
+    """The model's label in every table, plot and viewer page: ``name`` or the spec's ``name=`` option when given,
+    else 'provider/<last part of a local path>' (no temporary directory), else 'provider/model'. Options are
+    not part of it: a mitigation has its own method column and other differing settings their own label."""
+    try:
+        parsed = ModelSpec.parse(spec)
+    except HalluscopeError:
+        return str(spec)
+    given = name or parsed.options.get(NAME_KEY)
+    if given:
+        return str(given)
+    model = parsed.model
+    if model and _looks_local(model):
+        from pathlib import PurePath
+
+        model = PurePath(model.replace("\\", "/").rstrip("/")).name or model
+    return f"{parsed.provider}/{model}" if model else parsed.provider

@@ -11,6 +11,7 @@ from itertools import combinations
 
 from halluscope.spoken.build import BuildResult
 from halluscope.core.records import Prediction
+from halluscope.spoken.detect.runs import detect_runs
 from halluscope.report.sections import Section, register_section
 from halluscope.core.store import Store
 from halluscope.report.table import Table
@@ -19,12 +20,8 @@ ROUNDS = 2000
 
 
 def latest_detect_runs(store: Store, command: str = "detect", stage: str = "detect") -> dict[tuple[str, str, str], dict[str, Prediction]]:
-    """(detector, task, input) -> predictions of the latest run of that key."""
-    latest: dict[tuple[str, str, str], str] = {}
-    for m in store.manifests():
-        if m.command == command:
-            latest[(m.config["detector"], m.config["task"], m.config["input"])] = m.stages[stage]
-    return {k: store.results(stage, fp, Prediction) for k, fp in sorted(latest.items())}
+    """(row key, task, input) -> predictions of the latest run of each distinct config (spoken/detect/runs.py)."""
+    return {(d.key, d.task, d.input): d.predictions for d in detect_runs(store, command, stage)}
 
 
 def _paired_row(labels: tuple[str, ...], a: dict[str, Prediction], b: dict[str, Prediction], ids: list[str]) -> dict:

@@ -11,7 +11,7 @@ from halluscope.spoken.detect.run import LABELS, gold
 from halluscope.spoken.detect.splits import split_by_article
 from halluscope.metrics.asr import score_asr
 from halluscope.metrics.classification import majority_baseline, score_classification
-from halluscope.core.records import LANGUAGES, SEVERITIES, TYPES, Prediction
+from halluscope.core.records import LANGUAGES, SEVERITIES, TYPES
 from halluscope.report.sections import Section
 from halluscope.core.store import Store
 
@@ -65,17 +65,13 @@ def _asr_rows(build: BuildResult, languages: list[str]) -> list[dict]:
 
 
 def _detection_rows(store: Store, build: BuildResult, languages: list[str]) -> list[dict]:
+    from halluscope.spoken.detect.runs import detect_runs
+
     rows = []
-    latest: dict[tuple, tuple[str, dict]] = {}
-    for m in store.manifests():
-        if m.command == "detect":
-            # a run on a compared ASR system's transcripts is its own detector row: 'tfidf [hf-asr/...]'
-            t = m.config.get("transcripts")
-            key = (m.config["detector"] + (f" [{t}]" if t else ""), m.config["task"], m.config["input"])
-            latest[key] = (m.stages["detect"], m.config)
-    for (detector, task, input_), (fp, config) in sorted(latest.items()):
-        preds = store.results("detect", fp, Prediction)
-        splits = split_by_article(build.samples.values(), seed=config["seed"])
+    # one row label per distinct run: a run on a compared ASR system's transcripts is 'tfidf [transcripts=...]'
+    for d in detect_runs(store):
+        detector, task, input_, preds = d.key, d.task, d.input, d.predictions
+        splits = split_by_article(build.samples.values(), seed=d.run.config.seed)
         labels = LABELS[task]
         for lang in [*languages, "all"]:
             test = [p for p in preds.values() if p.split == "test" and not p.zero_shot  # zero-shot: Table 3

@@ -35,19 +35,15 @@ def zero_shot_rows(store: Store, build: BuildResult) -> list[dict]:
         majority_baseline,
         score_classification,
     )
-    from halluscope.core.records import LANGUAGES, Prediction
-    from halluscope.mitigation import method_label
+    from halluscope.core.records import LANGUAGES
+    from halluscope.spoken.detect.runs import detect_runs
 
-    latest: dict[tuple, str] = {}
-    for m in store.manifests():
-        if m.command == "detect":
-            opts = m.config.get("options") or {}
-            key = (m.config["detector"], method_label(opts), m.config["task"], m.config["input"],
-                   opts.get("prompting", "direct"))
-            latest[key] = m.stages["detect"]
+    # every distinct run (core/runs.py latest_runs): runs differing in any option are separate rows, the model's
+    # label naming what differs ('--system', '--audio-policy', '-o subset', ...); method and prompting have columns
+    latest = {(d.label, d.method, d.task, d.input, d.prompting): d.predictions for d in detect_runs(store)}
     rows = []
-    for (detector, method, task, input_, prompting), fp in sorted(latest.items(), key=_order):
-        preds = [p for p in store.results("detect", fp, Prediction).values() if p.zero_shot]
+    for (detector, method, task, input_, prompting), all_preds in sorted(latest.items(), key=_order):
+        preds = [p for p in all_preds.values() if p.zero_shot]
         if not preds:
             continue
         langs = [lang for lang in LANGUAGES if any(build.samples[p.item_id].language == lang for p in preds)]

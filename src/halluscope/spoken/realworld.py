@@ -326,7 +326,10 @@ def detect_realworld(run_dir: str | Path, *, detector: str = "tfidf", task: str 
     from halluscope.spoken.detect.run import DETECTORS, DetectContext, DetectResult, detect
     from halluscope.core.records import Prediction
 
+    from halluscope.spoken.detect.run import display_option
+
     options = dict(options or {})
+    detector, name = display_option(detector, options)
     if task != "binary":
         raise HalluscopeError(f"the real-world split has binary labels only; got task '{task}' (use the binary task)")
     provider, _, model = detector.partition("/")
@@ -360,7 +363,8 @@ def detect_realworld(run_dir: str | Path, *, detector: str = "tfidf", task: str 
                       (build.stages["generate"], build.stages["asr"],
                        *(fp for name, fp in sorted(rw.stages.items()) if name.endswith(("_match", "_asr")))))
         record_manifest(store, command="detect realworld",
-                        config={"detector": detector, "task": task, "input": input, "seed": seed, "options": options},
+                        config={"detector": detector, "task": task, "input": input, "seed": seed, "options": options,
+                                **({"name": name} if name else {})},
                         seeds={"split": seed, "detector": seed}, stages={DETECT_STAGE: stage.fingerprint, **rw.stages})
         ctx = DetectContext(store=store, build=merged, stage=stage, spec=detector, model=model, task="binary",
                             input=input, seed=seed, items=items, splits=splits,

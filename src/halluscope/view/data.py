@@ -158,6 +158,7 @@ def _spoken(store: Store, calls: _Calls, index: list[dict], details: dict[str, C
 
     b = load_build(store)
     from halluscope.core.runs import latest_run
+    from halluscope.core.spec import display_name
     from halluscope.spoken.detect.runs import detect_runs
 
     preds: dict[str, dict[str, Prediction]] = {}
@@ -171,7 +172,7 @@ def _spoken(store: Store, calls: _Calls, index: list[dict], details: dict[str, C
     if jm is not None:
         for name, fp in jm.stages.items():
             spec = name.split(":", 1)[1]
-            judges.append(spec)
+            judges.append(spec)  # the key of the judge's ratings (display: display_name in the page)
             for k, j in store.results("judge", fp, Judgement).items():
                 judged.setdefault(k, {})[spec] = j
     logs = store.results(LOG_STAGE, b.stages["generate"], RewriteLog)
@@ -220,7 +221,7 @@ def _spoken(store: Store, calls: _Calls, index: list[dict], details: dict[str, C
                 "edits": [{**c.model_dump(), "located": i not in miss_after and i not in miss_before}
                           for i, c in enumerate(changes)],
                 "self_assessment": sa.model_dump() if sa else None,
-                "judges": [{"judge": j.judge, "status": j.status, "scores": j.scores, "reason": j.unscored_reason,
+                "judges": [{"judge": display_name(j.judge), "status": j.status, "scores": j.scores, "reason": j.unscored_reason,
                             "raw": j.raw_text} for j in judged.get(v.id, {}).values()],
                 "audio": None if a is None else {"src": audio_src(f"spoken:{v.id}"), "voice": a.voice,
                                                  "duration_s": a.duration_s, "engine": a.engine},
@@ -259,6 +260,13 @@ def _mishap(store: Store, calls: _Calls, index: list[dict], details: dict[str, C
     human: dict[str, dict[str, dict]] = {}
     for a in calls.labels():
         human.setdefault(a.answer_id, {})[a.annotator] = {"annotator": a.annotator, "label": a.label, "note": a.note}
+    def label(model: str) -> str:  # the report's row label: display name, then the decoding method
+        from halluscope.core.spec import display_name
+        from halluscope.mitigation import method_label
+
+        method = method_label(model)
+        return display_name(model) + ("" if method == "W/O" else f" · {method}")
+
     by_q: dict[str, list] = {}
     for a in sorted(answers.values(), key=lambda a: (a.model, a.seed is not None, a.seed or 0)):
         by_q.setdefault(a.question_id, []).append(a)
@@ -270,9 +278,9 @@ def _mishap(store: Store, calls: _Calls, index: list[dict], details: dict[str, C
         ans = by_q.get(qid, [])
         index.append({"id": qid, "kind": "mishap", "lang": None, "type": q.strategy, "severity": q.category,
                       "domain": q.domain, "label": None, "split": None, "wer": None, "audio": clip is not None,
-                      "transcript": False, "outcome": {}, "status": {a.model: a.status for a in ans},
+                      "transcript": False, "outcome": {}, "status": {label(a.model): a.status for a in ans},
                       "verdicts": sorted({v.verdict for a in ans if (v := verdicts.get(a.id)) and v.verdict}),
-                      "models": sorted({a.model for a in ans}), "judged": any(a.id in verdicts for a in ans), "q": "",
+                      "models": sorted({label(a.model) for a in ans}), "judged": any(a.id in verdicts for a in ans), "q": "",
                       "title": q.text[:90]})
         texts[qid] = "\n".join([qid, q.text, *(a.text or "" for a in ans)]).casefold()
 
@@ -280,7 +288,7 @@ def _mishap(store: Store, calls: _Calls, index: list[dict], details: dict[str, C
             rows = []
             for a in ans:
                 v = verdicts.get(a.id)
-                rows.append({"id": a.id, "model": a.model,
+                rows.append({"id": a.id, "model": label(a.model), "spec": a.model,
                              "decoding": "greedy" if a.seed is None else f"sampled (seed {a.seed})",
                              "status": a.status, "text": a.text, "error": a.error,
                              "verdict": v.verdict if v else None, "stance": v.stance if v else None,

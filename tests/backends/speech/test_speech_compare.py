@@ -144,5 +144,5 @@ def test_detectors_read_the_transcripts_they_are_told_to(two_asr_run):
         detect(run, task="binary", input="transcript", transcripts="nope")
     detect(run, task="binary", input="transcript", transcripts=other)  # the latest run of that key is the report's
     rows = collect(run).detection
-    assert {r["detector"] for r in rows} >= {"tfidf", f"tfidf [{other}]"}
+    assert {r["detector"] for r in rows} >= {"tfidf", f"tfidf [transcripts={other}]"}  # labelled by what differs
     assert isinstance(next(iter(chosen.predictions.values())), Prediction)

@@ -1,5 +1,7 @@
 """The encoder detector: Trainer loop on tiny local models, best dev checkpoint, identical O/T ids."""
 
+from pathlib import Path
+
 import pytest
 
 from halluscope.spoken.build import BuildConfig, build_spoken
@@ -61,7 +63,10 @@ def test_trains_per_language_keeps_best_dev_checkpoint_and_predicts_dev_and_test
     again = detect(run_dir, detector=f"encoder/{model}", task="binary", input="text", options=FAST)
     assert again.predictions == o.predictions
     # the core Table 2 picks the encoder up for O and T
-    rows = [r for r in collect(run_dir).detection if r["detector"] == f"encoder/{model}"]
+    from halluscope.core.spec import display_name
+
+    rows = [r for r in collect(run_dir).detection if r["detector"] == display_name(f"encoder/{model}")]
+    assert str(model) not in {r["detector"] for r in rows} and rows[0]["detector"] == f"encoder/{Path(model).name}"
     assert {(r["language"], r["split"]) for r in rows} >= {("en", "O"), ("en", "T"), ("ru", "O"), ("ru", "T")}
 
 

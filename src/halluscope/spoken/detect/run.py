@@ -144,6 +144,19 @@ def check_options(detector: str, kind: DetectorKind, options: dict[str, Any]) ->
                               "Fix: drop the option or check its spelling")
 
 
+def display_option(detector: str, options: dict[str, Any]) -> tuple[str, str | None]:
+    """(the detector spec without a display name, the name): '-o name=...' or a glued '?name=...' labels the
+    model's rows in reports and the viewer; it is not a detector option and not part of the stage key."""
+    from halluscope.core.spec import NAME_KEY, ModelSpec
+
+    name = options.pop(NAME_KEY, None)
+    if f"{NAME_KEY}=" in detector.partition("?")[2]:
+        spec = ModelSpec.parse(detector)
+        name = name or spec.options.get(NAME_KEY)
+        detector = str(spec.without(NAME_KEY))
+    return detector, (str(name) if name is not None else None)
+
+
 @dataclass
 class DetectResult:
     stage_fingerprint: str
@@ -163,6 +176,7 @@ def detect(run_dir: str | Path, *, detector: str = "tfidf", task: Task = "binary
     hf/hf-audio generation; it is not part of the fingerprint: the predictions are the same either way.
     """
     options = dict(options or {})
+    detector, name = display_option(detector, options)
     provider, _, model = detector.partition("/")
     if provider not in DETECTORS:
         import difflib
@@ -209,7 +223,7 @@ def detect(run_dir: str | Path, *, detector: str = "tfidf", task: Task = "binary
                       (build.stages["generate"], asr_stage))
         record_manifest(store, command="detect",
                         config={"detector": detector, "task": task, "input": input, "seed": seed, "options": options,
-                                **({"transcripts": transcripts} if transcripts else {})},
+                                **({"transcripts": transcripts} if transcripts else {}), **({"name": name} if name else {})},
                         seeds={"split": seed, "detector": seed}, stages={"detect": stage.fingerprint, **build.stages})
         ctx = DetectContext(store=store, build=build, stage=stage, spec=detector, model=model, task=task,
                             input=input, seed=seed, items=items, splits=splits, options=options,
