@@ -62,7 +62,11 @@ def test_severity_rates_f1_and_minimum_detectable_severity(severity_run):
     write_folder(run / "out", [s], title="t")  # Markdown, HTML, CSV, JSON through the one renderer
     assert (run / "out" / "severity_en.png").stat().st_size > 1000
     assert "Minimum detectable severity" in (run / "out" / "tables.md").read_text()
-    assert "\\label{tab:severity_detection}" in s.table("severity_detection").latex()
+    from halluscope.analysis.export import write_analysis_latex
+
+    tex = {p.name: p.read_text() for p in write_analysis_latex(run / "out" / "analysis", [s])}
+    assert set(tex) == {"severity_detection.tex", "minimum_detectable_severity.tex"}
+    assert "\\label{tab:severity_detection}" in tex["severity_detection.tex"] and "\\toprule" in tex["severity_detection.tex"]
 
 
 @pytest.fixture(scope="module")
