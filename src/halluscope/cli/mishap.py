@@ -163,6 +163,11 @@ def answer_cmd(run: STEP_RUN, model: str = typer.Option(..., help="Audio LM: ope
         _show(collect_answers(run, model, seeds=_seeds(seeds), temperature=temperature, top_p=top_p,
                               max_tokens=max_tokens, policy=audio_policy, system=system, backend_options=options,
                               quiet=json_out, executor=ex), f"answers of {model}", json_out)
+    if canary:  # greedy requests (sampled answers differ without any ablation); greedy real calls come from the store
+        from halluscope.cli.canary import canary_mishap, show
+
+        show([canary_mishap(run, model, max_tokens=max_tokens, policy=audio_policy, system=system, options=options,
+                            llm_config=str(llm_config) if llm_config else None, n=canary, quiet=json_out)])
 
 
 @app.command("judge")
@@ -170,11 +175,6 @@ def judge_cmd(run: STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: ope
               evidence: Optional[Path] = typer.Option(None, help="Local documents for the evidence tool (folder of .txt/.md or .jsonl); knowledge questions only."),
               examples: Optional[Path] = typer.Option(None, help="In-context examples (3 grounded + 3 hallucinated per category, JSON)."),
               max_searches: int = typer.Option(3, help="Evidence searches per judgement (knowledge questions)."),
-    if canary:  # greedy requests (sampled answers differ without any ablation); greedy real calls come from the store
-        from halluscope.cli.canary import canary_mishap, show
-
-        show([canary_mishap(run, model, max_tokens=max_tokens, policy=audio_policy, system=system, options=options,
-                            llm_config=str(llm_config) if llm_config else None, n=canary, quiet=json_out)])
               retries: Retries = 2, llm_config: LlmConfig = None,
               option: Options = [], json_out: Json = False) -> None:  # noqa: B006 - the judge's options
     """Judge every answer as grounded or hallucinated (with stance), against the current rubrics."""
