@@ -94,6 +94,9 @@ def write_report(run_dir: str | Path, *, json_out: bool = False) -> ReportSummar
     path = write_folder(data.run_dir / "report", data.sections, title="halluscope report", json_name="headline.json",
                         intro=[f"Run directory: {data.run_dir}"], extra={"run_dir": str(data.run_dir)},
                         html_tail=f"<h2>Manifest</h2>\n<pre>{manifest}</pre>\n" if manifest else "")
+    from halluscope.report.paper import write_paper_tables
+
+    write_paper_tables(data.run_dir / "report" / "paper", data.sections)  # seed 000 tables: md, csv, tex, html, json
     from halluscope.analysis.export import write_analysis_latex
 
     write_analysis_latex(data.run_dir / "report" / "analysis", data.sections)  # issue 31's tables as LaTeX

@@ -84,4 +84,7 @@ def collect(run_dir: str | Path) -> ReportData:
             table7=table7_rows(build, languages), audio=audio_rows(build, languages),
         )
         data.sections = [spoken_section(data), *build_sections(store, build)]
+        from halluscope.report.paper import paper_section
+
+        data.sections.append(paper_section(data, data.sections))  # seed 000 Tables 1-5, 7-10 as printed
         return data

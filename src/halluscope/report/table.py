@@ -84,6 +84,7 @@ class Table:
     link: Link | None = None
     shown: bool = True
     limit: int | None = None
+    bold: str | None = None  # a row key holding the column keys shown bold in that row (e.g. the best F1 of a row)
     cols: list[Column] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -114,6 +115,9 @@ class Table:
         return atomic_write(path, self.csv())
 
     # -- presentation views
+    def _bold(self, row: dict, col: Column) -> bool:
+        return self.bold is not None and row.get(col.key) is not None and col.key in (row.get(self.bold) or ())
+
     def _view(self) -> tuple[list[dict], list[str]]:
         """The rows the views show, and the notes (with one saying what was left out)."""
         if self.limit is None or len(self.rows) <= self.limit:
@@ -129,7 +133,8 @@ class Table:
             parts.append(f"_{self.empty}_")
         else:
             def cell(c: Column, r: dict) -> str:
-                return c.text(r).replace("|", "\\|").replace("\n", " ")
+                text = c.text(r).replace("|", "\\|").replace("\n", " ")
+                return f"**{text}**" if self._bold(r, c) else text
 
             parts.append("\n".join(["| " + " | ".join(c.title for c in self.cols) + " |",
                                     "|" + "|".join("---" for _ in self.cols) + "|",
@@ -146,6 +151,7 @@ class Table:
 
         def cell(r: dict, c: Column) -> str:
             text = html.escape(c.text(r))
+            text = f"<strong>{text}</strong>" if self._bold(r, c) else text
             href = self.link(r, c.key) if self.link is not None else None
             return f'<td><a href="{html.escape(href)}">{text}</a></td>' if href else f"<td>{text}</td>"
 
@@ -158,7 +164,8 @@ class Table:
         """A booktabs table: text columns left-aligned, number columns right; None prints as '--'; the caption
         is the title and the notes; the label is tab:ID."""
         def cell(c: Column, r: dict) -> str:
-            return "--" if r.get(c.key) is None else _latex(c.text(r))
+            text = "--" if r.get(c.key) is None else _latex(c.text(r))
+            return f"\\textbf{{{text}}}" if self._bold(r, c) else text
 
         align = "".join("l" if all(isinstance(r.get(c.key), str) or r.get(c.key) is None for r in self.rows)
                         and any(isinstance(r.get(c.key), str) for r in self.rows) else "r" for c in self.cols)
