@@ -21,8 +21,8 @@ TOKEN = "test-token-http-1"
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    return scripted.build_run(tmp_path_factory.mktemp("annotate-http"), judge=False)
+def run(annotate_run_copy, tmp_path_factory):
+    return annotate_run_copy(tmp_path_factory.mktemp("annotate-http"))
 
 
 @pytest.fixture()

@@ -33,17 +33,17 @@ _SECRET_FLAG = re.compile(r"^--?(?:[\w-]*[-_])?(?:token|key|secret|password|pass
 
 
 def redacted_argv(argv: list[str]) -> list[str]:
-    """``argv`` with the value of every secret-looking flag (``--token T``, ``--token=T``) replaced by ***."""
+    """``argv`` with the value of every secret-looking flag (``--token T``, ``--token=T``) replaced by REDACTED."""
     out: list[str] = []
     hide = False
     for a in argv:
         if hide:
-            out.append("***")
+            out.append("REDACTED")
             hide = False
             continue
         flag, eq, _ = a.partition("=")
         if _SECRET_FLAG.match(flag):
-            out.append(f"{flag}=***" if eq else a)
+            out.append(f"{flag}=REDACTED" if eq else a)
             hide = not eq
             continue
         out.append(a)
