@@ -60,8 +60,8 @@ class AnswerConfig(RunConfig):
 class ClipsConfig(RunConfig):
     """'mishap clips': the curated clips."""
 
-    kept: list = Field(default_factory=list)
-    dropped: list = Field(default_factory=list)
+    kept: list | dict = Field(default_factory=list, description="The kept clips (ids, or id -> detail).")
+    dropped: list | dict = Field(default_factory=dict, description="The dropped clips (id -> why).")
     balance: list = Field(default_factory=list)
     manifest: str | None = None
 

@@ -149,7 +149,7 @@ def run_configs(run_dir: str | Path, judge: str, configs: tuple[JudgeConfig, ...
                 raise HalluscopeError(f"{run_dir} has no imported closed-form responses. Fix: run 'halluscope mishap "
                                       f"validity import {run_dir} --benchmark ... --model ... FILES' first")
         else:
-            labelled = None if all_answers else {a for a, _ in human_labels(run_dir)}
+            labelled = None if all_answers else {a for a, _ in human_labels(run_dir)}  # of MISHAP answers only
             todo = mishap_items(store, labelled)
             if not todo:
                 raise HalluscopeError(f"{run_dir} has no {'judgeable' if all_answers else 'human-labelled'} MISHAP "
@@ -161,7 +161,8 @@ def run_configs(run_dir: str | Path, judge: str, configs: tuple[JudgeConfig, ...
             gj = GroundednessJudge(backend, examples=shown, tool=tool, max_searches=max_searches, retries=retries,
                                    config=cfg)
             chosen = [(it.id, it) for it in todo if it.rubric(cfg.rubric_version) is not None]
-            stage = Stage(STAGE, {**gj.identity(), "config": cfg.identity()})
+            # the purpose is part of the key: the ablation's full rung and the validity judge never share one
+            stage = Stage(STAGE, {**gj.identity(), "config": cfg.identity(), "purpose": items})
 
             async def fn(caller: Caller, it: JudgeItem, gj: GroundednessJudge = gj, cfg: JudgeConfig = cfg):
                 return await gj.judge_text(caller, answer_id=it.id, category=it.category, question=it.question,
@@ -185,10 +186,11 @@ def run_configs(run_dir: str | Path, judge: str, configs: tuple[JudgeConfig, ...
 def _recorded(store: Store, items: Items) -> dict[str, tuple[str, dict, list[str]]]:
     """name -> (fingerprint, settings, example answer ids) of the latest run of each configuration."""
     out: dict[str, tuple[str, dict, list[str]]] = {}
-    for m in store.manifests():
-        if m.command == COMMANDS[items]:
-            for name, body in m.config["configs"].items():
-                out[name] = (m.stages[f"config:{name}"], body, m.config.get("example_answer_ids", []))
+    from halluscope.core.runs import runs
+
+    for r in runs(store, COMMANDS[items]):
+        for name, body in r.config.configs.items():
+            out[name] = (r.stages[f"config:{name}"], body, r.config.example_answer_ids)
     return out
 
 
@@ -210,12 +212,16 @@ def ablation_tables(run_dir: str | Path) -> dict[str, list[dict]]:
     from halluscope.mishap.annotate import human_labels
     from halluscope.metrics.agreement import human_human_agreement, judge_human_agreement
 
+    from halluscope.mishap.provenance import ANSWERS, labels_of, population
+
     with Store(run_dir, create=False) as store:
         recorded = _recorded(store, "ablation")
-        results = {name: store.results(STAGE, fp, GroundednessJudgement) for name, (fp, _, _) in recorded.items()}
+        answers = population(store, ANSWERS)  # every rung and human-human count MISHAP answers only
+        results = {name: {a: j for a, j in store.results(STAGE, fp, GroundednessJudgement).items() if a in answers}
+                   for name, (fp, _, _) in recorded.items()}
     if not recorded:
         return {"ablation": [], "rubric": [], "prompt": []}
-    human = human_labels(run_dir)
+    human = labels_of(human_labels(run_dir), answers)
     rows = []
     for name, (_, body, example_ids) in recorded.items():
         res = results[name]

@@ -32,6 +32,8 @@ def collect(run_dir: str | Path) -> dict:
     from halluscope.mishap.answers import answer_failures, load_answers
     from halluscope.mishap.clips import COMMANDS
     from halluscope.mishap.judge import judgeable, load_judgements
+    from halluscope.mishap.provenance import labels_of
+    from halluscope.core.runs import config_of
     from halluscope.mishap.questions import load_questions, strategy_counts
 
     from halluscope.mishap.clips import kept_clips
@@ -79,20 +81,22 @@ def collect(run_dir: str | Path) -> dict:
         table11.append(row11)
     stance = [{**r, "model": model_and_method(r["model"])[0], "method": model_and_method(r["model"])[1]}
               for r in stance_rates(rows, by=("model", "domain", "category"))]  # labels as in every table
-    human = human_labels(run_dir)
-    scored = {aid: j.verdict for aid, j in judgements.items() if j.status == "ok" and j.verdict}
-    examples = judge_m.config.get("example_answer_ids", []) if judge_m else []  # the judge's in-context examples
+    # seed 001, 4.2: agreement on MISHAP-Bench's own answers only (provenance 'mishap answer'); labels of imported
+    # validity responses are the validity study's (mishap/provenance.py)
+    human = labels_of(human_labels(run_dir), set(answers))
+    scored = {aid: j.verdict for aid, j in judgements.items() if j.status == "ok" and j.verdict and aid in answers}
+    examples = config_of(judge_m).example_answer_ids if judge_m else []  # the judge's in-context examples
     agreement = (judge_human_agreement(scored, human, exclude=examples) + human_human_agreement(human)) if human else []
     counts = {
-        "clips": len(clips_m.config["kept"]) if clips_m else 0,
-        "dropped_clips": len(clips_m.config["dropped"]) if clips_m else 0,
+        "clips": len(config_of(clips_m).kept) if clips_m else 0,
+        "dropped_clips": len(config_of(clips_m).dropped) if clips_m else 0,
         "questions": len(questions), "answers": len(answers), "answer_failures": len(answer_failed),
         "skipped_audio": sum(a.status == "skipped" for a in answers.values()),
         "not_judgeable": sum(not judgeable(a) for a in answers.values()),
         "judged": sum(j.status == "ok" for j in judgements.values()),
         "unscored": sum(j.status == "unscored" for j in judgements.values()),
         "human_labels": len(human), "annotators": len({w for _, w in human}),
-        "judge": judge_m.config["judge"] if judge_m else None,
+        "judge": config_of(judge_m).judge if judge_m else None,
         "example_answers": len(examples),
         "example_pairs_left_out": next((r["examples_left_out"] for r in agreement if r["pair"] == "judge vs humans (pooled)"), 0),
     }
@@ -103,7 +107,7 @@ def collect(run_dir: str | Path) -> dict:
     counts["strategy_counts"] = strategy_counts(questions.values())
     return {"table1": table1, "table11": table11, "answer_rows": rows, "clip_records": clips,
             "question_records": list(questions.values()), "rates_strategy": by_strat, "rates_domain_category": long, "stance": stance,
-            "agreement": agreement, "balance": clips_m.config["balance"] if clips_m else [], "counts": counts}
+            "agreement": agreement, "balance": config_of(clips_m).balance if clips_m else [], "counts": counts}
 
 
 def model_and_method(model: str) -> tuple[str, str]:
@@ -198,7 +202,10 @@ def mishap_section(data: dict) -> Section:
         Figure(stance_plot(data["stance"]), "stance by domain and model", file="mishap_stance.png"),
         Table("mishap_stance", STANCE_COLS, data["stance"], title="Stance (knowledge questions, Figure 6 style)"),
         Table("mishap_agreement", AGREE_COLS, data["agreement"], title="Agreement (Cohen's kappa, agreement rate)",
-              notes=(_examples_note(c),), empty="no human labels yet: run `halluscope mishap annotate`"),
+              notes=("Population: the MISHAP-Bench answers people labelled (provenance 'mishap answer'), "
+                     f"{c['human_labels']} (answer, annotator) labels; imported validity responses are the validity "
+                     "study's. n: the pairs each row compares.", _examples_note(c)),
+              empty="no human labels yet: run `halluscope mishap annotate`"),
         Table("mishap_counts", [], [c], title="Counts", shown=False),
         Table("mishap_rates_strategy", [], data["rates_strategy"], title="Rates by model x category x strategy",
               shown=False),

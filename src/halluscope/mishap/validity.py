@@ -134,6 +134,7 @@ def compare(run_dir: str | Path) -> dict:
     """Figure 5's numbers per benchmark: hallucination rate by the original scorer, the humans and the judge on
     the responses people labelled (pooled over annotators), each evaluator's rate on all it scored, and agreement
     (Cohen's kappa, AGR) of judge vs humans, original vs humans and judge vs original."""
+    from halluscope.core.runs import config_of
     from halluscope.mishap.ablation import FULL_NAME, config_judgements
     from halluscope.mishap.annotate import human_labels
     from halluscope.mishap.judge import load_judgements
@@ -148,7 +149,7 @@ def compare(run_dir: str | Path) -> dict:
             mishap_j = {}
         judge_m = store.latest_manifest("mishap judge")
     human = human_labels(run_dir)
-    examples = set(judge_m.config.get("example_answer_ids", [])) if judge_m else set()
+    examples = set(config_of(judge_m).example_answer_ids) if judge_m else set()
     groups: dict[str, dict[str, dict]] = defaultdict(lambda: {"judge": {}, "original": {}})
     for v in items.values():
         g = groups[v.benchmark]
@@ -267,7 +268,9 @@ def write_validity_report(run_dir: str | Path, out: str | Path | None = None) ->
                        ("prompt", "## Sensitivity to the judge prompt (seed 001, E.3, Table 10)")):
         if tables.get(key):
             rows = [{**r, "agreement_rate": _num(r["agreement_rate"]), "kappa": _num(r["kappa"])} for r in tables[key]]
-            parts += ["", title, "", _md(rows, [("config", "Configuration"), ("settings", "Settings"), ("n", "n"),
+            parts += ["", title, "", "Population: the MISHAP-Bench answers people labelled (provenance 'mishap answer'; "
+                      "imported validity responses are not counted); n = (answer, annotator) pairs.", "",
+                      _md(rows, [("config", "Configuration"), ("settings", "Settings"), ("n", "n"),
                                                 ("agreement_rate", "AGR"), ("kappa", "kappa"), ("unscored", "Unscored"),
                                                 ("examples_left_out", "Example pairs left out")])]
     plot = fig5_plot(data["rates"])

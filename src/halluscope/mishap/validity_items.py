@@ -41,13 +41,11 @@ class ValidityItem(Record):
 
 def load_validity(store: Store) -> dict[str, ValidityItem]:
     """Every imported item, by id (a later import of the same benchmark and model replaces the earlier one)."""
-    latest: dict[tuple[str, str], str] = {}
-    for m in store.manifests():
-        if m.command == IMPORT:
-            latest[(m.config["benchmark"], m.config["model"])] = m.stages["validity"]
+    from halluscope.core.runs import latest_runs
+
     out: dict[str, ValidityItem] = {}
-    for fp in latest.values():
-        out.update(store.results(STAGE, fp, ValidityItem))
+    for r in latest_runs(store, IMPORT):  # identity: benchmark and model (core/runs.py ValidityImportConfig)
+        out.update(store.results(STAGE, r.stages["validity"], ValidityItem))
     return out
 
 
