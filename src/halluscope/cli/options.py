@@ -84,7 +84,12 @@ def Run(help: str = "Run directory made by 'build spoken'.") -> Any:  # noqa: N8
 
 def NewRun(help: str = "Run directory (created; an existing one is resumed).") -> Any:  # noqa: N802
     """The positional RUN of a command that makes a run (or resumes it)."""
-    return Annotated[Path, typer.Argument(help=help, metavar="RUN", show_default=False)]
+    return Annotated[Path, typer.Argument(help=help, metavar="RUN", callback=_expand, show_default=False)]
+
+
+def _expand(value: Path) -> Path:
+    """A quoted '~/runs/x' (no shell expanded it) is the user's home, never a folder named '~'."""
+    return value.expanduser()
 
 
 MaxTokens = Annotated[int, typer.Option("--max-tokens", help="New tokens per reply (greedy decoding unless the "
