@@ -11,7 +11,7 @@ pytest.importorskip("transformers")
 
 from support import fakes
 from support.hostile_helpers import flat, run_cli
-from support.tiny_wired import build_wired
+from support.tiny_wired import wired
 
 from halluscope.canary import ABLATIONS, CanaryAnswer, ablate
 from halluscope.canary.core import STAGE, summarize
@@ -25,7 +25,7 @@ def setup(tmp_path_factory):
     root = tmp_path_factory.mktemp("canary")
     (root / "spoken").mkdir()
     run = fakes.spoken_run(root / "spoken")
-    return run, build_wired(root / "deaf", gain=0.0), build_wired(root / "hears", gain=30.0)
+    return run, wired(tmp_path_factory, 0.0), wired(tmp_path_factory, 30.0)
 
 
 def test_ablations_keep_the_length_and_are_seeded():

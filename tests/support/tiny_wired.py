@@ -20,3 +20,13 @@ def build_wired(path: Path, *, gain: float) -> Path:
             tensors[k] = tensors[k] * gain
     save_file(tensors, weights, metadata={"format": "pt"})
     return path
+
+
+_BUILT: dict[float, Path] = {}
+
+
+def wired(tmp_path_factory, gain: float) -> Path:
+    """``build_wired`` once per test session and gain (the models are only read), under the session's tmp dirs."""
+    if gain not in _BUILT:
+        _BUILT[gain] = build_wired(tmp_path_factory.mktemp(f"qwen2-audio-gain{gain:g}"), gain=gain)
+    return _BUILT[gain]

@@ -62,6 +62,19 @@ def _config(model: str, options: dict) -> dict:
             "audio_window_s": own["audio_window_s"], "max_text_tokens": own["max_text_tokens"]}
 
 
+def eager_text_attention(model: Any) -> bool:
+    """Attention weights need the eager implementation (sdpa and flash return none): the decoder's only, when the
+    config names it (the audio encoder keeps its faster kernel), else the whole model; False when neither works."""
+    text = "text_config" if getattr(model.config, "text_config", None) is not None else None
+    for impl in ([{text: "eager"}] if text else []) + ["eager"]:
+        try:
+            model.set_attn_implementation(impl)
+            return True
+        except (AttributeError, ValueError, ImportError, KeyError, TypeError):
+            continue
+    return False
+
+
 def _audio_token_id(adapter: Any) -> int | None:
     for owner in (adapter, adapter.processor, adapter.model.config):
         for name in ("audio_token_id", "audio_token_index"):
@@ -135,10 +148,7 @@ def _features(ctx: DetectContext, own: dict) -> dict[str, WhiteboxFeatures]:
 
             device = own["device"] if own["device"] != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
             state["a"] = load_adapter(ctx.model, device=device, dtype="float32", window_s=own["audio_window_s"])
-            try:  # attention weights need the eager implementation (sdpa and flash return none)
-                state["a"].model.set_attn_implementation("eager")
-            except (AttributeError, ValueError, ImportError):
-                pass
+            eager_text_attention(state["a"].model)
         return state["a"]
 
     def one(v: Variant) -> WhiteboxFeatures:
