@@ -44,6 +44,10 @@ REFUSAL = [re.compile(p) for p in [
     r"\b(?:haven't|have\s+not|didn't|did\s+not)\s+(?:provide|attach|include|share|upload|send)\b[^.]{0,30}?\b(?:audio|recording|file|clip)",
     r"\b(?:can\s*not|can't|unable\s+to|won't|will\s+not|not\s+able\s+to)\s+(?:answer|help\s+with|assist\s+with|respond\s+to|comply)\b",
     r"\bi\s+(?:don't|do\s+not)\s+have\s+access\b",
+    r"\b(?:don't|do\s+not)\s+have\s+the\s+(?:ability|capability)\s+to\s+(?:hear|listen)\b",
+    r"\bi\s+(?:don't|do\s+not)\s+have\s+(?:any\s+)?(?:audio|recording|sound\s+file)\b",
+    r"\bplease\s+(?:go\s+ahead\s+and\s+)?play\s+(?:it|the\s+(?:audio|clip|recording))\b",
+    r"\b(?:can\s*not|can't|unable\s+to)\s+provide\s+(?:that|this|such)\s+(?:type\s+of\s+|kind\s+of\s+)?information\b",
     r"\b(?:refuse|decline)[sd]?\s+to\s+(?:answer|respond)\b", r"^(?:refuse|refused|refusal|no\s+comment)\W*$",
     # ru
     r"не\s+(?:могу|можем|в\s+состоянии)\s+(?:\w+\s+)?(?:прослушать|слушать|услышать|воспроизвести|обработать|проанализировать|открыть|получить\s+доступ\s+к)\s+(?:\w+\s+)?(?:аудио|запис|файл|звуков)",
@@ -89,8 +93,6 @@ UNKNOWN = [re.compile(p) for p in [
     r"\b(?:it\s+is|it's|it\s+was|this\s+is)\s+(?:not\s+clear|unclear)\b", r"\bunclear\b",
     r"\b(?:insufficient|not\s+enough)\s+(?:information|evidence|context)\b",
     r"\b(?:may|might)\s+or\s+(?:may|might)\s+not\b",
-    r"\bwithout\s+(?:more|further|additional)\s+(?:specific\s+)?(?:information|context|details)\b",
-    r"\b(?:would\s+)?requires?\s+(?:additional|more|further)\s+(?:context|information|details)\b",
     r"^(?:unknown|unsure|uncertain|not\s+sure|n/?a|none\s+of\s+the\s+above|maybe|perhaps|possibly)\W*$",
     r"\b(?:could|might|may|can)\s+be\s+(?:either\s+)?yes\s+or\s+no\b",
     # ru
@@ -201,10 +203,24 @@ WORD_FORMS = {"anger": "angry", "angrily": "angry", "sadly": "sad", "surprise": 
               "happiness": "happy", "joyful": "happy", "cheerful": "happy", "furious": "angry", "fury": "angry"}
 # a clause that names the subject without asserting it: a question, a condition, a wish, the entry itself
 NOT_ASSERTED = re.compile(r"\b(?:if|whether|unless|wonder|would\s+need|description\s+of|entry|referring\s+to|"
-                          r"asking\s+about)\b|\?")
+                          r"asking\s+about|imagine)\b|\?")
 # what an absence said of another subject must be said of to answer the question
 ABSENCE_OF_IT = re.compile(r"^[^,]{0,40}?\b(?:such|it|that|this|those|them|anything|any\s+(?:such|sound|sounds|noise|of)|"
                            r"sounds?|noises?|kind|trace|sign|nothing|none|no\s+one|nobody)\b|^\W*\w+\W*$")
+# uncertainty the yes/no reader counts besides UNKNOWN (replies to presence questions)
+YESNO_UNKNOWN = [re.compile(p) for p in [
+    r"\bwithout\s+(?:more|further|additional)\s+(?:specific\s+)?(?:information|context|details)\b",
+    r"\b(?:would\s+)?requires?\s+(?:additional|more|further)\s+(?:context|information|details)\b",
+    r"\bnot\s+(?:entirely\s+|completely\s+|totally\s+|quite\s+|very\s+)?clear\b",
+    r"\bit(?:'s|\s+is)\s+possible\s+that\b",
+]]
+# a clause about the subject in general ("The sound of jazz is a quintessential ...", "In audio, the sound of traffic is
+# often described as ..."): it asserts presence only with a presence word
+GENERIC_TOPIC = re.compile(r"^\W*(?:in\s+(?:audio|music|general)\s*,?\s*)?(?:the|a)\s+sounds?\s+of\b")
+PRESENCE = re.compile(r"\b(?:present|presence|heard|hear|audible|found|detected|contains?|includes?|features?|captured|"
+                      r"recorded|there\s+is|there's|plays?|playing)\b")
+# a mention reads as a statement only in the languages whose negations the lexicon knows in full (not Cyrillic yet)
+NON_LATIN = re.compile(r"[\u0400-\u04ff\u4e00-\u9fff]")
 QUOTED = re.compile(r'"([^"\n]{3,400})"')
 UNCLEAR_WHAT_SAID = re.compile(r"\s+(?:what|which\s+words)\s+(?:is|was|are|were)\s+(?:being\s+)?(?:said|sung|spoken)|"
                                r"\s+what\s+(?:the\s+)?(?:speaker|singer|lyrics|words|they|he|she)\b")

@@ -116,7 +116,8 @@ def _implicit(masked: str, subject: str | None) -> Extraction:
     words = _subject_words(subject)
     generic = [w for w in re.findall(r"[^\W\d_]+", (subject or "").lower()) if w in lx.GENERIC_SUBJECT and w not in words]
     found: list[tuple[str, str, bool, str]] = []  # (polarity, words, about the subject, clause)
-    for clause in lx.CLAUSE_SPLIT.split(masked):
+    clauses = [(k == 0, c) for sentence in re.split(r"[.;!?\n]+", masked) for k, c in enumerate(lx.CLAUSE_SPLIT.split(sentence))]
+    for opens, clause in clauses:
         if not clause.strip():
             continue
         denied = _denied(clause, words) if words else None
@@ -134,7 +135,8 @@ def _implicit(masked: str, subject: str | None) -> Extraction:
         about = bool(words) and _mentions(clause, words)
         if no:  # a negation inside a clause dominates its affirmative frame ("there is no dog")
             found.append(("no", no.group(0).strip(), about, clause))
-        elif about and not lx.NOT_ASSERTED.search(clause):
+        elif about and not lx.NON_LATIN.search(clause) and not lx.NOT_ASSERTED.search(clause) and not (
+                opens and lx.GENERIC_TOPIC.search(clause) and not lx.PRESENCE.search(clause)):
             among = _among_alternatives(clause, words)
             if among:  # "likely a pop or hip-hop song" to a pop question
                 found.append(("alternatives", among, True, clause))
@@ -192,6 +194,7 @@ def _yesno_rules(text: str | None, subject: str | None) -> Extraction:
     norm, early, unknown = _preamble(text)
     if early is not None:
         return early
+    unknown = sorted(unknown + _spans(lx.YESNO_UNKNOWN, norm))
     unknown = [u for u in unknown if not lx.UNCLEAR_WHAT_SAID.match(norm, u[1])]  # "unclear what is being said"
     quoted = _quoted(norm)
     unknown = [u for u in unknown if not any(a <= u[0] < b for a, b, _ in quoted)]
@@ -219,7 +222,12 @@ def _yesno_rules(text: str | None, subject: str | None) -> Extraction:
             back = _taken_back(after, words) if words else None
             if back:
                 return _answer("no", f"'{word}' taken back: '{back}' denies '{subject}'", hedged=hedged)
-        elif unknown and not masked[:pos].strip() and any(0 <= a - (pos + len(word)) <= 4 for a, _, _ in unknown):
+        if words and not unknown:  # "No, there is no jazz. The audio is simply a jazz song."
+            rest = _implicit(after, subject)
+            if (rest.is_answer and rest.value != pol and "names other sounds" not in rest.reason) or (
+                    rest.status == "ambiguous" and rest.reason.startswith("mixed")):
+                return Extraction("ambiguous", reason=f"'{word}' contradicted by {rest.reason}")
+        if pol == "no" and unknown and not masked[:pos].strip() and any(0 <= a - (pos + len(word)) <= 4 for a, _, _ in unknown):
             return Extraction("unknown", reason=f"'{word}' introduces uncertainty '{unknown[0][2].strip()}'")
         return _answer(pol, f"answer word '{word}'", hedged=hedged)
     ex = _implicit(masked, subject)

@@ -26,6 +26,8 @@ SCENES = [  # (caption, subjects present, subjects absent) in the style of Audio
     ("A crowd applauds and cheers", ["applause", "cheering"], ["violin", "rain"]),
     ("Wind blows strongly and leaves rustle", ["wind", "rustling leaves"], ["speech", "car horn"]),
     ("A piano melody plays softly", ["piano"], ["guitar", "dog barking"]),
+    ("A cat meows while a clock ticks", ["cat meowing", "clock ticking"], ["dog", "music"]),
+    ("Footsteps on gravel and a door slams", ["footsteps", "door slamming"], ["rain", "speech"]),
 ]
 SHAPES = [  # how the question is put (the closed-form benchmarks' shapes)
     ("caption_yesno", "Audio description: {caption}.\nQuestion: Is there a sound of {s} in the audio? Answer yes or no."),
