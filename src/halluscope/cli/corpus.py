@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -42,3 +44,138 @@ def models_cmd(json_out: Json = False) -> None:
 
     rows = table8()
     print(json.dumps(rows, indent=2, ensure_ascii=False, default=str) if json_out else markdown(rows))
+
+
+# ---- the data pipeline (Lost in Speech 000, 3.1-3.2 and its release terms): spoken/collect/ -------------------
+
+def _report(path: Optional[Path], default: Path, doc: dict) -> Path:
+    from halluscope.core.fs import atomic_write
+
+    target = path or default
+    atomic_write(target, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    return target
+
+
+@app.command("collect")
+def corpus_collect(
+    pages: Path = typer.Argument(..., help="A folder of saved .html pages, or a .jsonl/.csv list with 'page' (the saved file) and optional url, id, language, topic, outlet."),
+    out: Path = typer.Option(..., "--out", "-o", help="Corpus file to write (.jsonl)."),
+    langs: str = typer.Option("en,ru,kk", help="Languages to keep."),
+    json_out: Json = False,
+) -> None:
+    """Extract articles from saved news pages with trafilatura (text, outlet, date, language, topic); each row keeps
+    its page's file name and sha256 for 'corpus release'. Lost in Speech (000) collected Kazakhstani news this way.
+
+    Example: halluscope corpus collect pages/ -o corpus.jsonl
+    """
+    from halluscope.spoken.collect.pages import collect_pages, read_page_list, write_jsonl
+
+    rows, skipped = collect_pages(read_page_list(pages), langs=tuple(x.strip() for x in langs.split(",") if x.strip()))
+    write_jsonl(out, rows)
+    summary = {"corpus": str(out), "articles": len(rows), "skipped": skipped}
+    if json_out:
+        print(json.dumps(summary, indent=2, ensure_ascii=False))
+        return
+    for s in skipped:
+        console.print(f"[yellow]skipped[/] {s['page']}: {s['reason']}")
+    console.print(f"[green]collected[/] {len(rows)} articles into {out}")
+
+
+@app.command("dedup")
+def corpus_dedup(
+    corpus: Path = typer.Argument(..., help="Corpus .jsonl (from 'corpus collect')."),
+    out: Path = typer.Option(..., "--out", "-o", help="Corpus without near-duplicates (.jsonl)."),
+    threshold: float = typer.Option(0.8, help="Jaccard similarity over word shingles at which two texts are duplicates."),
+    shingle: int = typer.Option(3, help="Words per shingle."),
+    num_perm: int = typer.Option(128, help="MinHash permutations."),
+    report: Optional[Path] = typer.Option(None, help="Report file (default: OUT with .dedup.json)."),
+    json_out: Json = False,
+) -> None:
+    """Remove near-duplicate articles per language (MinHash LSH, datasketch; exact Jaccard confirms each pair); the
+    report records the settings and every removed pair."""
+    from halluscope.spoken.collect.dedup import dedup
+    from halluscope.spoken.collect.pages import read_jsonl, write_jsonl
+
+    kept, doc = dedup(read_jsonl(corpus), threshold=threshold, shingle=shingle, num_perm=num_perm)
+    write_jsonl(out, kept)
+    path = _report(report, out.with_suffix(".dedup.json"), doc)
+    if json_out:
+        print(json.dumps({**doc, "report": str(path)}, indent=2, ensure_ascii=False))
+        return
+    for p in doc["pairs"]:
+        console.print(f"  removed {p['removed']} (duplicate of {p['kept']}, Jaccard {p['jaccard_exact']:.3f})")
+    console.print(f"[green]kept[/] {doc['kept']} of {doc['input']} articles (threshold {threshold}); report: {path}")
+
+
+@app.command("translate")
+def corpus_translate(
+    corpus: Path = typer.Argument(..., help="Corpus .jsonl."),
+    out: Path = typer.Option(..., "--out", "-o", help="The corpus plus the translations (.jsonl)."),
+    source: str = typer.Option(..., "--from", help="Language to translate from (en, ru, kk)."),
+    target: str = typer.Option(..., "--to", help="Language to translate into."),
+    model: str = typer.Option(..., help="Chat backend spec, e.g. openai/<model> (any OpenAI-compatible server) or hf/<dir>."),
+    min_back: float = typer.Option(0.5, help="Lowest back-translation similarity (character 3-gram F) counted valid."),
+    report: Optional[Path] = typer.Option(None, help="Validation report (default: OUT with .translate.json)."),
+    json_out: Json = False,
+) -> None:
+    """Translate one language's articles into another with any chat backend, validated by back-translation, length
+    ratio and language id (Lost in Speech (000) translated every fake into the other language). Translations are
+    added as rows '<id>~<to>' with translated_from and valid."""
+    from halluscope.spoken.collect.pages import read_jsonl, write_jsonl
+    from halluscope.spoken.collect.translate import translate_rows
+
+    rows = read_jsonl(corpus)
+    new, doc = translate_rows(rows, backend_spec=model, source=source, target=target, min_back=min_back)
+    write_jsonl(out, [*rows, *new])
+    path = _report(report, out.with_suffix(".translate.json"), doc)
+    if json_out:
+        print(json.dumps({**{k: v for k, v in doc.items() if k != "items"}, "report": str(path)}, indent=2))
+        return
+    console.print(f"[green]translated[/] {doc['translated']} of {doc['asked']} ({doc['valid']} valid, "
+                  f"{doc['failed']} failed); report: {path}")
+
+
+@app.command("release")
+def corpus_release(
+    corpus: Path = typer.Argument(..., help="Corpus .jsonl (collected, deduplicated, translated)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Release file (.jsonl): no original text."),
+    pages: Path = typer.Option(..., help="Folder of the saved pages 'corpus collect' read."),
+    json_out: Json = False,
+) -> None:
+    """Write a release without the original texts (Lost in Speech (000) release terms): URL, outlet, date, topic, the
+    page's sha256, extraction offsets and the text's sha256; own translations keep their text."""
+    from halluscope.spoken.collect.pages import read_jsonl, write_jsonl
+    from halluscope.spoken.collect.release import release
+
+    rows = release(read_jsonl(corpus), pages)
+    write_jsonl(out, rows)
+    n = sum(r["kind"] == "original" for r in rows)
+    if json_out:
+        print(json.dumps({"release": str(out), "originals": n, "translations": len(rows) - n}, indent=2))
+        return
+    console.print(f"[green]released[/] {len(rows)} rows ({n} originals as references, no text) into {out}")
+
+
+@app.command("rehydrate")
+def corpus_rehydrate(
+    release_file: Path = typer.Argument(..., help="Release .jsonl ('corpus release')."),
+    out: Path = typer.Option(..., "--out", "-o", help="Rebuilt corpus (.jsonl), ready for 'build spoken --corpus'."),
+    pages: Path = typer.Option(..., help="Folder of saved pages (matched by sha256 or file name)."),
+    json_out: Json = False,
+) -> None:
+    """Rebuild the corpus texts from the pages and verify each text's sha256; an item that does not match is
+    reported and left out (exit 2 when any is)."""
+    from halluscope.core.errors import HalluscopeError
+    from halluscope.spoken.collect.pages import read_jsonl, write_jsonl
+    from halluscope.spoken.collect.release import rehydrate
+
+    rows, problems = rehydrate(read_jsonl(release_file), pages)
+    write_jsonl(out, rows)
+    if json_out:
+        print(json.dumps({"corpus": str(out), "rows": len(rows), "problems": problems}, indent=2, ensure_ascii=False))
+    else:
+        console.print(f"[green]rehydrated[/] {len(rows)} rows into {out}")
+    if problems:
+        first = problems[0]
+        raise HalluscopeError(f"{release_file}: {len(problems)} item(s) could not be rebuilt; first: '{first['id']}': "
+                              f"{first['problem']}. Fix: pass --pages with the original saved pages")
