@@ -29,12 +29,26 @@ def view(
     port: int = typer.Option(0, help="Port (0 picks a free one)."),
     token: Optional[str] = typer.Option(None, help="Session token (default: random)."),
     allow_remote: bool = typer.Option(False, help="Allow a non-loopback --host (the token still applies)."),
+    listen: Optional[int] = typer.Option(None, help="Draw a seeded listening set of N clips of --lang for the listener "
+                                         "study (Lost in Speech (000), 3.4: 120 Kazakh clips), store it in the run and "
+                                         "write RUN/listening/<lang>-<N>-seed<S>.csv; the same seed gives every listener "
+                                         "the same clips. Exits after writing."),
+    lang: str = typer.Option("kk", help="Language of the --listen set."),
+    seed: int = typer.Option(0, help="Seed of the --listen draw."),
 ) -> None:
     """Browse every item of a run: original vs rewrite with the edits marked, the clip, the transcript aligned to
     the text, judges' ratings, each detector's prediction and raw reply; rate speech quality (seed 000, 3.4).
 
     Example: halluscope view runs/quickstart   |   halluscope view runs/quickstart --export runs/quickstart/view
     """
+    if listen is not None:
+        from halluscope.view.listen import listening_set
+
+        path, chosen, drawn = listening_set(run, n=listen, language=lang, seed=seed)
+        how = "drawn and stored" if drawn else "read back from the run (drawn before)"
+        console.print(f"[green]listening set[/] {len(chosen.ids)} of {chosen.available} '{lang}' clips, seed {seed}, "
+                      f"{how}: {path}", soft_wrap=True)
+        return
     if drop_excluded:
         from halluscope.view.quality import drop_excluded as drop
 
