@@ -40,6 +40,7 @@ class ViewServer(LoopbackApp):
     server_version = "halluscope-view"
     what = "the viewer"
     post_paths = frozenset({"/api/quality"})
+    busy_s = BUSY_S  # a rating waits this long for another process's lock on the store, then 503
     static = {"/" if n == "index.html" else f"/{n}": (lambda n=n: static(n), _TYPES[n.rsplit(".", 1)[1]])
               for n in STATIC_FILES}
 
@@ -47,7 +48,7 @@ class ViewServer(LoopbackApp):
         self.view: ViewData = load_view(run_dir, closedform=closedform)
         self.labels: QualityLabels | None = None
         super().__init__(**kw)  # type: ignore[arg-type]
-        self.labels = QualityLabels(run_dir, busy_s=BUSY_S)
+        self.labels = QualityLabels(run_dir, busy_s=self.busy_s)
 
     def close(self) -> None:
         if self.labels is not None:
