@@ -3,6 +3,9 @@ read from the click tree the app builds, not from the help text."""
 
 from __future__ import annotations
 
+import builtins
+import keyword
+
 import pytest
 import typer
 
@@ -12,7 +15,12 @@ from halluscope.cli.main import app
 # python parameter name -> the one flag a role has on every command that takes it
 ROLES = {"max_tokens": "--max-tokens", "audio_policy": "--audio-policy", "mitigation": "--mitigation",
          "system": "--system", "retries": "--retries", "llm_config": "--llm-config", "option": "--option",
-         "json_out": "--json"}
+         "json_out": "--json", "model": "--model", "judge": "--judge", "generator": "--generator",
+         "detector": "--detector", "out": "--out", "langs": "--langs", "seed": "--seed", "threads": "--threads",
+         "concurrency": "--concurrency"}
+# flags whose python name differs by need: '--option' is a list of options; a flag named like a keyword, a
+# builtin or the json module ('--from', '--import', '--format', '--json') cannot be its argument's name
+PYTHON_NAMES = {"option": "--option", "judge_option": "--option", "target": "--to"}  # --to: the pair of --from
 # roles whose help is written once in cli/options.py: the same text wherever they appear
 SHARED_HELP = ("audio_policy", "mitigation", "system", "retries", "llm_config", "option", "json_out", "max_tokens")
 # the options that name a model that is called; a command taking one takes --llm-config too
@@ -94,3 +102,20 @@ def test_shared_roles_have_one_help_text():
     for name in SHARED_HELP:
         helps = {path: _options(c)[name].help for path, c in COMMANDS.items() if name in _options(c)}
         assert len(helps) >= 2 and len(set(helps.values())) == 1, (name, helps)
+
+
+@pytest.mark.parametrize("path", sorted(COMMANDS))
+def test_the_function_argument_is_named_as_its_flag(path):
+    """One name per role from the flag to the function argument (--generator is 'generator', not 'llm')."""
+    for name, p in _options(COMMANDS[path]).items():
+        flag = p.opts[0]
+        bare = flag.lstrip("-").replace("-", "_")
+        shadows = keyword.iskeyword(bare) or hasattr(builtins, bare) or bare == "json"
+        assert bare == name or shadows or PYTHON_NAMES.get(name) == flag, f"{path}: {name} is {flag}"
+
+
+def test_the_run_directory_is_the_positional_run_everywhere():
+    for path, cmd in COMMANDS.items():
+        for p in cmd.params:
+            if p.param_type_name == "argument" and p.name == "run":
+                assert p.metavar == "RUN", path

@@ -131,7 +131,9 @@ def test_answers_from_tiny_hf_audio_model(tmp_path, monkeypatch):
     assert len(aad.results) == 12 and not aad.failed and not set(aad.results) & set(res.results)
     from halluscope.mishap.report import _model_order, model_and_method
 
-    assert model_and_method(f"{spec}?mitigation=aad&alpha=0.5") == (spec, "AAD (alpha=0.5)")
-    assert model_and_method(spec) == (spec, "W/O")
+    label = "hf-audio/" + spec.rstrip("/").rsplit("/", 1)[1]  # the display name: no temporary directory
+    assert model_and_method(f"{spec}?mitigation=aad&alpha=0.5") == (label, "AAD (alpha=0.5)")
+    assert model_and_method(spec) == (label, "W/O")
+    assert model_and_method(f"{spec}?name=qwen2-tiny&mitigation=aad") == ("qwen2-tiny", "AAD")
     assert sorted([f"{spec}?mitigation=dola", f"{spec}?mitigation=aad", spec], key=_model_order) == \
         [spec, f"{spec}?mitigation=aad", f"{spec}?mitigation=dola"]

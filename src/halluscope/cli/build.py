@@ -1,4 +1,4 @@
-"""'halluscope build spoken | judge | realworld': build a benchmark (seed 000) into a run directory."""
+"""'halluscope build spoken | judge | realworld': build a benchmark (Lost in Speech) into a run directory."""
 
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ def build_spoken_cmd(
     executor: ExecutorOptions = ExecutorOptions(),
     vllm_serve: VllmServe = None,
 ) -> None:
-    """Articles -> hallucinated rewrites -> speech -> ASR transcripts, resumable (seed 000, sections 3.1 and 3.3).
+    """Articles -> hallucinated rewrites -> speech -> ASR transcripts, resumable (Lost in Speech, sections 3.1 and 3.3).
 
     Example: halluscope build spoken runs/demo --corpus demo --langs en,kk [--executor ray --ray-workers 8]
     """
@@ -117,14 +117,14 @@ def build_spoken_cmd(
 def build_judge_cmd(
     run: BUILT,
     judge: List[str] = typer.Option(..., "--judge", help="Judge spec, e.g. openai/deepseek-chat or hf/<dir>; repeat it: two or more judges give the agreement table."),
-    per_cell: int = typer.Option(8, help="Rewrites sampled per type x severity x language cell (seed 000: 8, 216 items)."),
+    per_cell: int = typer.Option(8, help="Rewrites sampled per type x severity x language cell (Lost in Speech: 8, 216 items)."),
     seed: int = typer.Option(0, help="Seed of the stratified sample."),
     retries: Retries = 3,
     llm_config: LlmConfig = None,
     option: Options = [],  # noqa: B006 - options of every --judge
     json_out: Json = False,
 ) -> None:
-    """Rate a stratified sample of a run's rewrites with LLM judges (seed 000, 3.4 and App. A.2), resumable.
+    """Rate a stratified sample of a run's rewrites with LLM judges (Lost in Speech, 3.4 and App. A.2), resumable.
 
     Writes RUN/report/judge/: Table 9 (quadratic-weighted kappa, Spearman rho, share within one point, per dimension), Table 10 (mean rating by type x severity x language, per judge) and heatmaps, as Markdown, CSV and LaTeX. Keys come from the environment (OPENAI_API_KEY unless the config names another variable). App. A.2: 3 retries.
 
@@ -174,7 +174,7 @@ def build_realworld_cmd(
     option: Options = [],  # noqa: B006 - options of the --faithful generator
     json_out: Json = False,
 ) -> None:
-    """Real-world split (seed 000, 3.2): match each fake to a truthful original by greedy TF-IDF cosine over topic
+    """Real-world split (Lost in Speech, 3.2): match each fake to a truthful original by greedy TF-IDF cosine over topic
     and period (one each, without replacement) and render all new items through the run's TTS -> ASR.
 
     Then: halluscope detect RUN --detector encoder/<path> --input all -o realworld=true; halluscope report RUN

@@ -1,4 +1,4 @@
-"""'halluscope detect RUN': a detector on a built benchmark (seed 000, 3.4 and App. A.3)."""
+"""'halluscope detect RUN': a detector on a built benchmark (Lost in Speech, 3.4 and App. A.3)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def detect(
     input: str = typer.Option("text", help="text (O: original text) | transcript (T: ASR transcript) | audio | all "
                               "(all = text and transcript)"),
     seed: int = typer.Option(0, help="Seed of the article-level train/dev/test split and the detector."),
-    prompting: Optional[str] = typer.Option(None, help="Zero-shot detectors: direct | cot (seed 000, App. A.3)."),
+    prompting: Optional[str] = typer.Option(None, help="Zero-shot detectors: direct | cot (Lost in Speech, App. A.3)."),
     max_tokens: MaxTokens = None,  # type: ignore[assignment]  # zero-shot detectors; None: theirs (256)
     audio_policy: AudioPolicy = None,  # type: ignore[assignment]  # None: the detector's (truncate)
     system: System = None,
@@ -81,7 +81,7 @@ def detect(
         options["prompting"] = prompting
     tasks = list(TASKS) if task == "all" else [task]
     if options.pop("realworld", False) in (True, "true", "1", 1):
-        # the dedicated real-world run (seed 000, Table 4): matched negatives held out of train and dev
+        # the dedicated real-world run (Lost in Speech, Table 4): matched negatives held out of train and dev
         from halluscope.spoken.realworld import detect_realworld as run_detect  # type: ignore[assignment]
 
         if transcripts:

@@ -31,7 +31,7 @@ from halluscope.core.executors import ExecutorOptions
 from halluscope.core.stages import console
 
 app = App(help="MISHAP-Bench: adversarial open-ended questions over audio clips, a groundedness judge, "
-                         "rates, stance and human agreement (seed 001). Steps: clips -> questions -> rubrics -> answer "
+                         "rates, stance and human agreement (MISHAP-Bench). Steps: clips -> questions -> rubrics -> answer "
                          "-> judge -> annotate -> report, or 'all'. LLM options: --llm-config or $HALLUSCOPE_LLM_CONFIG; keys "
           "from the environment.")
 
@@ -89,7 +89,7 @@ def clips_cmd(run: RUN,
 
 
 @app.command("questions")
-def questions_cmd(run: STEP_RUN, llm: str = typer.Option(..., "--generator", help="Question writer: openai/<model>, hf/<dir> or hf-audio/<dir>."),
+def questions_cmd(run: STEP_RUN, generator: str = typer.Option(..., "--generator", help="Question writer: openai/<model>, hf/<dir> or hf-audio/<dir>."),
                   checker: str = typer.Option("same", help="Strategy-adherence checker: 'same' (the writer), another spec, or 'none'."),
                   per_category: int = typer.Option(2, help="Questions per category per clip (the spec: 2, so 4 per clip)."),
                   real_sources: Optional[Path] = typer.Option(None, help="More real source names, one per line, added to the shipped list (mishap/data/real_sources.txt): invented false-authority names must not collide with them."),
@@ -102,12 +102,12 @@ def questions_cmd(run: STEP_RUN, llm: str = typer.Option(..., "--generator", hel
     """Write adversarial questions: 3 context and 4 knowledge strategies, checked and regenerated."""
     from halluscope.mishap.questions import make_questions
 
-    _show(make_questions(run, model_with(llm, option), checker=checker, per_category=per_category, real_sources=real_sources,
+    _show(make_questions(run, model_with(generator, option), checker=checker, per_category=per_category, real_sources=real_sources,
                          shipped_sources=shipped_sources, with_audio=with_audio, max_attempts=retries + 1, seed=seed, quiet=json_out), "questions", json_out)
 
 
 @app.command("rubrics")
-def rubrics_cmd(run: STEP_RUN, llm: Optional[str] = typer.Option(None, "--generator", help="Rubric writer (generate)."),
+def rubrics_cmd(run: STEP_RUN, generator: Optional[str] = typer.Option(None, "--generator", help="Rubric writer (generate)."),
                 export: Optional[Path] = typer.Option(None, "--export", help="Write the current rubrics as JSONL to edit."),
                 import_: Optional[Path] = typer.Option(None, "--import", help="Append edited rubrics as new versions."),
                 author: str = typer.Option("", help="Who edited (required with --import)."),
@@ -115,10 +115,10 @@ def rubrics_cmd(run: STEP_RUN, llm: Optional[str] = typer.Option(None, "--genera
     """Generate 'Hallucinated if ... Grounded if ...' rubrics, or export / import edits (versioned, append-only)."""
     from halluscope.mishap.rubrics import export_rubrics, import_rubrics, make_rubrics
 
-    if not (llm or export or import_):
+    if not (generator or export or import_):
         raise typer.BadParameter("give --generator to generate, --export FILE or --import FILE --author NAME")
-    if llm:
-        _show(make_rubrics(run, model_with(llm, option)), "rubrics")
+    if generator:
+        _show(make_rubrics(run, model_with(generator, option)), "rubrics")
     if import_:
         new = import_rubrics(run, import_, author=author)
         console.print(f"{len(new)} rubric(s) changed: new versions stored")
@@ -208,7 +208,7 @@ def annotate_cmd(run: STEP_RUN, host: str = typer.Option("127.0.0.1", help="Bind
 def examples_cmd(run: STEP_RUN, out: Path = typer.Option(..., help="JSON file to write (the --examples input of 'judge')."),
                  seed: int = typer.Option(0, help="Seed of the draw.")) -> None:
     """Draw the judge's fixed in-context examples from human annotations: three grounded and three
-    hallucinated per category, among responses all annotators agree on (seed 001, section 3.3)."""
+    hallucinated per category, among responses all annotators agree on (MISHAP-Bench, section 3.3)."""
     import json
 
     from halluscope.mishap.judge import examples_from_annotations
@@ -231,7 +231,7 @@ def report_cmd(run: STEP_RUN) -> None:
 @app.command("all")
 @with_executor
 def all_cmd(run: RUN, manifest: Path = typer.Option(..., help="Clip manifest (see 'mishap clips')."),
-            llm: str = typer.Option(..., "--generator", help="LLM for the filter, questions, checks and rubrics."),
+            generator: str = typer.Option(..., "--generator", help="LLM for the filter, questions, checks and rubrics."),
             model: List[str] = typer.Option(..., help="Audio LM(s) to evaluate (repeat the option)."),
             judge: str = typer.Option(..., help="Judge LLM."),
             filter_clips: bool = typer.Option(True, help="Run the informativeness filter with --generator."),
@@ -248,10 +248,10 @@ def all_cmd(run: RUN, manifest: Path = typer.Option(..., help="Clip manifest (se
     from halluscope.mishap.report import write_mishap_report
     from halluscope.mishap.rubrics import make_rubrics
 
-    for line in import_clips(run, manifest, filter_llm=llm if filter_clips else None).lines():
+    for line in import_clips(run, manifest, filter_llm=generator if filter_clips else None).lines():
         console.print(line, highlight=False, soft_wrap=True)
-    _show(make_questions(run, llm, per_category=per_category, real_sources=real_sources), "questions")
-    _show(make_rubrics(run, llm), "rubrics")
+    _show(make_questions(run, generator, per_category=per_category, real_sources=real_sources), "questions")
+    _show(make_rubrics(run, generator), "rubrics")
     with executor.create(run) as ex:
         for m in model:
             _show(collect_answers(run, m, seeds=_seeds(seeds), temperature=temperature, policy=audio_policy,

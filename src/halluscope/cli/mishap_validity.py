@@ -1,5 +1,5 @@
 """'halluscope mishap validity ...', 'mishap ablation' and 'mishap sources': the validity study, the judge ablation
-(seed 001, 4.1 / Figure 5, E.2 / Figure 13, E.3 / Tables 9 and 10) and clip manifests from the six sources (3.1)."""
+(MISHAP-Bench, 4.1 / Figure 5, E.2 / Figure 13, E.3 / Tables 9 and 10) and clip manifests from the six sources (3.1)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from halluscope.core.stages import console
 if TYPE_CHECKING:
     from halluscope.mishap.ablation import ConfigRun
 
-validity_app = App(help="Validity of groundedness judging (seed 001, 4.1, Figure 5): closed-form responses "
+validity_app = App(help="Validity of groundedness judging (MISHAP-Bench, 4.1, Figure 5): closed-form responses "
                            "judged for groundedness beside their benchmark's own scorer and human labels. Steps: "
                            "import (per model) -> judge -> 'mishap annotate' -> report.")
 RUN = NewRun("Run directory: a MISHAP run or a new folder for the study.")
@@ -99,7 +99,7 @@ def sources_cmd(source: str = typer.Argument(..., help="songdescriber, mridangam
                 out: Path = typer.Option(..., help="Manifest to write (JSON Lines), the --manifest of 'mishap clips'."),
                 split: Optional[str] = typer.Option(None, help="clotho: development|validation|evaluation; fsd50k: dev|eval; "
                                                     "commonvoice: validated|train|dev|test.")) -> None:
-    """Write a clip manifest from one of seed 001's six sources (Table 3), keeping source ids, licences and splits."""
+    """Write a clip manifest from one of MISHAP-Bench's six sources (Table 3), keeping source ids, licences and splits."""
     from halluscope.mishap.sources import write_source_manifest
 
     n = write_source_manifest(source, root, out, split=split)

@@ -29,10 +29,10 @@ MaxDiffRows = Annotated[int, typer.Option("--max-diff-rows", help="Items shown i
 
 
 def _emit(result, *, json_out: bool, report: Optional[Path], max_diff_rows: int) -> None:
-    from halluscope.closedform.report import COLUMNS, headline_rows, write_report
+    from halluscope.closedform.report import COLUMNS, headline_rows, write_score_report
 
     if report is not None:
-        path = write_report(result, report)
+        path = write_score_report(result, report)
         console.print(f"report: {path}")
     data = result.as_dict(max_diff_rows=max_diff_rows)
     if data["problems"]["count"]:

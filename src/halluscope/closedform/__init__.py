@@ -15,7 +15,7 @@ _EXPORTS = {
                 "extract_option", "extract_yesno", "normalize_reply"],
     "loaders": ["load_aha", "load_halluaudio", "load_yesno"],
     "records": ["AhaItem", "HalluAudioItem", "Loaded", "LoadProblem", "YesNoItem"],
-    "report": ["write_report"],
+    "report": ["write_score_report"],
     "score": ["ScoredItem", "ScoreResult", "score_aha", "score_halluaudio", "score_yesno"],
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}

@@ -130,9 +130,11 @@ def closedform_section(result: ScoreResult, *, prefix: str = "", title: str | No
     return Section(title or f"Closed-form: {result.benchmark}", blocks)
 
 
-def write_report(result: ScoreResult, out_dir: str | Path) -> Path:
-    """Write tables.md, metrics_strict.csv, metrics_compat.csv, items.csv, diff.csv, problems.csv (subsets.csv),
-    the plots, summary.json and report.html into ``out_dir``; returns the HTML path."""
+def write_score_report(result: ScoreResult, out_dir: str | Path) -> Path:
+    """The report of one scored predictions file ('halluscope score ... --report DIR'; a run's report is
+    halluscope.report.write_report(RUN), where each predictions file is a section). Write tables.md,
+    metrics_strict.csv, metrics_compat.csv, items.csv, diff.csv, problems.csv (subsets.csv), the plots,
+    summary.json and report.html into ``out_dir``; returns the HTML path."""
     from halluscope.report.page import write_folder
 
     out = Path(out_dir)

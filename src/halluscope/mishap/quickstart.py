@@ -407,7 +407,7 @@ def run_quickstart(out: str | Path = DEFAULT_DIR, *, clips: int = DEFAULT_CLIPS,
               judge_config=_beside())
     if writer == "rules":  # last, so the report's rates are the template-fact judge's
         timed("template judge", run_rules_judge)
-    report = write_report(out, llm)
+    report = write_quickstart_report(out, llm)
     return QuickstartResult(out, report, protocol_summary(out), time.perf_counter() - t0, timings)
 
 
@@ -426,10 +426,13 @@ def judges_section(run_dir: str | Path):
         Table("judges", cols, judge_comparison(run_dir), title="Verdict agreement between judges",
               empty="one judge only"),
     ])
+    from halluscope.report import write_report
 
+    write_report(run_dir)
 
-def write_report(run_dir: str | Path, llm: str = LLM) -> Path:
-    """The MISHAP report (RUN/report/mishap/) with the protocol and judge sections after it; returns the HTML path."""
+def write_quickstart_report(run_dir: str | Path, llm: str = LLM) -> Path:
+    """The run's report (halluscope.report.write_report: RUN/report/, the page every run gets), then the MISHAP
+    folder (RUN/report/mishap/) with the protocol and judge sections after it; returns the MISHAP HTML path."""
     from halluscope.mishap.report import write_mishap_report
 
     return write_mishap_report(run_dir, (protocol_section(run_dir, llm), judges_section(run_dir)))
