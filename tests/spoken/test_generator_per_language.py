@@ -1,13 +1,12 @@
 """Per-language generators (issue 29; seed 000, 3.1: English by GPT, Russian and Kazakh by Gemini):
 '--generator en=...,ru=...' routes each article to its language's generator and records it per item."""
 
-import json
 
 import pytest
+
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import Article
 from halluscope.core.store import Store
-from halluscope.spoken.build import BuildConfig, build_spoken
 from halluscope.spoken.generate import PerLanguageGenerator, RulesGenerator, create_generator
 from support.chat_server import ChatServer, Reply, a1_reply, article_of, good_rewrite, type_of
 from support.hostile_helpers import run_cli

@@ -4,6 +4,7 @@ clips, stores it, and gives every listener the same clips."""
 import csv
 
 import pytest
+
 from halluscope.spoken.build import BuildConfig, build_spoken
 from support.hostile_helpers import assert_clean_failure, run_cli
 

@@ -4,6 +4,7 @@ re-checked; a too-small split stops with one line naming the language and the op
 import json
 
 import pytest
+
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import Variant
 from halluscope.spoken.build import BuildConfig, build_spoken

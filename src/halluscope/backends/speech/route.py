@@ -8,6 +8,7 @@ voice, engine version and input-cleaning rule, so changing any of them re-render
 from __future__ import annotations
 
 import copy
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,6 +27,16 @@ PRESETS: dict[str, dict[str, dict[str, str]]] = {
         "tts": {"en": "rhvoice", "ru": "rhvoice", "kk": "espeak"},
         "asr": {"en": "whisper/base", "ru": "whisper/base", "kk": "whisper/base"},
     },
+}
+# Lost in Speech (000, 3.3) as printed: XTTS-v2 (en), Silero (ru), KazakhTTS2 via ESPnet (kk); Whisper-large-v3
+# (en, ru, CTranslate2) and a Kazakh wav2vec2-large with punctuation restoration. The weights are the user's: put
+# them under $HALLUSCOPE_MODELS (default ~/.cache/halluscope/models) with these names (docs/speech-engines.md).
+_MODELS = os.path.expanduser(os.environ.get("HALLUSCOPE_MODELS", "~/.cache/halluscope/models")).rstrip("/")
+PRESETS["paper"] = {
+    "tts": {"en": f"xtts/{_MODELS}/xtts-v2", "ru": f"silero/{_MODELS}/silero/v4_ru.pt",
+            "kk": f"espnet-tts/{_MODELS}/kazakhtts2"},
+    "asr": {"en": f"whisper/{_MODELS}/whisper-large-v3-ct2", "ru": f"whisper/{_MODELS}/whisper-large-v3-ct2",
+            "kk": f"hf-asr/{_MODELS}/wav2vec2-large-kk?punct=hf-punct/{_MODELS}/punct-kk"},
 }
 _PART = re.compile(r"^\s*([a-z]{2})\s*=\s*(.+?)\s*$")
 

@@ -1,0 +1,128 @@
+"""The paper's speech stack as plug-ins (issue 29; seed 000, 3.3): each engine loads a model built here with
+random weights and really synthesises through its library's loading, synthesis and the 16 kHz resampling."""
+
+import json
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from halluscope.backends.speech.audio import SAMPLE_RATE
+from halluscope.backends.speech.route import PRESETS, PerLanguageTts
+from halluscope.backends.speech.tts import TTS_BACKENDS
+from halluscope.core.errors import HalluscopeError, ItemError
+
+TEXT = "Астана қаласында жаңа мектеп ашылды. Оқушылар қуанышты."
+
+
+def tiny_piper_voice(folder, speakers=("f1", "m1"), hop=256):
+    """A piper voice: PiperConfig (piper's own class) with an id per symbol, and a random-weight ONNX network with
+    piper's input signature (input, input_lengths, scales, sid), exported by torch."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    from piper.config import PhonemeType, PiperConfig
+
+    symbols = ["_", "^", "$", *map(chr, range(32, 127)), *map(chr, range(0x250, 0x370)), *"ˈˌːʲ"]
+    id_map = {s: [i] for i, s in enumerate(dict.fromkeys(symbols))}
+    cfg = PiperConfig(num_symbols=len(id_map), num_speakers=len(speakers), sample_rate=22050, espeak_voice="kk",
+                      phoneme_id_map=id_map, phoneme_type=PhonemeType.ESPEAK,
+                      speaker_id_map={s: i for i, s in enumerate(speakers)})
+
+    class Tiny(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = torch.nn.Embedding(len(id_map), 16)
+            self.spk = torch.nn.Embedding(len(speakers), 16)
+            self.out = torch.nn.Linear(16, hop)
+
+        def forward(self, input, input_lengths, scales, sid):
+            x = self.emb(input) + self.spk(sid).unsqueeze(1)
+            y = torch.tanh(self.out(x)) * scales[1] * (input_lengths.float() / input_lengths.float()).reshape(1, 1, 1)
+            return y.reshape(1, 1, -1)
+
+    torch.manual_seed(0)
+    onnx_path = folder / "kk_KZ-tiny-medium.onnx"
+    args = (torch.zeros(1, 4, dtype=torch.long), torch.tensor([4]), torch.tensor([0.0, 1.0, 0.0]),
+            torch.tensor([0]))
+    torch.onnx.export(Tiny().eval(), args, str(onnx_path), input_names=["input", "input_lengths", "scales", "sid"],
+                      output_names=["output"], dynamic_axes={"input": {1: "t"}, "output": {2: "n"}}, dynamo=False,
+                      opset_version=17)
+    (folder / f"{onnx_path.name}.json").write_text(json.dumps(cfg.to_dict()), encoding="utf-8")
+    return onnx_path
+
+
+def test_piper_voice_synthesises_at_16k_per_speaker_reproducibly(tmp_path):
+    pytest.importorskip("piper")
+    onnx_path = tiny_piper_voice(tmp_path)
+    tts = TTS_BACKENDS.create(f"piper/{onnx_path}")
+    assert tts.voices("kk") == ["f1", "m1"]
+    a = tts.synthesize(TEXT, language="kk", voice="f1")
+    b = tts.synthesize(TEXT, language="kk", voice="m1")
+    assert a.dtype == np.float32 and a.ndim == 1 and 0.5 < len(a) / SAMPLE_RATE < 60
+    # two sentences of espeak-ng phonemes, hop 256 at 22.05 kHz, resampled to 16 kHz
+    assert not np.allclose(a[:1000], b[:1000])  # the speaker embedding changes the clip
+    assert np.array_equal(a, tts.synthesize(TEXT, language="kk", voice="f1"))  # fixed sampling
+    cfg = tts.config()
+    assert cfg["engine"] == "piper-tts" and set(cfg["files"]) == {onnx_path.name, onnx_path.name + ".json"}
+    with pytest.raises(ItemError, match="no speaker 'x'"):
+        tts.synthesize(TEXT, language="kk", voice="x")
+
+
+SILERO_STANDIN = '''
+import torch
+
+
+class StandIn(torch.nn.Module):
+    """A stand-in with Silero's model interface (speakers, apply_tts) and random weights: Silero's own network
+    code ships only inside its weights file, so the loading path (torch.package) is what this exercises."""
+
+    speakers = ["aidar", "baya", "random"]
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(4096, 8)
+        self.out = torch.nn.Linear(8, 120)
+
+    def apply_tts(self, text, speaker, sample_rate, put_accent=True, put_yo=True):
+        ids = torch.tensor([ord(c) % 4096 for c in text])
+        x = self.emb(ids) * (1 + self.speakers.index(speaker)) + 0.01 * torch.randn(len(text), 8)
+        return torch.tanh(self.out(x)).reshape(-1)
+'''
+
+
+def test_silero_model_file_loads_through_torch_package(tmp_path, monkeypatch):
+    torch = pytest.importorskip("torch")
+    (tmp_path / "silero_standin.py").write_text(textwrap.dedent(SILERO_STANDIN), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import silero_standin
+
+    torch.manual_seed(0)
+    path = tmp_path / "v4_ru.pt"
+    with torch.package.PackageExporter(str(path)) as exp:
+        exp.extern("torch.**")
+        exp.intern("silero_standin")
+        exp.save_pickle("tts_models", "model", silero_standin.StandIn())
+    sys.modules.pop("silero_standin")
+    tts = TTS_BACKENDS.create(f"silero/{path}")
+    assert tts.voices("ru") == ["aidar", "baya"]
+    a = tts.synthesize("Привет, мир.", language="ru", voice="baya")
+    assert len(a) == round(len("Привет, мир.") * 120 * SAMPLE_RATE / 48_000)  # 48 kHz resampled to 16 kHz
+    assert np.array_equal(a, tts.synthesize("Привет, мир.", language="ru", voice="baya"))  # seeded from the text
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a package")
+    with pytest.raises(HalluscopeError, match="not a Silero TTS package"):
+        TTS_BACKENDS.create(f"silero/{bad}").voices("ru")
+
+
+def test_paper_preset_names_the_papers_engines_and_missing_weights_say_where(tmp_path, monkeypatch):
+    assert PRESETS["paper"]["tts"]["en"].startswith("xtts/") and PRESETS["paper"]["tts"]["ru"].startswith("silero/")
+    assert PRESETS["paper"]["tts"]["kk"].startswith("espnet-tts/")
+    assert "whisper-large-v3" in PRESETS["paper"]["asr"]["en"] and "punct=" in PRESETS["paper"]["asr"]["kk"]
+    with pytest.raises(HalluscopeError, match=r"xtts: dir '.*xtts-v2' not found.*docs/speech-engines.md"):
+        PerLanguageTts.create("paper", ["en"])
+    (tmp_path / "speakers").mkdir()
+    with pytest.raises(HalluscopeError, match="holds no reference clips"):
+        TTS_BACKENDS.create(f"xtts/{tmp_path}")
+    with pytest.raises(HalluscopeError, match="needs config.yaml and a model .pth"):
+        TTS_BACKENDS.create(f"espnet-tts/{tmp_path}").config()
