@@ -169,13 +169,15 @@ def sample_by_model(items: Sequence[dict], n: int, *, seed: int = 0) -> list[dic
 
 def audio_roots(run_dir: str | Path) -> list[Path]:
     """Where clips may be served from: the run directory and the folder of the imported clip manifest."""
+    from halluscope.core.runs import config_of
     from halluscope.mishap._common import COMMANDS
 
     roots = [Path(run_dir).resolve()]
     with Store(run_dir) as store:
         m = store.latest_manifest(COMMANDS["clips"])
-    if m is not None and m.config.get("manifest"):
-        roots.append(Path(os.path.realpath(Path(m.config["manifest"]).parent)))
+    manifest = config_of(m).manifest if m is not None else None
+    if manifest:
+        roots.append(Path(os.path.realpath(Path(manifest).parent)))
     return roots
 
 

@@ -257,4 +257,6 @@ def kept_clips(store: Store) -> dict[str, MishapClip]:
     m = store.latest_manifest(COMMANDS["clips"])
     stages = upstream(store, "clips")
     clips = store.results(CLIPS_STAGE, stages["clips"], MishapClip)
-    return {i: clips[i] for i in m.config["kept"] if i in clips}  # type: ignore[union-attr]
+    from halluscope.core.runs import config_of
+
+    return {i: clips[i] for i in config_of(m).kept if i in clips}  # type: ignore[arg-type]
