@@ -15,7 +15,6 @@ from halluscope.cli.options import (
     AudioPolicy,
     Json,
     LlmConfig,
-    MaxTokens,
     Mitigation,
     NewRun,
     Options,
@@ -130,9 +129,14 @@ def rubrics_cmd(run: STEP_RUN, generator: Optional[str] = typer.Option(None, "--
 @with_executor
 def answer_cmd(run: STEP_RUN, model: str = typer.Option(..., help="Audio LM: openai/<model> (audio parts) or hf-audio/<dir>."),
                seeds: Optional[str] = typer.Option(None, help="Sampled decoding over these seeds (e.g. 0,1,2); none: greedy once."),
-               temperature: float = typer.Option(0.0, help="Sampling temperature from the model card (with --seeds)."),
+               temperature: Optional[float] = typer.Option(None, help="Sampling temperature from the model card (with --seeds); default 0 (greedy)."),
                top_p: Optional[float] = typer.Option(None, help="top_p from the model card (with --seeds)."),
-               max_tokens: MaxTokens = 512, audio_policy: AudioPolicy = "truncate", system: System = None,
+               top_k: Optional[int] = typer.Option(None, "--top-k", help="top_k from the model card (with --seeds; 0: off)."),
+               repetition_penalty: Optional[float] = typer.Option(None, "--repetition-penalty", help="Repetition penalty from the model card (greedy or sampled)."),
+               preset: Optional[str] = typer.Option(None, help="Per-model decoding preset (MISHAP-Bench, Table 5; 'halluscope mishap presets' lists them with their sources): fills every control not given."),
+               preset_file: Optional[Path] = typer.Option(None, help="More presets (JSON, the shape of mishap/data/decoding_presets.json)."),
+               max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="New tokens per reply (default 512 or the preset's)."),
+               audio_policy: AudioPolicy = "truncate", system: System = None,
                mitigation: Mitigation = None, option: Options = [], llm_config: LlmConfig = None,  # noqa: B006
                json_out: Json = False, executor: ExecutorOptions = ExecutorOptions(),
                canary: int = typer.Option(0, "--canary", help=CANARY_HELP)) -> None:
@@ -141,7 +145,7 @@ def answer_cmd(run: STEP_RUN, model: str = typer.Option(..., help="Audio LM: ope
     from halluscope.mishap.answers import collect_answers
 
     options = flag_options(option, max_new_tokens=None, audio_policy=None, system=None)
-    max_tokens = int(options.pop("max_new_tokens", max_tokens))
+    max_tokens = int(options.pop("max_new_tokens")) if "max_new_tokens" in options else max_tokens
     audio_policy = str(options.pop("audio_policy", audio_policy))
     system = options.pop("system", system)
     name = options.pop("name", None)  # the display name in reports (not a backend option)
@@ -160,14 +164,30 @@ def answer_cmd(run: STEP_RUN, model: str = typer.Option(..., help="Audio LM: ope
 
         model = str(ModelSpec.parse(model, {"name": name}))
     with executor.create(run) as ex:
-        _show(collect_answers(run, model, seeds=_seeds(seeds), temperature=temperature, top_p=top_p,
+        _show(collect_answers(run, model, seeds=_seeds(seeds), temperature=temperature, top_p=top_p, top_k=top_k,
+                              repetition_penalty=repetition_penalty, preset=preset, preset_file=preset_file,
                               max_tokens=max_tokens, policy=audio_policy, system=system, backend_options=options,
                               quiet=json_out, executor=ex), f"answers of {model}", json_out)
     if canary:  # greedy requests (sampled answers differ without any ablation); greedy real calls come from the store
         from halluscope.cli.canary import canary_mishap, show
 
-        show([canary_mishap(run, model, max_tokens=max_tokens, policy=audio_policy, system=system, options=options,
+        show([canary_mishap(run, model, max_tokens=max_tokens or 512, policy=audio_policy, system=system, options=options,
                             llm_config=str(llm_config) if llm_config else None, n=canary, quiet=json_out)])
+
+
+@app.command("presets")
+def presets_cmd(preset_file: Optional[Path] = typer.Option(None, help="More presets (JSON) shown over the shipped ones."),
+                json_out: Json = False) -> None:
+    """The per-model decoding presets (MISHAP-Bench, Table 5): every value with its source, or why none is recorded."""
+    from halluscope.mishap.presets import presets_rows
+
+    rows = presets_rows(preset_file)
+    if json_out:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    for r in rows:
+        console.print(f"{r['preset']:<24} {r['key']:<19} {json.dumps(r['value']):<10} {r['source']}",
+                      highlight=False, soft_wrap=True, markup=False)
 
 
 @app.command("judge")

@@ -353,12 +353,6 @@ def _config(step: str, batch_size: int, base=None):
 WRITERS = ("rules", "llm")
 
 
-def _beside():
-    from halluscope.mishap.judge import JudgeConfig
-
-    return JudgeConfig("quickstart-beside", examples=False)
-
-
 def run_quickstart(out: str | Path = DEFAULT_DIR, *, clips: int = DEFAULT_CLIPS, llm: str = LLM, model: str = CASCADE,
                    batch_size: int = 4, config=None, quiet: bool = False, writer: str = "rules",
                    llm_judge: bool = True) -> QuickstartResult:
@@ -402,9 +396,9 @@ def run_quickstart(out: str | Path = DEFAULT_DIR, *, clips: int = DEFAULT_CLIPS,
           config=_config("answers", batch_size, config))
     if writer == "llm":
         timed("judge", run_judge, llm, retries=1, config=_config("judge", batch_size, config))
-    elif llm_judge:  # beside the template judge: the prompt without the six examples, one ask (minutes, not 15)
-        timed("judge", run_judge, llm, retries=0, config=_config("judge", batch_size, config),
-              judge_config=_beside())
+    elif llm_judge:  # beside the template judge: one ask per answer (without the six examples SmolLM2-135M gave
+        # no readable verdict on any of 12 answers; with them and a retry it took 290 CPU s, this about 200)
+        timed("judge", run_judge, llm, retries=0, config=_config("judge", batch_size, config))
     if writer == "rules":  # last, so the report's rates are the template-fact judge's
         timed("template judge", run_rules_judge)
     report = write_quickstart_report(out, llm)
@@ -426,13 +420,13 @@ def judges_section(run_dir: str | Path):
         Table("judges", cols, judge_comparison(run_dir), title="Verdict agreement between judges",
               empty="one judge only"),
     ])
-    from halluscope.report import write_report
 
-    write_report(run_dir)
 
 def write_quickstart_report(run_dir: str | Path, llm: str = LLM) -> Path:
     """The run's report (halluscope.report.write_report: RUN/report/, the page every run gets), then the MISHAP
     folder (RUN/report/mishap/) with the protocol and judge sections after it; returns the MISHAP HTML path."""
     from halluscope.mishap.report import write_mishap_report
+    from halluscope.report import write_report
 
+    write_report(run_dir)
     return write_mishap_report(run_dir, (protocol_section(run_dir, llm), judges_section(run_dir)))

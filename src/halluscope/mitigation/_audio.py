@@ -77,7 +77,8 @@ def generate(adapter: Any, messages: Sequence[ChatMessage], clips: Sequence[Audi
     res = decode(adapter.model, dict(main.tensors), cfg, max_new_tokens=int(params["max_new_tokens"]),
                  eos=eos_ids(adapter.tokenizer), contrast_inputs=neg, instruction=instruction,
                  temperature=float(params.get("temperature", 0)), top_p=float(params.get("top_p", 1.0)),
-                 generator=sampler(params), keep_logits=keep_logits,
+                 generator=sampler(params), keep_logits=keep_logits, top_k=int(params.get("top_k") or 0),
+                 repetition_penalty=float(params.get("repetition_penalty") or 1.0),
                  layer_exit=dola_exit(adapter.model) if dola_exit is not None else None)
     ids = res.tokens[:-1] if res.finish_reason == "stop" else res.tokens
     out = {"text": adapter.tokenizer.decode(ids, skip_special_tokens=True), "finish_reason": res.finish_reason,

@@ -102,10 +102,26 @@ def diffuse(x: torch.Tensor, *, abar: float, generator: torch.Generator) -> torc
     return (abar ** 0.5 * x.float() + (1 - abar) ** 0.5 * eps).to(x.dtype)
 
 
-def choose(logits: torch.Tensor, *, temperature: float, top_p: float, generator: torch.Generator | None) -> int:
-    """Greedy at temperature 0, else nucleus sampling from softmax(logits / temperature) with ``generator``."""
+def penalize(logits: torch.Tensor, said: torch.Tensor, penalty: float) -> torch.Tensor:
+    """The repetition penalty on already said ids (a model card's decoding setting, seed 001 Table 5): negative
+    logits multiplied by it, positive ones divided (as HF's RepetitionPenaltyLogitsProcessor); a new tensor."""
+    if penalty == 1.0 or not len(said):
+        return logits
+    out = logits.clone()
+    vals = out.index_select(-1, said.to(out.device))
+    out.index_copy_(-1, said.to(out.device), torch.where(vals < 0, vals * penalty, vals / penalty))
+    return out
+
+
+def choose(logits: torch.Tensor, *, temperature: float, top_p: float, generator: torch.Generator | None,
+           top_k: int = 0) -> int:
+    """Greedy at temperature 0, else sampling from softmax(logits / temperature) with ``generator``, kept to the
+    ``top_k`` most likely ids (0: all) and then to the nucleus ``top_p``."""
     if temperature <= 0:
         return int(torch.argmax(logits))
+    if 0 < top_k < logits.shape[-1]:
+        kth = torch.topk(logits, top_k).values[..., -1]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
     probs = torch.softmax(logits.float().cpu() / temperature, dim=-1)
     if top_p < 1.0:
         sorted_p, order = torch.sort(probs, descending=True)

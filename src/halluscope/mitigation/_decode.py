@@ -26,6 +26,7 @@ from halluscope.core.hashing import TORCH_SEED_MAX, seed_from
 from halluscope.mitigation._config import MitigationConfig
 from halluscope.mitigation._contrast import (
     choose,
+    penalize,
     contrast,
     dola,
     dola_candidates,
@@ -287,8 +288,11 @@ class Decoder:
     def __init__(self, model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_tokens: int,
                  eos: Sequence[int], contrast_inputs: dict | None = None, instruction: Sequence[int] = (),
                  temperature: float = 0.0, top_p: float = 1.0, generator: torch.Generator | None = None,
-                 keep_logits: bool = False, batch_branches: bool = True, layer_exit: Callable | None = None) -> None:
+                 keep_logits: bool = False, batch_branches: bool = True, layer_exit: Callable | None = None,
+                 top_k: int = 0, repetition_penalty: float = 1.0) -> None:
         r = cfg.resolved() if cfg is not None else None
+        # the model card's top-k and repetition penalty (seed 001, Table 5); DoLa keeps its own penalty (Table 6)
+        self.top_k, self.repetition_penalty = int(top_k or 0), float(repetition_penalty or 1.0)
         self.r, self.method = r, (r.method if r else None)
         if self.method in ("aad", "vcd") and contrast_inputs is None:
             raise ValueError(f"{self.method} needs contrast inputs")
@@ -350,10 +354,13 @@ class Decoder:
             contrasted = True
         else:
             adjusted = z
-        tok = choose(adjusted, temperature=self.temperature, top_p=self.top_p, generator=self.generator)
+        if self.repetition_penalty != 1.0 and method != "dola":
+            adjusted = penalize(adjusted, self.said, self.repetition_penalty)
+        tok = choose(adjusted, temperature=self.temperature, top_p=self.top_p, generator=self.generator,
+                     top_k=self.top_k)
         trace = StepTrace(tok, contrasted, h, layer, adjusted.clone() if self.keep_logits else None)
         self.steps.append(trace)
-        if method == "dola" and tok not in self.seen:
+        if (method == "dola" or self.repetition_penalty != 1.0) and tok not in self.seen:
             self.seen[tok] = None
             self.said = torch.tensor(list(self.seen), dtype=torch.long, device=self.said.device)
         self.tokens.append(tok)
@@ -374,7 +381,8 @@ class Decoder:
 def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_tokens: int, eos: Sequence[int],
            contrast_inputs: dict | None = None, instruction: Sequence[int] = (), temperature: float = 0.0,
            top_p: float = 1.0, generator: torch.Generator | None = None, keep_logits: bool = False,
-           batch_branches: bool = True, layer_exit: Callable | None = None) -> DecodeResult:
+           batch_branches: bool = True, layer_exit: Callable | None = None, top_k: int = 0,
+           repetition_penalty: float = 1.0) -> DecodeResult:
     """Decode from ``main`` (model input tensors), contrasting as ``cfg`` says; cfg None decodes plainly.
 
     ``batch_branches``: AAD and VCD advance both branches in one batch-of-2 forward (``BranchPair``) where the
@@ -383,7 +391,8 @@ def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_toke
     ``layer_logits``; a model whose hidden states are not [1, seq, hidden] brings its own)."""
     d = Decoder(model, main, cfg, max_new_tokens=max_new_tokens, eos=eos, contrast_inputs=contrast_inputs,
                 instruction=instruction, temperature=temperature, top_p=top_p, generator=generator,
-                keep_logits=keep_logits, batch_branches=batch_branches, layer_exit=layer_exit)
+                keep_logits=keep_logits, batch_branches=batch_branches, layer_exit=layer_exit, top_k=top_k,
+                repetition_penalty=repetition_penalty)
     t0 = time.perf_counter()
     d.prefill()
     t1, c1 = time.perf_counter(), time.thread_time()

@@ -88,5 +88,8 @@ def test_configured_max_new_tokens_wins_over_a_callers_max_tokens():
         {"max_new_tokens": 3, "temperature": 0.0}
     assert local_params("hf/x", defaults, {"max_tokens": 64, "mitigation": "aad"}, {}) == \
         {"max_new_tokens": 64, "temperature": 0.0}  # a caller cannot switch a mitigation on
-    with pytest.raises(HalluscopeError, match="unknown decoding parameters \\['top_k'\\]"):
-        local_params("hf/x", defaults, {"top_k": 5}, {})
+    with pytest.raises(HalluscopeError, match="unknown decoding parameters \\['beams'\\]"):
+        local_params("hf/x", defaults, {"beams": 5}, {})
+    # the model card's top-k and repetition penalty pass, and only when given (seed 001, Table 5)
+    assert local_params("hf/x", defaults, {"top_k": 5, "repetition_penalty": 1.1}, {}) == \
+        {"max_new_tokens": 512, "temperature": 0.0, "top_k": 5, "repetition_penalty": 1.1}

@@ -176,8 +176,12 @@ class AudioLMAdapter:
         if float(params.get("temperature", 0)) > 0:
             torch.manual_seed(seed_from(json.dumps(params, sort_keys=True)) % TORCH_SEED_MAX)
             kwargs.update(do_sample=True, temperature=float(params["temperature"]), top_p=float(params.get("top_p", 1.0)))
+            if params.get("top_k"):  # the model card's top-k (seed 001, Table 5)
+                kwargs["top_k"] = int(params["top_k"])
         else:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        if params.get("repetition_penalty") not in (None, 1, 1.0):
+            kwargs["repetition_penalty"] = float(params["repetition_penalty"])
         enc = inputs.tensors
         with torch.inference_mode():
             out = self.model.generate(**enc, **kwargs)

@@ -84,6 +84,11 @@ def sampling_note(request: ModelRequest) -> str:
     return f" (retry {request.nonce}: temperature {p.get('temperature')}, seed {p.get('seed')})"
 
 
+# model-card decoding controls (seed 001, Table 5) a local request carries only when set, so keys made without them
+# stay what they were
+OPTIONAL_PARAMS = ("top_k", "repetition_penalty")
+
+
 def local_params(spec: str, defaults: dict, caller: dict | None, configured: dict, mitigation: Any = None) -> dict:
     """Decoding parameters of a local model's request: its defaults, under the caller's, under the configured
     ones (OpenAI's 'max_tokens' is read as 'max_new_tokens' on either side, so a configured max_new_tokens wins
@@ -95,9 +100,10 @@ def local_params(spec: str, defaults: dict, caller: dict | None, configured: dic
         return out
 
     merged = {**defaults, **named(caller), **named(configured)}
-    unknown = set(merged) - set(defaults)
+    unknown = set(merged) - set(defaults) - set(OPTIONAL_PARAMS)
     if unknown:
-        raise HalluscopeError(f"{spec}: unknown decoding parameters {sorted(unknown)}; expected {sorted(defaults)}")
+        raise HalluscopeError(f"{spec}: unknown decoding parameters {sorted(unknown)}; expected "
+                              f"{sorted(defaults)} or {sorted(OPTIONAL_PARAMS)}")
     if mitigation is not None:  # part of the request key only when on, so unmitigated keys stay what they were
         merged["mitigation"] = mitigation.key()
     return merged

@@ -113,8 +113,12 @@ class HFBackend(LocalChatBackend):
             blob = json.dumps([params["seed"], sorted(r.key() for r in requests)]).encode()
             torch.manual_seed(seed_from(blob) % TORCH_SEED_MAX)
             kwargs.update(do_sample=True, temperature=float(params["temperature"]), top_p=float(params["top_p"]))
+            if params.get("top_k"):  # the model card's top-k (seed 001, Table 5); absent: transformers' default
+                kwargs["top_k"] = int(params["top_k"])
         else:
             kwargs.update(do_sample=False, temperature=None, top_p=None)
+        if params.get("repetition_penalty") not in (None, 1, 1.0):
+            kwargs["repetition_penalty"] = float(params["repetition_penalty"])
         with torch.inference_mode():
             out = model.generate(**enc, **kwargs)
         new = out[:, enc["input_ids"].shape[1]:].tolist()
@@ -136,7 +140,8 @@ class HFBackend(LocalChatBackend):
         enc = dict(tok([self.prompt(request)], return_tensors="pt", add_special_tokens=False).to(self._device))
         res = decode(self._model, enc, self.mitigation, max_new_tokens=int(params["max_new_tokens"]),  # type: ignore[arg-type]
                      eos=[tok.eos_token_id], temperature=float(params["temperature"]), top_p=float(params["top_p"]),
-                     generator=sampler(params))
+                     generator=sampler(params), top_k=int(params.get("top_k") or 0),
+                     repetition_penalty=float(params.get("repetition_penalty") or 1.0))
         ids = res.tokens[:-1] if res.finish_reason == "stop" else res.tokens
         return {"text": tok.decode(ids, skip_special_tokens=True), "finish_reason": res.finish_reason,
                 "prompt_tokens": int(enc["attention_mask"][0].sum()), "completion_tokens": len(res.tokens),
