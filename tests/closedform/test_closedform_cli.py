@@ -50,7 +50,7 @@ def test_halluaudio_report(halluaudio_file: Path, tmp_path: Path) -> None:
     assert page.count("data:image/png;base64,") == 2  # per-domain bars and yes-ratio scatter
     assert "6 of 11 items scored differently" in page
     md = (out / "tables.md").read_text(encoding="utf-8")
-    assert "| sound | 4 | 0.250 |" in md
+    assert "| sound | 4 | 25.000 |" in md  # seed 002: accuracy in percent
     assert len((out / "diff.csv").read_text(encoding="utf-8").strip().splitlines()) == 1 + 6
     assert "strict vs compatible: 6 of 11" in result.output  # the human-readable summary (stderr)
 

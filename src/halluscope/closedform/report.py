@@ -14,11 +14,12 @@ from halluscope.report.table import Figure, Table
 
 # (key, title) of the headline columns per benchmark and mode
 COLUMNS: dict[tuple[str, str], list[tuple[str, str]]] = {
-    ("halluaudio", "strict"): [("n", "n"), ("accuracy", "Accuracy"), ("yes_p_ratio", "Yes-p ratio"),
+    # seed 002: Accuracy's range is percent, the ratios are in [0, 1]
+    ("halluaudio", "strict"): [("n", "n"), ("accuracy_percent", "Accuracy %"), ("yes_p_ratio", "Yes-p ratio"),
                                ("unrelated_ratio", "Unrelated ratio"), ("conditional_accuracy", "Cond. acc"),
                                ("false_refusal_rate", "FRR"), ("n_abstain", "abstain"),
                                ("unanswerable_abstain_rate", "invalid-audio abstain")],
-    ("halluaudio", "compat"): [("n", "n"), ("accuracy", "Accuracy"), ("false_refusal_rate", "Refusal rate"),
+    ("halluaudio", "compat"): [("n", "n"), ("accuracy_percent", "Accuracy %"), ("false_refusal_rate", "Refusal rate"),
                                ("n_refusal", "refusals")],
     ("aha", "strict"): [("n_items", "n"), ("accuracy", "Accuracy"), ("bias", "Bias FNR-FPR"),
                         ("consistency_true", "Cons. all right"), ("consistency_wrong", "Cons. all wrong")],
@@ -42,8 +43,21 @@ DIFF_COLS = [("id", "Item"), ("group", "Group"), ("reference", "Ref"), ("reply",
 def headline_rows(result: ScoreResult, mode: str) -> list[dict]:
     """One row per group (and 'all') of the given mode's metrics."""
     metrics = result.strict if mode == "strict" else result.compat
-    return [{result.group_name: g, **{k: v for k, v in m.items() if not isinstance(v, dict)},
+    rows = [{result.group_name: g, **{k: v for k, v in m.items() if not isinstance(v, dict)},
              **{f"{k}_percent": v for k, v in m.get("as_published_percent", {}).items()}} for g, m in metrics.items()]
+    if result.benchmark == "halluaudio":
+        for row in rows:
+            row["accuracy_percent"] = None if row.get("accuracy") is None else 100 * row["accuracy"]
+    return rows
+
+
+RECIPE_COLS = [("accuracy_percent", "Accuracy %"), ("yes_ratio", "Yes-p ratio"), ("unrelated_ratio", "Unrelated ratio"),
+               ("conditional_accuracy", "Cond. acc"), ("frr", "FRR"), ("n", "n"), ("n_binary", "binary")]
+
+
+def recipe_rows(result: ScoreResult) -> list[dict]:
+    """HalluAudio's scoring recipe (seed 002) per domain, on the official readings."""
+    return [{result.group_name: g, **m["recipe"]} for g, m in result.compat.items() if "recipe" in m]
 
 
 def scatter_points(result: ScoreResult) -> list[dict]:
@@ -109,6 +123,11 @@ def closedform_section(result: ScoreResult, *, prefix: str = "", title: str | No
         "Dashed line: accuracy equal to the yes ratio.",
         Figure(yes_ratio_scatter(scatter_points(result)), "yes ratio vs accuracy", file=f"{prefix}yes_ratio.png"),
     ]
+    if recipe_rows(result):
+        blocks.append(Table(f"{prefix}recipe", [(g, g), *RECIPE_COLS], recipe_rows(result),
+                            title="HalluAudio scoring recipe (seed 002), official readings",
+                            notes=("compute_metrics() as the recipe gives it: Unrelated ratio 0 when there is no binary "
+                                   "error; FRR counts replies that are exactly 'refuse', 'cannot answer' or 'i dont know'.",)))
     if result.tables.get("subsets"):
         blocks.append(Table(f"{prefix}subsets", SUBSET_COLS, result.tables["subsets"], title="Per subset"))
     blocks += [

@@ -229,6 +229,7 @@ def score_halluaudio(loaded: Loaded[HalluAudioItem], *, mode: Mode = "strict", b
                                                   refusal=[refusal[k] for k in idx],
                                                   subset=[scored[k].subset for k in idx],
                                                   probe=[probe[k] for k in idx]).as_dict()
+        compat[g]["recipe"] = halluaudio_recipe([scored[k] for k in idx])
     subsets = []
     for (dom, subset, kind), members in sorted(_group(scored, lambda i: (i.group, i.subset, i.kind)).items()):
         binary = [i for i in members if kind == "binary"]
@@ -239,9 +240,32 @@ def score_halluaudio(loaded: Loaded[HalluAudioItem], *, mode: Mode = "strict", b
                         "abstain_strict": sum(i.strict in ABSTENTIONS for i in members) / len(members)})
     notes = ("unanswerable (invalid-audio) prompts are outside P_d in strict mode and reported as "
              "unanswerable_abstain_rate; the official scripts count them in accuracy",
-             "strict Unrelated ratio follows the spec formula (affirmative share of binary errors); the official "
-             "script's 'unrelated' is the share of count answers without a number, shown under count_probes")
+             "strict Unrelated ratio follows the spec formula (affirmative share of binary errors) and is null when "
+             "there is no binary error; the recipe (seed 002, compat 'recipe') gives 0 there; the official script's "
+             "'unrelated' is the share of count answers without a number, shown under count_probes",
+             "strict FRR counts every abstention the reader finds (refusal or explicit uncertainty); the recipe's FRR "
+             "counts only replies that are exactly 'refuse', 'cannot answer' or 'i dont know' (compat 'recipe')",
+             "Accuracy is printed in percent in the tables, as the recipe gives its range; the JSON keeps fractions")
     return ScoreResult("halluaudio", mode, "domain", strict, compat, tuple(scored), loaded, notes, {"subsets": subsets})
+
+
+RECIPE_REFUSALS = frozenset({"refuse", "cannot answer", "i dont know"})  # seed 002, scoring recipe: refusal_set
+
+
+def halluaudio_recipe(items: Sequence[ScoredItem]) -> dict:
+    """Seed 002's compute_metrics() exactly, on the official scripts' readings (compat): accuracy over all prompts of
+    the domain (in percent, as the recipe's range says), Yes-p ratio and conditional accuracy over binary prompts,
+    Unrelated ratio = affirmative share of binary errors and 0 when there is no error, FRR = replies whose
+    ``p.lower()`` is exactly one of the recipe's refusal set, over all prompts. None where the recipe divides by zero."""
+    binary = [i for i in items if i.kind == "binary"]
+    wrong = [i for i in binary if not i.compat_correct]
+    n, nb = len(items), len(binary)
+    return {"n": n, "n_binary": nb,
+            "accuracy_percent": 100 * sum(i.compat_correct for i in items) / n if n else None,
+            "yes_ratio": sum(i.compat == "yes" for i in binary) / nb if nb else None,
+            "unrelated_ratio": sum(i.compat == "yes" for i in wrong) / len(wrong) if wrong else 0.0,
+            "conditional_accuracy": sum(i.compat_correct for i in binary) / nb if nb else None,
+            "frr": sum((i.reply or "").lower() in RECIPE_REFUSALS for i in items) / n if n else None}
 
 
 def _group(items: Sequence[ScoredItem], key) -> dict:
