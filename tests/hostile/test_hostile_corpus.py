@@ -106,3 +106,30 @@ def test_hostile_file(rel, tmp_path, capsys, monkeypatch):
                             "--format", fmt)
     assert exp["expect"] == "error", f"{rel}: expected ok, got exit {code}: {out}"
     _one_message(code, out, exp["says"], rel)
+
+
+def test_a_fifo_never_hangs_a_reader(tmp_path, capsys, monkeypatch):
+    """Files made at run time: a named pipe as the corpus, as a clip and as an LLM config (nothing writes to it)."""
+    import os
+
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    code, out = _within(run_cli, capsys, monkeypatch, "corpus", "check", fifo)
+    _one_message(code, out, ["not a regular file"], "fifo corpus")
+    wav = tmp_path / "pipe.wav"
+    os.mkfifo(wav)
+    code, out = _within(run_cli, capsys, monkeypatch, "mishap", "clips", tmp_path / "run", "--manifest",
+                        _manifest_for(tmp_path, wav))
+    _one_message(code, out, ["field 'audio'"], "fifo clip")
+    cfg = tmp_path / "pipe.toml"
+    os.mkfifo(cfg)
+    code, out = _within(run_cli, capsys, monkeypatch, "mishap", "clips", tmp_path / "run2", "--manifest",
+                        FILES / "manifest" / "ok.csv", "--filter-llm", "openai/x", "--llm-config", cfg)
+    _one_message(code, out, [], "fifo config")
+
+
+def test_a_100000_column_header_is_checked_at_once(tmp_path, capsys, monkeypatch):
+    big = tmp_path / "wide.csv"
+    big.write_text(",".join(f"c{i}" for i in range(100_000)) + ",id,language,text,c7\nx\n", encoding="utf-8")
+    code, out = _within(run_cli, capsys, monkeypatch, "corpus", "check", big)
+    _one_message(code, out, ["c7 appear more than once"], "wide header")
