@@ -133,3 +133,11 @@ def test_a_100000_column_header_is_checked_at_once(tmp_path, capsys, monkeypatch
     big.write_text(",".join(f"c{i}" for i in range(100_000)) + ",id,language,text,c7\nx\n", encoding="utf-8")
     code, out = _within(run_cli, capsys, monkeypatch, "corpus", "check", big)
     _one_message(code, out, ["c7 appear more than once"], "wide header")
+
+
+def test_build_refuses_a_corpus_whose_rewrite_ids_collide(tmp_path, capsys, monkeypatch):
+    run = tmp_path / "run"
+    code, out = _within(run_cli, capsys, monkeypatch, "build", "spoken", run, "--corpus",
+                        FILES / "corpus" / "derived_id_collision.jsonl", "--tts", "hostile-tts", "--asr", "hostile-asr")
+    _one_message(code, out, ["row 2", "row 1", "rewrite of article 'x'", "rename one of the two"], "build")
+    assert not (run / "dataset").exists()
