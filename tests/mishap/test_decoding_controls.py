@@ -44,13 +44,12 @@ def test_decoding_params_send_only_what_is_set():
 
 
 def test_server_answers_carry_the_controls_and_the_preset(tmp_path, monkeypatch):
-    from support import scripted
-    from support.chat_server import ChatServer
-    from support.scripted import make_script
-
     from halluscope.backends.llm import LLMConfig
     from halluscope.core.store import Store
     from halluscope.mishap.answers import collect_answers
+    from support import scripted
+    from support.chat_server import ChatServer
+    from support.scripted import make_script
 
     run = scripted.build_run(tmp_path, monkeypatch, judge=False, seeds=(), per_category=1)
     monkeypatch.setenv("OPENAI_API_KEY", "k")
@@ -75,9 +74,8 @@ def test_server_answers_carry_the_controls_and_the_preset(tmp_path, monkeypatch)
 @pytest.mark.slow  # builds and loads a tiny hf model (about 40 s on the busy 2-core machine)
 def test_local_hf_generation_takes_top_k_and_repetition_penalty(tmp_path_factory):
     pytest.importorskip("transformers")
-    from support.tiny_hf import build_tiny_lm
-
     from halluscope.backends.llm import LLMConfig, complete_all, create_backend
+    from support.tiny_hf import build_tiny_lm
 
     lm = build_tiny_lm(tmp_path_factory.mktemp("hf") / "tiny")
 

@@ -89,12 +89,11 @@ def rules_run(tmp_path_factory):
     pytest.importorskip("soundfile")
     if shutil.which("espeak-ng") is None:
         pytest.skip("needs espeak-ng")
-    from support.chat_server import ChatServer
-    from support.scripted import make_script
-
     from halluscope.backends.llm import LLMConfig
     from halluscope.core.store import Store
     from halluscope.mishap.quickstart import run_quickstart
+    from support.chat_server import ChatServer
+    from support.scripted import make_script
 
     mp = pytest.MonkeyPatch()
     mp.setenv("OPENAI_API_KEY", "k")

@@ -254,14 +254,42 @@ def test_rubric_and_prompt_sensitivity_tables(tmp_path, monkeypatch):
         out = run_configs(run, "openai/judge", PRESETS["rubrics"] + PRESETS["prompts"], config=cfg, quiet=True)
         v2 = [scripted.text_of(r) for r in srv.requests if "it invents details" in scripted.text_of(r)]
     assert {k: len(v.judgements) for k, v in out.items()} == {"rubric v1": 4, "rubric v2": 2, "rubric v3": 0, "prompt v1": 4,
-                                                                 "prompt v3": 4}
-    # v2 under prompt v1 and under v3; 'rubric v2' and 'prompt v3' send the same requests (the latest rubric is
+                                                                 "prompt v2": 4, "prompt v3": 4}
+    # v2 under prompts v1, v2 and v3; 'rubric v2' and 'prompt v3' send the same requests (the latest rubric is
     # v2 there), answered once and replayed from the store
-    assert len(v2) == 4
+    assert len(v2) == 6
     t = ablation_tables(run)
     assert [r["config"] for r in t["rubric"]] == ["rubric v1", "rubric v2", "rubric v3"]
     assert [r["n"] for r in t["rubric"]] == [4, 2, 0]
-    assert [r["config"] for r in t["prompt"]] == ["prompt v1", "prompt v3"]
+    assert [r["config"] for r in t["prompt"]] == ["prompt v1", "prompt v2", "prompt v3"]
+    prompts = {c: JudgeConfig("x", prompt=c).template("context").text for c in ("v1", "v2", "v3")}
+    assert len(set(prompts.values())) == 3 and "Examine every claim" in prompts["v2"]
+    assert "Examine every claim" not in prompts["v1"] and "Correcting a misleading premise" not in prompts["v2"]
+
+    # seed 001, 3.3: a named formulation regenerates every rubric as its next version; a rerun appends nothing
+    from halluscope.core.store import Store
+    from halluscope.mishap.disagreements import disagreements, summary
+    from halluscope.mishap.rubrics import formulation_template, regenerate_rubrics, rubric_history
+
+    assert "explicitly" in formulation_template("v1").text and formulation_template("v3").text.startswith("You write")
+    with ChatServer(scripted.make_script({})) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
+        regenerate_rubrics(run, "openai/rubric", "v1", config=cfg, quiet=True)
+        asked = [scripted.text_of(r) for r in srv.requests]
+        regenerate_rubrics(run, "openai/rubric", "v1", config=cfg, quiet=True)
+        assert len(srv.requests) == len(asked)  # resumed: no call, nothing appended again
+    with Store(run) as store:
+        history = rubric_history(store)
+    assert len(asked) == len(history) and all("explicitly" in a for a in asked)
+    for qid, versions in history.items():
+        assert [v.version for v in versions] == list(range(1, len(versions) + 1))
+        assert versions[-1].note.startswith("formulation v1 ") and sum(v.note == versions[-1].note for v in versions) == 1
+    # the disagreements that drive a revision: the four labelled 'grounded' where the judge said otherwise
+    rows = disagreements(run)
+    judged = {it["id"] for it in items[:4]}
+    assert {r["answer_id"] for r in rows} <= judged and all(r["judge"] == "hallucinated" for r in rows)
+    assert sum(r["disagreements"] for r in summary(rows, run)) == len(rows)
+    assert all(r["rubric"] and r["description"] and r["humans"] == "a: grounded" for r in rows)
 
 
 @pytest.mark.slow  # a real 135M model judges 6 times on the CPU (a few minutes on 2 shared cores)

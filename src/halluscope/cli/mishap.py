@@ -110,13 +110,19 @@ def rubrics_cmd(run: STEP_RUN, generator: Optional[str] = typer.Option(None, "--
                 export: Optional[Path] = typer.Option(None, "--export", help="Write the current rubrics as JSONL to edit."),
                 import_: Optional[Path] = typer.Option(None, "--import", help="Append edited rubrics as new versions."),
                 author: str = typer.Option("", help="Who edited (required with --import)."),
+                formulation: Optional[str] = typer.Option(None, help="With --generator: regenerate every rubric from this formulation (v1, v2, v3 or a template file; seed 001, E.3), appended as each question's next version."),
                 llm_config: LlmConfig = None, option: Options = []) -> None:  # noqa: B006 - the writer's options
-    """Generate 'Hallucinated if ... Grounded if ...' rubrics, or export / import edits (versioned, append-only)."""
-    from halluscope.mishap.rubrics import export_rubrics, import_rubrics, make_rubrics
+    """Generate 'Hallucinated if ... Grounded if ...' rubrics, regenerate them from a named formulation, or
+    export / import edits (versioned, append-only)."""
+    from halluscope.mishap.rubrics import export_rubrics, import_rubrics, make_rubrics, regenerate_rubrics
 
     if not (generator or export or import_):
         raise typer.BadParameter("give --generator to generate, --export FILE or --import FILE --author NAME")
-    if generator:
+    if formulation and not generator:
+        raise typer.BadParameter("--formulation needs --generator (the LLM that writes the rubrics)")
+    if generator and formulation:
+        _show(regenerate_rubrics(run, model_with(generator, option), formulation), f"rubrics ({formulation})")
+    elif generator:
         _show(make_rubrics(run, model_with(generator, option)), "rubrics")
     if import_:
         new = import_rubrics(run, import_, author=author)
@@ -173,6 +179,24 @@ def answer_cmd(run: STEP_RUN, model: str = typer.Option(..., help="Audio LM: ope
 
         show([canary_mishap(run, model, max_tokens=max_tokens or 512, policy=audio_policy, system=system, options=options,
                             llm_config=str(llm_config) if llm_config else None, n=canary, quiet=json_out)])
+
+
+@app.command("disagreements")
+def disagreements_cmd(run: STEP_RUN, judge: Optional[str] = typer.Option(None, help="Whose verdicts (a judge spec that ran on this run); default: the latest judge run."),
+                      json_out: Json = False) -> None:
+    """Judge-human disagreements per category with the rubric and evidence (seed 001, 3.3): what drives a revised
+    rubric formulation or judge prompt. Writes RUN/report/mishap/disagreements.{md,html,csv}."""
+    from halluscope.mishap.disagreements import disagreements, summary, write
+
+    rows = disagreements(run, judge_run=judge)
+    if json_out:
+        print(json.dumps({"summary": summary(rows, run), "disagreements": rows}, indent=2, ensure_ascii=False))
+        return
+    for r in summary(rows, run):
+        console.print(f"{r['category']}: {r['disagreements']} disagreement(s) over {r['annotated_labels']} label(s) "
+                      f"(judge hallucinated {r['judge_hallucinated']}, grounded {r['judge_grounded']})",
+                      highlight=False, markup=False)
+    console.print(f"Written: {write(run, judge)}", highlight=False, soft_wrap=True)
 
 
 @app.command("presets")

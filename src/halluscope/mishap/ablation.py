@@ -34,7 +34,7 @@ LADDER = (JudgeConfig("A: base judge", rubric=False, examples=False, evidence=Fa
           JudgeConfig("E: + refined judge prompt (full)"))
 PRESETS = {"fig13": LADDER,
            "rubrics": tuple(JudgeConfig(f"rubric v{v}", rubric_version=v) for v in (1, 2, 3)),  # E.3, Table 9
-           "prompts": (JudgeConfig("prompt v1", prompt="v1"), JudgeConfig("prompt v3", prompt="v3"))}  # E.3, Table 10
+           "prompts": tuple(JudgeConfig(f"prompt v{v}", prompt=f"v{v}") for v in (1, 2, 3))}  # E.3, Table 10
 
 
 @dataclass(frozen=True)

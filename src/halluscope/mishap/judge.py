@@ -88,7 +88,9 @@ def format_examples(rows: list[dict], *, rubric: bool = True) -> str:
 # seed 001, E.2 / E.3: what a judge configuration can leave out of the prompt, as the prompt files write it
 _EXAMPLES_BLOCK = "Examples annotated by humans:\n{EXAMPLES}\n\n"
 _RUBRIC_CUTS = ("Reference rubric: {RUBRIC}\n", " Apply the reference rubric written for this question.")
-PROMPT_VERSIONS = {"v3": "", "v1": "judge_v1/"}  # packaged: v3 the refined prompt (default), v1 the initial one
+# packaged judge-prompt versions, each a folder of files: v3 the refined prompt (default), v1 the initial one, v2
+# between them (seed 001, E.3 / Table 10)
+PROMPT_VERSIONS = {"v3": "", "v1": "judge_v1/", "v2": "judge_v2/"}
 _SLOTS = {"context": {"EXAMPLES", "QUESTION", "RESPONSE", "DESCRIPTION", "RUBRIC"},
           "knowledge": {"EXAMPLES", "QUESTION", "RESPONSE", "DESCRIPTION", "RUBRIC", "SEARCH INSTRUCTIONS"}}
 

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 from halluscope.core.hashing import json_sha256
-from halluscope.core.errors import HalluscopeError, Problems
-from halluscope.core.inputs import Field, read_rows
+from halluscope.core.errors import HalluscopeError, InputError, Problems
+from halluscope.core.inputs import Field, read_rows, read_text
 from halluscope.backends.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
 from halluscope.core.manifest import record_manifest
 from halluscope.core.runner import CallSummary, ask_until_parsed, run_calls
@@ -81,6 +81,81 @@ def make_rubrics(run_dir: str | Path, generator: str, *, retries: int = 2, confi
                         description="rubrics", quiet=quiet)
         record_manifest(store, command=COMMANDS["rubrics"], config={"generator": generator, "retries": retries},
                         seeds={}, stages={**up, "rubrics": stage.fingerprint})
+        return res
+
+
+# seed 001, 3.3 / E.3 (Table 9): named rubric formulations, each regenerating every rubric as its next version
+FORMULATIONS = ("v1", "v2", "v3")  # v3: the packaged rubric.txt; v1, v2: prompts/mishap/rubric_formulations/
+FORMULATION_STAGE = "mishap.rubric_formulation"
+_SLOTS = {"DOMAIN", "DESCRIPTION", "CATEGORY", "STRATEGY DEFINITION", "QUESTION"}
+
+
+def formulation_template(name: str | Path):
+    """A rubric formulation: a packaged name (v1, v2, v3) or a template file with rubric.txt's slots."""
+    from halluscope.prompts import Template
+
+    if str(name) == "v3":
+        return prompt("rubric")
+    if str(name) in FORMULATIONS:
+        return prompt(f"rubric_formulations/{name}")
+    path = Path(name)
+    text = read_text(path, what="rubric formulation template", fix=f"give one of {', '.join(FORMULATIONS)} or a "
+                     "text file with rubric.txt's slots")
+    t = Template(str(path), text)
+    if t.slots - _SLOTS:
+        raise InputError(f"unknown slots {sorted(t.slots - _SLOTS)}; expected some of {sorted(_SLOTS)}",
+                         file=str(path), fix="write the slots as prompts/mishap/rubric.txt does")
+    return t
+
+
+def regenerate_rubrics(run_dir: str | Path, generator: str, formulation: str | Path, *, retries: int = 2,
+                       config: LLMConfig | None = None, quiet: bool = False) -> CallSummary[MishapRubric]:
+    """Regenerate every rubric of the run from one formulation; each becomes that question's next version
+    (author 'llm:<spec>', note 'formulation <name> <hash>'), so 'mishap ablation --preset rubrics' compares the
+    formulations on the same answers (rubric v1, v2, v3 when the run's versions 1-3 are v1-v3's). Resumable: a
+    formulation already appended is not appended again."""
+    from halluscope.core.hashing import sha256_hex
+
+    t = formulation_template(formulation)
+    name, tid = Path(str(formulation)).stem if str(formulation) not in FORMULATIONS else str(formulation), \
+        sha256_hex(t.text, 12)
+    note = f"formulation {name} {tid}"
+    backend = LLM_BACKENDS.create(generator, config=config if config is not None else load_llm_config())
+    with Store(run_dir) as store:
+        up = upstream(store, "rubrics")
+        questions, clips = load_questions(store), kept_clips(store)
+        stage = Stage(FORMULATION_STAGE, {"version": VERSION, **backend.identity(), "params": PARAMS,
+                                          "retries": retries, "formulation": name, "template": tid}, (up["rubrics"],))
+
+        def messages(q: MishapQuestion, clip: MishapClip) -> list[ChatMessage]:
+            values = {"DOMAIN": clip.domain, "DESCRIPTION": clip.description, "CATEGORY": q.category,
+                      "STRATEGY DEFINITION": strategy_texts()["strategies"][q.strategy], "QUESTION": q.text}
+            return [ChatMessage(role="user", content=t.render({k: v for k, v in values.items() if k in t.slots}))]
+
+        async def fn(caller: Caller, q: MishapQuestion) -> MishapRubric | str:
+            asked = await ask_until_parsed(caller, backend.request(messages(q, clips[q.clip_id]),
+                                                                   tag=f"{FORMULATION_STAGE}:{name}:{q.id}",
+                                                                   params=PARAMS), parse_rubric, retries)
+            if asked.status == "failed":
+                return asked.failure
+            if not asked.ok:
+                return asked.reason
+            return MishapRubric(question_id=q.id, version=1, text=asked.value, author=f"llm:{backend.spec}", note=note)
+
+        res = run_calls(store, stage, [(q.id, q) for q in questions.values()], backend, fn, MishapRubric,
+                        description=f"rubrics ({name})", quiet=quiet)
+        history = rubric_history(store)
+        appended = {}
+        for qid, r in sorted(res.results.items()):
+            versions = history.get(qid, [])
+            if any(v.note == note for v in versions):
+                continue
+            n = (versions[-1].version if versions else 0) + 1
+            store.put(EDITS, up["rubrics"], f"{qid}#v{n:04d}", r.model_copy(update={"version": n}))
+            appended[qid] = n
+        record_manifest(store, command="mishap rubrics formulation",
+                        config={"generator": generator, "formulation": name, "template": tid, "appended": appended},
+                        seeds={}, stages={"rubrics": up["rubrics"], "formulation": stage.fingerprint})
         return res
 
 

@@ -25,8 +25,14 @@ from pathlib import Path
 
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.manifest import record_manifest
-from halluscope.core.records import (MISHAP_CATEGORIES, GroundednessJudgement, MishapClip, MishapQuestion, MishapRubric,
-                                     MishapStrategy, Record)
+from halluscope.core.records import (
+    MISHAP_CATEGORIES,
+    GroundednessJudgement,
+    MishapQuestion,
+    MishapRubric,
+    MishapStrategy,
+    Record,
+)
 from halluscope.core.stages import Stage, run_stage
 from halluscope.core.store import Store
 from halluscope.mishap._common import COMMANDS, VERSION, upstream
