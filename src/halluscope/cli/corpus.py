@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from halluscope.cli.compat import App
-from halluscope.cli.options import Json
+from halluscope.cli.options import Json, LlmConfig, Options, model_with
 from halluscope.core.stages import console
 
 app = App(help="Inspect and validate corpora.")
@@ -59,36 +59,36 @@ def _report(path: Optional[Path], default: Path, doc: dict) -> Path:
 @app.command("collect")
 def corpus_collect(
     pages: Path = typer.Argument(..., help="A folder of saved .html pages, or a .jsonl/.csv list with 'page' (the saved file) and optional url, id, language, topic, outlet."),
-    out: Path = typer.Option(..., "--out", "-o", help="Corpus file to write (.jsonl)."),
+    output: Path = typer.Option(..., "--output", help="Corpus file to write (.jsonl)."),
     langs: str = typer.Option("en,ru,kk", help="Languages to keep."),
     json_out: Json = False,
 ) -> None:
     """Extract articles from saved news pages with trafilatura (text, outlet, date, language, topic); each row keeps
     its page's file name and sha256 for 'corpus release'. Lost in Speech (000) collected Kazakhstani news this way.
 
-    Example: halluscope corpus collect pages/ -o corpus.jsonl
+    Example: halluscope corpus collect pages/ --output corpus.jsonl
     """
     from halluscope.spoken.collect.pages import collect_pages, read_page_list, write_jsonl
 
     rows, skipped = collect_pages(read_page_list(pages), langs=tuple(x.strip() for x in langs.split(",") if x.strip()))
-    write_jsonl(out, rows)
-    summary = {"corpus": str(out), "articles": len(rows), "skipped": skipped}
+    write_jsonl(output, rows)
+    summary = {"corpus": str(output), "articles": len(rows), "skipped": skipped}
     if json_out:
         print(json.dumps(summary, indent=2, ensure_ascii=False))
         return
     for s in skipped:
         console.print(f"[yellow]skipped[/] {s['page']}: {s['reason']}")
-    console.print(f"[green]collected[/] {len(rows)} articles into {out}")
+    console.print(f"[green]collected[/] {len(rows)} articles into {output}")
 
 
 @app.command("dedup")
 def corpus_dedup(
     corpus: Path = typer.Argument(..., help="Corpus .jsonl (from 'corpus collect')."),
-    out: Path = typer.Option(..., "--out", "-o", help="Corpus without near-duplicates (.jsonl)."),
+    output: Path = typer.Option(..., "--output", help="Corpus without near-duplicates (.jsonl)."),
     threshold: float = typer.Option(0.8, help="Jaccard similarity over word shingles at which two texts are duplicates."),
     shingle: int = typer.Option(3, help="Words per shingle."),
     num_perm: int = typer.Option(128, help="MinHash permutations."),
-    report: Optional[Path] = typer.Option(None, help="Report file (default: OUT with .dedup.json)."),
+    report: Optional[Path] = typer.Option(None, help="Report file (default: OUTPUT with .dedup.json)."),
     json_out: Json = False,
 ) -> None:
     """Remove near-duplicate articles per language (MinHash LSH, datasketch; exact Jaccard confirms each pair); the
@@ -97,8 +97,8 @@ def corpus_dedup(
     from halluscope.spoken.collect.pages import read_jsonl, write_jsonl
 
     kept, doc = dedup(read_jsonl(corpus), threshold=threshold, shingle=shingle, num_perm=num_perm)
-    write_jsonl(out, kept)
-    path = _report(report, out.with_suffix(".dedup.json"), doc)
+    write_jsonl(output, kept)
+    path = _report(report, output.with_suffix(".dedup.json"), doc)
     if json_out:
         print(json.dumps({**doc, "report": str(path)}, indent=2, ensure_ascii=False))
         return
@@ -110,12 +110,14 @@ def corpus_dedup(
 @app.command("translate")
 def corpus_translate(
     corpus: Path = typer.Argument(..., help="Corpus .jsonl."),
-    out: Path = typer.Option(..., "--out", "-o", help="The corpus plus the translations (.jsonl)."),
+    output: Path = typer.Option(..., "--output", help="The corpus plus the translations (.jsonl)."),
     source: str = typer.Option(..., "--from", help="Language to translate from (en, ru, kk)."),
-    target: str = typer.Option(..., "--to", help="Language to translate into."),
+    to: str = typer.Option(..., "--to", help="Language to translate into."),
     model: str = typer.Option(..., help="Chat backend spec, e.g. openai/<model> (any OpenAI-compatible server) or hf/<dir>."),
     min_back: float = typer.Option(0.5, help="Lowest back-translation similarity (character 3-gram F) counted valid."),
-    report: Optional[Path] = typer.Option(None, help="Validation report (default: OUT with .translate.json)."),
+    report: Optional[Path] = typer.Option(None, help="Validation report (default: OUTPUT with .translate.json)."),
+    llm_config: LlmConfig = None,
+    option: Options = [],  # noqa: B006 - typer reads the default; options of the --model
     json_out: Json = False,
 ) -> None:
     """Translate one language's articles into another with any chat backend, validated by back-translation, length
@@ -125,9 +127,15 @@ def corpus_translate(
     from halluscope.spoken.collect.translate import translate_rows
 
     rows = read_jsonl(corpus)
-    new, doc = translate_rows(rows, backend_spec=model, source=source, target=target, min_back=min_back)
-    write_jsonl(out, [*rows, *new])
-    path = _report(report, out.with_suffix(".translate.json"), doc)
+    config = None
+    if llm_config is not None:
+        from halluscope.backends.llm import load_llm_config
+
+        config = load_llm_config(llm_config)
+    new, doc = translate_rows(rows, backend_spec=model_with(model, option) or model, source=source, target=to,
+                              min_back=min_back, config=config)
+    write_jsonl(output, [*rows, *new])
+    path = _report(report, output.with_suffix(".translate.json"), doc)
     if json_out:
         print(json.dumps({**{k: v for k, v in doc.items() if k != "items"}, "report": str(path)}, indent=2))
         return
@@ -138,7 +146,7 @@ def corpus_translate(
 @app.command("release")
 def corpus_release(
     corpus: Path = typer.Argument(..., help="Corpus .jsonl (collected, deduplicated, translated)."),
-    out: Path = typer.Option(..., "--out", "-o", help="Release file (.jsonl): no original text."),
+    output: Path = typer.Option(..., "--output", help="Release file (.jsonl): no original text."),
     pages: Path = typer.Option(..., help="Folder of the saved pages 'corpus collect' read."),
     json_out: Json = False,
 ) -> None:
@@ -148,18 +156,18 @@ def corpus_release(
     from halluscope.spoken.collect.release import release
 
     rows = release(read_jsonl(corpus), pages)
-    write_jsonl(out, rows)
+    write_jsonl(output, rows)
     n = sum(r["kind"] == "original" for r in rows)
     if json_out:
-        print(json.dumps({"release": str(out), "originals": n, "translations": len(rows) - n}, indent=2))
+        print(json.dumps({"release": str(output), "originals": n, "translations": len(rows) - n}, indent=2))
         return
-    console.print(f"[green]released[/] {len(rows)} rows ({n} originals as references, no text) into {out}")
+    console.print(f"[green]released[/] {len(rows)} rows ({n} originals as references, no text) into {output}")
 
 
 @app.command("rehydrate")
 def corpus_rehydrate(
     release_file: Path = typer.Argument(..., help="Release .jsonl ('corpus release')."),
-    out: Path = typer.Option(..., "--out", "-o", help="Rebuilt corpus (.jsonl), ready for 'build spoken --corpus'."),
+    output: Path = typer.Option(..., "--output", help="Rebuilt corpus (.jsonl), ready for 'build spoken --corpus'."),
     pages: Path = typer.Option(..., help="Folder of saved pages (matched by sha256 or file name)."),
     json_out: Json = False,
 ) -> None:
@@ -170,11 +178,11 @@ def corpus_rehydrate(
     from halluscope.spoken.collect.release import rehydrate
 
     rows, problems = rehydrate(read_jsonl(release_file), pages)
-    write_jsonl(out, rows)
+    write_jsonl(output, rows)
     if json_out:
-        print(json.dumps({"corpus": str(out), "rows": len(rows), "problems": problems}, indent=2, ensure_ascii=False))
+        print(json.dumps({"corpus": str(output), "rows": len(rows), "problems": problems}, indent=2, ensure_ascii=False))
     else:
-        console.print(f"[green]rehydrated[/] {len(rows)} rows into {out}")
+        console.print(f"[green]rehydrated[/] {len(rows)} rows into {output}")
     if problems:
         first = problems[0]
         raise HalluscopeError(f"{release_file}: {len(problems)} item(s) could not be rebuilt; first: '{first['id']}': "
