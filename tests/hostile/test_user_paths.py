@@ -105,7 +105,7 @@ def test_the_viewer_from_relative_tilde_and_symlinked_runs(tiny_runs, tmp_path, 
     (home / "linked").symlink_to(scratch / "x")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(elsewhere)
-    n = clips_served("../scratch/x")[0]
+    n = sum(1 for _ in (scratch / "x" / "audio").rglob("*.wav"))
     assert n > 0
     for run in ("../scratch/x", "~/linked", "../home/linked"):
         assert clips_served(run) == (n, n), run
