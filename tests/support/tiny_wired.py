@@ -10,6 +10,7 @@ def build_wired(path: Path, *, gain: float) -> Path:
     embedding is zero whatever the clip: the answer can depend only on how many audio positions there are, which
     the canary keeps equal); a gain above 1 makes the audio weigh more in the tiny decoder."""
     from safetensors.torch import load_file, save_file
+
     from support.tiny_audio_lm import build_qwen2_audio
 
     build_qwen2_audio(path)

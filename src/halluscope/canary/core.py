@@ -164,9 +164,10 @@ def summarize(model: str, source: str, answers: dict[str, CanaryAnswer], diverge
               failed: dict[str, str] | None = None) -> CanaryResult:
     """Per ablation: pairs with an answer on both sides, the unchanged share (Wilson 95% CI), a one-sided exact
     binomial test of the changed count against CHANGE_FLOOR, and the exact McNemar test on correctness with gold."""
+    from scipy.stats import binomtest
+
     from halluscope.metrics.paired import mcnemar
     from halluscope.metrics.rates import rate
-    from scipy.stats import binomtest
 
     real = {a.item_id: a for a in answers.values() if a.ablation == "real"}
     res = CanaryResult(model, source, len(real), failed=dict(failed or {}))
@@ -229,10 +230,10 @@ def run_canary(store: Store, backend: Any, probes: Sequence[Probe], *, source: s
                          donor=clips[donor] if donor else None)
         request = p.request.model_copy(update={"tag": f"{STAGE}:{kind}:{p.id}"})
         got = await ask_audio(caller, request, (samples, SR), policy, window)
-        base = {"item_id": p.id, "ablation": kind, "donor": donor, "gold": p.gold, "audio": got.delivery}
+        base: dict[str, Any] = {"item_id": p.id, "ablation": kind, "donor": donor, "gold": p.gold, "audio": got.delivery}
         if got.skipped:
             return CanaryAnswer(**base, status="skipped")
-        resp = got.response
+        resp: Any = got.response
         if resp.status == "error":
             return f"{backend.spec}: {resp.error}"
         answer, label = read(resp) if resp.text is not None else (None, None)

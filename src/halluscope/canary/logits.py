@@ -13,7 +13,7 @@ from halluscope.core.stages import Stage, run_stage
 from halluscope.core.store import Store
 
 
-def first_token_divergence(adapter: Any, messages: Sequence, clips: Sequence) -> CanaryDivergence | tuple:
+def first_token_divergence(adapter: Any, messages: Sequence, clips: Sequence) -> tuple[float, float, bool, int]:
     """(KL, JS, same top-1, audio tokens) of the last prompt position's distributions with and without ``clips``."""
     import torch
 

@@ -8,12 +8,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
 from halluscope.cli.compat import App
-from halluscope.cli.options import AudioPolicy, Json, LlmConfig, MaxTokens, Options, Run, System, flag_options
+from halluscope.cli.options import (
+    AudioPolicy,
+    Json,
+    LlmConfig,
+    MaxTokens,
+    Options,
+    Run,
+    System,
+    flag_options,
+)
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.stages import console
 
@@ -39,18 +48,23 @@ def show(results: list, json_out: bool = False) -> None:
 # -- zero-shot detection on audio (seed 000, App. A.3 prompts) ---------------------------------------------------
 
 def canary_detect(run: Path, detector: str, task: str, options: dict, *, n: int, seed: int = 0,
-                  ids: Optional[set[str]] = None, quiet: bool = False):
+                  ids: set[str] | None = None, quiet: bool = False):
     """The canary of a zero-shot audio detector: the detect request of each sampled item (same key: its real call
     comes from the store), its gold label, the App. A.3 reply reader for the answer."""
     from halluscope.backends.audio_lm import audio_window_s
     from halluscope.backends.speech.audio import load_verified
-    from halluscope.canary import Probe, run_canary
+    from halluscope.canary import run_canary
     from halluscope.canary.core import normalized
     from halluscope.core.fs import safe_join
     from halluscope.core.store import Store
     from halluscope.spoken.build import load_build
     from halluscope.spoken.detect.run import gold
-    from halluscope.spoken.detect.zeroshot import label_of, make_backend, messages, split_options
+    from halluscope.spoken.detect.zeroshot import (
+        label_of,
+        make_backend,
+        messages,
+        split_options,
+    )
     from halluscope.spoken.detect.zeroshot_parse import parse_reply
 
     own, backend_opts = split_options(options)
@@ -84,7 +98,7 @@ def canary_detect(run: Path, detector: str, task: str, options: dict, *, n: int,
 class _LazyProbe:
     """A probe whose clip is read only when it is sampled."""
 
-    def __init__(self, id: str, request: Any, clip: Any, gold: Optional[str] = None) -> None:
+    def __init__(self, id: str, request: Any, clip: Any, gold: str | None = None) -> None:
         self.id, self.request, self.clip_of, self.gold = id, request, clip, gold
 
 
@@ -109,12 +123,13 @@ def record_closedform(run: Path, config: dict) -> None:
         record_manifest(store, command=CLOSEDFORM_MANIFEST, config=config, seeds={}, stages={})
 
 
-def canary_closedform(run: Path, model: str, *, fmt: str, inputs: list, audio_root: Optional[str], policy: str,
-                      system: Optional[str], max_tokens: int, options: dict, llm_config: Optional[str] = None,
+def canary_closedform(run: Path, model: str, *, fmt: str, inputs: list, audio_root: str | None, policy: str,
+                      system: str | None, max_tokens: int, options: dict, llm_config: str | None = None,
                       n: int, seed: int = 0, quiet: bool = False):
     from halluscope.backends.audio_lm import audio_window_s, create_audio_backend
     from halluscope.backends.llm import load_llm_config
     from halluscope.backends.speech.audio import read_audio
+    from halluscope.canary import run_canary
     from halluscope.closedform.run import load_rows
     from halluscope.core.records import ChatMessage
     from halluscope.core.store import Store
@@ -133,11 +148,12 @@ def canary_closedform(run: Path, model: str, *, fmt: str, inputs: list, audio_ro
 
 # -- MISHAP-Bench answers (001) -----------------------------------------------------------------------------------
 
-def canary_mishap(run: Path, model: str, *, max_tokens: int, policy: str, system: Optional[str], options: dict,
-                  llm_config: Optional[str] = None, n: int, seed: int = 0, quiet: bool = False):
+def canary_mishap(run: Path, model: str, *, max_tokens: int, policy: str, system: str | None, options: dict,
+                  llm_config: str | None = None, n: int, seed: int = 0, quiet: bool = False):
     """Greedy answers only (sampled ones differ without any ablation)."""
     from halluscope.backends.audio_lm import audio_window_s, create_audio_backend
     from halluscope.backends.llm import load_llm_config
+    from halluscope.canary import run_canary
     from halluscope.core.records import ChatMessage
     from halluscope.core.store import Store
     from halluscope.mishap._common import upstream
@@ -182,7 +198,7 @@ def canary_cmd(
     n: int = typer.Option(20, "--n", help="Items in the seeded sample."),
     seed: int = typer.Option(0, help="Seed of the sample and of the noise."),
     task: str = typer.Option("binary", help="Spoken runs: binary | type | severity (the detect prompt asked)."),
-    prompting: Optional[str] = typer.Option(None, help="Spoken runs: direct | cot (default: the latest detect run's)."),
+    prompting: str | None = typer.Option(None, help="Spoken runs: direct | cot (default: the latest detect run's)."),
     max_tokens: MaxTokens = None,  # type: ignore[assignment]
     audio_policy: AudioPolicy = None,  # type: ignore[assignment]
     system: System = None,
