@@ -149,7 +149,8 @@ async def arun_calls(store: Store | None, stage: Stage | StageKey | None, items:
                 if advance is not None:
                     await asyncio.gather(*(one(caller, others, i, x, advance) for i, x in todo))
                 else:
-                    with progress(description, len(todo), quiet=quiet) as tick:
+                    pacing = lambda: " · ".join(x for c in callers if (x := c.pacing_status()))  # noqa: E731
+                    with progress(description, len(todo), quiet=quiet, status=pacing) as tick:
                         await asyncio.gather(*(one(caller, others, i, x, tick) for i, x in todo))
     except StageOutage as exc:  # what was done is stored; the summary rides on the error
         exc.summary = finish()  # type: ignore[attr-defined]

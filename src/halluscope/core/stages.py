@@ -8,7 +8,16 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
 from halluscope.core.hashing import json_sha256
 from halluscope.core.errors import HalluscopeError
@@ -22,12 +31,28 @@ R = TypeVar("R", bound=Record)
 console = Console(stderr=True)
 
 
+class _Status(ProgressColumn):
+    """A line a stage computes at each refresh (a model backend's pacing: in flight, req/s, the limit and why)."""
+
+    def __init__(self, status: Callable[[], str]) -> None:
+        super().__init__()
+        self.status = status
+
+    def render(self, task: Any) -> Text:
+        try:
+            return Text(self.status(), style="dim")
+        except Exception:  # noqa: BLE001 - a status that cannot be read must not stop the stage
+            return Text("")
+
+
 @contextmanager
-def progress(description: str, total: int, *, quiet: bool = False, done: int = 0) -> Iterator[Callable[[], None]]:
+def progress(description: str, total: int, *, quiet: bool = False, done: int = 0,
+             status: Callable[[], str] | None = None) -> Iterator[Callable[[], None]]:
     """The one progress display of every stage (rich, on stderr; off when ``quiet`` or when nothing is to do):
-    yields the function that advances it by one item."""
+    yields the function that advances it by one item. ``status``: a line shown after the bar, read at each refresh."""
+    extra = [_Status(status)] if status is not None else []
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TimeRemainingColumn(), console=console, disable=quiet or total <= done) as bar:
+                  TimeRemainingColumn(), *extra, console=console, disable=quiet or total <= done) as bar:
         task = bar.add_task(description, total=total, completed=done)
         yield lambda: bar.advance(task)
 

@@ -158,6 +158,7 @@ class CallStats:
     attempts: Counter = field(default_factory=Counter)  # status of every call made: ok, timeout, connection, http_429, ...
     truncated: int = 0  # replies cut at the token limit (finish_reason == 'length')
     retried: int = 0  # protocol retries asked (nonce >= 1: after an unreadable or rejected reply)
+    pacing: dict = field(default_factory=dict)  # backend spec -> its limit's history and budget (llm/_adaptive.py)
 
     def line(self) -> str:
         cost = f", ${self.cost_usd:.4f}" if self.cost_usd else ""
@@ -166,14 +167,29 @@ class CallStats:
         cut = f", {self.truncated} cut at the token limit" if self.truncated else ""
         again = f", {self.retried} protocol retries" if self.retried else ""
         return (f"{self.requests} requests: {self.from_store} from the store, {self.calls} model calls{retried}, "
-                f"{self.failed} failed{cut}{again}; {self.prompt_tokens}+{self.completion_tokens} tokens{cost}")
+                f"{self.failed} failed{cut}{again}; {self.prompt_tokens}+{self.completion_tokens} tokens{cost}"
+                f"{''.join(pacing_line(s, p) for s, p in self.pacing.items())}")
 
     def add(self, other: CallStats) -> None:
         for k, v in other.__dict__.items():
-            setattr(self, k, getattr(self, k) + v)
+            if k == "pacing":
+                self.pacing.update(v)
+            else:
+                setattr(self, k, getattr(self, k) + v)
 
     def as_dict(self) -> dict[str, Any]:
         return {k: dict(v) if isinstance(v, Counter) else v for k, v in self.__dict__.items()}
+
+
+def pacing_line(spec: str, p: dict) -> str:
+    """'; pacing <spec>: ...' for a stage summary (empty for a backend with no limit)."""
+    if not p or "limit" not in p:
+        return ""
+    budget = ", ".join(f"{p[k]:,.0f} {k}" for k in ("rpm", "tpm") if p.get(k))
+    moves = "; ".join(f"{n} at {t:.0f} s" for t, n, _ in p["history"][-4:])
+    return (f"; pacing {spec}: in flight limit {p['limit']} of {p['ceiling']} (peak {p['peak']}, {p['changes']} "
+            f"changes, last: {p['reason'][:80]}; latest {moves})"
+            + (f", budget {budget}, {p['budget_wait_s']:.1f} s waited for it, {p['http_429']} HTTP 429" if budget else ""))
 
 
 class StageOutage(HalluscopeError):
@@ -209,6 +225,9 @@ class Caller:
     async def __aexit__(self, exc_type: object, *exc: object) -> None:
         for task in self._inflight.values():
             task.cancel()
+        record = getattr(self.backend, "pacing_record", None)
+        if self._opened and record is not None and (rec := record()):
+            self.stats.pacing[self.backend.spec] = rec
         if self._opened:
             await self.backend.aclose()
             self._opened = False
@@ -240,6 +259,11 @@ class Caller:
         if self.store is not None:
             self.store.log_call(key=request.key(), backend=self.backend.spec, request=payload, response=response,
                                 status=status, latency_s=latency_s)
+
+    def pacing_status(self) -> str:
+        """The backend's pacing for the progress line ('' when it has none or is not open)."""
+        status = getattr(self.backend, "pacing_status", None)
+        return status() if self._opened and status is not None else ""
 
     async def _ensure_open(self) -> None:
         assert self._lock is not None, "use 'async with Caller(...)'"

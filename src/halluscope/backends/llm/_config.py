@@ -35,9 +35,15 @@ class OpenAIOptions(_Options):
     model: str | None = Field(default=None, description="Model name sent to the server; default: the name after "
                               "'openai/'. Lets one model serve under two specs (e.g. as two judges).")
     concurrency: int = Field(default=8, ge=1, description="Most requests in flight at once (the adaptive limit's ceiling).")
-    adaptive: Literal["on", "off"] = Field(default="on", description="on: start at 1 request in flight and grow while "
-                                           "throughput grows, halve on timeouts and 429/503 (see llm/_adaptive.py); "
-                                           "off: always 'concurrency'.")
+    adaptive: Literal["on", "off"] = Field(default="on", description="on: start at 1 request in flight, double per "
+                                           "round trip while throughput keeps up (slow start), then follow the median "
+                                           "latency and completions/s, halve on timeouts and 429/503, re-probe every "
+                                           "30 s (see llm/_adaptive.py); off: always 'concurrency'.")
+    rpm: float | None = Field(default=None, gt=0, description="The provider's budget in requests per minute (a token "
+                              "bucket; default: none, or what x-ratelimit-limit-requests says).")
+    tpm: float | None = Field(default=None, gt=0, description="The provider's budget in tokens per minute (prompt "
+                              "characters / 4 + max_tokens, corrected by the usage returned; default: none, or "
+                              "x-ratelimit-limit-tokens).")
     timeout_s: float = Field(default=120.0, gt=0, description="Limit on one call, from sending to the whole body; "
                              "doubles on each retry after a timeout (at most 8x).")
     max_retries: int = Field(default=6, ge=0, description="Retries after 429, 408/409, 5xx, timeouts, connection errors, unreadable bodies.")

@@ -3,7 +3,8 @@
 The SDK's own retries are off; this module retries 408/409/429/5xx, timeouts, connection errors and
 unreadable bodies with exponential backoff and jitter, honours Retry-After (and pauses every request
 of the session until then), and logs each attempt, raw body included, before reading it.
-Requests in flight adapt to the server (see _adaptive.py; ``concurrency`` is the ceiling). A request that timed
+Requests in flight adapt to the server (see _adaptive.py; ``concurrency`` is the ceiling), within the provider's
+budget when one is known (``rpm``/``tpm``, x-ratelimit-* headers; see _pacing.py). A request that timed
 out is not sent again at once into the same queue: the limit halves first (the retry waits for the server to
 drain what is in flight) and the retry gets twice the time, so work the server is still computing is not
 piled up behind the same deadline again.
@@ -23,6 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from halluscope.core.errors import HalluscopeError, MissingExtraError
 from halluscope.backends.llm._adaptive import AdaptiveLimit
+from halluscope.backends.llm._pacing import Pacing
 from halluscope.backends.llm._base import CallLog, messages_of, retry_params
 from halluscope.backends.llm._config import LLMConfig, OpenAIOptions, resolve_options
 from halluscope.core.records import ChatMessage, ModelRequest, ModelResponse, Usage
@@ -33,7 +35,8 @@ OVERLOAD_STATUSES = frozenset({429, 503, 529})  # "too many requests": fewer in 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 FATAL_STATUSES = {401: "the server rejected the API key", 403: "the key may not use this model",
                   404: "the server knows no such model or endpoint"}
-_KEEP_HEADERS = ("content-type", "retry-after", "retry-after-ms", "x-request-id", "request-id", "openai-processing-ms")
+_KEEP_HEADERS = ("content-type", "retry-after", "retry-after-ms", "x-request-id", "request-id", "openai-processing-ms",
+                 *(f"x-ratelimit-{w}-{k}" for w in ("limit", "remaining", "reset") for k in ("requests", "tokens")))
 
 
 class BackendError(HalluscopeError):
@@ -125,6 +128,7 @@ class OpenAIBackend:
         self.options = options
         self._client = None
         self.limit: AdaptiveLimit | None = None
+        self.pacing: Pacing | None = None
         self._pause_until = 0.0
         self._url = ""
 
@@ -164,10 +168,24 @@ class OpenAIBackend:
         self._errors = (openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError)
         self._response_type = _raw_response_type()
         self._url = _public_url(str(self._client.base_url)) + "/chat/completions"
-        self.limit = AdaptiveLimit(o.concurrency, start=o.concurrency if o.adaptive == "off" else 1)
-        if o.adaptive == "off":
-            self.limit.probing = False
+        self.limit = AdaptiveLimit(o.concurrency, adaptive=o.adaptive == "on")
+        self.pacing = Pacing(o.rpm, o.tpm)
         self._pause_until = 0.0
+
+    def pacing_status(self) -> str:
+        """The progress line's part: requests in flight, req/s and tokens/min achieved, the limit and why."""
+        if self.limit is None or self.pacing is None:
+            return ""
+        rps, tpm = self.pacing.rates()
+        budget = self.pacing.budget_line()
+        return (f"{self.limit.active} in flight, {rps:.1f} req/s, {tpm / 1000:.1f}k tok/min, limit {self.limit.limit}"
+                f"/{self.limit.ceiling} ({self.limit.reason[:70]}){'; budget ' + budget if budget else ''}")
+
+    def pacing_record(self) -> dict:
+        """For the stage summary and the run's record: the limit's history and the budget's."""
+        if self.limit is None or self.pacing is None:
+            return {}
+        return {**self.limit.record(), **self.pacing.record()}
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -228,7 +246,7 @@ class OpenAIBackend:
         return step * (0.5 + 0.5 * random.random())  # "equal jitter"
 
     async def send(self, request: ModelRequest, log: CallLog) -> ModelResponse:
-        assert self._client is not None and self.limit is not None, "open() first"
+        assert self._client is not None and self.limit is not None and self.pacing is not None, "open() first"
         o = self.options
         body = self.body(request)
         payload = {"url": self._url, "body": self.body(request, for_log=True) if request.audio else body,
@@ -240,6 +258,7 @@ class OpenAIBackend:
             await self._wait_pause()
             limit_s = o.timeout_s * min(MAX_TIMEOUT_GROWTH, 2 ** timeouts)
             async with self.limit:  # a slot per attempt: a retry waits for the (maybe lowered) limit
+                estimate = await self.pacing.before(body)  # type: ignore[union-attr]  # within the budget
                 t0 = time.perf_counter()
                 http_status, text, headers, error = None, None, {}, ""
                 try:
@@ -273,6 +292,9 @@ class OpenAIBackend:
                     if http_status in OVERLOAD_STATUSES:
                         self.limit.overload(f"HTTP {http_status}")
                 kept = {k: headers[k] for k in _KEEP_HEADERS if k in headers}
+                usage = reply.usage if reply is not None else None
+                self.pacing.after(estimate, usage and usage.prompt_tokens + usage.completion_tokens,  # type: ignore[union-attr]
+                                  usage and usage.completion_tokens, kept, http_status)
                 response = {"http_status": http_status, "headers": kept, "body": text} if http_status is not None else {"error": error}
                 log(request=request, payload={**payload, "in_flight_limit": self.limit.limit, "timeout_s": limit_s},
                     response=response, status=status, latency_s=round(latency, 4))

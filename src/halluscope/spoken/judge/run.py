@@ -91,7 +91,8 @@ async def _judge_all(store: Store, work: list[tuple[ChatBackend, Stage, list[Var
     outages: list[StageOutage] = []
     stats: dict[str, CallStats] = {}
     total = sum(len(t) for _, _, t in work)
-    with progress("judge calls", total, quiet=quiet) as advance:
+    pacing = lambda: " · ".join(x for b, _, _ in work if (x := getattr(b, "pacing_status", str)()))  # noqa: E731
+    with progress("judge calls", total, quiet=quiet, status=pacing) as advance:
         async def one_judge(backend: ChatBackend, stage: Stage, todo: list[Variant]) -> None:
             async def fn(caller: Caller, v: Variant) -> Judgement | str:
                 return await _judge_one(caller, backend, v, samples[v.article_id].text, retries)

@@ -1,0 +1,120 @@
+"""The in-flight limit (llm._adaptive) and the budget (llm._pacing) on a simulated clock: every figure here is
+simulated seconds, so nothing depends on how busy the machine is (the real-time figures are
+benchmarks/bench_llm_backend.py's)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+
+import pytest
+from pacing_sim import Clock, simulate
+
+from halluscope.backends.llm._pacing import Pacing, TokenBucket, estimate_tokens, reset_seconds
+
+
+def test_a_wide_server_is_filled_to_the_ceiling_within_a_second():
+    for ceiling in (32, 64):
+        run = simulate(ceiling, 3000, lambda t: 0.1)
+        assert run.first_time_at(0.9 * ceiling / 0.1) < 1.2  # slow start: doubles per round trip from 1
+        assert run.limiter.limit == ceiling and run.limiter.peak == ceiling
+        assert "ceiling" in run.limiter.history[-1][2]
+
+
+def test_jittered_latency_is_not_mistaken_for_queueing():
+    """Lognormal latency (sigma 0.6) on an unlimited server: the old limiter stopped at 10 of 32 here."""
+    for seed in (1, 2, 3):
+        rng = random.Random(seed)
+        adaptive = simulate(32, 3000, lambda t: 0.1 * math.exp(rng.gauss(0, 0.6)))
+        rng = random.Random(seed)
+        fixed = simulate(32, 3000, lambda t: 0.1 * math.exp(rng.gauss(0, 0.6)), adaptive=False)
+        assert fixed.end / adaptive.end >= 0.9, (seed, adaptive.limiter.history[-5:])
+        assert sum(lim for _, lim in adaptive.limits) / len(adaptive.limits) >= 0.9 * 32
+
+
+@pytest.mark.parametrize("jitter", [0.0, 0.2])
+def test_a_one_slot_server_keeps_a_short_queue_and_full_throughput(jitter):
+    rng = random.Random(0)
+    run = simulate(32, 300, lambda t: 0.1 * (1 - jitter / 2 + jitter * rng.random()), width=1)
+    assert run.rate(5, run.end) >= 0.98 * 10  # the slot is never idle
+    late = [lim for t, lim in run.limits if t > 10]
+    assert max(late) <= 12, run.limiter.history[-5:]  # a queue of a few, not the ceiling of 32
+
+
+def test_a_server_of_width_8_gets_its_width_without_a_long_queue():
+    rng = random.Random(0)
+    run = simulate(32, 3000, lambda t: 0.1 * (0.9 + 0.2 * rng.random()), width=8)
+    assert run.rate(3, run.end) >= 0.97 * 80
+    assert any("queueing" in h[2] for h in run.limiter.history)
+
+
+def test_after_a_slow_spell_the_limit_is_back_within_seconds():
+    """Latency x5 from t=10 to t=20 s, then as before: the bound again within 3 s of the recovery."""
+    run = simulate(32, 9000, lambda t: 0.5 if 10 <= t < 20 else 0.1)
+    assert run.rate(23, 26) >= 0.9 * 320
+    assert any("queueing" in h[2] or "slower" in h[2] for h in run.limiter.history if 10 <= h[0] < 21)
+
+
+
+def test_429s_cut_the_limit_and_it_grows_back():
+    run = simulate(32, 3000, lambda t: 0.1, overload=lambda t, busy: 3 <= t < 3.02)
+    assert run.overloads >= 1 and any(h[2] == "HTTP 429" for h in run.limiter.history)
+    assert run.limiter.limit == 32 and run.rate(5, run.end) >= 0.9 * 320
+
+
+# -- the budget ---------------------------------------------------------------------------------------------------
+
+def drive(coro_fn, clock: Clock):
+    """Run ``coro_fn`` with asyncio.sleep advancing the simulated clock instead of waiting."""
+    real_sleep = asyncio.sleep
+
+    async def fake_sleep(s: float) -> None:
+        clock.now += s
+        await real_sleep(0)
+
+    asyncio.sleep = fake_sleep  # type: ignore[assignment]
+    try:
+        return asyncio.run(coro_fn())
+    finally:
+        asyncio.sleep = real_sleep  # type: ignore[assignment]
+
+
+def test_the_request_bucket_paces_to_the_budget():
+    clock = Clock()
+    bucket = TokenBucket(600, clock=clock)  # 10 a second, a second's burst
+
+    async def go():
+        times = []
+        for _ in range(200):
+            await bucket.take(1)
+            times.append(clock.now)
+        return times
+
+    times = drive(go, clock)
+    assert times[9] == 0.0 and 19.0 <= times[-1] <= 19.2  # the burst, then 10/s
+
+
+def test_the_token_bucket_corrects_its_estimate_and_follows_the_servers_count():
+    clock = Clock()
+    pacing = Pacing(None, 6000, clock=clock)  # 100 tokens a second
+    body = {"messages": [{"role": "user", "content": "x" * 40}], "max_tokens": 90}
+    assert estimate_tokens(body, 256) == 100
+
+    async def go():
+        est = await pacing.before(body)
+        pacing.after(est, 20, 10, {}, 200)  # used 20 of the 100 taken
+        return pacing.tokens.level
+
+    assert drive(go, clock) == pytest.approx(80.0)
+    pacing.after(0, None, None, {"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "6m0s"}, 429)
+    assert pacing.tokens.wait_s(1) == pytest.approx(360.0) and pacing.rejected == 1
+    learnt = Pacing(None, None, clock=clock)
+    learnt.after(0, None, None, {"x-ratelimit-limit-requests": "500"}, 200)
+    assert learnt.requests is not None and learnt.record()["learnt_from_headers"] == {"rpm": 500.0}
+    assert "500 rpm (from the server)" in learnt.budget_line()
+
+
+def test_reset_durations():
+    assert [reset_seconds(v) for v in ("1s", "6m0s", "20ms", "0.5", "1h2m", "soon", None)] == \
+        [1.0, 360.0, 0.02, 0.5, 3720.0, None, None]
