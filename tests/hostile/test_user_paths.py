@@ -11,10 +11,10 @@ import os
 from pathlib import Path
 
 import pytest
-from support.corpus_fixtures import write_jsonl
-from support.hostile_helpers import EN, run_cli
 
 from halluscope.view.server import ViewServer
+from support.corpus_fixtures import write_jsonl
+from support.hostile_helpers import EN, run_cli
 
 TOKEN = "user-path-token-1"
 

@@ -9,11 +9,11 @@ import subprocess
 import sys
 
 import pytest
-from support.view_helpers import chromium
 
 from halluscope.core.store import STORE_NAME
 from halluscope.view.quality import QualityLabels
 from halluscope.view.server import ViewServer, export_view
+from support.view_helpers import chromium
 
 pytestmark = pytest.mark.slow  # drives a browser (about 30 s)
 TOKEN = "browser-path-token-1"

@@ -18,11 +18,11 @@ import time
 import uuid
 
 import pytest
-from support import pythonpath
 
-from halluscope.core.store import STORE_NAME
 from halluscope.core.fs import LOCK_NAME, RunLock
+from halluscope.core.store import STORE_NAME
 from halluscope.mishap.annotate import Annotations, AnnotationServer, annotation_items, export_labels
+from support import pythonpath
 
 TOKEN = "round-two-token-7f3a"
 
