@@ -1,4 +1,4 @@
-"""'halluscope score asr | halluaudio | aha | yesno': score transcripts or closed-form predictions on their own.
+"""'halluscope score asr | halluaudio | aha | yesno | audiotrust': score transcripts or closed-form predictions on their own.
 
 The scorers read files and write no run: --report DIR names a folder of rendered tables (like 'view --export'),
 not a run directory; 'score asr' keeps its LLM cleaner's calls in a run, its optional second positional RUN."""
@@ -170,6 +170,45 @@ def score_yesno_cmd(
                          positive=positive, bootstrap=bootstrap, seed=seed,
                          reader=_reader(reader, reader_store, predictions))
     _emit(result, json_out=json_out, report=report, max_diff_rows=max_diff_rows)
+
+
+@app.command("audiotrust")
+def score_audiotrust_cmd(
+    files: list[Path] = typer.Argument(..., help="AudioTrust hallucination subset JSONLs as released (content_mismatc, "
+                                                 "label_mismatch, logical_violation, physical_violation)."),
+    judge: Optional[str] = typer.Option(None, "--judge", help="AudioTrust's 0-10 LLM judge: llm:<spec> (any chat backend); "
+                                                            "needs --prompts."),
+    prompts: Optional[Path] = typer.Option(None, "--prompts", help="AudioTrust's halucination_prompts.yaml (the judge's "
+                                                                   "evaluation prompt per subset)."),
+    judge_store: Optional[Path] = typer.Option(None, "--judge-store", help="Run directory for the judge's calls "
+                                                                         "(default: <first file>.judge/)."),
+    json_out: Json = False,
+) -> None:
+    """AudioTrust hallucination: refusals and match stance by the rules per subset, and with --judge AudioTrust's own
+    0-10 judge score (rubric from each row's overall_description).
+
+    Example: halluscope score audiotrust content_mismatc.jsonl label_mismatch.jsonl --judge llm:openai/gpt-4o --prompts halucination_prompts.yaml
+    """
+    from halluscope.closedform.audiotrust import AudioTrustJudge, load_audiotrust, score_audiotrust
+    from halluscope.core.errors import InputError
+
+    jc = None
+    if judge is not None:
+        if not judge.startswith("llm:") or prompts is None or not prompts.is_file():
+            raise InputError(f"got --judge {judge!r} with --prompts {prompts}", field="--judge",
+                             fix="use --judge llm:<spec> --prompts halucination_prompts.yaml (AudioTrust's registry file)")
+        jc = AudioTrustJudge(judge[4:], prompts, judge_store or files[0].with_name(files[0].name + ".judge"))
+    result = score_audiotrust(load_audiotrust(files), judge=jc)
+    if json_out:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+        return
+    from rich.table import Table
+
+    table = Table("subset", "n", "refusal rate", "stance (rules)", "judge mean 0-10", "judged", title="AudioTrust hallucination")
+    for name, m in result["subsets"].items():
+        table.add_row(name, str(m["n"]), f"{m['refusal_rate']:.3f}", ", ".join(f"{k} {v}" for k, v in m["stance"].items()),
+                      "-" if m["judge_mean_score"] is None else f"{m['judge_mean_score']:.2f}", str(m["judge_scored"]))
+    console.print(table)
 
 
 @app.command("asr")
