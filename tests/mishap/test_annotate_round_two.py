@@ -223,3 +223,22 @@ def test_the_lock_file_names_the_command_without_secrets_and_goes_away(tmp_path,
     again = RunLock(tmp_path).acquire()  # a fresh holder makes a fresh file
     assert (tmp_path / LOCK_NAME).exists()
     again.release()
+
+
+def test_beyond_the_pool_and_its_queue_a_connection_gets_503(run, monkeypatch):
+    import halluscope.core.webapp as webapp
+
+    monkeypatch.setattr(webapp, "BACKLOG", 0)
+    monkeypatch.setattr(AnnotationServer, "max_threads", 1)
+    with AnnotationServer(run, token=TOKEN) as srv:
+        srv.deadline_s = 3.0
+        held = socket.create_connection((srv.host, srv.port), timeout=10)  # takes the one slot, sends nothing
+        held.sendall(b"G")
+        time.sleep(0.3)
+        status, rest = raw(srv, b"GET /api/items HTTP/1.1\r\n\r\n")
+        assert status == 503 and b"server busy, retrying" in rest
+        held.settimeout(10)
+        assert held.recv(10) == b""  # the deadline frees the slot
+        held.close()
+        time.sleep(0.2)
+        assert request(srv, "GET", "/api/items")[0] == 200
