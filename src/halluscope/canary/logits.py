@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from halluscope.canary.core import SR, CanaryDivergence, Probe
+from halluscope.canary.records import SR, CanaryDivergence, Probe
 from halluscope.core.stages import Stage, run_stage
 from halluscope.core.store import Store
 
