@@ -3,12 +3,9 @@ detect runs, judge runs, MISHAP answers, verdicts, human labels and calls, so ev
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from halluscope.core.records import (GroundednessJudgement, Judgement, MishapAnnotation, MishapAnswer, Prediction,
                                      RunManifest, Transcript, Variant)
 from halluscope.core.store import Store
-from halluscope.spoken.build import BuildResult
 
 
 def manifest(store: Store, command: str, config: dict, stages: dict) -> None:
@@ -30,9 +27,15 @@ def transcript(v: Variant, text: str, wer: float | None = None) -> Transcript:
                       audio_duration_s=1.0, processing_s=0.1, wer=wer)
 
 
-def build_of(run: Path, samples: list[Variant], transcripts: list[Transcript] = ()) -> BuildResult:
-    return BuildResult(run_dir=run, samples={v.id: v for v in samples}, audio={},
-                       transcripts={t.item_id: t for t in transcripts}, failures={}, stages={})
+def store_build(store: Store, samples: list[Variant], transcripts: list[Transcript] = ()) -> None:
+    """A 'build spoken' in the store (samples as its ingest stage, transcripts as its ASR stage, no audio), so a
+    section reads it back with load_build_or_none(store) as from a real build."""
+    for v in samples:
+        store.put("ingest", "ingest-synth", v.id, v)
+    for t in transcripts:
+        store.put("asr", "asr-synth", t.item_id, t)
+    manifest(store, "build spoken", {}, {"ingest": "ingest-synth", "generate": "generate-synth", "tts": "tts-synth",
+                                         "asr": "asr-synth"})
 
 
 def detect_run(store: Store, detector: str, task: str, inp: str, preds: dict[str, tuple[str, str | None]]) -> None:

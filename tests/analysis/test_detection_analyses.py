@@ -3,7 +3,7 @@
 import math
 
 import pytest
-from synth import build_of, detect_run, original, rewrite, transcript
+from synth import detect_run, original, rewrite, store_build, transcript
 
 from halluscope.analysis._common import holm
 from halluscope.analysis.fidelity import fidelity_section
@@ -36,7 +36,8 @@ def severity_run(tmp_path_factory):
         for inp, got in (("text", O), ("transcript", T)):
             detect_run(store, "tfidf", "binary", inp, {v.id: ("hallucinated" if v.label else "original",
                                                               got.get(v.id, "original")) for v in samples})
-        section = severity_section(store, build_of(run, samples))
+        store_build(store, samples)
+        section = severity_section(store)
     return run, section
 
 
@@ -86,7 +87,8 @@ def fidelity_run(tmp_path_factory):
                                               ("a3", "ann", "poorly"), ("a3", "bob", "unintelligible")]):
             store.save_quality({"item_id": item, "annotator": who, "intelligibility": lab, "fidelity": "faithful",
                                 "excluded": False, "note": "", "created": 1.0}, f"save-{n:06d}")
-        section = fidelity_section(store, build_of(run, samples, trs))
+        store_build(store, samples, trs)
+        section = fidelity_section(store)
     return section
 
 
@@ -122,7 +124,8 @@ def parity_run(tmp_path_factory):
                                               ("ru1", "mostly", False)]):
             store.save_quality({"item_id": item, "annotator": "ann", "intelligibility": lab, "fidelity": "faithful",
                                 "excluded": out, "note": "", "created": 1.0}, f"save-{n:06d}")
-        section = parity_section(store, build_of(run, samples, trs))
+        store_build(store, samples, trs)
+        section = parity_section(store)
     return section
 
 

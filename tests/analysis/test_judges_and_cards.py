@@ -2,7 +2,7 @@
 hand-built records with known answers."""
 
 import pytest
-from synth import answer, build_of, human, manifest, mishap_judge, original, rewrite, spoken_judge
+from synth import answer, human, manifest, mishap_judge, original, rewrite, spoken_judge, store_build
 
 from halluscope.analysis.cards import cards_section
 from halluscope.analysis.reliability import alpha, effective_judges, majority, reliability_section
@@ -48,7 +48,8 @@ def judged_run(tmp_path_factory):
                                           "a1~fabrication~mild": {"FA": 1}})
         spoken_judge(store, "openai/j2", {"a0~fabrication~mild": {"FA": 2}, "a0": {"FA": 5}, "a1": {"FA": 4},
                                           "a1~fabrication~mild": None})
-        section = reliability_section(store, build_of(run, samples))
+        store_build(store, samples)
+        section = reliability_section(store)
     return run, section
 
 
@@ -118,7 +119,7 @@ def card_run(tmp_path_factory):
         manifest(store, "mitigation sweep", {"model": M, "method": "aad", "strengths": [0.0, 1.0], "seeds": [0, 1],
                                              "temperature": 0.7, "judge": "openai/judge", "arms": cfg_arms,
                                              "judge_stages": [jfp]}, {})
-        sections = cards_section(store, None)
+        sections = cards_section(store)
     return run, sections
 
 

@@ -100,7 +100,7 @@ def test_all_then_report(tmp_path, monkeypatch):
     from halluscope.mishap.section import mishap_section
 
     with Store(run) as store:
-        tables = {t.id: t.rows for t in mishap_section(store, None).tables}
+        tables = {t.id: t.rows for t in mishap_section(store).tables}
     assert set(tables) >= {"mishap_counts", "mishap_balance", "mishap_table1", "mishap_table11", "mishap_stance",
                            "mishap_agreement"}
     assert tables["mishap_agreement"] == collect(run)["agreement"] and len(tables["mishap_table1"]) == 2

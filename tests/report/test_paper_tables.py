@@ -70,7 +70,7 @@ def report(tmp_path_factory):
         data = ReportData(run_dir=run, languages=langs, dataset=_dataset_rows(build, langs), asr=[],
                           detection=_detection_rows(store, build, langs), failures=[], excluded=0,
                           table7=table7_rows(build, langs))
-        sections = [realworld_section(store, build)]
+        sections = [realworld_section(store)]
     section = paper_section(data, sections)
     write_paper_tables(run / "report" / "paper", [section])
     (run / "report" / "tables.md").write_text(section.markdown, encoding="utf-8")

@@ -3,10 +3,9 @@ section read back from the tables.json that 'build judge' writes."""
 
 import json
 
-from halluscope.core.records import Variant
+from halluscope.core.records import RunManifest, Variant
 from halluscope.core.store import Store
 from halluscope.report.sections import Section
-from halluscope.spoken.build import BuildResult
 from halluscope.spoken.judge.tables import judge_section_from, mean_rows, write_tables
 from halluscope.view.quality import QualityLabels, QualityRequest
 from halluscope.view.section import quality_section
@@ -18,18 +17,21 @@ def _variant(i: str, lang: str) -> Variant:
 
 def test_speech_quality_section_from_ratings_in_the_store(tmp_path):
     run = tmp_path / "run"
-    Store(run).close()
-    build = BuildResult(run, {"k1": _variant("k1", "kk"), "e1": _variant("e1", "en")}, {}, {}, {}, {})
     with Store(run) as store:
-        assert quality_section(store, build) is None  # nothing rated yet
-        assert quality_section(store, None) is None  # no spoken build
+        assert quality_section(store) is None  # no spoken build
+        for v in (_variant("k1", "kk"), _variant("e1", "en")):
+            store.put("ingest", "ingest-fp", v.id, v)
+        store.add_manifest(RunManifest(command="build spoken", created="2026-01-01T00:00:00", config={}, versions={},
+                                       seeds={}, platform="test", stages={"ingest": "ingest-fp", "generate": "g",
+                                                                          "tts": "t", "asr": "a"}))
+        assert quality_section(store) is None  # nothing rated yet
     q = QualityLabels(run)
     for n, (item, who, fid) in enumerate((("k1", "a", "minor"), ("k1", "b", "major"), ("e1", "a", "faithful"))):
         q.save(QualityRequest(save_id=f"save-{n:04d}", item_id=item, annotator=who, intelligibility="mostly", fidelity=fid,
                               excluded=False))
     q.close()
     with Store(run) as store:
-        section = quality_section(store, build)
+        section = quality_section(store)
     assert [t.id for t in section.tables] == ["speech_quality", "speech_quality_agreement"]
     kk = next(r for r in section.rows("speech_quality") if r["language"] == "kk")
     assert kk["ratings"] == 2 and kk["fidelity_major"] == 0.5

@@ -140,7 +140,7 @@ COLS = [("arm", "Decoding"), ("answers", "answers"), ("judged", "judged"), ("uns
 
 
 @register_section
-def cards_section(store: Store, build: object) -> list[Section] | None:
+def cards_section(store: Store) -> list[Section] | None:
     out = []
     for n, cfg in enumerate(sweeps(store)):
         rows = card_data(store, cfg)

@@ -117,7 +117,10 @@ NOTE = ("Items with predictions on both original text (O) and ASR transcript (T)
 
 
 @register_section
-def fidelity_section(store: Store, build: object) -> Section | None:
+def fidelity_section(store: Store) -> Section | None:
+    from halluscope.spoken.build import load_build_or_none
+
+    build = load_build_or_none(store)
     if build is None:
         return None
     pairs, wer, heard = fidelity_data(store, build)

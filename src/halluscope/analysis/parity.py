@@ -203,7 +203,10 @@ TEST_COLS = [("metric", "Metric"), ("detector", "Detector"), ("input", "Input"),
 
 
 @register_section
-def parity_section(store: Store, build: object) -> Section | None:
+def parity_section(store: Store) -> Section | None:
+    from halluscope.spoken.build import load_build_or_none
+
+    build = load_build_or_none(store)
     if build is None:
         return None
     rows, tests = parity_tables(store, build)

@@ -219,7 +219,10 @@ PANEL_COLS = [("judge", "Judge"), ("answers", "answers"), ("unscored", "unscored
 
 
 @register_section
-def reliability_section(store: Store, build: object | None) -> Section | None:
+def reliability_section(store: Store) -> Section | None:
+    from halluscope.spoken.build import load_build_or_none
+
+    build = load_build_or_none(store)
     rows = [r for r in alpha_rows(store, build) if r["judges"] + r["humans"] >= 2]  # one rater: nothing to agree
     if not rows:
         return None

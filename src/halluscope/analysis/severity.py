@@ -122,7 +122,10 @@ NOTE = ("Binary detectors on the test split (zero-shot: every split). Rate: shar
 
 
 @register_section
-def severity_section(store: Store, build: object) -> Section | None:
+def severity_section(store: Store) -> Section | None:
+    from halluscope.spoken.build import load_build_or_none
+
+    build = load_build_or_none(store)
     if build is None:
         return None
     rows = severity_rows(build.samples, binary_runs(store, build.samples))  # type: ignore[attr-defined]

@@ -189,7 +189,7 @@ RUN_SECTION_NOTE = ("The yes/no set's predictions (predictions/yesno-*.csv) need
 
 
 @register_section
-def closedform_run_sections(store: Store, build: object) -> list[Section] | None:
+def closedform_run_sections(store: Store) -> list[Section] | None:
     """The closed-form predictions 'run closedform RUN' wrote into RUN/predictions/, each file scored (strict and
     official modes) as its own section; table ids are prefixed with the file's stem."""
     from halluscope.closedform import loaders

@@ -8,7 +8,7 @@ from halluscope.core.store import Store
 
 
 @register_section
-def mishap_section(store: Store, build: object) -> Section | None:
+def mishap_section(store: Store) -> Section | None:
     from halluscope.mishap._common import COMMANDS
     from halluscope.mishap.report import collect, mishap_section
 

@@ -40,7 +40,7 @@ def canary_rows(store: Store) -> tuple[list[dict], list[str]]:
 
 
 @register_section
-def canary_section(store: Store, build: object) -> Section | None:
+def canary_section(store: Store) -> Section | None:
     rows, warnings = canary_rows(store)
     if not rows:
         return None

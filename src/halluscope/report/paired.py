@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from itertools import combinations
 
-from halluscope.spoken.build import BuildResult
+from halluscope.spoken.build import BuildResult, load_build_or_none
 from halluscope.core.records import Prediction
 from halluscope.spoken.detect.runs import detect_runs
 from halluscope.report.sections import Section, register_section
@@ -78,7 +78,8 @@ NOTE = (f"Paired on the test items predicted under both conditions (n). Accuracy
 
 
 @register_section
-def paired_section(store: Store, build: BuildResult | None) -> Section | None:
+def paired_section(store: Store) -> Section | None:
+    build = load_build_or_none(store)
     if build is None:
         return None
     o_vs_t, models = paired_rows(store, build)

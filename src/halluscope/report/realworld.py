@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from halluscope.spoken.build import BuildResult
+from halluscope.spoken.build import BuildResult, load_build_or_none
 from halluscope.metrics.asr import score_asr
 from halluscope.metrics.classification import score_classification
 from halluscope.metrics.rates import flag_rates
@@ -120,7 +120,8 @@ PAIR_NOTE = ("Share of ru/kk fake pairs (same pair_id) whose two versions get di
 
 
 @register_section
-def realworld_section(store: Store, build: BuildResult | None) -> Section | None:
+def realworld_section(store: Store) -> Section | None:
+    build = load_build_or_none(store)
     rw = load_realworld(store) if build is not None else None
     if rw is None:
         return None

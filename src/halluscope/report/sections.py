@@ -1,8 +1,9 @@
 """Extra report sections contributed by other parts of halluscope (zero-shot, real-world, judges, ...).
 
-A section builder gets the open store and the build and returns a Section, or None when it has
-nothing to show (``build`` is None in a run without a spoken build); page.py places every section after
-the spoken build's core tables, in registration order.
+A section builder gets the open store alone and returns a Section (or a list of them), or None when the run
+has nothing for it; a builder that needs the spoken build reads it with ``spoken.build.load_build_or_none(store)``
+(read once per store, so once per report). page.py places every section after the spoken build's core tables, in
+registration order, the same for a run holding only MISHAP results, only closed-form predictions or all three.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import html
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from halluscope.spoken.build import BuildResult
 from halluscope.core.registry import Registry
 from halluscope.core.store import Store
 from halluscope.report.table import Figure, Table, tables_of
@@ -47,8 +47,8 @@ class Section:
                        if not (isinstance(b, Table) and not b.shown))
 
 
-# build None: the run has no spoken build; a builder may return a list of Sections
-SectionBuilder = Callable[[Store, "BuildResult | None"], "Section | list[Section] | None"]
+# built from the store alone; a builder may return a list of Sections
+SectionBuilder = Callable[[Store], "Section | list[Section] | None"]
 # section builders by 'module.function', in registration order; plug-ins add builders through the entry-point
 # group 'halluscope.report_sections' (placed after halluscope's own)
 SECTIONS: Registry[SectionBuilder] = Registry("report section", "halluscope.report_sections")
@@ -68,13 +68,13 @@ SECTION_MODULES: tuple[str, ...] = ("halluscope.spoken.generate.section", "hallu
                                   "halluscope.analysis.cards")
 
 
-def build_sections(store: Store, build: BuildResult | None) -> list[Section]:
+def build_sections(store: Store) -> list[Section]:
     import importlib
 
     for name in SECTION_MODULES:
         importlib.import_module(name)
     out: list[Section] = []
     for b in SECTIONS.values():
-        s = b(store, build)  # a Section, a list of them (one per predictions file, ...) or None
+        s = b(store)  # a Section, a list of them (one per predictions file, ...) or None
         out += s if isinstance(s, list) else [] if s is None else [s]
     return out

@@ -12,7 +12,7 @@ from halluscope.report.sections import Section, build_sections
 from halluscope.report.speech import AUDIO_COLS, AUDIO_NOTE, TABLE7_COLS, TABLE7_NOTE, audio_rows, table7_rows
 from halluscope.report.table import Figure, Table
 from halluscope.report.tables import TYPE_ABBR, ReportData, _asr_rows, _dataset_rows, _detection_rows, o_vs_t
-from halluscope.spoken.build import load_build
+from halluscope.spoken.build import load_build_or_none
 from halluscope.view.links import asr_link, dataset_link, table2_link
 
 TITLE = "Spoken benchmark (seed 000): dataset, ASR and detection"
@@ -68,10 +68,10 @@ def collect(run_dir: str | Path) -> ReportData:
     registered section the run has data for (the spoken build's core section first)."""
     with Store(run_dir) as store:
         manifest = store.latest_manifest("build spoken")
-        if manifest is None:
+        build = load_build_or_none(store)  # the one read of the build: the sections share it
+        if manifest is None or build is None:
             return ReportData(run_dir=Path(run_dir), languages=[], dataset=[], asr=[], detection=[], failures=[],
-                              excluded=0, sections=build_sections(store, None))
-        build = load_build(store)
+                              excluded=0, sections=build_sections(store))
         present = {v.language for v in build.samples.values()}
         languages = [lang for lang in LANGUAGES if lang in present]
         failures = [{"stage": stage, "item_id": k, "reason": r}
@@ -83,7 +83,7 @@ def collect(run_dir: str | Path) -> ReportData:
             failures=failures, excluded=excluded, manifest=manifest.model_dump(),
             table7=table7_rows(build, languages), audio=audio_rows(build, languages),
         )
-        data.sections = [spoken_section(data), *build_sections(store, build)]
+        data.sections = [spoken_section(data), *build_sections(store)]
         from halluscope.report.paper import paper_section
 
         data.sections.append(paper_section(data, data.sections))  # seed 000 Tables 1-5, 7-10 as printed

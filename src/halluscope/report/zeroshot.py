@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from halluscope.spoken.build import BuildResult
+from halluscope.spoken.build import BuildResult, load_build_or_none
 from halluscope.report.sections import Section, register_section
 from halluscope.core.store import Store
 from halluscope.report.table import Table
@@ -115,7 +115,8 @@ CAPTION = ("Zero-shot decoders: A = direct audio, T = ASR transcript, O = origin
 
 
 @register_section
-def zero_shot_section(store: Store, build: BuildResult | None) -> Section | None:
+def zero_shot_section(store: Store) -> Section | None:
+    build = load_build_or_none(store)
     rows = zero_shot_rows(store, build) if build is not None else []
     if not rows:
         return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -350,3 +351,19 @@ def load_build(store: Store) -> BuildResult:
     names = ("ingest", "generate", "tts", "asr", *(compare_stage_name(s) for s in compared))
     failures = {name: f for name in names if (f := store.failures(name, st[name]))}
     return BuildResult(Path(store.run_dir), samples, audio, transcripts, failures, dict(st), compared)
+
+
+_LOADED: weakref.WeakKeyDictionary[Store, tuple[str, BuildResult]] = weakref.WeakKeyDictionary()
+
+
+def load_build_or_none(store: Store) -> BuildResult | None:
+    """The latest 'build spoken' of the run (None when it has none), read once per open store: every report
+    section built from this store shares one BuildResult (treat it as read-only); a newer build is read again."""
+    manifest = store.latest_manifest("build spoken")
+    if manifest is None:
+        return None
+    key = manifest.model_dump_json()
+    hit = _LOADED.get(store)
+    if hit is None or hit[0] != key:
+        hit = _LOADED[store] = (key, load_build(store))
+    return hit[1]

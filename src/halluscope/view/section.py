@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from halluscope.spoken.build import BuildResult
+from halluscope.spoken.build import load_build_or_none
 from halluscope.report.sections import Section, register_section
 from halluscope.core.store import Store
 from halluscope.report.table import Table
@@ -20,7 +20,8 @@ AGREE_COLS = [("pair", "annotators"), ("n", "n"), ("intelligibility_agreement", 
 
 
 @register_section
-def quality_section(store: Store, build: BuildResult | None) -> Section | None:
+def quality_section(store: Store) -> Section | None:
+    build = load_build_or_none(store)
     latest = latest_quality(store.run_dir) if build is not None else None
     if not latest:
         return None

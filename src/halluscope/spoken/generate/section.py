@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from halluscope.spoken.build import BuildResult
+from halluscope.spoken.build import load_build_or_none
 from halluscope.report.sections import Section, register_section
 from halluscope.core.store import Store
 from halluscope.report.table import Table
@@ -20,10 +20,11 @@ COLUMNS = [("generator", "generator"), ("status", "attempt status"), ("attempts"
 
 
 @register_section
-def generation_section(store: Store, build: BuildResult | None) -> Section | None:
+def generation_section(store: Store) -> Section | None:
     from halluscope.spoken.generate.llm import LOG_STAGE
     from halluscope.core.records import RewriteLog
 
+    build = load_build_or_none(store)
     fp = build.stages.get("generate") if build is not None else None
     logs = store.results(LOG_STAGE, fp, RewriteLog) if fp else {}
     if not logs:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 
-from halluscope.spoken.build import BuildResult
 from halluscope.core.errors import InputError
 from halluscope.report.sections import Section, register_section
 from halluscope.core.store import Store
 
 
 @register_section
-def judge_section(store: Store, build: BuildResult | None) -> Section | None:
+def judge_section(store: Store) -> Section | None:
     from halluscope.spoken.judge.tables import judge_section_from
 
     tables = store.run_dir / "report" / "judge" / "tables.json"
