@@ -1,4 +1,4 @@
-"""'halluscope score asr | halluaudio | aha | yesno | audiotrust': score transcripts or closed-form predictions on their own.
+"""'halluscope score asr | halluaudio | aha | yesno | audiotrust | avhbench': score transcripts or closed-form predictions on their own.
 
 The scorers read files and write no run: --report DIR names a folder of rendered tables (like 'view --export'),
 not a run directory; 'score asr' keeps its LLM cleaner's calls in a run, its optional second positional RUN."""
@@ -209,6 +209,30 @@ def score_audiotrust_cmd(
         table.add_row(name, str(m["n"]), f"{m['refusal_rate']:.3f}", ", ".join(f"{k} {v}" for k, v in m["stance"].items()),
                       "-" if m["judge_mean_score"] is None else f"{m['judge_mean_score']:.2f}", str(m["judge_scored"]))
     console.print(table)
+
+
+@app.command("avhbench")
+def score_avhbench_cmd(
+    files: list[Path] = typer.Argument(..., help="AVHBench {video_id}.json arrays as released, each object with the "
+                                                 "model's reply under 'prediction'."),
+    json_out: Json = False,
+) -> None:
+    """AVHBench (ICLR 2025): accuracy, precision, recall, F1 and Yes % per yes/no task (percent, as the leaderboard),
+    content-word overlap for AV Captioning.
+
+    Example: halluscope score avhbench AVHBench_v0/json/*.json --json
+    """
+    from halluscope.closedform.avhbench import load_avhbench, score_avhbench
+
+    result = score_avhbench(load_avhbench(files))
+    if json_out:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+        return
+    for p in result["problems"][:10]:
+        console.print(f"  {p}", highlight=False, markup=False)
+    for task, m in result["tasks"].items():
+        console.print(f"{task}: " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in m.items()),
+                      highlight=False, markup=False)
 
 
 @app.command("asr")

@@ -7,7 +7,7 @@ import re
 
 _ART = r"(?:(?:a|an|the|any|some)\s+)?"
 _SOUND = rf"(?:(?:sounds?|noise|noises)\s+of\s+{_ART})?"
-_WHERE = r"(?:\s+(?:in|within|on|from)\s+(?:the|this)\s+(?:audio|clip|recording|sound|track)(?:\s+clip)?)?"
+_WHERE = r"(?:\s+(?:in|within|on|from)\s+(?:the|this)\s+(?:audio|clip|recording|sound|track|video)(?:\s+clip)?)?"
 _CLIP = r"(?:the|this)\s+(?:audio|clip|recording|sound|track|music|song|speech|speaker|voice)(?:\s+clip)?"
 _ASKED = [re.compile(p, re.IGNORECASE) for p in (
     rf"^(?:is|are)\s+there\s+{_ART}{_SOUND}(?P<s>.+?){_WHERE}$",
@@ -15,7 +15,8 @@ _ASKED = [re.compile(p, re.IGNORECASE) for p in (
     rf"^(?:can|could|do|did)\s+you\s+(?:hear|detect|notice|identify|recognize|recognise)\s+{_ART}{_SOUND}(?P<s>.+?){_WHERE}$",
     rf"^have\s+you\s+(?:noticed|heard|detected)\s+{_ART}{_SOUND}(?P<s>.+?){_WHERE}$",
     rf"^(?:is|are|was)\s+(?:{_CLIP}|this|it)\s+(?:an?\s+)?(?:example\s+of\s+)?(?P<s>.+?)$",  # "Is the audio jazz music?"
-    rf"^(?:is|are)\s+{_ART}(?P<s>.+?)\s+(?:present|audible|heard)(?:{_WHERE})?$",  # "Is a siren audible?"
+    rf"^(?:is|are)\s+{_ART}(?P<s>.+?)\s+(?:present|audible|heard|visible|making\s+(?:a\s+)?sounds?)(?:{_WHERE})?$",
+    # "Is a siren audible?", AVHBench's "Is the sleeping man visible in the video?" / "... making sound in the audio?"
 )]
 
 
