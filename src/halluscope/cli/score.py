@@ -1,4 +1,4 @@
-"""'halluscope score asr | halluaudio | aha | yesno | audiotrust | avhbench': score transcripts or closed-form predictions on their own.
+"""'halluscope score asr | halluaudio | aha | yesno | audiotrust | avhbench | captions': score transcripts or closed-form predictions on their own.
 
 The scorers read files and write no run: --report DIR names a folder of rendered tables (like 'view --export'),
 not a run directory; 'score asr' keeps its LLM cleaner's calls in a run, its optional second positional RUN."""
@@ -233,6 +233,31 @@ def score_avhbench_cmd(
     for task, m in result["tasks"].items():
         console.print(f"{task}: " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in m.items()),
                       highlight=False, markup=False)
+
+
+@app.command("captions")
+def score_captions_cmd(
+    metadata: Path = typer.Argument(..., help="Kuan et al.'s generative_data_metadata.csv (youtube_id, caption, label)."),
+    predictions: Path = typer.Argument(..., help="The generation output JSON: {youtube_id: {prompt: {\"prediction\": ...}}}."),
+    json_out: Json = False,
+) -> None:
+    """Kuan et al. (Interspeech 2024) generative captions: ECHO_I, ECHO_S and Cover per prompt (CHAIR-style object
+    hallucination; objects matched against the label vocabulary).
+
+    Example: halluscope score captions generative_data_metadata.csv qwen_generative.json
+    """
+    from halluscope.closedform.kuan_captions import score_kuan_captions
+
+    result = score_kuan_captions(metadata, predictions)
+    if json_out:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+        return
+    for p in result["problems"][:10]:
+        console.print(f"  {p}", highlight=False, markup=False)
+    for prompt, m in result["metrics"].items():
+        console.print(f"{prompt}: " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in m.items()),
+                      highlight=False, markup=False)
+    console.print(result["notes"][0], highlight=False, markup=False)
 
 
 @app.command("asr")
