@@ -1,5 +1,6 @@
 """The options shared by every command: one Annotated type per role (its flag name and help written once), the
-'-o KEY=VALUE' parser and the --executor family. The vocabulary table is in the README ('Command-line vocabulary')."""
+'-o KEY=VALUE' parser and the --executor family. The vocabulary table is in the documentation
+(docs/getting-started.md, 'Command-line vocabulary')."""
 
 from __future__ import annotations
 

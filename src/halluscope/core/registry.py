@@ -1,4 +1,4 @@
-"""One registry type for everything halluscope looks up by name (STYLE.md: register in one place only).
+"""One registry type for everything halluscope looks up by name (each kind is registered in one place only).
 
 Chat backends (text and audio LMs, with declared capabilities), TTS, ASR, punctuation restorers, detectors,
 audio-LM adapters, generators and report sections are each one ``Registry``. An entry maps a name to an object:

@@ -4,7 +4,7 @@ benchmarks (HalluAudio, AHa-Bench), whose bootstrap intervals come from hallusco
 
 Unscored verdicts are counted and left out of every MISHAP rate, never folded into a class.
 
-HalluAudio follows seed 002 (``../shared/spec/002_*.txt``): with P_d the prompts of domain d that have a
+HalluAudio follows its paper (seed 002, the metrics section): with P_d the prompts of domain d that have a
 well-defined ground truth and P_binary its yes/no prompts,
 
 * Accuracy_d = |{p in P_d: y_hat = y}| / |P_d|

@@ -2,7 +2,7 @@
 
 Words, not substrings ("eyes" is not "yes", "know" is not "no"); refusals ("I cannot hear the audio"),
 explicit uncertainty ("I don't know", "not sure") and ambiguous replies (both yes and no asserted) are their own
-classes and are never folded into an answer (STYLE.md: unscored is never a class). English, Russian and Kazakh are
+classes and are never folded into an answer (halluscope's rule: unscored is never a class). English, Russian and Kazakh are
 covered in depth; Chinese, Spanish, French and German for the common answer shapes. A yes/no reading given the
 asked ``subject`` counts a presence statement only for that subject ("I only hear drums" to a trumpet question
 is a no; "birds, not a dog" to a dog question is a no).

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-# answer: ``value`` holds the class. The others never carry a class (STYLE.md: unscored is never a class):
+# answer: ``value`` holds the class. The others never carry a class (halluscope's rule: unscored is never a class):
 # unknown: explicit uncertainty (an abstention), refusal: the model declines or cannot take the input,
 # ambiguous: the reply asserts several classes, unrelated: free text that answers something else,
 # unparsable: no value under the asked key (structured replies).

@@ -20,7 +20,8 @@ REQUIRED = ("id", "language", "text")
 OPTIONAL = ("url", "outlet", "date", "topic")
 FIELDS = (*(Field(f) for f in REQUIRED), *(Field(f, required=False) for f in OPTIONAL))
 LANGUAGE_ALIASES = {"kz": "kk", "eng": "en", "rus": "ru", "kaz": "kk"}
-FIX = "required fields are id, language (en|ru|kk), text, all strings; see the README section 'Corpus schema'"
+FIX = ("required fields are id, language (en|ru|kk), text, all strings; see 'Bring your own: corpora' in the "
+       "documentation (docs/byo/corpus.md)")
 
 
 def demo_path() -> Path:

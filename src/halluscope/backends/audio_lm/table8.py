@@ -2,7 +2,7 @@
 local audio-LM adapter (hf-audio/<dir>) with its declared window, mitigations and documented languages (class
 attributes of the adapter), and the audio-LM families the papers evaluate that halluscope reaches only through an
 OpenAI-compatible server (openai/<model>, no logits, so no mitigation), each with the reason. 'halluscope models'
-prints it; the README's model table is this output."""
+prints it; the documentation's model page (reference/models.md) is generated from it."""
 
 from __future__ import annotations
 
