@@ -1,6 +1,6 @@
 """The loopback web server shared by the MISHAP annotation app and the sample viewer.
 
-Security model (README, "Security model"), the same for every app built on it:
+Security model (docs/tutorials/mishap.md, "Security model"), the same for every app built on it:
 
 * The printed URL carries a per-session token in its fragment (``/#token=...``), which browsers never send to a
   server; the page moves it into ``sessionStorage`` and sends it in the ``X-Halluscope-Token`` header, which

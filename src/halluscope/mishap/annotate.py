@@ -1,7 +1,7 @@
 """Step 6: the human annotation app (seed 001, App. B.5) and its append-only label table.
 
 A stdlib threading HTTP server on loopback (by default), halluscope.core.webapp's LoopbackApp, shared with the sample
-viewer. Security model (README, "Security model"):
+viewer. Security model (docs/tutorials/mishap.md, "Security model"):
 
 * The printed URL carries a per-session token in its fragment (``/#token=...``), which browsers never send to a
   server; the page moves it into ``sessionStorage`` (per origin, so other ports never see it) and sends it in the

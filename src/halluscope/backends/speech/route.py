@@ -19,7 +19,7 @@ import numpy as np
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import LANGUAGES
 
-# The best offline choice per language measured on the quickstart corpus (README, "Speech per language"): RHVoice's
+# The best offline choice per language measured on the quickstart corpus (docs/tutorials/spoken.md): RHVoice's
 # pools through Whisper base beat espeak-ng for English and Russian, and Festival for Russian; espeak-ng stays for
 # Kazakh (no Kazakh voice in RHVoice or Festival; RHVoice's Kyrgyz voices measured no better).
 PRESETS: dict[str, dict[str, dict[str, str]]] = {

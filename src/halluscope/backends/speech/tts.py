@@ -252,7 +252,7 @@ def _festival(model: str, **options: object) -> TtsBackend:
 RHVOICE_DIR = Path("/usr/share/RHVoice")
 RHVOICE_PACKAGES = {"Russian": "rhvoice-russian", "English": "rhvoice-english", "Kyrgyz": "rhvoice-kyrgyz"}
 RHVOICE_LANGUAGES = {"en": "English", "ru": "Russian"}  # halluscope language -> RHVoice's voice.info language
-# seed 000, 3.3: several voices per language; the bare 'rhvoice' pool (README, "Speech per language": measured)
+# seed 000, 3.3: several voices per language; the bare 'rhvoice' pool (docs/tutorials/spoken.md: measured)
 RHVOICE_POOLS: dict[str, list[str]] = {
     "ru": ["aleksandr-hq", "irina", "artemiy", "tatiana"],  # two male, two female
     "en": ["slt", "alan", "clb", "bdl"],
@@ -286,7 +286,7 @@ class RHVoiceTts:
     """RHVoice's RHVoice-test with one voice or, bare, a pool per language; one process per clip.
 
     RHVoice reads digits, abbreviations and symbols itself in its languages (measured: its raw input beats the
-    Festival cleaning, README), so the text goes in as it is; the voice's revision keys the stage.
+    Festival cleaning, docs/tutorials/spoken.md), so the text goes in as it is; the voice's revision keys the stage.
     """
 
     voice: str | None = None
