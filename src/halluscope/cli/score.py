@@ -176,12 +176,14 @@ def score_yesno_cmd(
 def score_audiotrust_cmd(
     files: list[Path] = typer.Argument(..., help="AudioTrust hallucination subset JSONLs as released (content_mismatc, "
                                                  "label_mismatch, logical_violation, physical_violation)."),
-    judge: Optional[str] = typer.Option(None, "--judge", help="AudioTrust's 0-10 LLM judge: llm:<spec> (any chat backend); "
-                                                            "needs --prompts."),
+    judge: Optional[str] = typer.Option(None, "--judge", help="AudioTrust's 0-10 LLM judge: a chat backend spec, e.g. "
+                                                            "openai/gpt-4o (or llm:<spec>); needs --prompts."),
     prompts: Optional[Path] = typer.Option(None, "--prompts", help="AudioTrust's halucination_prompts.yaml (the judge's "
                                                                    "evaluation prompt per subset)."),
     judge_store: Optional[Path] = typer.Option(None, "--judge-store", help="Run directory for the judge's calls "
                                                                          "(default: <first file>.judge/)."),
+    llm_config: LlmConfig = None,
+    option: Options = [],  # noqa: B006 - options of the --judge model
     json_out: Json = False,
 ) -> None:
     """AudioTrust hallucination: refusals and match stance by the rules per subset, and with --judge AudioTrust's own
@@ -194,10 +196,17 @@ def score_audiotrust_cmd(
 
     jc = None
     if judge is not None:
-        if not judge.startswith("llm:") or prompts is None or not prompts.is_file():
+        spec = judge[4:] if judge.startswith("llm:") else judge
+        if "/" not in spec or prompts is None or not prompts.is_file():
             raise InputError(f"got --judge {judge!r} with --prompts {prompts}", field="--judge",
-                             fix="use --judge llm:<spec> --prompts halucination_prompts.yaml (AudioTrust's registry file)")
-        jc = AudioTrustJudge(judge[4:], prompts, judge_store or files[0].with_name(files[0].name + ".judge"))
+                             fix="use --judge openai/<model> --prompts halucination_prompts.yaml (AudioTrust's registry file)")
+        if llm_config is not None:  # the judge backend reads its config from $HALLUSCOPE_LLM_CONFIG
+            import os
+
+            from halluscope.backends.llm import CONFIG_ENV
+
+            os.environ[CONFIG_ENV] = str(llm_config)
+        jc = AudioTrustJudge(model_with(spec, option), prompts, judge_store or files[0].with_name(files[0].name + ".judge"))
     result = score_audiotrust(load_audiotrust(files), judge=jc)
     if json_out:
         print(json.dumps(result, indent=2, ensure_ascii=False))
