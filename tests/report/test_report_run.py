@@ -107,3 +107,59 @@ def test_report_on_a_closedform_run_scores_its_predictions(tmp_path):
     assert next(r for r in strict if r["domain"] == "all")["accuracy"] == pytest.approx(expected)
     assert (run / "report" / "halluaudio-qwen2-audio_metrics_compat.csv").exists()
     assert set(shown_tables((run / "report" / "report.html").read_text(encoding="utf-8"))) <= set(doc["tables"])
+
+
+def _closedform_predictions(run):
+    preds = run / "predictions" / "halluaudio-qwen2-audio.jsonl"
+    preds.parent.mkdir(parents=True, exist_ok=True)
+    preds.write_text("".join(json.dumps(r) + "\n" for r in HALLUAUDIO), encoding="utf-8")
+
+
+def test_mishap_only_closedform_only_and_all_three_runs_share_one_page_structure(mishap_run, tmp_path, monkeypatch):
+    """Issue 24, item 4: one write_report and the same page for every kind of run: each pipeline's sections are
+    built from the store alone, so a section of a single-pipeline run is the same section, tables and rows, in a run
+    holding all three, in the same registration order; headline.json has one shape."""
+    import shutil
+
+    from support.tiny_encoder import register_text_speech
+
+    from halluscope.report.paper import SECTION_TITLE as PAPER_TITLE
+    from halluscope.report.spoken import TITLE as SPOKEN_TITLE
+    from halluscope.spoken.build import BuildConfig, build_spoken
+
+    register_text_speech()  # the transcript is the text: a spoken build in a second, real stages
+    mishap, closedform, every = tmp_path / "mishap", tmp_path / "closedform", tmp_path / "every"
+    shutil.copytree(mishap_run, mishap, ignore=shutil.ignore_patterns("report"))
+    Store(closedform).close()
+    _closedform_predictions(closedform)
+    shutil.copytree(mishap_run, every, ignore=shutil.ignore_patterns("report"))
+    _closedform_predictions(every)
+    build_spoken(every, BuildConfig(corpus="demo", langs=("en",), tts="test-bytes", asr="test-bytes", seed=1,
+                                    rewrites_per_article=1, articles_per_language=3), quiet=True)
+    import halluscope.spoken.build as spoken_build
+
+    reads, load = [], spoken_build.load_build
+    monkeypatch.setattr(spoken_build, "load_build", lambda store: reads.append(store.run_dir) or load(store))
+    docs = {}
+    for run in (mishap, closedform, every):
+        summary = write_report(run)
+        doc = json.loads((run / "report" / "headline.json").read_text(encoding="utf-8"))
+        assert doc == summary.document and set(doc) == {"run_dir", "sections", "tables"}
+        assert all(set(s) == {"title", "tables"} for s in doc["sections"])
+        assert [s["title"] for s in doc["sections"]] == summary.sections
+        assert (run / "report" / "report.html").is_file() and (run / "report" / "tables.md").is_file()
+        docs[run.name] = doc
+    assert reads == [every]  # the spoken build is read once per report, shared by every section that needs it
+    titles = {k: [s["title"] for s in d["sections"]] for k, d in docs.items()}
+    assert titles["mishap"] == ["MISHAP-Bench (seed 001)"]
+    assert titles["closedform"] == ["Closed-form: halluaudio-qwen2-audio.jsonl"]
+    # the spoken build's core section first and its paper tables last, around the registered sections
+    assert titles["every"][0] == SPOKEN_TITLE and titles["every"][-1] == PAPER_TITLE
+    # registration order: the MISHAP section before the closed-form files, each exactly as in its own run
+    assert [t for t in titles["every"] if t in titles["mishap"] + titles["closedform"]] == \
+        titles["mishap"] + titles["closedform"]
+    for single in ("mishap", "closedform"):
+        for section in docs[single]["sections"]:
+            assert section in docs["every"]["sections"]
+            for table_id in section["tables"]:
+                assert docs["every"]["tables"][table_id] == docs[single]["tables"][table_id], table_id
