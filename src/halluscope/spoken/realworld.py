@@ -353,7 +353,7 @@ def detect_realworld(run_dir: str | Path, *, detector: str = "tfidf", task: str 
         if kind.trains:  # moving the negatives to test may empty a language's train or dev (issue 29)
             from halluscope.spoken.detect.splits import guard_splits
 
-            guard_splits(items, splits, lambda v: "hallucinated" if v.label == 1 else "original", where=str(run_dir),
+            guard_splits(items, splits, where=str(run_dir),
                          change="-o realworld=true moved the matched truthful negatives (with their rewrites) to test",
                          fix="pass fewer fakes of that language to 'build realworld' (or leave the language out with "
                              "--langs), or build the run with more articles per language (--articles-per-language), "

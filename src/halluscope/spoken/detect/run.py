@@ -213,7 +213,7 @@ def detect(run_dir: str | Path, *, detector: str = "tfidf", task: Task = "binary
         splits = split_by_article(build.samples.values(), seed=seed)
         if kind.trains:
             check_splits(items, splits, run_dir)
-            guard_splits(items, splits, lambda v: gold(v, task), where=str(run_dir),
+            guard_splits(items, splits, where=str(run_dir),
                          change=f"the article-level split (seed {seed}, task {task})",
                          fix="rebuild with more articles per language (--articles-per-language) or rewrites, or try "
                              "another --seed")
