@@ -15,6 +15,7 @@ from __future__ import annotations
 from halluscope.analysis._common import mean_ci
 from halluscope.analysis.sweep import COMMAND
 from halluscope.core.records import GroundednessJudgement, MishapAnswer
+from halluscope.core.runs import SweepConfig, latest_runs
 from halluscope.core.store import Store
 from halluscope.report.sections import Section, register_section
 from halluscope.report.table import Figure, Table
@@ -86,23 +87,19 @@ def card_rows(arms: list[dict], answers: dict[str, dict[str, MishapAnswer]], ver
     return rows
 
 
-def sweeps(store: Store) -> list[dict]:
+def sweeps(store: Store) -> list[SweepConfig]:
     """The latest 'mitigation sweep' config per (model, method), in first-run order."""
-    latest: dict[tuple[str, str], dict] = {}
-    for m in store.manifests():
-        if m.command == COMMAND:
-            latest[(m.config["model"], m.config["method"])] = m.config
-    return list(latest.values())
+    return [r.config for r in latest_runs(store, COMMAND)]
 
 
-def card_data(store: Store, cfg: dict) -> list[dict]:
-    answers = {a["arm"]: store.results("mishap.answers", a["answers"], MishapAnswer) for a in cfg["arms"]}
+def card_data(store: Store, cfg: SweepConfig) -> list[dict]:
+    answers = {a["arm"]: store.results("mishap.answers", a["answers"], MishapAnswer) for a in cfg.arms}
     verdicts: dict[str, str | None] = {}
-    for fp in cfg.get("judge_stages", []):
+    for fp in cfg.judge_stages:
         for k, g in store.results("mishap.judge", fp, GroundednessJudgement).items():
             verdicts[k] = g.verdict if g.status == "ok" else None
     keys = {a.call_key for arm in answers.values() for a in arm.values() if a.call_key}
-    return card_rows(cfg["arms"], answers, verdicts, call_costs(store, keys))
+    return card_rows(cfg.arms, answers, verdicts, call_costs(store, keys))
 
 
 def card_plot(rows: list[dict], method: str) -> bytes | None:
@@ -144,16 +141,16 @@ def cards_section(store: Store) -> list[Section] | None:
     out = []
     for n, cfg in enumerate(sweeps(store)):
         rows = card_data(store, cfg)
-        sid = f"mitigation_card_{cfg['method']}" + (f"_{n}" if n else "")
-        out.append(Section(f"Mitigation card: {cfg['method'].upper()} on {cfg['model']} (MISHAP-Bench, 001)", [
-            f"Strengths {', '.join(f'{s:g}' for s in cfg['strengths'])} over seeds "
-            f"{', '.join(map(str, cfg['seeds']))} at temperature {cfg['temperature']:g}, judge "
-            f"{cfg.get('judge') or '(none: rates need --judge)'}. Change: paired with plain sampled decoding on the "
+        sid = f"mitigation_card_{cfg.method}" + (f"_{n}" if n else "")
+        out.append(Section(f"Mitigation card: {cfg.method.upper()} on {cfg.model} (MISHAP-Bench, 001)", [
+            f"Strengths {', '.join(f'{s:g}' for s in cfg.strengths)} over seeds "
+            f"{', '.join(map(str, cfg.seeds))} at temperature {cfg.temperature:g}, judge "
+            f"{cfg.judge or '(none: rates need --judge)'}. Change: paired with plain sampled decoding on the "
             "same question and seed, 95% CI resampling questions; same text: share of those pairs answered "
             "identically; cost: stored latency per completion token. Answers - judged: empty or skipped answers, "
             "which the MISHAP judge does not read.",
             Table(sid, COLS, rows, title="Per strength against plain decoding"),
-            Figure(card_plot(rows, cfg["method"]), f"{cfg['method'].upper()} rate change and cost by strength",
+            Figure(card_plot(rows, cfg.method), f"{cfg.method.upper()} rate change and cost by strength",
                    file=f"{sid}.png"),
         ]))
     return out or None

@@ -20,6 +20,7 @@ from itertools import combinations
 import numpy as np
 
 from halluscope.core.records import LANGUAGES, GroundednessJudgement, Judgement
+from halluscope.core.runs import runs
 from halluscope.core.store import Store
 from halluscope.report.sections import Section, register_section
 from halluscope.report.table import Figure, Table
@@ -138,9 +139,9 @@ def spoken_judgements(store: Store) -> dict[str, dict[str, Judgement]]:
 def mishap_votes(store: Store) -> dict[str, dict[str, str | None]]:
     """judge spec -> answer id -> verdict (None: unscored), the latest 'mishap judge' run of each judge."""
     latest: dict[str, str] = {}
-    for m in store.manifests():
-        if m.command == "mishap judge" and "judge" in m.stages:
-            latest[m.config["judge"]] = m.stages["judge"]
+    for r in runs(store, "mishap judge"):  # MishapJudgeConfig; a later run of a judge replaces an earlier one
+        if "judge" in r.stages:
+            latest[r.config.judge] = r.stages["judge"]
     return {j: {k: (g.verdict if g.status == "ok" else None)
                 for k, g in store.results("mishap.judge", fp, GroundednessJudgement).items()}
             for j, fp in sorted(latest.items())}

@@ -14,6 +14,7 @@ from halluscope.core.errors import HalluscopeError
 from halluscope.core.hashing import derived_seed
 from halluscope.core.records import ModelResponse
 from halluscope.core.stages import Stage
+from halluscope.core.runs import latest_runs
 from halluscope.core.store import Store
 
 VERSION = 1
@@ -223,10 +224,7 @@ def run_canary(store: Store, backend: Any, probes: Sequence[Probe], *, source: s
 
 def stored_results(store: Store) -> list[CanaryResult]:
     """The latest canary of each (model, source) in a run, summarized from its stored records."""
-    latest: dict[tuple[str, str], dict[str, str]] = {}
-    for m in store.manifests():
-        if m.command == "canary":
-            latest[(m.config["model"], m.config["source"])] = m.stages
+    latest = {(r.config.model, r.config.source): r.stages for r in latest_runs(store, "canary")}  # CanaryConfig
     out = []
     for (model, source), stages in sorted(latest.items()):
         answers = store.results(STAGE, stages[STAGE], CanaryAnswer)

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from halluscope.core.hashing import json_sha256
 from halluscope.core.records import RunManifest
@@ -88,10 +88,49 @@ class ValidityImportConfig(RunConfig):
     model: str
 
 
+class QuestionsConfig(RunConfig):
+    """'mishap questions': the question writer (an LLM spec, or 'rules') and its checker."""
+
+    generator: str | None = None
+    checker: str | None = None
+
+
+class SweepConfig(RunConfig):
+    """'mitigation sweep': one method over strengths and seeds on one model; the latest per (model, method)."""
+
+    IDENTITY: ClassVar[tuple[str, ...] | None] = ("model", "method")
+    model: str
+    method: str
+    strengths: list[float] = Field(default_factory=list)
+    seeds: list[int] = Field(default_factory=list)
+    temperature: float = 0.0
+    top_p: float | None = None
+    max_tokens: int | None = None
+    audio_policy: str | None = Field(default=None, validation_alias=AliasChoices("audio_policy", "policy"),
+                                     description="Stored as 'policy' by older runs.")
+    judge: str | None = None
+    arms: list[dict] = Field(default_factory=list, description="arm, model, strength, seeds, answers (stage key).")
+    judge_stages: list[str] = Field(default_factory=list)
+
+
+class CanaryConfig(RunConfig):
+    """'canary': the audio-reliance check of one model on one source; the latest per (model, source)."""
+
+    IDENTITY: ClassVar[tuple[str, ...] | None] = ("model", "source")
+    model: str
+    source: str
+    n: int | None = None
+    seed: int | None = None
+    audio_policy: str | None = Field(default=None, validation_alias=AliasChoices("audio_policy", "policy"),
+                                     description="Stored as 'policy' by older runs.")
+    window_s: float | None = None
+
+
 CONFIGS: dict[str, type[RunConfig]] = {
     "detect": DetectConfig, "detect realworld": DetectConfig, "mishap answer": AnswerConfig,
     "mishap clips": ClipsConfig, "mishap judge": MishapJudgeConfig, "mishap ablation": AblationConfig,
     "mishap validity judge": AblationConfig, "mishap validity import": ValidityImportConfig,
+    "mishap questions": QuestionsConfig, "mitigation sweep": SweepConfig, "canary": CanaryConfig,
 }
 
 

@@ -103,7 +103,7 @@ def collect(run_dir: str | Path) -> dict:
     questions_m = None
     with Store(run_dir) as store:
         questions_m = store.latest_manifest("mishap questions")
-    counts["writer"] = questions_m.config.get("generator") if questions_m else None
+    counts["writer"] = config_of(questions_m).generator if questions_m else None  # QuestionsConfig
     counts["strategy_counts"] = strategy_counts(questions.values())
     return {"table1": table1, "table11": table11, "answer_rows": rows, "clip_records": clips,
             "question_records": list(questions.values()), "rates_strategy": by_strat, "rates_domain_category": long, "stance": stance,

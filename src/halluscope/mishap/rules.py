@@ -34,6 +34,7 @@ from halluscope.core.records import (
     Record,
 )
 from halluscope.core.stages import Stage, run_stage
+from halluscope.core.runs import runs
 from halluscope.core.store import Store
 from halluscope.mishap._common import COMMANDS, VERSION, upstream
 
@@ -277,10 +278,10 @@ def judge_runs(store: Store) -> dict[str, dict[str, GroundednessJudgement]]:
 
     current = answer_sets(store)
     out: dict[str, dict[str, GroundednessJudgement]] = {}
-    for m in store.manifests():  # oldest first: a later run of the same judge replaces an earlier one
-        if m.command != COMMANDS["judge"] or any(m.stages.get(f"answers:{k}") != v for k, v in current.items()):
+    for r in runs(store, COMMANDS["judge"]):  # oldest first: a later run of the same judge replaces an earlier one
+        if any(r.stages.get(f"answers:{k}") != v for k, v in current.items()):
             continue
-        out[m.config["judge"]] = store.results(JUDGE_STAGE, m.stages["judge"], GroundednessJudgement)
+        out[r.config.judge] = store.results(JUDGE_STAGE, r.stages["judge"], GroundednessJudgement)
     return out
 
 
