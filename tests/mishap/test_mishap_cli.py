@@ -117,17 +117,17 @@ def test_answers_from_tiny_hf_audio_model(tmp_path, monkeypatch):
     model_dir = build_qwen2_audio(tmp_path / "qwen2-audio")
     spec = f"hf-audio/{model_dir}"
     res = collect_answers(run, spec, config=LLMConfig(), backend_options={"params": {"max_new_tokens": 3}, "device": "cpu"},
-                          policy="chunk", quiet=True)
+                          audio_policy="chunk", quiet=True)
     assert len(res.results) == 12 and not res.failed
     a = next(iter(res.results.values()))
     assert a.seed is None and a.status == "ok" and isinstance(a.text, str) and a.id.endswith("~greedy")
     assert a.audio.delivered and a.audio.heard_s == pytest.approx(a.audio.sent_s, abs=0.02)
     again = collect_answers(run, spec, config=LLMConfig(), backend_options={"params": {"max_new_tokens": 3}, "device": "cpu"},
-                            policy="chunk", quiet=True)
+                            audio_policy="chunk", quiet=True)
     assert again.stats.calls == 0 and again.results == res.results
     # the same model with audio-aware contrastive decoding: its own answers, its own row under the model
     aad = collect_answers(run, f"{spec}?mitigation=aad&alpha=0.5", config=LLMConfig(),
-                          backend_options={"params": {"max_new_tokens": 3}, "device": "cpu"}, policy="chunk", quiet=True)
+                          backend_options={"params": {"max_new_tokens": 3}, "device": "cpu"}, audio_policy="chunk", quiet=True)
     assert len(aad.results) == 12 and not aad.failed and not set(aad.results) & set(res.results)
     from halluscope.mishap.report import _model_order, model_and_method
 

@@ -37,7 +37,7 @@ def arm_models(model: str, method: str, strengths: Sequence[float]) -> list[tupl
 
 def run_sweep(run_dir: str | Path, model: str, *, method: str, strengths: Sequence[float], seeds: Sequence[int],
               judge: str | None = None, temperature: float = 0.7, top_p: float | None = None, max_tokens: int = 64,
-              policy: str = "truncate", config: object = None, quiet: bool = False) -> dict:
+              audio_policy: str = "truncate", config: object = None, quiet: bool = False) -> dict:
     """Answer (and judge) every arm; returns the manifest config recorded."""
     from halluscope.mishap.answers import collect_answers
     from halluscope.mishap.judge import run_judge
@@ -59,7 +59,7 @@ def run_sweep(run_dir: str | Path, model: str, *, method: str, strengths: Sequen
 
     for name, spec, strength, arm_seeds in arms:
         collect_answers(run_dir, spec, seeds=arm_seeds, temperature=temperature if arm_seeds else 0.0, top_p=top_p,
-                        max_tokens=max_tokens, policy=policy, config=config, quiet=quiet)  # type: ignore[arg-type]
+                        max_tokens=max_tokens, audio_policy=audio_policy, config=config, quiet=quiet)  # type: ignore[arg-type]
         with Store(run_dir) as store:
             fp = store.latest_manifest("mishap answer").stages[f"answers:{spec}"]  # type: ignore[union-attr]
         done.append({"arm": name, "model": spec, "strength": strength, "seeds": arm_seeds, "answers": fp})
@@ -67,7 +67,7 @@ def run_sweep(run_dir: str | Path, model: str, *, method: str, strengths: Sequen
             judged()
     judged()
     cfg = {"model": base, "method": method, "strengths": [float(s) for s in strengths], "seeds": list(seeds),
-           "temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "policy": policy, "judge": judge,
+           "temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "policy": audio_policy, "judge": judge,
            "arms": done, "judge_stages": judge_stages}
     with Store(run_dir) as store:
         record_manifest(store, command=COMMAND, config=cfg, seeds={f"answer:{s}": int(s) for s in seeds},

@@ -162,16 +162,16 @@ def summarize(model: str, source: str, answers: dict[str, CanaryAnswer], diverge
     return res
 
 
-def canary_stage(backend: Any, source: str, picked: Sequence[Probe], *, seed: int, policy: str,
+def canary_stage(backend: Any, source: str, picked: Sequence[Probe], *, seed: int, audio_policy: str,
                  window: float | None, upstream: Sequence[str] = ()) -> Stage:
     identity = backend.identity() if hasattr(backend, "identity") else {"backend": backend.spec}
-    return Stage(STAGE, {"version": VERSION, "model": identity, "source": source, "seed": seed, "policy": policy,
+    return Stage(STAGE, {"version": VERSION, "model": identity, "source": source, "seed": seed, "policy": audio_policy,
                          "window_s": window, "items": [p.id for p in picked],
                          "requests": [p.request.key() for p in picked]}, tuple(upstream))
 
 
 def run_canary(store: Store, backend: Any, probes: Sequence[Probe], *, source: str, n: int, seed: int = 0,
-               policy: str = "truncate", window: float | None = None, read: Reader = read_text,
+               audio_policy: str = "truncate", window: float | None = None, read: Reader = read_text,
                upstream: Sequence[str] = (), quiet: bool = False, divergence: bool = True) -> CanaryResult:
     """Ask a seeded sample of ``n`` probes with their real clip and the three ablations (stage 'canary'; the real
     calls are answered from the store when the command already asked them), then summarize; on an hf-audio
@@ -186,7 +186,7 @@ def run_canary(store: Store, backend: Any, probes: Sequence[Probe], *, source: s
         raise HalluscopeError(f"canary ({source}): no items to sample from")
     clips = {p.id: resample(np.asarray(p.clip[0], dtype=np.float32), int(p.clip[1]), SR) for p in picked}
     donors = {p.id: picked[(i + 1) % len(picked)].id for i, p in enumerate(picked)} if len(picked) > 1 else {}
-    stage = canary_stage(backend, source, picked, seed=seed, policy=policy, window=window, upstream=upstream)
+    stage = canary_stage(backend, source, picked, seed=seed, audio_policy=audio_policy, window=window, upstream=upstream)
 
     async def ask(caller: Any, item: tuple[Probe, str]) -> CanaryAnswer | str:
         p, kind = item
@@ -194,7 +194,7 @@ def run_canary(store: Store, backend: Any, probes: Sequence[Probe], *, source: s
         samples = ablate(kind, clips[p.id], seed=derived_seed(seed, STAGE, p.id, kind),
                          donor=clips[donor] if donor else None)
         request = p.request.model_copy(update={"tag": f"{STAGE}:{kind}:{p.id}"})
-        got = await ask_audio(caller, request, (samples, SR), policy, window)
+        got = await ask_audio(caller, request, (samples, SR), audio_policy, window)
         base: dict[str, Any] = {"item_id": p.id, "ablation": kind, "donor": donor, "gold": p.gold, "audio": got.delivery}
         if got.skipped:
             return CanaryAnswer(**base, status="skipped")
@@ -214,10 +214,10 @@ def run_canary(store: Store, backend: Any, probes: Sequence[Probe], *, source: s
         from halluscope.canary.logits import divergences
 
         lstage = Stage(LOGITS_STAGE, {"of": stage.fingerprint}, ())
-        divs = divergences(store, lstage, backend, picked, clips, policy=policy, window=window, quiet=quiet)
+        divs = divergences(store, lstage, backend, picked, clips, audio_policy=audio_policy, window=window, quiet=quiet)
         stages[LOGITS_STAGE] = lstage.fingerprint
     record_manifest(store, command="canary", config={"model": backend.spec, "source": source, "n": n, "seed": seed,
-                                                     "policy": policy, "window_s": window},
+                                                     "policy": audio_policy, "window_s": window},
                     seeds={"canary": seed}, stages=stages)
     return summarize(backend.spec, source, summary.results, divs, summary.failed)
 

@@ -28,7 +28,7 @@ def first_token_divergence(adapter: Any, messages: Sequence, clips: Sequence) ->
 
 
 def divergences(store: Store, stage: Stage, backend: Any, picked: Sequence[Probe], clips: dict[str, np.ndarray], *,
-                policy: str, window: float | None, quiet: bool = False) -> dict[str, CanaryDivergence]:
+                audio_policy: str, window: float | None, quiet: bool = False) -> dict[str, CanaryDivergence]:
     """One forward pair per sampled item, stored under ``stage`` (a rerun reads them back); the model is loaded in
     this process for it and released after."""
     from halluscope.backends.audio_lm import audio_request
@@ -38,7 +38,7 @@ def divergences(store: Store, stage: Stage, backend: Any, picked: Sequence[Probe
         backend._load()  # the backend's own loader (device, dtype, window, chat template as configured)
 
     def one(p: Probe) -> CanaryDivergence:
-        sent, _ = audio_request(p.request, (clips[p.id], SR), policy, window)
+        sent, _ = audio_request(p.request, (clips[p.id], SR), audio_policy, window)
         clipped = sent.audio if sent is not None else ()
         kl, js, same, tokens = first_token_divergence(backend.adapter, p.request.messages, clipped)
         return CanaryDivergence(item_id=p.id, kl=round(kl, 6), js=round(js, 6), same_top1=same, audio_tokens=tokens)

@@ -91,7 +91,7 @@ def canary_detect(run: Path, detector: str, task: str, options: dict, *, n: int,
             probes.append(_LazyProbe(k, req, lambda ref=ref: load_verified(safe_join(build.run_dir, ref.path), ref.sha256),
                                      gold(v, task)))
         return run_canary(store, backend, _load(probes, n, seed, f"detect:{task}"), source=f"detect:{task}", n=n,
-                          seed=seed, policy=own["audio_policy"], window=window, read=read,
+                          seed=seed, audio_policy=own["audio_policy"], window=window, read=read,
                           upstream=(build.stages["generate"],), quiet=quiet)
 
 
@@ -143,7 +143,7 @@ def canary_closedform(run: Path, model: str, *, fmt: str, inputs: list, audio_ro
         probes.append(_LazyProbe(f"{i:06d}:{row.id}", req, lambda row=row: read_audio(row.audio)))
     with Store(run) as store:
         return run_canary(store, backend, _load(probes, n, seed, f"closedform:{fmt}"), source=f"closedform:{fmt}",
-                          n=n, seed=seed, policy=policy, window=audio_window_s(backend), quiet=quiet)
+                          n=n, seed=seed, audio_policy=policy, window=audio_window_s(backend), quiet=quiet)
 
 
 # -- MISHAP-Bench answers (001) -----------------------------------------------------------------------------------
@@ -173,7 +173,7 @@ def canary_mishap(run: Path, model: str, *, max_tokens: int, policy: str, system
             req = backend.request(msgs, tag=f"{STAGE}:{answer_id(q.id, model, None)}", params=params)
             probes.append(_LazyProbe(q.id, req, lambda c=clips[q.clip_id]: read_audio(c.audio)))
         return run_canary(store, backend, _load(probes, n, seed, "mishap"), source="mishap", n=n, seed=seed,
-                          policy=policy, window=audio_window_s(backend), upstream=(upstream(store, "questions")["questions"],),
+                          audio_policy=policy, window=audio_window_s(backend), upstream=(upstream(store, "questions")["questions"],),
                           quiet=quiet)
 
 

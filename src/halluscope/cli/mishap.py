@@ -172,7 +172,7 @@ def answer_cmd(run: STEP_RUN, model: str = typer.Option(..., help="Audio LM: ope
     with executor.create(run) as ex:
         _show(collect_answers(run, model, seeds=_seeds(seeds), temperature=temperature, top_p=top_p, top_k=top_k,
                               repetition_penalty=repetition_penalty, preset=preset, preset_file=preset_file,
-                              max_tokens=max_tokens, policy=audio_policy, system=system, backend_options=options,
+                              max_tokens=max_tokens, audio_policy=audio_policy, system=system, backend_options=options,
                               quiet=json_out, executor=ex), f"answers of {model}", json_out)
     if canary:  # greedy requests (sampled answers differ without any ablation); greedy real calls come from the store
         from halluscope.cli.canary import canary_mishap, show
@@ -298,7 +298,7 @@ def all_cmd(run: RUN, manifest: Path = typer.Option(..., help="Clip manifest (se
     _show(make_rubrics(run, generator), "rubrics")
     with executor.create(run) as ex:
         for m in model:
-            _show(collect_answers(run, m, seeds=_seeds(seeds), temperature=temperature, policy=audio_policy,
+            _show(collect_answers(run, m, seeds=_seeds(seeds), temperature=temperature, audio_policy=audio_policy,
                                   executor=ex),
                   f"answers of {m}")
     _show(run_judge(run, judge, evidence=evidence), "judgements")

@@ -46,7 +46,7 @@ def sweep_cmd(run: Run("MISHAP run directory with questions (and rubrics, for th
 
     cfg = run_sweep(run, model, method=method.lower(), strengths=_numbers(strength, "strengths", float),
                     seeds=_numbers(seeds, "seeds", int), judge=model_with(judge, judge_option) if judge else None,
-                    temperature=temperature, top_p=top_p, max_tokens=max_tokens, policy=audio_policy, quiet=json_out)
+                    temperature=temperature, top_p=top_p, max_tokens=max_tokens, audio_policy=audio_policy, quiet=json_out)
     if json_out:
         print(json.dumps(cfg, indent=2, ensure_ascii=False))
         return

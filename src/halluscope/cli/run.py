@@ -87,8 +87,8 @@ def run_closedform_cmd(
              "audio_root": str(audio_root.resolve()) if audio_root else None, "system": system,
              "max_tokens": max_tokens, "options": options, "llm_config": str(llm_config) if llm_config else None}
     with executor.create(run) as ex:
-        summary = run_closedform(model, fmt, inputs, out=out, audio_root=audio_root, policy=audio_policy,
-                                 system=system, max_new_tokens=max_tokens, store_dir=run,
+        summary = run_closedform(model, fmt, inputs, out=out, audio_root=audio_root, audio_policy=audio_policy,
+                                 system=system, max_tokens=max_tokens, store_dir=run,
                                  backend_options=options, quiet=json_out, executor=ex)
     record_closedform(run, asked)  # what 'halluscope canary RUN' asks again
     results = [canary_closedform(run, model, **{k: v for k, v in asked.items() if k not in ("model", "format")},

@@ -123,7 +123,7 @@ def load_rows(fmt: str, inputs: list[Path], audio_root: Path | None) -> list[Row
 
 
 def run_closedform(model: str, fmt: str, inputs: list[Path], *, out: Path, audio_root: Path | None = None,
-                   policy: str = "truncate", system: str | None = None, max_new_tokens: int = 256,
+                   audio_policy: str = "truncate", system: str | None = None, max_tokens: int = 256,
                    llm_config: str | None = None, store_dir: Path | None = None, backend_options: dict | None = None,
                    quiet: bool = False, executor: Any = None) -> RunSummary:
     """Ask ``model`` every question of the set with its clip, and write the scorer's input format to ``out``;
@@ -136,7 +136,7 @@ def run_closedform(model: str, fmt: str, inputs: list[Path], *, out: Path, audio
 
     if fmt not in REPLY_FIELD:
         raise HalluscopeError(f"unknown format '{fmt}': expected halluaudio, aha or yesno")
-    check_policy(policy)
+    check_policy(audio_policy)
     rows = load_rows(fmt, list(inputs), audio_root)
     backend = place(create_audio_backend(model, config=load_llm_config(llm_config), **(backend_options or {})), executor)
     window = audio_window_s(backend)
@@ -146,12 +146,12 @@ def run_closedform(model: str, fmt: str, inputs: list[Path], *, out: Path, audio
     async def ask(caller: Caller, row: Row) -> tuple[ModelResponse | None, AudioDelivery | None, str | None]:
         msgs = ([ChatMessage(role="system", content=system)] if system else []) + [ChatMessage(role="user", content=row.prompt)]
         request = backend.request(msgs, tag=f"closedform:{fmt}:{row.id}",
-                                  params={"max_tokens": max_new_tokens, "temperature": 0})
+                                  params={"max_tokens": max_tokens, "temperature": 0})
         try:
             clip = read_audio(row.audio)
         except ItemError as exc:
             return None, None, str(exc)
-        got = await ask_audio(caller, request, clip, policy, window)
+        got = await ask_audio(caller, request, clip, audio_policy, window)
         return got.response, got.delivery, None
 
     with Store(store_dir) as store:  # no stage: the replies file is the output; the store answers repeated calls

@@ -74,7 +74,7 @@ def apply_preset(name: str | None, path=None, **given) -> tuple[dict, dict]:
 def collect_answers(run_dir: str | Path, model: str, *, seeds: Sequence[int] | None = None,
                     temperature: float | None = None, top_p: float | None = None, max_tokens: int | None = None,
                     top_k: int | None = None, repetition_penalty: float | None = None, preset: str | None = None,
-                    preset_file: str | Path | None = None, policy: str = "truncate",
+                    preset_file: str | Path | None = None, audio_policy: str = "truncate",
                     system: str | None = None, config: LLMConfig | None = None, backend_options: dict | None = None,
                     quiet: bool = False, executor: Any = None) -> CallSummary[MishapAnswer]:
     """Ask ``model`` every question with its clip; seeds None = greedy once, else one sampled answer per seed.
@@ -90,7 +90,7 @@ def collect_answers(run_dir: str | Path, model: str, *, seeds: Sequence[int] | N
     temperature, top_p, top_k = settings["temperature"] or 0.0, settings["top_p"], settings["top_k"]
     repetition_penalty, max_tokens = settings["repetition_penalty"], int(settings["max_tokens"] or 512)
     seeds = settings["seeds"]
-    check_policy(policy)
+    check_policy(audio_policy)
     seed_list: list[int | None] = [None] if not seeds else list(dict.fromkeys(int(s) for s in seeds))
     for s in seed_list:  # validate before any work
         decoding_params(seed=s, temperature=temperature, top_p=top_p, max_tokens=max_tokens, top_k=top_k,
@@ -104,7 +104,7 @@ def collect_answers(run_dir: str | Path, model: str, *, seeds: Sequence[int] | N
         up = upstream(store, "questions")
         questions, clips = load_questions(store), kept_clips(store)
         stage = Stage(STAGE, {"version": VERSION, **backend.identity(), "seeds": seed_list, "temperature": temperature,
-                              "top_p": top_p, "max_tokens": max_tokens, "policy": policy, "window_s": window,
+                              "top_p": top_p, "max_tokens": max_tokens, "policy": audio_policy, "window_s": window,
                               "system": system}
                       | ({"top_k": top_k} if top_k else {})
                       | ({"repetition_penalty": repetition_penalty} if repetition_penalty not in (None, 1.0) else {}),
@@ -122,7 +122,7 @@ def collect_answers(run_dir: str | Path, model: str, *, seeds: Sequence[int] | N
             params = decoding_params(seed=seed, temperature=temperature, top_p=top_p, max_tokens=max_tokens,
                                      top_k=top_k, repetition_penalty=repetition_penalty)
             got = await ask_audio(caller, backend.request(msgs, tag=f"{STAGE}:{aid}", params=params), audio_of(clip.id),
-                                  policy, window)
+                                  audio_policy, window)
             if got.skipped:
                 return MishapAnswer(id=aid, question_id=q.id, model=model, seed=seed, status="skipped",
                                     error=f"clip of {got.delivery.duration_s:g} s is longer than the {window:g} s window "
@@ -138,7 +138,7 @@ def collect_answers(run_dir: str | Path, model: str, *, seeds: Sequence[int] | N
         record_manifest(store, command=COMMANDS["answer"],
                         config={"model": model, "seeds": seed_list, "temperature": temperature, "top_p": top_p,
                                 "top_k": top_k, "repetition_penalty": repetition_penalty,
-                                "max_tokens": max_tokens, "policy": policy, "window_s": window, "system": system,
+                                "max_tokens": max_tokens, "policy": audio_policy, "window_s": window, "system": system,
                                 "preset": from_preset or None},
                         seeds={f"answer:{s}": s for s in seed_list if s is not None},
                         stages={**up, f"answers:{model}": stage.fingerprint})

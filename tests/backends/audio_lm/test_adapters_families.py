@@ -173,7 +173,7 @@ def test_closedform_yesno_chunked_with_vcd(family, tmp_path):
                          "1\tdog\tIs there a dog in the audio?\tdog\tYes\trandom\n"
                          "3\tlong\tIs there speech in the audio?\tspeech\tYes\tpopular\n", encoding="utf-8")
     summary = run_closedform(f"hf-audio/{family[1]}", "yesno", [questions], out=tmp_path / "yesno.csv",
-                             audio_root=clips, policy="chunk", max_new_tokens=3, quiet=True,
+                             audio_root=clips, audio_policy="chunk", max_tokens=3, quiet=True,
                              backend_options={"audio_window_s": 30, "mitigation": "vcd"})
     assert summary.answered == 2 and summary.delivered == 2 and dict(summary.actions) == {"whole": 1, "chunked": 1}
 
@@ -187,7 +187,7 @@ def test_mishap_answers_with_dola(name, family_dir, tmp_path, monkeypatch):
     from halluscope.mishap.answers import collect_answers
 
     run = scripted.build_run(tmp_path, monkeypatch, judge=False, seeds=(0,), per_category=1)
-    res = collect_answers(run, f"hf-audio/{family_dir(name)}?mitigation=dola", config=LLMConfig(), policy="chunk", quiet=True,
+    res = collect_answers(run, f"hf-audio/{family_dir(name)}?mitigation=dola", config=LLMConfig(), audio_policy="chunk", quiet=True,
                           backend_options={"params": {"max_new_tokens": 3}, "device": "cpu", "audio_window_s": 30})
     assert len(res.results) == 12 and not res.failed
     assert all(a.status == "ok" and a.audio.delivered for a in res.results.values())

@@ -20,7 +20,7 @@ from halluscope.core.store import Store
 
 def _answers(run: Path, spec: str) -> tuple[dict, Counter]:
     """The stored answers (read back by a rerun, which must make no call) and the ok calls per request key."""
-    again = collect_answers(run, spec, config=LLMConfig(), max_tokens=3, policy="chunk", quiet=True)
+    again = collect_answers(run, spec, config=LLMConfig(), max_tokens=3, audio_policy="chunk", quiet=True)
     assert again.stats.calls == 0 and not again.failed
     with Store(run) as store:
         ok = Counter(c["key"] for c in store.calls() if c["status"] == "ok" and c["backend"].startswith("hf-audio/"))
@@ -40,7 +40,7 @@ def test_mishap_answers_on_ray_match_in_process(tmp_path, monkeypatch, ray_clust
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as on a 1-CPU worker, so float sums match bit for bit
     try:
-        collect_answers(local_run, spec, config=LLMConfig(), max_tokens=3, policy="chunk", quiet=True)
+        collect_answers(local_run, spec, config=LLMConfig(), max_tokens=3, audio_policy="chunk", quiet=True)
     finally:
         torch.set_num_threads(threads)
     res = CliRunner().invoke(app, ["mishap", "answer", str(ray_run), "--model", f"hf-audio/{model}", "--mitigation",
