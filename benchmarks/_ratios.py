@@ -1,6 +1,8 @@
 """The one line format every bench prints its figures in, so tests/benchmarks and scripts/bench_table.py can read them.
 
-    ratio: <what is compared> = <value>[x]  [(goal >= 0.9: met)]  [<note>]
+    ratio: <what is compared> = <value>[x| s]  [(goal >= 0.9: met)]  [<note>]
+
+A value is a number, or 'inf' for something never reached within the run (a time to a rate, say).
 
 A bench imports ``ratio`` (benchmarks/ is the script's own folder, so ``from _ratios import ratio`` works) or prints
 the same shape itself. Under ``--smoke`` the goal is shown but not judged: a handful of items says nothing about speed.
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-LINE = re.compile(r"^ratio: (?P<name>.+?) = (?P<value>-?\d+(?:\.\d+)?(?:e-?\d+)?)x?(?P<rest>.*)$")
+LINE = re.compile(r"^ratio: (?P<name>.+?) = (?P<value>-?\d+(?:\.\d+)?(?:e-?\d+)?|inf)x?(?P<rest>.*)$")
 GOAL = re.compile(r"goal (?P<op>>=|<=) (?P<bound>\d+(?:\.\d+)?)")
 
 

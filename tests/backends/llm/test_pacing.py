@@ -101,16 +101,22 @@ def test_the_token_bucket_corrects_its_estimate_and_follows_the_servers_count():
     body = {"messages": [{"role": "user", "content": "x" * 40}], "max_tokens": 90}
     assert estimate_tokens(body, 256) == 100
 
-    async def go():
-        est = await pacing.before(body)
-        pacing.after(est, 20, 10, {}, 200)  # used 20 of the 100 taken
-        return pacing.tokens.level
+    guess = {"messages": body["messages"]}  # no max_tokens: the reply's share is the mean so far (256)
 
-    assert drive(go, clock) == pytest.approx(80.0)
-    pacing.after(0, None, None, {"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "6m0s"}, 429)
+    async def go():
+        taken = await pacing.before(body)
+        pacing.after(taken, 20, 10, {}, 200)  # max_tokens was sent: the provider counts it, nothing given back
+        level = pacing.tokens.level
+        clock.now += 60
+        taken = await pacing.before(guess)
+        pacing.after(taken, 20, 10, {}, 200)  # a guess: 266 taken, 20 used, the rest given back
+        return level, pacing.tokens.level
+
+    assert drive(go, clock) == pytest.approx((0.0, 80.0))
+    pacing.after((0, False), None, None, {"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "6m0s"}, 429)
     assert pacing.tokens.wait_s(1) == pytest.approx(360.0) and pacing.rejected == 1
     learnt = Pacing(None, None, clock=clock)
-    learnt.after(0, None, None, {"x-ratelimit-limit-requests": "500"}, 200)
+    learnt.after((0, False), None, None, {"x-ratelimit-limit-requests": "500"}, 200)
     assert learnt.requests is not None and learnt.record()["learnt_from_headers"] == {"rpm": 500.0}
     assert "500 rpm (from the server)" in learnt.budget_line()
 

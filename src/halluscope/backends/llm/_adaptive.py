@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections import deque
 import statistics
 import time
 from collections.abc import Callable
@@ -62,7 +63,7 @@ class AdaptiveLimit:
         self._cut_this_window = False
         self._w_need = max(MIN_WINDOW, self.limit)
         self._over = False  # the last window's median was over TOLERANCE x the baseline
-        self._cond: asyncio.Condition | None = None
+        self._waiters: deque[asyncio.Future] = deque()
 
     # -- the gate ---------------------------------------------------------------------------------------------------
 
@@ -76,18 +77,34 @@ class AdaptiveLimit:
         return self.slow_start
 
     async def __aenter__(self) -> AdaptiveLimit:
-        if self._cond is None:
-            self._cond = asyncio.Condition()
-        async with self._cond:
-            await self._cond.wait_for(lambda: self.active < self.limit)
+        """A slot, first come first served: a freed slot wakes one waiter, not all of them (thousands wait at once
+        when a stage hands every item over together; waking each on every reply made the client the bottleneck)."""
+        if self.active < self.limit and not self._waiters:
             self.active += 1
+            return self
+        fut = asyncio.get_running_loop().create_future()
+        self._waiters.append(fut)
+        try:
+            await fut  # the slot is counted by whoever woke us
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():
+                self.active -= 1
+                self._hand_over()
+            else:
+                self._waiters.remove(fut)
+            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        assert self._cond is not None
-        async with self._cond:
-            self.active -= 1
-            self._cond.notify_all()
+        self.active -= 1
+        self._hand_over()
+
+    def _hand_over(self) -> None:
+        while self._waiters and self.active < self.limit:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                self.active += 1
+                fut.set_result(None)
 
     # -- the logic --------------------------------------------------------------------------------------------------
 
@@ -97,6 +114,8 @@ class AdaptiveLimit:
         self._limit = limit
         self.reason = why
         self.peak = max(self.peak, self.limit)
+        if self.limit > before:
+            self._hand_over()
         if self.limit != before and not quiet:
             self.changes += 1
             self.history.append((round(self.clock() - self.t0, 3), self.limit, why))

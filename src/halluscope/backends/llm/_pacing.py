@@ -2,7 +2,8 @@
 
 ``rpm`` / ``tpm`` in the LLM config are honoured with token buckets (refilled continuously, a second's worth of
 burst): a request takes one request token and its estimated tokens (prompt characters / 4 + max_tokens, else the
-mean completion seen so far) before it is sent; the usage the server returns corrects the estimate. The server's
+mean completion seen so far) before it is sent; the usage the server returns corrects the estimate (a guessed
+reply share is given back; max_tokens, which providers count, is not). The server's
 ``x-ratelimit-remaining-*`` / ``x-ratelimit-reset-*`` headers hold the buckets back when the server counts less
 than the client thinks is left, and ``x-ratelimit-limit-*`` sets a budget the config did not give. The meter keeps
 the last ``METER_S`` seconds of replies for the progress line (in flight, req/s, tokens/min, the limit and why).
@@ -109,21 +110,27 @@ class Pacing:
     def mean_completion(self) -> float:
         return self._completion_tokens / self._completions if self._completions else 256.0
 
-    async def before(self, body: dict) -> float:
-        """Wait for the budget; returns the tokens estimated (to correct in ``after``)."""
+    async def before(self, body: dict) -> tuple[float, bool]:
+        """Wait for the budget; returns the tokens estimated and whether the reply's share was a guess (no
+        max_tokens), for ``after`` to correct."""
         estimate = estimate_tokens(body, self.mean_completion)
+        guessed = not (body.get("max_completion_tokens") or body.get("max_tokens"))
         if self.requests is not None:
             await self.requests.take(1)
         if self.tokens is not None:
             await self.tokens.take(estimate)
-        return estimate
+        return estimate, guessed
 
-    def after(self, estimate: float, used: int | None, completion: int | None, headers: dict, status: int | None) -> None:
+    def after(self, taken: tuple[float, bool], used: int | None, completion: int | None, headers: dict,
+              status: int | None) -> None:
+        """A reply: correct the estimate by the usage (a provider counts max_tokens when it was sent, so only a
+        guessed share is given back; more used than taken is always taken), note the server's headers."""
         now = self.clock()
+        estimate, guessed = taken
         if status == 429:
             self.rejected += 1
         if used is not None:
-            if self.tokens is not None:
+            if self.tokens is not None and (guessed or used > estimate):
                 self.tokens.give_back(estimate - used)
             self._done.append((now, used))
             self._completions += 1
