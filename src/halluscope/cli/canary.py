@@ -148,9 +148,12 @@ def canary_closedform(run: Path, model: str, *, fmt: str, inputs: list, audio_ro
 
 # -- MISHAP-Bench answers (001) -----------------------------------------------------------------------------------
 
-def canary_mishap(run: Path, model: str, *, max_tokens: int, policy: str, system: str | None, options: dict,
-                  llm_config: str | None = None, n: int, seed: int = 0, quiet: bool = False):
-    """Greedy answers only (sampled ones differ without any ablation)."""
+def canary_mishap(run: Path, model: str, *, max_tokens: int | None = None, policy: str | None = None,
+                  system: str | None = None, options: dict, llm_config: str | None = None, n: int, seed: int = 0,
+                  quiet: bool = False):
+    """Greedy answers only (sampled ones differ without any ablation); the decoding not given (max tokens, the
+    card's repetition penalty, policy, system) is the latest 'mishap answer' run's of ``model``, so the real-audio
+    requests are the ones it sent."""
     from halluscope.backends.audio_lm import audio_window_s, create_audio_backend
     from halluscope.backends.llm import load_llm_config
     from halluscope.canary import run_canary
@@ -162,8 +165,14 @@ def canary_mishap(run: Path, model: str, *, max_tokens: int, policy: str, system
     from halluscope.mishap.questions import load_questions
 
     backend = create_audio_backend(model, config=load_llm_config(llm_config), **options)
-    params = decoding_params(seed=None, temperature=0.0, top_p=None, max_tokens=max_tokens)
     with Store(run, create=False) as store:
+        last = [m for m in store.manifests() if m.command == "mishap answer" and m.config.get("model") == model]
+        prev = last[-1].config if last else {}
+        max_tokens = int(max_tokens or prev.get("max_tokens") or 512)
+        policy = str(policy or prev.get("policy") or "truncate")
+        system = system if system is not None else prev.get("system")
+        params = decoding_params(seed=None, temperature=0.0, top_p=None, max_tokens=max_tokens,
+                                 repetition_penalty=prev.get("repetition_penalty"))
         questions, clips = load_questions(store), kept_clips(store)
         probes = []
         for q in sorted(questions.values(), key=lambda q: q.id):
@@ -229,13 +238,10 @@ def canary_cmd(
             options["prompting"] = prompting
         results = [canary_detect(run, model, task, {**options, **cfg}, n=n, seed=seed, quiet=json_out)]
     elif kind == "mishap questions":
-        with Store(run, create=False) as store:
-            last = [m for m in store.manifests() if m.command == "mishap answer" and m.config.get("model") == model]
-        prev = last[-1].config if last else {}
-        results = [canary_mishap(run, model, max_tokens=int(given.pop("max_new_tokens", prev.get("max_tokens", 512))),
-                                 policy=str(given.pop("audio_policy", prev.get("policy", "truncate"))),
-                                 system=given.pop("system", prev.get("system")), options=given,
-                                 llm_config=str(llm_config) if llm_config else None, n=n, seed=seed, quiet=json_out)]
+        results = [canary_mishap(run, model, max_tokens=given.pop("max_new_tokens", None),
+                                 policy=given.pop("audio_policy", None), system=given.pop("system", None),
+                                 options=given, llm_config=str(llm_config) if llm_config else None, n=n, seed=seed,
+                                 quiet=json_out)]
     else:
         c = manifest.config
         if c.get("model") != model:

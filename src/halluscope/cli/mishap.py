@@ -102,7 +102,7 @@ def questions_cmd(run: STEP_RUN, generator: str = typer.Option(..., "--generator
     from halluscope.mishap.questions import make_questions
 
     _show(make_questions(run, model_with(generator, option), checker=checker, per_category=per_category, real_sources=real_sources,
-                         shipped_sources=shipped_sources, with_audio=with_audio, max_attempts=retries + 1, seed=seed, quiet=json_out), "questions", json_out)
+                         shipped_sources=shipped_sources, with_audio=with_audio, retries=retries, seed=seed, quiet=json_out), "questions", json_out)
 
 
 @app.command("rubrics")

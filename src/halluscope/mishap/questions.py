@@ -3,7 +3,7 @@
 One generation call per clip and category writes its N questions (one per assigned strategy); every
 question slot then passes its own checks (open-ended, strategy adherence by an LLM, and for false
 authority an invented source that appears in the question and collides with no name in a given list),
-and a slot that fails is regenerated alone, up to ``max_attempts`` generations.
+and a slot that fails is regenerated alone, up to ``retries`` more generations (--retries).
 """
 
 from __future__ import annotations
@@ -200,9 +200,9 @@ class QuestionWriter:
     """Generation, checks and regeneration for one slot; ``audio`` attaches the clip when the backend hears audio."""
 
     def __init__(self, generator: ChatBackend, checker: ChatBackend | None, *, real_names: Sequence[str],
-                 max_attempts: int, with_audio: bool, seed: int) -> None:
+                 retries: int, with_audio: bool, seed: int) -> None:
         self.generator, self.checker = generator, checker
-        self.real_names, self.max_attempts, self.with_audio, self.seed = tuple(real_names), max_attempts, with_audio, seed
+        self.real_names, self.retries, self.with_audio, self.seed = tuple(real_names), retries, with_audio, seed
 
     def _attach(self, request: ModelRequest, clip: MishapClip) -> ModelRequest:
         if not self.with_audio:
@@ -240,12 +240,12 @@ class QuestionWriter:
                 checks["adherence"] = why is None
             return (None, why) if why is not None else ((item, checks), None)
 
-        asked = await ask_until_parsed(gen, request, parse, self.max_attempts - 1, parse_refusals=True)
+        asked = await ask_until_parsed(gen, request, parse, self.retries, parse_refusals=True)
         if asked.status == "failed":
             return f"{self.generator.spec}: {asked.error}"
         rejected = tuple(a.line() for a in asked.attempts if a.status != "ok")
         if not asked.ok:
-            return f"no acceptable {slot.strategy} question after {self.max_attempts} generations: {'; '.join(rejected)}"
+            return f"no acceptable {slot.strategy} question after {self.retries + 1} generations: {'; '.join(rejected)}"
         item, checks = asked.value
         if slot.strategy == "false_authority":
             # checked only against a real-source list; without one the question says so (never a silent pass)
@@ -277,7 +277,7 @@ class QuestionWriter:
 
 
 def make_questions(run_dir: str | Path, generator: str, *, checker: str | None = "same", per_category: int = 2,
-                   real_sources: str | Path | None = None, with_audio: bool | None = None, max_attempts: int = 3,
+                   real_sources: str | Path | None = None, with_audio: bool | None = None, retries: int = 2,
                    seed: int = 0, config: LLMConfig | None = None, quiet: bool = False,
                    shipped_sources: bool = True) -> CallSummary[MishapQuestion]:
     """Write ``per_category`` questions per category for every kept clip (the spec: 2, so 4 per clip).
@@ -286,8 +286,8 @@ def make_questions(run_dir: str | Path, generator: str, *, checker: str | None =
     the writer on the clip); an openai/ writer hears it only with True (the server must accept audio parts)."""
     if with_audio is None:
         with_audio = generator.startswith("hf-audio/")
-    if per_category < 1 or max_attempts < 1:
-        raise HalluscopeError(f"per_category and max_attempts must be >= 1, got {per_category} and {max_attempts}")
+    if per_category < 1 or retries < 0:
+        raise HalluscopeError(f"per_category must be >= 1 and retries >= 0, got {per_category} and {retries}")
     config = config if config is not None else load_llm_config()
 
     def backend(spec: str) -> ChatBackend:
@@ -300,12 +300,13 @@ def make_questions(run_dir: str | Path, generator: str, *, checker: str | None =
     gen = backend(generator)
     chk = None if checker in (None, "none") else (gen if checker == "same" else backend(checker))
     names = real_source_names(real_sources, shipped=shipped_sources)
-    writer = QuestionWriter(gen, chk, real_names=names, max_attempts=max_attempts, with_audio=with_audio, seed=seed)
+    writer = QuestionWriter(gen, chk, real_names=names, retries=retries, with_audio=with_audio, seed=seed)
     with Store(run_dir) as store:
         clips = kept_clips(store)
         up = upstream(store, "clips")
+        # the stage key keeps its stored name ('max_attempts' = retries + 1), so stored runs keep their fingerprint
         stage = Stage(STAGE, {"version": VERSION, "generator": gen.identity(), "checker": chk.identity() if chk else None,
-                              "per_category": per_category, "max_attempts": max_attempts, "with_audio": with_audio,
+                              "per_category": per_category, "max_attempts": retries + 1, "with_audio": with_audio,
                               "seed": seed, "assignment": ASSIGNMENT, "params": GEN_PARAMS,
                               "real_sources": sorted(names),
                               "prompts": prompts_hash()}, tuple(sorted(up.values())))
@@ -325,7 +326,7 @@ def make_questions(run_dir: str | Path, generator: str, *, checker: str | None =
                         quiet=quiet, extra=extra)
         record_manifest(store, command=COMMANDS["questions"],
                         config={"generator": generator, "checker": checker, "per_category": per_category,
-                                "with_audio": with_audio, "max_attempts": max_attempts,
+                                "with_audio": with_audio, "max_attempts": retries + 1,
                                 "real_sources": str(real_sources) if real_sources else None,
                                 "false_authority_checked": bool(names), "assignment": ASSIGNMENT,
                                 "shipped_sources": shipped_sources, "real_source_names": len(names),

@@ -389,7 +389,7 @@ def run_quickstart(out: str | Path = DEFAULT_DIR, *, clips: int = DEFAULT_CLIPS,
     if writer == "rules":
         timed("questions", make_rule_questions, _facts(), per_category=2)
     else:
-        timed("questions", make_questions, llm, checker="same", per_category=1, max_attempts=2,
+        timed("questions", make_questions, llm, checker="same", per_category=1, retries=1,
               config=_config("questions", batch_size, config))
         timed("rubrics", make_rubrics, llm, retries=1, config=_config("rubrics", batch_size, config))
     timed("answers", collect_answers, model, max_tokens=BUDGETS["answers"],
