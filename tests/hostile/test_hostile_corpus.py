@@ -80,10 +80,13 @@ def test_hostile_file(rel, tmp_path, capsys, monkeypatch):
             assert cfg.model_dump()["openai"]["base_url"] == "http://127.0.0.1:9/v1"
             return
         code, out = _within(run_cli, capsys, monkeypatch, "mishap", "clips", run, "--manifest",
-                            FILES / "manifest" / "ok.csv", "--filter-llm", "openai/x", "--llm-config", path)
+                            FILES / "manifest" / "ok.csv", "--audio-root", FILES, "--filter-llm", "openai/x",
+                            "--llm-config", path)
     elif kind in ("wav", "manifest"):
+        # the clips lie beside the manifests (files/wav): --audio-root names the folder they are confined to
         manifest = _manifest_for(tmp_path, path) if kind == "wav" else path
-        code, out = _within(run_cli, capsys, monkeypatch, "mishap", "clips", run, "--manifest", manifest)
+        code, out = _within(run_cli, capsys, monkeypatch, "mishap", "clips", run, "--manifest", manifest,
+                            "--audio-root", FILES)
         if exp["expect"] == "ok":
             assert code == 0 and f"{exp['n']} clips, {exp['n']} kept" in flat(out), out
             if kind == "wav":  # read correctly: the stored duration is the file's own
@@ -92,7 +95,7 @@ def test_hostile_file(rel, tmp_path, capsys, monkeypatch):
                 from halluscope.mishap.clips import load_manifest
 
                 info = sf.info(str(path))
-                assert load_manifest(manifest)[0].duration_s == round(info.frames / info.samplerate, 3) > 0
+                assert load_manifest(manifest, audio_root=FILES)[0].duration_s == round(info.frames / info.samplerate, 3) > 0
             return
     else:  # closedform: the set's rows, audio confined to the set's folder
         from halluscope.closedform.run import load_rows
@@ -119,7 +122,7 @@ def test_a_fifo_never_hangs_a_reader(tmp_path, capsys, monkeypatch):
     wav = tmp_path / "pipe.wav"
     os.mkfifo(wav)
     code, out = _within(run_cli, capsys, monkeypatch, "mishap", "clips", tmp_path / "run", "--manifest",
-                        _manifest_for(tmp_path, wav))
+                        _manifest_for(tmp_path, wav), "--audio-root", tmp_path)
     _one_message(code, out, ["field 'audio'"], "fifo clip")
     cfg = tmp_path / "pipe.toml"
     os.mkfifo(cfg)
@@ -141,3 +144,25 @@ def test_build_refuses_a_corpus_whose_rewrite_ids_collide(tmp_path, capsys, monk
                         FILES / "corpus" / "derived_id_collision.jsonl", "--tts", "hostile-tts", "--asr", "hostile-asr")
     _one_message(code, out, ["row 2", "row 1", "rewrite of article 'x'", "rename one of the two"], "build")
     assert not (run / "dataset").exists()
+
+
+@pytest.mark.parametrize("where", ["dotdot", "absolute", "symlink"])
+def test_clip_manifest_audio_outside_its_folder_is_refused_not_read(where, tmp_path, capsys, monkeypatch):
+    """A clip manifest from elsewhere cannot make halluscope read (and send to a model) a file outside its folder
+    (or --audio-root): '../', an absolute path and a symlink pointing out are each one problem of their row."""
+    import shutil
+
+    secret = tmp_path / "secret.wav"
+    shutil.copy(FILES / "wav" / "ok_16k_mono.wav", secret)
+    (tmp_path / "set").mkdir()
+    audio = {"dotdot": "../secret.wav", "absolute": str(secret), "symlink": "link.wav"}[where]
+    if where == "symlink":
+        (tmp_path / "set" / "link.wav").symlink_to(secret)
+    manifest = tmp_path / "set" / "clips.csv"
+    manifest.write_text(f"id,domain,source,audio,description\nc1,sound,s,{audio},a dog barks\n", encoding="utf-8")
+    code, out = _within(run_cli, capsys, monkeypatch, "mishap", "clips", tmp_path / "run", "--manifest", manifest)
+    _one_message(code, out, ["outside the manifest's folder", "row 2", "--audio-root"], f"clip {where}")
+    # the same file given its folder as --audio-root is read
+    code, out = _within(run_cli, capsys, monkeypatch, "mishap", "clips", tmp_path / "run2", "--manifest", manifest,
+                        "--audio-root", tmp_path)
+    assert code == 0, out

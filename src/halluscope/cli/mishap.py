@@ -13,6 +13,7 @@ from halluscope.cli.compat import App
 from halluscope.cli.options import (
     serve,
     AudioPolicy,
+    AudioRoot,
     Json,
     LlmConfig,
     Mitigation,
@@ -65,8 +66,8 @@ def clips_cmd(run: RUN,
               filter_llm: Optional[str] = typer.Option(None, help="LLM for the informativeness filter (App. A.1), e.g. openai/<model>; none: keep every clip."),
               per_domain: Optional[int] = typer.Option(None, help="Keep at most N clips per domain after the filter (the paper: 1,000), taken from its sources in turn."),
               per_source: Optional[List[str]] = typer.Option(None, help="Keep at most N clips per source after the filter: N for every source, or SOURCE=N (repeat)."),
-              seed: int = typer.Option(0, help="Seed of the quota draws."), llm_config: LlmConfig = None,
-              option: Options = []) -> None:  # noqa: B006 - options of the --filter-llm
+              seed: int = typer.Option(0, help="Seed of the quota draws."), audio_root: AudioRoot = None,
+              llm_config: LlmConfig = None, option: Options = []) -> None:  # noqa: B006 - options of the --filter-llm
     """Import clips and descriptions, filter uninformative descriptions, enforce domain / source quotas, report balance."""
     from halluscope.mishap.clips import import_clips
 
@@ -79,7 +80,8 @@ def clips_cmd(run: RUN,
             quota = int(n)
         else:
             quota = {**(quota or {}), src.strip(): int(n)}  # type: ignore[dict-item]
-    r = import_clips(run, manifest, filter_llm=model_with(filter_llm, option), per_domain=per_domain, per_source=quota, seed=seed)
+    r = import_clips(run, manifest, filter_llm=model_with(filter_llm, option), per_domain=per_domain, per_source=quota, seed=seed,
+                     audio_root=audio_root)
     for line in r.lines():
         console.print(line, highlight=False, soft_wrap=True)
     for row in r.balance:
@@ -274,7 +276,7 @@ def report_cmd(run: STEP_RUN) -> None:
 
 @app.command("all")
 @with_executor
-def all_cmd(run: RUN, manifest: Path = typer.Option(..., help="Clip manifest (see 'mishap clips')."),
+def all_cmd(run: RUN, manifest: Path = typer.Option(..., help="Clip manifest (see 'mishap clips')."), audio_root: AudioRoot = None,
             generator: str = typer.Option(..., "--generator", help="LLM for the filter, questions, checks and rubrics."),
             model: List[str] = typer.Option(..., help="Audio LM(s) to evaluate (repeat the option)."),
             judge: str = typer.Option(..., help="Judge LLM."),
@@ -292,7 +294,7 @@ def all_cmd(run: RUN, manifest: Path = typer.Option(..., help="Clip manifest (se
     from halluscope.mishap.report import write_mishap_report
     from halluscope.mishap.rubrics import make_rubrics
 
-    for line in import_clips(run, manifest, filter_llm=generator if filter_clips else None).lines():
+    for line in import_clips(run, manifest, filter_llm=generator if filter_clips else None, audio_root=audio_root).lines():
         console.print(line, highlight=False, soft_wrap=True)
     _show(make_questions(run, generator, per_category=per_category, real_sources=real_sources), "questions")
     _show(make_rubrics(run, generator), "rubrics")

@@ -98,6 +98,7 @@ MaxTokens = Annotated[int, typer.Option("--max-tokens", help="New tokens per rep
 AudioPolicy = Annotated[str, typer.Option("--audio-policy", help="Audio longer than the model's window: "
                                           "truncate | chunk | skip.")]
 System = Annotated[Optional[str], typer.Option("--system", help="System prompt (default: none).")]
+AudioRoot = Annotated[Optional[Path], typer.Option("--audio-root", help="Folder the input file's audio paths must lie under (default: the input file's folder); a path outside it is refused, never read.")]
 Retries = Annotated[int, typer.Option("--retries", help="Re-asks after a reply that cannot be read (or fails its "
                                       "check), each with a fresh nonce; then the item is reported unscored.")]
 Mitigation = Annotated[Optional[str], typer.Option(

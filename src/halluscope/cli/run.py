@@ -16,6 +16,7 @@ from halluscope.cli.canary import CANARY_HELP
 from halluscope.cli.compat import App, legacy_run
 from halluscope.cli.options import (
     AudioPolicy,
+    AudioRoot,
     Json,
     LlmConfig,
     MaxTokens,
@@ -56,8 +57,7 @@ def run_closedform_cmd(
     fmt: str = typer.Option(..., "--format", help="halluaudio | aha | yesno"),
     out: Optional[Path] = typer.Option(None, "--out", help="Predictions file: JSONL (halluaudio, aha) or CSV (yesno); "
                                        "default RUN/predictions/<format>-<model>.<jsonl|csv>."),
-    audio_root: Optional[Path] = typer.Option(None, help="Folder relative audio paths are under (default: the "
-                                              "input file's folder); yes/no: <audio_index>.wav in it."),
+    audio_root: AudioRoot = None,  # yes/no: <audio_index>.wav in it
     audio_policy: AudioPolicy = "truncate",
     system: System = None,
     max_tokens: MaxTokens = 256,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any, Literal
 
 from halluscope.backends.speech.audio import read_audio
 from halluscope.core.errors import HalluscopeError, ItemError, Problems
+from halluscope.core.fs import confined
 from halluscope.core.inputs import Field, read_rows
 from halluscope.core.records import AudioDelivery, ChatMessage, ModelResponse
 
@@ -58,20 +58,9 @@ class RunSummary:
 
 
 def _resolve(audio: str, root: Path | None, base: Path, problems: Problems, row: int, file: Path) -> Path | None:
-    """The audio path of a row, resolved (symlinks followed) and confined to --audio-root, else the set file's
-    folder: a set file from elsewhere must not make halluscope read, and send to a model, files outside it. A path
-    outside is a problem naming the row (None), never read."""
-    top = Path(os.path.realpath((root or base).expanduser()))
-    p = Path(audio).expanduser()
-    real = Path(os.path.realpath(p if p.is_absolute() else top / p))
-    if real == top or not real.is_relative_to(top):
-        where = "--audio-root" if root is not None else "the questions file's folder"
-        problems.add(f"audio path {audio[:200]!r} resolves to {real}, outside {where} ({top}); files outside it are "
-                     "never read", row=row, field="audio", file=str(file),
-                     fix="put the clip under that folder and give its path relative to it, or pass the folder that "
-                         "holds the clips as --audio-root")
-        return None
-    return real
+    """The audio path of a row confined to --audio-root, else the set file's folder (core.fs.confined)."""
+    return confined(audio, root or base, file=file, row=row, problems=problems,
+                    what="--audio-root" if root is not None else "the questions file's folder")
 
 
 def _fields(fmt: str) -> tuple[Field, ...]:

@@ -194,3 +194,21 @@ def _read_holder(fd: int) -> str:
         return f"pid {info['pid']} (command: {info['command']}; since {info['since']})"
     except (OSError, ValueError, KeyError, TypeError):
         return "another process"
+
+
+def confined(path: str, root: str | Path, *, file: str | Path, row: int, what: str, problems,
+             base: str | Path | None = None) -> Path | None:
+    """An audio (or other) path named by a row of an input file, resolved (``~`` expanded, symlinks followed) and
+    confined to ``root`` (relative paths are taken from ``base``, default ``root``): a file from elsewhere must not make halluscope read,
+    and send to a model, files outside it. Outside: a problem naming the row, field and the fix (None), never read.
+    ``what`` names the root in the message (e.g. '--audio-root', "the manifest's folder")."""
+    top = Path(os.path.realpath(Path(root).expanduser()))
+    p = Path(path).expanduser()
+    real = Path(os.path.realpath(p if p.is_absolute() else Path(base if base is not None else top).expanduser() / p))
+    if real == top or not real.is_relative_to(top):
+        problems.add(f"audio path {path[:200]!r} resolves to {real}, outside {what} ({top}); files outside it are "
+                     "never read", row=row, field="audio", file=str(file),
+                     fix="put the clip under that folder and give its path relative to it, or pass the folder that "
+                         "holds the clips as --audio-root")
+        return None
+    return real

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from halluscope.core.hashing import file_sha256
 from halluscope.core.errors import InputError, ItemError, Problems
+from halluscope.core.fs import confined
 from halluscope.core.inputs import Field, read_rows
 from halluscope.backends.llm import LLM_BACKENDS, Caller, CallStats, ChatBackend, LLMConfig, load_llm_config
 from halluscope.core.manifest import record_manifest
@@ -38,10 +39,11 @@ CLIP_FIELDS = (*(Field(f) for f in ("id", "domain", "source", "audio", "descript
                *(Field(f, required=False) for f in ("description_kind", *PROVENANCE)))
 
 
-def load_manifest(path: str | Path) -> list[MishapClip]:
+def load_manifest(path: str | Path, *, audio_root: str | Path | None = None) -> list[MishapClip]:
     """Clips from .jsonl, .csv, .tsv or .parquet with id, domain, source, audio, description[, description_kind].
 
-    Relative audio paths are resolved against the manifest's folder and stored absolute; each file's
+    Audio paths are confined to ``audio_root``, else the manifest's folder (relative paths are taken from the
+    manifest's folder; a path outside is a problem of its row, never read: core.fs.confined), and stored resolved; each file's
     duration and sha256 are read now, so a missing or corrupt clip fails here, not in the middle of a run.
     Every problem of the manifest is reported together (reading rules: halluscope.core.inputs).
     """
@@ -59,8 +61,11 @@ def load_manifest(path: str | Path) -> list[MishapClip]:
             problems.add(f"duplicate clip id '{row['id']}' (first at row {seen[row['id']]})", row=n, field="id")
             continue
         seen[row["id"]] = n
-        audio = Path(row["audio"])
-        audio = audio if audio.is_absolute() else (p.parent / audio)
+        audio = confined(row["audio"], audio_root if audio_root is not None else p.parent, file=p, row=n,
+                         problems=problems, what="--audio-root" if audio_root is not None else "the manifest's folder",
+                         base=p.parent)
+        if audio is None:
+            continue
         try:
             samples, rate = read_audio(audio)
             row.update(audio=str(audio.resolve()), duration_s=round(len(samples) / rate, 3),
@@ -196,14 +201,14 @@ def apply_quotas(clips: dict[str, MishapClip], kept: list[str], *, per_domain: i
 
 def import_clips(run_dir: str | Path, manifest: str | Path, *, filter_llm: str | None = None, retries: int = 2,
                  per_domain: int | None = None, per_source: int | dict[str, int] | None = None, seed: int = 0,
-                 config: LLMConfig | None = None, quiet: bool = False) -> ClipsResult:
+                 config: LLMConfig | None = None, quiet: bool = False, audio_root: str | Path | None = None) -> ClipsResult:
     """Store the manifest's clips, run the informativeness filter (when an LLM is given), enforce the per-domain and
     per-source quotas on what it kept (``apply_quotas``) and record the step."""
     for name, v in (("--per-domain", per_domain), *((f"--per-source {k}", n) for k, n in (
             per_source.items() if isinstance(per_source, dict) else [("", per_source)]))):
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
             raise InputError(f"expected a positive number of clips, got {v!r}", field=name.strip())
-    clips = load_manifest(manifest)
+    clips = load_manifest(manifest, audio_root=audio_root)
     with Store(run_dir) as store:
         # provenance fields enter the fingerprint only when given: manifests without them keep their fingerprints
         clip_stage = Stage(CLIPS_STAGE, {"version": VERSION, "clips": [
