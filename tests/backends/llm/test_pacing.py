@@ -124,3 +124,49 @@ def test_the_token_bucket_corrects_its_estimate_and_follows_the_servers_count():
 def test_reset_durations():
     assert [reset_seconds(v) for v in ("1s", "6m0s", "20ms", "0.5", "1h2m", "soon", None)] == \
         [1.0, 360.0, 0.02, 0.5, 3720.0, None, None]
+
+
+# -- what a run shows ---------------------------------------------------------------------------------------------
+
+def test_a_budgeted_run_shows_its_pacing_in_the_progress_line_and_the_stage_line(tmp_path):
+    """The real client against the loopback server, which answers with x-ratelimit-* headers and one 429 with
+    Retry-After: the progress status names in flight, req/s, the limit and the budget; the stage line and the
+    stats record keep the limit's history and the 429."""
+    from support.chat_server import ChatServer, Reply
+
+    from halluscope.backends.llm import Caller, LLMConfig, create_backend
+    from halluscope.core.store import Store
+
+    hdr = {"x-ratelimit-limit-requests": "6000", "x-ratelimit-remaining-requests": "5000",
+           "x-ratelimit-reset-requests": "10ms"}
+
+    def script(req, n):
+        if "q3" in req["messages"][-1]["content"] and n == 1:
+            return Reply(status=429, body='{"error": {"message": "slow down"}}',
+                         headers={**hdr, "retry-after-ms": "50"})
+        return Reply(content="ok", headers=hdr)
+
+    seen = []
+    with ChatServer(script) as srv:
+        b = create_backend("openai/m", config=LLMConfig(), base_url=srv.url, concurrency=4, rpm=3000,
+                           backoff_base_s=0.01, timeout_s=30)
+
+        async def go():
+            async with Caller(b, Store(tmp_path / "run")) as caller:
+                async def one(i):
+                    r = await caller.complete(b.request([{"role": "user", "content": f"q{i}"}]))
+                    seen.append(caller.pacing_status())
+                    return r
+                out = await asyncio.gather(*(one(i) for i in range(12)))
+            return out, caller.stats
+
+        out, stats = asyncio.run(go())
+    assert all(r.status == "ok" for r in out)
+    status = seen[-1]
+    for part in ("in flight", "req/s", "k tok/min", "limit ", "/4 (", "budget 3,000 rpm"):
+        assert part in status, status
+    rec = stats.pacing["openai/m"]
+    assert rec["http_429"] == 1 and rec["rpm"] == 3000 and rec["ceiling"] == 4
+    assert any(h[2] == "HTTP 429" for h in rec["history"])
+    line = stats.line()
+    assert "pacing openai/m: in flight limit" in line and "budget 3,000 rpm" in line and "1 HTTP 429" in line
