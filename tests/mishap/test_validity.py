@@ -290,6 +290,14 @@ def test_rubric_and_prompt_sensitivity_tables(tmp_path, monkeypatch):
     assert {r["answer_id"] for r in rows} <= judged and all(r["judge"] == "hallucinated" for r in rows)
     assert sum(r["disagreements"] for r in summary(rows, run)) == len(rows)
     assert all(r["rubric"] and r["description"] and r["humans"] == "a: grounded" for r in rows)
+    from support.view_helpers import http_get
+
+    from halluscope.mishap.annotate import AnnotationServer
+
+    with AnnotationServer(run, token="test-token-123456") as srv:  # the app's view of the same rows, token-gated
+        assert http_get(srv, "/api/disagreements")[0] == 403
+        status, body, _ = http_get(srv, "/api/disagreements", {"X-Halluscope-Token": "test-token-123456"})
+    assert status == 200 and json.loads(body)["disagreements"] == rows
 
 
 @pytest.mark.slow  # a real 135M model judges 6 times on the CPU (a few minutes on 2 shared cores)

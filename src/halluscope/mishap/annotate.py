@@ -206,7 +206,7 @@ class AnnotationServer(LoopbackApp):
         self.labels: Annotations | None = None
         self.items, self.clips = annotation_items(run_dir, sample=sample, seed=seed)
         self.roots = audio_roots(run_dir)
-        self.run_id = sha256_hex(str(Path(run_dir).resolve()), 16)
+        self.run_id, self.run_dir = sha256_hex(str(Path(run_dir).resolve()), 16), Path(run_dir)
         self.by_id = {i["id"]: i for i in self.items}
         self.labels = Annotations(run_dir, busy_s=BUSY_S)
         super().__init__(host=host, port=port, token=token, allow_remote=allow_remote, timeout_s=timeout_s)
@@ -225,6 +225,10 @@ class AnnotationServer(LoopbackApp):
             mine = {a.answer_id: {"label": a.label, "note": a.note}
                     for (aid, w), a in self.labels.latest().items() if w == who}
             return json_reply({"annotator": who, "labels": mine})
+        if path == "/api/disagreements":  # the refinement view (mishap/disagree_view.py)
+            from halluscope.mishap.disagree_view import reply
+
+            return reply(self.run_dir)
         if path.startswith("/audio/"):
             clip_id = unquote(path[len("/audio/"):])
             clip = self.clips.get(clip_id)  # ids only: '..', '/' or anything else is simply unknown
