@@ -179,7 +179,7 @@ def run_canary(store: Store, backend: Any, probes: Sequence[Probe], *, source: s
     from halluscope.backends.audio_lm import ask_audio
     from halluscope.backends.speech.audio import resample
     from halluscope.core.manifest import record_manifest
-    from halluscope.core.runner import run_calls
+    from halluscope.backends.runner import run_calls
 
     picked = sample_probes(probes, n, seed, source)
     if not picked:

@@ -40,7 +40,7 @@ STEP_RUN = Run("Run directory made by 'mishap clips'.")
 
 
 def _show(summary, what: str, json_out: bool = False) -> None:
-    """A step's summary (halluscope.core.runner.CallSummary): its counts line, then its warnings (--json: them as
+    """A step's summary (halluscope.backends.runner.CallSummary): its counts line, then its warnings (--json: them as
     one JSON object on stdout, with the failures by item)."""
     if json_out:
         print(json.dumps({"step": what, **summary.counts(), "failed_items": summary.failed, "notes": summary.notes},

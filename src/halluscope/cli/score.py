@@ -294,7 +294,7 @@ def score_asr_cmd(
         raise InputError("file not found", file=str(pairs), fix="pass a JSONL file with reference, hypothesis, language")
     if cleaner == "llm":
         from halluscope.backends.llm import create_backend
-        from halluscope.metrics.asr_clean import LLMCleaner
+        from halluscope.spoken.asr_clean import LLMCleaner
         from halluscope.core.store import Store
 
         with Store(run or pairs.with_name(pairs.name + ".cleaner")) as store:

@@ -11,6 +11,15 @@ RECORDS_VERSION = 1
 
 Language = Literal["en", "ru", "kk"]
 LANGUAGES: tuple[Language, ...] = ("en", "ru", "kk")
+# spellings read as the codes above (corpora, ASR pairs, --langs): 'kz' is Kazakh's country code, not its language's
+LANGUAGE_ALIASES = {"kz": "kk", "eng": "en", "rus": "ru", "kaz": "kk"}
+
+
+def language_code(value: str) -> str:
+    """A language as written in an input file, as halluscope's code ('KZ ' -> 'kk')."""
+    code = value.strip().lower()
+    return LANGUAGE_ALIASES.get(code, code)
+
 # seed 000, section 3.1: three hallucination types x three severity levels
 HallucinationType = Literal["fabrication", "contradiction", "context_inconsistency"]
 TYPES: tuple[HallucinationType, ...] = ("fabrication", "contradiction", "context_inconsistency")

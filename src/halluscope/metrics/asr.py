@@ -5,7 +5,7 @@ remove punctuation, quotes and brackets *as characters* (the words inside bracke
 (Kazinform)" keeps both words); remove noise tokens, which are a closed list of tags inside [] or <>
 (``[music]``, ``<unk>``, Whisper's ``<|...|>`` tokens; see NOISE_TAGS) and timestamps (``00:01:23``);
 hyphens to spaces; digits removed (section 3.3); whitespace collapsed. The optional LLM cleaner of
-App. A.4 is in halluscope.metrics.asr_clean. ``item_error_rate`` is AHa-Bench's per-item transcription error
+App. A.4 is in halluscope.spoken.asr_clean. ``item_error_rate`` is AHa-Bench's per-item transcription error
 (its own, lighter normalisation: NFKC, lowercase, punctuation out; characters for Chinese).
 """
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from halluscope.spoken.corpus import language_code
 from halluscope.core.errors import InputError, Problems
 from halluscope.core.inputs import Field, read_rows
 from halluscope.metrics.asr import Cleaner, score_asr
-from halluscope.core.records import LANGUAGES
+from halluscope.core.records import LANGUAGES, language_code
 
 
 PAIR_FIELDS = (Field("reference", empty_ok=True), Field("hypothesis", empty_ok=True), Field("language"))
@@ -17,7 +16,7 @@ PAIR_FIELDS = (Field("reference", empty_ok=True), Field("hypothesis", empty_ok=T
 def score_asr_file(path: str | Path, *, cleaner: Cleaner | None = None) -> dict:
     """Per-language and overall corpus-level WER/CER of a JSONL (or CSV/TSV/parquet) of {reference, hypothesis,
     language}; reading rules: halluscope.core.inputs. Each figure names its cleaner (rule-based unless ``cleaner``
-    is given, e.g. a metrics.asr_clean.LLMCleaner)."""
+    is given, e.g. a spoken.asr_clean.LLMCleaner)."""
     problems = Problems(str(path))
     table = read_rows(path, PAIR_FIELDS, what="ASR pairs file", problems=problems)
     refs: dict[str, list[str]] = {}

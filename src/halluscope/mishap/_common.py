@@ -1,4 +1,4 @@
-"""Shared plumbing of the MISHAP steps: prompt files and step manifests (stages run on halluscope.core.runner;
+"""Shared plumbing of the MISHAP steps: prompt files and step manifests (stages run on halluscope.backends.runner;
 replies are read by halluscope.reply)."""
 
 from __future__ import annotations

@@ -132,7 +132,7 @@ def run_configs(run_dir: str | Path, judge: str, configs: tuple[JudgeConfig, ...
                 quiet: bool = False) -> dict[str, ConfigRun]:
     """Judge the same responses under every configuration (name -> its run). ``items``: 'ablation' (MISHAP answers
     people labelled, or every answer with ``all_answers``) or 'validity' (the imported closed-form responses)."""
-    from halluscope.core.runner import run_calls
+    from halluscope.backends.runner import run_calls
     from halluscope.mishap.annotate import human_labels
     from halluscope.mishap.evidence import FtsEvidence
 

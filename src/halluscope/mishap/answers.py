@@ -14,7 +14,7 @@ from typing import Any
 from halluscope.core.errors import HalluscopeError
 from halluscope.backends.llm import Caller, LLMConfig, load_llm_config
 from halluscope.core.manifest import record_manifest
-from halluscope.core.runner import CallSummary, run_calls
+from halluscope.backends.runner import CallSummary, run_calls
 from halluscope.mishap._common import COMMANDS, VERSION, upstream
 from halluscope.mishap.clips import kept_clips, read_audio
 from halluscope.mishap.questions import load_questions

@@ -15,7 +15,7 @@ from halluscope.core.fs import confined
 from halluscope.core.inputs import Field, read_rows
 from halluscope.backends.llm import LLM_BACKENDS, Caller, CallStats, ChatBackend, LLMConfig, load_llm_config
 from halluscope.core.manifest import record_manifest
-from halluscope.core.runner import ask_until_parsed, run_calls
+from halluscope.backends.runner import ask_until_parsed, run_calls
 from halluscope.mishap._common import COMMANDS, VERSION, prompt, prompts_hash, strategy_texts
 from halluscope.core.records import MISHAP_DOMAINS, ChatMessage, Informativeness, MishapClip
 from halluscope.reply import read_check

@@ -19,7 +19,7 @@ from halluscope.core.hashing import json_sha256, sha256_hex
 from halluscope.core.errors import HalluscopeError, InputError
 from halluscope.backends.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
 from halluscope.core.manifest import record_manifest
-from halluscope.core.runner import CallSummary, ask_until_parsed, run_calls
+from halluscope.backends.runner import CallSummary, ask_until_parsed, run_calls
 from halluscope.mishap._common import COMMANDS, VERSION, prompt, prompts_hash, upstream
 from halluscope.prompts import Template
 from halluscope.mishap.answers import answer_sets, judgeable, load_answers  # noqa: F401 - judgeable: re-exported

@@ -20,7 +20,7 @@ from halluscope.core.errors import HalluscopeError
 from halluscope.core.inputs import read_text
 from halluscope.backends.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
 from halluscope.core.manifest import record_manifest
-from halluscope.core.runner import CallSummary, ask_until_parsed, run_calls
+from halluscope.backends.runner import CallSummary, ask_until_parsed, run_calls
 from halluscope.mishap._common import COMMANDS, VERSION, prompt, prompts_hash, strategy_texts, upstream
 from halluscope.mishap.clips import kept_clips, read_audio
 from halluscope.core.records import (MISHAP_CATEGORIES, MISHAP_STRATEGIES, ChatMessage, MishapCategory, MishapClip,

@@ -13,24 +13,18 @@ from pathlib import Path
 
 from halluscope.core.errors import InputError, Problems
 from halluscope.core.inputs import Field, read_rows
-from halluscope.core.records import LANGUAGES, SEVERITIES, TYPES, Article
+from halluscope.core.records import LANGUAGES, SEVERITIES, TYPES, Article, language_code
 
 DEMO = "demo"
 REQUIRED = ("id", "language", "text")
 OPTIONAL = ("url", "outlet", "date", "topic")
 FIELDS = (*(Field(f) for f in REQUIRED), *(Field(f, required=False) for f in OPTIONAL))
-LANGUAGE_ALIASES = {"kz": "kk", "eng": "en", "rus": "ru", "kaz": "kk"}
 FIX = ("required fields are id, language (en|ru|kk), text, all strings; see 'Bring your own: corpora' in the "
        "documentation (docs/byo/corpus.md)")
 
 
 def demo_path() -> Path:
     return Path(str(resources.files("halluscope") / "data" / "demo_corpus.jsonl"))
-
-
-def language_code(value: str) -> str:
-    code = value.strip().lower()
-    return LANGUAGE_ALIASES.get(code, code)
 
 
 @dataclass(frozen=True)

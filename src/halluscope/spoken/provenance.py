@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from halluscope.core.hashing import sha256_hex
 from halluscope.core.errors import HalluscopeError, ItemError
 from halluscope.core.records import Article, ChatMessage, RewriteLog, Usage, Variant
-from halluscope.core.runner import CallSummary
+from halluscope.backends.runner import CallSummary
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
 
@@ -76,7 +76,7 @@ def faithful_rewrites(store: Store, stage: Stage, backend: object, articles: Seq
     every number and stays within +/-15% of the source length (the checks of a context rewrite, which
     must not change facts either); otherwise it is asked again, up to ``max_attempts`` times.
     """
-    from halluscope.core.runner import run_calls
+    from halluscope.backends.runner import run_calls
 
     async def fn(caller, a: Article) -> Variant | str:
         result, log = await _protocol(caller, backend, a, seed, max_attempts)

@@ -38,7 +38,7 @@ def translate_rows(rows: Sequence[dict], *, backend_spec: str, source: str, targ
     """Translations of the ``source``-language rows into ``target`` (ids '<id>~<target>') and the report."""
     from halluscope.backends.llm import create_backend
     from halluscope.core.records import ChatMessage
-    from halluscope.core.runner import run_calls
+    from halluscope.backends.runner import run_calls
     from halluscope.spoken.generate.llm import LANGID_CANDIDATES, language_of
 
     if source == target or source not in NAMES or target not in NAMES:

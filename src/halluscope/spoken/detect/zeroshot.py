@@ -149,7 +149,7 @@ def _items(ctx: DetectContext, own: dict) -> list[Variant]:
 def _run_zero_shot(ctx: DetectContext) -> None:
     from halluscope.backends.llm import Caller
     from halluscope.core.records import Prediction
-    from halluscope.core.runner import run_calls
+    from halluscope.backends.runner import run_calls
 
     own, backend_opts = split_options(ctx.options)
     backend = place(make_backend(ctx.spec, ctx.input, backend_opts, own["llm_config"]), ctx.executor)

@@ -57,7 +57,7 @@ from halluscope.core.records import (
     Variant,
 )
 from halluscope.reply import find_refusal, labelled_lines, read_rating
-from halluscope.core.runner import StageKey, arun_calls, ask_until_parsed
+from halluscope.backends.runner import StageKey, arun_calls, ask_until_parsed
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
 
@@ -324,7 +324,7 @@ class LLMGenerator:
 
 async def ask_rewrite(caller: Caller, first, article: Article, type: str, max_attempts: int, *,
                       prompt: str | None = None) -> tuple[Any, tuple[RewriteAttempt, ...], dict | None]:
-    """The rewrite protocol of one request on core.runner.ask_until_parsed: each reply screened
+    """The rewrite protocol of one request on backends.runner.ask_until_parsed: each reply screened
     (``screen_rewrite``), rejected ones asked again up to ``max_attempts`` in all. Returns the Asked outcome (its
     value the accepted text), a RewriteAttempt per attempt (a retry's reason says how it was sampled) and the
     accepted rewrite's checks."""

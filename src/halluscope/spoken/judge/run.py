@@ -34,7 +34,7 @@ from halluscope.backends.llm import (
 from halluscope.core.manifest import record_manifest
 from halluscope.prompts import prompt_hash
 from halluscope.core.records import Judgement, RewriteLog, Variant
-from halluscope.core.runner import arun_calls, ask_until_parsed
+from halluscope.backends.runner import arun_calls, ask_until_parsed
 from halluscope.core.stages import Stage, progress
 from halluscope.core.store import Store
 

@@ -10,7 +10,7 @@ from support.chat_server import ChatServer, Reply, user_text
 
 from halluscope.backends.llm import Caller, LLMConfig, StageOutage, create_backend
 from halluscope.core.records import Judgement
-from halluscope.core.runner import ask_until_parsed, run_calls
+from halluscope.backends.runner import ask_until_parsed, run_calls
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
 
