@@ -60,7 +60,9 @@ def register_section(builder: SectionBuilder) -> SectionBuilder:
 
 
 # modules that contribute sections; imported when a report is built so their builders register
-SECTION_MODULES: tuple[str, ...] = ("halluscope.spoken.generate.section", "halluscope.spoken.judge.section", "halluscope.report.paired",
+# and placed in this order whatever imported them first (plug-ins after, in their registry order)
+SECTION_MODULES: tuple[str, ...] = ("halluscope.report.zeroshot", "halluscope.spoken.generate.section",
+                                  "halluscope.spoken.judge.section", "halluscope.report.paired",
                                   "halluscope.report.realworld", "halluscope.mishap.section", "halluscope.view.section",
                                   "halluscope.closedform.report", "halluscope.report.canary",
                                   "halluscope.analysis.severity", "halluscope.analysis.fidelity",
@@ -73,8 +75,12 @@ def build_sections(store: Store) -> list[Section]:
 
     for name in SECTION_MODULES:
         importlib.import_module(name)
+
+    def rank(name: str) -> int:
+        return next((i for i, m in enumerate(SECTION_MODULES) if name.startswith(f"{m}.")), len(SECTION_MODULES))
+
     out: list[Section] = []
-    for b in SECTIONS.values():
+    for _, b in sorted(SECTIONS.items(), key=lambda kv: rank(kv[0])):  # stable: a module's builders keep their order
         s = b(store)  # a Section, a list of them (one per predictions file, ...) or None
         out += s if isinstance(s, list) else [] if s is None else [s]
     return out
