@@ -5,7 +5,8 @@ Each step is a resumable stage over the run directory's store; a step finds its 
 manifest of the latest run of the step before it.
 """
 
-from halluscope.mishap.annotate import AnnotationServer, Annotations, export_labels, human_labels
+from halluscope.mishap.annotate import AnnotationServer, export_labels
+from halluscope.mishap.labels import Annotations, human_labels
 from halluscope.mishap.answers import collect_answers, load_answers
 from halluscope.mishap.clips import import_clips, kept_clips, load_manifest
 from halluscope.mishap.evidence import Evidence, EvidenceTool, FtsEvidence

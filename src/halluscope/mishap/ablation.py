@@ -133,7 +133,7 @@ def run_configs(run_dir: str | Path, judge: str, configs: tuple[JudgeConfig, ...
     """Judge the same responses under every configuration (name -> its run). ``items``: 'ablation' (MISHAP answers
     people labelled, or every answer with ``all_answers``) or 'validity' (the imported closed-form responses)."""
     from halluscope.backends.runner import run_calls
-    from halluscope.mishap.annotate import human_labels
+    from halluscope.mishap.labels import human_labels
     from halluscope.mishap.evidence import FtsEvidence
 
     names = [c.name for c in configs]
@@ -209,7 +209,7 @@ def ablation_tables(run_dir: str | Path) -> dict[str, list[dict]]:
     """Judge-human agreement (pooled over annotators) per recorded configuration, with human-human agreement as
     the reference row: 'ablation' (every configuration, in the order run), 'rubric' (those differing only in the
     rubric version) and 'prompt' (those differing only in the prompt version)."""
-    from halluscope.mishap.annotate import human_labels
+    from halluscope.mishap.labels import human_labels
     from halluscope.metrics.agreement import human_human_agreement, judge_human_agreement
 
     from halluscope.mishap.provenance import ANSWERS, labels_of, population

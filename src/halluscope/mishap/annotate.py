@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import logging
 import os
-import random
-import time
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -38,6 +36,8 @@ from halluscope.core.errors import HalluscopeError
 from halluscope.core.fs import atomic_path
 from halluscope.core.records import Groundedness, MishapAnnotation, MishapClip
 from halluscope.core.store import STORE_NAME, SaveConflict, Store, StoreBusy  # noqa: F401 - SaveConflict: re-exported
+from halluscope.mishap.labels import (  # noqa: F401 - the app's label store, re-exported
+    Annotations, _store_file, annotation_items, human_labels, sample_by_model)
 from halluscope.core.webapp import (BACKLOG, BUSY_S, CSP, MAX_AUDIO, MAX_BODY, TIMEOUT_S, TOKEN_HEADER,  # noqa: F401
                                     LoopbackApp, Refused, Reply, json_reply, parse_host, problems, read_verified)
 
@@ -60,111 +60,6 @@ class LabelRequest(BaseModel):
     label: Groundedness
     note: str = Field(default="", max_length=MAX_NOTE)
     mode: Literal["independent", "side_by_side"] = "independent"
-
-
-def _store_file(run_dir: str | Path) -> Path:
-    """RUN/halluscope.sqlite, which must exist: reading labels never creates a run directory."""
-    path = Path(run_dir) / STORE_NAME
-    if not path.is_file():
-        what = "does not exist" if not Path(run_dir).exists() else f"has no {STORE_NAME}"
-        raise HalluscopeError(f"{run_dir} is not a run directory ({what}); expected the folder that 'halluscope mishap "
-                              "clips' created. Fix: check the path, or run the earlier steps first")
-    return path
-
-
-class Annotations:
-    """The append-only label table (the Store's label methods); the latest row per (answer, annotator) counts."""
-
-    def __init__(self, run_dir: str | Path, *, busy_s: float = 30.0) -> None:
-        _store_file(run_dir)
-        # the app runs beside other commands; a save waits ``busy_s`` for another process's lock, then StoreBusy
-        self._store = Store(run_dir, create=False, lock=False, threads=True, busy_s=busy_s)
-        self._reader: Store | None = None
-        try:
-            self._store.labels()  # the table exists (made on first use) and reads
-            # reads on their own connection (WAL): a save waiting for a lock never holds up a label read
-            self._reader = Store(run_dir, create=False, readonly=True, threads=True)
-        except HalluscopeError:
-            self._store.close()
-            raise
-
-    def close(self) -> None:
-        self._store.close()
-        if self._reader is not None:
-            self._reader.close()
-
-    def add(self, *, answer_id: str, annotator: str, label: str, note: str = "", mode: str = "independent",
-            save_id: str | None = None) -> MishapAnnotation:
-        return self.save(answer_id=answer_id, annotator=annotator, label=label, note=note, mode=mode, save_id=save_id)[0]
-
-    def save(self, *, answer_id: str, annotator: str, label: str, note: str = "", mode: str = "independent",
-             save_id: str | None = None) -> tuple[MishapAnnotation, bool]:
-        """Store one label; with a ``save_id`` already stored, return that row and False (a retry stores nothing)."""
-        a = MishapAnnotation(answer_id=answer_id, annotator=annotator, label=label, note=note, mode=mode,  # type: ignore[arg-type]
-                             created=time.time())
-        return self._store.save_label(a, save_id)
-
-    def all(self) -> list[MishapAnnotation]:
-        return (self._reader or self._store).labels()
-
-    def latest(self) -> dict[tuple[str, str], MishapAnnotation]:
-        return (self._reader or self._store).latest_labels()
-
-
-def annotation_items(run_dir: str | Path, *, sample: int | None = None,
-                     seed: int = 0) -> tuple[list[dict], dict[str, MishapClip]]:
-    """The responses to annotate and clip id -> clip record: every judgeable MISHAP answer and every imported
-    closed-form response (the validity study, halluscope.mishap.validity), or a seeded sample of N spread
-    evenly across models (seed 001, 3.3: "approximately evenly across models")."""
-    from halluscope.mishap._common import COMMANDS
-    from halluscope.mishap.answers import judgeable, load_answers
-    from halluscope.mishap.clips import kept_clips
-    from halluscope.mishap.questions import load_questions
-    from halluscope.mishap.rubrics import current_rubrics
-    from halluscope.mishap.validity_items import annotation_rows
-
-    if sample is not None and sample < 1:
-        raise HalluscopeError(f"sample: expected a positive number of responses, got {sample}. "
-                              "Fix: give a sample of N >= 1, or none to annotate every response")
-    _store_file(run_dir)
-    items: list[dict] = []
-    clips: dict[str, MishapClip] = {}
-    with Store(run_dir) as store:
-        has_mishap = store.latest_manifest(COMMANDS["questions"]) is not None  # a validity-only run has none
-        if has_mishap:
-            questions, clips, rubrics = load_questions(store), kept_clips(store), current_rubrics(store)
-            answers = sorted((a for a in load_answers(store).values() if judgeable(a) and a.question_id in questions),
-                             key=lambda a: a.id)
-    if has_mishap:
-        for a in answers:
-            q = questions[a.question_id]
-            clip = clips[q.clip_id]
-            items.append({"id": a.id, "question_id": q.id, "clip_id": clip.id, "model": a.model, "domain": q.domain,
-                          "category": q.category, "strategy": q.strategy, "question": q.text, "response": a.text,
-                          "description": clip.description, "rubric": rubrics[q.id].text if q.id in rubrics else None})
-    items += annotation_rows(run_dir)
-    if sample is not None and sample < len(items):
-        items = sorted(sample_by_model(items, sample, seed=seed), key=lambda it: it["id"])
-    return items, dict(clips)
-
-
-def sample_by_model(items: Sequence[dict], n: int, *, seed: int = 0) -> list[dict]:
-    """A seeded sample of ``n`` items spread as evenly as the models allow: models take turns (in a seeded
-    order), each giving its next item in a seeded shuffle; a model with fewer items gives all it has."""
-    rng = random.Random(seed)
-    by_model: dict[str, list[dict]] = {}
-    for it in sorted(items, key=lambda it: it["id"]):
-        by_model.setdefault(it["model"], []).append(it)
-    queues = [by_model[m] for m in sorted(by_model)]
-    for q in queues:
-        rng.shuffle(q)
-    rng.shuffle(queues)
-    out: list[dict] = []
-    while len(out) < n:
-        for q in queues:
-            if q and len(out) < n:
-                out.append(q.pop())
-    return out
 
 
 def audio_roots(run_dir: str | Path) -> list[Path]:
@@ -258,15 +153,6 @@ class AnnotationServer(LoopbackApp):
             log.warning("label not saved yet: %s", exc)
             raise Refused(503, "store busy, retrying: another process is writing to the run's store") from None
         return json_reply({"ok": True, "duplicate": not new, "save_id": req.save_id, "stored": a.model_dump()})
-
-
-def human_labels(run_dir: str | Path) -> dict[tuple[str, str], str]:
-    """(answer id, annotator) -> latest label: the input of the agreement metrics."""
-    ann = Annotations(run_dir)
-    try:
-        return {k: a.label for k, a in ann.latest().items()}
-    finally:
-        ann.close()
 
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # OWASP, CSV injection: cells a spreadsheet would run

@@ -19,7 +19,7 @@ def disagreements(run_dir: str | Path, *, judge_run: str | None = None) -> list[
     """One row per annotated answer where the judge's verdict differs from a human label (a majority label when
     annotators differ is not required: any annotator who disagrees counts), sorted by category and answer.
     ``judge_run``: the judge spec whose latest run is read (default: the run's latest judge)."""
-    from halluscope.mishap.annotate import annotation_items, human_labels
+    from halluscope.mishap.labels import annotation_items, human_labels
     from halluscope.mishap.judge import load_judgements
     from halluscope.mishap.rules import judge_runs
 
@@ -45,7 +45,7 @@ def disagreements(run_dir: str | Path, *, judge_run: str | None = None) -> list[
 
 def summary(rows: list[dict], run_dir: str | Path) -> list[dict]:
     """Per category: answers annotated and judged, disagreements, and how many went each way."""
-    from halluscope.mishap.annotate import annotation_items, human_labels
+    from halluscope.mishap.labels import annotation_items, human_labels
 
     items, _ = annotation_items(run_dir)
     cat = {it["id"]: it["category"] for it in items}

@@ -292,7 +292,7 @@ def examples_from_annotations(run_dir: str | Path, *, seed: int = 0) -> tuple[di
     'mishap judge' records them and the report leaves them out of judge-human agreement."""
     import random
 
-    from halluscope.mishap.annotate import annotation_items, human_labels
+    from halluscope.mishap.labels import annotation_items, human_labels
 
     items, _ = annotation_items(run_dir)
     by_id = {it["id"]: it for it in items}

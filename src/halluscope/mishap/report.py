@@ -12,6 +12,7 @@ from halluscope.metrics.agreement import human_human_agreement, judge_human_agre
 from halluscope.metrics.rates import hallucination_rates, stance_rates
 from halluscope.core.records import MISHAP_CATEGORIES, MISHAP_DOMAINS, MISHAP_STRATEGIES, STANCES
 from halluscope.core.store import Store
+from halluscope.mitigation import model_and_method, model_order
 from halluscope.report.sections import Section
 from halluscope.report.table import Figure, Table
 
@@ -28,7 +29,7 @@ def _cell(r: dict | None) -> str:
 
 def collect(run_dir: str | Path) -> dict:
     """Every number of the MISHAP report, from the store (no model call)."""
-    from halluscope.mishap.annotate import human_labels
+    from halluscope.mishap.labels import human_labels
     from halluscope.mishap.answers import answer_failures, load_answers
     from halluscope.mishap.clips import COMMANDS
     from halluscope.mishap.judge import judgeable, load_judgements
@@ -58,7 +59,7 @@ def collect(run_dir: str | Path) -> dict:
     by_cat = hallucination_rates(rows, by=("model", "category"))
     overall = hallucination_rates(rows, by=("model",))
     by_strat = hallucination_rates(rows, by=("model", "category", "strategy"))
-    models = sorted({r["model"] for r in rows}, key=_model_order)
+    models = sorted({r["model"] for r in rows}, key=model_order)
     baselines = {model_and_method(m)[0] for m in models if model_and_method(m)[1] == "W/O"}
     # a method whose model has a plain-decoding run goes to Tables 2, 8 and 12; Tables 1 and 11 keep the rest
     models = [m for m in models if model_and_method(m)[1] == "W/O" or model_and_method(m)[0] not in baselines]
@@ -108,25 +109,6 @@ def collect(run_dir: str | Path) -> dict:
     return {"table1": table1, "table11": table11, "answer_rows": rows, "clip_records": clips,
             "question_records": list(questions.values()), "rates_strategy": by_strat, "rates_domain_category": long, "stance": stance,
             "agreement": agreement, "balance": config_of(clips_m).balance if clips_m else [], "counts": counts}
-
-
-def model_and_method(model: str) -> tuple[str, str]:
-    """'hf-audio//tmp/x?mitigation=aad&alpha=0.5' -> ('hf-audio/x', 'AAD (alpha=0.5)'): the model's display name
-    (its '-o name=', else a short name, never a temporary path) and its decoding method: methods are rows under
-    their model, as in MISHAP-Bench's (seed 001) Tables 2 and 12."""
-    from halluscope.core.spec import ModelSpec, display_name
-    from halluscope.mitigation import method_label
-
-    spec = ModelSpec.parse(model)
-    return display_name(spec), method_label(spec)
-
-
-def _model_order(model: str) -> tuple:
-    from halluscope.report.zeroshot import METHOD_ORDER
-
-    base, method = model_and_method(model)
-    head = method.split(" ")[0]
-    return (base, METHOD_ORDER.index(head) if head in METHOD_ORDER else len(METHOD_ORDER), method)
 
 
 def _columns1() -> list[tuple[str, str]]:

@@ -141,10 +141,10 @@ def mitigation_tables(rows: list[dict]) -> list[Table]:
     """Tables 2, 8, 12 from judged answer rows (model, domain, category, strategy, verdict, question_id, seed):
     per base model, its plain-decoding (W/O) row, then each method's rate and change against W/O on the same
     (question, seed) with a 95% paired interval; the lowest rate of each column within a model is marked."""
-    from halluscope.mishap.report import _model_order, model_and_method
+    from halluscope.mitigation import model_and_method, model_order
 
     judged = [r for r in rows if r["verdict"] in ("grounded", "hallucinated")]
-    models = sorted({r["model"] for r in judged}, key=_model_order)
+    models = sorted({r["model"] for r in judged}, key=model_order)
     by_base: dict[str, dict[str, str]] = defaultdict(dict)  # base -> method label -> model spec
     for m in models:
         base, method = model_and_method(m)

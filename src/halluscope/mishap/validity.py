@@ -136,7 +136,7 @@ def compare(run_dir: str | Path) -> dict:
     (Cohen's kappa, AGR) of judge vs humans, original vs humans and judge vs original."""
     from halluscope.core.runs import config_of
     from halluscope.mishap.ablation import FULL_NAME, config_judgements
-    from halluscope.mishap.annotate import human_labels
+    from halluscope.mishap.labels import human_labels
     from halluscope.mishap.judge import load_judgements
     from halluscope.metrics.agreement import binary_agreement, judge_human_agreement
 

@@ -14,9 +14,12 @@ from halluscope.mitigation._config import (
     DEFAULTS,
     FIELDS,
     METHODS,
+    METHOD_ORDER,
     MTI_INSTRUCTION,
     MitigationConfig,
     method_label,
+    model_and_method,
+    model_order,
     mitigation_of,
     parse_mitigation,
     split_mitigation,
@@ -47,6 +50,9 @@ def label_of(mitigation: object) -> str:
 
 
 __all__ = [
+    "METHOD_ORDER",
+    "model_and_method",
+    "model_order",
     "AAD_PREFIX",
     "AUDIO_METHODS",
     "DEFAULTS",

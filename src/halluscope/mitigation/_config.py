@@ -145,3 +145,23 @@ def method_label(options: Mapping[str, Any] | ModelSpec | str) -> str:
         opts = dict(ModelSpec.parse(options).options) if isinstance(options, (str, ModelSpec)) else dict(options)
         return str(opts.get("mitigation"))
     return "W/O" if cfg is None else cfg.label()
+
+
+METHOD_ORDER = ("W/O", "AAD", "VCD", "MTI", "DoLa")  # the rows under each model, seed 001 Table 2
+
+
+def model_and_method(model: str) -> tuple[str, str]:
+    """'hf-audio//tmp/x?mitigation=aad&alpha=0.5' -> ('hf-audio/x', 'AAD (alpha=0.5)'): the model's display name
+    (its '-o name=', else a short name, never a temporary path) and its decoding method: methods are rows under
+    their model, as in MISHAP-Bench's (seed 001) Tables 2 and 12."""
+    from halluscope.core.spec import display_name
+
+    spec = ModelSpec.parse(model)
+    return display_name(spec), method_label(spec)
+
+
+def model_order(model: str) -> tuple:
+    """Sort key of report rows: by model, then plain decoding first and the methods in METHOD_ORDER."""
+    base, method = model_and_method(model)
+    head = method.split(" ")[0]
+    return (base, METHOD_ORDER.index(head) if head in METHOD_ORDER else len(METHOD_ORDER), method)

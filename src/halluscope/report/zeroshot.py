@@ -80,7 +80,7 @@ def zero_shot_rows(store: Store, build: BuildResult) -> list[dict]:
     return rows
 
 
-METHOD_ORDER = ("W/O", "AAD", "VCD", "MTI", "DoLa")  # seed 001, Table 2
+from halluscope.mitigation import METHOD_ORDER  # noqa: E402 - seed 001, Table 2
 
 
 def _order(item: tuple) -> tuple:
