@@ -13,7 +13,7 @@ from halluscope.report.speech import AUDIO_COLS, AUDIO_NOTE, TABLE7_COLS, TABLE7
 from halluscope.report.table import Figure, Table
 from halluscope.report.tables import TYPE_ABBR, ReportData, _asr_rows, _dataset_rows, _detection_rows, o_vs_t
 from halluscope.spoken.build import load_build_or_none
-from halluscope.view.links import asr_link, dataset_link, table2_link
+from halluscope.report.links import asr_link, dataset_link, table2_link
 
 TITLE = "Spoken benchmark (seed 000): dataset, ASR and detection"
 DATASET_COLS = [("language", "Lang"), ("original", "Orig"), ("hallucinated", "Halluc"),
