@@ -158,6 +158,7 @@ def canary_mishap(run: Path, model: str, *, max_tokens: int | None = None, polic
     from halluscope.backends.llm import load_llm_config
     from halluscope.canary import run_canary
     from halluscope.core.records import ChatMessage
+    from halluscope.core.runs import AnswerConfig, latest_run
     from halluscope.core.store import Store
     from halluscope.mishap._common import upstream
     from halluscope.mishap.answers import STAGE, answer_id, decoding_params
@@ -166,13 +167,13 @@ def canary_mishap(run: Path, model: str, *, max_tokens: int | None = None, polic
 
     backend = create_audio_backend(model, config=load_llm_config(llm_config), **options)
     with Store(run, create=False) as store:
-        last = [m for m in store.manifests() if m.command == "mishap answer" and m.config.get("model") == model]
-        prev = last[-1].config if last else {}
-        max_tokens = int(max_tokens or prev.get("max_tokens") or 512)
-        policy = str(policy or prev.get("policy") or "truncate")
-        system = system if system is not None else prev.get("system")
+        last = latest_run(store, "mishap answer", model=model)
+        prev = last.config if last else AnswerConfig(model=model)
+        max_tokens = int(max_tokens or prev.max_tokens or 512)
+        policy = str(policy or prev.audio_policy or "truncate")
+        system = system if system is not None else prev.system
         params = decoding_params(seed=None, temperature=0.0, top_p=None, max_tokens=max_tokens,
-                                 repetition_penalty=prev.get("repetition_penalty"))
+                                 repetition_penalty=prev.repetition_penalty)
         questions, clips = load_questions(store), kept_clips(store)
         probes = []
         for q in sorted(questions.values(), key=lambda q: q.id):
@@ -222,6 +223,7 @@ def canary_cmd(
 
     Example: halluscope canary runs/quickstart --model hf-audio/models/qwen2-audio --n 20
     """
+    from halluscope.core.runs import latest_run
     from halluscope.core.store import Store
 
     kind, manifest = _kind(run)
@@ -230,10 +232,9 @@ def canary_cmd(
     if kind == "build spoken":
         options = dict(given)
         with Store(run, create=False) as store:  # the latest zero-shot audio detect run of this model, if any
-            last = [m for m in store.manifests() if m.command == "detect" and m.config.get("detector") == model
-                    and m.config.get("input") == "audio" and m.config.get("task") == task]
+            last = latest_run(store, "detect", detector=model, input="audio", task=task)  # DetectConfig
         if last and not given:
-            options = dict(last[-1].config.get("options") or {})
+            options = dict(last.config.options)
         if prompting:
             options["prompting"] = prompting
         results = [canary_detect(run, model, task, {**options, **cfg}, n=n, seed=seed, quiet=json_out)]

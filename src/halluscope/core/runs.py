@@ -54,6 +54,9 @@ class AnswerConfig(RunConfig):
     seeds: list[int | None] = Field(default_factory=list)
     max_tokens: int | None = None
     system: str | None = None
+    repetition_penalty: float | None = None
+    audio_policy: str | None = Field(default=None, validation_alias=AliasChoices("audio_policy", "policy"),
+                                     description="Stored as 'policy'.")
     name: str | None = None
 
 
