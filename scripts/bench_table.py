@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/bench_table.py run bench_llm_backend            # its command below, output saved
     .venv/bin/python scripts/bench_table.py run bench_ray --items 6 --repeats 1   # other arguments
-    .venv/bin/python scripts/bench_table.py run --all                        # every bench, its command below
+    .venv/bin/python scripts/bench_table.py run --all                        # every bench in benchmarks/
     .venv/bin/python scripts/bench_table.py render                           # docs/benchmarks.md from the saved output
 
 ``run`` executes benchmarks/<name>.py, prints its output as it comes, and keeps it in benchmarks/results/<name>.txt
@@ -13,6 +13,7 @@ A bench never run has a row saying so.
 
 from __future__ import annotations
 
+import ast
 import datetime as dt
 import os
 import platform
@@ -27,7 +28,7 @@ DOC = ROOT / "docs" / "benchmarks.md"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from _ratios import parse  # noqa: E402
 
-# the command each bench is run with by 'run --all' (and 'run NAME' without arguments)
+# the arguments a bench is run with by 'run --all' and 'run NAME' without arguments (others: its defaults)
 COMMANDS = {
     "bench_llm_backend": [],
     "bench_bootstrap": [],
@@ -81,7 +82,8 @@ def render() -> str:
            f"Regenerated {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC.", ""]
     for name in benches:
         saved = RESULTS / f"{name}.txt"
-        out += [f"## {name}", ""]
+        doc = ast.get_docstring(ast.parse((ROOT / "benchmarks" / f"{name}.py").read_text(encoding="utf-8"))) or ""
+        out += [f"## {name}", "", doc.split("\n\n")[0].replace("\n", " "), ""]
         if not saved.is_file():
             out += [f"Not measured yet: `.venv/bin/python scripts/bench_table.py run {name}`.", ""]
             continue
@@ -112,7 +114,8 @@ def main() -> None:
     if not argv or argv[0] not in ("run", "render"):
         raise SystemExit(__doc__)
     if argv[0] == "run":
-        names = list(COMMANDS) if argv[1:2] == ["--all"] else argv[1:2]
+        every = sorted(p.stem for p in (ROOT / "benchmarks").glob("bench_*.py"))
+        names = every if argv[1:2] == ["--all"] else argv[1:2]
         if not names:
             raise SystemExit("run: name a bench (e.g. bench_llm_backend) or --all")
         extra = argv[2:]

@@ -189,7 +189,7 @@ def pacing_line(spec: str, p: dict) -> str:
     moves = "; ".join(f"{n} at {t:.0f} s" for t, n, _ in p["history"][-4:])
     return (f"; pacing {spec}: in flight limit {p['limit']} of {p['ceiling']} (peak {p['peak']}, {p['changes']} "
             f"changes, last: {p['reason'][:80]}; latest {moves})"
-            + (f", budget {budget}, {p['budget_wait_s']:.1f} s waited for it, {p['http_429']} HTTP 429" if budget else ""))
+            + (f", budget {budget}, {p['budget_wait_s']:.1f} s waited for it (summed over requests), {p['http_429']} HTTP 429" if budget else ""))
 
 
 class StageOutage(HalluscopeError):
