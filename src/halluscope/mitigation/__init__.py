@@ -8,6 +8,8 @@ steps) and DoLa (a premature layer chosen per step by Jensen-Shannon divergence)
 
 from __future__ import annotations
 
+from typing import Any
+
 from halluscope.mitigation._config import (
     AAD_PREFIX,
     AUDIO_METHODS,
@@ -24,23 +26,23 @@ from halluscope.mitigation._config import (
     parse_mitigation,
     split_mitigation,
 )
-from halluscope.mitigation._contrast import (
-    contrast,
-    diffuse,
-    dola,
-    dola_candidates,
-    entropy,
-    js_divergence,
-    plausible,
-)
-from halluscope.mitigation._decode import (
-    Branch,
-    DecodeResult,
-    Decoder,
-    StepTrace,
-    decode,
-    sampler,
-)
+# the decoding loop and the contrasts need torch: imported on first use, so that reading a method's label (the
+# reports, every --help) never loads torch
+_LAZY = {
+    "contrast": "_contrast",
+    "diffuse": "_contrast",
+    "dola": "_contrast",
+    "dola_candidates": "_contrast",
+    "entropy": "_contrast",
+    "js_divergence": "_contrast",
+    "plausible": "_contrast",
+    "Branch": "_decode",
+    "DecodeResult": "_decode",
+    "Decoder": "_decode",
+    "StepTrace": "_decode",
+    "decode": "_decode",
+    "sampler": "_decode",
+}
 
 
 def label_of(mitigation: object) -> str:
@@ -79,3 +81,11 @@ __all__ = [
     "sampler",
     "split_mitigation",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"halluscope.mitigation.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'halluscope.mitigation' has no attribute '{name}'")
