@@ -4,5 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-# two workers (this machine and CI have 2 cores); a test file (or a folder with a session fixture) stays on one
-exec .venv/bin/python -m pytest -q -n "${HALLUSCOPE_TEST_WORKERS:-2}" --dist loadgroup --durations=15 "$@"
+# two workers (this machine and CI have 2 cores); each test file stays on one worker, so its module fixtures are
+# built once (a folder's session fixture may be built once per worker)
+exec .venv/bin/python -m pytest -q -n "${HALLUSCOPE_TEST_WORKERS:-2}" --dist loadfile --durations=15 "$@"

@@ -34,15 +34,3 @@ def realdata() -> Path:
         pytest.skip(f"real data folder {REALDATA} is absent")
     return REALDATA
 
-
-# pytest-xdist (scripts/test.sh runs -n 2 --dist loadgroup): each test file stays on one worker, so its module
-# fixtures are built once; folders whose conftest builds a session fixture (a real run) stay on one worker whole.
-SESSION_FOLDERS = ("view", "hostile", "core/scale")
-
-
-def pytest_collection_modifyitems(config, items):
-    root = Path(__file__).parent
-    for item in items:
-        rel = Path(item.fspath).relative_to(root).as_posix()
-        group = next((f for f in SESSION_FOLDERS if rel.startswith(f + "/")), rel)
-        item.add_marker(pytest.mark.xdist_group(group))
