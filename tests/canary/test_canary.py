@@ -71,7 +71,7 @@ def test_deaf_model_is_flagged_in_the_last_lines_and_the_report(setup, capsys, m
     assert len(stored) == 16 and {a.ablation for a in stored.values()} == {"real", *ABLATIONS}
     assert all(a.audio.delivered for a in stored.values())  # the audio did reach the model: it ignores it
     assert tags  # the ablated calls are logged like any other
-    from halluscope.report import collect
+    from halluscope.spoken.report import collect
 
     section = next(s for s in collect(run).sections if s.title.startswith("Does the model hear"))
     assert "WARNING" in section.markdown

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from halluscope.cli.main import app
 from halluscope.core.records import Prediction
-from halluscope.report import collect
+from halluscope.spoken.report import collect
 from halluscope.core.store import Store
 
 

@@ -124,8 +124,8 @@ def test_mishap_only_closedform_only_and_all_three_runs_share_one_page_structure
     from support.tiny_encoder import register_text_speech
 
     import halluscope.closedform.report  # noqa: F401 - imported before the MISHAP section: order must not follow imports
-    from halluscope.report.paper import SECTION_TITLE as PAPER_TITLE
-    from halluscope.report.spoken import TITLE as SPOKEN_TITLE
+    from halluscope.spoken.report.paper import SECTION_TITLE as PAPER_TITLE
+    from halluscope.spoken.report.spoken import TITLE as SPOKEN_TITLE
     from halluscope.spoken.build import BuildConfig, build_spoken
 
     register_text_speech()  # the transcript is the text: a spoken build in a second, real stages

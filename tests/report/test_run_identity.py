@@ -38,7 +38,7 @@ def run(tmp_path_factory):
 
 
 def test_runs_differing_in_any_option_are_rows_labelled_by_what_differs(run):
-    from halluscope.report.zeroshot import zero_shot_rows
+    from halluscope.spoken.report.zeroshot import zero_shot_rows
 
     run_dir, model, _ = run
     with Store(run_dir) as store:

@@ -179,8 +179,8 @@ def answer_cmd(run: STEP_RUN, model: str = typer.Option(..., help="Audio LM: ope
     if canary:  # greedy requests (sampled answers differ without any ablation); greedy real calls come from the store
         from halluscope.cli.canary import canary_mishap, show
 
-        show([canary_mishap(run, model, max_tokens=max_tokens or 512, policy=audio_policy, system=system, options=options,
-                            llm_config=str(llm_config) if llm_config else None, n=canary, quiet=json_out)])
+        show([canary_mishap(run, model, options=options, llm_config=str(llm_config) if llm_config else None,
+                            n=canary, quiet=json_out)])  # the decoding the answers were asked with (its manifest)
 
 
 @app.command("disagreements")

@@ -82,23 +82,23 @@ class ReportSummary:
 
 def write_report(run_dir: str | Path, *, json_out: bool = False) -> ReportSummary:
     """RUN/report/: tables.md, a CSV per table, headline.json (every table) and report.html, with every section the
-    run has (spoken build, judges, detectors, zero-shot, real-world, MISHAP, closed-form), from the store alone."""
+    run has (report/sections.py: spoken build, judges, detectors, zero-shot, real-world, MISHAP, closed-form,
+    audio reliance, analyses), from the store alone; the same page for every kind of run."""
     from halluscope.core.errors import HalluscopeError
-    from halluscope.report.spoken import collect
+    from halluscope.core.store import Store
+    from halluscope.report.sections import build_sections, write_extras
 
-    data = collect(run_dir)
-    if not data.sections:
-        raise HalluscopeError(f"{data.run_dir} holds nothing to report: no spoken build, MISHAP judgements or "
+    run = Path(run_dir)
+    with Store(run) as store:
+        sections = build_sections(store)
+        manifest = store.latest_manifest("build spoken")
+    if not sections:
+        raise HalluscopeError(f"{run} holds nothing to report: no spoken build, MISHAP judgements or "
                               "closed-form predictions")
-    manifest = html.escape(json.dumps(data.manifest, indent=2, ensure_ascii=False)) if data.manifest else ""
-    path = write_folder(data.run_dir / "report", data.sections, title="halluscope report", json_name="headline.json",
-                        intro=[f"Run directory: {data.run_dir}"], extra={"run_dir": str(data.run_dir)},
-                        html_tail=f"<h2>Manifest</h2>\n<pre>{manifest}</pre>\n" if manifest else "")
-    from halluscope.report.paper import write_paper_tables
-
-    write_paper_tables(data.run_dir / "report" / "paper", data.sections)  # seed 000 tables: md, csv, tex, html, json
-    from halluscope.analysis.export import write_analysis_latex
-
-    write_analysis_latex(data.run_dir / "report" / "analysis", data.sections)  # issue 31's tables as LaTeX
-    doc = document(data.sections, run_dir=str(data.run_dir))
-    return ReportSummary(path, [s.title for s in data.sections], doc, json_out)
+    shown = html.escape(json.dumps(manifest.model_dump(), indent=2, ensure_ascii=False)) if manifest else ""
+    path = write_folder(run / "report", sections, title="halluscope report", json_name="headline.json",
+                        intro=[f"Run directory: {run}"], extra={"run_dir": str(run)},
+                        html_tail=f"<h2>Manifest</h2>\n<pre>{shown}</pre>\n" if shown else "")
+    write_extras(run / "report", sections)  # the paper's tables (report/paper/), the analyses' LaTeX (report/analysis/)
+    doc = document(sections, run_dir=str(run))
+    return ReportSummary(path, [s.title for s in sections], doc, json_out)

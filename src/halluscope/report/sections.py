@@ -1,9 +1,9 @@
-"""Extra report sections contributed by other parts of halluscope (zero-shot, real-world, judges, ...).
+"""The report's sections, each contributed by the pipeline that owns its data (SECTION_MODULES: the one place they
+are listed; plug-ins add builders through the entry-point group 'halluscope.report_sections').
 
 A section builder gets the open store alone and returns a Section (or a list of them), or None when the run
 has nothing for it; a builder that needs the spoken build reads it with ``spoken.build.load_build_or_none(store)``
-(read once per store, so once per report). page.py places every section after the spoken build's core tables, in
-registration order, the same for a run holding only MISHAP results, only closed-form predictions or all three.
+(read once per store, so once per report). Sections are placed in SECTION_MODULES order, the same for a run holding only MISHAP results, only closed-form predictions or all three.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from halluscope.core.registry import Registry
 from halluscope.core.store import Store
@@ -61,13 +62,27 @@ def register_section(builder: SectionBuilder) -> SectionBuilder:
 
 # modules that contribute sections; imported when a report is built so their builders register
 # and placed in this order whatever imported them first (plug-ins after, in their registry order)
-SECTION_MODULES: tuple[str, ...] = ("halluscope.report.zeroshot", "halluscope.spoken.generate.section",
-                                  "halluscope.spoken.judge.section", "halluscope.report.paired",
-                                  "halluscope.report.realworld", "halluscope.mishap.section", "halluscope.view.section",
-                                  "halluscope.closedform.report", "halluscope.report.canary",
-                                  "halluscope.analysis.severity", "halluscope.analysis.fidelity",
-                                  "halluscope.analysis.parity", "halluscope.analysis.reliability",
-                                  "halluscope.analysis.cards")
+SECTION_MODULES: tuple[str, ...] = (
+    "halluscope.spoken.report.spoken",  # Lost in Speech's core tables first: Table 1, ASR error, Table 7, Table 2
+    "halluscope.spoken.report.zeroshot", "halluscope.spoken.generate.section", "halluscope.spoken.judge.section",
+    "halluscope.spoken.report.paired", "halluscope.spoken.report.realworld", "halluscope.mishap.section",
+    "halluscope.view.section", "halluscope.closedform.report", "halluscope.canary.section",
+    "halluscope.analysis.severity", "halluscope.analysis.fidelity", "halluscope.analysis.parity",
+    "halluscope.analysis.reliability", "halluscope.analysis.cards",
+)
+# 'module:function's given every section once they are built: each returns sections that summarise the others
+# (the paper's tables as printed), placed last
+FINISHERS: tuple[str, ...] = ("halluscope.spoken.report.paper:paper_sections",)
+# 'folder', 'module:function': extra files each writes from the sections into report/<folder>/
+WRITERS: tuple[tuple[str, str], ...] = (("paper", "halluscope.spoken.report.paper:write_paper_tables"),
+                                        ("analysis", "halluscope.analysis.export:write_analysis_latex"))
+
+
+def _named(ref: str) -> Callable:
+    import importlib
+
+    module, name = ref.split(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def build_sections(store: Store) -> list[Section]:
@@ -83,4 +98,12 @@ def build_sections(store: Store) -> list[Section]:
     for _, b in sorted(SECTIONS.items(), key=lambda kv: rank(kv[0])):  # stable: a module's builders keep their order
         s = b(store)  # a Section, a list of them (one per predictions file, ...) or None
         out += s if isinstance(s, list) else [] if s is None else [s]
+    for ref in FINISHERS:
+        out += _named(ref)(out)
     return out
+
+
+def write_extras(report_dir: Path, sections: list[Section]) -> None:
+    """The WRITERS' files: each in its own folder of the report."""
+    for folder, ref in WRITERS:
+        _named(ref)(report_dir / folder, sections)

@@ -233,7 +233,7 @@ def test_failures_are_reported_and_cost_no_calls_on_rerun(tmp_path, corpus, monk
         build_spoken(tmp_path / "run", cfg, quiet=True)  # failed items are retried, from the store
         assert srv.count == n
     # the report counts the protocol's outcomes, with examples
-    from halluscope.report import collect
+    from halluscope.spoken.report import collect
 
     section = next(s for s in collect(tmp_path / "run").sections if s.title.startswith("LLM generation protocol"))
     rows = {r["status"]: r for r in section.rows("generation_attempts")}

@@ -10,8 +10,9 @@ from halluscope.spoken.build import BuildConfig, BuildResult, build_spoken, load
 from halluscope.core.errors import HalluscopeError
 from halluscope.metrics.asr import normalize_for_wer
 from halluscope.core.records import AudioRef, Variant
-from halluscope.report import collect, write_report
-from halluscope.report.speech import WINDOW_S, audio_rows
+from halluscope.report import write_report
+from halluscope.spoken.report import collect
+from halluscope.spoken.report.speech import WINDOW_S, audio_rows
 from halluscope.backends.speech import ASR_BACKENDS
 from halluscope.core.store import Store
 

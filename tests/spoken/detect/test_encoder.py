@@ -9,7 +9,7 @@ from halluscope.spoken.detect import detect
 from halluscope.spoken.detect.encoder import TRAIN_STAGE_SUFFIX, EncoderOptions
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import EncoderTraining
-from halluscope.report import collect
+from halluscope.spoken.report import collect
 from halluscope.metrics.classification import macro_f1
 from halluscope.core.store import Store
 

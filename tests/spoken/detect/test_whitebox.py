@@ -41,8 +41,8 @@ def test_trains_predicts_and_sits_in_table2(setup):
     assert again.predictions == o.predictions
     with Store(run) as store:
         assert store.count(FEATURE_STAGE) == n_features  # nothing recomputed
-    from halluscope.report import collect
-    from halluscope.report.tables import o_vs_t
+    from halluscope.spoken.report import collect
+    from halluscope.spoken.report.tables import o_vs_t
 
     rows = [r for r in o_vs_t(collect(run).detection) if r["detector"].startswith("whitebox/")]
     assert {r["language"] for r in rows} == {"en", "ru", "all"}

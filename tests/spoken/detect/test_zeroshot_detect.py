@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from halluscope.cli.main import app
 from halluscope.spoken.detect import detect
 from halluscope.core.records import Prediction
-from halluscope.report import collect
+from halluscope.spoken.report import collect
 from halluscope.core.store import Store
 
 
@@ -78,7 +78,7 @@ def test_skip_policy_keeps_skipped_items_out_of_n(run_dir, qwen2_audio_dir):
     assert skipped and all(p.status == "error" and p.predicted is None and p.audio.sent_s == 0 for p in skipped)
     with Store(run_dir) as store:
         from halluscope.spoken.build import load_build
-        from halluscope.report.zeroshot import zero_shot_rows
+        from halluscope.spoken.report.zeroshot import zero_shot_rows
 
         rows = zero_shot_rows(store, load_build(store))
     cell = next(r for r in rows if r["task"] == "type" and r["language"] == "all")
@@ -107,7 +107,7 @@ def test_openai_zero_shot_on_text_counts_every_non_answer(run_dir, monkeypatch):
     assert all(p.predicted is None for p in preds if p.status != "ok")
     with Store(run_dir) as store:
         from halluscope.spoken.build import load_build
-        from halluscope.report.zeroshot import zero_shot_rows
+        from halluscope.spoken.report.zeroshot import zero_shot_rows
 
         rows = [r for r in zero_shot_rows(store, load_build(store)) if r["model"] == "openai/zs-model"]
     cell = next(r for r in rows if r["language"] == "all")
@@ -143,7 +143,7 @@ def test_cli_prompting_flag_reaches_the_prompt_and_is_refused_for_trained_detect
 
 
 def test_table3_shows_each_input_beside_its_own_majority_baseline():
-    from halluscope.report.zeroshot import table3
+    from halluscope.spoken.report.zeroshot import table3
 
     def row(input_, acc, maj):
         return {"model": "m", "mitigation": "W/O", "prompting": "direct", "language": "en", "task": "binary",

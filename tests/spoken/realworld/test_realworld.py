@@ -20,7 +20,8 @@ from halluscope.spoken.realworld import (
     match_negatives,
 )
 from halluscope.core.records import Article, RealWorldFake, RewriteLog
-from halluscope.report import collect, write_report
+from halluscope.report import write_report
+from halluscope.spoken.report import collect
 from halluscope.core.store import Store
 
 

@@ -202,4 +202,4 @@ register_detector("hf-audio", DetectorKind(run=_run_zero_shot, inputs=("text", "
 # 'cascade/<asr>+<llm>': the cascaded baseline (ASR, then the text LLM on the transcript); audio only
 register_detector("cascade", DetectorKind(run=_run_zero_shot, inputs=("audio",), config=_config("cascade")))
 
-from halluscope.report import zeroshot as _section  # noqa: F401 - registers the Table 3 report section
+from halluscope.spoken.report import zeroshot as _section  # noqa: F401 - registers the Table 3 report section

@@ -17,7 +17,7 @@ from halluscope.core.fs import atomic_write
 from halluscope.report.plots import png
 from halluscope.report.sections import Section
 from halluscope.report.table import Figure, Table
-from halluscope.report.tables import TYPE_ABBR
+from halluscope.spoken.report.tables import TYPE_ABBR
 
 AGREEMENT_COLS = [("judge_a", "Judge A"), ("judge_b", "Judge B"), ("dimension", "Dim"), ("n", "n"),
                   ("kappa_quadratic", "κ (quadratic)"), ("spearman_rho", "Spearman ρ"), ("within_one", "within ±1"),

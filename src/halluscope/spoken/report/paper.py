@@ -277,6 +277,21 @@ def paper_section(data: object, sections: Sequence[Section]) -> Section:
     return Section(SECTION_TITLE, [intro, *tables])
 
 
+def paper_sections(sections: Sequence[Section]) -> list[Section]:
+    """The finisher of every report (report/sections.py FINISHERS): the paper's tables from the spoken core
+    section's own tables and the others'; none for a run without a spoken build."""
+    from types import SimpleNamespace
+
+    from halluscope.spoken.report.spoken import TITLE
+
+    core = next((s for s in sections if s.title == TITLE), None)
+    if core is None:
+        return []
+    data = SimpleNamespace(dataset=core.rows("table1_dataset"), detection=core.rows("detection_long"),
+                           table7=core.rows("table7_asr_systems"))
+    return [paper_section(data, sections)]
+
+
 def write_paper_tables(out: Path, sections: Sequence[Section]) -> list[Path]:
     """Every paper table of the report as ID.md, ID.csv, ID.tex, ID.html and ID.json in ``out``."""
     tables = [t for s in sections if s.title == SECTION_TITLE for t in s.tables]

@@ -15,7 +15,7 @@ from halluscope.metrics.rates import flag_rates
 from halluscope.spoken.provenance import CELLS
 from halluscope.spoken.realworld import DETECT_STAGE, RealWorldSplit, load_realworld
 from halluscope.core.records import Prediction
-from halluscope.report.paired import latest_detect_runs
+from halluscope.spoken.report.paired import latest_detect_runs
 from halluscope.report.sections import Section, register_section
 from halluscope.core.store import Store
 from halluscope.report.table import Table

@@ -8,10 +8,10 @@ from pathlib import Path
 from halluscope.core.records import LANGUAGES
 from halluscope.core.store import Store
 from halluscope.report.plots import asr_vs_degradation_plot, o_vs_t_plot, wer_cer_plot
-from halluscope.report.sections import Section, build_sections
-from halluscope.report.speech import AUDIO_COLS, AUDIO_NOTE, TABLE7_COLS, TABLE7_NOTE, audio_rows, table7_rows
+from halluscope.report.sections import Section, build_sections, register_section
+from halluscope.spoken.report.speech import AUDIO_COLS, AUDIO_NOTE, TABLE7_COLS, TABLE7_NOTE, audio_rows, table7_rows
 from halluscope.report.table import Figure, Table
-from halluscope.report.tables import TYPE_ABBR, ReportData, _asr_rows, _dataset_rows, _detection_rows, o_vs_t
+from halluscope.spoken.report.tables import TYPE_ABBR, ReportData, _asr_rows, _dataset_rows, _detection_rows, o_vs_t
 from halluscope.spoken.build import load_build_or_none
 from halluscope.report.links import asr_link, dataset_link, table2_link
 
@@ -63,28 +63,38 @@ def spoken_section(data: ReportData) -> Section:
     return Section(TITLE, blocks)
 
 
-def collect(run_dir: str | Path) -> ReportData:
-    """Every number of the report of a run: the spoken build's core tables (empty without a build) and every
-    registered section the run has data for (the spoken build's core section first)."""
-    with Store(run_dir) as store:
-        manifest = store.latest_manifest("build spoken")
-        build = load_build_or_none(store)  # the one read of the build: the sections share it
-        if manifest is None or build is None:
-            return ReportData(run_dir=Path(run_dir), languages=[], dataset=[], asr=[], detection=[], failures=[],
-                              excluded=0, sections=build_sections(store))
-        present = {v.language for v in build.samples.values()}
-        languages = [lang for lang in LANGUAGES if lang in present]
-        failures = [{"stage": stage, "item_id": k, "reason": r}
-                    for stage, fs in build.failures.items() for k, r in sorted(fs.items())]
-        excluded = sum(1 for k in build.samples if k not in build.transcripts)
-        data = ReportData(
-            run_dir=Path(run_dir), languages=languages, dataset=_dataset_rows(build, languages),
-            asr=_asr_rows(build, languages), detection=_detection_rows(store, build, languages),
-            failures=failures, excluded=excluded, manifest=manifest.model_dump(),
-            table7=table7_rows(build, languages), audio=audio_rows(build, languages),
-        )
-        data.sections = [spoken_section(data), *build_sections(store)]
-        from halluscope.report.paper import paper_section
+def report_data(store: Store) -> ReportData | None:
+    """The numbers of the spoken build's core tables, from the store (None: the run has no spoken build)."""
+    manifest = store.latest_manifest("build spoken")
+    build = load_build_or_none(store)  # the one read of the build: the sections share it
+    if manifest is None or build is None:
+        return None
+    present = {v.language for v in build.samples.values()}
+    languages = [lang for lang in LANGUAGES if lang in present]
+    failures = [{"stage": stage, "item_id": k, "reason": r}
+                for stage, fs in build.failures.items() for k, r in sorted(fs.items())]
+    excluded = sum(1 for k in build.samples if k not in build.transcripts)
+    return ReportData(
+        run_dir=store.run_dir, languages=languages, dataset=_dataset_rows(build, languages),
+        asr=_asr_rows(build, languages), detection=_detection_rows(store, build, languages),
+        failures=failures, excluded=excluded, manifest=manifest.model_dump(),
+        table7=table7_rows(build, languages), audio=audio_rows(build, languages),
+    )
 
-        data.sections.append(paper_section(data, data.sections))  # seed 000 Tables 1-5, 7-10 as printed
+
+@register_section
+def spoken_core(store: Store) -> Section | None:
+    """Lost in Speech's core section (the first of every report that has a spoken build)."""
+    data = report_data(store)
+    return None if data is None else spoken_section(data)
+
+
+def collect(run_dir: str | Path) -> ReportData:
+    """Every number of the spoken build's core tables (empty without a build) and every section of the run's report
+    (report.sections.build_sections: the same list 'halluscope report' writes)."""
+    with Store(run_dir) as store:
+        data = report_data(store) or ReportData(run_dir=Path(run_dir), languages=[], dataset=[], asr=[],
+                                                detection=[], failures=[], excluded=0)
+        data.run_dir = Path(run_dir)
+        data.sections = build_sections(store)
         return data

@@ -29,7 +29,7 @@ class ReportData:
     excluded: int
     manifest: dict = field(default_factory=dict)
     sections: list[Section] = field(default_factory=list)
-    table7: list[dict] = field(default_factory=list)  # ASR systems on the same audio (report/speech.py)
+    table7: list[dict] = field(default_factory=list)  # ASR systems on the same audio (spoken/report/speech.py)
     audio: list[dict] = field(default_factory=list)  # clip durations per language against the 30 s window
 
 
