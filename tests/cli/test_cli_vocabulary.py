@@ -25,7 +25,8 @@ PYTHON_NAMES = {"option": "--option", "judge_option": "--option", "target": "--t
 SHARED_HELP = ("audio_policy", "mitigation", "system", "retries", "llm_config", "option", "json_out", "max_tokens")
 # the options that name a model that is called; a command taking one takes --llm-config too
 MODEL_FLAGS = {"--judge", "--llm", "--model", "--generator", "--detector", "--faithful", "--filter-llm"}
-NOT_CALLED = {"mishap validity import"}  # --model there names who wrote the imported responses
+NOT_CALLED = {"mishap validity import",  # --model there names who wrote the imported responses
+              "mishap disagreements"}  # --judge there picks whose stored verdicts are compared
 ONE_OF_SEVERAL = {"mishap all"}  # several models in one command: -o would not say whose options they are
 # where --out is a file or folder the command writes that is not a run
 OUT_IS_A_FILE = {"run closedform", "mishap examples", "mishap sources", "mishap validity report"}

@@ -14,6 +14,7 @@ from halluscope.cli.options import (
     serve,
     AudioPolicy,
     AudioRoot,
+    MaybeMaxTokens,
     Json,
     LlmConfig,
     Mitigation,
@@ -143,7 +144,7 @@ def answer_cmd(run: STEP_RUN, model: str = typer.Option(..., help="Audio LM: ope
                repetition_penalty: Optional[float] = typer.Option(None, "--repetition-penalty", help="Repetition penalty from the model card (greedy or sampled)."),
                preset: Optional[str] = typer.Option(None, help="Per-model decoding preset (MISHAP-Bench, Table 5; 'halluscope mishap presets' lists them with their sources): fills every control not given."),
                preset_file: Optional[Path] = typer.Option(None, help="More presets (JSON, the shape of mishap/data/decoding_presets.json)."),
-               max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="New tokens per reply (default 512 or the preset's)."),
+               max_tokens: MaybeMaxTokens = None,  # default 512, or the preset's
                audio_policy: AudioPolicy = "truncate", system: System = None,
                mitigation: Mitigation = None, option: Options = [], llm_config: LlmConfig = None,  # noqa: B006
                json_out: Json = False, executor: ExecutorOptions = ExecutorOptions(),

@@ -93,8 +93,10 @@ def _expand(value: Path) -> Path:
     return value.expanduser()
 
 
-MaxTokens = Annotated[int, typer.Option("--max-tokens", help="New tokens per reply (greedy decoding unless the "
-                                        "command samples).")]
+MAX_TOKENS_HELP = "New tokens per reply (greedy decoding unless the command samples; a model preset may set it)."
+MaxTokens = Annotated[int, typer.Option("--max-tokens", help=MAX_TOKENS_HELP)]
+# the same role where the default comes from elsewhere (a model preset, else the command's own)
+MaybeMaxTokens = Annotated[Optional[int], typer.Option("--max-tokens", help=MAX_TOKENS_HELP)]
 AudioPolicy = Annotated[str, typer.Option("--audio-policy", help="Audio longer than the model's window: "
                                           "truncate | chunk | skip.")]
 System = Annotated[Optional[str], typer.Option("--system", help="System prompt (default: none).")]
