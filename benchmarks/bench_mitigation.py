@@ -37,9 +37,9 @@ from _ratios import ratio as ratio_line
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))  # the tests support package (tiny models)
 
 from halluscope.backends.audio_lm import clip_of, load_adapter
+from halluscope.core.records import ChatMessage
 from halluscope.mitigation import Decoder, contrast, decode, parse_mitigation
 from halluscope.mitigation._audio import branches
-from halluscope.core.records import ChatMessage
 
 MSG = [ChatMessage(role="user", content="hello is there audio in the text")]
 

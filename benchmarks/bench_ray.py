@@ -28,6 +28,11 @@ from _ratios import ratio
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from halluscope.backends.speech.route import PerLanguageAsr, PerLanguageTts
+from halluscope.core.executors import RayExecutor, Resources
+from halluscope.core.records import Variant
+from halluscope.core.stages import Stage
+from halluscope.core.store import Store
 from halluscope.spoken.build import (
     BuildConfig,
     asr_config,
@@ -35,11 +40,6 @@ from halluscope.spoken.build import (
     select_articles,
     tts_config,
 )
-from halluscope.core.executors import RayExecutor, Resources
-from halluscope.core.records import Variant
-from halluscope.backends.speech.route import PerLanguageAsr, PerLanguageTts
-from halluscope.core.stages import Stage
-from halluscope.core.store import Store
 
 
 def once(root: Path, name: str, samples: dict[str, Variant], *, cpu_threads: int = 0,

@@ -24,15 +24,15 @@ from pathlib import Path
 import numpy as np
 from _ratios import ratio
 
-from halluscope.spoken.build import BuildConfig, Synthesize, Transcribe, asr_config, select_articles, tts_config
-from halluscope.core.records import AudioRef, Transcript, Variant
 from halluscope.backends.speech.asr import whisper_base_dir
-from halluscope.backends.speech.audio import SAMPLE_RATE, encode_wav, read_audio
-from halluscope.core.hashing import sha256_hex
+from halluscope.backends.speech.audio import SAMPLE_RATE, encode_wav, read_audio, resample
 from halluscope.backends.speech.route import PerLanguageAsr, PerLanguageTts
 from halluscope.backends.speech.tts import ESPEAK_VOICE_POOLS, RHVOICE_POOLS, pick_voice, speakable
+from halluscope.core.hashing import sha256_hex
+from halluscope.core.records import AudioRef, Transcript, Variant
 from halluscope.core.stages import Stage, run_stage
 from halluscope.core.store import Store
+from halluscope.spoken.build import BuildConfig, Synthesize, Transcribe, asr_config, select_articles, tts_config
 
 SEED = 13
 

@@ -38,14 +38,13 @@ def judge_script(req: dict, n: int):  # type: ignore[no-untyped-def]
 
 
 def main(quickstart: Path, work: Path) -> None:
-    from support import scripted
-    from support.chat_server import ChatServer
-    from support.tiny_audio_lm import build_qwen2_audio
-
     from halluscope.analysis.sweep import run_sweep
     from halluscope.backends.llm import LLMConfig
     from halluscope.report import write_report
     from halluscope.spoken.judge import build_judge
+    from support import scripted
+    from support.chat_server import ChatServer
+    from support.tiny_audio_lm import build_qwen2_audio
 
     out = ROOT / "docs" / "img"
     out.mkdir(parents=True, exist_ok=True)

@@ -3,8 +3,16 @@ detect runs, judge runs, MISHAP answers, verdicts, human labels and calls, so ev
 
 from __future__ import annotations
 
-from halluscope.core.records import (GroundednessJudgement, Judgement, MishapAnnotation, MishapAnswer, Prediction,
-                                     RunManifest, Transcript, Variant)
+from halluscope.core.records import (
+    GroundednessJudgement,
+    Judgement,
+    MishapAnnotation,
+    MishapAnswer,
+    Prediction,
+    RunManifest,
+    Transcript,
+    Variant,
+)
 from halluscope.core.store import Store
 
 

@@ -4,8 +4,6 @@ real openai client; the script reads verdicts off each answer, so the two agree)
 import json
 
 import pytest
-from support import scripted
-from support.chat_server import ChatServer
 from typer.testing import CliRunner
 
 from halluscope.backends.llm import LLMConfig
@@ -13,6 +11,8 @@ from halluscope.cli.main import app
 from halluscope.core.records import GroundednessJudgement, MishapAnnotation
 from halluscope.core.store import Store
 from halluscope.mishap.judge import run_judge
+from support import scripted
+from support.chat_server import ChatServer
 
 
 @pytest.mark.slow  # the scripted MISHAP build: espeak-ng clips, about 40 s on the busy 2-core machine

@@ -3,12 +3,12 @@ and T; every detection analysis section, its tables and its LaTeX are there; the
 
 import json
 
-from support import fakes
 from typer.testing import CliRunner
 
 from halluscope.cli.main import app
 from halluscope.spoken.build import BuildConfig, build_spoken
 from halluscope.spoken.detect.run import detect
+from support import fakes
 
 
 def test_report_of_a_spoken_build_has_the_detection_analyses(tmp_path):

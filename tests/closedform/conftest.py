@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from support.corpus_fixtures import write_jsonl
 
 HALLUAUDIO_ROWS = [

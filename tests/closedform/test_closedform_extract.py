@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from halluscope.closedform.extract import (extract_choice, extract_label, extract_number, extract_option, extract_yesno,
-                                           normalize_reply)
+from halluscope.closedform.extract import (
+    extract_choice,
+    extract_label,
+    extract_number,
+    extract_option,
+    extract_yesno,
+    normalize_reply,
+)
 
 YESNO_CASES = [
     # plain and formatted answers

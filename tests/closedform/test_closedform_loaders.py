@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from support.corpus_fixtures import write_jsonl
-
 from halluscope.closedform.loaders import load_aha, load_halluaudio, load_yesno
 from halluscope.closedform.score import score_halluaudio
 from halluscope.core.errors import InputError
+from support.corpus_fixtures import write_jsonl
 
 
 def _ha(**kw) -> dict:

@@ -4,15 +4,13 @@ the asked subject is a yes in every scorer."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from test_closedform_kuan import QROWS, _predictions, _questions  # noqa: E402 - the Kuan file writers
 
 from halluscope.closedform.loaders import load_aha, load_halluaudio, load_yesno
 from halluscope.closedform.score import score_aha, score_halluaudio, score_yesno
-
-from test_closedform_kuan import QROWS, _predictions, _questions  # noqa: E402 - the Kuan file writers
 
 OTHER = "The audio of traffic is actually a siren wailing."  # smollm2/49, asked about birds
 ABOUT = "The audio contains the sound of a cat - it's actually a film about a dog."  # smollm2/6, asked about a cat

@@ -1,22 +1,21 @@
 """'halluscope run closedform': an audio model on HalluAudio / AHa-Bench / yes-no sets, scored by 'halluscope score'."""
 
-import sys
-from pathlib import Path
 import json
 
 import pytest
+
 from support.tiny_audio_lm import clip45, omni_dir, qwen2_audio_dir  # noqa: F401 - fixtures
 
 pytest.importorskip("transformers")
 
+from typer.testing import CliRunner
+
+from halluscope.backends.speech.audio import encode_wav
+from halluscope.cli.main import app
 from support import chat_server
 from support.chat_server import ChatServer, Reply
 from support.corpus_fixtures import write_jsonl
 from support.tiny_audio_lm import espeak, espeak_of_length
-from typer.testing import CliRunner
-
-from halluscope.cli.main import app
-from halluscope.backends.speech.audio import encode_wav
 
 
 def _text(request):

@@ -103,11 +103,11 @@ def test_any_bytes_after_a_valid_csv_header(body):
 @given(rows=st.lists(records, max_size=4), ensure_ascii=st.booleans())
 def test_any_json_values_in_every_row_loader(rows, ensure_ascii):
     from halluscope.closedform.run import load_rows
-    from halluscope.spoken.corpus import load_articles
+    from halluscope.metrics.scoring import score_asr_file
     from halluscope.mishap.clips import load_manifest
     from halluscope.mishap.evidence import FtsEvidence
+    from halluscope.spoken.corpus import load_articles
     from halluscope.spoken.realworld import load_fakes
-    from halluscope.metrics.scoring import score_asr_file
 
     path = _file("r.jsonl", _jsonl(rows, ensure_ascii))
     for loader in (load_articles, load_fakes, score_asr_file, load_manifest, FtsEvidence):

@@ -1,9 +1,9 @@
 import pytest
 
-from halluscope.spoken.detect.run import DETECTORS
-from halluscope.core.errors import HalluscopeError
-from halluscope.spoken.generate import GENERATORS
 from halluscope.backends.speech import ASR_BACKENDS, TTS_BACKENDS
+from halluscope.core.errors import HalluscopeError
+from halluscope.spoken.detect.run import DETECTORS
+from halluscope.spoken.generate import GENERATORS
 
 
 @pytest.mark.parametrize("registry", [GENERATORS, TTS_BACKENDS, ASR_BACKENDS])

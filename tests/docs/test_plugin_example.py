@@ -5,10 +5,10 @@ line: its entry points, read from its own pyproject.toml, are written to a dist-
 from __future__ import annotations
 
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from support.hostile_helpers import run_cli
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
+
 from support import hostile_fakes  # noqa: E402
 from support.corpus_fixtures import write_jsonl  # noqa: E402
 from support.hostile_helpers import EN  # noqa: E402

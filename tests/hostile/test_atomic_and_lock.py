@@ -10,10 +10,10 @@ import threading
 import pyarrow.parquet as pq
 import pytest
 
-from support.corpus_fixtures import write_jsonl
-from support.hostile_helpers import EN, FAKE_MAIN, flat, subprocess_env
 from halluscope.core.fs import atomic_path, atomic_write
 from halluscope.core.store import Store
+from support.corpus_fixtures import write_jsonl
+from support.hostile_helpers import EN, FAKE_MAIN, flat, subprocess_env
 
 
 def test_concurrent_atomic_writes_of_one_file_never_collide(tmp_path):

@@ -11,9 +11,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from halluscope.core.fs import PathEscapeError, id_file_name, safe_join
 from support.corpus_fixtures import write_jsonl
 from support.hostile_helpers import EN, run_cli, snapshot
-from halluscope.core.fs import PathEscapeError, id_file_name, safe_join
 
 NFC = unicodedata.normalize("NFC", "caf\u00e9")
 NFD = unicodedata.normalize("NFD", NFC)
@@ -74,8 +74,8 @@ def test_hostile_ids_build_inside_run_and_survive(tmp_path, capsys, monkeypatch)
 
 def test_resume_reads_old_layout_and_regenerates_escaping_records(tmp_path):
     """Runs built before safe names keep their clips (same TTS stage key); a record pointing outside is redone."""
-    from halluscope.spoken.build import BuildConfig, build_spoken
     from halluscope.core.store import Store
+    from halluscope.spoken.build import BuildConfig, build_spoken
 
     corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": f"en-{i}", "language": "en", "text": t}
                                                  for i, t in enumerate(EN[:3])])

@@ -5,8 +5,8 @@ import math
 import pytest
 
 from halluscope.core.errors import HalluscopeError
-from halluscope.metrics.agreement import cohen_kappa, rating_agreement, rating_agreement_rows
 from halluscope.core.records import Judgement
+from halluscope.metrics.agreement import cohen_kappa, rating_agreement, rating_agreement_rows
 
 
 def test_near_perfect_agreement_by_hand():

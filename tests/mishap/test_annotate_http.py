@@ -12,10 +12,10 @@ import threading
 import uuid
 
 import pytest
+
+from halluscope.mishap.annotate import MAX_NOTE, Annotations, AnnotationServer, annotation_items
 from support import scripted
 from support.view_helpers import http_get
-from halluscope.core.errors import HalluscopeError
-from halluscope.mishap.annotate import MAX_NOTE, Annotations, AnnotationServer, annotation_items
 
 TOKEN = "test-token-http-1"
 

@@ -4,15 +4,15 @@ Authority name check never skipped silently."""
 import json
 
 import pytest
-from support import scripted
-from support.chat_server import ChatServer
 from typer.testing import CliRunner
 
 from halluscope.cli.main import app
 from halluscope.core.errors import InputError
-from halluscope.mishap.clips import apply_quotas
 from halluscope.core.records import MishapClip
 from halluscope.core.store import Store
+from halluscope.mishap.clips import apply_quotas
+from support import scripted
+from support.chat_server import ChatServer
 
 
 def _clips():

@@ -4,11 +4,12 @@ labelling session in both modes, an XSS attempt in a response, a wrong token, pa
 import sqlite3
 
 import pytest
+
+from halluscope.core.errors import HalluscopeError
+from halluscope.metrics.agreement import human_human_agreement
+from halluscope.mishap.annotate import Annotations, AnnotationServer, annotation_items, export_labels, human_labels
 from support import scripted
 from support.view_helpers import chromium, http_get
-from halluscope.core.errors import HalluscopeError
-from halluscope.mishap.annotate import Annotations, AnnotationServer, annotation_items, export_labels, human_labels
-from halluscope.metrics.agreement import human_human_agreement
 
 TOKEN = "test-token-123456"
 

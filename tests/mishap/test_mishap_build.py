@@ -4,18 +4,24 @@ scripted loopback chat-completions server; resume makes no calls."""
 import json
 
 import pytest
+
+from halluscope.backends.llm import LLMConfig
+from halluscope.core.errors import InputError
+from halluscope.core.records import MISHAP_STRATEGIES
+from halluscope.core.store import Store
+from halluscope.mishap.clips import import_clips, kept_clips, load_manifest
+from halluscope.mishap.questions import assign_strategies, make_questions, name_collision, parse_questions
+from halluscope.mishap.rubrics import (
+    check_form,
+    current_rubrics,
+    export_rubrics,
+    import_rubrics,
+    make_rubrics,
+    rubric_history,
+)
 from support import scripted
 from support.chat_server import ChatServer
 from support.corpus_fixtures import write_jsonl
-
-from halluscope.core.errors import InputError
-from halluscope.backends.llm import LLMConfig
-from halluscope.mishap.clips import import_clips, kept_clips, load_manifest
-from halluscope.mishap.questions import assign_strategies, make_questions, name_collision, parse_questions
-from halluscope.mishap.rubrics import (check_form, current_rubrics, export_rubrics, import_rubrics, make_rubrics,
-                                       rubric_history)
-from halluscope.core.records import MISHAP_STRATEGIES
-from halluscope.core.store import Store
 
 CFG = LLMConfig(openai={"max_retries": 0, "backoff_base_s": 0})
 

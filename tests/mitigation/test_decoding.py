@@ -4,9 +4,8 @@ Every reference below is computed in the test from separate full forward passes 
 sequence each time) and the formulas written out here, never from the library's own step functions.
 """
 
-import sys
-from pathlib import Path
 import pytest
+
 from support.tiny_audio_lm import espeak, omni_dir, qwen2_audio_dir  # noqa: F401 - fixtures
 
 torch = pytest.importorskip("torch")
@@ -15,9 +14,9 @@ pytest.importorskip("transformers")
 import torch.nn.functional as F
 
 from halluscope.backends.audio_lm import clip_of, load_adapter
+from halluscope.core.records import ChatMessage
 from halluscope.mitigation import MitigationConfig, dola_candidates, parse_mitigation
 from halluscope.mitigation._audio import branches, generate
-from halluscope.core.records import ChatMessage
 
 MSG = [ChatMessage(role="user", content="hello is there audio in the text")]
 STEPS = 4
@@ -139,8 +138,9 @@ def dola_reference(model, tensors, ys, layers, alpha=1.0, beta=0.1, penalty=1.2)
 @pytest.fixture(scope="module")
 def deep_lm(tmp_path_factory):
     """The tiny causal LM of tests/llm with 7 layers, so DoLa has several candidates (3, 5)."""
-    from support.tiny_hf import build_tiny_lm
     from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaForCausalLM
+
+    from support.tiny_hf import build_tiny_lm
 
     path = build_tiny_lm(tmp_path_factory.mktemp("tiny-lm"))
     cfg = AutoModelForCausalLM.from_pretrained(path).config
@@ -224,8 +224,8 @@ def test_audio_methods_refuse_requests_without_audio(adapters):
 
 def test_backends_take_the_mitigation_as_an_option(qwen2_audio_dir, tmp_path):
     from halluscope.backends.audio_lm import create_audio_backend
-    from halluscope.core.errors import HalluscopeError
     from halluscope.backends.llm import LLMConfig, create_backend
+    from halluscope.core.errors import HalluscopeError
 
     plain = create_audio_backend(f"hf-audio/{qwen2_audio_dir}", config=LLMConfig())
     aad = create_audio_backend(f"hf-audio/{qwen2_audio_dir}", config=LLMConfig(), mitigation="aad", alpha=0.5)

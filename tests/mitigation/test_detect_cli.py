@@ -1,19 +1,18 @@
 """'halluscope detect ... -o mitigation=aad' end to end: recorded in the manifest and fingerprint, a separate row."""
 
-import sys
-from pathlib import Path
 import pytest
+
 from support.tiny_audio_lm import qwen2_audio_dir  # noqa: F401 - fixture
 
 pytest.importorskip("transformers")
 
-from support import fakes
 from typer.testing import CliRunner
 
 from halluscope.cli.main import app
 from halluscope.core.records import Prediction
-from halluscope.spoken.report import collect
 from halluscope.core.store import Store
+from halluscope.spoken.report import collect
+from support import fakes
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +46,8 @@ def test_detect_with_aad_records_it_and_reports_a_separate_row(run_dir, qwen2_au
 
 
 def test_mitigation_on_a_remote_model_fails_before_any_work(run_dir):
-    from halluscope.spoken.detect import detect
     from halluscope.core.errors import HalluscopeError
+    from halluscope.spoken.detect import detect
 
     with pytest.raises(HalluscopeError, match="needs logits of a local model"):
         detect(run_dir, detector="openai/gpt-4o-mini", task="binary", input="text", options={"mitigation": "aad"})

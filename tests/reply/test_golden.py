@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from halluscope.closedform.extract import extract_choice, extract_label, extract_number, extract_option, extract_yesno
+from halluscope.mishap.judge import parse_verdict
+from halluscope.reply import BOOLEAN, read_check, read_key
 from halluscope.spoken.detect.zeroshot_parse import KEY_ALIASES, KEYS, SCALES, parse_reply
 from halluscope.spoken.generate.llm import parse_self_assessment
 from halluscope.spoken.judge import parse_judgement
-from halluscope.mishap.judge import parse_verdict
-from halluscope.reply import BOOLEAN, read_check, read_key
 
 GOLDEN = Path(__file__).with_name("golden.jsonl")
 

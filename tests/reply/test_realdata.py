@@ -7,10 +7,10 @@ import csv
 import json
 
 from halluscope.closedform.extract import extract_choice, extract_label, extract_number, extract_yesno
-from halluscope.spoken.detect.zeroshot_parse import parse_reply
-from halluscope.spoken.judge import parse_judgement
 from halluscope.mishap.judge import parse_verdict
 from halluscope.reply import BOOLEAN, read_check, read_key
+from halluscope.spoken.detect.zeroshot_parse import parse_reply
+from halluscope.spoken.judge import parse_judgement
 
 # rows of AudioTrust's hallucination split whose ModelResponse a person reads as a refusal ("I'm sorry, but I
 # can't listen to or analyze audio clips", "I can't identify or describe the content of audio clips", "I don't

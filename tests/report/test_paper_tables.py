@@ -10,10 +10,10 @@ import subprocess
 
 import pytest
 
-from halluscope.spoken.report.paper import table2, table3, table7, table9, table10
 from halluscope.spoken.build import BuildConfig, build_spoken
 from halluscope.spoken.detect import detect
 from halluscope.spoken.realworld import build_realworld, detect_realworld
+from halluscope.spoken.report.paper import table2, table3, table7, table9, table10
 
 
 def check_latex(tex: str, ncols: int) -> None:
@@ -44,11 +44,11 @@ def report(tmp_path_factory):
     """A three-language run with a real-world split and TF-IDF runs; the paper tables built from the report's own
     row builders (the full report's plots are other tests' business)."""
     from halluscope.core.store import Store
+    from halluscope.spoken.build import load_build
     from halluscope.spoken.report.paper import paper_section, write_paper_tables
     from halluscope.spoken.report.realworld import realworld_section
     from halluscope.spoken.report.speech import table7_rows
     from halluscope.spoken.report.tables import ReportData, _dataset_rows, _detection_rows
-    from halluscope.spoken.build import load_build
     from support.tiny_encoder import register_text_speech
 
     register_text_speech()

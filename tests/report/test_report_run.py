@@ -6,13 +6,13 @@ import json
 import re
 
 import pytest
-from support import scripted
 from typer.testing import CliRunner
 
 from halluscope.cli.main import app
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.store import Store
 from halluscope.report import write_report
+from support import scripted
 
 
 @pytest.fixture(scope="module")
@@ -121,12 +121,11 @@ def test_mishap_only_closedform_only_and_all_three_runs_share_one_page_structure
     holding all three, in the same registration order; headline.json has one shape."""
     import shutil
 
-    from support.tiny_encoder import register_text_speech
-
     import halluscope.closedform.report  # noqa: F401 - imported before the MISHAP section: order must not follow imports
+    from halluscope.spoken.build import BuildConfig, build_spoken
     from halluscope.spoken.report.paper import SECTION_TITLE as PAPER_TITLE
     from halluscope.spoken.report.spoken import TITLE as SPOKEN_TITLE
-    from halluscope.spoken.build import BuildConfig, build_spoken
+    from support.tiny_encoder import register_text_speech
 
     register_text_speech()  # the transcript is the text: a spoken build in a second, real stages
     mishap, closedform, every = tmp_path / "mishap", tmp_path / "closedform", tmp_path / "every"

@@ -6,8 +6,6 @@ Real 'detect' runs of the openai zero-shot detector against a scripted local cha
 import json
 
 import pytest
-from support import fakes
-from support.chat_server import ChatServer, Reply
 
 from halluscope.core.runs import DetectConfig, latest_runs, variant_labels
 from halluscope.core.spec import display_name
@@ -15,6 +13,8 @@ from halluscope.core.store import Store
 from halluscope.report import write_report
 from halluscope.spoken.build import load_build
 from halluscope.spoken.detect import detect
+from support import fakes
+from support.chat_server import ChatServer, Reply
 
 
 def _reply(req, n):

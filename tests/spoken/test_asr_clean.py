@@ -3,18 +3,16 @@ fails to parse and is split, single-item calls, every call in the store, and 'sc
 
 import json
 import re
-import sys
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
-from support.chat_server import ChatServer, Reply  # noqa: E402
 
-from halluscope.cli.main import app  # noqa: E402
 from halluscope.backends.llm import LLMConfig, create_backend  # noqa: E402
+from halluscope.cli.main import app  # noqa: E402
+from halluscope.core.store import Store  # noqa: E402
 from halluscope.metrics.asr import score_asr  # noqa: E402
 from halluscope.spoken.asr_clean import LLMCleaner, cleaner_prompt, read_jsonl  # noqa: E402
-from halluscope.core.store import Store  # noqa: E402
+from support.chat_server import ChatServer, Reply  # noqa: E402
 
 FAST = {"timeout_s": 5.0, "backoff_base_s": 0.01, "backoff_max_s": 0.05, "max_retries": 0}
 

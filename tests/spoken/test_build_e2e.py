@@ -12,10 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from halluscope.spoken.build import BuildConfig, build_spoken
 from halluscope.cli.main import app
 from halluscope.core.records import AudioRef, Transcript
 from halluscope.core.store import Store
+from halluscope.spoken.build import BuildConfig, build_spoken
 
 
 @pytest.fixture(scope="module")

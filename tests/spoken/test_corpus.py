@@ -1,13 +1,11 @@
 import csv
-import json
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from halluscope.spoken.corpus import load_articles
 from halluscope.core.errors import InputError
-
+from halluscope.spoken.corpus import load_articles
 from support.corpus_fixtures import write_jsonl
 
 

@@ -1,6 +1,6 @@
+from halluscope.core.records import Variant
 from halluscope.spoken.detect.splits import split_by_article
 from halluscope.spoken.detect.tfidf import TfidfDetector
-from halluscope.core.records import Variant
 
 
 def _samples(n_articles: int, lang: str = "en") -> list[Variant]:

@@ -3,11 +3,11 @@ from collections import Counter
 
 import pytest
 
-from halluscope.spoken.corpus import load_articles
 from halluscope.core.errors import ItemError
+from halluscope.core.records import SEVERITIES, TYPES
+from halluscope.spoken.corpus import load_articles
 from halluscope.spoken.generate import RulesGenerator, plan_rewrites
 from halluscope.spoken.generate.rules import load_lexicon, numbers_in
-from halluscope.core.records import SEVERITIES, TYPES
 
 WORD = re.compile(r"\w+(?:[-'’]\w+)*")
 

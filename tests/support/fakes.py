@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from support.corpus_fixtures import EN, KK, RU, write_jsonl
 
 from halluscope.backends.speech import ASR_BACKENDS, TTS_BACKENDS
+from support.corpus_fixtures import EN, KK, RU, write_jsonl
 
 
 class SilentTts:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from support import pythonpath
 import os
 import re
 import sys
 from pathlib import Path
 
 import pytest
+
+from support import pythonpath
 
 HERE = Path(__file__).resolve().parent
 

@@ -8,11 +8,10 @@ import re
 
 import numpy as np
 
+from halluscope.backends.speech.audio import encode_wav
 from support import chat_server
 from support.chat_server import Reply
 from support.corpus_fixtures import write_jsonl
-
-from halluscope.backends.speech.audio import encode_wav
 
 UNINFORMATIVE = "Some sounds can be heard."
 XSS = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>'
@@ -146,14 +145,13 @@ def build_run(tmp, monkeypatch=None, *, judge: bool = True, seeds=(0, 1), per_ca
         with pytest.MonkeyPatch.context() as mp:
             return build_run(tmp, mp, judge=judge, seeds=seeds, per_category=per_category)
 
-    from support.chat_server import ChatServer
-
     from halluscope.backends.llm import LLMConfig
     from halluscope.mishap.answers import collect_answers
     from halluscope.mishap.clips import import_clips
     from halluscope.mishap.judge import run_judge
     from halluscope.mishap.questions import make_questions
     from halluscope.mishap.rubrics import make_rubrics
+    from support.chat_server import ChatServer
 
     cfg = LLMConfig(openai={"max_retries": 0, "backoff_base_s": 0})
     tmp = Path(tmp)

@@ -11,8 +11,13 @@ CYRILLIC = "абвгдежзийклмнопрстуфхцчшщъыьэюяәғ
 
 def build_wav2vec2_ctc(path: Path) -> Path:
     import torch
-    from transformers import (Wav2Vec2Config, Wav2Vec2CTCTokenizer, Wav2Vec2FeatureExtractor, Wav2Vec2ForCTC,
-                              Wav2Vec2Processor)
+    from transformers import (
+        Wav2Vec2Config,
+        Wav2Vec2CTCTokenizer,
+        Wav2Vec2FeatureExtractor,
+        Wav2Vec2ForCTC,
+        Wav2Vec2Processor,
+    )
 
     path.mkdir(parents=True, exist_ok=True)
     vocab = {"<pad>": 0, "<unk>": 1, "|": 2, **{c: i + 3 for i, c in enumerate(CYRILLIC)}}
@@ -32,8 +37,14 @@ def build_wav2vec2_ctc(path: Path) -> Path:
 def build_whisper(path: Path) -> Path:
     """Whisper with the real multilingual tokenizer (shipped with halluscope[asr]) and a 1-layer, 16-wide model."""
     import torch
-    from transformers import (GenerationConfig, WhisperConfig, WhisperFeatureExtractor, WhisperForConditionalGeneration,
-                              WhisperProcessor, WhisperTokenizerFast)
+    from transformers import (
+        GenerationConfig,
+        WhisperConfig,
+        WhisperFeatureExtractor,
+        WhisperForConditionalGeneration,
+        WhisperProcessor,
+        WhisperTokenizerFast,
+    )
 
     from halluscope.backends.speech.asr import whisper_base_dir
 

@@ -13,12 +13,12 @@ XSS = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2"> h
 def add_zero_shot_run(run: Path) -> str:
     """A stored zero-shot detect run (what 'halluscope detect --detector openai/...' leaves): predictions whose call
     keys point at replies in the calls table, one of them markup."""
-    from halluscope.spoken.build import load_build
-    from halluscope.spoken.detect.splits import split_by_article
     from halluscope.core.manifest import record_manifest
     from halluscope.core.records import Prediction
     from halluscope.core.stages import Stage
     from halluscope.core.store import Store
+    from halluscope.spoken.build import load_build
+    from halluscope.spoken.detect.splits import split_by_article
 
     spec = "openai/fake-detector"
     with Store(run) as store:

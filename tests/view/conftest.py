@@ -4,16 +4,16 @@ detectors on O and T, a zero-shot run whose stored replies carry markup, and the
 from pathlib import Path
 
 import pytest
+
 from support.view_helpers import add_zero_shot_run
 
 
 @pytest.fixture(scope="session")
 def viewrun(tmp_path_factory) -> Path:
-    from support.corpus_fixtures import EN, write_jsonl
-
+    from halluscope.report import write_report
     from halluscope.spoken.build import BuildConfig, build_spoken
     from halluscope.spoken.detect import detect
-    from halluscope.report import write_report
+    from support.corpus_fixtures import EN, write_jsonl
 
     tmp = tmp_path_factory.mktemp("view")
     corpus = write_jsonl(tmp / "corpus.jsonl", [{"id": f"en-{i}", "language": "en", "text": t, "date": "2024-05-01"}

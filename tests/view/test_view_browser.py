@@ -7,13 +7,13 @@ import json
 
 import jiwer
 import pytest
-from support.view_helpers import XSS, chromium, http_get
 
-from halluscope.spoken.build import load_build
-from halluscope.metrics.asr import normalize_for_wer
 from halluscope.core.store import Store
+from halluscope.metrics.asr import normalize_for_wer
+from halluscope.spoken.build import load_build
 from halluscope.view.quality import latest_quality
 from halluscope.view.server import ViewServer, export_view
+from support.view_helpers import XSS, chromium, http_get
 
 pytestmark = pytest.mark.slow  # builds a run with espeak-ng and Whisper base (about a minute on two cores)
 TOKEN = "view-token-123456"

@@ -4,6 +4,7 @@ closed-form prediction files (strict vs compat readings), through the served API
 import json
 
 import pytest
+
 from support.corpus_fixtures import write_jsonl
 from support.view_helpers import http_get
 
@@ -24,10 +25,10 @@ def mishap_run(tmp_path_factory):
 
 
 def test_mishap_questions_show_every_answer_verdict_and_clip(mishap_run, tmp_path):
-    from support import scripted
-    from halluscope.mishap.answers import load_answers
     from halluscope.core.store import Store
+    from halluscope.mishap.answers import load_answers
     from halluscope.view.server import ViewServer
+    from support import scripted
 
     with Store(mishap_run, create=False, lock=False) as store:
         answers = load_answers(store)

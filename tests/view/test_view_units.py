@@ -8,8 +8,8 @@ import pytest
 
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.store import Store
-from halluscope.view.data import _mark, alignment, reply_text
 from halluscope.report.links import dataset_link, table2_link
+from halluscope.view.data import _mark, alignment, reply_text
 from halluscope.view.quality import QualityLabels, QualityRequest, latest_quality, quality_tables
 
 

@@ -12,8 +12,15 @@ from __future__ import annotations
 
 import math
 
-from halluscope.analysis._common import (INTELLIGIBILITY, detect_runs, item_wer, listener_labels, mean_ci, scored,
-                                         slope_test)
+from halluscope.analysis._common import (
+    INTELLIGIBILITY,
+    detect_runs,
+    item_wer,
+    listener_labels,
+    mean_ci,
+    scored,
+    slope_test,
+)
 from halluscope.core.records import Variant
 from halluscope.core.store import Store
 from halluscope.report.sections import Section, register_section

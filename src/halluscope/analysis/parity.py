@@ -17,8 +17,16 @@ from itertools import combinations
 
 import numpy as np
 
-from halluscope.analysis._common import (INPUT_NAMES, INPUT_ORDER, cluster_permutation, detect_runs, holm, per_cluster,
-                                         ratio_stat, scored)
+from halluscope.analysis._common import (
+    INPUT_NAMES,
+    INPUT_ORDER,
+    cluster_permutation,
+    detect_runs,
+    holm,
+    per_cluster,
+    ratio_stat,
+    scored,
+)
 from halluscope.core.records import LANGUAGES, Variant
 from halluscope.core.store import Store
 from halluscope.report.sections import Section, register_section

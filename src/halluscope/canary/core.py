@@ -13,8 +13,8 @@ from halluscope.canary.records import SR, CanaryAnswer, CanaryDivergence, Probe
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.hashing import derived_seed
 from halluscope.core.records import ModelResponse
-from halluscope.core.stages import Stage
 from halluscope.core.runs import latest_runs
+from halluscope.core.stages import Stage
 from halluscope.core.store import Store
 
 VERSION = 1
@@ -177,9 +177,9 @@ def run_canary(store: Store, backend: Any, probes: Sequence[Probe], *, source: s
     calls are answered from the store when the command already asked them), then summarize; on an hf-audio
     backend also the first-answer-token divergence (stage 'canary_logits'). Records a 'canary' manifest."""
     from halluscope.backends.audio_lm import ask_audio
+    from halluscope.backends.runner import run_calls
     from halluscope.backends.speech.audio import resample
     from halluscope.core.manifest import record_manifest
-    from halluscope.backends.runner import run_calls
 
     picked = sample_probes(probes, n, seed, source)
     if not picked:

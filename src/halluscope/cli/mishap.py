@@ -11,12 +11,11 @@ import typer
 from halluscope.cli.canary import CANARY_HELP
 from halluscope.cli.compat import App
 from halluscope.cli.options import (
-    serve,
     AudioPolicy,
     AudioRoot,
-    MaybeMaxTokens,
     Json,
     LlmConfig,
+    MaybeMaxTokens,
     Mitigation,
     NewRun,
     Options,
@@ -26,6 +25,7 @@ from halluscope.cli.options import (
     flag_options,
     mitigation_options,
     model_with,
+    serve,
     with_executor,
 )
 from halluscope.core.executors import ExecutorOptions

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from halluscope.cli.compat import App
-from halluscope.cli.options import AudioPolicy, Json, LlmConfig, MaxTokens, Run, model_with, Options
+from halluscope.cli.options import AudioPolicy, Json, LlmConfig, MaxTokens, Options, Run, model_with
 from halluscope.core.stages import console
 
 app = App(help="Decoding-time mitigation sweeps: one method over strengths and seeds beside plain greedy and sampled "

@@ -9,7 +9,7 @@ import typer
 
 from halluscope.cli.quickstart import app
 from halluscope.core.stages import console
-from halluscope.mishap.quickstart import CLIPS, DEFAULT_DIR, DEFAULT_CLIPS
+from halluscope.mishap.quickstart import CLIPS, DEFAULT_CLIPS, DEFAULT_DIR
 
 
 @app.command("mishap")

@@ -294,8 +294,8 @@ def score_asr_cmd(
         raise InputError("file not found", file=str(pairs), fix="pass a JSONL file with reference, hypothesis, language")
     if cleaner == "llm":
         from halluscope.backends.llm import create_backend
-        from halluscope.spoken.asr_clean import LLMCleaner
         from halluscope.core.store import Store
+        from halluscope.spoken.asr_clean import LLMCleaner
 
         with Store(run or pairs.with_name(pairs.name + ".cleaner")) as store:
             llm = LLMCleaner(create_backend(model_with(model, option)), store, batch_size=batch_size)

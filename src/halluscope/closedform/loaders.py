@@ -16,8 +16,17 @@ from pathlib import Path
 
 from halluscope.closedform.compat import AHA_SKIPPED
 from halluscope.closedform.extract import extract_yesno
-from halluscope.closedform.records import (DOMAINS, KINDS, SAMPLINGS, AhaItem, HalluAudioItem, Kind, Loaded, LoadProblem,
-                                           YesNoItem)
+from halluscope.closedform.records import (
+    DOMAINS,
+    KINDS,
+    SAMPLINGS,
+    AhaItem,
+    HalluAudioItem,
+    Kind,
+    Loaded,
+    LoadProblem,
+    YesNoItem,
+)
 from halluscope.core.errors import InputError, Problem, Problems
 from halluscope.core.inputs import BOM, Field, Rows, read_rows, read_text
 

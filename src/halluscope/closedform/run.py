@@ -119,8 +119,8 @@ def run_closedform(model: str, fmt: str, inputs: list[Path], *, out: Path, audio
     ``executor`` (e.g. a RayExecutor) runs an hf-audio model's generation on its workers."""
     from halluscope.backends.audio_lm import ask_audio, audio_window_s, check_policy, create_audio_backend
     from halluscope.backends.llm import Caller, load_llm_config
-    from halluscope.core.executors import place
     from halluscope.backends.runner import run_calls
+    from halluscope.core.executors import place
     from halluscope.core.store import Store
 
     if fmt not in REPLY_FIELD:

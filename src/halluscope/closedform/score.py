@@ -9,13 +9,22 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from halluscope.closedform import compat as cp
-from halluscope.closedform.extract import (ABSTENTIONS, NON_ANSWERS, Extraction, Fallback, extract_choice,
-                                           extract_label, extract_number, extract_yesno, normalize_label)
+from halluscope.closedform.extract import (
+    ABSTENTIONS,
+    NON_ANSWERS,
+    Extraction,
+    Fallback,
+    extract_choice,
+    extract_label,
+    extract_number,
+    extract_yesno,
+    normalize_label,
+)
 from halluscope.closedform.records import DOMAINS, SAMPLINGS, AhaItem, HalluAudioItem, Loaded, YesNoItem
 from halluscope.core.errors import InputError
+from halluscope.metrics.asr import item_error_rate
 from halluscope.metrics.classification import yesno_scores
 from halluscope.metrics.rates import aha_scores, count_probe_scores, halluaudio_scores
-from halluscope.metrics.asr import item_error_rate
 from halluscope.reply.subject import asked_subject  # noqa: F401 - re-exported (tests, callers)
 
 Mode = Literal["strict", "compat"]

@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from halluscope.core.hashing import sha256_hex
 from halluscope.core.errors import HalluscopeError
+from halluscope.core.hashing import sha256_hex
 
 LOCK_NAME = ".lock"
 # flags whose value is a secret (--token, --api-key, --hf-token ...): never written to a file or a log

@@ -28,8 +28,23 @@ from typing import Any, Literal
 
 from halluscope.core.errors import InputError, Problems
 from halluscope.core.textfile import (  # noqa: F401 - re-exported: one import path for every reader
-    BOM, DEFAULT_FIELD_BYTES, DEFAULT_FILE_BYTES, FIELD_ENV, FILE_ENV, LINES_ENV, SNIFF_BYTES, Limits, Lines, check_file,
-    guess_encoding, open_bytes, parse_json, read_json, read_text, sniff)
+    BOM,
+    DEFAULT_FIELD_BYTES,
+    DEFAULT_FILE_BYTES,
+    FIELD_ENV,
+    FILE_ENV,
+    LINES_ENV,
+    SNIFF_BYTES,
+    Limits,
+    Lines,
+    check_file,
+    guess_encoding,
+    open_bytes,
+    parse_json,
+    read_json,
+    read_text,
+    sniff,
+)
 
 Format = Literal["jsonl", "csv", "tsv", "parquet"]
 FieldType = Literal["text", "bool", "scalar"]

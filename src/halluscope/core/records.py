@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from halluscope.core.hashing import json_sha256
 from pydantic import BaseModel, ConfigDict, Field
+
+from halluscope.core.hashing import json_sha256
 
 RECORDS_VERSION = 1
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 import difflib
 import importlib
 import sys
-from importlib.metadata import EntryPoint
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint
 from typing import Any, Generic, TypeVar
 
 from halluscope.core.errors import HalluscopeError

@@ -19,9 +19,9 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from halluscope.core.hashing import json_sha256
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.executors import LOCAL, Executor, attempt
+from halluscope.core.hashing import json_sha256
 from halluscope.core.records import Record
 from halluscope.core.store import Store
 

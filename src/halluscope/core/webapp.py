@@ -42,8 +42,8 @@ from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
-from halluscope.core.hashing import sha256_hex
 from halluscope.core.errors import HalluscopeError
+from halluscope.core.hashing import sha256_hex
 
 log = logging.getLogger(__name__)
 

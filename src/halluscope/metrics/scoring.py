@@ -6,9 +6,8 @@ from pathlib import Path
 
 from halluscope.core.errors import InputError, Problems
 from halluscope.core.inputs import Field, read_rows
-from halluscope.metrics.asr import Cleaner, score_asr
 from halluscope.core.records import LANGUAGES, language_code
-
+from halluscope.metrics.asr import Cleaner, score_asr
 
 PAIR_FIELDS = (Field("reference", empty_ok=True), Field("hypothesis", empty_ok=True), Field("language"))
 

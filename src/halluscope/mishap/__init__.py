@@ -6,11 +6,11 @@ manifest of the latest run of the step before it.
 """
 
 from halluscope.mishap.annotate import AnnotationServer, export_labels
-from halluscope.mishap.labels import Annotations, human_labels
 from halluscope.mishap.answers import collect_answers, load_answers
 from halluscope.mishap.clips import import_clips, kept_clips, load_manifest
 from halluscope.mishap.evidence import Evidence, EvidenceTool, FtsEvidence
 from halluscope.mishap.judge import GroundednessJudge, load_examples, load_judgements, run_judge
+from halluscope.mishap.labels import Annotations, human_labels
 from halluscope.mishap.questions import make_questions, name_collision
 from halluscope.mishap.report import write_mishap_report
 from halluscope.mishap.rubrics import current_rubrics, export_rubrics, import_rubrics, make_rubrics

@@ -7,8 +7,8 @@ import json
 from functools import lru_cache
 from importlib import resources
 
-from halluscope.core.hashing import named_files_sha256
 from halluscope.core.errors import HalluscopeError
+from halluscope.core.hashing import named_files_sha256
 from halluscope.core.store import Store
 from halluscope.prompts import Template, prompt_files, template
 

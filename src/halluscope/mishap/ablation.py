@@ -13,13 +13,13 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Literal
 
-from halluscope.core.errors import HalluscopeError, InputError
 from halluscope.backends.llm import LLM_BACKENDS, Caller, LLMConfig, load_llm_config
+from halluscope.core.errors import HalluscopeError, InputError
 from halluscope.core.manifest import record_manifest
-from halluscope.mishap.judge import FULL, GroundednessJudge, JudgeConfig, load_examples
 from halluscope.core.records import GroundednessJudgement, MishapCategory
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
+from halluscope.mishap.judge import FULL, GroundednessJudge, JudgeConfig, load_examples
 
 STAGE = "mishap.judge_config"
 COMMANDS = {"ablation": "mishap ablation", "validity": "mishap validity judge"}
@@ -133,8 +133,8 @@ def run_configs(run_dir: str | Path, judge: str, configs: tuple[JudgeConfig, ...
     """Judge the same responses under every configuration (name -> its run). ``items``: 'ablation' (MISHAP answers
     people labelled, or every answer with ``all_answers``) or 'validity' (the imported closed-form responses)."""
     from halluscope.backends.runner import run_calls
-    from halluscope.mishap.labels import human_labels
     from halluscope.mishap.evidence import FtsEvidence
+    from halluscope.mishap.labels import human_labels
 
     names = [c.name for c in configs]
     if len(set(names)) != len(names):
@@ -209,9 +209,8 @@ def ablation_tables(run_dir: str | Path) -> dict[str, list[dict]]:
     """Judge-human agreement (pooled over annotators) per recorded configuration, with human-human agreement as
     the reference row: 'ablation' (every configuration, in the order run), 'rubric' (those differing only in the
     rubric version) and 'prompt' (those differing only in the prompt version)."""
-    from halluscope.mishap.labels import human_labels
     from halluscope.metrics.agreement import human_human_agreement, judge_human_agreement
-
+    from halluscope.mishap.labels import human_labels
     from halluscope.mishap.provenance import ANSWERS, labels_of, population
 
     with Store(run_dir, create=False) as store:

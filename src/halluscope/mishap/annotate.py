@@ -31,15 +31,28 @@ from urllib.parse import parse_qs, unquote
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from halluscope.core.hashing import sha256_hex
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.fs import atomic_path
+from halluscope.core.hashing import sha256_hex
 from halluscope.core.records import Groundedness, MishapAnnotation, MishapClip
 from halluscope.core.store import STORE_NAME, SaveConflict, Store, StoreBusy  # noqa: F401 - SaveConflict: re-exported
-from halluscope.mishap.labels import (  # noqa: F401 - the app's label store, re-exported
-    Annotations, _store_file, annotation_items, human_labels, sample_by_model)
-from halluscope.core.webapp import (BACKLOG, BUSY_S, CSP, MAX_AUDIO, MAX_BODY, TIMEOUT_S, TOKEN_HEADER,  # noqa: F401
-                                    LoopbackApp, Refused, Reply, json_reply, parse_host, problems, read_verified)
+from halluscope.core.webapp import (  # noqa: F401
+    BACKLOG,
+    BUSY_S,
+    CSP,
+    MAX_AUDIO,
+    MAX_BODY,
+    TIMEOUT_S,
+    TOKEN_HEADER,
+    LoopbackApp,
+    Refused,
+    Reply,
+    json_reply,
+    parse_host,
+    problems,
+    read_verified,
+)
+from halluscope.mishap.labels import Annotations, _store_file, annotation_items, human_labels, sample_by_model  # noqa: F401 - the app's label store, re-exported
 
 log = logging.getLogger(__name__)
 

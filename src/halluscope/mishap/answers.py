@@ -11,16 +11,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from halluscope.core.errors import HalluscopeError
 from halluscope.backends.llm import Caller, LLMConfig, load_llm_config
-from halluscope.core.manifest import record_manifest
 from halluscope.backends.runner import CallSummary, run_calls
-from halluscope.mishap._common import COMMANDS, VERSION, upstream
-from halluscope.mishap.clips import kept_clips, read_audio
-from halluscope.mishap.questions import load_questions
+from halluscope.core.errors import HalluscopeError
+from halluscope.core.manifest import record_manifest
 from halluscope.core.records import ChatMessage, MishapAnswer, MishapClip, MishapQuestion
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
+from halluscope.mishap._common import COMMANDS, VERSION, upstream
+from halluscope.mishap.clips import kept_clips, read_audio
+from halluscope.mishap.questions import load_questions
 
 STAGE = "mishap.answers"
 

@@ -9,18 +9,18 @@ from pathlib import Path
 import numpy as np
 from pydantic import ValidationError
 
-from halluscope.core.hashing import file_sha256
+from halluscope.backends.llm import LLM_BACKENDS, Caller, CallStats, ChatBackend, LLMConfig, load_llm_config
+from halluscope.backends.runner import ask_until_parsed, run_calls
 from halluscope.core.errors import InputError, ItemError, Problems
 from halluscope.core.fs import confined
+from halluscope.core.hashing import file_sha256
 from halluscope.core.inputs import Field, read_rows
-from halluscope.backends.llm import LLM_BACKENDS, Caller, CallStats, ChatBackend, LLMConfig, load_llm_config
 from halluscope.core.manifest import record_manifest
-from halluscope.backends.runner import ask_until_parsed, run_calls
-from halluscope.mishap._common import COMMANDS, VERSION, prompt, prompts_hash, strategy_texts
 from halluscope.core.records import MISHAP_DOMAINS, ChatMessage, Informativeness, MishapClip
-from halluscope.reply import read_check
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
+from halluscope.mishap._common import COMMANDS, VERSION, prompt, prompts_hash, strategy_texts
+from halluscope.reply import read_check
 
 CLIPS_STAGE = "mishap.clips"
 PROVENANCE = ("source_id", "license", "split")  # optional manifest columns (mishap/sources.py writes them)

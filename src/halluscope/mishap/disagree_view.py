@@ -11,8 +11,8 @@ PATH = "/api/disagreements"
 
 def reply(run_dir: str | Path):
     """(status, JSON body, content type) for the app's handler."""
-    from halluscope.mishap.disagreements import disagreements, summary
     from halluscope.core.webapp import json_reply
+    from halluscope.mishap.disagreements import disagreements, summary
 
     rows = disagreements(run_dir)
     return json_reply({"summary": summary(rows, run_dir), "disagreements": rows})

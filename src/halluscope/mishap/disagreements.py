@@ -19,8 +19,8 @@ def disagreements(run_dir: str | Path, *, judge_run: str | None = None) -> list[
     """One row per annotated answer where the judge's verdict differs from a human label (a majority label when
     annotators differ is not required: any annotator who disagrees counts), sorted by category and answer.
     ``judge_run``: the judge spec whose latest run is read (default: the run's latest judge)."""
-    from halluscope.mishap.labels import annotation_items, human_labels
     from halluscope.mishap.judge import load_judgements
+    from halluscope.mishap.labels import annotation_items, human_labels
     from halluscope.mishap.rules import judge_runs
 
     items, _ = annotation_items(run_dir)

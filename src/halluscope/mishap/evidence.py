@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from halluscope.core.hashing import chunks_sha256
 from halluscope.core.errors import InputError
+from halluscope.core.hashing import chunks_sha256
 from halluscope.core.inputs import Field, read_rows, read_text
 
 DOC_FIELDS = (Field("id", required=False), Field("title", required=False), Field("text"))

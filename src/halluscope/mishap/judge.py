@@ -15,23 +15,31 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
-from halluscope.core.hashing import json_sha256, sha256_hex
-from halluscope.core.errors import HalluscopeError, InputError
 from halluscope.backends.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
-from halluscope.core.manifest import record_manifest
 from halluscope.backends.runner import CallSummary, ask_until_parsed, run_calls
+from halluscope.core.errors import HalluscopeError, InputError
+from halluscope.core.hashing import json_sha256, sha256_hex
+from halluscope.core.manifest import record_manifest
+from halluscope.core.records import (
+    ChatMessage,
+    EvidenceSearch,
+    GroundednessJudgement,
+    MishapAnswer,
+    MishapCategory,
+    MishapClip,
+    MishapQuestion,
+    MishapRubric,
+)
+from halluscope.core.stages import Stage
+from halluscope.core.store import Store
 from halluscope.mishap._common import COMMANDS, VERSION, prompt, prompts_hash, upstream
-from halluscope.prompts import Template
 from halluscope.mishap.answers import answer_sets, judgeable, load_answers  # noqa: F401 - judgeable: re-exported
 from halluscope.mishap.clips import kept_clips
 from halluscope.mishap.evidence import EvidenceTool
 from halluscope.mishap.questions import load_questions
 from halluscope.mishap.rubrics import current_rubrics, rubric_set_hash
-from halluscope.core.records import (ChatMessage, EvidenceSearch, GroundednessJudgement, MishapAnswer,
-                                MishapCategory, MishapClip, MishapQuestion, MishapRubric)
+from halluscope.prompts import Template
 from halluscope.reply import STANCE, VERDICT, read_key
-from halluscope.core.stages import Stage
-from halluscope.core.store import Store
 
 STAGE = "mishap.judge"
 PARAMS = {"temperature": 0, "max_tokens": 600}

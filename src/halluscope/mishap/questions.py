@@ -16,18 +16,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from halluscope.backends.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
+from halluscope.backends.runner import CallSummary, ask_until_parsed, run_calls
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.inputs import read_text
-from halluscope.backends.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
 from halluscope.core.manifest import record_manifest
-from halluscope.backends.runner import CallSummary, ask_until_parsed, run_calls
-from halluscope.mishap._common import COMMANDS, VERSION, prompt, prompts_hash, strategy_texts, upstream
-from halluscope.mishap.clips import kept_clips, read_audio
-from halluscope.core.records import (MISHAP_CATEGORIES, MISHAP_STRATEGIES, ChatMessage, MishapCategory, MishapClip,
-                                MishapQuestion, MishapStrategy, ModelRequest)
-from halluscope.reply import last_json, read_check
+from halluscope.core.records import (
+    MISHAP_CATEGORIES,
+    MISHAP_STRATEGIES,
+    ChatMessage,
+    MishapCategory,
+    MishapClip,
+    MishapQuestion,
+    MishapStrategy,
+    ModelRequest,
+)
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
+from halluscope.mishap._common import COMMANDS, VERSION, prompt, prompts_hash, strategy_texts, upstream
+from halluscope.mishap.clips import kept_clips, read_audio
+from halluscope.reply import last_json, read_check
 
 STAGE = "mishap.questions"
 GEN_PARAMS = {"temperature": 0.7, "max_tokens": 800}

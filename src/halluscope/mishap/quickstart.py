@@ -211,13 +211,13 @@ def _reply(stored: dict) -> tuple[str, str | None]:
 def protocol_summary(run_dir: str | Path) -> list[dict]:
     """Per step, from the store: the model calls (readable, unparsable, refusals, cut at the token limit, failed)
     and the items (accepted, failed or unscored), each count with up to two examples (a reply or a reason)."""
+    from halluscope.core.records import MishapQuestion, MishapRubric
+    from halluscope.core.store import Store
     from halluscope.mishap._common import upstream
     from halluscope.mishap.answers import answer_failures, load_answers
     from halluscope.mishap.judge import load_judgements
     from halluscope.mishap.questions import STAGE as QUESTIONS
     from halluscope.mishap.rubrics import STAGE as RUBRICS
-    from halluscope.core.records import MishapQuestion, MishapRubric
-    from halluscope.core.store import Store
     from halluscope.reply import find_refusal
 
     rows = {s: {"step": s, "calls": 0, "readable": 0, "unparsable": 0, "refusals": 0, "truncated": 0,

@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 from halluscope.core.fs import atomic_write
-from halluscope.metrics.agreement import human_human_agreement, judge_human_agreement
-from halluscope.metrics.rates import hallucination_rates, stance_rates
 from halluscope.core.records import MISHAP_CATEGORIES, MISHAP_DOMAINS, MISHAP_STRATEGIES, STANCES
 from halluscope.core.store import Store
+from halluscope.metrics.agreement import human_human_agreement, judge_human_agreement
+from halluscope.metrics.rates import hallucination_rates, stance_rates
 from halluscope.mitigation import model_and_method, model_order
 from halluscope.report.sections import Section
 from halluscope.report.table import Figure, Table
@@ -29,15 +29,13 @@ def _cell(r: dict | None) -> str:
 
 def collect(run_dir: str | Path) -> dict:
     """Every number of the MISHAP report, from the store (no model call)."""
-    from halluscope.mishap.labels import human_labels
-    from halluscope.mishap.answers import answer_failures, load_answers
-    from halluscope.mishap.clips import COMMANDS
-    from halluscope.mishap.judge import judgeable, load_judgements
-    from halluscope.mishap.provenance import labels_of
     from halluscope.core.runs import config_of
+    from halluscope.mishap.answers import answer_failures, load_answers
+    from halluscope.mishap.clips import COMMANDS, kept_clips
+    from halluscope.mishap.judge import judgeable, load_judgements
+    from halluscope.mishap.labels import human_labels
+    from halluscope.mishap.provenance import labels_of
     from halluscope.mishap.questions import load_questions, strategy_counts
-
-    from halluscope.mishap.clips import kept_clips
 
     with Store(run_dir) as store:
         clips_m = store.latest_manifest(COMMANDS["clips"])

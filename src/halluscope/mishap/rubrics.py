@@ -11,18 +11,18 @@ import re
 import time
 from pathlib import Path
 
-from halluscope.core.hashing import json_sha256
-from halluscope.core.errors import HalluscopeError, InputError, Problems
-from halluscope.core.inputs import Field, read_rows, read_text
 from halluscope.backends.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
-from halluscope.core.manifest import record_manifest
 from halluscope.backends.runner import CallSummary, ask_until_parsed, run_calls
-from halluscope.mishap._common import COMMANDS, VERSION, prompt, prompts_hash, strategy_texts, upstream
-from halluscope.mishap.clips import kept_clips
-from halluscope.mishap.questions import load_questions
+from halluscope.core.errors import HalluscopeError, InputError, Problems
+from halluscope.core.hashing import json_sha256
+from halluscope.core.inputs import Field, read_rows, read_text
+from halluscope.core.manifest import record_manifest
 from halluscope.core.records import ChatMessage, MishapClip, MishapQuestion, MishapRubric
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
+from halluscope.mishap._common import COMMANDS, VERSION, prompt, prompts_hash, strategy_texts, upstream
+from halluscope.mishap.clips import kept_clips
+from halluscope.mishap.questions import load_questions
 
 EDIT_FIELDS = (Field("question_id"), Field("rubric"), Field("note", required=False))
 STAGE = "mishap.rubrics"

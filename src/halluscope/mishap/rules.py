@@ -33,8 +33,8 @@ from halluscope.core.records import (
     MishapStrategy,
     Record,
 )
-from halluscope.core.stages import Stage, run_stage
 from halluscope.core.runs import runs
+from halluscope.core.stages import Stage, run_stage
 from halluscope.core.store import Store
 from halluscope.mishap._common import COMMANDS, VERSION, upstream
 

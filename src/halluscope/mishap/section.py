@@ -3,8 +3,8 @@ without a spoken build)."""
 
 from __future__ import annotations
 
-from halluscope.report.sections import Section, register_section
 from halluscope.core.store import Store
+from halluscope.report.sections import Section, register_section
 
 
 @register_section

@@ -17,13 +17,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from halluscope.core.hashing import file_sha256
 from halluscope.core.errors import HalluscopeError, InputError
+from halluscope.core.hashing import file_sha256
 from halluscope.core.manifest import record_manifest
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
 from halluscope.mishap.validity_items import (  # noqa: F401 - re-exported
-    BENCHMARKS, IMPORT, NAMES, STAGE, Benchmark, ValidityItem, annotation_rows, load_validity)
+    BENCHMARKS,
+    IMPORT,
+    NAMES,
+    STAGE,
+    Benchmark,
+    ValidityItem,
+    annotation_rows,
+    load_validity,
+)
 
 # AHa-Bench types about spoken content (the rest are sound events)
 _AHA_SPEECH = ("homophone", "asr", "prosodic", "polysemy", "knowledge", "overreliance", "inferredsound")
@@ -135,10 +143,10 @@ def compare(run_dir: str | Path) -> dict:
     the responses people labelled (pooled over annotators), each evaluator's rate on all it scored, and agreement
     (Cohen's kappa, AGR) of judge vs humans, original vs humans and judge vs original."""
     from halluscope.core.runs import config_of
-    from halluscope.mishap.ablation import FULL_NAME, config_judgements
-    from halluscope.mishap.labels import human_labels
-    from halluscope.mishap.judge import load_judgements
     from halluscope.metrics.agreement import binary_agreement, judge_human_agreement
+    from halluscope.mishap.ablation import FULL_NAME, config_judgements
+    from halluscope.mishap.judge import load_judgements
+    from halluscope.mishap.labels import human_labels
 
     with Store(run_dir, create=False) as store:
         items = load_validity(store)

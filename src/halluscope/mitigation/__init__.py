@@ -15,17 +15,18 @@ from halluscope.mitigation._config import (
     AUDIO_METHODS,
     DEFAULTS,
     FIELDS,
-    METHODS,
     METHOD_ORDER,
+    METHODS,
     MTI_INSTRUCTION,
     MitigationConfig,
     method_label,
+    mitigation_of,
     model_and_method,
     model_order,
-    mitigation_of,
     parse_mitigation,
     split_mitigation,
 )
+
 # the decoding loop and the contrasts need torch: imported on first use, so that reading a method's label (the
 # reports, every --help) never loads torch
 _LAZY = {

@@ -18,10 +18,10 @@ from typing import Any
 import torch
 
 from halluscope.core.errors import HalluscopeError
+from halluscope.core.records import AudioClip, ChatMessage
 from halluscope.mitigation._config import MitigationConfig
 from halluscope.mitigation._contrast import diffuse
 from halluscope.mitigation._decode import DecodeResult, decode, sampler
-from halluscope.core.records import AudioClip, ChatMessage
 
 
 def with_prefix(messages: Sequence[ChatMessage], prefix: str) -> list[ChatMessage]:

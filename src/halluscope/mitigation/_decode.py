@@ -26,11 +26,11 @@ from halluscope.core.hashing import TORCH_SEED_MAX, seed_from
 from halluscope.mitigation._config import MitigationConfig
 from halluscope.mitigation._contrast import (
     choose,
-    penalize,
     contrast,
     dola,
     dola_candidates,
     entropy,
+    penalize,
 )
 
 

@@ -11,13 +11,21 @@ Every reading is a :class:`Reading`: its class and the reason, or a non-answer (
 unrelated, unparsable) that is never folded into a class.
 """
 
-from halluscope.reply.free import (extract_choice, extract_label, extract_number, extract_option, extract_yesno,
-                                   find_refusal, find_uncertainty, normalize_reply)
+from halluscope.reply.free import (
+                                   extract_choice,
+                                   extract_label,
+                                   extract_number,
+                                   extract_option,
+                                   extract_yesno,
+                                   find_refusal,
+                                   find_uncertainty,
+                                   normalize_reply,
+)
 from halluscope.reply.jsonfind import json_records, json_values, last_json, objects
 from halluscope.reply.keyed import Scale, labelled_lines, read_key, read_keys, read_rating, read_value
 from halluscope.reply.reading import ABSTENTIONS, NON_ANSWERS, Reading
-from halluscope.reply.subject import asked_subject
 from halluscope.reply.scales import BINARY, BOOLEAN, SEVERITY, STANCE, TYPE, VERDICT, read_check
+from halluscope.reply.subject import asked_subject
 
 __all__ = [
     "ABSTENTIONS", "BINARY", "asked_subject", "BOOLEAN", "NON_ANSWERS", "SEVERITY", "STANCE", "TYPE", "VERDICT", "Reading", "Scale",

@@ -17,11 +17,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from halluscope.reply import lexicon as lx
-from halluscope.reply.normal import (Extraction, _mask, _preamble, _unknown, find_refusal, find_uncertainty,
-                                     normalize_reply)
+from halluscope.reply.normal import (
+    Extraction,
+    _mask,
+    _preamble,
+    _unknown,
+    find_refusal,
+    find_uncertainty,
+    normalize_reply,
+)
 from halluscope.reply.reading import ABSTENTIONS, NON_ANSWERS, Status
 from halluscope.reply.reading import answer as _answer
 from halluscope.reply.yesno import Fallback, extract_yesno
+
 __all__ = ["ABSTENTIONS", "NON_ANSWERS", "Extraction", "Fallback", "Status", "extract_choice", "extract_label",
            "extract_number", "extract_option", "extract_yesno", "find_refusal", "find_uncertainty", "normalize_label",
            "normalize_reply"]

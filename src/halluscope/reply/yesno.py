@@ -10,8 +10,8 @@ from dataclasses import replace
 from halluscope.reply import lexicon as lx
 from halluscope.reply.normal import Extraction, _mask, _preamble, _spans, _unknown
 from halluscope.reply.reading import ABSTENTIONS
-from halluscope.reply.subject import asked_subject
 from halluscope.reply.reading import answer as _answer
+from halluscope.reply.subject import asked_subject
 
 Fallback = Callable[[str], str]
 

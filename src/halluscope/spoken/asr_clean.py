@@ -15,12 +15,12 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from halluscope.core.errors import HalluscopeError
 from halluscope.backends.llm import Caller, CallStats, ChatBackend
-from halluscope.prompts import template
+from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import ChatMessage
-from halluscope.reply import json_records
 from halluscope.core.store import Store
+from halluscope.prompts import template
+from halluscope.reply import json_records
 
 # seed 000, section 3.3: digits are removed; App. A.4 leaves the wording of its {DIGITS RULE} slot open
 DIGITS_RULE = "Remove all digits."

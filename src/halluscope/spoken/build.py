@@ -13,20 +13,31 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from halluscope.core.hashing import chunks_sha256, file_sha256, sha256_hex
-from halluscope.spoken.corpus import Corpus, load_corpus
+from halluscope.backends.speech.audio import SAMPLE_RATE, encode_wav, load_verified
+from halluscope.backends.speech.route import PerLanguageAsr, PerLanguageTts
+from halluscope.backends.speech.tts import pick_voice
 from halluscope.core.errors import HalluscopeError, ItemError
 from halluscope.core.executors import Executor, ItemTask, Resources
 from halluscope.core.fs import PathEscapeError, atomic_path, atomic_write, id_file_name, safe_join
-from halluscope.spoken.generate import create_generator, plan_rewrites
+from halluscope.core.hashing import chunks_sha256, file_sha256, sha256_hex
 from halluscope.core.manifest import record_manifest
-from halluscope.metrics.asr import score_asr
-from halluscope.core.records import LANGUAGES, SEVERITIES, TYPES, Article, AudioRef, HallucinationType, Language, Severity, Transcript, Variant
-from halluscope.backends.speech.route import PerLanguageAsr, PerLanguageTts
-from halluscope.backends.speech.audio import SAMPLE_RATE, encode_wav, load_verified
-from halluscope.backends.speech.tts import pick_voice
+from halluscope.core.records import (
+    LANGUAGES,
+    SEVERITIES,
+    TYPES,
+    Article,
+    AudioRef,
+    HallucinationType,
+    Language,
+    Severity,
+    Transcript,
+    Variant,
+)
 from halluscope.core.stages import Stage, StageSummary, run_stage
 from halluscope.core.store import Store
+from halluscope.metrics.asr import score_asr
+from halluscope.spoken.corpus import Corpus, load_corpus
+from halluscope.spoken.generate import create_generator, plan_rewrites
 
 if TYPE_CHECKING:
     from halluscope.backends.llm import CallStats

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from halluscope.core.hashing import sha256_hex
-from halluscope.core.errors import HalluscopeError, ItemError
-from halluscope.core.records import Article, ChatMessage, RewriteLog, Usage, Variant
 from halluscope.backends.runner import CallSummary
+from halluscope.core.errors import HalluscopeError, ItemError
+from halluscope.core.hashing import sha256_hex
+from halluscope.core.records import Article, ChatMessage, RewriteLog, Usage, Variant
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
 

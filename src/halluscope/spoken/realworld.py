@@ -19,19 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from halluscope.core.hashing import file_sha256
-from halluscope.spoken.build import (
-    BuildConfig,
-    BuildResult,
-    _corpus_sha,
-    asr_config,
-    load_build,
-    render_speech,
-    speech_backends,
-    select_articles,
-    tts_config,
-)
 from halluscope.core.errors import HalluscopeError, InputError, Problems
+from halluscope.core.hashing import file_sha256
 from halluscope.core.inputs import Field, read_rows
 from halluscope.core.manifest import record_manifest
 from halluscope.core.records import (
@@ -44,6 +33,17 @@ from halluscope.core.records import (
 )
 from halluscope.core.stages import Stage, run_stage
 from halluscope.core.store import Store
+from halluscope.spoken.build import (
+    BuildConfig,
+    BuildResult,
+    _corpus_sha,
+    asr_config,
+    load_build,
+    render_speech,
+    select_articles,
+    speech_backends,
+    tts_config,
+)
 
 REAL_LANGUAGES = ("ru", "kk")
 FAKE_PREFIX = "fake~"
@@ -323,10 +323,8 @@ def realworld_splits(build: BuildResult, split: RealWorldSplit, *, seed: int) ->
 def detect_realworld(run_dir: str | Path, *, detector: str = "tfidf", task: str = "binary", input: str = "text",
                      seed: int = 0, options: dict[str, Any] | None = None, executor: Any = None) -> Any:
     """Train/evaluate any registered detector with the real-world negatives held out of train and dev."""
-    from halluscope.spoken.detect.run import DETECTORS, DetectContext, DetectResult, detect
     from halluscope.core.records import Prediction
-
-    from halluscope.spoken.detect.run import display_option
+    from halluscope.spoken.detect.run import DETECTORS, DetectContext, DetectResult, detect, display_option
 
     options = dict(options or {})
     detector, name = display_option(detector, options)

@@ -20,10 +20,9 @@ from urllib.parse import quote
 import jiwer
 
 from halluscope.core.errors import HalluscopeError
-from halluscope.metrics.asr import normalize_for_wer
-from halluscope.core.records import (AudioRef, Change, Judgement, MishapClip, Prediction, RewriteLog, Transcript,
-                                Variant)
+from halluscope.core.records import AudioRef, Change, Judgement, MishapClip, Prediction, RewriteLog, Transcript, Variant
 from halluscope.core.store import Store, check_run_dir
+from halluscope.metrics.asr import normalize_for_wer
 
 PAGE = 50  # items per page in the list and per data chunk of an export
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from halluscope.spoken.build import load_build_or_none
-from halluscope.report.sections import Section, register_section
 from halluscope.core.store import Store
+from halluscope.report.sections import Section, register_section
 from halluscope.report.table import Table
+from halluscope.spoken.build import load_build_or_none
 from halluscope.view.quality import excluded_items, latest_quality, quality_tables
 
 RATING_COLS = [("language", "Lang"), ("clips", "clips"), ("ratings", "ratings"),

@@ -15,10 +15,10 @@ from pydantic import ValidationError
 
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.fs import atomic_write, id_file_name
-from halluscope.view.data import PAGE, ViewData, load_view
-from halluscope.view.quality import QualityLabels, QualityRequest
 from halluscope.core.store import StoreBusy
 from halluscope.core.webapp import BUSY_S, MAX_NUMBER_DIGITS, LoopbackApp, Refused, json_reply, problems, read_verified
+from halluscope.view.data import PAGE, ViewData, load_view
+from halluscope.view.quality import QualityLabels, QualityRequest
 
 log = logging.getLogger(__name__)
 STATIC_FILES = ("index.html", "app.js", "app.css")

@@ -17,6 +17,11 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from halluscope.backends.audio_lm import ADAPTERS, clip_of, load_adapter
+from halluscope.core.errors import HalluscopeError
+from halluscope.core.records import ChatMessage
+from halluscope.mitigation import parse_mitigation
+from halluscope.mitigation._audio import branches, generate
 from support.tiny_af3 import build_af3
 from support.tiny_audio_lm import espeak, espeak_of_length
 from support.tiny_gemma3n import build_gemma3n
@@ -26,12 +31,6 @@ from support.tiny_nemotron import build_nemotron_omni
 from support.tiny_phi4 import build_phi4
 from support.tiny_qwen3_omni import build_qwen3_omni_thinker
 from support.tiny_voxtral import build_voxtral, build_voxtral_tekken
-
-from halluscope.backends.audio_lm import ADAPTERS, clip_of, load_adapter
-from halluscope.core.errors import HalluscopeError
-from halluscope.core.records import ChatMessage
-from halluscope.mitigation import parse_mitigation
-from halluscope.mitigation._audio import branches, generate
 
 MSG = [ChatMessage(role="user", content="hello is there audio in the text")]
 # adapter name -> (tiny-model builder, declared window in s)
@@ -159,10 +158,9 @@ def test_detect_on_audio_plain_and_with_aad(family, spoken_run):
 
 
 def test_closedform_yesno_chunked_with_vcd(family, tmp_path):
-    from support.tiny_audio_lm import espeak as speak
-
     from halluscope.backends.speech.audio import encode_wav
     from halluscope.closedform.run import run_closedform
+    from support.tiny_audio_lm import espeak as speak
 
     clips = tmp_path / "clips"
     clips.mkdir()
@@ -181,10 +179,9 @@ def test_closedform_yesno_chunked_with_vcd(family, tmp_path):
 @pytest.mark.parametrize("name", [pytest.param(n, marks=() if n in DOLA_DEFAULT else pytest.mark.slow)
                                   for n in sorted(FAMILIES)])
 def test_mishap_answers_with_dola(name, family_dir, tmp_path, monkeypatch):
-    from support import scripted
-
     from halluscope.backends.llm import LLMConfig
     from halluscope.mishap.answers import collect_answers
+    from support import scripted
 
     run = scripted.build_run(tmp_path, monkeypatch, judge=False, seeds=(0,), per_category=1)
     res = collect_answers(run, f"hf-audio/{family_dir(name)}?mitigation=dola", config=LLMConfig(), audio_policy="chunk", quiet=True,
@@ -233,9 +230,9 @@ def test_aad_branches_batch_through_sliding_shared_and_mamba_cache_layers(name, 
     audio-free branch, shorter than the window at first, grows past it here) and state-less KV-shared layers, and
     through Nemotron's Mamba layers (states stacked), MoE and attention layers: the tokens and logits are those of
     the branches stepped one after the other."""
-    from halluscope.mitigation import Decoder
-
     import math
+
+    from halluscope.mitigation import Decoder
 
     ad = load_adapter(family_dir(name))
     with torch.no_grad():  # a long memory (A = -0.01; the tiny model's decays within a token), so each Mamba row's

@@ -7,12 +7,11 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from support.tiny_af3 import build_af3
-from support.tiny_audio_lm import espeak_of_length
-
 from halluscope.backends.audio_lm import clip_of, load_adapter
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import ChatMessage
+from support.tiny_af3 import build_af3
+from support.tiny_audio_lm import espeak_of_length
 
 MSG = [ChatMessage(role="user", content="hello is there audio in the text")]
 

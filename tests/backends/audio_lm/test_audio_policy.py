@@ -1,14 +1,12 @@
 """Audio-length accounting: a real 45 s espeak clip against a 30 s window under truncate, chunk and skip."""
 
-import sys
-from pathlib import Path
 import numpy as np
 import pytest
-from support.tiny_audio_lm import clip45, omni_dir, qwen2_audio_dir  # noqa: F401 - fixtures
 
 from halluscope.backends.audio_lm import clip_of, plan_audio
-from halluscope.core.errors import HalluscopeError
 from halluscope.backends.speech.audio import read_audio
+from halluscope.core.errors import HalluscopeError
+from support.tiny_audio_lm import clip45, omni_dir, qwen2_audio_dir  # noqa: F401 - fixtures
 
 
 def test_truncate_sends_the_first_window(clip45):

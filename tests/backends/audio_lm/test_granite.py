@@ -16,13 +16,12 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from support.tiny_audio_lm import espeak
-from support.tiny_granite import FEATURES, build_granite_speech
-
 from halluscope.backends.audio_lm import clip_of, load_adapter
 from halluscope.backends.audio_lm._granite import MelFrontEnd
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import ChatMessage
+from support.tiny_audio_lm import espeak
+from support.tiny_granite import FEATURES, build_granite_speech
 
 MSG = [ChatMessage(role="system", content="yes"), ChatMessage(role="user", content="hello is there audio in the text")]
 

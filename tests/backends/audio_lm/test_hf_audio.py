@@ -1,8 +1,7 @@
 """hf-audio adapters on tiny random-weight Qwen2-Audio and Qwen2.5-Omni thinker built here, with real espeak audio."""
 
-import sys
-from pathlib import Path
 import pytest
+
 from support.tiny_audio_lm import clip45, omni_dir, qwen2_audio_dir  # noqa: F401 - fixtures
 
 pytest.importorskip("transformers")

@@ -1,12 +1,7 @@
 """openai/<model> with input_audio content parts against a real loopback chat-completions server."""
 
-import sys
-from pathlib import Path
 import base64
 import json
-
-from support.chat_server import ChatServer, Reply
-from support.tiny_audio_lm import clip45, espeak, omni_dir, qwen2_audio_dir  # noqa: F401 - fixtures
 
 from halluscope.backends.audio_lm import (
     audio_window_s,
@@ -16,6 +11,8 @@ from halluscope.backends.audio_lm import (
 )
 from halluscope.backends.llm import LLMConfig, complete_all
 from halluscope.core.store import Store
+from support.chat_server import ChatServer, Reply
+from support.tiny_audio_lm import clip45, espeak, omni_dir, qwen2_audio_dir  # noqa: F401 - fixtures
 
 
 def test_audio_parts_payload_store_and_delivery(tmp_path, monkeypatch):

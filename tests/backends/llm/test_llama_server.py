@@ -28,15 +28,15 @@ def _built() -> bool:
 if not _built():
     pytest.skip("llama-cpp-python's server is not built: run scripts/build_llama_server.sh", allow_module_level=True)
 
-from halluscope.spoken.detect.zeroshot import messages as zero_shot_messages
-from halluscope.spoken.detect.zeroshot_parse import parse_reply
-from halluscope.core.errors import ItemError
-from halluscope.spoken.generate import LLMGenerator
-from halluscope.spoken.judge.prompt import JUDGE_PARAMS, judge_messages, parse_judgement
 from halluscope.backends.llm import GenerateOptions, LLMConfig, complete_all, create_backend
 from halluscope.backends.llm._gguf import packaged_gguf
+from halluscope.core.errors import ItemError
 from halluscope.core.records import Article
 from halluscope.core.store import Store
+from halluscope.spoken.detect.zeroshot import messages as zero_shot_messages
+from halluscope.spoken.detect.zeroshot_parse import parse_reply
+from halluscope.spoken.generate import LLMGenerator
+from halluscope.spoken.judge.prompt import JUDGE_PARAMS, judge_messages, parse_judgement
 
 TEXT = ("The National Bank of Kazakhstan raised the base rate to 16.75 percent on March 12, 2024, because of "
         "inflation. Governor Timur Suleimenov said prices rose sharply in Astana.")
@@ -113,10 +113,9 @@ def test_generation_judging_and_zero_shot_through_the_real_server(server, tmp_pa
 
 def test_zero_shot_detect_on_a_built_run_through_the_real_server(server, tmp_path):
     """The 'detect' stage itself: zero-shot binary detection of a small rules build, every reply read or reported."""
-    from support.tiny_encoder import register_text_speech
-
     from halluscope.spoken.build import BuildConfig, build_spoken
     from halluscope.spoken.detect import detect
+    from support.tiny_encoder import register_text_speech
 
     port, _ = server
     register_text_speech()

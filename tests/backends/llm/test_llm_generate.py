@@ -1,6 +1,5 @@
 """The App. A.1 generation protocol: prompts, extraction, self-assessment, checks, retries, resume."""
 
-from support import pythonpath
 import json
 import os
 import signal
@@ -10,10 +9,14 @@ import threading
 from pathlib import Path
 
 import pytest
-from support.chat_server import CI_MARKERS, ChatServer, Reply, a1_reply, article_of, good_rewrite, type_of
 
-from halluscope.spoken.build import BuildConfig, build_spoken
+from halluscope.backends.llm import GenerateOptions, LLMConfig, create_backend
 from halluscope.core.errors import ItemError
+from halluscope.core.records import Article, RewriteLog
+from halluscope.core.store import Store
+from halluscope.prompts import template
+from halluscope.prompts.protocol import DIMENSIONS
+from halluscope.spoken.build import BuildConfig, build_spoken
 from halluscope.spoken.generate import GENERATORS, LLMGenerator
 from halluscope.spoken.generate.llm import (
     LOG_STAGE,
@@ -23,11 +26,8 @@ from halluscope.spoken.generate.llm import (
     parse_self_assessment,
     severity_description,
 )
-from halluscope.backends.llm import GenerateOptions, LLMConfig, create_backend
-from halluscope.prompts import template
-from halluscope.prompts.protocol import DIMENSIONS
-from halluscope.core.records import Article, RewriteLog
-from halluscope.core.store import Store
+from support import pythonpath
+from support.chat_server import CI_MARKERS, ChatServer, Reply, a1_reply, article_of, good_rewrite, type_of
 
 HERE = Path(__file__).parent
 EN_TEXT = ("The National Bank of Kazakhstan raised the base rate to 16.75 percent on March 12, 2024, because of "

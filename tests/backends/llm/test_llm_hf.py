@@ -6,13 +6,12 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from support.tiny_hf import build_tiny_lm  # noqa: E402
-
-from halluscope.core.errors import HalluscopeError, ItemError  # noqa: E402
-from halluscope.spoken.generate import LLMGenerator  # noqa: E402
 from halluscope.backends.llm import GenerateOptions, LLMConfig, complete_all, create_backend  # noqa: E402
+from halluscope.core.errors import HalluscopeError, ItemError  # noqa: E402
 from halluscope.core.records import Article  # noqa: E402
 from halluscope.core.store import Store  # noqa: E402
+from halluscope.spoken.generate import LLMGenerator  # noqa: E402
+from support.tiny_hf import build_tiny_lm  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -5,11 +5,18 @@ import threading
 import time
 
 import pytest
-from support.chat_server import ChatServer, Reply, completion
 
+from halluscope.backends.llm import (
+    BackendError,
+    LLMConfig,
+    complete_all,
+    create_backend,
+    load_llm_config,
+    retry_after_s,
+)
 from halluscope.core.errors import InputError
-from halluscope.backends.llm import BackendError, LLMConfig, complete_all, create_backend, load_llm_config, retry_after_s
 from halluscope.core.store import Store
+from support.chat_server import ChatServer, Reply, completion
 
 FAST = {"timeout_s": 5.0, "backoff_base_s": 0.01, "backoff_max_s": 0.05, "max_retries": 3}
 SECRET = "sk-test-0123456789-do-not-store"

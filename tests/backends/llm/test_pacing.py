@@ -132,10 +132,9 @@ def test_a_budgeted_run_shows_its_pacing_in_the_progress_line_and_the_stage_line
     """The real client against the loopback server, which answers with x-ratelimit-* headers and one 429 with
     Retry-After: the progress status names in flight, req/s, the limit and the budget; the stage line and the
     stats record keep the limit's history and the 429."""
-    from support.chat_server import ChatServer, Reply
-
     from halluscope.backends.llm import Caller, LLMConfig, create_backend
     from halluscope.core.store import Store
+    from support.chat_server import ChatServer, Reply
 
     hdr = {"x-ratelimit-limit-requests": "6000", "x-ratelimit-remaining-requests": "5000",
            "x-ratelimit-reset-requests": "10ms"}

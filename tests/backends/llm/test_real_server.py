@@ -8,11 +8,7 @@ import threading
 import time
 
 import pytest
-from support.chat_server import ChatServer, Reply, a1_reply, article_of, good_rewrite, type_of
 
-from halluscope.core.errors import ItemError
-from halluscope.spoken.generate import LLMGenerator
-from halluscope.spoken.generate.llm import check_rewrite, generation_messages, max_tokens_for
 from halluscope.backends.llm import (
     Caller,
     GenerateOptions,
@@ -22,8 +18,12 @@ from halluscope.backends.llm import (
     create_backend,
 )
 from halluscope.backends.llm._adaptive import AdaptiveLimit
+from halluscope.core.errors import ItemError
 from halluscope.core.records import Article
 from halluscope.core.store import Store
+from halluscope.spoken.generate import LLMGenerator
+from halluscope.spoken.generate.llm import check_rewrite, generation_messages, max_tokens_for
+from support.chat_server import ChatServer, Reply, a1_reply, article_of, good_rewrite, type_of
 
 FAST = {"backoff_base_s": 0.01, "backoff_max_s": 0.05}
 EN = ("The National Bank of Kazakhstan raised the base rate to 16.75 percent on March 12, 2024, because of "
@@ -290,8 +290,8 @@ def test_judge_tables_with_nothing_scored_say_why_link_nothing_unwritten_and_dro
 def test_a_judge_reply_cut_at_the_token_limit_is_unscored_as_truncated(tmp_path):
     import asyncio
 
-    from halluscope.spoken.judge.run import _judge_one
     from halluscope.core.records import Variant
+    from halluscope.spoken.judge.run import _judge_one
 
     with ChatServer(lambda req, n: Reply(content="Factual accuracy: High\nCredibility:", finish_reason="length")) as srv:
         b = create_backend("openai/j", config=LLMConfig(), base_url=srv.url, **FAST)
@@ -309,8 +309,8 @@ def test_a_judge_reply_cut_at_the_token_limit_is_unscored_as_truncated(tmp_path)
 
 
 def test_hf_specs_second_names_and_gguf_forms(tmp_path):
-    from halluscope.core.errors import HalluscopeError
     from halluscope.backends.llm._gguf import gguf_source
+    from halluscope.core.errors import HalluscopeError
 
     config = LLMConfig(models={"hf/judge-b": {"path": str(tmp_path)}})
     b = create_backend("hf/judge-b", config=config)

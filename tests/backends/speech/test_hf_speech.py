@@ -5,13 +5,13 @@ import sys
 import numpy as np
 import pytest
 
-from halluscope.spoken.build import BuildConfig, asr_config, build_spoken, tts_config
-from halluscope.core.errors import HalluscopeError, MissingExtraError
 from halluscope.backends.speech import ASR_BACKENDS, TTS_BACKENDS
 from halluscope.backends.speech.audio import SAMPLE_RATE
 from halluscope.backends.speech.hf import TEXT_RESTORERS
 from halluscope.backends.speech.route import PerLanguageAsr, PerLanguageTts
+from halluscope.core.errors import HalluscopeError, MissingExtraError
 from halluscope.core.stages import Stage
+from halluscope.spoken.build import BuildConfig, asr_config, build_spoken, tts_config
 
 KK = ["Қазақстан Ұлттық банкі базалық мөлшерлемені көтерді.", "Энергетика министрлігі жаңа тарифті бекітті.",
       "Алматыда бағалар өсті.", "Астанада жаңа мектеп ашылды."]

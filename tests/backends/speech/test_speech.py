@@ -1,12 +1,12 @@
 import numpy as np
 import pytest
 
-from halluscope.core.errors import ItemError
-from halluscope.metrics.asr import score_asr
 from halluscope.backends.speech import ASR_BACKENDS, TTS_BACKENDS
 from halluscope.backends.speech.audio import SAMPLE_RATE, encode_wav, load_verified
-from halluscope.core.hashing import sha256_hex
 from halluscope.backends.speech.tts import ESPEAK_VOICE_POOLS, pick_voice
+from halluscope.core.errors import ItemError
+from halluscope.core.hashing import sha256_hex
+from halluscope.metrics.asr import score_asr
 
 
 @pytest.fixture(scope="module")

@@ -6,15 +6,15 @@ import statistics
 import jiwer
 import pytest
 
-from halluscope.spoken.build import BuildConfig, BuildResult, build_spoken, load_build
+from halluscope.backends.speech import ASR_BACKENDS
 from halluscope.core.errors import HalluscopeError
-from halluscope.metrics.asr import normalize_for_wer
 from halluscope.core.records import AudioRef, Variant
+from halluscope.core.store import Store
+from halluscope.metrics.asr import normalize_for_wer
 from halluscope.report import write_report
+from halluscope.spoken.build import BuildConfig, BuildResult, build_spoken, load_build
 from halluscope.spoken.report import collect
 from halluscope.spoken.report.speech import WINDOW_S, audio_rows
-from halluscope.backends.speech import ASR_BACKENDS
-from halluscope.core.store import Store
 
 
 class DropAsr:
@@ -117,8 +117,8 @@ def test_audio_durations_per_language_and_share_over_the_window(tmp_path):
 
 
 def test_detectors_read_the_transcripts_they_are_told_to(two_asr_run):
-    from halluscope.spoken.detect import detect
     from halluscope.core.records import Prediction
+    from halluscope.spoken.detect import detect
 
     run, _, result = two_asr_run
     other = "en=test-drop,ru=test-drop,kk=test-bytes"
@@ -128,9 +128,9 @@ def test_detectors_read_the_transcripts_they_are_told_to(two_asr_run):
     assert detect(run, task="binary", input="transcript", transcripts="test-bytes").stage_fingerprint == \
         default.stage_fingerprint  # the build's own spec is the default
     seen: list[str] = []
-    import halluscope.spoken.detect.run as run_mod
-
     from dataclasses import replace
+
+    import halluscope.spoken.detect.run as run_mod
 
     original = run_mod.DETECTORS["tfidf"]
     try:  # the registered kind, with only its runner swapped (and put back whole)

@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from halluscope.spoken.build import asr_config, tts_config
-from halluscope.core.errors import HalluscopeError
 from halluscope.backends.speech import tts as tts_mod
 from halluscope.backends.speech.route import PRESETS, PerLanguageAsr, PerLanguageTts, canonical, resolve
 from halluscope.backends.speech.tts import FestivalTts, RHVoiceTts, speakable
+from halluscope.core.errors import HalluscopeError
 from halluscope.core.stages import Stage
+from halluscope.spoken.build import asr_config, tts_config
 
 LANGS = ("en", "ru", "kk")
 
@@ -94,9 +94,9 @@ def test_engines_travel_to_workers_without_loaded_weights():
 def test_every_engine_names_what_to_install_when_missing(monkeypatch):
     import sys
 
-    from halluscope.core.errors import MissingExtraError
     from halluscope.backends.speech import ASR_BACKENDS
     from halluscope.backends.speech.tts import EspeakTts
+    from halluscope.core.errors import MissingExtraError
 
     with pytest.raises(HalluscopeError, match="apt-get install -y espeak-ng"):
         EspeakTts(binary="no-such-espeak")

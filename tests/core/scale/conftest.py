@@ -1,12 +1,13 @@
 """One local Ray cluster (2 CPUs) shared by the scale tests; started once, shut down at the end."""
 
-from support import pythonpath
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
 import pytest
+
+from support import pythonpath
 
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 HERE = Path(__file__).parent

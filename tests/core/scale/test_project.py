@@ -8,9 +8,9 @@ from typer.testing import CliRunner
 
 from halluscope.cli.main import app
 from halluscope.core.errors import HalluscopeError
-from halluscope.spoken.project import project
 from halluscope.core.records import AudioRef, RunManifest, Transcript
 from halluscope.core.store import Store
+from halluscope.spoken.project import project
 
 
 def _store(run):

@@ -2,7 +2,6 @@
 in-process, every call logged once by the driver."""
 
 import json
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -12,10 +11,10 @@ pytest.importorskip("transformers")
 
 from typer.testing import CliRunner
 
-from halluscope.cli.main import app
 from halluscope.backends.llm import LLMConfig
-from halluscope.mishap.answers import collect_answers
+from halluscope.cli.main import app
 from halluscope.core.store import Store
+from halluscope.mishap.answers import collect_answers
 
 
 def _answers(run: Path, spec: str) -> tuple[dict, Counter]:
@@ -29,8 +28,9 @@ def _answers(run: Path, spec: str) -> tuple[dict, Counter]:
 
 @pytest.mark.slow  # Ray on 2 cores: over 10 s; run with -m slow
 def test_mishap_answers_on_ray_match_in_process(tmp_path, monkeypatch, ray_cluster):
-    from support import scripted
     import torch
+
+    from support import scripted
     from support.tiny_audio_lm import build_qwen2_audio
 
     model = build_qwen2_audio(tmp_path / "qwen2-audio")
@@ -59,9 +59,9 @@ def test_mishap_answers_on_ray_match_in_process(tmp_path, monkeypatch, ray_clust
 @pytest.mark.slow  # Ray on 2 cores: over 10 s; run with -m slow
 def test_run_closedform_on_ray_writes_the_same_predictions(tmp_path, ray_cluster):
     import torch
-    from support.tiny_audio_lm import build_qwen2_audio, espeak
 
     from halluscope.backends.speech.audio import encode_wav
+    from support.tiny_audio_lm import build_qwen2_audio, espeak
 
     model = build_qwen2_audio(tmp_path / "qwen2-audio")
     (tmp_path / "dog.wav").write_bytes(encode_wav(espeak("A dog is barking in the park.")))

@@ -30,6 +30,7 @@ def _ask(backend, run) -> list:
 @pytest.mark.slow  # Ray on 2 cores: over 10 s; run with -m slow
 def test_cascade_llm_generates_on_ray_workers_like_in_process(tmp_path, ray_cluster):
     import torch
+
     from support.tiny_hf import build_tiny_lm
 
     lm = build_tiny_lm(tmp_path / "lm")

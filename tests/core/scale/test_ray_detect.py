@@ -12,19 +12,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 pytest.importorskip("transformers")
 pytest.importorskip("accelerate")
 
 from typer.testing import CliRunner
 
-from halluscope.spoken.build import BuildConfig, build_spoken
-from halluscope.cli.main import app
-from halluscope.spoken.detect import detect
-from halluscope.spoken.detect.encoder import TRAIN_STAGE_SUFFIX
-from halluscope.core.executors import ItemTask, RayExecutor
 from halluscope.backends.llm import _hf
+from halluscope.cli.main import app
+from halluscope.core.executors import ItemTask, RayExecutor
 from halluscope.core.records import EncoderTraining
 from halluscope.core.store import Store
+from halluscope.spoken.build import BuildConfig, build_spoken
+from halluscope.spoken.detect import detect
+from halluscope.spoken.detect.encoder import TRAIN_STAGE_SUFFIX
 
 FAST = {"epochs": 2, "lr": 5e-3, "batch_size": 8, "max_length": 64, "warmup_ratio": 0.0}
 CFG = BuildConfig(corpus="demo", langs=("en", "ru"), tts="test-bytes", asr="test-bytes", seed=3,

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from halluscope.spoken.build import BuildConfig, build_spoken
 from halluscope.core.errors import ItemError
 from halluscope.core.executors import (
     ItemTask,
@@ -21,6 +20,7 @@ from halluscope.core.executors import (
 from halluscope.core.records import AudioRef, Transcript, Variant
 from halluscope.core.stages import Stage, run_stage
 from halluscope.core.store import Store
+from halluscope.spoken.build import BuildConfig, build_spoken
 
 
 def _corpus(tmp_path: Path) -> Path:
@@ -123,8 +123,8 @@ def test_an_item_that_always_kills_its_worker_is_recorded_failed(tmp_path, ray_c
 
 
 def test_asr_threads_follow_the_cpu_request():
-    from halluscope.spoken.build import Transcribe
     from halluscope.backends.speech.asr import WhisperAsr
+    from halluscope.spoken.build import Transcribe
 
     task = Transcribe(WhisperAsr(), {}, Path("."))
     task.setup(Resources(num_cpus=3))

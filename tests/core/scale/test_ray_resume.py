@@ -106,16 +106,14 @@ def test_detect_driver_kill_9_mid_generation_then_resume(tmp_path):
     """'detect --executor ray' with a tiny hf model: killed mid-stage, rerun; nothing redone, nothing twice."""
     import json
     from collections import Counter
-    from pathlib import Path
 
     import pytest
 
     pytest.importorskip("transformers")
+    from halluscope.core.records import Prediction
+    from halluscope.spoken.build import BuildConfig, build_spoken
     from support.tiny_encoder import register_text_speech
     from support.tiny_hf import build_tiny_lm
-
-    from halluscope.spoken.build import BuildConfig, build_spoken
-    from halluscope.core.records import Prediction
 
     register_text_speech()
     run = tmp_path / "run"

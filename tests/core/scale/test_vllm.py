@@ -1,22 +1,21 @@
 """'openai/<model>' against a vLLM-style OpenAI-compatible server, text and audio content parts."""
 
-from support import TESTS
 import base64
 import json
 import os
 import stat
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-from support.chat_server import ChatServer, Reply
 
 from halluscope.backends.audio_lm import create_audio_backend, plan_audio, with_audio
-from halluscope.core.errors import HalluscopeError
 from halluscope.backends.llm import LLMConfig, complete_all
-from halluscope.core.store import Store
 from halluscope.backends.vllm import serve, serving
+from halluscope.core.errors import HalluscopeError
+from halluscope.core.store import Store
+from support import TESTS
+from support.chat_server import ChatServer, Reply
 
 VLLM_MODEL = "Qwen/Qwen2-Audio-7B-Instruct"  # vLLM serves a model under its hub name by default
 

@@ -4,14 +4,14 @@ from pathlib import Path
 
 import pytest
 
+from halluscope.core.errors import HalluscopeError
+from halluscope.core.records import EncoderTraining
+from halluscope.core.store import Store
+from halluscope.metrics.classification import macro_f1
 from halluscope.spoken.build import BuildConfig, build_spoken
 from halluscope.spoken.detect import detect
 from halluscope.spoken.detect.encoder import TRAIN_STAGE_SUFFIX, EncoderOptions
-from halluscope.core.errors import HalluscopeError
-from halluscope.core.records import EncoderTraining
 from halluscope.spoken.report import collect
-from halluscope.metrics.classification import macro_f1
-from halluscope.core.store import Store
 
 pytest.importorskip("transformers")
 pytest.importorskip("accelerate")

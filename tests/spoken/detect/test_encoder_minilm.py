@@ -6,12 +6,12 @@ import importlib.util
 
 import pytest
 
+from halluscope.core.records import EncoderTraining
+from halluscope.core.store import Store
+from halluscope.metrics.classification import macro_f1
 from halluscope.spoken.build import BuildConfig, build_spoken
 from halluscope.spoken.detect import detect
 from halluscope.spoken.detect.encoder import TRAIN_STAGE_SUFFIX, resolve_model
-from halluscope.core.records import EncoderTraining
-from halluscope.metrics.classification import macro_f1
-from halluscope.core.store import Store
 
 pytest.importorskip("transformers")
 pytest.importorskip("accelerate")

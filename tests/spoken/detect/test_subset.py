@@ -1,20 +1,18 @@
 """Balanced subsets for zero-shot decoders (seed 000, Table 3): seeded per (language, label) cell, stored in the
 run, the same items for every model; audio clips filtered by length."""
 
-import sys
-from pathlib import Path
 from collections import Counter
 
-from support import fakes
 import pytest
-from support.chat_server import ChatServer, Reply
 
-from halluscope.spoken.build import load_build
-from halluscope.spoken.detect import detect
-from halluscope.spoken.detect.subset import STAGE, Subset, balanced_subset
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import Variant
 from halluscope.core.store import Store
+from halluscope.spoken.build import load_build
+from halluscope.spoken.detect import detect
+from halluscope.spoken.detect.subset import STAGE, Subset, balanced_subset
+from support import fakes
+from support.chat_server import ChatServer, Reply
 
 
 @pytest.fixture(scope="module")

@@ -8,13 +8,12 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from support import fakes
-from support.tiny_wired import wired
-
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.store import Store
 from halluscope.spoken.detect import detect
 from halluscope.spoken.detect.whitebox import FEATURE_STAGE, FEATURES, forced_pass
+from support import fakes
+from support.tiny_wired import wired
 
 
 @pytest.fixture(scope="module")
@@ -68,10 +67,9 @@ def test_unknown_option_and_audio_input_are_refused(setup):
 
 
 def test_features_read_the_audio_the_attention_and_the_forced_text(setup):
-    from support.tiny_audio_lm import espeak
-
     from halluscope.backends.audio_lm import clip_of, load_adapter
     from halluscope.core.records import ChatMessage
+    from support.tiny_audio_lm import espeak
 
     _, model = setup
     from halluscope.spoken.detect.whitebox import eager_text_attention

@@ -1,23 +1,23 @@
 """'halluscope detect' with zero-shot decoders on a tiny built run: hf-audio on real espeak audio, openai on text."""
 
-import sys
-from pathlib import Path
 import json
+import sys
 
 import pytest
+
 from support.tiny_audio_lm import clip45, omni_dir, qwen2_audio_dir  # noqa: F401 - fixtures
 
 pytest.importorskip("transformers")
 
-from support import fakes
-from support.chat_server import ChatServer, Reply
 from typer.testing import CliRunner
 
 from halluscope.cli.main import app
-from halluscope.spoken.detect import detect
 from halluscope.core.records import Prediction
-from halluscope.spoken.report import collect
 from halluscope.core.store import Store
+from halluscope.spoken.detect import detect
+from halluscope.spoken.report import collect
+from support import fakes
+from support.chat_server import ChatServer, Reply
 
 
 def n_items(run_dir):

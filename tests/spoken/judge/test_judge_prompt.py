@@ -2,8 +2,8 @@
 
 import pytest
 
-from halluscope.spoken.judge import judge_messages, parse_judgement, stratified_sample
 from halluscope.core.records import Variant
+from halluscope.spoken.judge import judge_messages, parse_judgement, stratified_sample
 
 
 def test_prompt_carries_the_type_dependent_seven_dimensions():

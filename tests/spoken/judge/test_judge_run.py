@@ -3,22 +3,23 @@
 import csv
 import json
 import re
-import sys
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
-from support.chat_server import ChatServer, Reply, a1_reply, article_of, good_rewrite, type_of  # noqa: E402
 
-from halluscope.spoken.build import BuildConfig, build_spoken  # noqa: E402
-from halluscope.cli.main import app  # noqa: E402
-from halluscope.spoken.build import load_build  # noqa: E402
-from halluscope.metrics.agreement import rating_agreement as agreement  # noqa: E402
-from halluscope.spoken.judge import build_judge  # noqa: E402
-from halluscope.spoken.judge.run import judge_stage  # noqa: E402
 from halluscope.backends.llm import LLM_BACKENDS, LLMConfig, StageOutage  # noqa: E402
+from halluscope.cli.main import app  # noqa: E402
 from halluscope.core.records import Judgement  # noqa: E402
 from halluscope.core.store import Store  # noqa: E402
+from halluscope.metrics.agreement import rating_agreement as agreement  # noqa: E402
+from halluscope.spoken.build import (  # noqa: E402
+    BuildConfig,
+    build_spoken,
+    load_build,  # noqa: E402
+)
+from halluscope.spoken.judge import build_judge  # noqa: E402
+from halluscope.spoken.judge.run import judge_stage  # noqa: E402
+from support.chat_server import ChatServer, Reply, a1_reply, article_of, good_rewrite, type_of  # noqa: E402
 
 WORDS = ["Very Low", "Low", "Medium", "High", "Very High"]
 BROKEN = "Fluency is fine overall, I would say high."  # no JSON object, ever

@@ -1,15 +1,17 @@
 """Real-world split: fakes loading, greedy TF-IDF matching, exclusion from train/dev, Tables 4 and 5."""
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
+
+from halluscope.backends.llm import LLMConfig
+from halluscope.core.errors import HalluscopeError, InputError
+from halluscope.core.records import Article, RealWorldFake, RewriteLog
+from halluscope.core.store import Store
+from halluscope.metrics.rates import flag_rates
+from halluscope.report import write_report
 from halluscope.spoken.build import BuildConfig, build_spoken
 from halluscope.spoken.detect.run import DETECTORS, DetectorKind, register_detector
-from halluscope.core.errors import HalluscopeError, InputError
-from halluscope.backends.llm import LLMConfig
-from halluscope.metrics.rates import flag_rates
 from halluscope.spoken.provenance import FAITHFUL_LOG_STAGE, faithful_backend
 from halluscope.spoken.realworld import (
     build_realworld,
@@ -19,10 +21,7 @@ from halluscope.spoken.realworld import (
     match_key,
     match_negatives,
 )
-from halluscope.core.records import Article, RealWorldFake, RewriteLog
-from halluscope.report import write_report
 from halluscope.spoken.report import collect
-from halluscope.core.store import Store
 
 
 def fake(id, lang="ru", topic=None, date=None, **kw):

@@ -9,6 +9,8 @@ Long audio is cut to the model's window by a per-run policy (truncate, chunk, sk
 
 from __future__ import annotations
 
+# each family registers its adapter on import; here, not in _adapters.py, whose base classes they import
+from halluscope.backends.audio_lm import _af3, _gemma3n, _granite, _nemotron, _phi4, _qwen3_omni, _voxtral  # noqa: E402,F401
 from halluscope.backends.audio_lm._adapters import (
     ADAPTERS,
     AudioLMAdapter,
@@ -18,8 +20,6 @@ from halluscope.backends.audio_lm._adapters import (
     load_adapter,
     register_adapter,
 )
-# each family registers its adapter on import; here, not in _adapters.py, whose base classes they import
-from halluscope.backends.audio_lm import _af3, _gemma3n, _granite, _nemotron, _phi4, _qwen3_omni, _voxtral  # noqa: E402,F401
 from halluscope.backends.audio_lm._clips import (
     POLICIES,
     AudioAnswer,
@@ -34,7 +34,7 @@ from halluscope.backends.audio_lm._clips import (
 from halluscope.backends.audio_lm._hf_audio import (
     HFAudioBackend,
     HFAudioOptions,
-    create_hf_audio,
+    create_hf_audio,  # noqa: F401 - imported for its registration of the hf-audio backend
 )
 from halluscope.backends.llm import CHAT_BACKENDS, ChatBackend, LLMConfig, load_llm_config
 from halluscope.core.registry import Registry, RegistryView

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from halluscope.core.hashing import TORCH_SEED_MAX, seed_from
+from halluscope.backends.speech.audio import SAMPLE_RATE, read_audio
 from halluscope.core.errors import HalluscopeError, MissingExtraError
+from halluscope.core.hashing import TORCH_SEED_MAX, seed_from
 from halluscope.core.records import AudioClip, ChatMessage
 from halluscope.core.registry import Registry
-from halluscope.backends.speech.audio import SAMPLE_RATE, read_audio
 
 # adapter classes by transformers ``config.model_type``; plug-ins join through the group 'halluscope.audio_adapters'
 ADAPTERS: Registry[type[AudioLMAdapter]] = Registry("audio adapter", "halluscope.audio_adapters")

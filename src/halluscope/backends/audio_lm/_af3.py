@@ -18,8 +18,8 @@ from halluscope.backends.audio_lm._adapters import (
     _transformers,
     register_adapter,
 )
-from halluscope.core.records import AudioClip, ChatMessage
 from halluscope.backends.speech.audio import SAMPLE_RATE
+from halluscope.core.records import AudioClip, ChatMessage
 
 
 @register_adapter("audioflamingo3")

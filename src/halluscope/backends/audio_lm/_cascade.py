@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from halluscope.core.errors import HalluscopeError
 from halluscope.backends.llm import ChatBackend, LLMConfig
+from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import AudioClip, ChatMessage, ModelRequest, ModelResponse
 from halluscope.core.spec import ModelSpec
 

@@ -11,10 +11,10 @@ from typing import Literal
 
 import numpy as np
 
-from halluscope.core.errors import HalluscopeError
-from halluscope.core.records import AudioClip, AudioDelivery
 from halluscope.backends.speech.audio import SAMPLE_RATE, encode_wav, resample
+from halluscope.core.errors import HalluscopeError
 from halluscope.core.hashing import sha256_hex
+from halluscope.core.records import AudioClip, AudioDelivery
 
 Policy = Literal["truncate", "chunk", "skip"]
 POLICIES: tuple[Policy, ...] = ("truncate", "chunk", "skip")

@@ -15,10 +15,10 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from halluscope.backends.audio_lm._adapters import ADAPTERS, AudioLMAdapter, load_adapter
-from halluscope.core.errors import HalluscopeError
-from halluscope.core.executors import LOCAL, ItemTask, Resources, torch_threads
 from halluscope.backends.llm._base import CallLog, LocalChatBackend
 from halluscope.backends.llm._config import LLMConfig, _Options, resolve_options
+from halluscope.core.errors import HalluscopeError
+from halluscope.core.executors import LOCAL, ItemTask, Resources, torch_threads
 from halluscope.core.records import ModelRequest, ModelResponse
 from halluscope.core.spec import ModelSpec
 

@@ -27,13 +27,13 @@ from halluscope.backends.llm._config import (
     load_llm_config,
 )
 from halluscope.backends.llm._hf import HFBackend
-from halluscope.core.spec import ModelSpec
 from halluscope.backends.llm._openai import (
     BackendError,
     OpenAIBackend,
     read_completion,
     retry_after_s,
 )
+from halluscope.core.spec import ModelSpec
 
 
 def create_backend(spec: str | ModelSpec, *, config: LLMConfig | None = None, **options: object) -> ChatBackend:

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections import deque
 import statistics
 import time
+from collections import deque
 from collections.abc import Callable
 
 TOLERANCE = 2.0  # median latency over the baseline above which the server counts as queueing (Gradient2 uses 1.5 over

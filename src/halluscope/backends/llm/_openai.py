@@ -22,11 +22,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
-from halluscope.core.errors import HalluscopeError, MissingExtraError
 from halluscope.backends.llm._adaptive import AdaptiveLimit
-from halluscope.backends.llm._pacing import Pacing
 from halluscope.backends.llm._base import CallLog, messages_of, retry_params
 from halluscope.backends.llm._config import LLMConfig, OpenAIOptions, resolve_options
+from halluscope.backends.llm._pacing import Pacing
+from halluscope.core.errors import HalluscopeError, MissingExtraError
 from halluscope.core.records import ChatMessage, ModelRequest, ModelResponse, Usage
 from halluscope.core.spec import ModelSpec
 

@@ -14,13 +14,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from halluscope.core.hashing import chunks_sha256
-from halluscope.core.errors import HalluscopeError, ItemError, MissingExtraError
-from halluscope.core.registry import Registry
-from halluscope.core.spec import ModelSpec
 from halluscope.backends.speech.asr import ASR_BACKENDS
 from halluscope.backends.speech.audio import SAMPLE_RATE, resample
 from halluscope.backends.speech.tts import TTS_BACKENDS
+from halluscope.core.errors import HalluscopeError, ItemError, MissingExtraError
+from halluscope.core.hashing import chunks_sha256
+from halluscope.core.registry import Registry
+from halluscope.core.spec import ModelSpec
 
 
 def _transformers() -> Any:

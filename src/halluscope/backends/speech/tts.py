@@ -15,10 +15,10 @@ from typing import Protocol
 
 import numpy as np
 
-from halluscope.core.hashing import seed_from
-from halluscope.core.errors import HalluscopeError, ItemError
-from halluscope.core.registry import Registry
 from halluscope.backends.speech.audio import SAMPLE_RATE, read_audio, resample
+from halluscope.core.errors import HalluscopeError, ItemError
+from halluscope.core.hashing import seed_from
+from halluscope.core.registry import Registry
 
 
 class TtsBackend(Protocol):

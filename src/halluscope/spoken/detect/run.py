@@ -13,9 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from halluscope.spoken.build import BuildResult, load_build
-from halluscope.spoken.detect.splits import guard_splits, split_by_article
-from halluscope.spoken.detect.tfidf import TfidfDetector
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.executors import LOCAL, Executor
 from halluscope.core.manifest import record_manifest
@@ -23,6 +20,9 @@ from halluscope.core.records import SEVERITIES, TYPES, Prediction, Task, Variant
 from halluscope.core.registry import Registry
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
+from halluscope.spoken.build import BuildResult, load_build
+from halluscope.spoken.detect.splits import guard_splits, split_by_article
+from halluscope.spoken.detect.tfidf import TfidfDetector
 
 LABELS: dict[str, tuple[str, ...]] = {"binary": ("original", "hallucinated"), "type": TYPES, "severity": SEVERITIES}
 INPUTS = ("text", "transcript", "audio")

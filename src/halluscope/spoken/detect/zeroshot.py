@@ -17,13 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from halluscope.core.hashing import named_files_sha256
-from halluscope.spoken.detect.run import DetectContext, DetectorKind, register_detector
-from halluscope.spoken.detect.subset import OPTIONS as SUBSET_OPTIONS
-from halluscope.spoken.detect.zeroshot_parse import parse_reply
 from halluscope.core.errors import HalluscopeError, ItemError
 from halluscope.core.executors import place
-from halluscope.prompts import prompt_files, template
+from halluscope.core.hashing import named_files_sha256
 from halluscope.core.records import (
     AudioDelivery,
     ChatMessage,
@@ -32,6 +28,10 @@ from halluscope.core.records import (
     Prediction,
     Variant,
 )
+from halluscope.prompts import prompt_files, template
+from halluscope.spoken.detect.run import DetectContext, DetectorKind, register_detector
+from halluscope.spoken.detect.subset import OPTIONS as SUBSET_OPTIONS
+from halluscope.spoken.detect.zeroshot_parse import parse_reply
 
 ZERO_SHOT_PROVIDERS = ("openai", "hf", "hf-audio", "cascade")
 OWN_OPTIONS = {"prompting": "direct", "system": None, "audio_policy": "truncate", "max_new_tokens": 256,
@@ -148,8 +148,8 @@ def _items(ctx: DetectContext, own: dict) -> list[Variant]:
 
 def _run_zero_shot(ctx: DetectContext) -> None:
     from halluscope.backends.llm import Caller
-    from halluscope.core.records import Prediction
     from halluscope.backends.runner import run_calls
+    from halluscope.core.records import Prediction
 
     own, backend_opts = split_options(ctx.options)
     backend = place(make_backend(ctx.spec, ctx.input, backend_opts, own["llm_config"]), ctx.executor)

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from halluscope.core.hashing import derived_seed
 from halluscope.core.errors import HalluscopeError
+from halluscope.core.hashing import derived_seed
 from halluscope.core.records import SEVERITIES, TYPES, Article, HallucinationType, Severity, Variant
 from halluscope.core.registry import Registry
 

@@ -25,9 +25,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from halluscope.core.errors import ItemError
-from halluscope.spoken.generate.base import GENERATORS, Assignment, variant_id
-from halluscope.spoken.generate.rules import LENGTH_TOLERANCE, numbers_in
 from halluscope.backends.llm import (
     LLM_BACKENDS,
     Caller,
@@ -37,13 +34,8 @@ from halluscope.backends.llm import (
     LLMConfig,
     load_llm_config,
 )
-from halluscope.prompts import prompt_hash, severity_texts, template
-from halluscope.prompts.protocol import (
-    DIMENSIONS,
-    count_ratings,
-    dimension_for_label,
-    full_text_markers,
-)
+from halluscope.backends.runner import StageKey, arun_calls, ask_until_parsed
+from halluscope.core.errors import ItemError
 from halluscope.core.records import (
     Article,
     ChatMessage,
@@ -56,10 +48,18 @@ from halluscope.core.records import (
     Usage,
     Variant,
 )
-from halluscope.reply import find_refusal, labelled_lines, read_rating
-from halluscope.backends.runner import StageKey, arun_calls, ask_until_parsed
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
+from halluscope.prompts import prompt_hash, severity_texts, template
+from halluscope.prompts.protocol import (
+    DIMENSIONS,
+    count_ratings,
+    dimension_for_label,
+    full_text_markers,
+)
+from halluscope.reply import find_refusal, labelled_lines, read_rating
+from halluscope.spoken.generate.base import GENERATORS, Assignment, variant_id
+from halluscope.spoken.generate.rules import LENGTH_TOLERANCE, numbers_in
 
 VERSION = 1
 LOG_STAGE = "generate_log"  # RewriteLog records, keyed like the generate stage (same fingerprint)

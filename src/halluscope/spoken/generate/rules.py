@@ -23,8 +23,8 @@ from pathlib import Path
 
 from halluscope.core.errors import HalluscopeError, ItemError
 from halluscope.core.hashing import derived_seed
-from halluscope.spoken.generate.base import GENERATORS, variant_id
 from halluscope.core.records import Article, Change, HallucinationType, Severity, Variant
+from halluscope.spoken.generate.base import GENERATORS, variant_id
 
 VERSION = 1
 MIN_CHANGES = {"mild": 1, "moderate": 2, "severe": 4}

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from halluscope.spoken.build import load_build_or_none
-from halluscope.report.sections import Section, register_section
 from halluscope.core.store import Store
+from halluscope.report.sections import Section, register_section
 from halluscope.report.table import Table
+from halluscope.spoken.build import load_build_or_none
 
 STATUSES = ("accepted", "rejected", "truncated", "unparsable", "refusal", "error")
 EXAMPLES = 3
@@ -21,8 +21,8 @@ COLUMNS = [("generator", "generator"), ("status", "attempt status"), ("attempts"
 
 @register_section
 def generation_section(store: Store) -> Section | None:
-    from halluscope.spoken.generate.llm import LOG_STAGE
     from halluscope.core.records import RewriteLog
+    from halluscope.spoken.generate.llm import LOG_STAGE
 
     build = load_build_or_none(store)
     fp = build.stages.get("generate") if build is not None else None

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
+from halluscope.core.records import ChatMessage, HallucinationType, Severity
 from halluscope.prompts import severity_texts, template
 from halluscope.prompts.protocol import DIMENSIONS, dimension_for_label
 from halluscope.reply import objects, read_keys, read_rating
-from halluscope.core.records import ChatMessage, HallucinationType, Severity
 
 # seed 000, App. A generation conditions: judges at temperature 0, max_tokens 300
 JUDGE_PARAMS = {"temperature": 0, "max_tokens": 300}

@@ -14,14 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from halluscope.spoken.build import load_build
-from halluscope.core.errors import HalluscopeError
-from halluscope.spoken.generate.llm import LOG_STAGE
-from halluscope.metrics.agreement import rating_agreement_rows
-from halluscope.prompts.protocol import DIMENSION_ORDER
-from halluscope.spoken.judge.prompt import JUDGE_PARAMS, judge_messages, parse_judgement
-from halluscope.spoken.judge.sample import Sample, stratified_sample
-from halluscope.spoken.judge.tables import mean_rows, write_tables
 from halluscope.backends.llm import (
     LLM_BACKENDS,
     Caller,
@@ -31,12 +23,20 @@ from halluscope.backends.llm import (
     StageOutage,
     load_llm_config,
 )
-from halluscope.core.manifest import record_manifest
-from halluscope.prompts import prompt_hash
-from halluscope.core.records import Judgement, RewriteLog, Variant
 from halluscope.backends.runner import arun_calls, ask_until_parsed
+from halluscope.core.errors import HalluscopeError
+from halluscope.core.manifest import record_manifest
+from halluscope.core.records import Judgement, RewriteLog, Variant
 from halluscope.core.stages import Stage, progress
 from halluscope.core.store import Store
+from halluscope.metrics.agreement import rating_agreement_rows
+from halluscope.prompts import prompt_hash
+from halluscope.prompts.protocol import DIMENSION_ORDER
+from halluscope.spoken.build import load_build
+from halluscope.spoken.generate.llm import LOG_STAGE
+from halluscope.spoken.judge.prompt import JUDGE_PARAMS, judge_messages, parse_judgement
+from halluscope.spoken.judge.sample import Sample, stratified_sample
+from halluscope.spoken.judge.tables import mean_rows, write_tables
 
 VERSION = 1
 

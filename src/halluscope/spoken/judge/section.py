@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from halluscope.core.errors import InputError
-from halluscope.report.sections import Section, register_section
 from halluscope.core.store import Store
+from halluscope.report.sections import Section, register_section
 
 
 @register_section

@@ -11,9 +11,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from halluscope.prompts.protocol import DIMENSION_ORDER, DIMENSIONS
-from halluscope.core.records import LANGUAGES, SEVERITIES, TYPES
 from halluscope.core.fs import atomic_write
+from halluscope.core.records import LANGUAGES, SEVERITIES, TYPES
+from halluscope.prompts.protocol import DIMENSION_ORDER, DIMENSIONS
 from halluscope.report.plots import png
 from halluscope.report.sections import Section
 from halluscope.report.table import Figure, Table

@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections import defaultdict
 from itertools import combinations
 
-from halluscope.spoken.build import BuildResult, load_build_or_none
 from halluscope.core.records import Prediction
-from halluscope.spoken.detect.runs import detect_runs
-from halluscope.report.sections import Section, register_section
 from halluscope.core.store import Store
+from halluscope.report.sections import Section, register_section
 from halluscope.report.table import Table
+from halluscope.spoken.build import BuildResult, load_build_or_none
+from halluscope.spoken.detect.runs import detect_runs
 
 ROUNDS = 2000
 

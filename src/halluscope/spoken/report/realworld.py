@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from halluscope.spoken.build import BuildResult, load_build_or_none
+from halluscope.core.records import Prediction
+from halluscope.core.store import Store
 from halluscope.metrics.asr import score_asr
 from halluscope.metrics.classification import score_classification
 from halluscope.metrics.rates import flag_rates
+from halluscope.report.sections import Section, register_section
+from halluscope.report.table import Table
+from halluscope.spoken.build import BuildResult, load_build_or_none
 from halluscope.spoken.provenance import CELLS
 from halluscope.spoken.realworld import DETECT_STAGE, RealWorldSplit, load_realworld
-from halluscope.core.records import Prediction
 from halluscope.spoken.report.paired import latest_detect_runs
-from halluscope.report.sections import Section, register_section
-from halluscope.core.store import Store
-from halluscope.report.table import Table
 
 BINARY = ("original", "hallucinated")
 SPLIT_COLS = [("language", "Lang"), ("fakes", "Fakes"), ("native", "Native"), ("translated", "Translated"),

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import statistics
 
-from halluscope.spoken.build import BuildResult
 from halluscope.metrics.asr import score_asr
+from halluscope.spoken.build import BuildResult
 
 WINDOW_S = 30.0  # Qwen2-Audio's Whisper-large-v3 front end hears 30 s (seed 000, section 4)
 

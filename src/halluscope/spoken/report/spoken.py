@@ -7,13 +7,13 @@ from pathlib import Path
 
 from halluscope.core.records import LANGUAGES
 from halluscope.core.store import Store
+from halluscope.report.links import asr_link, dataset_link, table2_link
 from halluscope.report.plots import asr_vs_degradation_plot, o_vs_t_plot, wer_cer_plot
 from halluscope.report.sections import Section, build_sections, register_section
-from halluscope.spoken.report.speech import AUDIO_COLS, AUDIO_NOTE, TABLE7_COLS, TABLE7_NOTE, audio_rows, table7_rows
 from halluscope.report.table import Figure, Table
-from halluscope.spoken.report.tables import TYPE_ABBR, ReportData, _asr_rows, _dataset_rows, _detection_rows, o_vs_t
 from halluscope.spoken.build import load_build_or_none
-from halluscope.report.links import asr_link, dataset_link, table2_link
+from halluscope.spoken.report.speech import AUDIO_COLS, AUDIO_NOTE, TABLE7_COLS, TABLE7_NOTE, audio_rows, table7_rows
+from halluscope.spoken.report.tables import TYPE_ABBR, ReportData, _asr_rows, _dataset_rows, _detection_rows, o_vs_t
 
 TITLE = "Spoken benchmark (seed 000): dataset, ASR and detection"
 DATASET_COLS = [("language", "Lang"), ("original", "Orig"), ("hallucinated", "Halluc"),

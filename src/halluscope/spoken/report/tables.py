@@ -6,14 +6,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from halluscope.core.records import LANGUAGES, SEVERITIES, TYPES
+from halluscope.core.store import Store
+from halluscope.metrics.asr import score_asr
+from halluscope.metrics.classification import majority_baseline, score_classification
+from halluscope.report.sections import Section
 from halluscope.spoken.build import BuildResult
 from halluscope.spoken.detect.run import LABELS, gold
 from halluscope.spoken.detect.splits import split_by_article
-from halluscope.metrics.asr import score_asr
-from halluscope.metrics.classification import majority_baseline, score_classification
-from halluscope.core.records import LANGUAGES, SEVERITIES, TYPES
-from halluscope.report.sections import Section
-from halluscope.core.store import Store
 
 TYPE_ABBR = {"contradiction": "C", "fabrication": "F", "context_inconsistency": "I"}
 

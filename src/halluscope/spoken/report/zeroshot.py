@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from halluscope.spoken.build import BuildResult, load_build_or_none
-from halluscope.report.sections import Section, register_section
 from halluscope.core.store import Store
+from halluscope.report.sections import Section, register_section
 from halluscope.report.table import Table
+from halluscope.spoken.build import BuildResult, load_build_or_none
 
 INPUT_CODE = {"audio": "A", "transcript": "T", "text": "O"}
 TASK_CODE = {"binary": "B", "type": "T", "severity": "L"}
@@ -30,12 +30,12 @@ COLUMNS = [
 
 
 def zero_shot_rows(store: Store, build: BuildResult) -> list[dict]:
-    from halluscope.spoken.detect.run import LABELS
+    from halluscope.core.records import LANGUAGES
     from halluscope.metrics.classification import (
         majority_baseline,
         score_classification,
     )
-    from halluscope.core.records import LANGUAGES
+    from halluscope.spoken.detect.run import LABELS
     from halluscope.spoken.detect.runs import detect_runs
 
     # every distinct run (core/runs.py latest_runs): runs differing in any option are separate rows, the model's
