@@ -30,6 +30,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from halluscope.backends.speech.route import PerLanguageAsr, PerLanguageTts
 from halluscope.core.executors import RayExecutor, Resources
+from halluscope.core.manifest import record_manifest
 from halluscope.core.records import Variant
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
@@ -40,6 +41,7 @@ from halluscope.spoken.build import (
     select_articles,
     tts_config,
 )
+from halluscope.spoken.project import project
 
 
 def once(root: Path, name: str, samples: dict[str, Variant], *, cpu_threads: int = 0,
@@ -56,7 +58,10 @@ def once(root: Path, name: str, samples: dict[str, Variant], *, cpu_threads: int
     with Store(run) as store:
         _, transcripts = render_speech(store, run, samples, tts=tts, asr=asr, voices=voices, seed=13,
                                            tts_stage=tts_stage, asr_stage=asr_stage, quiet=True, executor=executor)
-    elapsed = time.perf_counter() - t0
+        elapsed = time.perf_counter() - t0
+        # the stages this run measured, for 'halluscope project' (spoken/project.py reads them from the manifest)
+        record_manifest(store, command="bench ray", config={"mode": name}, seeds={"tts": 13},
+                        stages={"tts": tts_stage.fingerprint, "asr": asr_stage.fingerprint})
     assert len(transcripts.results) == len(samples) and not transcripts.failed, transcripts.failed
     started = executor.worker_start_s if executor is not None else 0.0
     if executor is not None:
@@ -101,6 +106,11 @@ def main() -> None:
                 runs[m].append(once(root, f"{m}-{r}".replace(" ", "").replace(",", ""), samples,
                                     cpu_threads=kw.get("cpu_threads", 0), executor=ex))
         ray.shutdown()
+        # the paper-scale projection ('halluscope project') from the median in-process run: Lost in Speech's 12,013
+        # samples of 96 s (seed 000) on 1 and 32 workers
+        median = sorted(range(len(runs["in-process"])), key=lambda i: runs["in-process"][i][0])[
+            len(runs["in-process"]) // 2]
+        projection = project(root / f"in-process-{median}", workers=(1, 32))
     finally:
         shutil.rmtree(root, ignore_errors=True)
     results = {m: sorted(v)[len(v) // 2] for m, v in runs.items()}  # the median run (upper median)
@@ -125,6 +135,13 @@ def main() -> None:
     cores = os.cpu_count() or 1
     ratio("ASR busy seconds ray 2 workers / ray 1 worker", busy["ray, 2 workers"] / max(busy["ray, 1 worker"], 1e-9),
           note=f"~2 with {cores} cores busy: each worker runs slower when both share them", smoke=args.smoke)
+    # 'halluscope project' on the measured in-process run: TTS and ASR wall hours for the paper's corpus
+    print(f"paper-scale projection (halluscope project): {projection.samples} samples x {projection.audio_s:g} s")
+    for st in projection.stages:
+        for key in ("1 workers", "32 workers"):
+            ratio(f"paper-scale {st.stage} wall hours on {key.replace('1 workers', '1 worker')}", st.wall_hours[key],
+                  note=f"{st.per_unit_s:g} s per {st.basis}, measured on {st.measured_items} clips", smoke=args.smoke,
+                  unit=" h")
 
 if __name__ == "__main__":
     main()
