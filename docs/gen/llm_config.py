@@ -12,9 +12,12 @@ from pydantic_core import PydanticUndefined
 from halluscope.backends.llm._config import GenerateOptions, HFOptions, OpenAIOptions
 
 SECTIONS = (
-    ("[openai] and [models.\"openai/<name>\"]", OpenAIOptions, "Every `openai/*` model; a `[models.\"openai/x\"]` "
-     "table overrides them for one model."),
-    ("[hf] and [models.\"hf/<dir>\"]", HFOptions, "Every local `hf/*` model (transformers generation)."),
+    (
+        '[openai] and [models."openai/<name>"]',
+        OpenAIOptions,
+        'Every `openai/*` model; a `[models."openai/x"]` table overrides them for one model.',
+    ),
+    ('[hf] and [models."hf/<dir>"]', HFOptions, "Every local `hf/*` model (transformers generation)."),
     ("[generate]", GenerateOptions, "The rewrite protocol of Lost in Speech, App. A.1 (`build spoken --generator`)."),
 )
 
@@ -32,16 +35,20 @@ def _default(field) -> str:
     return "required"
 
 
-lines = ["# LLM config file\n",
-         "Generated from the config's models at every documentation build (`docs/gen/llm_config.py`). The file is "
-         "TOML or JSON, named by `--llm-config FILE` or `$HALLUSCOPE_LLM_CONFIG`; an unknown key stops the command "
-         "with the keys allowed. API keys are read only from environment variables (`api_key_env`), never from the "
-         "file, and never stored. A worked example is on [Bring your own: models](../byo/models.md#the-llm-config-file).\n"]
+lines = [
+    "# LLM config file\n",
+    "Generated from the config's models at every documentation build (`docs/gen/llm_config.py`). The file is "
+    "TOML or JSON, named by `--llm-config FILE` or `$HALLUSCOPE_LLM_CONFIG`; an unknown key stops the command "
+    "with the keys allowed. API keys are read only from environment variables (`api_key_env`), never from the "
+    "file, and never stored. A worked example is on [Bring your own: models](../byo/models.md#the-llm-config-file).\n",
+]
 for title, model, note in SECTIONS:
     lines += [f"## {title}\n", note + "\n", "| key | type | default | meaning |", "|---|---|---|---|"]
     for name, field in model.model_fields.items():
         desc = html.escape((field.description or "").replace("|", "\\|"), quote=False)
-        lines.append(f"| `{name}` | `{html.escape(_type(field.annotation), quote=False)}` | {_default(field)} | {desc} |")
+        lines.append(
+            f"| `{name}` | `{html.escape(_type(field.annotation), quote=False)}` | {_default(field)} | {desc} |"
+        )
     lines.append("")
 with mkdocs_gen_files.open("reference/llm-config.md", "w") as fh:
     fh.write("\n".join(lines))

@@ -31,8 +31,11 @@ for path in sorted((ROOT / "tests").rglob("test_*.py")):
         continue
     tree, lines, rel = ast.parse(text), text.splitlines(), path.relative_to(ROOT).as_posix()
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "pytestmark" for t in node.targets) \
-                and _is_slow(node.value):
+        if (
+            isinstance(node, ast.Assign)
+            and any(getattr(t, "id", "") == "pytestmark" for t in node.targets)
+            and _is_slow(node.value)
+        ):
             rows.append((rel, "(the whole file)", _why(lines, node.lineno, ast.get_docstring(tree))))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for deco in node.decorator_list:
@@ -41,13 +44,16 @@ for path in sorted((ROOT / "tests").rglob("test_*.py")):
                     rows.append((rel, f"`{node.name}`{params}", _why(lines, deco.lineno, ast.get_docstring(node))))
                     break
 
-out = ["# Slow tests\n",
-       "Generated from the test files at every documentation build (`docs/gen/slow_tests.py`). These tests are marked "
-       "`slow` and left out of the default run (`bash scripts/test.sh`); run them with `bash scripts/test.sh -m slow`, "
-       "or one file with `bash scripts/test.sh -m slow tests/<file>`. The llama.cpp server tests are marked "
-       "`llama_server` instead (`pytest -m llama_server tests/backends/llm/test_llama_server.py`, after "
-       "`scripts/build_llama_server.sh`).\n",
-       "| file | test | why it is slow |", "|---|---|---|"]
+out = [
+    "# Slow tests\n",
+    "Generated from the test files at every documentation build (`docs/gen/slow_tests.py`). These tests are marked "
+    "`slow` and left out of the default run (`bash scripts/test.sh`); run them with `bash scripts/test.sh -m slow`, "
+    "or one file with `bash scripts/test.sh -m slow tests/<file>`. The llama.cpp server tests are marked "
+    "`llama_server` instead (`pytest -m llama_server tests/backends/llm/test_llama_server.py`, after "
+    "`scripts/build_llama_server.sh`).\n",
+    "| file | test | why it is slow |",
+    "|---|---|---|",
+]
 out += [f"| `{f}` | {t} | {w.replace('|', '/')} |" for f, t, w in rows]
 with mkdocs_gen_files.open("reference/slow-tests.md", "w") as fh:
     fh.write("\n".join(out) + "\n")

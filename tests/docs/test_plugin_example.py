@@ -20,12 +20,17 @@ def installed(tmp_path, monkeypatch):
     project = tomllib.loads((EXAMPLE / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     info = tmp_path / f"{project['name'].replace('-', '_')}-{project['version']}.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n",
-                                   encoding="utf-8")
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n", encoding="utf-8"
+    )
     groups = project["entry-points"]
-    (info / "entry_points.txt").write_text("".join(
-        f"[{group}]\n" + "".join(f"{name} = {target}\n" for name, target in eps.items()) + "\n"
-        for group, eps in groups.items()), encoding="utf-8")
+    (info / "entry_points.txt").write_text(
+        "".join(
+            f"[{group}]\n" + "".join(f"{name} = {target}\n" for name, target in eps.items()) + "\n"
+            for group, eps in groups.items()
+        ),
+        encoding="utf-8",
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.syspath_prepend(str(EXAMPLE / "src"))
     sys.modules.pop("halluscope_modem", None)
@@ -49,8 +54,21 @@ def test_a_spoken_build_runs_through_the_plugin_engines(installed, tmp_path, cap
     import pyarrow.parquet as pq
 
     run = tmp_path / "run"
-    args = ("build", "spoken", run, "--corpus", "demo", "--langs", "en,ru", "--articles-per-language", "1",
-            "--tts", "modem", "--asr", "modem")
+    args = (
+        "build",
+        "spoken",
+        run,
+        "--corpus",
+        "demo",
+        "--langs",
+        "en,ru",
+        "--articles-per-language",
+        "1",
+        "--tts",
+        "modem",
+        "--asr",
+        "modem",
+    )
     code, out = run_cli(capsys, monkeypatch, *args)
     assert code == 0, out
     assert "speech (modem/plain)" in out and "tts       6 computed, 0 reused" in out

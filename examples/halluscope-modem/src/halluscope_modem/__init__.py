@@ -63,7 +63,7 @@ class ModemAsr:
     def transcribe(self, samples: np.ndarray, *, language: str) -> str:
         n = len(samples) // SYMBOL
         frames = np.asarray(samples[: n * SYMBOL], dtype=np.float64).reshape(n, SYMBOL)
-        power = np.abs(np.fft.rfft(frames, axis=1))[:, BASE_BIN:BASE_BIN + 16]
+        power = np.abs(np.fft.rfft(frames, axis=1))[:, BASE_BIN : BASE_BIN + 16]
         symbols = power.argmax(axis=1).astype(np.uint8)
         data = (symbols[0::2][: n // 2] << 4) | symbols[1::2][: n // 2]
         return data.tobytes().decode("utf-8", errors="replace")
