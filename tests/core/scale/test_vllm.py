@@ -3,6 +3,7 @@
 import base64
 import json
 import os
+import shlex
 import stat
 import sys
 
@@ -46,7 +47,9 @@ def test_openai_backend_reaches_a_vllm_server_by_environment(tmp_path, monkeypat
 @pytest.fixture
 def fake_vllm(tmp_path):
     exe = tmp_path / "vllm"
-    exe.write_text(f"#!/bin/sh\nexec {sys.executable} {TESTS / 'support' / 'fake_vllm.py'} \"$@\"\n")
+    # quoted: the clone may lie under a path with spaces
+    exe.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(TESTS / 'support' / 'fake_vllm.py'))} "
+                   '"$@"\n')
     exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
     return exe
 
