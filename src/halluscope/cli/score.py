@@ -233,14 +233,18 @@ def score_avhbench_cmd(
     """
     from halluscope.closedform.avhbench import load_avhbench, score_avhbench
 
-    result = score_avhbench(load_avhbench(files))
+    _print_metrics(score_avhbench(load_avhbench(files)), "tasks", json_out)
+
+
+def _print_metrics(result: dict, key: str, json_out: bool) -> None:
+    """A published-set scorer's result: JSON, or its first problems and one line per task/prompt of ``key``."""
     if json_out:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return
     for p in result["problems"][:10]:
         console.print(f"  {p}", highlight=False, markup=False)
-    for task, m in result["tasks"].items():
-        console.print(f"{task}: " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in m.items()),
+    for name, m in result[key].items():
+        console.print(f"{name}: " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in m.items()),
                       highlight=False, markup=False)
 
 
@@ -258,15 +262,9 @@ def score_captions_cmd(
     from halluscope.closedform.kuan_captions import score_kuan_captions
 
     result = score_kuan_captions(metadata, predictions)
-    if json_out:
-        print(json.dumps(result, indent=2, ensure_ascii=False))
-        return
-    for p in result["problems"][:10]:
-        console.print(f"  {p}", highlight=False, markup=False)
-    for prompt, m in result["metrics"].items():
-        console.print(f"{prompt}: " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in m.items()),
-                      highlight=False, markup=False)
-    console.print(result["notes"][0], highlight=False, markup=False)
+    _print_metrics(result, "metrics", json_out)
+    if not json_out:
+        console.print(result["notes"][0], highlight=False, markup=False)
 
 
 @app.command("asr")
