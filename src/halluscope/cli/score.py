@@ -227,7 +227,7 @@ def score_avhbench_cmd(
     json_out: Json = False,
 ) -> None:
     """AVHBench (ICLR 2025): accuracy, precision, recall, F1 and Yes % per yes/no task (percent, as the leaderboard),
-    content-word overlap for AV Captioning.
+    METEOR and CIDEr-D for AV Captioning (the COCO caption evaluation; needs java), content-word overlap beside them.
 
     Example: halluscope score avhbench AVHBench_v0/json/*.json --json
     """
