@@ -48,11 +48,20 @@ def _reader(reader: str, store: Optional[Path], first: Path):
     return LLMReader(reader[4:], store or first.with_name(first.name + ".reader"))
 
 
-def _emit(result, *, json_out: bool, report: Optional[Path], max_diff_rows: int) -> None:
+def _emit(result, *, json_out: bool, report: Optional[Path], max_diff_rows: int, reader=None,
+          view_spec: str = "") -> None:
     from halluscope.closedform.report import COLUMNS, headline_rows, write_score_report
 
     if report is not None:
-        path = write_score_report(result, report)
+        view_page = None
+        if reader is not None and "reader_disagreements" in result.tables:
+            # the items the two readers read apart link to their viewer pages: the viewer of the scored file,
+            # exported beside the report over the reader's store ('view RUN --closedform FORMAT=FILE --export')
+            from halluscope.view.server import export_view
+
+            export_view(reader.store_dir, report / "view", closedform=[view_spec])
+            view_page = "view/index.html"
+        path = write_score_report(result, report, view_page=view_page)
         console.print(f"report: {path}")
     data = result.as_dict(max_diff_rows=max_diff_rows)
     if data["problems"]["count"]:
@@ -108,9 +117,11 @@ def score_halluaudio_cmd(
     from halluscope.closedform.loaders import load_halluaudio
     from halluscope.closedform.score import score_halluaudio
 
+    rd = _reader(reader, reader_store, files[0])
     result = score_halluaudio(load_halluaudio(files, domain=domain), mode="compat" if compat else "strict",
-                              bootstrap=bootstrap, seed=seed, reader=_reader(reader, reader_store, files[0]))
-    _emit(result, json_out=json_out, report=report, max_diff_rows=max_diff_rows)
+                              bootstrap=bootstrap, seed=seed, reader=rd)
+    _emit(result, json_out=json_out, report=report, max_diff_rows=max_diff_rows, reader=rd,
+          view_spec="halluaudio=" + ",".join(map(str, files)))
 
 
 @app.command("aha")
@@ -134,9 +145,11 @@ def score_aha_cmd(
     from halluscope.closedform.loaders import load_aha
     from halluscope.closedform.score import score_aha
 
+    rd = _reader(reader, reader_store, files[0])
     result = score_aha(load_aha(files), mode="compat" if compat else "strict", bootstrap=bootstrap, seed=seed,
-                       judge_fallback=judge_fallback, reader=_reader(reader, reader_store, files[0]))
-    _emit(result, json_out=json_out, report=report, max_diff_rows=max_diff_rows)
+                       judge_fallback=judge_fallback, reader=rd)
+    _emit(result, json_out=json_out, report=report, max_diff_rows=max_diff_rows, reader=rd,
+          view_spec="aha=" + ",".join(map(str, files)))
 
 
 @app.command("yesno")
@@ -166,10 +179,11 @@ def score_yesno_cmd(
 
     if positive not in ("yes", "no"):
         raise typer.BadParameter(f"expected 'yes' or 'no', got '{positive}'", param_hint="--positive")
+    rd = _reader(reader, reader_store, predictions)
     result = score_yesno(load_yesno(questions, predictions, sampling=sampling), mode="compat" if compat else "strict",
-                         positive=positive, bootstrap=bootstrap, seed=seed,
-                         reader=_reader(reader, reader_store, predictions))
-    _emit(result, json_out=json_out, report=report, max_diff_rows=max_diff_rows)
+                         positive=positive, bootstrap=bootstrap, seed=seed, reader=rd)
+    _emit(result, json_out=json_out, report=report, max_diff_rows=max_diff_rows, reader=rd,
+          view_spec=f"yesno={questions},{predictions}")
 
 
 @app.command("audiotrust")
