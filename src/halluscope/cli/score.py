@@ -266,19 +266,38 @@ def _print_metrics(result: dict, key: str, json_out: bool) -> None:
 def score_captions_cmd(
     metadata: Path = typer.Argument(..., help="Kuan et al.'s generative_data_metadata.csv (youtube_id, caption, label)."),
     predictions: Path = typer.Argument(..., help="The generation output JSON: {youtube_id: {prompt: {\"prediction\": ...}}}."),
+    extractor: str = typer.Option("vocabulary", "--extractor", help="How objects are found in a caption: 'vocabulary' "
+                                  "(the file's label names as words, offline; ECHO a lower bound) or 'llm:<spec>' (any "
+                                  "chat backend lists them, as the paper does; calls kept in --extractor-store and "
+                                  "answered from there on a rerun)."),
+    extractor_store: Optional[Path] = typer.Option(None, "--extractor-store", help="Run directory that keeps the LLM "
+                                                   "extractor's calls (default: <predictions>.extractor/ beside it)."),
     json_out: Json = False,
 ) -> None:
     """Kuan et al. (Interspeech 2024) generative captions: ECHO_I, ECHO_S and Cover per prompt (CHAIR-style object
-    hallucination; objects matched against the label vocabulary).
+    hallucination); the output names the extractor that found the objects.
 
-    Example: halluscope score captions generative_data_metadata.csv qwen_generative.json
+    Example: halluscope score captions generative_data_metadata.csv qwen_generative.json --extractor llm:openai/gpt-4o
     """
-    from halluscope.closedform.kuan_captions import score_kuan_captions
+    from halluscope.closedform.kuan_captions import VOCABULARY, score_kuan_captions
 
-    result = score_kuan_captions(metadata, predictions)
+    ex = None
+    if extractor != VOCABULARY:
+        if not extractor.startswith("llm:") or len(extractor) <= 4:
+            from halluscope.core.errors import InputError
+
+            raise InputError(f"got --extractor {extractor!r}", field="--extractor",
+                             fix="use --extractor vocabulary, or --extractor llm:<spec> such as llm:openai/gpt-4o")
+        from halluscope.closedform.llmextract import LLMExtractor
+
+        ex = LLMExtractor(extractor[4:], extractor_store or predictions.with_name(predictions.name + ".extractor"))
+    result = score_kuan_captions(metadata, predictions, extractor=ex)
     _print_metrics(result, "metrics", json_out)
     if not json_out:
         console.print(result["notes"][0], highlight=False, markup=False)
+        unread = [r for r in result["items"] if r["status"] != "scored"]
+        if unread:
+            console.print(f"{len(unread)} caption(s) unscored: {unread[0]['reason']}", highlight=False, markup=False)
 
 
 @app.command("asr")
