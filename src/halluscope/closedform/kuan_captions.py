@@ -37,7 +37,6 @@ from halluscope.core.errors import InputError
 from halluscope.reply.free import _label_index, _label_pattern, _mentions_of, _negated, normalize_label
 from halluscope.reply.normal import normalize_reply
 
-
 _QUALIFIER = re.compile(r"\s*\([^)]*\)")
 
 

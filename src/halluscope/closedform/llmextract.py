@@ -13,8 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from halluscope.reply.jsonfind import string_list
+
+if TYPE_CHECKING:
+    from halluscope.backends.llm import CallStats
 
 PROMPT = ("Here is a description of an audio clip. List every sound source or sound event that it says can be heard, "
           "leaving out anything it says is absent or not heard. Answer with a JSON array of short English noun phrases "
@@ -43,7 +47,7 @@ class LLMExtractor:
     def __init__(self, spec: str, store_dir: str | Path) -> None:
         self.spec = spec
         self.store_dir = Path(store_dir)
-        self.stats = None
+        self.stats: CallStats | None = None
 
     @property
     def name(self) -> str:
