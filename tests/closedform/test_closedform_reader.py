@@ -93,9 +93,39 @@ def _links_resolve(report: Path, expect: set[str]) -> None:
         url = urlsplit(h)
         assert (report / url.path).resolve() == (report / "view" / "index.html").resolve() and (report / url.path).is_file()
         item = parse_qs(url.fragment)["item"][0]
-        assert item in ids and details[item]["benchmark"] == "halluaudio" and details[item]["question"].startswith("Is there a dog")
+        assert item in ids and details[item]["id"] == item and details[item]["benchmark"] == "halluaudio" and details[item]["question"].startswith("Is there a dog")
         seen.add(details[item]["id"].split(":")[-1])
     assert seen == expect
+
+
+@pytest.mark.slow
+def test_disagreement_links_open_the_item_in_chromium(tmp_path: Path, write_jsonl, monkeypatch) -> None:
+    """A person's path: open report.html, click an item the readers read apart, land on its viewer page (file://)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from support.view_helpers import chromium
+
+    f = _file(tmp_path, write_jsonl)
+    with ChatServer(script) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        res = runner.invoke(app, ["score", "halluaudio", str(f), "--bootstrap", "0", "--reader", "llm:openai/reader-m",
+                                  "--report", str(tmp_path / "rep")])
+        assert res.exit_code == 0, (res.output, res.exception)
+    driver = chromium(tmp_path)
+    try:
+        wait = WebDriverWait(driver, 20)
+        for want, reply in (("halluaudio:i1", "I hear a car engine."), ("halluaudio:i3", "Not that I can tell.")):
+            driver.get((tmp_path / "rep" / "report.html").resolve().as_uri())
+            driver.find_element(By.CSS_SELECTOR, f'#reader_disagreements a[href$="item={want.replace(":", "%3A")}"]').click()
+            wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1"
+                       and d.find_elements(By.CSS_SELECTOR, "#item .item-id"))
+            assert driver.find_element(By.CSS_SELECTOR, "#item .item-id").text == want
+            assert driver.find_element(By.CSS_SELECTOR, "#item pre.response").text == reply
+        assert not [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    finally:
+        driver.quit()
 
 
 def test_a_bad_reader_value_is_one_clear_line(tmp_path: Path, write_jsonl) -> None:

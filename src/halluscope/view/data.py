@@ -344,7 +344,8 @@ def load_closedform(specs: Sequence[str]) -> list[tuple[dict, Callable[[], dict]
                    "differs": it.differs, "title": (asked.get(it.id) or it.reply or "")[:90]}
 
             def detail(it=it, uid=uid, fmt=fmt, question=asked.get(it.id)) -> dict:  # type: ignore[no-untyped-def]
-                return {"id": uid, "kind": "closedform", "benchmark": fmt, "question": question, **it.as_row(),
+                return {"kind": "closedform", "benchmark": fmt, "question": question, **it.as_row(),
+                        "id": uid,  # the viewer's id (the page shows it), not the file's item id
                         "differs": it.differs, "why": it.category if it.differs else None,
                         "compat_scored": it.compat_scored}
 
