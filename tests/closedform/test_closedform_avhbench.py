@@ -4,8 +4,10 @@ model replies added: the yes/no tasks and captioning score end to end; bad objec
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from halluscope.cli.main import app
@@ -24,24 +26,69 @@ RELEASED = [  # the README's example for video 00191, with replies
 ]
 
 
-def _file(tmp_path: Path) -> Path:
-    objs = [{"video_id": "00191", "task": t, "text": q, "label": lab, "prediction": p} for t, q, lab, p in RELEASED]
+CAPTION_Q = "Describe what you see and hear in a single sentence."
+OTHER_VIDEOS = {  # two more videos' captioning objects in the same shape: the reply verbatim, and an unrelated one
+    "00006": ("A woman speaks while birds chirp in the background.", "A woman speaks while birds chirp in the background."),
+    "00159": ("A train horn blows as a train passes by.", "Someone types on a keyboard."),
+}
+
+
+def _file(tmp_path: Path, *, captions: bool = True) -> Path:
+    objs = [{"video_id": "00191", "task": t, "text": q, "label": lab, "prediction": p} for t, q, lab, p in RELEASED
+            if captions or t != "AV Captioning"]
     objs.append({"video_id": "00191", "task": "AV Matching", "text": "?", "label": "Yes"})  # no reply
     f = tmp_path / "00191.json"
     f.write_text(json.dumps(objs, indent=2), encoding="utf-8")
     return f
 
 
-def test_released_array_scores_every_task(tmp_path: Path) -> None:
-    r = score_avhbench(load_avhbench([_file(tmp_path)]))
-    assert r["n_items"] == 6 and len(r["problems"]) == 1 and "object 7" in r["problems"][0]
+def _captions(tmp_path: Path) -> list[Path]:
+    out = [_file(tmp_path)]
+    for vid, (label, reply) in OTHER_VIDEOS.items():
+        out.append(tmp_path / f"{vid}.json")
+        out[-1].write_text(json.dumps([{"video_id": vid, "task": "AV Captioning", "text": CAPTION_Q, "label": label,
+                                        "prediction": reply}], indent=2), encoding="utf-8")
+    return out
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory) -> dict:
+    """Three videos scored once (METEOR starts one Java process and loads its paraphrase table)."""
+    return score_avhbench(load_avhbench(_captions(tmp_path_factory.mktemp("avhbench"))))
+
+
+def test_released_array_scores_every_task(scored: dict) -> None:
+    r = scored
+    assert r["n_items"] == 8 and len(r["problems"]) == 1 and "object 7" in r["problems"][0]
     vda = r["tasks"]["Video-driven Audio Hallucination"]
     # "I hear a couch creaking." to the couch question reads yes: a false positive, Yes 100 %
     assert vda["accuracy_percent"] == 50.0 and vda["yes_percent"] == 100.0 and vda["precision_percent"] == 50.0
     avh = r["tasks"]["Audio-driven Video Hallucination"]
     assert avh["accuracy_percent"] == 100.0 and avh["f1_percent"] == 100.0  # "The sleeping man is lying in bed." is yes
     cap = r["tasks"]["AV Captioning"]
-    assert 0 < cap["word_recall"] < cap["word_precision"] <= 1 and "not METEOR" in cap["metric"]
+    para = next(i for i in r["items"] if i["video_id"] == "00191" and i["task"] == "AV Captioning")
+    assert 0 < para["recall"] < para["precision"] <= 1 and "METEOR" in cap["metric"]
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="METEOR and the COCO tokenizer need java")
+def test_captioning_is_scored_with_meteor_and_cider(scored: dict) -> None:
+    r = scored
+    cap = r["tasks"]["AV Captioning"]
+    items = {i["video_id"]: i for i in r["items"] if i["task"] == "AV Captioning"}
+    assert cap["n"] == 3 and "metric_error" not in cap
+    same, para, other = items["00006"], items["00191"], items["00159"]
+    # the reply that is the reference scores highest, the paraphrase between, the unrelated caption 0 on both
+    assert same["meteor"] > 0.9 and same["cider"] > para["cider"] > other["cider"] == 0.0
+    assert same["meteor"] > para["meteor"] > other["meteor"] >= 0.0
+    # corpus figures: METEOR from the jar's pooled statistics, CIDEr the mean of the per-item scores
+    assert 0 < cap["meteor"] < 1 and cap["cider"] == pytest.approx(sum(i["cider"] for i in items.values()) / 3)
+
+
+def test_without_java_the_caption_metrics_say_why(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
+    cap = score_avhbench(load_avhbench(_captions(tmp_path)))["tasks"]["AV Captioning"]
+    assert cap["meteor"] is None and cap["cider"] is None and "default-jre-headless" in cap["metric_error"]
+    assert cap["word_f1"] > 0  # the overlap column needs no Java
 
 
 def test_caption_overlap_counts_content_words() -> None:
@@ -49,6 +96,6 @@ def test_caption_overlap_counts_content_words() -> None:
 
 
 def test_cli(tmp_path: Path) -> None:
-    res = runner.invoke(app, ["score", "avhbench", str(_file(tmp_path)), "--json"])
+    res = runner.invoke(app, ["score", "avhbench", str(_file(tmp_path, captions=False)), "--json"])
     assert res.exit_code == 0, (res.output, res.exception)
     assert json.loads(res.stdout)["tasks"]["AV Matching"]["accuracy_percent"] == 100.0

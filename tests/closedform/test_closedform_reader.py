@@ -68,6 +68,64 @@ def test_llm_reader_table_in_the_report_and_rerun_from_the_store(tmp_path: Path,
     md = (tmp_path / "rep" / "tables.md").read_text(encoding="utf-8")
     assert "Reader sensitivity: rules vs llm:openai/reader-m, agreement 0.667 (4 of 6)" in md
     assert "Items the two readers read differently: 2" in md
+    _links_resolve(tmp_path / "rep", expect={"i1", "i3"})
+
+
+def _links_resolve(report: Path, expect: set[str]) -> None:
+    """Every item link of the disagreement table opens a real page of the exported viewer: the page exists beside
+    the report, the fragment names an item of its index, and that item's data holds the reply the table shows."""
+    import html
+    import re
+    from urllib.parse import parse_qs, urlsplit
+
+    page = (report / "report.html").read_text(encoding="utf-8")
+    table = re.search(r'<table id="reader_disagreements">(.*?)</table>', page, re.S).group(1)
+    hrefs = [html.unescape(h) for h in re.findall(r'<a href="([^"]+)">', table)]
+    assert len(hrefs) == len(expect)
+    data = report / "view" / "data"
+    index = json.loads(re.search(r"HALLUSCOPE\.index\((.*)\);", (data / "index.js").read_text(encoding="utf-8"), re.S).group(1))
+    details = {}
+    for f in sorted(data.glob("chunk-*.js")):
+        details.update(json.loads(re.search(r"HALLUSCOPE\.chunk\((.*)\);", f.read_text(encoding="utf-8"), re.S).group(1))["items"])
+    ids = {r["id"] for r in index["index"]}
+    seen = set()
+    for h in hrefs:
+        url = urlsplit(h)
+        assert (report / url.path).resolve() == (report / "view" / "index.html").resolve() and (report / url.path).is_file()
+        item = parse_qs(url.fragment)["item"][0]
+        assert item in ids and details[item]["id"] == item and details[item]["benchmark"] == "halluaudio" and details[item]["question"].startswith("Is there a dog")
+        seen.add(details[item]["id"].split(":")[-1])
+    assert seen == expect
+
+
+@pytest.mark.slow
+def test_disagreement_links_open_the_item_in_chromium(tmp_path: Path, write_jsonl, monkeypatch) -> None:
+    """A person's path: open report.html, click an item the readers read apart, land on its viewer page (file://)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from support.view_helpers import chromium
+
+    f = _file(tmp_path, write_jsonl)
+    with ChatServer(script) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        res = runner.invoke(app, ["score", "halluaudio", str(f), "--bootstrap", "0", "--reader", "llm:openai/reader-m",
+                                  "--report", str(tmp_path / "rep")])
+        assert res.exit_code == 0, (res.output, res.exception)
+    driver = chromium(tmp_path)
+    try:
+        wait = WebDriverWait(driver, 20)
+        for want, reply in (("halluaudio:i1", "I hear a car engine."), ("halluaudio:i3", "Not that I can tell.")):
+            driver.get((tmp_path / "rep" / "report.html").resolve().as_uri())
+            driver.find_element(By.CSS_SELECTOR, f'#reader_disagreements a[href$="item={want.replace(":", "%3A")}"]').click()
+            wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1"
+                       and d.find_elements(By.CSS_SELECTOR, "#item .item-id"))
+            assert driver.find_element(By.CSS_SELECTOR, "#item .item-id").text == want
+            assert driver.find_element(By.CSS_SELECTOR, "#item pre.response").text == reply
+        assert not [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    finally:
+        driver.quit()
 
 
 def test_a_bad_reader_value_is_one_clear_line(tmp_path: Path, write_jsonl) -> None:

@@ -48,11 +48,20 @@ def _reader(reader: str, store: Optional[Path], first: Path):
     return LLMReader(reader[4:], store or first.with_name(first.name + ".reader"))
 
 
-def _emit(result, *, json_out: bool, report: Optional[Path], max_diff_rows: int) -> None:
+def _emit(result, *, json_out: bool, report: Optional[Path], max_diff_rows: int, reader=None,
+          view_spec: str = "") -> None:
     from halluscope.closedform.report import COLUMNS, headline_rows, write_score_report
 
     if report is not None:
-        path = write_score_report(result, report)
+        view_page = None
+        if reader is not None and "reader_disagreements" in result.tables:
+            # the items the two readers read apart link to their viewer pages: the viewer of the scored file,
+            # exported beside the report over the reader's store ('view RUN --closedform FORMAT=FILE --export')
+            from halluscope.view.server import export_view
+
+            export_view(reader.store_dir, report / "view", closedform=[view_spec])
+            view_page = "view/index.html"
+        path = write_score_report(result, report, view_page=view_page)
         console.print(f"report: {path}")
     data = result.as_dict(max_diff_rows=max_diff_rows)
     if data["problems"]["count"]:
@@ -108,9 +117,11 @@ def score_halluaudio_cmd(
     from halluscope.closedform.loaders import load_halluaudio
     from halluscope.closedform.score import score_halluaudio
 
+    rd = _reader(reader, reader_store, files[0])
     result = score_halluaudio(load_halluaudio(files, domain=domain), mode="compat" if compat else "strict",
-                              bootstrap=bootstrap, seed=seed, reader=_reader(reader, reader_store, files[0]))
-    _emit(result, json_out=json_out, report=report, max_diff_rows=max_diff_rows)
+                              bootstrap=bootstrap, seed=seed, reader=rd)
+    _emit(result, json_out=json_out, report=report, max_diff_rows=max_diff_rows, reader=rd,
+          view_spec="halluaudio=" + ",".join(map(str, files)))
 
 
 @app.command("aha")
@@ -134,9 +145,11 @@ def score_aha_cmd(
     from halluscope.closedform.loaders import load_aha
     from halluscope.closedform.score import score_aha
 
+    rd = _reader(reader, reader_store, files[0])
     result = score_aha(load_aha(files), mode="compat" if compat else "strict", bootstrap=bootstrap, seed=seed,
-                       judge_fallback=judge_fallback, reader=_reader(reader, reader_store, files[0]))
-    _emit(result, json_out=json_out, report=report, max_diff_rows=max_diff_rows)
+                       judge_fallback=judge_fallback, reader=rd)
+    _emit(result, json_out=json_out, report=report, max_diff_rows=max_diff_rows, reader=rd,
+          view_spec="aha=" + ",".join(map(str, files)))
 
 
 @app.command("yesno")
@@ -166,10 +179,11 @@ def score_yesno_cmd(
 
     if positive not in ("yes", "no"):
         raise typer.BadParameter(f"expected 'yes' or 'no', got '{positive}'", param_hint="--positive")
+    rd = _reader(reader, reader_store, predictions)
     result = score_yesno(load_yesno(questions, predictions, sampling=sampling), mode="compat" if compat else "strict",
-                         positive=positive, bootstrap=bootstrap, seed=seed,
-                         reader=_reader(reader, reader_store, predictions))
-    _emit(result, json_out=json_out, report=report, max_diff_rows=max_diff_rows)
+                         positive=positive, bootstrap=bootstrap, seed=seed, reader=rd)
+    _emit(result, json_out=json_out, report=report, max_diff_rows=max_diff_rows, reader=rd,
+          view_spec=f"yesno={questions},{predictions}")
 
 
 @app.command("audiotrust")
@@ -227,7 +241,7 @@ def score_avhbench_cmd(
     json_out: Json = False,
 ) -> None:
     """AVHBench (ICLR 2025): accuracy, precision, recall, F1 and Yes % per yes/no task (percent, as the leaderboard),
-    content-word overlap for AV Captioning.
+    METEOR and CIDEr-D for AV Captioning (the COCO caption evaluation; needs java), content-word overlap beside them.
 
     Example: halluscope score avhbench AVHBench_v0/json/*.json --json
     """
@@ -252,19 +266,38 @@ def _print_metrics(result: dict, key: str, json_out: bool) -> None:
 def score_captions_cmd(
     metadata: Path = typer.Argument(..., help="Kuan et al.'s generative_data_metadata.csv (youtube_id, caption, label)."),
     predictions: Path = typer.Argument(..., help="The generation output JSON: {youtube_id: {prompt: {\"prediction\": ...}}}."),
+    extractor: str = typer.Option("vocabulary", "--extractor", help="How objects are found in a caption: 'vocabulary' "
+                                  "(the file's label names as words, offline; ECHO a lower bound) or 'llm:<spec>' (any "
+                                  "chat backend lists them, as the paper does; calls kept in --extractor-store and "
+                                  "answered from there on a rerun)."),
+    extractor_store: Optional[Path] = typer.Option(None, "--extractor-store", help="Run directory that keeps the LLM "
+                                                   "extractor's calls (default: <predictions>.extractor/ beside it)."),
     json_out: Json = False,
 ) -> None:
     """Kuan et al. (Interspeech 2024) generative captions: ECHO_I, ECHO_S and Cover per prompt (CHAIR-style object
-    hallucination; objects matched against the label vocabulary).
+    hallucination); the output names the extractor that found the objects.
 
-    Example: halluscope score captions generative_data_metadata.csv qwen_generative.json
+    Example: halluscope score captions generative_data_metadata.csv qwen_generative.json --extractor llm:openai/gpt-4o
     """
-    from halluscope.closedform.kuan_captions import score_kuan_captions
+    from halluscope.closedform.kuan_captions import VOCABULARY, score_kuan_captions
 
-    result = score_kuan_captions(metadata, predictions)
+    ex = None
+    if extractor != VOCABULARY:
+        if not extractor.startswith("llm:") or len(extractor) <= 4:
+            from halluscope.core.errors import InputError
+
+            raise InputError(f"got --extractor {extractor!r}", field="--extractor",
+                             fix="use --extractor vocabulary, or --extractor llm:<spec> such as llm:openai/gpt-4o")
+        from halluscope.closedform.llmextract import LLMExtractor
+
+        ex = LLMExtractor(extractor[4:], extractor_store or predictions.with_name(predictions.name + ".extractor"))
+    result = score_kuan_captions(metadata, predictions, extractor=ex)
     _print_metrics(result, "metrics", json_out)
     if not json_out:
         console.print(result["notes"][0], highlight=False, markup=False)
+        unread = [r for r in result["items"] if r["status"] != "scored"]
+        if unread:
+            console.print(f"{len(unread)} caption(s) unscored: {unread[0]['reason']}", highlight=False, markup=False)
 
 
 @app.command("asr")

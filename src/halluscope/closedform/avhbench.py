@@ -3,8 +3,10 @@
 ``pred`` / ``response`` / ``output``). Tasks: Audio-driven Video Hallucination, Video-driven Audio Hallucination and
 AV Matching are yes/no (label Yes/No): accuracy, precision, recall, F1 (positive 'yes') and Yes %, in percent as the
 leaderboard prints them, every reply read against its question; AV Captioning (label: the reference caption) is
-scored by word overlap with the reference (unigram precision, recall and F1 over content words after lower-casing):
-a plain stand-in, not the METEOR / CIDEr the paper reports, and named so.
+scored with METEOR and CIDEr, the metrics the paper reports (computed with the COCO caption evaluation, pycocoevalcap; one
+reference per video, CIDEr-D's document frequencies over the captions scored together; the raw scores, papers often
+print them x100), with content-word overlap (unigram precision, recall and F1 after lower-casing) beside them as a
+per-item figure that needs no Java.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from halluscope.closedform.records import Loaded, LoadProblem
 from halluscope.core.errors import InputError
+from halluscope.metrics.captions import coco_caption_scores
 from halluscope.reply.yesno import extract_yesno
 
 BINARY_TASKS = ("Audio-driven Video Hallucination", "Video-driven Audio Hallucination", "AV Matching")
@@ -86,8 +89,13 @@ def score_avhbench(loaded: Loaded[dict]) -> dict:
     for task, members in by.items():
         if task == CAPTION_TASK:
             n = len(members)
-            tasks[task] = {"n": n, **{f"word_{k}": sum(m[k] for m in members) / n for k in ("precision", "recall", "f1")},
-                           "metric": "content-word overlap (not METEOR / CIDEr)"}
+            coco = coco_caption_scores({m["id"]: [m["label"]] for m in members}, {m["id"]: m["reply"] for m in members})
+            for m in members:
+                m.update(coco["items"].get(m["id"], {"meteor": None, "cider": None}))
+            tasks[task] = {"n": n, "meteor": coco["meteor"], "cider": coco["cider"],
+                           **{f"word_{k}": sum(m[k] for m in members) / n for k in ("precision", "recall", "f1")},
+                           "metric": "METEOR and CIDEr-D (COCO caption evaluation); word_*: content-word overlap",
+                           **({"metric_error": coco["error"]} if coco["error"] else {})}
             continue
         ref = [m["label"].strip().lower() for m in members]
         hyp = [m["read"] for m in members]

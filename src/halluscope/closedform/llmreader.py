@@ -99,7 +99,7 @@ def sensitivity(items: Sequence, readings: Sequence[LLMReading], spec: str) -> t
     llm = [r.label for r in readings]
     agree = sum(a == b for a, b in zip(rules, llm))
     rows = [{"reader": "rules (strict)", **reader_figures(ref, rules)}, {"reader": f"llm:{spec}", **reader_figures(ref, llm)}]
-    diff = [{"id": i.id, "group": i.group, "reference": i.reference, "reply": " ".join(i.reply.split())[:200],
+    diff = [{"id": i.id, "run": i.run, "group": i.group, "reference": i.reference, "reply": " ".join(i.reply.split())[:200],
              "rules": a, "llm": b, "llm_raw": (r.raw or "")[:80], "rules_reason": i.strict_reason}
             for i, a, b, r in zip(items, rules, llm, readings) if a != b]
     summary = {"reader": f"llm:{spec}", "n": len(items), "agree": agree,

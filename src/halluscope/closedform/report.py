@@ -9,6 +9,7 @@ from halluscope.closedform.plots import grouped_bars, yes_ratio_scatter
 from halluscope.closedform.score import ScoreResult
 from halluscope.core.fs import atomic_write
 from halluscope.core.store import Store
+from halluscope.report.links import closedform_item, item_href, view_cell_link
 from halluscope.report.sections import Section, register_section
 from halluscope.report.table import Figure, Table
 
@@ -107,22 +108,28 @@ READER_DIFF_COLS = [("id", "Item"), ("group", "Group"), ("reference", "Ref"), ("
                     ("llm", "LLM"), ("llm_raw", "LLM said")]
 
 
-def reader_blocks(result: ScoreResult, prefix: str = "") -> list:
-    """The reader-sensitivity table (rules vs the LLM reader on the binary items) and the items they read apart."""
+def reader_blocks(result: ScoreResult, prefix: str = "", view_page: str | None = None) -> list:
+    """The reader-sensitivity table (rules vs the LLM reader on the binary items) and the items they read apart;
+    with ``view_page`` (the viewer's index.html, relative to the report) each item links to its viewer page."""
     if not result.tables.get("reader_sensitivity"):
         return []
     s = result.tables["reader_summary"][0]
+    diff = result.tables["reader_disagreements"]
+    if view_page is not None:
+        diff = [{**r, "view": item_href(closedform_item(result.benchmark, r.get("run"), r["id"]), view_page)} for r in diff]
     agreement = "-" if s["agreement"] is None else f"{s['agreement']:.3f}"
     return [Table(f"{prefix}reader_sensitivity", READER_COLS, result.tables["reader_sensitivity"],
                   title=f"Reader sensitivity: rules vs {s['reader']}, agreement {agreement} ({s['agree']} of {s['n']})",
                   notes=("The same replies read by the rules (strict) and by an LLM given the question; published "
                          "comparisons differ by up to 10 points for the reader alone.",)),
-            Table(f"{prefix}reader_disagreements", READER_DIFF_COLS, result.tables["reader_disagreements"],
-                  title=f"Items the two readers read differently: {s['n_disagree']}", empty="None.")]
+            Table(f"{prefix}reader_disagreements", READER_DIFF_COLS, diff, link=view_cell_link if view_page else None,
+                  title=f"Items the two readers read differently: {s['n_disagree']}", empty="None.",
+                  notes=("Each item opens its page in the viewer (question, reply, both modes' readings)." if view_page
+                         else "",))]
 
 
 def closedform_section(result: ScoreResult, *, prefix: str = "", title: str | None = None,
-                       max_diff_rows: int = 500) -> Section:
+                       max_diff_rows: int = 500, view_page: str | None = None) -> Section:
     """Both modes' headline tables, the accuracy and yes-ratio plots, subsets, extraction classes, the items the
     modes score differently, problems and notes; every table id starts with ``prefix`` (unique within a report)."""
     d = result.as_dict(max_diff_rows=max_diff_rows)
@@ -148,7 +155,7 @@ def closedform_section(result: ScoreResult, *, prefix: str = "", title: str | No
                             title="HalluAudio scoring recipe (seed 002), official readings",
                             notes=("compute_metrics() as the recipe gives it: Unrelated ratio 0 when there is no binary "
                                    "error; FRR counts replies that are exactly 'refuse', 'cannot answer' or 'i dont know'.",)))
-    blocks += reader_blocks(result, prefix)
+    blocks += reader_blocks(result, prefix, view_page)
     if result.tables.get("subsets"):
         blocks.append(Table(f"{prefix}subsets", SUBSET_COLS, result.tables["subsets"], title="Per subset"))
     blocks += [
@@ -170,15 +177,16 @@ def closedform_section(result: ScoreResult, *, prefix: str = "", title: str | No
     return Section(title or f"Closed-form: {result.benchmark}", blocks)
 
 
-def write_score_report(result: ScoreResult, out_dir: str | Path) -> Path:
+def write_score_report(result: ScoreResult, out_dir: str | Path, *, view_page: str | None = None) -> Path:
     """The report of one scored predictions file ('halluscope score ... --report DIR'; a run's report is
     halluscope.report.write_report(RUN), where each predictions file is a section). Write tables.md,
     metrics_strict.csv, metrics_compat.csv, items.csv, diff.csv, problems.csv (subsets.csv), the plots,
-    summary.json and report.html into ``out_dir``; returns the HTML path."""
+    summary.json and report.html into ``out_dir``; returns the HTML path. ``view_page``: the viewer's index.html
+    relative to ``out_dir`` (the items of the reader-sensitivity table link there)."""
     from halluscope.report.page import write_folder
 
     out = Path(out_dir)
-    section = closedform_section(result)
+    section = closedform_section(result, view_page=view_page)
     path = write_folder(out, [section], title=f"halluscope closed-form report: {result.benchmark}", json_name=None)
     atomic_write(out / "summary.json", json.dumps(result.as_dict(max_diff_rows=1000), indent=2, ensure_ascii=False))
     return path

@@ -186,7 +186,8 @@ def normalize_label(label: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _label_pattern(key: str) -> re.Pattern[str]:
-    return re.compile(r"\b%s(?:s|es)?\b" % re.escape(key).replace(r"\ ", r"[\s_-]+"))
+    # word edges, not \b: a label may start or end with punctuation ("frying (food)")
+    return re.compile(r"(?<!\w)%s(?:s|es)?(?!\w)" % re.escape(key).replace(r"\ ", r"[\s_-]+"))
 
 
 @functools.lru_cache(maxsize=64)

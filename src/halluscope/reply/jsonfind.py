@@ -113,3 +113,20 @@ def json_records(text: str | None, fields: dict[str, type]) -> tuple[list[dict] 
         if bad:
             return None, f"{json.dumps(r, ensure_ascii=False)[:60]} lacks {', '.join(bad)}"
     return records, None
+
+
+def string_list(text: str | None) -> list[str] | None:
+    """The last top-level JSON array of strings in a reply (``[]`` included); None when the reply holds none."""
+    body = _FENCE.sub(lambda m: " " * len(m.group(0)), text or "")
+    found, i = None, 0
+    while (i := body.find("[", i)) != -1:
+        end = _end(body, i)
+        value = _load(body[i:] + "]" if end is None else body[i:end + 1])
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            found = value
+            if end is None:
+                break
+            i = end + 1
+        else:
+            i += 1
+    return found

@@ -201,9 +201,15 @@ GENERIC_SUBJECT = {"music", "speech", "song", "genre", "voice", "tone", "noise",
                    "sound", "sounds", "type", "kind", "someone", "person", "talking", "playing"}
 WORD_FORMS = {"anger": "angry", "angrily": "angry", "sadly": "sad", "surprise": "surprised", "happily": "happy",
               "happiness": "happy", "joyful": "happy", "cheerful": "happy", "furious": "angry", "fury": "angry"}
-# a clause that names the subject without asserting it: a question, a condition, a wish, the entry itself
+# a clause that names the subject without asserting it: a question, a condition, a wish, the entry itself, a trace
+# of it in something else ("a potential undertone of jazz influence")
 NOT_ASSERTED = re.compile(r"\b(?:if|whether|unless|wonder|would\s+need|description\s+of|entry|referring\s+to|"
-                          r"asking\s+about|imagine)\b|\?")
+                          r"asking\s+about|imagine|undertones?\s+of|hints?\s+of|traces?\s+of)\b|\?")
+# members of one closed set exclude each other: a reply that calls the audio another genre ("a rap or hip-hop song"
+# to "Is the audio alternative music?") answers no; the words of one member (synonyms) share a set
+SIBLINGS = {"genre": [{"jazz"}, {"rock"}, {"pop"}, {"hip", "hop", "rap"}, {"metal"}, {"electronic", "techno", "edm"},
+                      {"classical", "orchestral"}, {"country"}, {"folk"}, {"blues"}, {"reggae"}, {"alternative", "indie"},
+                      {"r&b", "soul"}, {"funk"}, {"disco"}, {"punk"}, {"gospel"}]}
 # what an absence said of another subject must be said of to answer the question
 ABSENCE_OF_IT = re.compile(r"^[^,]{0,40}?\b(?:such|it|that|this|those|them|anything|any\s+(?:such|sound|sounds|noise|of)|"
                            r"sounds?|noises?|kind|trace|sign|nothing|none|no\s+one|nobody)\b|^\W*\w+\W*$")

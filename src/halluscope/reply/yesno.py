@@ -112,6 +112,20 @@ def _among_alternatives(clause: str, words: Sequence[str]) -> str | None:
     return None
 
 
+def _sibling(masked: str, words: Sequence[str]) -> str | None:
+    """Another member of the subject's closed set (lexicon.SIBLINGS: genres) the reply names and does not deny."""
+    for kind, members in lx.SIBLINGS.items():
+        own = next((m for m in members if any(w in m for w in words)), None)
+        if own is None:
+            continue
+        others = set().union(*(m for m in members if m is not own))
+        for clause in lx.CLAUSE_SPLIT.split(masked):
+            named = [t for t in re.findall(r"[^\W\d_]+(?:&[^\W\d_]+)?", clause) if t in others]
+            if named and not _denied(clause, named) and not lx.NOT_ASSERTED.search(clause):
+                return f"{kind} '{named[0]}'"
+    return None
+
+
 def _implicit(masked: str, subject: str | None) -> Extraction:
     words = _subject_words(subject)
     generic = [w for w in re.findall(r"[^\W\d_]+", (subject or "").lower()) if w in lx.GENERIC_SUBJECT and w not in words]
@@ -148,6 +162,8 @@ def _implicit(masked: str, subject: str | None) -> Extraction:
         about = [f for f in found if f[2]]
         if about:
             found = about
+        elif sibling := _sibling(masked, words):  # "a rap or hip-hop song" to an alternative-music question
+            return _answer("no", f"names another {sibling}, not '{subject}'")
         else:
             others = [f for f in found if f[0] == "yes"]
             # absence of another subject answers only when said of "it"/"such a sound" ("there is no such sound"),

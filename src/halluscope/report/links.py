@@ -16,6 +16,21 @@ def href(**filters: object) -> str:
     return VIEW_PAGE + "#" + urlencode({k: v for k, v in filters.items() if v not in (None, "", "all")})
 
 
+def closedform_item(benchmark: str, run: str | None, item_id: str) -> str:
+    """The viewer's id of a closed-form item ('view --closedform FORMAT=FILE'): format, run (AHa files), item id."""
+    return f"{benchmark}:{run + ':' if run else ''}{item_id}"
+
+
+def item_href(item_id: str, page: str = VIEW_PAGE) -> str:
+    """The viewer's page of one item (its permalink: the 'item' parameter opens it)."""
+    return page + "#" + urlencode({"item": item_id})
+
+
+def view_cell_link(row: dict, key: str) -> str | None:
+    """The item column of a table whose rows carry their viewer page under 'view'."""
+    return row.get("view") if key == "id" else None
+
+
 def dataset_link(row: dict, key: str) -> str | None:
     """Table 1: a language row; a column picks originals, rewrites, a type or a severity."""
     lang = {"lang": row.get("language"), "kind": "spoken"}

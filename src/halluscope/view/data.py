@@ -23,6 +23,7 @@ from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import AudioRef, Change, Judgement, MishapClip, Prediction, RewriteLog, Transcript, Variant
 from halluscope.core.store import Store, check_run_dir
 from halluscope.metrics.asr import normalize_for_wer
+from halluscope.report.links import closedform_item
 
 PAGE = 50  # items per page in the list and per data chunk of an export
 
@@ -333,7 +334,7 @@ def load_closedform(specs: Sequence[str]) -> list[tuple[dict, Callable[[], dict]
             result = score.score_yesno(loaded, bootstrap=0)
             asked = {getattr(i, "id", ""): getattr(i, "question", "") for i in loaded.items}
         for it in result.items:
-            uid = f"{fmt}:{it.run + ':' if it.run else ''}{it.id}"
+            uid = closedform_item(fmt, it.run, it.id)
             row = {"id": uid, "kind": "closedform", "lang": None, "type": it.kind, "severity": it.group,
                    "label": None, "split": None, "wer": None, "audio": False, "transcript": False,
                    "outcome": {f"{fmt}|strict": "correct" if it.strict_correct else "wrong",
@@ -343,7 +344,8 @@ def load_closedform(specs: Sequence[str]) -> list[tuple[dict, Callable[[], dict]
                    "differs": it.differs, "title": (asked.get(it.id) or it.reply or "")[:90]}
 
             def detail(it=it, uid=uid, fmt=fmt, question=asked.get(it.id)) -> dict:  # type: ignore[no-untyped-def]
-                return {"id": uid, "kind": "closedform", "benchmark": fmt, "question": question, **it.as_row(),
+                return {"kind": "closedform", "benchmark": fmt, "question": question, **it.as_row(),
+                        "id": uid,  # the viewer's id (the page shows it), not the file's item id
                         "differs": it.differs, "why": it.category if it.differs else None,
                         "compat_scored": it.compat_scored}
 
