@@ -42,7 +42,7 @@ def langs_of(value: str) -> tuple[str, ...]:
 
 
 def generator_with(spec: str, values: list[str]) -> str:
-    """The --generator spec with the '-o' options on top; for 'en=...,ru=...' on every language's spec."""
+    """A --generator (or --judge) spec with the '-o' options on top; for 'en=...,ru=...' on every language's spec."""
     from halluscope.spoken.generate.perlang import is_per_language
 
     if not is_per_language(spec) or not values:
@@ -116,7 +116,7 @@ def build_spoken_cmd(
 @app.command("judge")
 def build_judge_cmd(
     run: BUILT,
-    judge: List[str] = typer.Option(..., "--judge", help="Judge spec, e.g. openai/deepseek-chat or hf/<dir>; repeat it: two or more judges give the agreement table."),
+    judge: List[str] = typer.Option(..., "--judge", help="Judge spec, e.g. openai/deepseek-chat or hf/<dir>, or one model per language ('en=openai/gpt-4o,ru=openai/deepseek-chat,kk=openai/deepseek-chat': each item is rated by its language's model and records it); repeat it: two or more judges give the agreement table."),
     per_cell: int = typer.Option(8, help="Rewrites sampled per type x severity x language cell (Lost in Speech: 8, 216 items)."),
     seed: int = typer.Option(0, help="Seed of the stratified sample."),
     retries: Retries = 3,
@@ -134,7 +134,7 @@ def build_judge_cmd(
 
     from halluscope.spoken.judge import build_judge
 
-    judge = [model_with(j, option) for j in judge]  # type: ignore[misc]
+    judge = [generator_with(j, option) for j in judge]  # type: ignore[misc]
     result = build_judge(run, judge, per_cell=per_cell, seed=seed, retries=retries, quiet=json_out)
     tables = run / "report" / "judge" / "judge.md"
     if json_out:

@@ -227,3 +227,43 @@ def test_unanswered_items_are_failed_counted_and_retried_next_run(built):
     with pytest.raises(StageOutage):
         build_judge(run, ["openai/judge-down"], per_cell=1, config=config, quiet=True)
     assert srv.count - before == 27 * 4  # failures are never served from the store
+
+
+def test_per_language_judge_rates_each_language_with_its_model_and_records_it(built):
+    """--judge en=...,ru=...,kk=... (issue 29, item 3): each item goes to its language's model, the Judgement names
+    that model, and a model shared with another judge rates each item once."""
+    from halluscope.core.errors import HalluscopeError
+
+    run, srv = built
+    mixed = "en=openai/judge-pl,ru=openai/judge-b,kk=openai/judge-pl"
+    before = srv.count
+    result = build_judge(run, [mixed, "openai/judge-pl"], per_cell=1, seed=0, quiet=True)
+    judged = [r for r in srv.requests[before:] if r["messages"][0]["content"].startswith("You are a professional")]
+    assert sum(r["model"] == "judge-pl" for r in judged) == len(result.sample.ids) == 27  # once per item, not twice
+    mine = result.judgements[mixed]
+    lang = {k: k.split("-")[0] for k in mine}  # fakes' article ids start with their language
+    assert {lang[k] for k in mine} == {"en", "ru", "kk"}
+    assert all(j.judge == ("openai/judge-b" if lang[k] == "ru" else "openai/judge-pl") for k, j in mine.items())
+    # judge-b cannot read the English Kazatomprom items; here English went to judge-pl, so all are scored
+    assert all(j.status == "ok" for j in mine.values())
+    # judge-b rates Fluency one point lower: the two judges differ exactly on the Russian items
+    same = result.judgements["openai/judge-pl"]
+    differ = sorted(k for k in mine if mine[k].scores["Fl"] != same[k].scores["Fl"])
+    assert differ and all(lang[k] == "ru" for k in differ)
+    assert len(differ) == sum(lang[k] == "ru" and same[k].scores["Fl"] > 1 for k in mine)
+    fl = next(r for r in result.agreement if r["dimension"] == "Fl")
+    assert fl["judge_a"] == mixed and fl["within_one"] == 1.0 and fl["exact"] == pytest.approx(1 - len(differ) / 27)
+    with Store(run) as store:
+        m = store.latest_manifest("build judge")
+    assert m.config["per_language"] == {mixed: {"en": "openai/judge-pl", "ru": "openai/judge-b", "kk": "openai/judge-pl"}}
+    assert set(m.stages) == {"judge:openai/judge-pl", "judge:openai/judge-b"}
+    assert (run / "report" / "judge" / "table10_en_openai_judge-pl_ru_openai_judge-b_kk_openai_judge-pl.csv").is_file()
+    # the command line: options apply to every language's model; a finished run makes no call
+    calls = srv.count
+    res = CliRunner().invoke(app, ["build", "judge", str(run), "--judge", mixed, "--judge", "openai/judge-pl",
+                                   "--per-cell", "1", "--json"])
+    assert res.exit_code == 0, res.output
+    assert srv.count == calls and json.loads(res.stdout)["judges"][0]["judge"] == mixed
+    with pytest.raises(HalluscopeError, match=r"--judge 'en=openai/judge-pl,ru=openai/judge-b' has no engine for kk "
+                                              r"\(to judge en, ru, kk\)\. Fix: add kk=<spec>$"):
+        build_judge(run, ["en=openai/judge-pl,ru=openai/judge-b"], per_cell=1, quiet=True)

@@ -69,9 +69,10 @@ def resolve(value: str, *, kind: str, langs: Sequence[str], option: str) -> dict
         got[m.group(1)] = m.group(2)
     missing = [lang for lang in langs if lang not in got]
     if missing:
-        raise HalluscopeError(f"{option} '{value}' has no engine for {', '.join(missing)} (building "
-                              f"{', '.join(langs)}). Fix: add {', '.join(f'{m}=<spec>' for m in missing)} or drop "
-                              "the language from --langs")
+        what = "to judge" if kind == "judge" else "building"  # a judge rates the languages a run holds
+        raise HalluscopeError(f"{option} '{value}' has no engine for {', '.join(missing)} ({what} "
+                              f"{', '.join(langs)}). Fix: add {', '.join(f'{m}=<spec>' for m in missing)}"
+                              + ("" if kind == "judge" else " or drop the language from --langs"))
     return {lang: got[lang] for lang in langs}
 
 

@@ -26,7 +26,7 @@ from halluscope.backends.llm import (
 from halluscope.backends.runner import arun_calls, ask_until_parsed
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.manifest import record_manifest
-from halluscope.core.records import Judgement, RewriteLog, Variant
+from halluscope.core.records import LANGUAGES, Judgement, RewriteLog, Variant
 from halluscope.core.stages import Stage, progress
 from halluscope.core.store import Store
 from halluscope.metrics.agreement import rating_agreement_rows
@@ -34,6 +34,7 @@ from halluscope.prompts import prompt_hash
 from halluscope.prompts.protocol import DIMENSION_ORDER
 from halluscope.spoken.build import load_build
 from halluscope.spoken.generate.llm import LOG_STAGE
+from halluscope.spoken.generate.perlang import is_per_language
 from halluscope.spoken.judge.prompt import JUDGE_PARAMS, judge_messages, parse_judgement
 from halluscope.spoken.judge.sample import Sample, stratified_sample
 from halluscope.spoken.judge.tables import mean_rows, write_tables
@@ -109,6 +110,16 @@ async def _judge_all(store: Store, work: list[tuple[ChatBackend, Stage, list[Var
     return stats, outages
 
 
+def judge_routes(judge: str, langs: Sequence[str]) -> dict[str, str]:
+    """language -> backend spec of one --judge: the one model for every language, or 'en=...,ru=...' (seed 000,
+    3.4: each language's items rated by the model named for it), every judged language named once."""
+    if not is_per_language(judge):
+        return {lang: judge for lang in langs}
+    from halluscope.backends.speech.route import resolve
+
+    return resolve(judge, kind="judge", langs=langs, option="--judge")
+
+
 def build_judge(run_dir: str | Path, judges: Sequence[str], *, per_cell: int = 8, seed: int = 0, retries: int = 3,
                 config: LLMConfig | None = None, quiet: bool = False) -> JudgeResult:
     """Sample, judge (resuming), and write Table 9 / Table 10 / heatmaps into RUN/report/judge/."""
@@ -123,30 +134,46 @@ def build_judge(run_dir: str | Path, judges: Sequence[str], *, per_cell: int = 8
     if per_cell < 1 or retries < 0:
         raise HalluscopeError(f"per_cell must be >= 1 and retries >= 0, got {per_cell} and {retries}")
     config = config if config is not None else load_llm_config()
-    backends = [LLM_BACKENDS.create(j, config=config) for j in judges]
     run_dir = Path(run_dir)
     with Store(run_dir) as store:
         build = load_build(store)
         sample = stratified_sample(build.samples.values(), per_cell=per_cell, seed=seed)
         if not sample.ids:
             raise HalluscopeError(f"{run_dir} has no hallucinated rewrites to judge; build with rewrites_per_article >= 1")
-        stages = {b.spec: judge_stage(b, retries=retries, generate_fp=build.stages["generate"]) for b in backends}
+        langs = [lang for lang in LANGUAGES if any(build.samples[i].language == lang for i in sample.ids)]
+        routes = {j: judge_routes(j, langs) for j in judges}  # judge name -> language -> backend spec
+        backends = {spec: LLM_BACKENDS.create(spec, config=config)
+                    for spec in dict.fromkeys(s for r in routes.values() for s in r.values())}
+        stages = {spec: judge_stage(b, retries=retries, generate_fp=build.stages["generate"]) for spec, b in backends.items()}
         record_manifest(store, command="build judge",
                         config={"judges": list(judges), "per_cell": per_cell, "seed": seed, "retries": retries,
-                                "judge_params": JUDGE_PARAMS, "prompts": prompt_hash()},
-                        seeds={"sample": seed}, stages={f"judge:{spec}": st.fingerprint for spec, st in stages.items()})
+                                "judge_params": JUDGE_PARAMS, "prompts": prompt_hash(),
+                                **({"per_language": {j: r for j, r in routes.items() if is_per_language(j)}}
+                                   if any(map(is_per_language, judges)) else {})},
+                        seeds={"sample": seed},
+                        stages={f"judge:{backends[spec].spec}": st.fingerprint for spec, st in stages.items()})
+        wanted = {spec: [i for i in sample.ids if any(r[build.samples[i].language] == spec for r in routes.values())]
+                  for spec in backends}  # each backend's items, once however many judges share it
         work = []
-        for b in backends:
-            done = store.done_ids("judge", stages[b.spec].fingerprint)
-            work.append((b, stages[b.spec], [build.samples[i] for i in sample.ids if i not in done]))
-        stats, outages = asyncio.run(_judge_all(store, work, build.samples, retries, quiet))
-        wanted = set(sample.ids)
-        judgements, failed = {}, {}
-        for b in backends:
-            st = stages[b.spec]
-            judgements[b.spec] = {k: v for k, v in store.results(st.name, st.fingerprint, Judgement).items() if k in wanted}
-            failed[b.spec] = {k: v for k, v in store.failures(st.name, st.fingerprint).items() if k in wanted}
-            stats.setdefault(b.spec, CallStats())
+        for spec, b in backends.items():
+            done = store.done_ids("judge", stages[spec].fingerprint)
+            work.append((b, stages[spec], [build.samples[i] for i in wanted[spec] if i not in done]))
+        calls, outages = asyncio.run(_judge_all(store, work, build.samples, retries, quiet))
+        got, lost = {}, {}
+        for spec, st in stages.items():
+            got[spec] = store.results(st.name, st.fingerprint, Judgement)
+            lost[spec] = store.failures(st.name, st.fingerprint)
+        judgements: dict[str, dict[str, Judgement]] = {}
+        failed: dict[str, dict[str, str]] = {}
+        stats: dict[str, CallStats] = {}
+        for name, route in routes.items():  # each item by its language's backend; Judgement.judge names it
+            j = name if is_per_language(name) else backends[name].spec
+            by = {i: route[build.samples[i].language] for i in sample.ids}
+            judgements[j] = {i: got[s][i] for i, s in by.items() if i in got[s]}
+            failed[j] = {i: lost[s][i] for i, s in by.items() if i in lost[s]}
+            stats[j] = CallStats()
+            for spec in dict.fromkeys(route.values()):
+                stats[j].add(calls.get(backends[spec].spec, CallStats()))
         logs = store.results(LOG_STAGE, build.stages["generate"], RewriteLog)
         agreement = rating_agreement_rows({j: {k: v.scores for k, v in js.items() if v.status == "ok"}
                                            for j, js in judgements.items()}, DIMENSION_ORDER)
