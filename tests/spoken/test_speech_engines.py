@@ -126,3 +126,37 @@ def test_paper_preset_names_the_papers_engines_and_missing_weights_say_where(tmp
         TTS_BACKENDS.create(f"xtts/{tmp_path}")
     with pytest.raises(HalluscopeError, match="needs config.yaml and a model .pth"):
         TTS_BACKENDS.create(f"espnet-tts/{tmp_path}").config()
+
+
+def test_xtts_and_espnet_without_a_loadable_library_name_the_extra_and_torchaudio(tmp_path, monkeypatch):
+    """coqui-tts' XTTS and espnet2's TTS cannot run here (issue 29): both import torchaudio, whose PyPI wheels are CUDA
+    builds that do not load with the CPU torch; the engines say which extra and which torchaudio to install."""
+    import importlib.util
+
+    from halluscope.backends.speech.neural import import_engine
+
+    (tmp_path / "speakers").mkdir()
+    (tmp_path / "speakers" / "ann.wav").write_bytes(b"RIFF")
+    (tmp_path / "config.yaml").write_text("tts: vits\n", encoding="utf-8")
+    (tmp_path / "model.pth").write_bytes(b"0")
+    for spec, extra, lib in ((f"xtts/{tmp_path}", "xtts", "TTS"), (f"espnet-tts/{tmp_path}", "espnet", "espnet2")):
+        tts = TTS_BACKENDS.create(spec)
+        assert tts.voices("en")[0] in ("ann", "default")
+        with pytest.raises(HalluscopeError, match=rf"pip install 'halluscope\[{extra}\]'") as err:
+            tts.synthesize("Hello.", language="en", voice=tts.voices("en")[0])
+        if importlib.util.find_spec(lib) is None:
+            assert "is not installed" in str(err.value)
+    # a library that imports torchaudio where torchaudio cannot load: that cause, and the matching build to get
+    monkeypatch.setitem(sys.modules, "torchaudio", None)
+
+    def load():
+        import torchaudio  # noqa: F401
+
+    with pytest.raises(HalluscopeError, match=r"xtts: coqui-tts needs torchaudio, which is missing or does not "
+                                              r"load with torch .*pip install torchaudio==\S+ --index-url"):
+        import_engine(load, engine="xtts", package="coqui-tts", extra="xtts")
+    def broken():
+        raise OSError("disk")
+
+    with pytest.raises(OSError, match="disk"):  # any other failure is not dressed up as a missing extra
+        import_engine(broken, engine="xtts", package="coqui-tts", extra="xtts")

@@ -58,6 +58,28 @@ def _version(dist: str) -> str:
         return "missing"
 
 
+def import_engine(load: Any, *, engine: str, package: str, extra: str) -> Any:
+    """``load()`` (the engine library's imports); a missing library names its extra, and a torchaudio/torchcodec that
+    is missing or does not load with the installed torch (coqui-tts' XTTS and espnet2's TTS import them) says so."""
+    try:
+        return load()
+    except (ImportError, OSError) as exc:
+        said = f"{getattr(exc, 'name', None) or ''} {exc}".lower()
+        needs = [m for m in ("torchaudio", "torchcodec") if m in said]
+        if not needs:
+            if isinstance(exc, OSError):
+                raise
+            raise MissingExtraError(package, extra) from None
+        torch_version = _version("torch")
+        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+        raise HalluscopeError(
+            f"{engine}: {package} needs {' and '.join(needs)}, which is missing or does not load with torch "
+            f"{torch_version} ({type(exc).__name__}: {first}). Fix: pip install 'halluscope[{extra}]' and the "
+            f"torchaudio (and, for torch >= 2.9, torchcodec) build made for this torch: same version, same CPU/CUDA "
+            f"flavour, e.g. pip install torchaudio=={torch_version.split('+')[0]} --index-url "
+            "https://download.pytorch.org/whl/cpu for a CPU torch") from None
+
+
 def _torch_seed(text: str) -> None:
     import torch
 
@@ -188,7 +210,8 @@ def _silero(model: str, **options: object) -> SileroTts:
     return SileroTts(model=model, **{k: int(v) for k, v in options.items()})  # type: ignore[arg-type]
 
 
-# ---- xtts (coqui-tts) -- code path not run here: coqui-tts is not installed in this project's environment --------
+# ---- xtts (coqui-tts) -- not run here: coqui-tts installs, but its XTTS module imports torchaudio, and PyPI's only
+# torchaudio wheels (<= 2.11.1) are CUDA builds that do not load with this project's CPU torch 2.13 --------------
 
 XTTS_LANG = {"en": "en", "ru": "ru", "kk": "ru"}  # XTTS-v2 has no Kazakh; it is used for English in the paper
 
@@ -220,11 +243,13 @@ class XttsTts:
 
     def _load(self) -> Any:
         if self._model is None:
-            try:
+            def load() -> tuple[Any, Any]:
                 from TTS.tts.configs.xtts_config import XttsConfig
                 from TTS.tts.models.xtts import Xtts
-            except ImportError:
-                raise MissingExtraError("coqui-tts", "xtts") from None
+
+                return XttsConfig, Xtts
+
+            XttsConfig, Xtts = import_engine(load, engine="xtts", package="coqui-tts", extra="xtts")
             cfg = XttsConfig()
             cfg.load_json(str(self._dir / "config.json"))
             model = Xtts.init_from_config(cfg)
@@ -248,7 +273,8 @@ def _xtts(model: str, **options: object) -> XttsTts:
     return XttsTts(model=model, **{k: float(v) for k, v in options.items()})  # type: ignore[arg-type]
 
 
-# ---- espnet-tts -- code path not run here: espnet is not installed in this project's environment --------------
+# ---- espnet-tts -- not run here: espnet2's TTS inference imports torchaudio (see xtts above), and pip cannot
+# install espnet 202511 next to this project's packages (setuptools<74; ci_sdr's git URL dependency) ---------------
 
 
 @dataclass
@@ -285,10 +311,12 @@ class EspnetTts:
 
     def synthesize(self, text: str, *, language: str, voice: str) -> np.ndarray:
         if self._model is None:
-            try:
+            def load() -> Any:
                 from espnet2.bin.tts_inference import Text2Speech
-            except ImportError:
-                raise MissingExtraError("espnet", "espnet") from None
+
+                return Text2Speech
+
+            Text2Speech = import_engine(load, engine="espnet-tts", package="espnet", extra="espnet")
             cfg, model, vcfg, vfile = self._files()
             self._model = Text2Speech(train_config=str(cfg), model_file=str(model),
                                     vocoder_config=str(vcfg) if vcfg else None,
