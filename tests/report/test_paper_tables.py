@@ -7,6 +7,8 @@ import json
 import re
 import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -30,13 +32,15 @@ def check_latex(tex: str, ncols: int) -> None:
         depth += {"{": 1, "}": -1}.get(ch, 0)
         assert depth >= 0
     assert depth == 0
-    if shutil.which("pdflatex"):
-        doc = ("\\documentclass{article}\\usepackage[utf8]{inputenc}\\usepackage{booktabs}\\usepackage{textcomp}"
-               "\\begin{document}" + tex.replace("κ", "kappa").replace("ρ", "rho").replace("\u2020", "+")
-               + "\\end{document}")
-        proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error"], input=doc.encode(),
-                              capture_output=True, timeout=120, cwd="/tmp")
-        assert proc.returncode == 0, proc.stdout[-2000:]
+    if shutil.which("pdflatex"):  # Debian texlive-latex-base + texlive-latex-recommended (booktabs)
+        doc = ("\\documentclass{article}\n\\usepackage[utf8]{inputenc}\n\\usepackage{booktabs}\n"
+               "\\usepackage{textcomp}\n\\begin{document}\n"
+               + tex.replace("κ", "kappa").replace("ρ", "rho").replace("\u2020", "+") + "\n\\end{document}\n")
+        with tempfile.TemporaryDirectory() as d:
+            (Path(d) / "table.tex").write_text(doc, encoding="utf-8")
+            proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape",
+                                   "table.tex"], capture_output=True, timeout=120, cwd=d)
+            assert proc.returncode == 0 and (Path(d) / "table.pdf").stat().st_size > 0, proc.stdout[-2000:]
 
 
 @pytest.fixture(scope="module")
