@@ -127,13 +127,13 @@ def spoken_panel_rows(judges: Mapping[str, Mapping[str, Judgement]], dims: Seque
 
 # -- reading the store ------------------------------------------------------------------------------------------
 
-def spoken_judgements(store: Store) -> dict[str, dict[str, Judgement]]:
-    """judge spec -> item -> Judgement, the latest 'build judge' stage of each judge."""
-    latest: dict[str, str] = {}
-    for m in store.manifests():
-        if m.command == "build judge":
-            latest.update({k.split(":", 1)[1]: fp for k, fp in m.stages.items() if k.startswith("judge:")})
-    return {j: store.results("judge", fp, Judgement) for j, fp in sorted(latest.items())}
+def spoken_judgements(store: Store, build: object | None) -> dict[str, dict[str, Judgement]]:
+    """judge -> item -> Judgement, the latest 'build judge' stage of each judge (a per-language judge's items from
+    their languages' models)."""
+    from halluscope.spoken.judge.run import stored_judgements
+
+    lang_of = {i: v.language for i, v in build.samples.items()} if build is not None else {}  # type: ignore[attr-defined]
+    return stored_judgements(store, lang_of)
 
 
 def mishap_votes(store: Store) -> dict[str, dict[str, str | None]]:
@@ -155,7 +155,7 @@ def alpha_rows(store: Store, build: object | None) -> list[dict]:
     from halluscope.prompts.protocol import DIMENSION_ORDER
 
     rows = []
-    judges = spoken_judgements(store)
+    judges = spoken_judgements(store, build)
     if judges and build is not None:
         lang_of = {i: v.language for i, v in build.samples.items()}  # type: ignore[attr-defined]
         dims = [d for d in DIMENSION_ORDER if any(d in j.scores for js in judges.values() for j in js.values())]
@@ -238,7 +238,7 @@ def reliability_section(store: Store) -> Section | None:
         Table("judge_alpha", ALPHA_COLS, rows, title="Krippendorff's alpha per dimension and language"),
         Figure(alpha_plot(rows), "Krippendorff's alpha", file="judge_alpha.png"),
     ]
-    spoken = spoken_judgements(store)
+    spoken = spoken_judgements(store, build)
     if len(spoken) > 1:
         from halluscope.prompts.protocol import DIMENSION_ORDER
 

@@ -168,13 +168,13 @@ def _spoken(store: Store, calls: _Calls, index: list[dict], details: dict[str, C
         preds[key] = d.predictions
         runs.append({"key": key, "detector": d.key, "task": d.task, "input": d.input, "n": len(preds[key])})
     judged: dict[str, dict[str, Judgement]] = {}
-    jm = store.latest_manifest("build judge")
-    if jm is not None:
-        for name, fp in jm.stages.items():
-            spec = name.split(":", 1)[1]
-            judges.append(spec)  # the key of the judge's ratings (display: display_name in the page)
-            for k, j in store.results("judge", fp, Judgement).items():
-                judged.setdefault(k, {})[spec] = j
+    from halluscope.spoken.judge.run import stored_judgements
+
+    for spec, js in stored_judgements(store, {i: v.language for i, v in b.samples.items()},
+                                       latest_run=True).items():
+        judges.append(spec)  # the key of the judge's ratings (display: display_name in the page)
+        for k, j in js.items():
+            judged.setdefault(k, {})[spec] = j
     logs = store.results(LOG_STAGE, b.stages["generate"], RewriteLog)
     last = latest_run(store, "detect")
     splits = split_by_article(b.samples.values(), seed=last.config.seed) if last else {}  # train items: no prediction

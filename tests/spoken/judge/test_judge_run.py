@@ -257,6 +257,21 @@ def test_per_language_judge_rates_each_language_with_its_model_and_records_it(bu
         m = store.latest_manifest("build judge")
     assert m.config["per_language"] == {mixed: {"en": "openai/judge-pl", "ru": "openai/judge-b", "kk": "openai/judge-pl"}}
     assert set(m.stages) == {"judge:openai/judge-pl", "judge:openai/judge-b"}
+    # the viewer and the reliability analyses read the per-language judge back whole, not as its two models
+    from halluscope.analysis.reliability import spoken_judgements
+    from halluscope.spoken.judge.run import stored_judgements
+
+    with Store(run) as store:
+        latest = stored_judgements(store, lang, latest_run=True)
+        every = spoken_judgements(store, load_build(store))
+    assert latest == {mixed: mine, "openai/judge-pl": same}
+    assert every[mixed] == mine
+    from halluscope.view.data import load_view
+
+    view = load_view(run)
+    ru = next(k for k in mine if lang[k] == "ru")
+    assert mixed in view.judges
+    assert sorted(j["judge"] for j in view.detail_of(ru)["judges"]) == ["openai/judge-b", "openai/judge-pl"]
     assert (run / "report" / "judge" / "table10_en_openai_judge-pl_ru_openai_judge-b_kk_openai_judge-pl.csv").is_file()
     # the command line: options apply to every language's model; a finished run makes no call
     calls = srv.count

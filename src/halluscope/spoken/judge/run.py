@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -148,7 +148,8 @@ def build_judge(run_dir: str | Path, judges: Sequence[str], *, per_cell: int = 8
         record_manifest(store, command="build judge",
                         config={"judges": list(judges), "per_cell": per_cell, "seed": seed, "retries": retries,
                                 "judge_params": JUDGE_PARAMS, "prompts": prompt_hash(),
-                                **({"per_language": {j: r for j, r in routes.items() if is_per_language(j)}}
+                                **({"per_language": {j: r for j, r in routes.items() if is_per_language(j)},
+                                    "single": [backends[j].spec for j in judges if not is_per_language(j)]}
                                    if any(map(is_per_language, judges)) else {})},
                         seeds={"sample": seed},
                         stages={f"judge:{backends[spec].spec}": st.fingerprint for spec, st in stages.items()})
@@ -200,3 +201,30 @@ def build_judge(run_dir: str | Path, judges: Sequence[str], *, per_cell: int = 8
         if outages:  # after the report, so the other judges' tables are there
             raise outages[0]
         return result
+
+
+def stored_judgements(store: Store, lang_of: Mapping[str, str], *, latest_run: bool = False) -> dict[str, dict[str, Judgement]]:
+    """judge -> item -> Judgement over every 'build judge' run (or the latest only), each model's latest stage: a
+    per-language judge gathers each item (``lang_of``: item -> language) from its language's model; every other
+    judge is one stage."""
+    latest: dict[str, str] = {}  # model spec -> its latest judge stage
+    names: dict[str, dict[str, str] | None] = {}  # judge -> its routes (None: one model)
+    if latest_run:
+        manifests = [m] if (m := store.latest_manifest("build judge")) is not None else []
+    else:
+        manifests = [m for m in store.manifests() if m.command == "build judge"]
+    for m in manifests:
+        stages = {k.split(":", 1)[1]: fp for k, fp in m.stages.items() if k.startswith("judge:")}
+        latest.update(stages)
+        per = m.config.get("per_language") or {}
+        names.update({spec: None for spec in (m.config.get("single", []) if per else stages)})
+        names.update(per)
+    got = {spec: store.results("judge", fp, Judgement) for spec, fp in latest.items()}
+    out: dict[str, dict[str, Judgement]] = {}
+    for name, route in sorted(names.items()):
+        if route is None:
+            out[name] = got.get(name, {})
+        else:
+            out[name] = {i: r[i] for i, lang in lang_of.items()
+                         if lang in route and i in (r := got.get(route[lang], {}))}
+    return out
