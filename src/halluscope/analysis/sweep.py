@@ -67,7 +67,8 @@ def run_sweep(run_dir: str | Path, model: str, *, method: str, strengths: Sequen
             judged()
     judged()
     cfg = {"model": base, "method": method, "strengths": [float(s) for s in strengths], "seeds": list(seeds),
-           "temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "policy": audio_policy, "judge": judge,
+           "temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "audio_policy": audio_policy,
+           "judge": judge,
            "arms": done, "judge_stages": judge_stages}
     with Store(run_dir) as store:
         record_manifest(store, command=COMMAND, config=cfg, seeds={f"answer:{s}": int(s) for s in seeds},

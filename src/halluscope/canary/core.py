@@ -165,6 +165,7 @@ def summarize(model: str, source: str, answers: dict[str, CanaryAnswer], diverge
 def canary_stage(backend: Any, source: str, picked: Sequence[Probe], *, seed: int, audio_policy: str,
                  window: float | None, upstream: Sequence[str] = ()) -> Stage:
     identity = backend.identity() if hasattr(backend, "identity") else {"backend": backend.spec}
+    # "policy": the stored key of --audio-policy (core.names.STORED_KEYS), so stored fingerprints are unchanged
     return Stage(STAGE, {"version": VERSION, "model": identity, "source": source, "seed": seed, "policy": audio_policy,
                          "window_s": window, "items": [p.id for p in picked],
                          "requests": [p.request.key() for p in picked]}, tuple(upstream))
@@ -217,7 +218,7 @@ def run_canary(store: Store, backend: Any, probes: Sequence[Probe], *, source: s
         divs = divergences(store, lstage, backend, picked, clips, audio_policy=audio_policy, window=window, quiet=quiet)
         stages[LOGITS_STAGE] = lstage.fingerprint
     record_manifest(store, command="canary", config={"model": backend.spec, "source": source, "n": n, "seed": seed,
-                                                     "policy": audio_policy, "window_s": window},
+                                                     "audio_policy": audio_policy, "window_s": window},
                     seeds={"canary": seed}, stages=stages)
     return summarize(backend.spec, source, summary.results, divs, summary.failed)
 

@@ -87,7 +87,7 @@ def canary_detect(run: Path, detector: str, task: str, options: dict, *, n: int,
             if ids is not None and k not in ids:
                 continue
             req = backend.request(msgs, tag=f"detect:{task}:{k}",
-                                  params={"max_tokens": int(own["max_new_tokens"]), "temperature": 0})
+                                  params={"max_tokens": int(own["max_tokens"]), "temperature": 0})
             probes.append(_LazyProbe(k, req, lambda ref=ref: load_verified(safe_join(build.run_dir, ref.path), ref.sha256),
                                      gold(v, task)))
         return run_canary(store, backend, _load(probes, n, seed, f"detect:{task}"), source=f"detect:{task}", n=n,
@@ -123,7 +123,7 @@ def record_closedform(run: Path, config: dict) -> None:
         record_manifest(store, command=CLOSEDFORM_MANIFEST, config=config, seeds={}, stages={})
 
 
-def canary_closedform(run: Path, model: str, *, fmt: str, inputs: list, audio_root: str | None, policy: str,
+def canary_closedform(run: Path, model: str, *, fmt: str, inputs: list, audio_root: str | None, audio_policy: str,
                       system: str | None, max_tokens: int, options: dict, llm_config: str | None = None,
                       n: int, seed: int = 0, quiet: bool = False):
     from halluscope.backends.audio_lm import audio_window_s, create_audio_backend
@@ -143,16 +143,16 @@ def canary_closedform(run: Path, model: str, *, fmt: str, inputs: list, audio_ro
         probes.append(_LazyProbe(f"{i:06d}:{row.id}", req, lambda row=row: read_audio(row.audio)))
     with Store(run) as store:
         return run_canary(store, backend, _load(probes, n, seed, f"closedform:{fmt}"), source=f"closedform:{fmt}",
-                          n=n, seed=seed, audio_policy=policy, window=audio_window_s(backend), quiet=quiet)
+                          n=n, seed=seed, audio_policy=audio_policy, window=audio_window_s(backend), quiet=quiet)
 
 
 # -- MISHAP-Bench answers (001) -----------------------------------------------------------------------------------
 
-def canary_mishap(run: Path, model: str, *, max_tokens: int | None = None, policy: str | None = None,
+def canary_mishap(run: Path, model: str, *, max_tokens: int | None = None, audio_policy: str | None = None,
                   system: str | None = None, options: dict, llm_config: str | None = None, n: int, seed: int = 0,
                   quiet: bool = False):
     """Greedy answers only (sampled ones differ without any ablation); the decoding not given (max tokens, the
-    card's repetition penalty, policy, system) is the latest 'mishap answer' run's of ``model``, so the real-audio
+    card's repetition penalty, audio policy, system) is the latest 'mishap answer' run's of ``model``, so the real-audio
     requests are the ones it sent."""
     from halluscope.backends.audio_lm import audio_window_s, create_audio_backend
     from halluscope.backends.llm import load_llm_config
@@ -170,7 +170,7 @@ def canary_mishap(run: Path, model: str, *, max_tokens: int | None = None, polic
         last = latest_run(store, "mishap answer", model=model)
         prev = last.config if last else AnswerConfig(model=model)
         max_tokens = int(max_tokens or prev.max_tokens or 512)
-        policy = str(policy or prev.audio_policy or "truncate")
+        audio_policy = str(audio_policy or prev.audio_policy or "truncate")
         system = system if system is not None else prev.system
         params = decoding_params(seed=None, temperature=0.0, top_p=None, max_tokens=max_tokens,
                                  repetition_penalty=prev.repetition_penalty)
@@ -183,7 +183,7 @@ def canary_mishap(run: Path, model: str, *, max_tokens: int | None = None, polic
             req = backend.request(msgs, tag=f"{STAGE}:{answer_id(q.id, model, None)}", params=params)
             probes.append(_LazyProbe(q.id, req, lambda c=clips[q.clip_id]: read_audio(c.audio)))
         return run_canary(store, backend, _load(probes, n, seed, "mishap"), source="mishap", n=n, seed=seed,
-                          audio_policy=policy, window=audio_window_s(backend), upstream=(upstream(store, "questions")["questions"],),
+                          audio_policy=audio_policy, window=audio_window_s(backend), upstream=(upstream(store, "questions")["questions"],),
                           quiet=quiet)
 
 
@@ -227,7 +227,7 @@ def canary_cmd(
     from halluscope.core.store import Store
 
     kind, manifest = _kind(run)
-    given = flag_options(option, max_new_tokens=max_tokens, audio_policy=audio_policy, system=system)
+    given = flag_options(option, max_tokens=max_tokens, audio_policy=audio_policy, system=system)
     cfg = {"llm_config": str(llm_config)} if llm_config else {}
     if kind == "build spoken":
         options = dict(given)
@@ -239,8 +239,8 @@ def canary_cmd(
             options["prompting"] = prompting
         results = [canary_detect(run, model, task, {**options, **cfg}, n=n, seed=seed, quiet=json_out)]
     elif kind == "mishap questions":
-        results = [canary_mishap(run, model, max_tokens=given.pop("max_new_tokens", None),
-                                 policy=given.pop("audio_policy", None), system=given.pop("system", None),
+        results = [canary_mishap(run, model, max_tokens=given.pop("max_tokens", None),
+                                 audio_policy=given.pop("audio_policy", None), system=given.pop("system", None),
                                  options=given, llm_config=str(llm_config) if llm_config else None, n=n, seed=seed,
                                  quiet=json_out)]
     else:
@@ -249,9 +249,9 @@ def canary_cmd(
             raise HalluscopeError(f"{run}: its closed-form run asked '{c.get('model')}', not '{model}'. Fix: give "
                                   f"--model {c.get('model')} or run 'run closedform {run} ... --model {model}' first")
         results = [canary_closedform(run, model, fmt=c["format"], inputs=c["inputs"], audio_root=c.get("audio_root"),
-                                     policy=str(given.pop("audio_policy", c["policy"])),
+                                     audio_policy=str(given.pop("audio_policy", c.get("audio_policy", c.get("policy")))),
                                      system=given.pop("system", c.get("system")),
-                                     max_tokens=int(given.pop("max_new_tokens", c["max_tokens"])),
+                                     max_tokens=int(given.pop("max_tokens", c["max_tokens"])),
                                      options={**c.get("options", {}), **given},
                                      llm_config=str(llm_config) if llm_config else c.get("llm_config"),
                                      n=n, seed=seed, quiet=json_out)]

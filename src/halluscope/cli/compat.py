@@ -16,6 +16,8 @@ from typing import Any, Optional
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from halluscope.core.names import deprecated  # noqa: F401 - the CLI's deprecation line is the library's
+
 # old flag -> (new flag, value conversion): applied on every command that takes the new flag and not the old one
 RENAMED: dict[str, tuple[str, Optional[Callable[[str], str]]]] = {
     "--max-new-tokens": ("--max-tokens", None),
@@ -25,14 +27,13 @@ RENAMED: dict[str, tuple[str, Optional[Callable[[str], str]]]] = {
     "--max-attempts": ("--retries", lambda v: str(int(v) - 1) if v.lstrip("-").isdigit() else v),
 }
 # '-o KEY=VALUE' keys that are flags now (the detectors read them under these keys, so the flags store them there)
-OPTION_FLAGS = {"max_new_tokens": "--max-tokens", "audio_policy": "--audio-policy", "system": "--system",
+OPTION_FLAGS = {"max_tokens": "--max-tokens", "audio_policy": "--audio-policy", "system": "--system",
                 "mitigation": "--mitigation", "llm_config": "--llm-config"}
+# '-o KEY=VALUE' keys renamed: old key -> the current one (core.names: one name per role)
+OPTION_RENAMED = {"max_new_tokens": "max_tokens"}
 LLM_CONFIG_ENV = "HALLUSCOPE_LLM_CONFIG"
 
 
-def deprecated(old: str, new: str) -> None:
-    """One line on stderr: the old spelling still works for this release."""
-    typer.echo(f"deprecated: {old} is now {new}; the old spelling is removed in the next release", err=True)
 
 
 def legacy_run(option: str, *, position: str = "first",

@@ -69,7 +69,7 @@ def detect(
     from halluscope.backends.vllm import serving
     from halluscope.spoken.detect import detect as run_detect
 
-    options = flag_options(option, max_new_tokens=max_tokens, audio_policy=audio_policy, system=system)
+    options = flag_options(option, max_tokens=max_tokens, audio_policy=audio_policy, system=system)
     mitigation = mitigation_options(mitigation, options)
     if mitigation is not None:
         options["mitigation"] = mitigation

@@ -153,8 +153,8 @@ def answer_cmd(run: STEP_RUN, model: str = typer.Option(..., help="Audio LM: ope
     workers (--executor ray --ray-gpus-per-worker 1): one model load per worker, the same answers."""
     from halluscope.mishap.answers import collect_answers
 
-    options = flag_options(option, max_new_tokens=None, audio_policy=None, system=None)
-    max_tokens = int(options.pop("max_new_tokens")) if "max_new_tokens" in options else max_tokens
+    options = flag_options(option, max_tokens=None, audio_policy=None, system=None)
+    max_tokens = int(options.pop("max_tokens")) if "max_tokens" in options else max_tokens
     audio_policy = str(options.pop("audio_policy", audio_policy))
     system = options.pop("system", system)
     name = options.pop("name", None)  # the display name in reports (not a backend option)

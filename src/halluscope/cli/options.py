@@ -13,7 +13,7 @@ from typing import Annotated, Any, List, Optional
 
 import typer
 
-from halluscope.cli.compat import OPTION_FLAGS, deprecated
+from halluscope.cli.compat import OPTION_FLAGS, OPTION_RENAMED, deprecated
 from halluscope.core.executors import RESOURCE_STAGES, ExecutorOptions
 
 
@@ -35,9 +35,18 @@ def parse_kv_options(values: list[str]) -> dict:
 
 def flag_options(values: list[str], **flags: Any) -> dict:
     """'-o KEY=VALUE' as a dict with the role flags folded in under the library's keys (``flags``: key -> the
-    flag's value, None when not given). '-o max_new_tokens=N' and the like still work, with a deprecation line;
-    giving both spellings is an error."""
+    flag's value, None when not given). '-o max_tokens=N', '-o max_new_tokens=N' and the like still work, with a
+    deprecation line; giving both spellings is an error."""
     options = parse_kv_options(values)
+    for old, new in OPTION_RENAMED.items():
+        if old in options and new in flags:
+            if new in options:
+                raise typer.BadParameter(f"-o {old}= and -o {new}= name the same setting; give {OPTION_FLAGS[new]} once")
+            options[new] = options.pop(old)
+            if flags[new] is not None:
+                raise typer.BadParameter(f"{OPTION_FLAGS[new]} and -o {old}= name the same setting; give it once")
+            deprecated(f"-o {old}=", OPTION_FLAGS[new])
+            flags = {k: v for k, v in flags.items() if k != new}  # said once
     for key, value in flags.items():
         if key in options:
             if value is not None:

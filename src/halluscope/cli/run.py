@@ -75,15 +75,16 @@ def run_closedform_cmd(
     from halluscope.closedform.run import run_closedform
     from halluscope.core.stages import console
 
-    options = flag_options(option, max_new_tokens=None, audio_policy=None, system=None)
-    max_tokens = int(options.pop("max_new_tokens", max_tokens))
+    options = flag_options(option, max_tokens=None, audio_policy=None, system=None)
+    max_tokens = int(options.pop("max_tokens", max_tokens))
     audio_policy = str(options.pop("audio_policy", audio_policy))
     system = options.pop("system", system)
     out = out or predictions_path(run, fmt, model)
     out.parent.mkdir(parents=True, exist_ok=True)
     from halluscope.cli.canary import canary_closedform, record_closedform, show
 
-    asked = {"model": model, "format": fmt, "inputs": [str(p.resolve()) for p in inputs], "policy": audio_policy,
+    asked = {"model": model, "format": fmt, "inputs": [str(p.resolve()) for p in inputs],
+             "audio_policy": audio_policy,
              "audio_root": str(audio_root.resolve()) if audio_root else None, "system": system,
              "max_tokens": max_tokens, "options": options, "llm_config": str(llm_config) if llm_config else None}
     with executor.create(run) as ex:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from halluscope.core.hashing import json_sha256
 
@@ -104,7 +104,9 @@ class Transcript(Record):
 class AudioDelivery(Record):
     """How one item's audio went to an audio model: what was sent, what the model could hear, and under which policy."""
 
-    policy: Literal["truncate", "chunk", "skip"] = Field(description="The run's policy for audio longer than the window.")
+    audio_policy: Literal["truncate", "chunk", "skip"] = Field(
+        validation_alias=AliasChoices("audio_policy", "policy"),  # 'policy' in records stored before the rename
+        description="The run's --audio-policy for audio longer than the window.")
     window_s: float | None = Field(description="Seconds of audio the model can hear per clip (None: not declared).")
     duration_s: float = Field(description="Length of the item's audio.")
     action: Literal["whole", "truncated", "chunked", "skipped"] = Field(description="What the policy did to this item.")

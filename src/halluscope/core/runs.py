@@ -14,9 +14,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from halluscope.core.hashing import json_sha256
+from halluscope.core.names import STORED_AS
 from halluscope.core.records import RunManifest
 from halluscope.core.store import Store
 
@@ -46,6 +47,14 @@ class DetectConfig(RunConfig):
     transcripts: str | None = Field(default=None, description="A compared ASR system's transcripts (None: the build's).")
     name: str | None = Field(default=None, description="Display name given with -o name=... (not part of the key).")
 
+    @field_validator("options", mode="before")
+    @classmethod
+    def _current_names(cls, options: Any) -> Any:
+        """A run stored before a rename reads under the current key (its identity and row label unchanged)."""
+        if not isinstance(options, dict):
+            return options
+        return {STORED_AS.get(k, k): v for k, v in options.items()}
+
 
 class AnswerConfig(RunConfig):
     """'mishap answer': one audio LM's answers to the MISHAP-Bench questions."""
@@ -56,7 +65,7 @@ class AnswerConfig(RunConfig):
     system: str | None = None
     repetition_penalty: float | None = None
     audio_policy: str | None = Field(default=None, validation_alias=AliasChoices("audio_policy", "policy"),
-                                     description="Stored as 'policy'.")
+                                     description="Stored as 'policy' by older runs.")
     name: str | None = None
 
 

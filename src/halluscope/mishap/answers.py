@@ -104,6 +104,7 @@ def collect_answers(run_dir: str | Path, model: str, *, seeds: Sequence[int] | N
         up = upstream(store, "questions")
         questions, clips = load_questions(store), kept_clips(store)
         stage = Stage(STAGE, {"version": VERSION, **backend.identity(), "seeds": seed_list, "temperature": temperature,
+                              # "policy": the stored key of --audio-policy (core.names.STORED_KEYS)
                               "top_p": top_p, "max_tokens": max_tokens, "policy": audio_policy, "window_s": window,
                               "system": system}
                       | ({"top_k": top_k} if top_k else {})
@@ -138,7 +139,7 @@ def collect_answers(run_dir: str | Path, model: str, *, seeds: Sequence[int] | N
         record_manifest(store, command=COMMANDS["answer"],
                         config={"model": model, "seeds": seed_list, "temperature": temperature, "top_p": top_p,
                                 "top_k": top_k, "repetition_penalty": repetition_penalty,
-                                "max_tokens": max_tokens, "policy": audio_policy, "window_s": window, "system": system,
+                                "max_tokens": max_tokens, "audio_policy": audio_policy, "window_s": window, "system": system,
                                 "preset": from_preset or None},
                         seeds={f"answer:{s}": s for s in seed_list if s is not None},
                         stages={**up, f"answers:{model}": stage.fingerprint})

@@ -63,23 +63,24 @@ def faithful_backend(spec: str, config: object | None = None) -> object:
     return create_backend(spec, config=config)  # type: ignore[arg-type]
 
 
-def faithful_config(backend: object, *, max_attempts: int) -> dict:
+def faithful_config(backend: object, *, retries: int) -> dict:
+    # 'max_attempts' (= retries + 1) is the stored key (core.names.STORED_KEYS): stored fingerprints unchanged
     return {"generator": backend.identity(), "prompt": faithful_prompt_hash(),  # type: ignore[attr-defined]
-            "max_attempts": max_attempts, "version": 1}
+            "max_attempts": retries + 1, "version": 1}
 
 
 def faithful_rewrites(store: Store, stage: Stage, backend: object, articles: Sequence[Article], *, seed: int,
-                      max_attempts: int = 3, quiet: bool = False) -> CallSummary[Variant]:
+                      retries: int = 2, quiet: bool = False) -> CallSummary[Variant]:
     """One faithful rewrite per article, resumable; every call and a RewriteLog per item go to the store.
 
     A reply is accepted when it has text after a '(full text)' header, differs from the source, keeps
     every number and stays within +/-15% of the source length (the checks of a context rewrite, which
-    must not change facts either); otherwise it is asked again, up to ``max_attempts`` times.
+    must not change facts either); otherwise it is asked again, up to ``retries`` more times.
     """
     from halluscope.backends.runner import run_calls
 
     async def fn(caller, a: Article) -> Variant | str:
-        result, log = await _protocol(caller, backend, a, seed, max_attempts)
+        result, log = await _protocol(caller, backend, a, seed, retries)
         store.put(FAITHFUL_LOG_STAGE, stage.fingerprint, faithful_id(a.id), log)
         return str(result) if isinstance(result, ItemError) else result
 
@@ -88,14 +89,14 @@ def faithful_rewrites(store: Store, stage: Stage, backend: object, articles: Seq
 
 
 async def _protocol(caller: object, backend: object, article: Article, seed: int,
-                    max_attempts: int) -> tuple[Variant | ItemError, RewriteLog]:
+                    retries: int) -> tuple[Variant | ItemError, RewriteLog]:
     from halluscope.spoken.generate.llm import ask_rewrite
 
     vid, spec = faithful_id(article.id), backend.spec  # type: ignore[attr-defined]
     # faithful rewrites obey the context-inconsistency checks: every number kept, length within 15%
     asked, attempts, checks = await ask_rewrite(caller, backend.request(faithful_messages(article),  # type: ignore[attr-defined]
                                                                         tag=f"faithful:{vid}"),
-                                                article, "context_inconsistency", max_attempts)
+                                                article, "context_inconsistency", retries)
     log = RewriteLog(item_id=vid, generator=spec, attempts=attempts, accepted=asked.ok,
                      usage=Usage(prompt_tokens=asked.prompt_tokens, completion_tokens=asked.completion_tokens))
     if asked.ok:

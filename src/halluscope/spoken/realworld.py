@@ -245,7 +245,7 @@ def build_realworld(run_dir: str | Path, fakes_path: str | Path, *, langs: Seque
             from halluscope.spoken import provenance
 
             backend = provenance.faithful_backend(faithful, llm_config)
-            fstage = Stage("realworld_faithful", {**provenance.faithful_config(backend, max_attempts=3),
+            fstage = Stage("realworld_faithful", {**provenance.faithful_config(backend, retries=2),
                                                   "seed": cfg.seed, "langs": sorted(faithful_langs)},
                            (match_stage.fingerprint,))
             arts = {a.id: a for a in articles}

@@ -16,7 +16,7 @@ from support.tiny_audio_lm import clip45, espeak, omni_dir, qwen2_audio_dir  # n
 
 
 def test_audio_parts_payload_store_and_delivery(tmp_path, monkeypatch):
-    clip = plan_audio(espeak("Hello there, this is a test."), 16_000, window_s=None, policy="truncate").clips[0]
+    clip = plan_audio(espeak("Hello there, this is a test."), 16_000, window_s=None, audio_policy="truncate").clips[0]
     with ChatServer(lambda req, n: Reply(content='{"binary": "no"}')) as srv:
         b = create_audio_backend("openai/audio-model", config=LLMConfig(), base_url=srv.url, audio_window_s=30.0, max_retries=0)
         assert audio_window_s(b) == 30.0

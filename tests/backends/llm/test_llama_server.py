@@ -93,7 +93,7 @@ def backend(port: int, **options):
 def test_generation_judging_and_zero_shot_through_the_real_server(server, tmp_path):
     port, _ = server
     b = backend(port)
-    gen = LLMGenerator(b, GenerateOptions(max_attempts=2, max_tokens=24))
+    gen = LLMGenerator(b, GenerateOptions(retries=1, max_tokens=24))
     with pytest.raises(ItemError, match=r"#0 truncated: reply cut at max_tokens=24.*#1 truncated: .*retry 1"):
         gen.rewrite(Article(id="a", language="en", text=TEXT), type="fabrication", severity="mild", seed=0)
     judge = b.request(judge_messages(original=TEXT, rewritten=TEXT.replace("16.75", "18"), type="fabrication",

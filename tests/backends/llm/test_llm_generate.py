@@ -156,7 +156,7 @@ def test_rejected_replies_are_retried_then_accepted_or_failed(tmp_path):
         return Reply(content=a1_reply(good_rewrite(source), language=lang, type=t))
 
     with ChatServer(script) as srv:
-        gen = _generator(srv.url, max_attempts=3)
+        gen = _generator(srv.url, retries=2)
         ru = gen.rewrite(art("ru", RU_TEXT, "r1"), type="fabrication", severity="mild", seed=1)
         assert ru.text == good_rewrite(RU_TEXT) and ru.generator == "openai/gen" and all(ru.checks.values())
         assert srv.count == 2
@@ -218,7 +218,7 @@ def test_failures_are_reported_and_cost_no_calls_on_rerun(tmp_path, corpus, monk
         return Reply(content=a1_reply(good_rewrite(article_of(prompt)), language=lang, type=t, marker=lang != "kk"))
 
     config = tmp_path / "llm.json"
-    config.write_text(json.dumps({"generate": {"max_attempts": 2}}), encoding="utf-8")
+    config.write_text(json.dumps({"generate": {"retries": 1}}), encoding="utf-8")
     monkeypatch.setenv("HALLUSCOPE_LLM_CONFIG", str(config))
     with ChatServer(script) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)

@@ -69,7 +69,7 @@ def test_bad_path_and_parameters_are_explained(tmp_path, lm):
 
 
 def test_hf_generator_reports_unusable_replies(lm):
-    gen = LLMGenerator(_backend(lm), GenerateOptions(max_attempts=2))
+    gen = LLMGenerator(_backend(lm), GenerateOptions(retries=1))
     # a random tiny model runs into its 6-token limit: truncation, reported as such; the retry samples differently
     # (at temperature 0.7 it may stop early: then it is rejected for its missing '(full text)', also with its reason)
     with pytest.raises(ItemError, match=r"#0 truncated: reply cut at max_tokens=6 \(finish_reason=length\) before any "

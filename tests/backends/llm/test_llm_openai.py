@@ -160,10 +160,10 @@ def test_config_file_env_and_base_url(tmp_path, monkeypatch):
     cfg = tmp_path / "llm.toml"
     cfg.write_text('[openai]\nconcurrency = 4\n[models."openai/judge"]\nbase_url_env = "JUDGE_URL"\n'
                    'api_key_env = "JUDGE_KEY"\nparams = { temperature = 0 }\ncost = { input = 0.27, output = 1.1 }\n'
-                   '[generate]\nmax_attempts = 5\nfabrication_wording = "en"\n', encoding="utf-8")
+                   '[generate]\nretries = 4\nfabrication_wording = "en"\n', encoding="utf-8")
     monkeypatch.setenv("HALLUSCOPE_LLM_CONFIG", str(cfg))
     config = load_llm_config()
-    assert config.generate.max_attempts == 5
+    assert config.generate.retries == 4
     b = create_backend("openai/judge")
     assert b.options.concurrency == 4 and b.options.params == {"temperature": 0} and b.options.cost.output == 1.1
     with ChatServer(lambda req, n: Reply(content="ok")) as srv:

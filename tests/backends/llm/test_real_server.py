@@ -124,7 +124,7 @@ def test_protocol_retries_sample_differently_and_say_so(tmp_path):
 
     with ChatServer(script) as srv:
         backend = create_backend("openai/gen", config=LLMConfig(), base_url=srv.url, params={"temperature": 0}, **FAST)
-        gen = LLMGenerator(backend, GenerateOptions(max_attempts=3))
+        gen = LLMGenerator(backend, GenerateOptions(retries=2))
         v = gen.rewrite(Article(id="a", language="en", text=EN), type="fabrication", severity="mild", seed=0)
     bodies = srv.requests
     assert v.text == good_rewrite(EN) and len(bodies) == 2
@@ -133,7 +133,7 @@ def test_protocol_retries_sample_differently_and_say_so(tmp_path):
     expected = r"#1 rejected: .*\(retry 1: temperature 0.7, seed 1\); #2 rejected: .*\(retry 2: temperature 1.0, seed 2\)"
     with ChatServer(lambda req, n: Reply(content="no header here")) as srv, pytest.raises(ItemError, match=expected):
         backend = create_backend("openai/gen", config=LLMConfig(), base_url=srv.url, **FAST)
-        LLMGenerator(backend, GenerateOptions(max_attempts=3)).rewrite(
+        LLMGenerator(backend, GenerateOptions(retries=2)).rewrite(
             Article(id="b", language="en", text=EN), type="fabrication", severity="mild", seed=0)
 
 
@@ -153,7 +153,7 @@ def test_generation_max_tokens_follows_the_article_is_configurable_and_in_the_ke
 
     with ChatServer(script) as srv:
         backend = create_backend("openai/gen", config=LLMConfig(), base_url=srv.url, **FAST)
-        gen = LLMGenerator(backend, GenerateOptions(max_attempts=1, max_tokens=321))
+        gen = LLMGenerator(backend, GenerateOptions(retries=0, max_tokens=321))
         with pytest.raises(ItemError, match=r"#0 truncated: reply cut at max_tokens=321 \(finish_reason=length\) "
                                             r"before any text after a '\(full text\)' header"):
             gen.rewrite(Article(id="a", language="en", text=EN), type="fabrication", severity="mild", seed=0)

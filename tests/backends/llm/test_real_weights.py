@@ -43,7 +43,7 @@ def test_the_packaged_model_answers_a_question(smol):
 
 def test_real_generator_reports_how_it_fails_the_protocol(smol, tmp_path):
     """Cut at a small max_tokens (a short test), a real reply never reaches its "(full text)": truncated, with the limit."""
-    gen = LLMGenerator(smol, GenerateOptions(max_attempts=2, max_tokens=16))
+    gen = LLMGenerator(smol, GenerateOptions(retries=1, max_tokens=16))
     store = Store(tmp_path / "run")
     from halluscope.core.stages import Stage
     from halluscope.spoken.generate.base import Assignment

@@ -24,7 +24,7 @@ VLLM_MODEL = "Qwen/Qwen2-Audio-7B-Instruct"  # vLLM serves a model under its hub
 def _clip():
     t = np.arange(16_000) / 16_000
     return plan_audio((0.2 * np.sin(2 * np.pi * 440 * t)).astype(np.float32), 16_000, window_s=None,
-                      policy="truncate").clips[0]
+                      audio_policy="truncate").clips[0]
 
 
 def test_openai_backend_reaches_a_vllm_server_by_environment(tmp_path, monkeypatch):

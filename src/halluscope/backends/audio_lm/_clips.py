@@ -48,16 +48,16 @@ def check_policy(policy: str) -> Policy:
     return policy  # type: ignore[return-value]
 
 
-def plan_audio(samples: np.ndarray, rate: int, *, window_s: float | None, policy: str) -> AudioPlan:
-    """Apply ``policy`` to audio longer than ``window_s`` (no window declared: the whole clip is sent).
+def plan_audio(samples: np.ndarray, rate: int, *, window_s: float | None, audio_policy: str) -> AudioPlan:
+    """Apply ``audio_policy`` (--audio-policy) to audio longer than ``window_s`` (no window declared: the whole clip is sent).
 
     truncate: the first window only; chunk: consecutive window-long clips, all attached to the same call;
     skip: nothing is sent and the item is reported as skipped.
     """
-    policy = check_policy(policy)
+    policy = check_policy(audio_policy)
     samples = resample(np.asarray(samples, dtype=np.float32), rate, SAMPLE_RATE)
     duration = len(samples) / SAMPLE_RATE
-    base = {"policy": policy, "window_s": window_s, "duration_s": round(duration, 3)}
+    base = {"audio_policy": policy, "window_s": window_s, "duration_s": round(duration, 3)}
     if window_s is None or duration <= window_s + 1e-6:
         clip = clip_of(samples)
         return AudioPlan((clip,), AudioDelivery(**base, action="whole", chunks=1, sent_s=clip.seconds))
@@ -89,21 +89,22 @@ class AudioAnswer:
         return self.delivery.action == "skipped"
 
 
-def audio_request(request, clip: tuple[np.ndarray, int], policy: str, window: float | None):
-    """(``request`` with ``clip`` (samples, rate) cut to ``window`` seconds by ``policy`` attached, or None when the
+def audio_request(request, clip: tuple[np.ndarray, int], audio_policy: str, window: float | None):
+    """(``request`` with ``clip`` (samples, rate) cut to ``window`` seconds by ``audio_policy`` attached, or None when the
     policy skips the clip; the delivery record). The clips are part of the request's key."""
     samples, rate = clip
-    plan = plan_audio(samples, rate, window_s=window, policy=policy)
+    plan = plan_audio(samples, rate, window_s=window, audio_policy=audio_policy)
     if plan.skipped:
         return None, plan.delivery
     return request.model_copy(update={"audio": tuple(plan.clips)}), plan.delivery
 
 
-async def ask_audio(caller, request, clip: tuple[np.ndarray, int], policy: str, window: float | None) -> AudioAnswer:
+async def ask_audio(caller, request, clip: tuple[np.ndarray, int], audio_policy: str,
+                    window: float | None) -> AudioAnswer:
     """Ask an audio model ``request`` with its clip under the window policy (``audio_request``); nothing is sent
     when the policy skips the clip. The delivery record gets the seconds the model heard and whether audio reached
     it, as the reply reports them."""
-    sent, delivery = audio_request(request, clip, policy, window)
+    sent, delivery = audio_request(request, clip, audio_policy, window)
     if sent is None:
         return AudioAnswer(None, None, delivery)
     response = await caller.complete(sent)

@@ -7,9 +7,10 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from halluscope.core.errors import HalluscopeError, InputError
+from halluscope.core.names import renamed
 from halluscope.core.spec import ModelSpec
 
 CONFIG_ENV = "HALLUSCOPE_LLM_CONFIG"
@@ -73,7 +74,8 @@ class HFOptions(_Options):
 class GenerateOptions(_Options):
     """The App. A.1 protocol knobs of the LLM generators."""
 
-    max_attempts: int = Field(default=3, ge=1, description="Calls per rewrite before it is reported failed.")
+    retries: int = Field(default=2, ge=0, description="Re-asks after a rewrite that fails its checks (--retries "
+                         "elsewhere); then it is reported failed. Was 'max_attempts' (= retries + 1).")
     # the reply holds steps 1-4 of App. A.1 and the full rewrite, so its bound grows with the article
     max_tokens: int | None = Field(default=None, ge=1, description="Fixed max_tokens of every rewrite request; "
                                    "default: max_tokens_base + max_tokens_per_token x the article's estimated tokens.")
@@ -84,6 +86,14 @@ class GenerateOptions(_Options):
         default="by_language",
         description="Severity wording for fabrication: 'en' (English batch), 'ru_kk' (Russian/Kazakh batch), or by language as in the paper.",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_names(cls, data: object) -> object:
+        """'max_attempts = N' (calls in all) still reads, as retries = N - 1."""
+        if isinstance(data, dict) and "max_attempts" in data:
+            return renamed(data, {"max_attempts": ("retries", lambda n: n - 1)}, where="the LLM config's [generate]")
+        return data
 
 
 class LLMConfig(_Options):

@@ -16,6 +16,7 @@ from typing import Any
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.executors import LOCAL, Executor
 from halluscope.core.manifest import record_manifest
+from halluscope.core.names import renamed
 from halluscope.core.records import SEVERITIES, TYPES, Prediction, Task, Variant
 from halluscope.core.registry import Registry
 from halluscope.core.stages import Stage
@@ -175,7 +176,7 @@ def detect(run_dir: str | Path, *, detector: str = "tfidf", task: Task = "binary
     ``executor`` (default: this process) runs the heavy parts, e.g. a Ray executor for encoder training and
     hf/hf-audio generation; it is not part of the fingerprint: the predictions are the same either way.
     """
-    options = dict(options or {})
+    options = renamed(dict(options or {}), {"max_new_tokens": ("max_tokens", None)}, where="detect's options")
     detector, name = display_option(detector, options)
     provider, _, model = detector.partition("/")
     if provider not in DETECTORS:

@@ -157,7 +157,7 @@ def _features(ctx: DetectContext, own: dict) -> dict[str, WhiteboxFeatures]:
             raise HalluscopeError(f"{v.id}: no audio clip in the build")
         a = adapter()
         samples, rate = load_verified(safe_join(ctx.build.run_dir, ref.path), ref.sha256)
-        plan = plan_audio(samples, rate, window_s=a.window_s, policy="truncate")
+        plan = plan_audio(samples, rate, window_s=a.window_s, audio_policy="truncate")
         got = forced_pass(a, [ChatMessage(role="user", content=INSTRUCTION)], plan.clips, ctx.x_of(v),
                           int(own["max_text_tokens"]))
         return WhiteboxFeatures(item_id=v.id, **got)

@@ -7,7 +7,7 @@ prediction carries the reply's status, the parsed answer and, for audio, what th
 A request the backend could not answer at all (transport error) is stored as failed, not as a prediction, so
 the next run asks again; when every request of a run fails, the run stops with the cause (exit 2).
 Options (``-o KEY=VALUE``): prompting=direct|cot, system=qwen-omni|<text>, audio_policy=truncate|chunk|skip,
-max_new_tokens=256, llm_config=<file>, subset=N and subset_max_audio_s=S (a stored, seeded balanced subset of N
+max_tokens=256 (--max-tokens), llm_config=<file>, subset=N and subset_max_audio_s=S (a stored, seeded balanced subset of N
 items per language and label, clips of at most S seconds: halluscope.spoken.detect.subset); any other key is a backend option (base_url, audio_window_s, device, ...),
 among them a decoding-time mitigation of the local backends: mitigation=aad|vcd|mti|dola (hf: dola) with its
 hyperparameters (alpha=, beta=, tau=, ...; see halluscope.mitigation), stored in the fingerprint, resolved.
@@ -34,9 +34,12 @@ from halluscope.spoken.detect.subset import OPTIONS as SUBSET_OPTIONS
 from halluscope.spoken.detect.zeroshot_parse import parse_reply
 
 ZERO_SHOT_PROVIDERS = ("openai", "hf", "hf-audio", "cascade")
-OWN_OPTIONS = {"prompting": "direct", "system": None, "audio_policy": "truncate", "max_new_tokens": 256,
+OWN_OPTIONS = {"prompting": "direct", "system": None, "audio_policy": "truncate", "max_tokens": 256,
                "llm_config": None, "subset": None, "subset_max_audio_s": None}  # subset: halluscope.spoken.detect.subset
 SYSTEM_PROMPTS = {"qwen-omni": "detect/system.qwen_omni"}
+# own options whose stage-config key is their old name (core.names.STORED_KEYS): stored fingerprints unchanged
+STORED = {"max_tokens": "max_new_tokens"}
+STORED_OLD = {v: k for k, v in STORED.items()}
 
 
 def prompt_files_hash() -> str:
@@ -46,6 +49,7 @@ def prompt_files_hash() -> str:
 
 def split_options(options: dict) -> tuple[dict, dict]:
     """(zero-shot options with defaults, backend options)."""
+    options = {STORED_OLD.get(k, k): v for k, v in options.items()}  # a stored run's 'max_new_tokens' reads as such
     own = {k: options.get(k, v) for k, v in OWN_OPTIONS.items()}
     if own["prompting"] not in ("direct", "cot"):
         raise HalluscopeError(f"prompting must be 'direct' or 'cot', got '{own['prompting']}'")
@@ -108,8 +112,9 @@ def _config(spec_provider: str):
     def config(model: str, options: dict) -> dict:
         own, backend_opts = split_options(options)
         out = {"model": f"{spec_provider}/{model}",
-               **{k: v for k, v in own.items() if k != "llm_config" and not (k in SUBSET_OPTIONS and v is None)},
-               "backend_options": backend_opts, "decoding": {"max_tokens": own["max_new_tokens"], "temperature": 0},
+               **{STORED.get(k, k): v for k, v in own.items()
+                  if k != "llm_config" and not (k in SUBSET_OPTIONS and v is None)},
+               "backend_options": backend_opts, "decoding": {"max_tokens": own["max_tokens"], "temperature": 0},
                "prompts": prompt_files_hash()}
         cfg = mitigation_of(options, spec_provider)
         if cfg is not None:  # only when on: unmitigated fingerprints stay what they were
@@ -167,7 +172,7 @@ def _run_zero_shot(ctx: DetectContext) -> None:
         text = None if ctx.input == "audio" else ctx.x_of(v)
         msgs = messages(ctx.task, medium=medium, prompting=own["prompting"], system=own["system"], text=text)
         request = backend.request(msgs, tag=f"detect:{ctx.task}:{v.id}",
-                                  params={"max_tokens": int(own["max_new_tokens"]), "temperature": 0})
+                                  params={"max_tokens": int(own["max_tokens"]), "temperature": 0})
         delivery = None
         if ctx.input != "audio":
             response = await caller.complete(request)

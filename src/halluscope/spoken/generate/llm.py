@@ -5,7 +5,7 @@ rewrite is the text after the localized "(full text)" header; the step-3 report 
 self-assessment, its localized scale mapped to 1..5. A context-inconsistency rewrite must keep every
 number and stay within +/-15% of the source length. A reply that fails extraction or a check is
 recorded with the reason and asked again (a new request: the attempt number is part of its key), up
-to ``max_attempts``; then the item is reported failed with every reason. Each retry samples differently
+to ``retries`` more times (GenerateOptions.retries); then the item is reported failed with every reason. Each retry samples differently
 (llm._base.retry_params), so a greedy model does not repeat the rejected reply.
 
 Every request carries a ``max_tokens`` derived from the article (GenerateOptions: base + per-token x the
@@ -259,7 +259,8 @@ class LLMGenerator:
     def config(self) -> dict:
         o = self.options
         return {"generator": "llm", "version": VERSION, **self.backend.identity(),
-                "max_attempts": o.max_attempts, "fabrication_wording": o.fabrication_wording,
+                "max_attempts": o.retries + 1,  # the stored key (core.names.STORED_KEYS): fingerprints unchanged
+                "fabrication_wording": o.fabrication_wording,
                 "max_tokens": o.max_tokens or {"base": o.max_tokens_base, "per_token": o.max_tokens_per_token},
                 "screen": {"min_length_ratio": MIN_LENGTH_RATIO, "echo_words": ECHO_WORDS, "langid": True},
                 "prompts": prompt_hash()}
@@ -305,7 +306,7 @@ class LLMGenerator:
         messages = generation_messages(article, a.type, a.severity, wording=self.options.fabrication_wording)
         first = self.backend.request(messages, tag=f"generate:{vid}",
                                      params={"max_tokens": max_tokens_for(article, self.options)})
-        asked, attempts, checks = await ask_rewrite(caller, first, article, a.type, self.options.max_attempts,
+        asked, attempts, checks = await ask_rewrite(caller, first, article, a.type, self.options.retries,
                                                     prompt=messages[-1].content)
         sa = None
         if asked.ok:
@@ -322,10 +323,10 @@ class LLMGenerator:
                          f"{len(attempts)} attempt(s) ({why})"), log
 
 
-async def ask_rewrite(caller: Caller, first, article: Article, type: str, max_attempts: int, *,
+async def ask_rewrite(caller: Caller, first, article: Article, type: str, retries: int, *,
                       prompt: str | None = None) -> tuple[Any, tuple[RewriteAttempt, ...], dict | None]:
     """The rewrite protocol of one request on backends.runner.ask_until_parsed: each reply screened
-    (``screen_rewrite``), rejected ones asked again up to ``max_attempts`` in all. Returns the Asked outcome (its
+    (``screen_rewrite``), rejected ones asked again up to ``retries`` more times. Returns the Asked outcome (its
     value the accepted text), a RewriteAttempt per attempt (a retry's reason says how it was sampled) and the
     accepted rewrite's checks."""
     limit = first.params.get("max_tokens", first.params.get("max_new_tokens")) if prompt is not None else None
@@ -336,7 +337,7 @@ async def ask_rewrite(caller: Caller, first, article: Article, type: str, max_at
         screened[resp.key] = (attempt, checks)
         return (text, None) if text is not None else (None, f"{attempt.status}: {attempt.reason}")
 
-    asked = await ask_until_parsed(caller, first, screen, max_attempts - 1, parse_refusals=True)
+    asked = await ask_until_parsed(caller, first, screen, retries, parse_refusals=True)
     out = []
     for a in asked.attempts:
         if a.key in screened:

@@ -103,7 +103,7 @@ class RulesGenerator:
     """Deterministic given (seed, article, type, severity); see the module docstring for the edits."""
 
     lexicon_dir: str | None = None
-    max_attempts: int = 8
+    tries: int = 8  # random edits drawn before the article is reported unalterable (not a model call)
     spec: str = field(default="rules", init=False)
 
     def config(self) -> dict:
@@ -208,7 +208,7 @@ class RulesGenerator:
     def rewrite(self, article: Article, *, type: HallucinationType, severity: Severity, seed: int) -> Variant:
         lex = self._lexicon(article.language)
         last_reason = "no attempt"
-        for attempt in range(self.max_attempts):
+        for attempt in range(self.tries):
             rng = random.Random(derived_seed(seed, article.id, type, severity, attempt))
             try:
                 text, changes, checks = self._attempt(article, lex, type, severity, rng)
@@ -226,7 +226,7 @@ class RulesGenerator:
             )
         raise ItemError(
             f"rules generator could not make a {severity} {type} rewrite of article '{article.id}' "
-            f"after {self.max_attempts} attempts ({last_reason}); the article may lack alterable facts "
+            f"after {self.tries} attempts ({last_reason}); the article may lack alterable facts "
             "for this type, or extend the lexicon (RulesGenerator(lexicon_dir=...))"
         )
 

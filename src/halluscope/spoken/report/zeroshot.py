@@ -75,7 +75,8 @@ def zero_shot_rows(store: Store, build: BuildResult) -> list[dict]:
                            duration_s_mean=(sum(a.duration_s for a in audio) / len(audio)) if audio else None,
                            sent_s_mean=(sum(a.sent_s for a in sent) / len(sent)) if sent else None,
                            heard_s_mean=(sum(heard) / len(heard)) if heard else None,
-                           window_s=audio[0].window_s if audio else None, policy=audio[0].policy if audio else None)
+                           window_s=audio[0].window_s if audio else None,
+                           audio_policy=audio[0].audio_policy if audio else None)
             rows.append(row)
     return rows
 
