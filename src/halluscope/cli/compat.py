@@ -10,13 +10,15 @@ command that has the new name) and ``legacy_run`` (an option that used to name t
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Optional
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from halluscope.core.names import deprecated  # noqa: F401 - the CLI's deprecation line is the library's
+from halluscope.core.names import RenamedWarning, deprecation_line
 
 # old flag -> (new flag, value conversion): applied on every command that takes the new flag and not the old one
 RENAMED: dict[str, tuple[str, Optional[Callable[[str], str]]]] = {
@@ -32,6 +34,28 @@ OPTION_FLAGS = {"max_tokens": "--max-tokens", "audio_policy": "--audio-policy", 
 # '-o KEY=VALUE' keys renamed: old key -> the current one (core.names: one name per role)
 OPTION_RENAMED = {"max_new_tokens": "max_tokens"}
 LLM_CONFIG_ENV = "HALLUSCOPE_LLM_CONFIG"
+
+
+def deprecated(old: str, new: str) -> None:
+    """One line on stderr: the old spelling still works for this release."""
+    typer.echo(deprecation_line(old, new), err=True)
+
+
+@contextmanager
+def plain_deprecations() -> Iterator[None]:
+    """The library's RenamedWarnings (an old key in a config file, ...) as the CLI's one plain line each."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", RenamedWarning)
+        shown = warnings.showwarning
+
+        def show(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
+            if issubclass(category, RenamedWarning):
+                typer.echo(str(message), err=True)
+            else:
+                shown(message, category, *args, **kwargs)
+
+        warnings.showwarning = show
+        yield
 
 
 
@@ -132,6 +156,10 @@ class Command(TyperCommand):
         return super().parse_args(ctx, rewrite(self, args, ctx.command_path))
 
     def invoke(self, ctx: Any) -> Any:
+        with plain_deprecations():
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: Any) -> Any:
         path = ctx.params.get("llm_config")
         if path is None:
             return super().invoke(ctx)

@@ -5,12 +5,12 @@ A role renamed after run stores were written keeps its old key inside the *hashe
 lists them, for the record), so an unchanged config keeps its fingerprint and a store written before the rename
 resumes with no new model call (tests/core/test_names.py). Everywhere else the new name is used; an old spelling a
 user typed (a config-file key, a ``-o`` key, a keyword argument) still works for one release, with one
-deprecation line on stderr.
+deprecation line on stderr (a ``RenamedWarning``, shown plainly by the CLI).
 """
 
 from __future__ import annotations
 
-import sys
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -26,9 +26,17 @@ STORED_KEYS: dict[str, tuple[str, str]] = {
 STORED_AS: dict[str, str] = {"max_new_tokens": "max_tokens", "policy": "audio_policy"}
 
 
+class RenamedWarning(FutureWarning):
+    """An old spelling was used; it still works for this release (the CLI shows it as one plain line on stderr)."""
+
+
+def deprecation_line(old: str, new: str) -> str:
+    return f"deprecated: {old} is now {new}; the old spelling is removed in the next release"
+
+
 def deprecated(old: str, new: str) -> None:
-    """One line on stderr: the old spelling still works for this release."""
-    print(f"deprecated: {old} is now {new}; the old spelling is removed in the next release", file=sys.stderr)
+    """Warn (``RenamedWarning``) that ``old`` is now ``new``: the library never prints; the CLI shows the line."""
+    warnings.warn(deprecation_line(old, new), RenamedWarning, stacklevel=3)
 
 
 def renamed(data: Mapping[str, Any], renames: Mapping[str, tuple[str, Callable[[Any], Any] | None]], *,

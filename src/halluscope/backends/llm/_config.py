@@ -92,7 +92,10 @@ class GenerateOptions(_Options):
     def _old_names(cls, data: object) -> object:
         """'max_attempts = N' (calls in all) still reads, as retries = N - 1."""
         if isinstance(data, dict) and "max_attempts" in data:
-            return renamed(data, {"max_attempts": ("retries", lambda n: n - 1)}, where="the LLM config's [generate]")
+            try:
+                return renamed(data, {"max_attempts": ("retries", lambda n: n - 1)}, where="the LLM config's [generate]")
+            except HalluscopeError as exc:  # pydantic reports a ValueError with the file and field
+                raise ValueError(str(exc)) from None
         return data
 
 
