@@ -188,7 +188,7 @@ def main() -> None:
             main_in, neg, _ = prepared["aad"]
             return RecomputeAAD(ad.model, dict(main_in.tensors), neg, n)
         main_in, neg, instr = prepared[m]
-        return Decoder(ad.model, dict(main_in.tensors), methods[m], max_new_tokens=n, eos=[], contrast_inputs=neg,
+        return Decoder(ad.model, dict(main_in.tensors), methods[m], max_tokens=n, eos=[], contrast_inputs=neg,
                        instruction=instr, layer_exit=exit_ and exit_(ad.model))
 
     import statistics
@@ -216,7 +216,7 @@ def main() -> None:
             print(f"  @{n}: {m} {per_token[(m, n)] * 1e3:.2f} ms/token, {med:.2f}x plain [{lo:.2f}-{hi:.2f}]", flush=True)
     mti_line = ""
     if "mti" in names:
-        mti = decode(ad.model, dict(prepared["mti"][0].tensors), methods["mti"], max_new_tokens=args.lengths[1], eos=[],
+        mti = decode(ad.model, dict(prepared["mti"][0].tensors), methods["mti"], max_tokens=args.lengths[1], eos=[],
                      instruction=prepared["mti"][2])
         mti_line = f"; MTI contrasted {mti.summary(methods['mti'])['contrast_steps']}/{args.lengths[1]} steps at tau={args.tau}"
     pair = make("aad", 2)

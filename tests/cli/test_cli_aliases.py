@@ -64,16 +64,21 @@ def test_run_closedform_old_call_keeps_its_store(tmp_path, capsys):
                                           ("mishap answer", ["--policy", "chunk"], ["--audio-policy", "chunk"]),
                                           ("mishap all", ["--policy=skip"], ["--audio-policy", "skip"]),
                                           ("mishap questions", ["--max-attempts", "4"], ["--retries", "3"]),
-                                          ("mishap rubrics", ["--llm", "openai/m"], ["--generator", "openai/m"])])
+                                          ("mishap rubrics", ["--llm", "openai/m"], ["--generator", "openai/m"]),
+                                          ("corpus dedup", ["--output", "d.jsonl"], ["--out", "d.jsonl"])])
 def test_renamed_flags(path, old, new, capsys):
     assert rewritten(path, "RUN", *old) == ["RUN", *new]
     assert f"deprecated: {old[0].split('=')[0]} on 'halluscope {path}' is now {new[0]}" in capsys.readouterr().err
 
 
 def test_option_spellings_of_flags(capsys):
-    assert flag_options(["max_new_tokens=8", "alpha=0.5"], max_new_tokens=None) == {"max_new_tokens": 8, "alpha": 0.5}
-    assert "deprecated: -o max_new_tokens= is now --max-tokens" in capsys.readouterr().err
-    assert flag_options([], max_new_tokens=8, audio_policy=None) == {"max_new_tokens": 8}
+    assert flag_options(["max_new_tokens=8", "alpha=0.5"], max_tokens=None) == {"max_tokens": 8, "alpha": 0.5}
+    assert capsys.readouterr().err.count("deprecated: -o max_new_tokens= is now --max-tokens") == 1
+    assert flag_options(["max_tokens=8"], max_tokens=None) == {"max_tokens": 8}
+    assert "deprecated: -o max_tokens= is now --max-tokens" in capsys.readouterr().err
+    assert flag_options([], max_tokens=8, audio_policy=None) == {"max_tokens": 8}
+    with pytest.raises(typer.BadParameter, match="give it once"):
+        flag_options(["max_new_tokens=8"], max_tokens=4)
     with pytest.raises(typer.BadParameter, match="give it once"):
         flag_options(["audio_policy=skip"], audio_policy="chunk")
     options: dict = {}

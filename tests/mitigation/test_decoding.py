@@ -156,7 +156,7 @@ def test_dola_picks_the_layer_of_largest_js_divergence(deep_lm):
     _, model, tok = deep_lm
     assert dola_candidates(7) == (3, 5) and dola_candidates(32) == tuple(range(16, 32, 2))
     enc = dict(tok("<|user|> hello the bank rate <|end|> <|assistant|>", return_tensors="pt", add_special_tokens=False))
-    res = decode(model, enc, parse_mitigation("dola"), max_new_tokens=8, eos=[], keep_logits=True)
+    res = decode(model, enc, parse_mitigation("dola"), max_tokens=8, eos=[], keep_logits=True)
     picked = []
 
     def reference(ys):
@@ -273,7 +273,7 @@ def test_two_branches_decode_as_one_batch_with_the_same_result(adapters, clip, w
     runs = []
     for batched in (True, False):
         main, neg, _ = branches(ad, MSG, [clip], cfg)
-        runs.append(_decode.decode(ad.model, dict(main.tensors), cfg, max_new_tokens=12, eos=[], contrast_inputs=neg,
+        runs.append(_decode.decode(ad.model, dict(main.tensors), cfg, max_tokens=12, eos=[], contrast_inputs=neg,
                                    keep_logits=True, batch_branches=batched))
     assert len(merged) == 1 and merged[0] is not None  # the batched run merged its caches, the other never tried
     assert runs[0].tokens == runs[1].tokens
@@ -308,7 +308,7 @@ def test_decoders_stepped_in_turn_on_one_model_decode_as_each_alone(adapters, cl
 
     def decoder(cfg):
         main, neg, _ = branches(ad, MSG, [clip], cfg)
-        return Decoder(ad.model, dict(main.tensors), cfg, max_new_tokens=10, eos=[], contrast_inputs=neg,
+        return Decoder(ad.model, dict(main.tensors), cfg, max_tokens=10, eos=[], contrast_inputs=neg,
                        keep_logits=True)
 
     alone = []

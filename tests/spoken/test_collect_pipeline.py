@@ -65,14 +65,14 @@ def test_dedup_removes_near_duplicates_and_lists_pairs():
 
 def test_collect_dedup_translate_release_rehydrate_round_trip_then_build(pages, tmp_path, capsys, monkeypatch):
     root, kk_texts = pages
-    code, out = run_cli(capsys, monkeypatch, "corpus", "collect", root / "pages.jsonl", "--output", tmp_path / "c.jsonl")
+    code, out = run_cli(capsys, monkeypatch, "corpus", "collect", root / "pages.jsonl", "--out", tmp_path / "c.jsonl")
     assert code == 0, out
     collected = [json.loads(x) for x in (tmp_path / "c.jsonl").read_text(encoding="utf-8").splitlines()]
     assert len(collected) == 10
     en0 = next(r for r in collected if r["page"] == "en0.html")
     assert en0["outlet"] == "Kazinform" and en0["date"].startswith("20") and en0["language"] == "en"
     assert en0["url"] == "https://kazinform.kz/news/0" and "Home" not in en0["text"] and "rights" not in en0["text"]
-    code, out = run_cli(capsys, monkeypatch, "corpus", "dedup", tmp_path / "c.jsonl", "--output", tmp_path / "d.jsonl",
+    code, out = run_cli(capsys, monkeypatch, "corpus", "dedup", tmp_path / "c.jsonl", "--out", tmp_path / "d.jsonl",
                         "--threshold", "0.7")
     assert code == 0, out
     rep = json.loads((tmp_path / "d.dedup.json").read_text(encoding="utf-8"))
@@ -93,20 +93,20 @@ def test_collect_dedup_translate_release_rehydrate_round_trip_then_build(pages, 
     with ChatServer(script) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         monkeypatch.setenv("OPENAI_API_KEY", "k")
-        code, out = run_cli(capsys, monkeypatch, "corpus", "translate", tmp_path / "d.jsonl", "--output",
+        code, out = run_cli(capsys, monkeypatch, "corpus", "translate", tmp_path / "d.jsonl", "--out",
                             tmp_path / "t.jsonl", "--from", "ru", "--to", "kk", "--model", "openai/mt")
     assert code == 0, out
     tr = json.loads((tmp_path / "t.translate.json").read_text(encoding="utf-8"))
     assert tr["asked"] == 3 and tr["translated"] == 3
     assert all(c["language_id"] == "kk" and c["back_similarity"] == 1.0 and "length_ratio" in c for c in tr["items"])
-    code, out = run_cli(capsys, monkeypatch, "corpus", "release", tmp_path / "t.jsonl", "--output", tmp_path / "r.jsonl",
+    code, out = run_cli(capsys, monkeypatch, "corpus", "release", tmp_path / "t.jsonl", "--out", tmp_path / "r.jsonl",
                         "--pages", root / "pages")
     assert code == 0, out
     released = (tmp_path / "r.jsonl").read_text(encoding="utf-8")
     originals = [json.loads(x) for x in released.splitlines() if json.loads(x)["kind"] == "original"]
     assert len(originals) == 9 and all("text" not in r and r["offsets"][1] > r["offsets"][0] for r in originals)
     assert en0["text"][:60] not in released  # no original text in the release
-    code, out = run_cli(capsys, monkeypatch, "corpus", "rehydrate", tmp_path / "r.jsonl", "--output", tmp_path / "h.jsonl",
+    code, out = run_cli(capsys, monkeypatch, "corpus", "rehydrate", tmp_path / "r.jsonl", "--out", tmp_path / "h.jsonl",
                         "--pages", root / "pages")
     assert code == 0, out
     assert (tmp_path / "h.jsonl").read_bytes() == (tmp_path / "t.jsonl").read_bytes()  # exactly the corpus
@@ -118,7 +118,7 @@ def test_collect_dedup_translate_release_rehydrate_round_trip_then_build(pages, 
         text = p.read_text(encoding="utf-8")
         (changed / p.name).write_text(text.replace("<p>", "<p>Updated: ", 1) if p.name == "en0.html" else text,
                                       encoding="utf-8")
-    code, out = run_cli(capsys, monkeypatch, "corpus", "rehydrate", tmp_path / "r.jsonl", "--output", tmp_path / "x.jsonl",
+    code, out = run_cli(capsys, monkeypatch, "corpus", "rehydrate", tmp_path / "r.jsonl", "--out", tmp_path / "x.jsonl",
                         "--pages", changed)
     assert_clean_failure(code, out, "1 item(s) could not be rebuilt", "text sha256 differs", "Fix:")
 

@@ -169,7 +169,7 @@ def alpha_rows(store: Store, build: object | None) -> list[dict]:
                 unscored = sum(j.status != "ok" for js in judges.values() for i, j in js.items()
                                if lang == "all" or lang_of.get(i) == lang)
                 a = alpha(ratings, level="ordinal", domain=range(1, 6))
-                rows.append({"benchmark": "spoken (000)", "dimension": d, "slice": lang, "judges": len(ratings),
+                rows.append({"benchmark": "Lost in Speech", "dimension": d, "slice": lang, "judges": len(ratings),
                              "humans": 0, "items": len(items), "unscored": unscored, "alpha": a, "alpha_judges": a,
                              "level": "ordinal"})
     votes, human = mishap_votes(store), mishap_humans(store)
@@ -179,7 +179,7 @@ def alpha_rows(store: Store, build: object | None) -> list[dict]:
         for (aid, who), label in human.items():
             humans.setdefault(f"human:{who}", {})[aid] = label
         everyone = {**ratings, **humans}
-        rows.append({"benchmark": "MISHAP (001)", "dimension": "groundedness", "slice": "all", "judges": len(ratings),
+        rows.append({"benchmark": "MISHAP-Bench", "dimension": "groundedness", "slice": "all", "judges": len(ratings),
                      "humans": len(humans), "items": len({i for r in everyone.values() for i in r}),
                      "unscored": sum(v is None for vs in votes.values() for v in vs.values()),
                      "alpha": alpha(everyone, level="nominal", domain=VERDICTS),

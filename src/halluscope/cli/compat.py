@@ -27,6 +27,7 @@ RENAMED: dict[str, tuple[str, Optional[Callable[[str], str]]]] = {
     "--llm": ("--generator", None),  # the LLM that writes text (rewrites, questions, rubrics)
     # generations per question = 1 + retries
     "--max-attempts": ("--retries", lambda v: str(int(v) - 1) if v.lstrip("-").isdigit() else v),
+    "--output": ("--out", None),  # the file or folder a command writes (corpus collect|dedup|translate|...)
 }
 # '-o KEY=VALUE' keys that are flags now (the detectors read them under these keys, so the flags store them there)
 OPTION_FLAGS = {"max_tokens": "--max-tokens", "audio_policy": "--audio-policy", "system": "--system",

@@ -59,32 +59,32 @@ def _report(path: Optional[Path], default: Path, doc: dict) -> Path:
 @app.command("collect")
 def corpus_collect(
     pages: Path = typer.Argument(..., help="A folder of saved .html pages, or a .jsonl/.csv list with 'page' (the saved file) and optional url, id, language, topic, outlet."),
-    output: Path = typer.Option(..., "--output", help="Corpus file to write (.jsonl)."),
+    out: Path = typer.Option(..., "--out", help="Corpus file to write (.jsonl)."),
     langs: str = typer.Option("en,ru,kk", help="Languages to keep."),
     json_out: Json = False,
 ) -> None:
     """Extract articles from saved news pages with trafilatura (text, outlet, date, language, topic); each row keeps
     its page's file name and sha256 for 'corpus release'. Lost in Speech (000) collected Kazakhstani news this way.
 
-    Example: halluscope corpus collect pages/ --output corpus.jsonl
+    Example: halluscope corpus collect pages/ --out corpus.jsonl
     """
     from halluscope.spoken.collect.pages import collect_pages, read_page_list, write_jsonl
 
     rows, skipped = collect_pages(read_page_list(pages), langs=tuple(x.strip() for x in langs.split(",") if x.strip()))
-    write_jsonl(output, rows)
-    summary = {"corpus": str(output), "articles": len(rows), "skipped": skipped}
+    write_jsonl(out, rows)
+    summary = {"corpus": str(out), "articles": len(rows), "skipped": skipped}
     if json_out:
         print(json.dumps(summary, indent=2, ensure_ascii=False))
         return
     for s in skipped:
         console.print(f"[yellow]skipped[/] {s['page']}: {s['reason']}")
-    console.print(f"[green]collected[/] {len(rows)} articles into {output}")
+    console.print(f"[green]collected[/] {len(rows)} articles into {out}")
 
 
 @app.command("dedup")
 def corpus_dedup(
     corpus: Path = typer.Argument(..., help="Corpus .jsonl (from 'corpus collect')."),
-    output: Path = typer.Option(..., "--output", help="Corpus without near-duplicates (.jsonl)."),
+    out: Path = typer.Option(..., "--out", help="Corpus without near-duplicates (.jsonl)."),
     threshold: float = typer.Option(0.8, help="Jaccard similarity over word shingles at which two texts are duplicates."),
     shingle: int = typer.Option(3, help="Words per shingle."),
     num_perm: int = typer.Option(128, help="MinHash permutations."),
@@ -97,8 +97,8 @@ def corpus_dedup(
     from halluscope.spoken.collect.pages import read_jsonl, write_jsonl
 
     kept, doc = dedup(read_jsonl(corpus), threshold=threshold, shingle=shingle, num_perm=num_perm)
-    write_jsonl(output, kept)
-    path = _report(report, output.with_suffix(".dedup.json"), doc)
+    write_jsonl(out, kept)
+    path = _report(report, out.with_suffix(".dedup.json"), doc)
     if json_out:
         print(json.dumps({**doc, "report": str(path)}, indent=2, ensure_ascii=False))
         return
@@ -110,7 +110,7 @@ def corpus_dedup(
 @app.command("translate")
 def corpus_translate(
     corpus: Path = typer.Argument(..., help="Corpus .jsonl."),
-    output: Path = typer.Option(..., "--output", help="The corpus plus the translations (.jsonl)."),
+    out: Path = typer.Option(..., "--out", help="The corpus plus the translations (.jsonl)."),
     source: str = typer.Option(..., "--from", help="Language to translate from (en, ru, kk)."),
     to: str = typer.Option(..., "--to", help="Language to translate into."),
     model: str = typer.Option(..., help="Chat backend spec, e.g. openai/<model> (any OpenAI-compatible server) or hf/<dir>."),
@@ -134,8 +134,8 @@ def corpus_translate(
         config = load_llm_config(llm_config)
     new, doc = translate_rows(rows, backend_spec=model_with(model, option) or model, source=source, target=to,
                               min_back=min_back, config=config)
-    write_jsonl(output, [*rows, *new])
-    path = _report(report, output.with_suffix(".translate.json"), doc)
+    write_jsonl(out, [*rows, *new])
+    path = _report(report, out.with_suffix(".translate.json"), doc)
     if json_out:
         print(json.dumps({**{k: v for k, v in doc.items() if k != "items"}, "report": str(path)}, indent=2))
         return
@@ -146,7 +146,7 @@ def corpus_translate(
 @app.command("release")
 def corpus_release(
     corpus: Path = typer.Argument(..., help="Corpus .jsonl (collected, deduplicated, translated)."),
-    output: Path = typer.Option(..., "--output", help="Release file (.jsonl): no original text."),
+    out: Path = typer.Option(..., "--out", help="Release file (.jsonl): no original text."),
     pages: Path = typer.Option(..., help="Folder of the saved pages 'corpus collect' read."),
     json_out: Json = False,
 ) -> None:
@@ -156,18 +156,18 @@ def corpus_release(
     from halluscope.spoken.collect.release import release
 
     rows = release(read_jsonl(corpus), pages)
-    write_jsonl(output, rows)
+    write_jsonl(out, rows)
     n = sum(r["kind"] == "original" for r in rows)
     if json_out:
-        print(json.dumps({"release": str(output), "originals": n, "translations": len(rows) - n}, indent=2))
+        print(json.dumps({"release": str(out), "originals": n, "translations": len(rows) - n}, indent=2))
         return
-    console.print(f"[green]released[/] {len(rows)} rows ({n} originals as references, no text) into {output}")
+    console.print(f"[green]released[/] {len(rows)} rows ({n} originals as references, no text) into {out}")
 
 
 @app.command("rehydrate")
 def corpus_rehydrate(
     release_file: Path = typer.Argument(..., help="Release .jsonl ('corpus release')."),
-    output: Path = typer.Option(..., "--output", help="Rebuilt corpus (.jsonl), ready for 'build spoken --corpus'."),
+    out: Path = typer.Option(..., "--out", help="Rebuilt corpus (.jsonl), ready for 'build spoken --corpus'."),
     pages: Path = typer.Option(..., help="Folder of saved pages (matched by sha256 or file name)."),
     json_out: Json = False,
 ) -> None:
@@ -178,11 +178,11 @@ def corpus_rehydrate(
     from halluscope.spoken.collect.release import rehydrate
 
     rows, problems = rehydrate(read_jsonl(release_file), pages)
-    write_jsonl(output, rows)
+    write_jsonl(out, rows)
     if json_out:
-        print(json.dumps({"corpus": str(output), "rows": len(rows), "problems": problems}, indent=2, ensure_ascii=False))
+        print(json.dumps({"corpus": str(out), "rows": len(rows), "problems": problems}, indent=2, ensure_ascii=False))
     else:
-        console.print(f"[green]rehydrated[/] {len(rows)} rows into {output}")
+        console.print(f"[green]rehydrated[/] {len(rows)} rows into {out}")
     if problems:
         first = problems[0]
         raise HalluscopeError(f"{release_file}: {len(problems)} item(s) could not be rebuilt; first: '{first['id']}': "

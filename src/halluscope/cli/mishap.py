@@ -113,7 +113,7 @@ def rubrics_cmd(run: STEP_RUN, generator: Optional[str] = typer.Option(None, "--
                 export: Optional[Path] = typer.Option(None, "--export", help="Write the current rubrics as JSONL to edit."),
                 import_: Optional[Path] = typer.Option(None, "--import", help="Append edited rubrics as new versions."),
                 author: str = typer.Option("", help="Who edited (required with --import)."),
-                formulation: Optional[str] = typer.Option(None, help="With --generator: regenerate every rubric from this formulation (v1, v2, v3 or a template file; seed 001, E.3), appended as each question's next version."),
+                formulation: Optional[str] = typer.Option(None, help="With --generator: regenerate every rubric from this formulation (v1, v2, v3 or a template file; MISHAP-Bench, App. E.3), appended as each question's next version."),
                 llm_config: LlmConfig = None, option: Options = []) -> None:  # noqa: B006 - the writer's options
     """Generate 'Hallucinated if ... Grounded if ...' rubrics, regenerate them from a named formulation, or
     export / import edits (versioned, append-only)."""
@@ -187,7 +187,7 @@ def answer_cmd(run: STEP_RUN, model: str = typer.Option(..., help="Audio LM: ope
 @app.command("disagreements")
 def disagreements_cmd(run: STEP_RUN, judge: Optional[str] = typer.Option(None, help="Whose verdicts (a judge spec that ran on this run); default: the latest judge run."),
                       json_out: Json = False) -> None:
-    """Judge-human disagreements per category with the rubric and evidence (seed 001, 3.3): what drives a revised
+    """Judge-human disagreements per category with the rubric and evidence (MISHAP-Bench, section 3.3): what drives a revised
     rubric formulation or judge prompt. Writes RUN/report/mishap/disagreements.{md,html,csv}."""
     from halluscope.mishap.disagreements import disagreements, summary, write
 

@@ -110,7 +110,7 @@ def score_halluaudio_cmd(
     reader_store: ReaderStore = None,
     max_diff_rows: MaxDiffRows = 50,
 ) -> None:
-    """Accuracy, Yes-p ratio, Unrelated ratio, conditional accuracy and FRR per domain (seed 002).
+    """Accuracy, Yes-p ratio, Unrelated ratio, conditional accuracy and FRR per domain (HalluAudio).
 
     Example: halluscope score halluaudio preds/qwen2_audio.jsonl --json --report out/halluaudio
     """
@@ -313,7 +313,7 @@ def score_asr_cmd(
     option: Options = [],  # noqa: B006 - options of the cleaner --model
     json_out: Json = False,
 ) -> None:
-    """Corpus-level WER/CER per language and overall, with the spec's normalisation (seed 000, App. A.4);
+    """Corpus-level WER/CER per language and overall, with the spec's normalisation (Lost in Speech, App. A.4);
     every figure names its cleaner."""
     from halluscope.core.errors import InputError
     from halluscope.metrics.scoring import score_asr_file

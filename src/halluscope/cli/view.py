@@ -24,7 +24,7 @@ def view(
     closedform: List[str] = typer.Option([], "--closedform", help="Closed-form predictions to show too: "
                                          "halluaudio=FILE, aha=FILE or yesno=QUESTIONS.csv,PREDICTIONS.csv (repeatable)."),
     drop_excluded: bool = typer.Option(False, help="Write RUN/dataset/samples.kept.parquet without the clips rated "
-                                       "'excluded' (seed 000, 3.4) and exit."),
+                                       "'excluded' (Lost in Speech, section 3.4) and exit."),
     host: str = typer.Option("127.0.0.1", help="Address to bind (loopback unless --allow-remote)."),
     port: int = typer.Option(0, help="Port (0 picks a free one)."),
     token: Optional[str] = typer.Option(None, help="Session token (default: random)."),
@@ -37,7 +37,7 @@ def view(
     seed: int = typer.Option(0, help="Seed of the --listen draw."),
 ) -> None:
     """Browse every item of a run: original vs rewrite with the edits marked, the clip, the transcript aligned to
-    the text, judges' ratings, each detector's prediction and raw reply; rate speech quality (seed 000, 3.4).
+    the text, judges' ratings, each detector's prediction and raw reply; rate speech quality (Lost in Speech, section 3.4).
 
     Example: halluscope view runs/quickstart   |   halluscope view runs/quickstart --export runs/quickstart/view
     """

@@ -177,15 +177,15 @@ def closedform_section(result: ScoreResult, *, prefix: str = "", title: str | No
     return Section(title or f"Closed-form: {result.benchmark}", blocks)
 
 
-def write_score_report(result: ScoreResult, out_dir: str | Path, *, view_page: str | None = None) -> Path:
+def write_score_report(result: ScoreResult, report: str | Path, *, view_page: str | None = None) -> Path:
     """The report of one scored predictions file ('halluscope score ... --report DIR'; a run's report is
     halluscope.report.write_report(RUN), where each predictions file is a section). Write tables.md,
     metrics_strict.csv, metrics_compat.csv, items.csv, diff.csv, problems.csv (subsets.csv), the plots,
-    summary.json and report.html into ``out_dir``; returns the HTML path. ``view_page``: the viewer's index.html
-    relative to ``out_dir`` (the items of the reader-sensitivity table link there)."""
+    summary.json and report.html into the folder ``report``; returns the HTML path. ``view_page``: the viewer's
+    index.html relative to ``report`` (the items of the reader-sensitivity table link there)."""
     from halluscope.report.page import write_folder
 
-    out = Path(out_dir)
+    out = Path(report)
     section = closedform_section(result, view_page=view_page)
     path = write_folder(out, [section], title=f"halluscope closed-form report: {result.benchmark}", json_name=None)
     atomic_write(out / "summary.json", json.dumps(result.as_dict(max_diff_rows=1000), indent=2, ensure_ascii=False))

@@ -64,7 +64,7 @@ def section(run_dir: str | Path, judge_run: str | None = None):
     from halluscope.report.table import Table
 
     rows = disagreements(run_dir, judge_run=judge_run)
-    return Section("Judge-human disagreements (seed 001, 3.3)", [
+    return Section("Judge-human disagreements (MISHAP-Bench, section 3.3)", [
         "Each annotated answer whose judge verdict differs from an annotator's label, with the rubric and the "
         "evidence: the material for a revised rubric formulation ('mishap rubrics --formulation') or judge prompt.",
         Table("disagreement_counts", [("category", "Category"), ("annotated_labels", "Labels"),

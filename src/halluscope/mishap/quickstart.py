@@ -353,7 +353,7 @@ def _config(step: str, batch_size: int, base=None):
 WRITERS = ("rules", "llm")
 
 
-def run_quickstart(out: str | Path = DEFAULT_DIR, *, clips: int = DEFAULT_CLIPS, llm: str = LLM, model: str = CASCADE,
+def run_quickstart(run_dir: str | Path = DEFAULT_DIR, *, clips: int = DEFAULT_CLIPS, llm: str = LLM, model: str = CASCADE,
                    batch_size: int = 4, config=None, quiet: bool = False, writer: str = "rules",
                    llm_judge: bool = True) -> QuickstartResult:
     """Clips -> questions -> rubrics -> answers -> judge -> the MISHAP report with the protocol section; resumes
@@ -377,14 +377,14 @@ def run_quickstart(out: str | Path = DEFAULT_DIR, *, clips: int = DEFAULT_CLIPS,
     if writer not in WRITERS:
         raise HalluscopeError(f"--writer must be one of {', '.join(WRITERS)}, got {writer!r}")
     t0, timings = time.perf_counter(), {}
-    out = Path(out)
+    run_dir = Path(run_dir)
 
     def timed(step: str, fn, *args, **kwargs) -> None:
         wall, cpu = time.perf_counter(), time.process_time()
-        fn(out, *args, quiet=quiet, **kwargs)
+        fn(run_dir, *args, quiet=quiet, **kwargs)
         timings[step] = (time.perf_counter() - wall, time.process_time() - cpu)
 
-    manifest = write_clips(out / "clips", clips)
+    manifest = write_clips(run_dir / "clips", clips)
     timed("clips", import_clips, manifest)  # no informativeness filter: the descriptions are exact by construction
     if writer == "rules":
         timed("questions", make_rule_questions, _facts(), per_category=2)
@@ -401,8 +401,8 @@ def run_quickstart(out: str | Path = DEFAULT_DIR, *, clips: int = DEFAULT_CLIPS,
         timed("judge", run_judge, llm, retries=0, config=_config("judge", batch_size, config))
     if writer == "rules":  # last, so the report's rates are the template-fact judge's
         timed("template judge", run_rules_judge)
-    report = write_quickstart_report(out, llm)
-    return QuickstartResult(out, report, protocol_summary(out), time.perf_counter() - t0, timings)
+    report = write_quickstart_report(run_dir, llm)
+    return QuickstartResult(run_dir, report, protocol_summary(run_dir), time.perf_counter() - t0, timings)
 
 
 def judges_section(run_dir: str | Path):

@@ -261,7 +261,7 @@ def write_validity_report(run_dir: str | Path, out: str | Path | None = None) ->
                   "original": _pct(r["original"]), "human": _pct(r["human"]), "judge": _pct(r["judge"]),
                   "original_all": _pct(r["original_all"]), "judge_all": _pct(r["judge_all"])} for r in data["rates"]]
     agree_rows = [{**r, "agreement_rate": _num(r["agreement_rate"]), "kappa": _num(r["kappa"])} for r in data["agreement"]]
-    parts = ["# Validity of groundedness-based evaluation (seed 001, section 4.1, Figure 5)", "",
+    parts = ["# Validity of groundedness-based evaluation (MISHAP-Bench section 4.1, Figure 5)", "",
              "Hallucination rate (%) with 95% Wilson intervals. 'original', 'human' and 'judge' are on the responses "
              "people labelled (one entry per human label); '... all' on every response that evaluator scored. The "
              "original scorer counts a wrong answer as hallucinated; MISHAP-Bench has no original scorer.", "",
@@ -271,9 +271,9 @@ def write_validity_report(run_dir: str | Path, out: str | Path | None = None) ->
              "## Agreement (Cohen's kappa, agreement rate)", "",
              _md(agree_rows, [("benchmark", "Benchmark"), ("pair", "Pair"), ("n", "n"), ("n_agree", "Agree"),
                               ("agreement_rate", "AGR"), ("kappa", "kappa")])]
-    for key, title in (("ablation", "## Judge ablation (seed 001, E.2, Figure 13): judge-human agreement per configuration"),
-                       ("rubric", "## Sensitivity to the reference rubric (seed 001, E.3, Table 9)"),
-                       ("prompt", "## Sensitivity to the judge prompt (seed 001, E.3, Table 10)")):
+    for key, title in (("ablation", "## Judge ablation (MISHAP-Bench, E.2, Figure 13): judge-human agreement per configuration"),
+                       ("rubric", "## Sensitivity to the reference rubric (MISHAP-Bench, E.3, Table 9)"),
+                       ("prompt", "## Sensitivity to the judge prompt (MISHAP-Bench, E.3, Table 10)")):
         if tables.get(key):
             rows = [{**r, "agreement_rate": _num(r["agreement_rate"]), "kappa": _num(r["kappa"])} for r in tables[key]]
             parts += ["", title, "", "Population: the MISHAP-Bench answers people labelled (provenance 'mishap answer'; "

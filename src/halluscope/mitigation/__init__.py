@@ -3,7 +3,8 @@
 Four contrastive methods over next-token logits z_t and a contrast z_t^-, each branch with its own KV cache:
 AAD (audio removed), VCD (diffused audio), MTI (a temporary ignore-the-audio instruction at high-entropy
 steps) and DoLa (a premature layer chosen per step by Jensen-Shannon divergence). Reached as options of the
-'hf-audio/<path>' backend (all four) and the 'hf/<path>' backend (DoLa): ``-o mitigation=aad -o alpha=1``.
+'hf-audio/<path>' backend (all four) and the 'hf/<path>' backend (DoLa): ``--mitigation aad -o alpha=1`` (the
+option 'mitigation' under the hood).
 """
 
 from __future__ import annotations

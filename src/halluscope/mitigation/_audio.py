@@ -74,7 +74,7 @@ def generate(adapter: Any, messages: Sequence[ChatMessage], clips: Sequence[Audi
     """Decode one request with the mitigation: (reply dict as AudioLMAdapter.generate, main inputs, trace)."""
     main, neg, instruction = branches(adapter, messages, clips, cfg)
     dola_exit = getattr(adapter, "dola_exit", None)  # an adapter whose decoder's hidden states need their own exit
-    res = decode(adapter.model, dict(main.tensors), cfg, max_new_tokens=int(params["max_new_tokens"]),
+    res = decode(adapter.model, dict(main.tensors), cfg, max_tokens=int(params["max_new_tokens"]),
                  eos=eos_ids(adapter.tokenizer), contrast_inputs=neg, instruction=instruction,
                  temperature=float(params.get("temperature", 0)), top_p=float(params.get("top_p", 1.0)),
                  generator=sampler(params), keep_logits=keep_logits, top_k=int(params.get("top_k") or 0),

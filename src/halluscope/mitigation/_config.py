@@ -39,7 +39,7 @@ DEFAULTS: dict[str, dict] = {
     "mti": {"alpha": 0.5, "beta": None, "tau": 1.0},
     "dola": {"alpha": 1.0, "beta": 0.1, "repetition_penalty": 1.2},
 }
-# flat option names accepted next to 'mitigation' (e.g. -o mitigation=vcd -o alpha=0.5 -o noise_steps=300)
+# flat option names accepted next to 'mitigation' (e.g. --mitigation vcd -o alpha=0.5 -o noise_steps=300)
 FIELDS = ("alpha", "beta", "prefix", "noise_steps", "eta", "noise_seed", "tau", "instruction", "layers",
           "repetition_penalty")
 
@@ -103,7 +103,7 @@ def parse_mitigation(value: object, **fields: object) -> MitigationConfig | None
     if value in (None, "", "none", "w/o", "W/O"):
         if fields:
             raise HalluscopeError(f"mitigation options {sorted(fields)} given without a mitigation; add "
-                                  f"-o mitigation=<{'|'.join(METHODS)}>")
+                                  f"--mitigation <{'|'.join(METHODS)}>")
         return None
     if isinstance(value, MitigationConfig):
         return value.model_copy(update=fields) if fields else value

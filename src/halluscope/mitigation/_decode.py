@@ -285,7 +285,7 @@ class Decoder:
     benchmark, plain against a method) times them under the same machine conditions token by token.
     """
 
-    def __init__(self, model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_tokens: int,
+    def __init__(self, model: Any, main: dict, cfg: MitigationConfig | None, *, max_tokens: int,
                  eos: Sequence[int], contrast_inputs: dict | None = None, instruction: Sequence[int] = (),
                  temperature: float = 0.0, top_p: float = 1.0, generator: torch.Generator | None = None,
                  keep_logits: bool = False, batch_branches: bool = True, layer_exit: Callable | None = None,
@@ -304,7 +304,7 @@ class Decoder:
             if layers is None:
                 raise ValueError(f"{type(model).__name__}: DoLa needs a decoder with a 'layers' list")
             self.candidates = r.layers or dola_candidates(len(layers))
-        self.instruction, self.max_new_tokens, self.eos = instruction, max_new_tokens, set(eos)
+        self.instruction, self.max_tokens, self.eos = instruction, max_tokens, set(eos)
         self.temperature, self.top_p, self.generator, self.keep_logits = temperature, top_p, generator, keep_logits
         self.branch = Branch(model, main, hidden=self.method == "dola")
         self.neg = Branch(model, contrast_inputs) if self.method in ("aad", "vcd") else None
@@ -326,7 +326,7 @@ class Decoder:
         self.z_neg = self.neg.prefill().logits[0, -1] if self.neg else None
         if self.neg is not None and self.batch_branches:
             self.pair = BranchPair.merge(self.branch, self.neg)
-        if self.max_new_tokens <= 0:
+        if self.max_tokens <= 0:
             self.finish = "length"
 
     def step(self) -> StepTrace | None:
@@ -366,7 +366,7 @@ class Decoder:
         self.tokens.append(tok)
         if tok in self.eos:
             self.finish = "stop"
-        elif len(self.tokens) == self.max_new_tokens:
+        elif len(self.tokens) == self.max_tokens:
             self.finish = "length"
         elif self.pair is not None:
             z_pos, self.z_neg = self.pair.step(tok)
@@ -378,7 +378,7 @@ class Decoder:
         return trace
 
 
-def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_tokens: int, eos: Sequence[int],
+def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_tokens: int, eos: Sequence[int],
            contrast_inputs: dict | None = None, instruction: Sequence[int] = (), temperature: float = 0.0,
            top_p: float = 1.0, generator: torch.Generator | None = None, keep_logits: bool = False,
            batch_branches: bool = True, layer_exit: Callable | None = None, top_k: int = 0,
@@ -389,7 +389,7 @@ def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_new_toke
     model's cache allows; False steps them one after the other (the same tokens, up to float rounding).
     ``layer_exit``: DoLa's early exit, candidate layers' hidden states -> their last-position logits (default
     ``layer_logits``; a model whose hidden states are not [1, seq, hidden] brings its own)."""
-    d = Decoder(model, main, cfg, max_new_tokens=max_new_tokens, eos=eos, contrast_inputs=contrast_inputs,
+    d = Decoder(model, main, cfg, max_tokens=max_tokens, eos=eos, contrast_inputs=contrast_inputs,
                 instruction=instruction, temperature=temperature, top_p=top_p, generator=generator,
                 keep_logits=keep_logits, batch_branches=batch_branches, layer_exit=layer_exit, top_k=top_k,
                 repetition_penalty=repetition_penalty)

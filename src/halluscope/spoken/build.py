@@ -56,7 +56,7 @@ class BuildConfig(BaseModel):
     compare_asr: tuple[str, ...] = Field(default=(), description="More ASR systems on the same audio, each a stage "
                                          "of its own (seed 000 Table 7).")
     seed: int = 13
-    rewrites_per_article: int = Field(default=2, ge=0, le=9, description="seed 000 Table 1: about two per original")
+    rewrites_per_article: int = Field(default=2, ge=0, le=9, description="Lost in Speech Table 1: about two per original")
     articles_per_language: int | None = Field(default=None, ge=1)
     types: tuple[HallucinationType, ...] = TYPES
     severities: tuple[Severity, ...] = SEVERITIES
@@ -114,7 +114,7 @@ def speech_backends(cfg: BuildConfig, langs: Sequence[str]) -> tuple[PerLanguage
 
 def select_articles(cfg: BuildConfig) -> Corpus:
     """The build's articles (and the corpus notes): its languages, the first N per language when asked."""
-    corpus = load_corpus(cfg.corpus, languages=cfg.langs)
+    corpus = load_corpus(cfg.corpus, langs=cfg.langs)
     articles = corpus.articles
     if not articles:
         raise HalluscopeError(f"the corpus has no articles in {', '.join(cfg.langs)}; check the languages asked for")
@@ -266,10 +266,10 @@ class Transcribe(ItemTask):
         if resources is None:
             return  # in-process: the engine's default threads
         n = max(1, int(resources.num_cpus))
-        if hasattr(self.asr, "set_cpu_threads"):  # a per-language router: every engine of it
-            self.asr.set_cpu_threads(n)  # type: ignore[attr-defined]
-        elif hasattr(self.asr, "cpu_threads"):  # one engine for every language
-            self.asr.cpu_threads = n  # type: ignore[attr-defined]
+        if hasattr(self.asr, "set_threads"):  # a per-language router: every engine of it
+            self.asr.set_threads(n)  # type: ignore[attr-defined]
+        elif hasattr(self.asr, "threads"):  # one engine for every language
+            self.asr.threads = n  # type: ignore[attr-defined]
 
     def prepare(self, ref: AudioRef) -> tuple[AudioRef, str, str, np.ndarray]:
         v = self.samples[ref.item_id]

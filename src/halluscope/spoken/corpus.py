@@ -35,12 +35,12 @@ class Corpus:
     notes: tuple[str, ...] = field(default=())
 
 
-def load_articles(path: str | Path, *, languages: tuple[str, ...] | None = None) -> list[Article]:
+def load_articles(path: str | Path, *, langs: tuple[str, ...] | None = None) -> list[Article]:
     """The articles of ``load_corpus`` (its notes dropped)."""
-    return load_corpus(path, languages=languages).articles
+    return load_corpus(path, langs=langs).articles
 
 
-def load_corpus(path: str | Path, *, languages: tuple[str, ...] | None = None) -> Corpus:
+def load_corpus(path: str | Path, *, langs: tuple[str, ...] | None = None) -> Corpus:
     """Validate every row and return articles; all problems are reported together, nothing is half-loaded
     (the reading rules: halluscope.core.inputs)."""
     path = demo_path() if str(path) == DEMO else Path(path)
@@ -70,8 +70,8 @@ def load_corpus(path: str | Path, *, languages: tuple[str, ...] | None = None) -
     if not articles:
         raise InputError("the corpus has no articles", file=str(path), fix="add at least one row")
     notes = (f"{path}: ignoring unknown column(s) {sorted(table.unknown)}",) if table.unknown else ()
-    if languages is not None:
-        articles = [a for a in articles if a.language in languages]
+    if langs is not None:
+        articles = [a for a in articles if a.language in langs]
     return Corpus(articles, notes)
 
 

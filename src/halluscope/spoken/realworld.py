@@ -60,7 +60,7 @@ FAKE_FIELDS = (*(Field(f) for f in FAKE_REQUIRED),
                  for f in FAKE_OPTIONAL))
 
 
-def load_fakes(path: str | Path, *, languages: Sequence[str] = REAL_LANGUAGES) -> list[RealWorldFake]:
+def load_fakes(path: str | Path, *, langs: Sequence[str] = REAL_LANGUAGES) -> list[RealWorldFake]:
     """Validate every row of a fakes file (.jsonl/.csv/.tsv/.parquet); all problems are reported together.
 
     Columns: id, language (ru | kk; 'kz' is read as 'kk'), text; optional native_language (default: the
@@ -105,9 +105,9 @@ def load_fakes(path: str | Path, *, languages: Sequence[str] = REAL_LANGUAGES) -
         fakes.append(RealWorldFake(**values))
     problems.raise_if_any("fakes file", fix="required fields are id, language (ru|kk), text; see "
                           "'halluscope build realworld --help' for the optional ones")
-    fakes = [f for f in fakes if f.language in languages]
+    fakes = [f for f in fakes if f.language in langs]
     if not fakes:
-        raise InputError(f"no fakes in {', '.join(languages)}", file=str(path), fix="check the language column and the languages asked for")
+        raise InputError(f"no fakes in {', '.join(langs)}", file=str(path), fix="check the language column and the languages asked for")
     return fakes
 
 
@@ -216,7 +216,7 @@ def build_realworld(run_dir: str | Path, fakes_path: str | Path, *, langs: Seque
     bad = [x for x in [*langs, *faithful_langs] if x not in REAL_LANGUAGES]
     if bad:
         raise HalluscopeError(f"the real-world split is Russian and Kazakh only (languages ru, kk); got {bad}")
-    fakes = load_fakes(fakes_path, languages=langs)
+    fakes = load_fakes(fakes_path, langs=langs)
     with Store(run_dir) as store:
         build = load_build(store)
         manifest = store.latest_manifest("build spoken")

@@ -29,7 +29,7 @@ def quality_section(store: Store) -> Section | None:
     gone = excluded_items(store.run_dir)
     intro = ("Shares of the latest rating per clip and annotator, made in 'halluscope view'. Excluded clips: "
              f"{len(gone)}; 'halluscope view RUN --drop-excluded' writes dataset/samples.kept.parquet without them.")
-    return Section("Speech quality (seed 000, section 3.4)", [
+    return Section("Speech quality (Lost in Speech section 3.4)", [
         intro,
         Table("speech_quality", RATING_COLS, tables["speech_quality.csv"], title="Ratings per language"),
         Table("speech_quality_agreement", AGREE_COLS, tables["speech_quality_agreement.csv"],

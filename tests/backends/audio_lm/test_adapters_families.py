@@ -244,7 +244,7 @@ def test_aad_branches_batch_through_sliding_shared_and_mamba_cache_layers(name, 
     runs = []
     for batch in (True, False):
         main, neg, _ = branches(ad, MSG, [clip1], cfg)
-        d = Decoder(ad.model, dict(main.tensors), cfg, max_new_tokens=48, eos=[], contrast_inputs=neg,
+        d = Decoder(ad.model, dict(main.tensors), cfg, max_tokens=48, eos=[], contrast_inputs=neg,
                     keep_logits=True, batch_branches=batch)
         d.prefill()
         assert (d.pair is not None) == batch

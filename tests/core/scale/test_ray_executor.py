@@ -137,10 +137,10 @@ def test_asr_threads_follow_the_cpu_request():
 
     task = Transcribe(WhisperAsr(), {}, Path("."))
     task.setup(Resources(num_cpus=3))
-    assert task.asr.cpu_threads == 3
+    assert task.asr.threads == 3
     local = Transcribe(WhisperAsr(), {}, Path("."))
     local.setup(None)
-    assert local.asr.cpu_threads == 0  # in-process: CTranslate2's default
+    assert local.asr.threads == 0  # in-process: CTranslate2's default
 
 
 def test_ray_temp_dir_stays_under_the_socket_limit(tmp_path):

@@ -121,7 +121,7 @@ def test_detect_driver_kill_9_mid_generation_then_resume(tmp_path):
                                           seed=3, rewrites_per_article=1, articles_per_language=10), quiet=True)
     total = len(build.transcripts)
     lm = build_tiny_lm(tmp_path / "lm")
-    cmd = [sys.executable, "-m", "halluscope", "detect", str(run), "--detector", f"hf/{lm}", "-o", "max_new_tokens=40",
+    cmd = [sys.executable, "-m", "halluscope", "detect", str(run), "--detector", f"hf/{lm}", "--max-tokens", "40",
            "-o", "batch_size=1", "--executor", "ray", "--ray-workers", "2"]
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env.update(HF_HUB_OFFLINE="1", RAY_USAGE_STATS_ENABLED="0")

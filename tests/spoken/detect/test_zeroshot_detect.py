@@ -37,7 +37,7 @@ def test_hf_audio_detect_on_audio_then_report(run_dir, qwen2_audio_dir):
     runner = CliRunner()
     spec = f"hf-audio/{qwen2_audio_dir}"
     res = runner.invoke(app, ["detect", str(run_dir), "--detector", spec, "--task", "binary", "--input", "audio",
-                              "-o", "max_new_tokens=6", "-o", "audio_window_s=2.5", "-o", "audio_policy=truncate"])
+                              "--max-tokens", "6", "-o", "audio_window_s=2.5", "--audio-policy", "truncate"])
     assert res.exit_code == 0, res.output
     with Store(run_dir) as store:
         fp = [m for m in store.manifests() if m.command == "detect"][-1].stages["detect"]

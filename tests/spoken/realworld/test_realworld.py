@@ -46,7 +46,7 @@ def test_load_fakes_defaults_and_all_problems_reported(tmp_path):
     assert fs["s1-ru"].native_language == "ru" and not fs["s1-ru"].translated
     assert fs["s1-kk"].language == "kk" and fs["s1-kk"].native_language == "ru" and fs["s1-kk"].translated
     assert fs["s2-kk"].near_parallel and not fs["s2-kk"].translated
-    assert [f.id for f in load_fakes(good, languages=("kk",))] == ["s1-kk", "s2-kk"]
+    assert [f.id for f in load_fakes(good, langs=("kk",))] == ["s1-kk", "s2-kk"]
 
     bad = tmp_path / "fakes.csv"
     bad.write_text("id,language,text,translated,native_language\n"

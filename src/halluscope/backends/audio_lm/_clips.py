@@ -42,10 +42,10 @@ def clip_of(samples: np.ndarray, rate: int = SAMPLE_RATE) -> AudioClip:
                      wav=wav)
 
 
-def check_policy(policy: str) -> Policy:
-    if policy not in POLICIES:
-        raise HalluscopeError(f"unknown audio policy '{policy}': expected one of {', '.join(POLICIES)}")
-    return policy  # type: ignore[return-value]
+def check_policy(audio_policy: str) -> Policy:
+    if audio_policy not in POLICIES:
+        raise HalluscopeError(f"unknown audio policy '{audio_policy}': expected one of {', '.join(POLICIES)}")
+    return audio_policy  # type: ignore[return-value]
 
 
 def plan_audio(samples: np.ndarray, rate: int, *, window_s: float | None, audio_policy: str) -> AudioPlan:

@@ -17,7 +17,7 @@ from halluscope.backends.audio_lm._adapters import Qwen25OmniThinkerAdapter, reg
 class Qwen3OmniThinkerAdapter(Qwen25OmniThinkerAdapter):
     name = "qwen3-omni-thinker"
     default_window_s = 30.0
-    languages = "19 languages of speech (seed 001, B.1)"
+    languages = "19 languages of speech (MISHAP-Bench, App. B.1)"
     full_type, full_class, thinker_class = "qwen3_omni_moe", "Qwen3OmniMoeForConditionalGeneration", \
         "Qwen3OmniMoeThinkerForConditionalGeneration"
 

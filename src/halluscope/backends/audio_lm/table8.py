@@ -16,7 +16,7 @@ SERVER_ONLY = (
     ("Step-Audio 2 mini", "remote code (not in transformers)", None),
     ("MiMo-Audio", "remote code (not in transformers)", None),
     ("Covo-Audio", "remote code (not in transformers)", None),
-    ("LFM2-Audio", "not in transformers as an audio model", "English only (seed 000, 4.2)"),
+    ("LFM2-Audio", "not in transformers as an audio model", "English only (Lost in Speech, section 4.2)"),
 )
 # transformers' other audio families are not audio chat models: ASR only (voxtral_realtime, kyutai_speech_to_text,
 # omniasr, whisper), speech output (higgs_audio_v2), codecs and encoders (mimi, pocket_tts_audio_tokenizer, pe_audio)

@@ -138,7 +138,7 @@ class HFBackend(LocalChatBackend):
 
         tok, params = self._tok, request.params
         enc = dict(tok([self.prompt(request)], return_tensors="pt", add_special_tokens=False).to(self._device))
-        res = decode(self._model, enc, self.mitigation, max_new_tokens=int(params["max_new_tokens"]),  # type: ignore[arg-type]
+        res = decode(self._model, enc, self.mitigation, max_tokens=int(params["max_new_tokens"]),  # type: ignore[arg-type]
                      eos=[tok.eos_token_id], temperature=float(params["temperature"]), top_p=float(params["top_p"]),
                      generator=sampler(params), top_k=int(params.get("top_k") or 0),
                      repetition_penalty=float(params.get("repetition_penalty") or 1.0))

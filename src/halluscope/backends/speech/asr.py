@@ -13,6 +13,7 @@ import numpy as np
 
 from halluscope.core.errors import HalluscopeError, ItemError, MissingExtraError
 from halluscope.core.fs import atomic_path
+from halluscope.core.names import renamed
 from halluscope.core.registry import Registry
 
 
@@ -79,7 +80,7 @@ class WhisperAsr:
     beam_size: int = 2
     temperature: float = 0.0
     no_repeat_ngram_size: int = 4
-    cpu_threads: int = 0
+    threads: int = 0  # CPU threads (CTranslate2 cpu_threads); 0: its default; not part of the output
     _model: Any = field(default=None, init=False, repr=False)
 
     @property
@@ -108,7 +109,7 @@ class WhisperAsr:
                 f"no offline weights for 'whisper/{self.model}': only 'whisper/base' ships with halluscope[asr]. "
                 "Pass a directory holding a CTranslate2 Whisper model instead, e.g. whisper//path/to/model"
             )
-        self._model = WhisperModel(path, device=self.device, compute_type=self.compute_type, cpu_threads=self.cpu_threads)
+        self._model = WhisperModel(path, device=self.device, compute_type=self.compute_type, cpu_threads=self.threads)
         return self._model
 
     def transcribe(self, samples: np.ndarray, *, language: str) -> str:
@@ -130,4 +131,5 @@ class WhisperAsr:
 
 @ASR_BACKENDS.register("whisper")
 def _whisper(model: str, **options: object) -> AsrBackend:
+    options = renamed(options, {"cpu_threads": ("threads", None)}, where="the whisper ASR options")
     return WhisperAsr(model=model or "base", **options)  # type: ignore[arg-type]

@@ -144,7 +144,7 @@ class HfAsr:
     punct: str | None = None
     device: str = "cpu"
     chunk_s: float = 30.0
-    cpu_threads: int = 0
+    threads: int = 0  # torch CPU threads; 0: its default
     _pipe: Any = field(default=None, init=False, repr=False)
     _restorer: Any = field(default=None, init=False, repr=False)
 
@@ -162,10 +162,10 @@ class HfAsr:
     def _load(self) -> Any:
         if self._pipe is None:
             t = _transformers()
-            if self.cpu_threads:
+            if self.threads:
                 import torch
 
-                torch.set_num_threads(self.cpu_threads)
+                torch.set_num_threads(self.threads)
             try:
                 self._pipe = t.pipeline("automatic-speech-recognition", model=self.model, device=self.device)
             except OSError as exc:

@@ -159,10 +159,10 @@ class PerLanguageAsr(_PerLanguage):
         return {lang: {"asr": b.spec, "options": getattr(b, "options", dict)()}
                 for lang, b in sorted(self.backends.items())}
 
-    def set_cpu_threads(self, n: int) -> None:
+    def set_threads(self, n: int) -> None:
         for b in self.backends.values():
-            if hasattr(b, "cpu_threads"):
-                b.cpu_threads = n
+            if hasattr(b, "threads"):
+                b.threads = n
 
     def transcribe(self, samples: np.ndarray, *, language: str) -> str:
         return self.backend(language).transcribe(samples, language=language)

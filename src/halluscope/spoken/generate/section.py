@@ -45,5 +45,5 @@ def generation_section(store: Store) -> Section | None:
                   "examples": " | ".join(examples[(gen, s)])} for s in STATUSES if c[s]]
     summary = "; ".join(f"{g}: {n['accepted']} item(s) accepted, {n['failed']} failed after every attempt"
                         for g, n in sorted(items.items()))
-    return Section("LLM generation protocol (seed 000, App. A.1)",
+    return Section("LLM generation protocol (Lost in Speech App. A.1)",
                    [f"{summary}.", Table("generation_attempts", COLUMNS, rows, title="Attempts by status")])

@@ -89,7 +89,7 @@ def file_stem(spec: str) -> str:
 JUDGE_COLS = [("judge", "Judge"), ("scored", "scored"), ("unscored", "unscored"), ("failed", "failed"),
               ("calls", "model calls"), ("from_store", "from store")]
 UNSCORED_COLS = [("judge", "Judge"), ("item_id", "Item"), ("reason", "Reason")]
-TITLE = "LLM judges (seed 000, section 3.4 and App. A.2)"
+TITLE = "LLM judges (Lost in Speech section 3.4 and App. A.2)"
 DIMS_NOTE = "Dimensions: " + ", ".join(f"{k} = {v}" for k, v in DIM_NAMES.items()) + "."
 
 

@@ -126,7 +126,7 @@ def realworld_section(store: Store) -> Section | None:
     if rw is None:
         return None
     t4, t5, pairs = realworld_tables(store, build, rw)
-    blocks: list = [Table("realworld_split", SPLIT_COLS, split_rows(build, rw), title="Real-world split (seed 000, section 3.2)")]
+    blocks: list = [Table("realworld_split", SPLIT_COLS, split_rows(build, rw), title="Real-world split (Lost in Speech section 3.2)")]
     none = "no real-world detection runs yet: run `halluscope detect RUN --detector ... --input all -o realworld=true`"
     blocks += [
         Table("table4_realworld", T4_COLS, t4, title="Table 4: synthetic test vs real-world (binary)", notes=(T4_NOTE,),

@@ -12,7 +12,7 @@ WINDOW_S = 30.0  # Qwen2-Audio's Whisper-large-v3 front end hears 30 s (seed 000
 
 TABLE7_COLS = [("asr", "ASR system"), ("role", "Role"), ("language", "Lang"), ("engine", "Engine"), ("wer", "WER"),
                ("cer", "CER"), ("n", "n"), ("ref_words", "ref words"), ("rtf", "ASR time / audio time")]
-TABLE7_NOTE = ("Every ASR system of the run on the same clips (seed 000 Table 7), corpus-level WER/CER after App. A.4's "
+TABLE7_NOTE = ("Every ASR system of the run on the same clips (Lost in Speech Table 7), corpus-level WER/CER after App. A.4's "
                "rule cleaning; 'build' is the system whose transcripts the detectors read by default "
                "('detect --transcripts SPEC' reads another). Only clips every system transcribed are counted, so the "
                "rows of one language compare like with like.")
@@ -21,7 +21,7 @@ AUDIO_COLS = [("language", "Lang"), ("clips", "Clips"), ("engines", "TTS"), ("me
               ("minutes", "Minutes")]
 AUDIO_NOTE = (f"Clip durations per language. Audio-language models whose encoder hears {WINDOW_S:.0f} s (Qwen2-Audio's "
               "Whisper front end) get only the start of longer clips: the share over the window is the share of items "
-              "whose label may lie in audio the model never hears (seed 000, section 4).")
+              "whose label may lie in audio the model never hears (Lost in Speech section 4).")
 
 
 def table7_rows(build: BuildResult, languages: list[str]) -> list[dict]:

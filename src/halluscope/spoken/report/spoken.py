@@ -15,7 +15,7 @@ from halluscope.spoken.build import load_build_or_none
 from halluscope.spoken.report.speech import AUDIO_COLS, AUDIO_NOTE, TABLE7_COLS, TABLE7_NOTE, audio_rows, table7_rows
 from halluscope.spoken.report.tables import TYPE_ABBR, ReportData, _asr_rows, _dataset_rows, _detection_rows, o_vs_t
 
-TITLE = "Spoken benchmark (seed 000): dataset, ASR and detection"
+TITLE = "Spoken benchmark (Lost in Speech): dataset, ASR and detection"
 DATASET_COLS = [("language", "Lang"), ("original", "Orig"), ("hallucinated", "Halluc"),
                 *[(abbr, abbr) for abbr in TYPE_ABBR.values()], ("mild", "Mild"), ("moderate", "Moderate"),
                 ("severe", "Severe"), ("total", "Total"), ("audio_minutes", "Audio min"), ("transcripts", "Transcripts")]
@@ -44,7 +44,7 @@ def spoken_section(data: ReportData) -> Section:
                      "items behind them in the viewer exported beside this report (halluscope view RUN --export "
                      "RUN/view).",)),
         Table("asr_wer_cer", ASR_COLS, data.asr, link=asr_link, notes=(ASR_NOTE,),
-              title="ASR error (corpus level, seed 000 section 3.3 / App. A.4 normalisation)"),
+              title="ASR error (corpus level, Lost in Speech section 3.3 / App. A.4 normalisation)"),
         Figure(wer_cer_plot(data.asr), "WER and CER by language"),
         Table("table7_asr_systems", TABLE7_COLS, data.table7, title="Table 7: ASR systems on the same audio",
               notes=(TABLE7_NOTE,), link=asr_link, shown=len({r["asr"] for r in data.table7}) > 1),

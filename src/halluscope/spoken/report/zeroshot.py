@@ -124,7 +124,7 @@ def zero_shot_section(store: Store) -> Section | None:
     compact = table3(rows)
     keys = sorted({k for r in compact for k in r} - {"model", "mitigation", "prompting", "language"})
     ccols = [("model", "model"), ("mitigation", "method"), ("prompting", "prompting"), ("language", "lang"), *[(k, k) for k in keys]]
-    return Section(title="Zero-shot decoders on audio and transcripts (seed 000, Table 3)", blocks=[
+    return Section(title="Zero-shot decoders on audio and transcripts (Lost in Speech Table 3)", blocks=[
         CAPTION,
         Table("zeroshot_table3", ccols, compact, title="Table 3 layout (Acc/F1 (n))"),
         Table("zeroshot_cells", COLUMNS, rows, title="Per cell"),

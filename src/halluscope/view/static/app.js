@@ -239,7 +239,7 @@
 
   function qualityBlock(d) {
     const rows = d.quality.map((q) => [q.annotator, q.intelligibility, q.fidelity, q.excluded ? "excluded" : "kept", q.note]);
-    const box = el("section", { class: "quality" }, el("h2", {}, "Speech quality (seed 000, 3.4)"),
+    const box = el("section", { class: "quality" }, el("h2", {}, "Speech quality (Lost in Speech section 3.4)"),
       rows.length ? table(["annotator", "intelligibility", "fidelity to text", "exclusion", "note"], rows)
         : el("p", { class: "none" }, "not rated yet"));
     if (!state.meta.writable) { box.appendChild(el("p", { class: "none" }, "rate clips in 'halluscope view RUN' (the export is read-only)")); return box; }
