@@ -55,13 +55,13 @@ def judged_run(tmp_path_factory):
 
 def test_reliability_tables(judged_run):
     run, s = judged_run
-    alphas = {(r["benchmark"][:6], r["dimension"], r["slice"]): r for r in s.rows("judge_alpha")}
-    en = alphas[("spoken", "FA", "en")]
+    alphas = {(r["benchmark"], r["dimension"], r["slice"]): r for r in s.rows("judge_alpha")}
+    en = alphas[("Lost in Speech", "FA", "en")]
     assert en["alpha"] == pytest.approx(1.0) and en["items"] == 2 and en["judges"] == 2
-    assert alphas[("spoken", "FA", "ru")]["alpha"] is None  # one pairable item with one value: undefined
-    m = alphas[("MISHAP", "groundedness", "all")]
+    assert alphas[("Lost in Speech", "FA", "ru")]["alpha"] is None  # one pairable item with one value: undefined
+    m = alphas[("MISHAP-Bench", "groundedness", "all")]
     assert (m["judges"], m["humans"], m["items"], m["unscored"]) == (3, 2, 7, 2)
-    assert alphas[("spoken", "FA", "ru")]["unscored"] == 1 and alphas[("spoken", "FA", "en")]["unscored"] == 0
+    assert alphas[("Lost in Speech", "FA", "ru")]["unscored"] == 1 and alphas[("Lost in Speech", "FA", "en")]["unscored"] == 0
     corr = {(r["judge_a"], r["judge_b"]): r for r in s.rows("judge_error_correlation")}
     # errors against the humans: A 001001, B 011001, C 000010 (unscored = wrong)
     assert corr[("openai/a", "openai/b")]["error_r"] == pytest.approx(2 ** -0.5)

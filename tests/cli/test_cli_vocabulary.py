@@ -1,15 +1,20 @@
-"""Every command of the real typer app uses the same names for the same roles (README 'Command-line vocabulary'):
-read from the click tree the app builds, not from the help text."""
+"""Every command of the real typer app uses the same names for the same roles (docs/getting-started.md,
+'Command-line vocabulary'): read from the click tree the app builds, not from the help text; the help's own
+examples use current spellings only; and the library calls each role what the flag calls it (an AST scan of src/)."""
 
 from __future__ import annotations
 
+import ast
 import builtins
 import keyword
+import re
+from pathlib import Path
 
 import pytest
 import typer
 
-from halluscope.cli.compat import RENAMED
+import halluscope
+from halluscope.cli.compat import OPTION_FLAGS, OPTION_RENAMED, RENAMED
 from halluscope.cli.main import app
 
 # python parameter name -> the one flag a role has on every command that takes it
@@ -29,7 +34,8 @@ NOT_CALLED = {"mishap validity import",  # --model there names who wrote the imp
               "mishap disagreements"}  # --judge there picks whose stored verdicts are compared
 ONE_OF_SEVERAL = {"mishap all"}  # several models in one command: -o would not say whose options they are
 # where --out is a file or folder the command writes that is not a run
-OUT_IS_A_FILE = {"run closedform", "mishap examples", "mishap sources", "mishap validity report"}
+OUT_IS_A_FILE = {"run closedform", "mishap examples", "mishap sources", "mishap validity report", "corpus collect",
+                 "corpus dedup", "corpus translate", "corpus release", "corpus rehydrate"}
 # the commands with a --json summary
 JSON = {"build spoken", "build judge", "build realworld", "detect", "report", "project", "score asr",
         "score halluaudio", "score aha", "score yesno", "run closedform", "corpus check", "models",
@@ -120,3 +126,127 @@ def test_the_run_directory_is_the_positional_run_everywhere():
         for p in cmd.params:
             if p.param_type_name == "argument" and p.name == "run":
                 assert p.metavar == "RUN", path
+
+
+# Every role of the help tree (issue 24 item 6): (its one spelling: a flag, or RUN for the positional run
+# directory; the python names it has at the command; spellings that must appear nowhere in the tree). Several
+# flags name a model by what it does (--judge, --generator, --detector, ...; MODEL_FLAGS); none of them is --llm.
+TREE_ROLES = {
+    "run directory": ("RUN", {"run"}, {"--run", "--run-dir", "--out-dir", "--output-dir", "--dir", "--store",
+                                       "--report-dir"}),
+    "models": ("--model", {"model"}, {"--llm", "--models", "--model-name", "--spec"}),
+    "output": ("--out", {"out"}, {"--output", "--output-dir", "--out-dir", "--output-file", "--outfile"}),
+    "languages": ("--langs", {"langs"}, {"--languages", "--language", "--lang-codes"}),
+    "seed": ("--seed", {"seed"}, {"--random-seed", "--random-state", "--rng-seed"}),
+    "threads": ("--threads", {"threads"}, {"--cpu-threads", "--num-threads", "--n-threads", "--jobs", "-j"}),
+    "tokens": ("--max-tokens", {"max_tokens"}, {"--max-new-tokens", "--tokens", "--max-length", "--max-len"}),
+    "retries": ("--retries", {"retries"}, {"--max-attempts", "--attempts", "--max-retries"}),
+    "audio policy": ("--audio-policy", {"audio_policy"}, {"--policy", "--window-policy"}),
+    "concurrency": ("--concurrency", {"concurrency"}, {"--max-concurrency", "--parallel", "--workers-per-model"}),
+}
+
+
+def _all_spellings(cmd) -> set[str]:
+    return {o for p in cmd.params for o in (*p.opts, *getattr(p, "secondary_opts", ()))}
+
+
+@pytest.mark.parametrize("role", sorted(TREE_ROLES))
+def test_every_role_has_one_spelling_across_the_whole_tree(role):
+    flag, names, banned = TREE_ROLES[role]
+    seen = 0
+    for path, cmd in COMMANDS.items():
+        for p in cmd.params:
+            if p.name not in names:
+                continue
+            seen += 1
+            if flag == "RUN":
+                assert p.param_type_name == "argument" and p.metavar == "RUN", f"{path}: {role} is {p.opts}"
+            else:
+                assert p.param_type_name == "option" and p.opts[0] == flag, f"{path}: {role} is {p.opts}"
+        assert not _all_spellings(cmd) & banned, f"{path}: {role} spelled {_all_spellings(cmd) & banned}"
+    assert seen, f"no command of the tree has the role {role}: the table is stale"
+
+
+# the library names of the roles' old or other spellings: no function argument or class field of src/ has one,
+# but where listed with the reason (a different role that happens to share a word, or a third party's name)
+LIBRARY_BANNED = {"max_attempts", "max_new_tokens", "policy", "languages", "language_codes", "cpu_threads",
+                  "num_threads", "n_threads", "max_concurrency", "out_dir", "output_dir", "llm", "llm_spec"}
+LIBRARY_ALLOWED = {
+    ("backends/audio_lm/_cascade.py", "llm"): "the cascade's text LLM, the part after '+' in 'cascade/<asr>+<llm>'",
+    ("mishap/quickstart.py", "llm"): "the quickstart's one LLM: it writes the questions and rubrics and judges",
+    ("report/plots.py", "languages"): "the languages a run holds, read from the store (not the --langs setting)",
+    ("spoken/report/speech.py", "languages"): "the languages a run holds, read from the store",
+    ("spoken/report/tables.py", "languages"): "the languages a run holds, read from the store",
+}
+
+
+def _library_names() -> list[tuple[str, int, str]]:
+    """(module, line, name) of every function argument and annotated class field of src/halluscope."""
+    root = Path(halluscope.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                a = node.args
+                found += [(rel, node.lineno, arg.arg) for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+            elif isinstance(node, ast.ClassDef):
+                found += [(rel, b.lineno, b.target.id) for b in node.body
+                          if isinstance(b, ast.AnnAssign) and isinstance(b.target, ast.Name)]
+    return found
+
+
+def test_the_library_calls_each_role_what_the_flag_calls_it():
+    names = _library_names()
+    assert len(names) > 1000  # the scan reads the package
+    bad = [f"{rel}:{line} {name}" for rel, line, name in names
+           if name in LIBRARY_BANNED and (rel, name) not in LIBRARY_ALLOWED]
+    assert not bad, "old or second spellings of a role in the library:\n" + "\n".join(bad)
+    unused = set(LIBRARY_ALLOWED) - {(rel, name) for rel, _, name in names}
+    assert not unused, f"allowed names that are gone (drop them): {unused}"
+
+
+def test_the_scan_finds_an_old_spelling():
+    tree = ast.parse("def f(run_dir, *, policy='chunk'):\n    pass\nclass C:\n    max_attempts: int = 3\n")
+    args = [a.arg for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) for a in n.args.kwonlyargs]
+    fields = [b.target.id for n in ast.walk(tree) if isinstance(n, ast.ClassDef) for b in n.body]
+    assert {*args, *fields} & LIBRARY_BANNED == {"policy", "max_attempts"}
+
+
+# spellings an example must not use: the renamed flags, and '-o KEY=' for a setting that is a flag now
+OLD_OPTION_KEYS = (*OPTION_FLAGS, *OPTION_RENAMED)
+OLD_IN_EXAMPLES = re.compile("|".join([*(re.escape(old) + r"(?![\w-])" for old in RENAMED),
+                                       *(r"-o\s+" + re.escape(k) + "=" for k in OLD_OPTION_KEYS),
+                                       r"--mitigation\s+'?\w+&"]))
+
+
+def old_spellings(text: str) -> list[str]:
+    """The deprecated spellings in the 'halluscope ...' lines of ``text``."""
+    return [m.group(0) for line in text.splitlines() if "halluscope " in line
+            for m in OLD_IN_EXAMPLES.finditer(line)]
+
+
+def test_the_old_spelling_check_finds_each_kind():
+    assert old_spellings("Example: halluscope detect RUN -o max_new_tokens=8 -o system=x --policy chunk") == \
+        ["-o max_new_tokens=", "-o system=", "--policy"]
+    assert old_spellings("halluscope mishap answer RUN --mitigation 'aad&alpha=1' --audio-policy chunk") == \
+        ["--mitigation 'aad&"]
+    assert old_spellings("halluscope corpus dedup c.jsonl --output d.jsonl") == ["--output"]
+
+
+@pytest.mark.parametrize("path", sorted(COMMANDS))
+def test_help_examples_use_current_spellings(path):
+    cmd = COMMANDS[path]
+    texts = [cmd.help or "", *(getattr(p, "help", None) or "" for p in cmd.params)]
+    found = [m.group(0) for t in texts for m in OLD_IN_EXAMPLES.finditer(t)]  # anywhere in the help, not only examples
+    assert not found, f"{path}: its help shows old spellings {found}"
+
+
+def test_readme_and_docs_examples_use_current_spellings():
+    root = Path(__file__).resolve().parents[2]
+    pages = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    # the vocabulary table lists the old spellings on purpose, as does the design record
+    skip = {"docs/getting-started.md", "docs/DESIGN-AS-BUILT.md", "CHANGELOG.md"}
+    found = {str(p.relative_to(root)): old_spellings(p.read_text(encoding="utf-8")) for p in pages
+             if str(p.relative_to(root)) not in skip}
+    assert not {k: v for k, v in found.items() if v}

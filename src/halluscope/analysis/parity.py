@@ -149,7 +149,7 @@ def _judge_alpha(store: Store, build: object) -> dict[str, float]:
 
     out: dict[str, list[float]] = {}
     for r in alpha_rows(store, build):
-        if r["benchmark"].startswith("spoken") and r["alpha"] is not None:
+        if r["benchmark"] == "Lost in Speech" and r["alpha"] is not None:
             out.setdefault(r["slice"], []).append(r["alpha"])
     return {k: float(np.mean(v)) for k, v in out.items()}
 
