@@ -60,6 +60,11 @@ def test_variant_labels_name_only_the_keys_that_differ_within_a_model():
     assert variant_labels([a, b, c], group="detector", skip=("task", "input")) == [
         "audio_policy=chunk", "audio_policy=truncate", ""]
     assert a.identity() != b.identity() and a.identity() == a.model_copy(update={"name": "shown"}).identity()
+    # a run stored before the rename of -o max_new_tokens is the same run as its rerun under --max-tokens (one row)
+    new = DetectConfig(detector="x/a", task="binary", input="audio", options={"audio_policy": "chunk", "max_tokens": 6})
+    assert new.identity() == a.identity() and a.options == new.options
+    d = DetectConfig(detector="x/a", task="binary", input="audio", options={"audio_policy": "chunk", "max_tokens": 9})
+    assert variant_labels([new, d], group="detector", skip=("task", "input")) == ["max_tokens=6", "max_tokens=9"]
 
 
 def test_no_table_plot_or_viewer_page_shows_a_temporary_path(run):

@@ -18,8 +18,6 @@ from typing import Any, Optional
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from halluscope.core.names import RenamedWarning, deprecation_line
-
 # old flag -> (new flag, value conversion): applied on every command that takes the new flag and not the old one
 RENAMED: dict[str, tuple[str, Optional[Callable[[str], str]]]] = {
     "--max-new-tokens": ("--max-tokens", None),
@@ -39,12 +37,16 @@ LLM_CONFIG_ENV = "HALLUSCOPE_LLM_CONFIG"
 
 def deprecated(old: str, new: str) -> None:
     """One line on stderr: the old spelling still works for this release."""
+    from halluscope.core.names import deprecation_line  # not at import: 'halluscope --help' loads only cli
+
     typer.echo(deprecation_line(old, new), err=True)
 
 
 @contextmanager
 def plain_deprecations() -> Iterator[None]:
     """The library's RenamedWarnings (an old key in a config file, ...) as the CLI's one plain line each."""
+    from halluscope.core.names import RenamedWarning
+
     with warnings.catch_warnings():
         warnings.simplefilter("always", RenamedWarning)
         shown = warnings.showwarning
