@@ -69,7 +69,7 @@ def test_cascade_canary_reads_its_asr(tmp_path):
     (tmp_path / "spoken").mkdir()
     run = fakes.spoken_run(tmp_path / "spoken")
     spec = "cascade/whisper/base+hf/smollm2-135m-instruct?language=en"
-    res = canary_detect(run, spec, "binary", {"max_new_tokens": 24, "device": "cpu"}, n=4, quiet=True)
+    res = canary_detect(run, spec, "binary", {"max_tokens": 24, "device": "cpu"}, n=4, quiet=True)
     stored = _stored(run)
     assert len(stored) == 16 and res.divergence is None  # no logits of a cascade: its reliance is its ASR's
     assert all(a.audio.delivered for a in stored.values() if a.ablation == "real")

@@ -151,7 +151,7 @@ def test_detect_on_audio_plain_and_with_aad(family, spoken_run):
     path = family[1]
     for extra in ({}, {"mitigation": "aad", "alpha": 0.5}):
         res = detect(spoken_run, detector=f"hf-audio/{path}", task="binary", input="audio",
-                     options={"max_new_tokens": 4, "audio_window_s": 30, "subset": 1, **extra})
+                     options={"max_tokens": 4, "audio_window_s": 30, "subset": 1, **extra})
         assert len(res.predictions) == 2
         assert all(p.audio is not None and p.audio.delivered and p.audio.window_s == 30
                    for p in res.predictions.values())

@@ -122,7 +122,7 @@ def test_zero_shot_detect_on_a_built_run_through_the_real_server(server, tmp_pat
     run = tmp_path / "spoken"
     build_spoken(run, BuildConfig(corpus="demo", langs=("en",), tts="test-bytes", asr="test-bytes", seed=3,
                                   rewrites_per_article=1, articles_per_language=3), quiet=True)
-    options = {"base_url": f"http://127.0.0.1:{port}/v1", "timeout_s": 300, "max_new_tokens": 24}
+    options = {"base_url": f"http://127.0.0.1:{port}/v1", "timeout_s": 300, "max_tokens": 24}
     res = detect(run, detector="openai/smollm2", task="binary", input="text", options=options)
     assert res.predictions and all(p.status in ("ok", "unparsable", "refusal") for p in res.predictions.values())
     again = detect(run, detector="openai/smollm2", task="binary", input="text", options=options)

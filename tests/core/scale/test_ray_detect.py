@@ -117,7 +117,7 @@ def test_hf_generation_on_ray_matches_in_process_and_survives_a_killed_worker(tm
     _, lm = models
     spec = f"hf/{lm}"
     # batch_size=1: a batch's left padding changes float sums; one request per call keeps replies comparable
-    options = {"max_new_tokens": 5, "batch_size": 1}
+    options = {"max_tokens": 5, "batch_size": 1}
     local_run, ray_run = _run(tmp_path / "local"), _run(tmp_path / "ray")
     local = detect(local_run, detector=spec, options=options)
     victim = sorted(local.predictions)[3]
@@ -194,7 +194,7 @@ def test_hf_audio_on_ray_matches_in_process(tmp_path, ray_cluster, one_thread):
 
     model = build_qwen2_audio(tmp_path / "qwen2-audio")
     spec = f"hf-audio/{model}"
-    options = {"max_new_tokens": 4, "audio_window_s": 1.0}
+    options = {"max_tokens": 4, "audio_window_s": 1.0}
     local_run, ray_run = _run(tmp_path / "local"), _run(tmp_path / "ray")
     local = detect(local_run, detector=spec, input="audio", options=options)
     with RayExecutor(ray_run, workers=2) as ex:

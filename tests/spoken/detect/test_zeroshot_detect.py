@@ -54,7 +54,7 @@ def test_hf_audio_detect_on_audio_then_report(run_dir, qwen2_audio_dir):
     assert any(p.audio.action == "truncated" for p in preds.values())
     # a rerun makes no calls: every reply comes from the store
     detect(run_dir, detector=spec, task="binary", input="audio",
-           options={"max_new_tokens": 6, "audio_window_s": 2.5, "audio_policy": "truncate"})
+           options={"max_tokens": 6, "audio_window_s": 2.5, "audio_policy": "truncate"})
     with Store(run_dir) as store:
         assert sum(1 for _ in store.calls()) == n_calls
     res = runner.invoke(app, ["report", str(run_dir)])
@@ -73,7 +73,7 @@ def test_hf_audio_detect_on_audio_then_report(run_dir, qwen2_audio_dir):
 def test_skip_policy_keeps_skipped_items_out_of_n(run_dir, qwen2_audio_dir):
     spec = f"hf-audio/{qwen2_audio_dir}"
     res = detect(run_dir, detector=spec, task="type", input="audio",
-                 options={"max_new_tokens": 4, "audio_window_s": 2.5, "audio_policy": "skip"})
+                 options={"max_tokens": 4, "audio_window_s": 2.5, "audio_policy": "skip"})
     skipped = [p for p in res.predictions.values() if p.audio.action == "skipped"]
     assert skipped and all(p.status == "error" and p.predicted is None and p.audio.sent_s == 0 for p in skipped)
     with Store(run_dir) as store:
