@@ -250,3 +250,43 @@ def test_readme_and_docs_examples_use_current_spellings():
     found = {str(p.relative_to(root)): old_spellings(p.read_text(encoding="utf-8")) for p in pages
              if str(p.relative_to(root)) not in skip}
     assert not {k: v for k, v in found.items() if v}
+
+
+# the papers by name in user-facing text (docs/glossary.md): 'seed 000' alone is the spec's file number
+SPEC_NUMBER = re.compile(r"seed 00[012]|\(00[012][,)]")
+PAPERS = re.compile(r"Lost in Speech|MISHAP-Bench|HalluAudio")
+
+
+def unnamed_spec_numbers(text: str) -> bool:
+    return bool(SPEC_NUMBER.search(text)) and not PAPERS.search(text)
+
+
+def test_the_paper_check_finds_a_bare_spec_number():
+    assert unnamed_spec_numbers("Accuracy per domain (seed 002).")
+    assert not unnamed_spec_numbers("MISHAP-Bench (seed 001)") and not unnamed_spec_numbers("seeds 0, 1, 2")
+
+
+@pytest.mark.parametrize("path", sorted(COMMANDS))
+def test_help_names_the_papers(path):
+    cmd = COMMANDS[path]
+    texts = [cmd.help or "", *(getattr(p, "help", None) or "" for p in cmd.params)]
+    assert not [t[:120] for t in texts if unnamed_spec_numbers(t)], path
+
+
+def test_report_titles_and_messages_name_the_papers():
+    """Every string of src/ that is not a docstring (titles, captions, messages, table cells) names the paper
+    beside its spec number; comments and docstrings may cite 'seed 000' (the developer's reference)."""
+    root = Path(halluscope.__file__).parent
+    bad = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
+                and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        bad += [f"{path.relative_to(root)}:{n.lineno} {n.value[:80]!r}" for n in ast.walk(tree)
+                if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+                and unnamed_spec_numbers(n.value)]
+    for path in (*root.rglob("*.js"), *root.rglob("*.html")):
+        bad += [f"{path.relative_to(root)}:{i}" for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+                if unnamed_spec_numbers(line)]
+    assert not bad, "user-facing text with a bare spec number:\n" + "\n".join(bad)

@@ -250,7 +250,7 @@ def score_halluaudio(loaded: Loaded[HalluAudioItem], *, mode: Mode = "strict", b
     notes = ("unanswerable (invalid-audio) prompts are outside P_d in strict mode and reported as "
              "unanswerable_abstain_rate; the official scripts count them in accuracy",
              "strict Unrelated ratio follows the spec formula (affirmative share of binary errors) and is null when "
-             "there is no binary error; the recipe (seed 002, compat 'recipe') gives 0 there; the official script's "
+             "there is no binary error; HalluAudio's recipe (compat 'recipe') gives 0 there; the official script's "
              "'unrelated' is the share of count answers without a number, shown under count_probes",
              "strict FRR counts every abstention the reader finds (refusal or explicit uncertainty); the recipe's FRR "
              "counts only replies that are exactly 'refuse', 'cannot answer' or 'i dont know' (compat 'recipe')",

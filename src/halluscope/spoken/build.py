@@ -54,7 +54,7 @@ class BuildConfig(BaseModel):
     tts: str = Field(default="espeak", description="TTS spec, 'lang=spec,...' or a preset (speech/route.py).")
     asr: str = Field(default="whisper/base", description="ASR spec of the build's transcripts, per language too.")
     compare_asr: tuple[str, ...] = Field(default=(), description="More ASR systems on the same audio, each a stage "
-                                         "of its own (seed 000 Table 7).")
+                                         "of its own (Lost in Speech Table 7).")
     seed: int = 13
     rewrites_per_article: int = Field(default=2, ge=0, le=9, description="Lost in Speech Table 1: about two per original")
     articles_per_language: int | None = Field(default=None, ge=1)
