@@ -51,6 +51,8 @@ def renamed(data: Mapping[str, Any], renames: Mapping[str, tuple[str, Callable[[
         if new in out:
             raise HalluscopeError(f"{where}: '{old}' and '{new}' name the same setting; give '{new}' only")
         value = out.pop(old)
+        if convert is not None and isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            value = int(value)
         out[new] = convert(value) if convert is not None and isinstance(value, int) else value
         deprecated(f"'{old}' in {where}", f"'{new}'" + (" (one less: retries after the first try)"
                                                         if convert is not None else ""))
