@@ -44,12 +44,12 @@ from halluscope.spoken.build import (
 from halluscope.spoken.project import project
 
 
-def once(root: Path, name: str, samples: dict[str, Variant], *, cpu_threads: int = 0,
+def once(root: Path, name: str, samples: dict[str, Variant], *, threads: int = 0,
          executor=None) -> tuple[float, float, float]:
     """Wall seconds of TTS -> ASR, the ASR seconds the workers report (sum of processing_s) and the seconds
     spent starting workers (process start, imports, setup; 0 in-process)."""
     tts, asr = PerLanguageTts.create("espeak", ["en"]), PerLanguageAsr.create("whisper/base", ["en"])
-    asr.set_cpu_threads(cpu_threads)
+    asr.set_threads(threads)
     voices = {"en": tts.voices("en")}
     tts_stage = Stage("tts", tts_config(tts, voices, 13))
     asr_stage = Stage("asr", asr_config(asr), (tts_stage.fingerprint,))
@@ -82,7 +82,7 @@ def main() -> None:
                              text=a.text[:160].rsplit(" ", 1)[0] if args.smoke else a.text)  # smoke: a sentence
                for a in arts.articles}
     root = Path(tempfile.mkdtemp(prefix="hs-bench-"))
-    modes = {"in-process": {}, "in-process, 1 thread": {"cpu_threads": 1}, "ray, 1 worker": {"workers": 1},
+    modes = {"in-process": {}, "in-process, 1 thread": {"threads": 1}, "ray, 1 worker": {"workers": 1},
              "ray, 1 worker, 2 CPUs": {"workers": 1, "cpus": 2}, "ray, 2 workers": {"workers": 2}}
     if args.smoke:
         modes = {k: v for k, v in modes.items() if k in ("in-process", "ray, 1 worker", "ray, 2 workers")}
@@ -104,7 +104,7 @@ def main() -> None:
                 if "workers" in kw:
                     ex = RayExecutor(root, workers=kw["workers"], resources=Resources(num_cpus=kw.get("cpus", 1)))
                 runs[m].append(once(root, f"{m}-{r}".replace(" ", "").replace(",", ""), samples,
-                                    cpu_threads=kw.get("cpu_threads", 0), executor=ex))
+                                    threads=kw.get("threads", 0), executor=ex))
         ray.shutdown()
         # the paper-scale projection ('halluscope project') from the median in-process run: Lost in Speech's 12,013
         # samples of 96 s (seed 000) on 1 and 32 workers
