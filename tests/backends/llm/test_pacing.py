@@ -56,6 +56,18 @@ def test_after_a_slow_spell_the_limit_is_back_within_seconds():
     assert any("queueing" in h[2] or "slower" in h[2] for h in run.limiter.history if 10 <= h[0] < 21)
 
 
+def test_a_short_slow_spell_ends_in_a_re_probe_by_slow_start():
+    """Latency x5 for 3 s: the limit is cut and the baseline moves up to the slow server; the first fast window after
+    it says the spell is over, and slow start (not a quarter a window) finds the width again: the bound within 1 s."""
+    run = simulate(32, 12000, lambda t: 0.5 if 20 <= t < 23 else 0.1)
+    low = min(lim for t, lim in run.limits if 20 <= t < 23.5)
+    assert low <= 16, run.limiter.history[-12:]  # the spell did cut it
+    again = [h for h in run.limiter.history if "server faster again" in h[2]]
+    assert again and 23 <= again[0][0] < 23.5, run.limiter.history[-12:]
+    assert run.rate(24, 30) >= 0.97 * 320
+    assert max(run.rate(t, t + 0.5) for t in (23.5, 23.6, 23.7)) >= 0.9 * 320
+
+
 
 def test_429s_cut_the_limit_and_it_grows_back():
     run = simulate(32, 3000, lambda t: 0.1, overload=lambda t, busy: 3 <= t < 3.02)
