@@ -60,7 +60,16 @@ def write_spoken(run: Path, n_items: int, rng: random.Random) -> None:
     from halluscope.core.hashing import sha256_hex
     from halluscope.core.manifest import record_manifest
     from halluscope.core.records import (
-        SEVERITIES, TYPES, AudioRef, Change, RewriteAttempt, RewriteLog, SelfAssessment, Transcript, Variant)
+        SEVERITIES,
+        TYPES,
+        AudioRef,
+        Change,
+        RewriteAttempt,
+        RewriteLog,
+        SelfAssessment,
+        Transcript,
+        Variant,
+    )
     from halluscope.core.stages import Stage
     from halluscope.core.store import Store
     from halluscope.metrics.asr import item_error_rate
