@@ -21,7 +21,7 @@ import jiwer
 
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import AudioRef, Change, Judgement, MishapClip, Prediction, RewriteLog, Transcript, Variant
-from halluscope.core.store import Store, check_run_dir
+from halluscope.core.store import R, Store, check_run_dir
 from halluscope.metrics.asr import normalize_for_wer
 
 PAGE = 50  # items per page in the list and per data chunk of an export
@@ -147,6 +147,10 @@ class _Calls:
     def labels(self) -> list:
         return self._store.labels()
 
+    def result(self, stage: str, fingerprint: str, item_id: str, cls: type[R]) -> R | None:
+        """One item's stored result of a stage (None when it has none)."""
+        return self._store.result(stage, fingerprint, item_id, cls)
+
 
 def _spoken(store: Store, calls: _Calls, index: list[dict], details: dict[str, Callable[[], dict]], texts: dict[str, str],
             audio: dict[str, tuple[Path, str | None]], runs: list[dict], judges: list[str],
@@ -174,7 +178,7 @@ def _spoken(store: Store, calls: _Calls, index: list[dict], details: dict[str, C
             judges.append(spec)  # the key of the judge's ratings (display: display_name in the page)
             for k, j in store.results("judge", fp, Judgement).items():
                 judged.setdefault(k, {})[spec] = j
-    logs = store.results(LOG_STAGE, b.stages["generate"], RewriteLog)
+    log_key = (LOG_STAGE, b.stages["generate"])  # each item's RewriteLog is read with its detail, not at start
     last = latest_run(store, "detect")
     splits = split_by_article(b.samples.values(), seed=last.config.seed) if last else {}  # train items: no prediction
 
@@ -200,7 +204,7 @@ def _spoken(store: Store, calls: _Calls, index: list[dict], details: dict[str, C
             changes: tuple[Change, ...] = v.changes
             rewrite, miss_after = _mark(v.text, [(i, c.after) for i, c in enumerate(changes)])
             original, miss_before = _mark(src.text, [(i, c.before) for i, c in enumerate(changes)]) if src else ([], [])
-            log = logs.get(v.id)
+            log = calls.result(*log_key, v.id, RewriteLog)
             sa = log.self_assessment if log else None
             predictions = []
             for rk, ps in preds.items():
