@@ -238,7 +238,7 @@ def view_pages(run: Path) -> tuple[float, float, int]:
         t_20 = time.perf_counter() - t1
     assert first and all(d["id"] == k for k, d in first.items()), "the first page came back empty"
     rewrites = [d for d in first.values() if d["kind"] == "spoken" and d["label"] == 1]
-    assert rewrites and all(d["self_assessment"] and d["transcript"]["alignment"] and len(d["predictions"]) == 4
+    assert rewrites and all(d["self_assessment"] and d["transcript"]["alignment"] and len(d["predictions"]) >= 2
                             for d in rewrites), "a rewrite's detail lacks its self-assessment, alignment or predictions"
     return t_first, t_20, len(index) if page20 or len(index) <= 19 * 50 else -1
 
