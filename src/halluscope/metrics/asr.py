@@ -112,6 +112,7 @@ def _words(s: str) -> list[str]:
     return [w for w in _RUNS_OF_SPACE.sub(" ", s).strip().split(" ") if w]
 
 
+@lru_cache(maxsize=1 << 15)  # pure, like normalize_for_wer: each table of a report asks for the same pairs again
 def edit_counts(reference: str, hypothesis: str) -> tuple[int, int, int, int]:
     """(word edits, reference words, character edits, reference characters) of one pair: what jiwer's corpus WER
     and CER sum (S + D + I over the reference length, its default transforms), as the Levenshtein distance that
