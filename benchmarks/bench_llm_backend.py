@@ -18,8 +18,9 @@ in its own process so it does not compete with the client for the GIL. Modes:
   OpenAI does; a token bucket, a second's burst) and answers 429 with Retry-After and x-ratelimit-* beyond it;
   the client is told rpm/tpm in its config: achieved requests/min over the budget, and the share answered 429;
   the progress line's pacing is printed every few seconds and the stage line at the end;
-- slowdown: latency x5 for 10 s mid-run, then as before: the rate 0-10 s after the recovery over the rate before
-  the spell, and the seconds until it is back at 90%.
+- slowdown: latency x5 for 10 s mid-run, then as before: the seconds after the recovery until the rate is back
+  at 90% of the bound C/L (the issue's goal, <= 10 s) and of the rate before the spell (what a client short of CPU
+  reached), and the mean rate over the 10 s after the recovery.
 """
 
 from __future__ import annotations
@@ -291,17 +292,25 @@ def mode_slowdown(args, smoke: bool) -> None:
     with Server(latency=args.latency, slow_at=slow_at, slow_for=slow_for, slow_x=5.0) as srv:
         a = asyncio.run(ours(srv.url, n, concurrency=c))
     done, rec = a["done"], slow_at + slow_for
+    bound = c / args.latency
     before = rate_in(done, max(0.4 * slow_at, slow_at - 3), slow_at)
     after = rate_in(done, rec, rec + 10) if done[-1] > rec + 10 else rate_in(done, rec, done[-1]) if done[-1] > rec else 0
-    back = first_at([t for t in done if t >= rec], 0.9 * before) - rec if before else math.inf
-    bound = c / args.latency
+    tail = [t for t in done if t >= rec]
+    back_bound = first_at(tail, 0.9 * bound) - rec if tail else math.inf
+    back = first_at(tail, 0.9 * before) - rec if before and tail else math.inf
     p = a["backend"].pacing_record()
     moves = "; ".join(f"{lim} at {t:.1f} s" for t, lim, _ in p["history"][-8:])
     print(f"slowdown: latency x5 from {slow_at:.0f} s to {rec:.0f} s, C={c}, N={n}, run {a['s']:.1f} s: "
           f"{before:.1f} req/s before, {after:.1f} req/s in the 10 s after; bound {bound:.0f}; limit moves: {moves}")
+    # the issue's goal: back to 90% of the bound C/L within 10 s of the recovery (seconds measured from the recovery,
+    # the rate over the last 0.5 s); where the client's CPU holds it under the bound even before the spell, the same
+    # against the rate it had then
+    ratio("slowdown: seconds after recovery until 90% of the bound C/L", back_bound, "<= 10", smoke=smoke, unit=" s",
+          note=f"(the rate before the spell was {before / bound:.2f} of the bound)")
+    ratio("slowdown: seconds after recovery until 90% of the rate before the spell", back, "<= 10", smoke=smoke,
+          unit=" s", note="(the bound needs a client with CPU to spare)")
     ratio("slowdown: rate 0-10 s after recovery / rate before the spell", after / before if before else 0.0,
-          ">= 0.9", smoke=smoke)
-    ratio("slowdown: seconds after recovery until 90% of the rate before", back, "<= 10", smoke=smoke, unit=" s")
+          smoke=smoke, note="(the mean over the 10 s: includes the replies still slow from the spell)")
     ratio("slowdown: rate 0-10 s after recovery / bound C/L", after / bound, smoke=smoke, unit="")
 
 

@@ -32,6 +32,7 @@ from _ratios import parse  # noqa: E402
 COMMANDS = {
     "bench_llm_backend": [],
     "bench_bootstrap": [],
+    "bench_report": [],
     "bench_ray": ["--items", "6", "--repeats", "1"],
     "bench_speech": ["--articles-per-language", "1", "--repeats", "1"],
     "bench_mitigation": ["--lengths", "32", "64", "--repeats", "3", "--min-tokens", "64"],

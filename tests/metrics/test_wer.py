@@ -102,6 +102,40 @@ def test_corpus_level_wer_is_total_edits_over_total_reference_words():
     assert s.n == 3 and s.ref_words == 7
 
 
+def test_edit_counts_are_what_jiwer_counts_on_real_text(realdata):
+    """WER/CER add up per-pair edit counts taken from rapidfuzz directly; each count is jiwer's (S + D + I and the
+    reference length under its default transforms), on real transcripts cut and garbled, in both cleanings."""
+    import random
+
+    import jiwer
+
+    from halluscope.analysis.parity import RawText, wer_counts
+    from halluscope.metrics.asr import RuleCleaner, edit_counts
+
+    rng = random.Random(0)
+    lines = [x for p in sorted((realdata / "speech_en").rglob("*.txt"))
+             for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
+    assert len(lines) >= 7
+    pairs = [("a  b\tc ", " a b  c"), ("x", ""), ("\u0430\u049b\u0448\u0430", "\u0430\u043a\u0448\u0430")]
+    for line in lines * 4:
+        words = line.split()
+        garbled = [w for w in words if rng.random() > 0.15]
+        garbled.insert(rng.randrange(len(garbled) + 1), "inserted")
+        pairs.append((line, " ".join(garbled)))
+    for cleaner in (RuleCleaner(), RawText()):
+        cleaned = [(r, h) for r, h in zip(cleaner.clean([r for r, _ in pairs]), cleaner.clean([h for _, h in pairs]))
+                   if r]
+        for r, h in cleaned:
+            we, wn, ce, cn = edit_counts(r, h)
+            w, c = jiwer.process_words(r, h), jiwer.process_characters(r, h)
+            assert (we, wn) == (w.substitutions + w.deletions + w.insertions, w.hits + w.substitutions + w.deletions)
+            assert (ce, cn) == (c.substitutions + c.deletions + c.insertions, c.hits + c.substitutions + c.deletions)
+        s = score_asr(reference=[r for r, _ in cleaned], hypothesis=[h for _, h in cleaned], cleaner=RawText())
+        assert s.wer == pytest.approx(jiwer.wer([r for r, _ in cleaned], [h for _, h in cleaned]), abs=1e-12)
+        assert s.cer == pytest.approx(jiwer.cer([r for r, _ in cleaned], [h for _, h in cleaned]), abs=1e-12)
+    assert wer_counts(lines[0], lines[0] + " extra") == [1.0, float(len(normalize_for_wer(lines[0]).split()))]
+
+
 def test_cer_on_kazakh_counts_characters():
     # 'көтерді' vs 'көтерді' after normalisation: identical -> 0; 'ақша' vs 'акша' -> 1 of 4 chars
     s = score_asr(reference=["Ақша!"], hypothesis=["акша"])

@@ -38,12 +38,13 @@ def item_wer(t: Transcript, reference: str) -> float:
     """The transcript's stored item WER, or App. A.4's cleaning then jiwer's WER (1.0 for an empty reference)."""
     if t.wer is not None:
         return float(t.wer)
-    import jiwer
-
-    from halluscope.metrics.asr import normalize_for_wer
+    from halluscope.metrics.asr import edit_counts, normalize_for_wer
 
     ref, hyp = normalize_for_wer(reference), normalize_for_wer(t.text)
-    return float(jiwer.wer(ref, hyp)) if ref else (0.0 if not hyp else 1.0)
+    if not ref:
+        return 0.0 if not hyp else 1.0
+    edits, words, _, _ = edit_counts(ref, hyp)
+    return edits / words
 
 
 INTELLIGIBILITY = ("fully", "mostly", "poorly", "unintelligible")  # view/quality.py's scale (seed 000, 3.4)

@@ -226,6 +226,13 @@ class Store:
         )
         return {item_id: cls.model_validate_json(payload) for item_id, payload in rows}
 
+    def result(self, stage: str, fingerprint: str, item_id: str, cls: type[R]) -> R | None:
+        """One item's ok result (None when it has none); thread-safe on a ``threads`` store."""
+        with self._mutex:
+            row = self._db.execute("SELECT payload FROM results WHERE stage=? AND fingerprint=? AND item_id=? AND "
+                                   "status='ok'", (stage, fingerprint, item_id)).fetchone()
+        return None if row is None else cls.model_validate_json(row[0])
+
     def failures(self, stage: str, fingerprint: str) -> dict[str, str]:
         rows = self._db.execute(
             "SELECT item_id, error FROM results WHERE stage=? AND fingerprint=? AND status='failed' ORDER BY item_id",

@@ -64,7 +64,10 @@ def ratio_ci(*, numerator: Sequence[float], denominator: Sequence[float], cluste
     num, den = np.asarray(numerator, dtype=float), np.asarray(denominator, dtype=float)
     if bootstrap <= 0 or units(len(num), clusters) < 2 or den.sum() == 0:
         return None
-    w = resample_weights(len(num), rounds=bootstrap, seed=seed, clusters=clusters)
+    if clusters is not None:  # each cluster's items summed first: the same draws over (clusters, not items) columns
+        idx, n_units = cluster_index(clusters)
+        num, den = np.bincount(idx, num, n_units), np.bincount(idx, den, n_units)
+    w = resample_weights(len(num), rounds=bootstrap, seed=seed)
     nums, dens = w @ num, w @ den
     ok = dens > 0
     if not ok.any():

@@ -11,6 +11,7 @@ human labels. Closed-form items: question, reply, strict and compat readings and
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ import jiwer
 
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import AudioRef, Change, Judgement, MishapClip, Prediction, RewriteLog, Transcript, Variant
-from halluscope.core.store import Store, check_run_dir
+from halluscope.core.store import R, Store, check_run_dir
 from halluscope.metrics.asr import normalize_for_wer
 from halluscope.report.links import closedform_item
 
@@ -93,15 +94,16 @@ class ViewData:
     runs: list[dict]
     judges: list[str]
     detail_of: Callable[[str], dict]
-    audio: dict[str, tuple[Path, str | None]] = field(default_factory=dict)
+    audio: dict[str, tuple[str | Path, str | None]] = field(default_factory=dict)
     roots: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     quality: dict[str, dict[str, dict]] = field(default_factory=dict)  # item -> annotator -> latest rating
-    texts: dict[str, str] = field(default_factory=dict)  # item -> casefolded id, texts and replies (search)
+    texts: dict[str, str] = field(default_factory=dict)  # item -> id, texts and replies (search, casefolded then)
 
     def __post_init__(self) -> None:
         self.position = {r["id"]: i for i, r in enumerate(self.index)}
         self._cache: dict[str, dict] = {}
+        self._folded: dict[str, str] | None = None
         self._lock = threading.Lock()
 
     def detail(self, item_id: str) -> dict:
@@ -126,7 +128,10 @@ class ViewData:
     def search(self, q: str) -> list[str]:
         """Ids of items whose id, text, transcript or answers contain every word of ``q`` (case-insensitive)."""
         words = q.casefold().split()
-        return [r["id"] for r in self.index if all(w in self.texts.get(r["id"], "") for w in words)]
+        with self._lock:
+            if self._folded is None:  # folded at the first search, not at start (12,000 articles)
+                self._folded = {k: v.casefold() for k, v in self.texts.items()}
+        return [r["id"] for r in self.index if all(w in self._folded.get(r["id"], "") for w in words)]
 
     def meta(self) -> dict:
         return {"run": str(self.run_dir), "n": len(self.index), "page": PAGE, "runs": self.runs, "judges": self.judges,
@@ -148,15 +153,20 @@ class _Calls:
     def labels(self) -> list:
         return self._store.labels()
 
+    def result(self, stage: str, fingerprint: str, item_id: str, cls: type[R]) -> R | None:
+        """One item's stored result of a stage (None when it has none)."""
+        return self._store.result(stage, fingerprint, item_id, cls)
+
 
 def _spoken(store: Store, calls: _Calls, index: list[dict], details: dict[str, Callable[[], dict]], texts: dict[str, str],
-            audio: dict[str, tuple[Path, str | None]], runs: list[dict], judges: list[str],
+            audio: dict[str, tuple[str | Path, str | None]], runs: list[dict], judges: list[str],
             quality: dict[str, dict[str, dict]], audio_src: Callable[[str], str]) -> None:
     from halluscope.spoken.build import load_build
     from halluscope.spoken.detect.splits import split_by_article
     from halluscope.spoken.generate.llm import LOG_STAGE
 
     b = load_build(store)
+    run_dir = str(b.run_dir)
     from halluscope.core.runs import latest_run
     from halluscope.core.spec import display_name
     from halluscope.spoken.detect.runs import detect_runs
@@ -175,7 +185,7 @@ def _spoken(store: Store, calls: _Calls, index: list[dict], details: dict[str, C
         judges.append(spec)  # the key of the judge's ratings (display: display_name in the page)
         for k, j in js.items():
             judged.setdefault(k, {})[spec] = j
-    logs = store.results(LOG_STAGE, b.stages["generate"], RewriteLog)
+    log_key = (LOG_STAGE, b.stages["generate"])  # each item's RewriteLog is read with its detail, not at start
     last = latest_run(store, "detect")
     splits = split_by_article(b.samples.values(), seed=last.config.seed) if last else {}  # train items: no prediction
 
@@ -188,20 +198,20 @@ def _spoken(store: Store, calls: _Calls, index: list[dict], details: dict[str, C
                 outcome[rk] = "none" if p.predicted is None else ("correct" if p.predicted == p.gold else "wrong")
                 status[rk] = p.status
         if a is not None:
-            audio[f"spoken:{k}"] = (b.run_dir / a.path, a.sha256)
+            audio[f"spoken:{k}"] = (os.path.join(run_dir, a.path), a.sha256)  # a str: 12,000 Paths cost 0.2 s
         index.append({"id": k, "kind": "spoken", "lang": v.language, "type": v.type, "severity": v.severity,
                       "label": v.label, "split": split, "wer": t.wer if t else None, "audio": a is not None,
                       "transcript": t is not None, "outcome": outcome, "status": status, "models": [],
                       "judged": k in judged, "q": _quality_state(quality.get(k)),
                       "title": v.text[:90]})
-        texts[k] = f"{k}\n{v.text}\n{t.text if t else ''}".casefold()
+        texts[k] = f"{k}\n{v.text}\n{t.text if t else ''}"
 
         def detail(v: Variant = v, a: AudioRef | None = a, t: Transcript | None = t) -> dict:
             src = b.samples.get(v.article_id) if v.label == 1 else None
             changes: tuple[Change, ...] = v.changes
             rewrite, miss_after = _mark(v.text, [(i, c.after) for i, c in enumerate(changes)])
             original, miss_before = _mark(src.text, [(i, c.before) for i, c in enumerate(changes)]) if src else ([], [])
-            log = logs.get(v.id)
+            log = calls.result(*log_key, v.id, RewriteLog)
             sa = log.self_assessment if log else None
             predictions = []
             for rk, ps in preds.items():
@@ -241,7 +251,7 @@ def _quality_state(rows: dict[str, dict] | None) -> str:
 
 
 def _mishap(store: Store, calls: _Calls, index: list[dict], details: dict[str, Callable[[], dict]], texts: dict[str, str],
-            audio: dict[str, tuple[Path, str | None]], audio_src: Callable[[str], str]) -> list[Path]:
+            audio: dict[str, tuple[str | Path, str | None]], audio_src: Callable[[str], str]) -> list[Path]:
     from halluscope.mishap.annotate import audio_roots
     from halluscope.mishap.answers import load_answers
     from halluscope.mishap.clips import kept_clips
@@ -282,7 +292,7 @@ def _mishap(store: Store, calls: _Calls, index: list[dict], details: dict[str, C
                       "verdicts": sorted({v.verdict for a in ans if (v := verdicts.get(a.id)) and v.verdict}),
                       "models": sorted({label(a.model) for a in ans}), "judged": any(a.id in verdicts for a in ans), "q": "",
                       "title": q.text[:90]})
-        texts[qid] = "\n".join([qid, q.text, *(a.text or "" for a in ans)]).casefold()
+        texts[qid] = "\n".join([qid, q.text, *(a.text or "" for a in ans)])
 
         def detail(q=q, clip=clip, ans=ans) -> dict:  # type: ignore[no-untyped-def]
             rows = []
@@ -362,7 +372,7 @@ def load_view(run_dir: str | Path, *, closedform: Sequence[str] = (),
     src = audio_src or (lambda key: f"/audio/{quote(key, safe='')}")
     index: list[dict] = []
     details: dict[str, Callable[[], dict]] = {}
-    audio: dict[str, tuple[Path, str | None]] = {}
+    audio: dict[str, tuple[str | Path, str | None]] = {}
     runs: list[dict] = []
     judges: list[str] = []
     roots = [run_dir.resolve()]
@@ -378,7 +388,7 @@ def load_view(run_dir: str | Path, *, closedform: Sequence[str] = (),
     for row, detail in load_closedform(closedform):
         index.append(row)
         details[row["id"]] = detail
-        texts[row["id"]] = f"{row['id']}\n{row['title']}".casefold()
+        texts[row["id"]] = f"{row['id']}\n{row['title']}"
         for k in row["outcome"]:
             if not any(r["key"] == k for r in runs):
                 runs.append({"key": k, "detector": k.split("|")[0], "task": k.split("|")[1], "input": "closed-form",

@@ -56,6 +56,18 @@ def test_after_a_slow_spell_the_limit_is_back_within_seconds():
     assert any("queueing" in h[2] or "slower" in h[2] for h in run.limiter.history if 10 <= h[0] < 21)
 
 
+def test_a_short_slow_spell_ends_in_a_re_probe_by_slow_start():
+    """Latency x5 for 3 s: the limit is cut and the baseline moves up to the slow server; the first fast window after
+    it says the spell is over, and slow start (not a quarter a window) finds the width again: the bound within 1 s."""
+    run = simulate(32, 12000, lambda t: 0.5 if 20 <= t < 23 else 0.1)
+    low = min(lim for t, lim in run.limits if 20 <= t < 23.5)
+    assert low <= 16, run.limiter.history[-12:]  # the spell did cut it
+    again = [h for h in run.limiter.history if "server faster again" in h[2]]
+    assert again and 23 <= again[0][0] < 23.5, run.limiter.history[-12:]
+    assert run.rate(24, 30) >= 0.97 * 320
+    assert max(run.rate(t, t + 0.5) for t in (23.5, 23.6, 23.7)) >= 0.9 * 320
+
+
 
 def test_429s_cut_the_limit_and_it_grows_back():
     run = simulate(32, 3000, lambda t: 0.1, overload=lambda t, busy: 3 <= t < 3.02)
@@ -169,3 +181,47 @@ def test_a_budgeted_run_shows_its_pacing_in_the_progress_line_and_the_stage_line
     assert any(h[2] == "HTTP 429" for h in rec["history"])
     line = stats.line()
     assert "pacing openai/m: in flight limit" in line and "budget 3,000 rpm" in line and "1 HTTP 429" in line
+
+
+def test_a_stage_run_against_a_budgeted_server_shows_its_pacing_on_screen_and_in_its_summary(tmp_path, monkeypatch):
+    """A stage run as every command runs one (runner.run_calls, progress on): the real client against the loopback
+    server answering with x-ratelimit-* headers and one 429 with Retry-After. What the progress display drew on the
+    terminal names the requests in flight, req/s, the limit and the budget; the stage line printed at the end and
+    the stats a run records keep the limit's history and the 429."""
+    import io
+
+    from rich.console import Console
+
+    from halluscope.backends.llm import LLMConfig, create_backend
+    from halluscope.backends.runner import run_calls
+    from halluscope.core import stages
+    from halluscope.core.store import Store
+    from support.chat_server import ChatServer, Reply
+
+    screen = io.StringIO()
+    monkeypatch.setattr(stages, "console", Console(file=screen, force_terminal=True, width=400))
+    hdr = {"x-ratelimit-limit-requests": "6000", "x-ratelimit-remaining-requests": "5000",
+           "x-ratelimit-reset-requests": "10ms"}
+
+    def script(req, n):
+        if "q5" in req["messages"][-1]["content"] and n == 1:
+            return Reply(status=429, body='{"error": {"message": "slow down"}}', headers={**hdr, "retry-after-ms": "50"})
+        return Reply(content="ok", headers=hdr)
+
+    async def fn(caller, i):
+        return await caller.complete(caller.backend.request([{"role": "user", "content": f"q{i}"}]))
+
+    with ChatServer(script) as srv:
+        b = create_backend("openai/m", config=LLMConfig(), base_url=srv.url, concurrency=4, rpm=3000,
+                           backoff_base_s=0.01, timeout_s=30)
+        with Store(tmp_path / "run") as store:
+            summary = run_calls(store, None, [(f"i{i}", i) for i in range(16)], b, fn, description="asking")
+    assert len(summary.results) == 16 and not summary.failed
+    drawn = screen.getvalue()
+    assert "asking" in drawn and "16/16" in drawn, drawn[-800:]
+    for part in ("in flight", "req/s", "tok/min", "limit ", "/4 (", "budget 3,000 rpm"):
+        assert part in drawn, (part, drawn[-800:])
+    line = summary.line("requests")
+    assert "pacing openai/m: in flight limit" in line and "budget 3,000 rpm" in line and "1 HTTP 429" in line, line
+    rec = summary.stats.as_dict()["pacing"]["openai/m"]
+    assert rec["rpm"] == 3000 and rec["http_429"] == 1 and any(h[2] == "HTTP 429" for h in rec["history"])

@@ -14,8 +14,10 @@ doubling did not pay (elasticity under ``ELASTIC``) or whose latency says queuei
 queueing grows the limit by a quarter (at least 1); a queueing one sets it to ``limit * gradient + 1`` (gradient =
 TOLERANCE * baseline / median, at least 0.5), unless throughput still tracks the requests in flight, which means
 the server got slower, not fuller: the baseline moves to the new latency instead (so a slow spell does not shrink
-the limit for good). Every ``REPROBE_S`` the baseline is re-learnt from the recent windows and a limit under the
-ceiling is doubled once (a re-probe). A timeout or a 429/503 halves it (once per window). ``concurrency`` is the
+the limit for good); a window whose median is under the baseline by more than TOLERANCE says the slow spell is
+over: slow start resumes from the limit it reached, so the width is found again in a few round trips. Every
+``REPROBE_S`` the baseline is re-learnt from the recent windows and a limit under the ceiling is doubled once (a
+re-probe). A timeout or a 429/503 halves it (once per window). ``concurrency`` is the
 ceiling; ``adaptive: off`` keeps it there. ``history`` records (seconds since start, limit, why) of every change.
 The logic is plain arithmetic on a clock passed in, so tests drive it on a simulated one.
 """
@@ -150,6 +152,9 @@ class AdaptiveLimit:
         self._prev = (inflight, rate)
         if len(self._lat) >= BASE_WINDOW:
             self._recent_meds.append((now, med))
+        # replies much faster than the baseline: a slow spell is over (the baseline had moved up to it)
+        faster = self.base is not None and med * TOLERANCE < self.base and len(self._lat) >= BASE_WINDOW
+        was = self.base
         if self.base is None or len(self._lat) >= BASE_WINDOW:  # a median of few replies is too jittery to trust
             self.base = med if self.base is None else min(self.base, med)
         over = med > TOLERANCE * self.base
@@ -158,6 +163,10 @@ class AdaptiveLimit:
         seen = f"{rate:.1f}/s at {inflight:.1f} in flight, median {med * 1e3:.0f} ms"
         if now - self._last_reprobe >= REPROBE_S:
             self._reprobe(now)
+        elif faster and not self.slow_start and self.limit < self.ceiling:
+            self.slow_start = True  # find the width again at a doubling a round trip, not a quarter a window
+            self._set(self._limit + 1, f"server faster again: {seen} vs baseline {was * 1e3:.0f} ms "  # type: ignore[operator]
+                                       "(re-probe by slow start)")
         elif queued and elastic is not None and elastic >= 0.8 and inflight * 1.3 < prev[0]:  # type: ignore[index]
             # fewer in flight cost throughput in proportion: the server got slower, it is not queueing
             self.base = med
