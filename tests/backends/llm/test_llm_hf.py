@@ -92,3 +92,28 @@ def test_configured_max_new_tokens_wins_over_a_callers_max_tokens():
     # the model card's top-k and repetition penalty pass, and only when given (seed 001, Table 5)
     assert local_params("hf/x", defaults, {"top_k": 5, "repetition_penalty": 1.1}, {}) == \
         {"max_new_tokens": 512, "temperature": 0.0, "top_k": 5, "repetition_penalty": 1.1}
+
+
+def test_a_shared_prompt_prefix_is_computed_once_with_the_same_replies(lm):
+    """prefix_cache (llm/_prefix.py): requests sharing long instructions (a judge's examples) get the plain batched
+    greedy replies, token for token, while the shared prefix runs through the model once."""
+    import random
+
+    from support.tiny_hf import WORDS
+
+    rng = random.Random(0)
+    shared = " ".join(rng.choice(WORDS) for _ in range(150))
+    texts = [f"{shared} {' '.join(rng.choice(WORDS) for _ in range(rng.randint(3, 12)))}" for _ in range(6)]
+    plain, cached = _backend(lm, batch_size=3), _backend(lm, batch_size=3, prefix_cache=True)
+    params = {"max_new_tokens": 12}
+    want, _ = complete_all(plain, [plain.request([{"role": "user", "content": t}], params=params) for t in texts])
+    got, _ = complete_all(cached, [cached.request([{"role": "user", "content": t}], params=params) for t in texts])
+    assert [r.text for r in got] == [r.text for r in want] and any(r.text for r in want)
+    assert [r.usage.prompt_tokens for r in got] == [r.usage.prompt_tokens for r in want]
+    prefixes = cached._prefixes
+    assert len(prefixes.entries) == 1 and len(prefixes.entries[0][0]) >= 150
+    assert prefixes.reused_tokens >= 6 * 150  # every request reused the prefix instead of running it again
+    assert plain._prefixes is None  # off by default
+    sampled, _ = complete_all(cached, [cached.request([{"role": "user", "content": texts[0]}],
+                                                     params={**params, "temperature": 0.7, "seed": 1})])
+    assert sampled[0].status == "ok" and prefixes.reused_tokens < 7 * 150  # sampling takes the plain path
