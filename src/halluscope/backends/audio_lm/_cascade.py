@@ -33,7 +33,8 @@ class CascadeBackend:
     def __init__(self, spec: str, asr, llm: ChatBackend, language: str | None) -> None:
         self.spec, self.asr, self.llm, self.language = spec, asr, llm, language
         self.audio_window_s = None  # the ASR takes audio of any length
-        self._asr_lock, self._transcripts = threading.Lock(), {}  # clip sha256 -> transcript (see _transcribe)
+        self._asr_lock = threading.Lock()
+        self._transcripts: dict[str, str] = {}  # clip sha256 -> transcript (see _transcribe)
         self.transcriptions = 0  # ASR calls made (each clip once)
 
     @property
