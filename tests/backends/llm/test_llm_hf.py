@@ -117,3 +117,26 @@ def test_a_shared_prompt_prefix_is_computed_once_with_the_same_replies(lm):
     sampled, _ = complete_all(cached, [cached.request([{"role": "user", "content": texts[0]}],
                                                      params={**params, "temperature": 0.7, "seed": 1})])
     assert sampled[0].status == "ok" and prefixes.reused_tokens < 7 * 150  # sampling takes the plain path
+
+
+def test_two_prompt_families_each_get_their_longest_shared_prefix(lm, monkeypatch):
+    """Context and knowledge judge prompts share a header, then each its own examples: a cached header does not stop
+    each family from getting its own, longer prefix; replies stay the plain ones."""
+    import random
+
+    from halluscope.backends.llm import _prefix
+    from support.tiny_hf import WORDS
+
+    monkeypatch.setattr(_prefix, "MIN_TOKENS", 20)
+    rng = random.Random(1)
+    words = lambda n: " ".join(rng.choice(WORDS) for _ in range(n))  # noqa: E731
+    header, fam = words(30), {"a": words(40), "b": words(40)}
+    texts = [f"{header} {fam[f]} {words(rng.randint(2, 6))}" for f in ("a", "b", "a", "b", "a", "b")]
+    plain, cached = _backend(lm, batch_size=2), _backend(lm, batch_size=2, prefix_cache=True)
+    params = {"max_new_tokens": 8}
+    order = [0, 1, 2, 3, 4, 5]  # the first batch mixes the families: only the header is shared within it
+    want, _ = complete_all(plain, [plain.request([{"role": "user", "content": texts[i]}], params=params) for i in order])
+    got, _ = complete_all(cached, [cached.request([{"role": "user", "content": texts[i]}], params=params) for i in order])
+    assert [r.text for r in got] == [r.text for r in want]
+    lengths = sorted(len(p) for p, _ in cached._prefixes.entries)
+    assert lengths[-1] >= 70 and lengths[-2] >= 70  # one long prefix per family (header + its 40 words)

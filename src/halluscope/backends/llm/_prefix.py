@@ -38,12 +38,12 @@ class PrefixCache:
 
     def _prefix(self, ids: list[int], others: list[list[int]], model) -> tuple[list[int], Any] | None:
         usable = [e for e in self.entries if len(e[0]) < len(ids) and ids[:len(e[0])] == e[0]]
-        if usable:
-            return max(usable, key=lambda e: len(e[0]))
+        best = max(usable, key=lambda e: len(e[0])) if usable else None
         shared = max((_lcp(ids, o) for o in others if o is not ids), default=0)
         shared = min(shared, len(ids) - 1)  # at least one token of the row's own runs through the model
-        if shared < MIN_TOKENS:
-            return None
+        # a longer shared prefix than the cached one (two prompt families share a header, each family its examples)
+        if shared < MIN_TOKENS + (len(best[0]) if best is not None else 0):
+            return best
         import torch
         from transformers import DynamicCache
 
