@@ -309,3 +309,54 @@ def test_a_failed_save_is_visible_queued_and_sent_once(run, tmp_path):
     finally:
         driver.quit()
     assert mine("carol") == [(first, "hallucinated"), (second, "grounded"), (third, "grounded")]  # each exactly once
+
+
+@pytest.mark.slow  # drives a real browser
+def test_disagreements_page_in_chromium(tmp_path):
+    """The refinement view (seed 001, 3.3): from the main page's link, the disagreements page lists each
+    judge-human disagreement under its category with the rubric and the evidence, all as text."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from halluscope.core.store import Store
+    from halluscope.mishap.disagreements import disagreements
+    from halluscope.mishap.judge import load_judgements
+
+    run = scripted.build_run(tmp_path / "judged", seeds=(0,))
+    items, _ = annotation_items(run)
+    with Store(run) as store:
+        verdicts = {a: j.verdict for a, j in load_judgements(store).items() if j.status == "ok"}
+    ann = Annotations(run)
+    for it in [it for it in items if it["id"] in verdicts][:5]:  # the human says the opposite of the judge
+        ann.add(answer_id=it["id"], annotator="carol",
+                label="grounded" if verdicts[it["id"]] == "hallucinated" else "hallucinated")
+    ann.close()
+    rows = disagreements(run)
+    assert len(rows) == 5 and {r["category"] for r in rows} <= {"context", "knowledge"}
+    driver = chromium(tmp_path)
+    try:
+        with AnnotationServer(run, token=TOKEN) as srv:
+            wait = WebDriverWait(driver, 10)
+            driver.get(srv.url)
+            wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
+            driver.find_element(By.ID, "disagreements-link").click()  # same tab: the session's token goes along
+            wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
+            assert driver.current_url == f"http://127.0.0.1:{srv.port}/disagreements"
+            summary = {tr.find_elements(By.TAG_NAME, "td")[0].text: int(tr.find_elements(By.TAG_NAME, "td")[2].text)
+                       for tr in driver.find_elements(By.CSS_SELECTOR, "#summary tbody tr")}
+            assert summary == {c: sum(r["category"] == c for r in rows) for c in ("context", "knowledge")}
+            for r in rows:
+                card = driver.find_element(By.CSS_SELECTOR, f".category[data-category='{r['category']}'] "
+                                                            f".card[data-answer='{r['answer_id']}']")
+                assert card.find_element(By.CSS_SELECTOR, ".rubric").text == " ".join(r["rubric"].split())
+                assert card.find_element(By.CSS_SELECTOR, ".description").text == " ".join(r["description"].split())
+                assert card.find_element(By.CSS_SELECTOR, ".question").text == " ".join(r["question"].split())
+                assert f"judge: {r['judge']}" in card.find_element(By.CSS_SELECTOR, ".verdicts").text
+                assert "carol: " in card.find_element(By.CSS_SELECTOR, ".verdicts").text
+            assert driver.execute_script("return window.__xss === undefined")
+            driver.execute_script("sessionStorage.clear()")  # without the token the page says so and shows nothing
+            driver.get(f"http://127.0.0.1:{srv.port}/disagreements")
+            wait.until(lambda d: "No access token" in d.find_element(By.ID, "message").text)
+            assert driver.find_elements(By.CSS_SELECTOR, "#categories .card") == []
+    finally:
+        driver.quit()

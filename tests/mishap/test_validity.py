@@ -296,7 +296,12 @@ def test_rubric_and_prompt_sensitivity_tables(tmp_path, monkeypatch):
     with AnnotationServer(run, token="test-token-123456") as srv:  # the app's view of the same rows, token-gated
         assert http_get(srv, "/api/disagreements")[0] == 403
         status, body, _ = http_get(srv, "/api/disagreements", {"X-Halluscope-Token": "test-token-123456"})
+        main_page, page, script = (http_get(srv, p) for p in ("/", "/disagreements", "/disagreements.js"))
     assert status == 200 and json.loads(body)["disagreements"] == rows
+    # the page that shows them: linked from the app's main page, its script reads the token-gated endpoint
+    assert main_page[0] == page[0] == script[0] == 200 and b'href="/disagreements"' in main_page[1]
+    assert b"Judge-human disagreements" in page[1] and b'src="/disagreements.js"' in page[1]
+    assert b"/api/disagreements" in script[1] and "script-src 'self'" in page[2]["Content-Security-Policy"]
 
 
 @pytest.mark.slow  # a real 135M model judges 6 times on the CPU (a few minutes on 2 shared cores)

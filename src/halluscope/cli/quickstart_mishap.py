@@ -23,8 +23,9 @@ def quickstart_mishap(
                                "questions, rubrics and verdicts)."),
     llm_judge: bool = typer.Option(True, "--llm-judge/--no-llm-judge", help="With --writer rules: also judge every "
                                    "answer with the LLM (the comparison table)."),
-    threads: int = typer.Option(0, min=0, help="CPU threads of the local models (torch); 0: torch's default. On a "
-                                "busy machine 1 is much faster than 2 (measured: docs/tutorials/mishap.md)."),
+    threads: int = typer.Option(1, min=0, help="CPU threads of the local models (torch); 0: torch's default. 1 "
+                                "(default) costs the fewest CPU seconds, and on a busy machine it is much faster than 2 "
+                                "(measured: docs/mishap-quickstart.md)."),
 ) -> None:
     """MISHAP-Bench offline on real models: clips made here with exact descriptions (espeak-ng speech; a chord,
     a metronome, noise, a sweep), questions and rubrics from templates over those facts (--writer rules) or by

@@ -59,7 +59,9 @@ log = logging.getLogger(__name__)
 ANNOTATOR = r"^[\w .@-]{1,40}$"
 MAX_NOTE = 2000
 STATIC = {"/": ("index.html", "text/html; charset=utf-8"), "/app.js": ("app.js", "text/javascript; charset=utf-8"),
-          "/app.css": ("app.css", "text/css; charset=utf-8")}
+          "/app.css": ("app.css", "text/css; charset=utf-8"),
+          "/disagreements": ("disagreements.html", "text/html; charset=utf-8"),  # the refinement view (disagree_view)
+          "/disagreements.js": ("disagreements.js", "text/javascript; charset=utf-8")}
 
 
 class LabelRequest(BaseModel):

@@ -111,18 +111,23 @@ def load_names(path: str | Path | None) -> tuple[str, ...]:
     return tuple(line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#"))
 
 
-SHIPPED_NAMES = "real_sources.txt"  # mishap/data/: provenance and licence in its header
+SHIPPED_NAMES = "real_sources.tsv"  # mishap/data/: name, source, licence per row; how it was built in its header
+
+
+def shipped_sources() -> list[dict[str, str]]:
+    """The shipped real names with their provenance: one {name, source, licence} per row."""
+    import csv
+    from importlib import resources
+
+    text = (resources.files("halluscope") / "mishap" / "data" / SHIPPED_NAMES).read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    return list(csv.DictReader(lines, delimiter="\t", quoting=csv.QUOTE_NONE))
 
 
 def real_source_names(path: str | Path | None = None, *, shipped: bool = True) -> tuple[str, ...]:
-    """The False Authority check's real names: the shipped list (mishap/data/real_sources.txt) unless
+    """The False Authority check's real names: the shipped list (mishap/data/real_sources.tsv) unless
     ``shipped`` is False, extended by ``path`` (one name per line)."""
-    from importlib import resources
-
-    base: tuple[str, ...] = ()
-    if shipped:
-        text = (resources.files("halluscope") / "mishap" / "data" / SHIPPED_NAMES).read_text(encoding="utf-8")
-        base = tuple(x.strip() for x in text.splitlines() if x.strip() and not x.lstrip().startswith("#"))
+    base = tuple(row["name"] for row in shipped_sources()) if shipped else ()
     return tuple(dict.fromkeys(base + load_names(path)))
 
 

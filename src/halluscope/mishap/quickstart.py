@@ -343,7 +343,8 @@ def _config(step: str, batch_size: int, base=None):
     from halluscope.backends.llm import LLMConfig
 
     base = base if base is not None else LLMConfig()
-    hf = {"device": "cpu", "batch_size": batch_size, **base.hf}
+    # prefix_cache: the judge's instructions and six examples (~80% of its prompt) run through the model once
+    hf = {"device": "cpu", "batch_size": batch_size, "prefix_cache": True, **base.hf}
     openai = dict(base.openai)
     return base.model_copy(update={
         "hf": {**hf, "params": {**hf.get("params", {}), "max_new_tokens": BUDGETS[step]}},

@@ -69,3 +69,43 @@ def test_cascade_transcribes_then_asks_and_says_what_it_heard(tmp_path):
         assert backend.identity()["asr"]["spec"] == "whisper/base"
     finally:
         torch.set_num_threads(threads)
+
+
+def test_cascade_transcribes_each_clip_once_however_many_questions_arrive_together(tmp_path):
+    """Questions on one clip arrive concurrently (the runner keeps many in flight): the ASR model loads once and
+    each clip is transcribed once, its transcript reused for every question (the quickstart loaded Whisper once per
+    request in flight before)."""
+    import asyncio
+    import json
+
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        backend = create_audio_backend(SPEC, config=LLMConfig(hf={"device": "cpu"}))
+        loads, load = [], backend.asr._load
+
+        def counted_load():
+            if backend.asr._model is None:
+                loads.append(1)
+            return load()
+
+        backend.asr._load = counted_load
+        clip = speech("Please send the blue folder to the office.")
+        asks = [[{"role": "user", "content": q}] for q in ("What colour is the folder?", "Where does it go?",
+                                                           "Who speaks?", "Is there music?")]
+        reqs = [with_audio(backend.request(a, params={"max_tokens": 4}), [clip]) for a in asks]
+        store = Store(tmp_path / "run")
+
+        async def run():
+            async with Caller(backend, store) as caller:
+                return await asyncio.gather(*(caller.complete(r) for r in reqs)), caller.stats
+
+        replies, stats = asyncio.run(run())
+        assert stats.calls == 4 and all(r.status == "ok" for r in replies)
+        assert backend.transcriptions == 1 and len(loads) == 1
+        heard = {json.loads(c["request"])["transcripts"][0] for c in store.calls()}
+        assert len(heard) == 1 and "office" in heard.pop().lower()  # every question heard the same transcript
+    finally:
+        torch.set_num_threads(threads)

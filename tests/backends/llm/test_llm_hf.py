@@ -92,3 +92,51 @@ def test_configured_max_new_tokens_wins_over_a_callers_max_tokens():
     # the model card's top-k and repetition penalty pass, and only when given (seed 001, Table 5)
     assert local_params("hf/x", defaults, {"top_k": 5, "repetition_penalty": 1.1}, {}) == \
         {"max_new_tokens": 512, "temperature": 0.0, "top_k": 5, "repetition_penalty": 1.1}
+
+
+def test_a_shared_prompt_prefix_is_computed_once_with_the_same_replies(lm):
+    """prefix_cache (llm/_prefix.py): requests sharing long instructions (a judge's examples) get the plain batched
+    greedy replies, token for token, while the shared prefix runs through the model once."""
+    import random
+
+    from support.tiny_hf import WORDS
+
+    rng = random.Random(0)
+    shared = " ".join(rng.choice(WORDS) for _ in range(150))
+    texts = [f"{shared} {' '.join(rng.choice(WORDS) for _ in range(rng.randint(3, 12)))}" for _ in range(6)]
+    plain, cached = _backend(lm, batch_size=3), _backend(lm, batch_size=3, prefix_cache=True)
+    params = {"max_new_tokens": 12}
+    want, _ = complete_all(plain, [plain.request([{"role": "user", "content": t}], params=params) for t in texts])
+    got, _ = complete_all(cached, [cached.request([{"role": "user", "content": t}], params=params) for t in texts])
+    assert [r.text for r in got] == [r.text for r in want] and any(r.text for r in want)
+    assert [r.usage.prompt_tokens for r in got] == [r.usage.prompt_tokens for r in want]
+    prefixes = cached._prefixes
+    assert len(prefixes.entries) == 1 and len(prefixes.entries[0][0]) >= 150
+    assert prefixes.reused_tokens >= 6 * 150  # every request reused the prefix instead of running it again
+    assert plain._prefixes is None  # off by default
+    sampled, _ = complete_all(cached, [cached.request([{"role": "user", "content": texts[0]}],
+                                                     params={**params, "temperature": 0.7, "seed": 1})])
+    assert sampled[0].status == "ok" and prefixes.reused_tokens < 7 * 150  # sampling takes the plain path
+
+
+def test_two_prompt_families_each_get_their_longest_shared_prefix(lm, monkeypatch):
+    """Context and knowledge judge prompts share a header, then each its own examples: a cached header does not stop
+    each family from getting its own, longer prefix; replies stay the plain ones."""
+    import random
+
+    from halluscope.backends.llm import _prefix
+    from support.tiny_hf import WORDS
+
+    monkeypatch.setattr(_prefix, "MIN_TOKENS", 20)
+    rng = random.Random(1)
+    words = lambda n: " ".join(rng.choice(WORDS) for _ in range(n))  # noqa: E731
+    header, fam = words(30), {"a": words(40), "b": words(40)}
+    texts = [f"{header} {fam[f]} {words(rng.randint(2, 6))}" for f in ("a", "b", "a", "b", "a", "b")]
+    plain, cached = _backend(lm, batch_size=2), _backend(lm, batch_size=2, prefix_cache=True)
+    params = {"max_new_tokens": 8}
+    order = [0, 1, 2, 3, 4, 5]  # the first batch mixes the families: only the header is shared within it
+    want, _ = complete_all(plain, [plain.request([{"role": "user", "content": texts[i]}], params=params) for i in order])
+    got, _ = complete_all(cached, [cached.request([{"role": "user", "content": texts[i]}], params=params) for i in order])
+    assert [r.text for r in got] == [r.text for r in want]
+    lengths = sorted(len(p) for p, _ in cached._prefixes.entries)
+    assert lengths[-1] >= 70 and lengths[-2] >= 70  # one long prefix per family (header + its 40 words)

@@ -12,6 +12,7 @@ retries, batching, decoding) and are logged under the cascade's request key, so 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Sequence
 
 from halluscope.backends.llm import ChatBackend, LLMConfig
@@ -32,6 +33,9 @@ class CascadeBackend:
     def __init__(self, spec: str, asr, llm: ChatBackend, language: str | None) -> None:
         self.spec, self.asr, self.llm, self.language = spec, asr, llm, language
         self.audio_window_s = None  # the ASR takes audio of any length
+        self._asr_lock = threading.Lock()
+        self._transcripts: dict[str, str] = {}  # clip sha256 -> transcript (see _transcribe)
+        self.transcriptions = 0  # ASR calls made (each clip once)
 
     @property
     def executor(self):
@@ -80,12 +84,18 @@ class CascadeBackend:
         await self.llm.aclose()
 
     def _transcribe(self, clip: AudioClip) -> str:
+        """The clip's transcript, made once per clip (by its sha256) and backend: every question on a clip hears the
+        same audio, and the ASR is deterministic. One transcription at a time: concurrent requests would load the
+        ASR model once each and oversubscribe the CPU (each ASR call already uses its own threads)."""
         from halluscope.backends.speech.audio import SAMPLE_RATE, read_audio
 
-        samples, _ = read_audio(clip.wav, name=f"clip {clip.sha256[:12]}", rate=SAMPLE_RATE)
-        if not samples.size:
-            return ""
-        return self.asr.transcribe(samples, language=self.language).strip()
+        with self._asr_lock:
+            if clip.sha256 not in self._transcripts:
+                samples, _ = read_audio(clip.wav, name=f"clip {clip.sha256[:12]}", rate=SAMPLE_RATE)
+                self._transcripts[clip.sha256] = (self.asr.transcribe(samples, language=self.language).strip()
+                                                  if samples.size else "")
+                self.transcriptions += 1
+            return self._transcripts[clip.sha256]
 
     async def send(self, request: ModelRequest, log) -> ModelResponse:
         transcripts = [await asyncio.to_thread(self._transcribe, a) for a in request.audio]

@@ -69,6 +69,8 @@ class HFOptions(_Options):
                              "checkpoint serve under two specs (e.g. as two judges).")
     gguf: str | None = Field(default=None, description="A GGUF file in the directory ('hf/<dir>?gguf=<file>').")
     chat_template: str | None = Field(default=None, description="Jinja chat template for tokenizers that ship none.")
+    prefix_cache: bool = Field(default=False, description="Greedy decoding: compute a prompt prefix that requests "
+                               "share (a judge's instructions and examples) once and reuse it (llm/_prefix.py).")
 
 
 class GenerateOptions(_Options):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from halluscope.backends.llm._base import CallLog, LocalChatBackend
 from halluscope.backends.llm._config import HFOptions, LLMConfig, resolve_options
@@ -24,6 +25,9 @@ from halluscope.core.executors import LOCAL, ItemTask, Resources, torch_threads
 from halluscope.core.hashing import TORCH_SEED_MAX, seed_from
 from halluscope.core.records import ModelRequest, ModelResponse
 from halluscope.core.spec import ModelSpec
+
+if TYPE_CHECKING:
+    from halluscope.backends.llm._prefix import PrefixCache
 
 DEFAULT_PARAMS = {"max_new_tokens": 512, "temperature": 0.0, "top_p": 1.0, "seed": 0}
 
@@ -45,11 +49,12 @@ class HFBackend(LocalChatBackend):
         self._pool = None
         self._slots: asyncio.Semaphore | None = None
         self._running: set[asyncio.Task] = set()
+        self._prefixes: PrefixCache | None = None  # with options.prefix_cache (built on first use, in the worker)
 
     def __getstate__(self) -> dict:  # what a Ray worker receives: configuration, no model or event loop state
         state = dict(self.__dict__)
         state.update(executor=None, _model=None, _tok=None, _queue=None, _worker=None, _pool=None, _running=set(),
-                     _slots=None)
+                     _slots=None, _prefixes=None)
         return state
 
     def identity(self) -> dict:
@@ -119,9 +124,20 @@ class HFBackend(LocalChatBackend):
             kwargs.update(do_sample=False, temperature=None, top_p=None)
         if params.get("repetition_penalty") not in (None, 1, 1.0):
             kwargs["repetition_penalty"] = float(params["repetition_penalty"])
-        with torch.inference_mode():
-            out = model.generate(**enc, **kwargs)
-        new = out[:, enc["input_ids"].shape[1]:].tolist()
+        reused = None
+        if self.options.prefix_cache and not kwargs["do_sample"]:  # a shared prompt prefix computed once (_prefix.py)
+            if self._prefixes is None:
+                from halluscope.backends.llm._prefix import PrefixCache as Prefixes
+
+                self._prefixes = Prefixes()
+            reused = self._prefixes.generate(model, tok, prompts, kwargs)
+        if reused is not None:
+            new, lengths = [ids for ids, _ in reused], [n for _, n in reused]
+        else:
+            with torch.inference_mode():
+                out = model.generate(**enc, **kwargs)
+            new = out[:, enc["input_ids"].shape[1]:].tolist()
+            lengths = [int(m.sum()) for m in enc["attention_mask"]]
         results = []
         for i, ids in enumerate(new):
             finish = "length"
@@ -129,7 +145,7 @@ class HFBackend(LocalChatBackend):
                 ids = ids[: ids.index(tok.eos_token_id)]
                 finish = "stop"
             results.append({"text": tok.decode(ids, skip_special_tokens=True), "finish_reason": finish,
-                            "prompt_tokens": int(enc["attention_mask"][i].sum()),
+                            "prompt_tokens": lengths[i],
                             "completion_tokens": len(ids) + (finish == "stop")})
         return results
 
