@@ -12,13 +12,20 @@ from typing import Any
 __version__ = "0.1.0"
 
 _WHERE = {
-    "BuildConfig": "halluscope.spoken.build", "build_spoken": "halluscope.spoken.build",
-    "load_build": "halluscope.spoken.build", "load_articles": "halluscope.spoken.corpus",
-    "HalluscopeError": "halluscope.core.errors", "InputError": "halluscope.core.errors",
+    "BuildConfig": "halluscope.spoken.build",
+    "build_spoken": "halluscope.spoken.build",
+    "load_build": "halluscope.spoken.build",
+    "load_articles": "halluscope.spoken.corpus",
+    "HalluscopeError": "halluscope.core.errors",
+    "InputError": "halluscope.core.errors",
     "ItemError": "halluscope.core.errors",
-    **{n: "halluscope.core.records" for n in ("Article", "AudioRef", "Change", "Prediction", "RunManifest",
-                                               "Transcript", "Variant")},
-    "Stage": "halluscope.core.stages", "run_stage": "halluscope.core.stages", "Store": "halluscope.core.store",
+    **{
+        n: "halluscope.core.records"
+        for n in ("Article", "AudioRef", "Change", "Prediction", "RunManifest", "Transcript", "Variant")
+    },
+    "Stage": "halluscope.core.stages",
+    "run_stage": "halluscope.core.stages",
+    "Store": "halluscope.core.store",
 }
 __all__ = sorted([*_WHERE, "__version__"])
 

@@ -12,8 +12,12 @@ from pathlib import Path
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import (  # noqa: E402
+    HealthCheck,
+    given,
+    settings,
+    strategies as st,  # noqa: E402
+)
 
 from halluscope.core.errors import HalluscopeError  # noqa: E402
 from halluscope.core.inputs import FORMATS, Field, read_json, read_rows, read_text  # noqa: E402

@@ -128,8 +128,7 @@ def test_answers_from_tiny_hf_audio_model(tmp_path, monkeypatch):
     aad = collect_answers(run, f"{spec}?mitigation=aad&alpha=0.5", config=LLMConfig(),
                           backend_options={"params": {"max_new_tokens": 3}, "device": "cpu"}, audio_policy="chunk", quiet=True)
     assert len(aad.results) == 12 and not aad.failed and not set(aad.results) & set(res.results)
-    from halluscope.mitigation import model_and_method
-    from halluscope.mitigation import model_order as _model_order
+    from halluscope.mitigation import model_and_method, model_order as _model_order
 
     label = "hf-audio/" + spec.rstrip("/").rsplit("/", 1)[1]  # the display name: no temporary directory
     assert model_and_method(f"{spec}?mitigation=aad&alpha=0.5") == (label, "AAD (alpha=0.5)")

@@ -71,13 +71,21 @@ class CallSummary(Generic[R]):
         return self.stats.retried
 
     def counts(self) -> dict[str, int]:
-        return {"results": len(self.results), "computed": self.computed, "reused": self.reused,
-                "failed": len(self.failed), "unscored": self.unscored, "retried": self.retried}
+        return {
+            "results": len(self.results),
+            "computed": self.computed,
+            "reused": self.reused,
+            "failed": len(self.failed),
+            "unscored": self.unscored,
+            "retried": self.retried,
+        }
 
     def line(self, what: str = "items") -> str:
         c = self.counts()
-        return (f"{c['results']} {what} ({c['computed']} new, {c['reused']} reused, {c['unscored']} unscored, "
-                f"{c['retried']} retries), {c['failed']} failed; {self.stats.line()}")
+        return (
+            f"{c['results']} {what} ({c['computed']} new, {c['reused']} reused, {c['unscored']} unscored, "
+            f"{c['retried']} retries), {c['failed']} failed; {self.stats.line()}"
+        )
 
 
 def items_in_flight(backend: ChatBackend, concurrency: int | None = None) -> int:
@@ -89,10 +97,21 @@ def items_in_flight(backend: ChatBackend, concurrency: int | None = None) -> int
     return max(ITEMS_IN_FLIGHT, 2 * int(calls)) if isinstance(calls, int) else ITEMS_IN_FLIGHT
 
 
-async def arun_calls(store: Store | None, stage: Stage | StageKey | None, items: Sequence[tuple[str, T]], backend: ChatBackend,
-                     fn: Callable[..., Awaitable[R | str]], cls: type[Record] | None = None, *, description: str,
-                     quiet: bool = False, extra: Sequence[ChatBackend] = (), concurrency: int | None = None,
-                     redo: Collection[str] = (), advance: Callable[[], None] | None = None) -> CallSummary[R]:
+async def arun_calls(
+    store: Store | None,
+    stage: Stage | StageKey | None,
+    items: Sequence[tuple[str, T]],
+    backend: ChatBackend,
+    fn: Callable[..., Awaitable[R | str]],
+    cls: type[Record] | None = None,
+    *,
+    description: str,
+    quiet: bool = False,
+    extra: Sequence[ChatBackend] = (),
+    concurrency: int | None = None,
+    redo: Collection[str] = (),
+    advance: Callable[[], None] | None = None,
+) -> CallSummary[R]:
     """``run_calls`` inside a running event loop (several stages at once: pass one ``advance`` to share a display).
 
     ``stage`` None: nothing is put or failed in the store (the results come back in the summary only; the Caller
@@ -101,8 +120,10 @@ async def arun_calls(store: Store | None, stage: Stage | StageKey | None, items:
     ids = [i for i, _ in items]
     if len(set(ids)) != len(ids):
         dupes = sorted({i for i in ids if ids.count(i) > 1})
-        raise HalluscopeError(f"stage '{stage.name if stage else description}' got duplicate item ids {dupes[:5]}; "
-                              "item ids must be unique")
+        raise HalluscopeError(
+            f"stage '{stage.name if stage else description}' got duplicate item ids {dupes[:5]}; "
+            "item ids must be unique"
+        )
     if stage is not None and store is None:
         raise HalluscopeError(f"stage '{stage.name}' needs a store to keep its results")
     done = store.done_ids(stage.name, stage.fingerprint) - set(redo) if stage is not None else set()  # type: ignore[union-attr]
@@ -134,10 +155,16 @@ async def arun_calls(store: Store | None, stage: Stage | StageKey | None, items:
         if stage is not None:
             wanted = set(ids)
             if cls is not None:
-                summary.results = {k: v for k, v in store.results(stage.name, stage.fingerprint, cls).items()  # type: ignore[misc]
-                                   if k in wanted}
-            summary.failed = {k: v for k, v in store.failures(stage.name, stage.fingerprint).items()
-                              if k in wanted and k not in summary.results}
+                summary.results = {
+                    k: v  # type: ignore[misc]
+                    for k, v in store.results(stage.name, stage.fingerprint, cls).items()  # type: ignore[misc]
+                    if k in wanted
+                }
+            summary.failed = {
+                k: v
+                for k, v in store.failures(stage.name, stage.fingerprint).items()
+                if k in wanted and k not in summary.results
+            }
         return summary
 
     try:
@@ -158,18 +185,41 @@ async def arun_calls(store: Store | None, stage: Stage | StageKey | None, items:
     return finish()
 
 
-def run_calls(store: Store | None, stage: Stage | StageKey | None, items: Sequence[tuple[str, T]], backend: ChatBackend,
-              fn: Callable[..., Awaitable[R | str]], cls: type[Record] | None = None, *, description: str,
-              quiet: bool = False, extra: Sequence[ChatBackend] = (), concurrency: int | None = None,
-              redo: Collection[str] = ()) -> CallSummary[R]:
+def run_calls(
+    store: Store | None,
+    stage: Stage | StageKey | None,
+    items: Sequence[tuple[str, T]],
+    backend: ChatBackend,
+    fn: Callable[..., Awaitable[R | str]],
+    cls: type[Record] | None = None,
+    *,
+    description: str,
+    quiet: bool = False,
+    extra: Sequence[ChatBackend] = (),
+    concurrency: int | None = None,
+    redo: Collection[str] = (),
+) -> CallSummary[R]:
     """Run ``fn(caller, item, *extra_callers)`` on every item not done yet; a str result (or a HalluscopeError) is
     the reason the item failed. ``extra`` backends (a checker, a second judge) get Callers of their own.
 
     Each result is committed as it arrives (a killed run resumes); the Caller answers repeated requests from the
     store, so a finished stage makes no call. See the module docstring for failed / unscored / retried.
     """
-    return asyncio.run(arun_calls(store, stage, items, backend, fn, cls, description=description, quiet=quiet,
-                                  extra=extra, concurrency=concurrency, redo=redo))
+    return asyncio.run(
+        arun_calls(
+            store,
+            stage,
+            items,
+            backend,
+            fn,
+            cls,
+            description=description,
+            quiet=quiet,
+            extra=extra,
+            concurrency=concurrency,
+            redo=redo,
+        )
+    )
 
 
 # -- ask, parse, retry with a nonce, else unscored --------------------------------------------------------------
@@ -229,10 +279,15 @@ def retry(request: ModelRequest, nonce: int) -> ModelRequest:
     return request.model_copy(update={"nonce": nonce, "params": retry_params(request.params, nonce)})
 
 
-async def ask_until_parsed(caller: Caller, request: ModelRequest | Callable[[int], ModelRequest],
-                           parse: Callable[[ModelResponse], Any], retries: int, *,
-                           parse_refusals: bool = False,
-                           follow: Callable[[ModelResponse, ModelRequest], ModelRequest | None] | None = None) -> Asked:
+async def ask_until_parsed(
+    caller: Caller,
+    request: ModelRequest | Callable[[int], ModelRequest],
+    parse: Callable[[ModelResponse], Any],
+    retries: int,
+    *,
+    parse_refusals: bool = False,
+    follow: Callable[[ModelResponse, ModelRequest], ModelRequest | None] | None = None,
+) -> Asked:
     """Ask, parse, and on an unreadable reply ask again with the next nonce, up to ``retries`` times.
 
     ``request``: the first attempt (retries via ``retry``) or a function of the nonce. ``parse(reply)`` returns

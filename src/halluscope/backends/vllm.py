@@ -43,8 +43,16 @@ def _ready(base: str) -> bool:
 
 
 @contextmanager
-def serve(model: str | Path, *, served_name: str, port: int | None = None, args: Sequence[str] = (),
-          binary: str = "vllm", timeout_s: float = 900.0, log: Path | None = None) -> Iterator[str]:
+def serve(
+    model: str | Path,
+    *,
+    served_name: str,
+    port: int | None = None,
+    args: Sequence[str] = (),
+    binary: str = "vllm",
+    timeout_s: float = 900.0,
+    log: Path | None = None,
+) -> Iterator[str]:
     """Run ``vllm serve MODEL`` on loopback until the block ends; yields its OpenAI base URL (…/v1).
 
     Weights load for minutes on a large model, hence the long ``timeout_s``; the server's output goes
@@ -52,12 +60,25 @@ def serve(model: str | Path, *, served_name: str, port: int | None = None, args:
     """
     exe = shutil.which(binary)
     if exe is None:
-        raise HalluscopeError(f"'{binary}' is not on PATH: install vLLM on a GPU machine (pip install vllm), or start "
-                              "a server yourself and set OPENAI_BASE_URL=http://HOST:PORT/v1 and OPENAI_API_KEY=EMPTY")
+        raise HalluscopeError(
+            f"'{binary}' is not on PATH: install vLLM on a GPU machine (pip install vllm), or start "
+            "a server yourself and set OPENAI_BASE_URL=http://HOST:PORT/v1 and OPENAI_API_KEY=EMPTY"
+        )
     port = port or _free_port()
     base = f"http://127.0.0.1:{port}"
     log = log or Path(os.environ.get("TMPDIR", "/tmp")) / f"halluscope-vllm-{port}.log"
-    cmd = [exe, "serve", str(model), "--host", "127.0.0.1", "--port", str(port), "--served-model-name", served_name, *args]
+    cmd = [
+        exe,
+        "serve",
+        str(model),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--served-model-name",
+        served_name,
+        *args,
+    ]
     with open(log, "ab") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
@@ -95,8 +116,10 @@ def serving(spec: str, model_path: str | Path | None, **kwargs: object) -> Itera
         return
     provider, _, name = spec.partition("/")
     if provider != "openai" or not name:
-        raise HalluscopeError(f"serving a model with vLLM needs an 'openai/<name>' model spec (vLLM speaks the OpenAI protocol), "
-                              f"got '{spec}'")
+        raise HalluscopeError(
+            f"serving a model with vLLM needs an 'openai/<name>' model spec (vLLM speaks the OpenAI protocol), "
+            f"got '{spec}'"
+        )
     with serve(model_path, served_name=name, **kwargs) as url:  # type: ignore[arg-type]
         saved = {k: os.environ.get(k) for k in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
         os.environ["OPENAI_BASE_URL"] = url

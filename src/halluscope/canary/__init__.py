@@ -20,5 +20,14 @@ from halluscope.canary.core import (
     summarize,
 )
 
-__all__ = ["ABLATIONS", "CHANGE_FLOOR", "CanaryAnswer", "CanaryDivergence", "CanaryResult", "Probe", "ablate",
-           "run_canary", "summarize"]
+__all__ = [
+    "ABLATIONS",
+    "CHANGE_FLOOR",
+    "CanaryAnswer",
+    "CanaryDivergence",
+    "CanaryResult",
+    "Probe",
+    "ablate",
+    "run_canary",
+    "summarize",
+]

@@ -109,24 +109,38 @@ class CanaryResult:
             if not r["n"]:
                 out.append(f"  {r['ablation']}: no pairs ({r['note']})")
                 continue
-            mc = "" if r["mcnemar_p"] is None else (f"; accuracy {r['acc_real']:.2f} real vs {r['acc_ablated']:.2f}, "
-                                                    f"McNemar p={r['mcnemar_p']:.3g}")
-            out.append(f"  {r['ablation']}: {r['unchanged']:.0%} of {r['n']} answers unchanged "
-                       f"(95% CI {r['unchanged_ci'][0]:.0%}-{r['unchanged_ci'][1]:.0%}); binomial p={r['p_changed']:.3g}{mc}")
+            mc = (
+                ""
+                if r["mcnemar_p"] is None
+                else (f"; accuracy {r['acc_real']:.2f} real vs {r['acc_ablated']:.2f}, McNemar p={r['mcnemar_p']:.3g}")
+            )
+            out.append(
+                f"  {r['ablation']}: {r['unchanged']:.0%} of {r['n']} answers unchanged "
+                f"(95% CI {r['unchanged_ci'][0]:.0%}-{r['unchanged_ci'][1]:.0%}); binomial p={r['p_changed']:.3g}{mc}"
+            )
         if self.divergence:
             d = self.divergence
-            out.append(f"  logits with vs without audio at the first answer token: mean KL {d['kl_mean']:.4f} nats, "
-                       f"mean JS {d['js_mean']:.4f}, same top token {d['same_top1']:.0%} ({d['n']} items)")
+            out.append(
+                f"  logits with vs without audio at the first answer token: mean KL {d['kl_mean']:.4f} nats, "
+                f"mean JS {d['js_mean']:.4f}, same top token {d['same_top1']:.0%} ({d['n']} items)"
+            )
         if self.delivered[1] and self.delivered[0] < self.delivered[1]:
             out.append(f"  warning: audio reached the model in {self.delivered[0]} of {self.delivered[1]} real calls")
         if self.flagged:
-            out.append("  WARNING: the model answers the same with silence, noise or another clip: its audio is "
-                       "probably not reaching it, or the task is answerable without listening")
+            out.append(
+                "  WARNING: the model answers the same with silence, noise or another clip: its audio is "
+                "probably not reaching it, or the task is answerable without listening"
+            )
         return out
 
 
-def summarize(model: str, source: str, answers: dict[str, CanaryAnswer], divergences: dict[str, CanaryDivergence],
-              failed: dict[str, str] | None = None) -> CanaryResult:
+def summarize(
+    model: str,
+    source: str,
+    answers: dict[str, CanaryAnswer],
+    divergences: dict[str, CanaryDivergence],
+    failed: dict[str, str] | None = None,
+) -> CanaryResult:
     """Per ablation: pairs with an answer on both sides, the unchanged share (Wilson 95% CI), a one-sided exact
     binomial test of the changed count against CHANGE_FLOOR, and the exact McNemar test on correctness with gold."""
     from scipy.stats import binomtest
@@ -138,42 +152,95 @@ def summarize(model: str, source: str, answers: dict[str, CanaryAnswer], diverge
     res = CanaryResult(model, source, len(real), failed=dict(failed or {}))
     res.delivered = (sum(bool(a.audio and a.audio.delivered) for a in real.values()), len(real))
     for kind in ABLATIONS:
-        pairs = [(real[a.item_id], a) for a in answers.values() if a.ablation == kind and a.item_id in real
-                 and a.answer is not None and real[a.item_id].answer is not None]
-        row: dict[str, Any] = {"model": model, "source": source, "ablation": kind, "n": len(pairs), "unchanged": None,
-                               "unchanged_ci": None, "p_changed": None, "acc_real": None, "acc_ablated": None,
-                               "mcnemar_p": None, "note": "" if pairs else "no item answered on both sides"}
+        pairs = [
+            (real[a.item_id], a)
+            for a in answers.values()
+            if a.ablation == kind and a.item_id in real and a.answer is not None and real[a.item_id].answer is not None
+        ]
+        row: dict[str, Any] = {
+            "model": model,
+            "source": source,
+            "ablation": kind,
+            "n": len(pairs),
+            "unchanged": None,
+            "unchanged_ci": None,
+            "p_changed": None,
+            "acc_real": None,
+            "acc_ablated": None,
+            "mcnemar_p": None,
+            "note": "" if pairs else "no item answered on both sides",
+        }
         if pairs:
             same = sum(r.answer == a.answer for r, a in pairs)
             ci = rate(k=same, n=len(pairs))
-            row.update(unchanged=same / len(pairs), unchanged_ci=(ci.ci_low, ci.ci_high),
-                       p_changed=float(binomtest(len(pairs) - same, len(pairs), CHANGE_FLOOR, alternative="greater").pvalue))
+            row.update(
+                unchanged=same / len(pairs),
+                unchanged_ci=(ci.ci_low, ci.ci_high),
+                p_changed=float(binomtest(len(pairs) - same, len(pairs), CHANGE_FLOOR, alternative="greater").pvalue),
+            )
             gold = [(r.gold, r.label, a.label) for r, a in pairs if r.gold is not None]
             if gold and len(gold) == len(pairs):
-                m = mcnemar(reference=[g for g, _, _ in gold], hypothesis_a=[x for _, x, _ in gold],
-                            hypothesis_b=[y for _, _, y in gold])
+                m = mcnemar(
+                    reference=[g for g, _, _ in gold],
+                    hypothesis_a=[x for _, x, _ in gold],
+                    hypothesis_b=[y for _, _, y in gold],
+                )
                 row.update(acc_real=m.a_correct / m.n, acc_ablated=m.b_correct / m.n, mcnemar_p=m.p_value)
         res.rows.append(row)
     if divergences:
         d = list(divergences.values())
-        res.divergence = {"n": len(d), "kl_mean": float(np.mean([x.kl for x in d])),
-                          "js_mean": float(np.mean([x.js for x in d])),
-                          "same_top1": float(np.mean([x.same_top1 for x in d]))}
+        res.divergence = {
+            "n": len(d),
+            "kl_mean": float(np.mean([x.kl for x in d])),
+            "js_mean": float(np.mean([x.js for x in d])),
+            "same_top1": float(np.mean([x.same_top1 for x in d])),
+        }
     return res
 
 
-def canary_stage(backend: Any, source: str, picked: Sequence[Probe], *, seed: int, audio_policy: str,
-                 window: float | None, upstream: Sequence[str] = ()) -> Stage:
+def canary_stage(
+    backend: Any,
+    source: str,
+    picked: Sequence[Probe],
+    *,
+    seed: int,
+    audio_policy: str,
+    window: float | None,
+    upstream: Sequence[str] = (),
+) -> Stage:
     identity = backend.identity() if hasattr(backend, "identity") else {"backend": backend.spec}
     # "policy": the stored key of --audio-policy (core.names.STORED_KEYS), so stored fingerprints are unchanged
-    return Stage(STAGE, {"version": VERSION, "model": identity, "source": source, "seed": seed, "policy": audio_policy,
-                         "window_s": window, "items": [p.id for p in picked],
-                         "requests": [p.request.key() for p in picked]}, tuple(upstream))
+    return Stage(
+        STAGE,
+        {
+            "version": VERSION,
+            "model": identity,
+            "source": source,
+            "seed": seed,
+            "policy": audio_policy,
+            "window_s": window,
+            "items": [p.id for p in picked],
+            "requests": [p.request.key() for p in picked],
+        },
+        tuple(upstream),
+    )
 
 
-def run_canary(store: Store, backend: Any, probes: Sequence[Probe], *, source: str, n: int, seed: int = 0,
-               audio_policy: str = "truncate", window: float | None = None, read: Reader = read_text,
-               upstream: Sequence[str] = (), quiet: bool = False, divergence: bool = True) -> CanaryResult:
+def run_canary(
+    store: Store,
+    backend: Any,
+    probes: Sequence[Probe],
+    *,
+    source: str,
+    n: int,
+    seed: int = 0,
+    audio_policy: str = "truncate",
+    window: float | None = None,
+    read: Reader = read_text,
+    upstream: Sequence[str] = (),
+    quiet: bool = False,
+    divergence: bool = True,
+) -> CanaryResult:
     """Ask a seeded sample of ``n`` probes with their real clip and the three ablations (stage 'canary'; the real
     calls are answered from the store when the command already asked them), then summarize; on an hf-audio
     backend also the first-answer-token divergence (stage 'canary_logits'). Records a 'canary' manifest."""
@@ -187,16 +254,25 @@ def run_canary(store: Store, backend: Any, probes: Sequence[Probe], *, source: s
         raise HalluscopeError(f"canary ({source}): no items to sample from")
     clips = {p.id: resample(np.asarray(p.clip[0], dtype=np.float32), int(p.clip[1]), SR) for p in picked}
     donors = {p.id: picked[(i + 1) % len(picked)].id for i, p in enumerate(picked)} if len(picked) > 1 else {}
-    stage = canary_stage(backend, source, picked, seed=seed, audio_policy=audio_policy, window=window, upstream=upstream)
+    stage = canary_stage(
+        backend, source, picked, seed=seed, audio_policy=audio_policy, window=window, upstream=upstream
+    )
 
     async def ask(caller: Any, item: tuple[Probe, str]) -> CanaryAnswer | str:
         p, kind = item
         donor = donors.get(p.id) if kind == "swap" else None
-        samples = ablate(kind, clips[p.id], seed=derived_seed(seed, STAGE, p.id, kind),
-                         donor=clips[donor] if donor else None)
+        samples = ablate(
+            kind, clips[p.id], seed=derived_seed(seed, STAGE, p.id, kind), donor=clips[donor] if donor else None
+        )
         request = p.request.model_copy(update={"tag": f"{STAGE}:{kind}:{p.id}"})
         got = await ask_audio(caller, request, (samples, SR), audio_policy, window)
-        base: dict[str, Any] = {"item_id": p.id, "ablation": kind, "donor": donor, "gold": p.gold, "audio": got.delivery}
+        base: dict[str, Any] = {
+            "item_id": p.id,
+            "ablation": kind,
+            "donor": donor,
+            "gold": p.gold,
+            "audio": got.delivery,
+        }
         if got.skipped:
             return CanaryAnswer(**base, status="skipped")
         resp: Any = got.response
@@ -205,10 +281,15 @@ def run_canary(store: Store, backend: Any, probes: Sequence[Probe], *, source: s
         answer, label = read(resp) if resp.text is not None else (None, None)
         return CanaryAnswer(**base, status=resp.status, answer=answer, label=label, call_key=resp.key)
 
-    items = [(f"{p.id}#{kind}", (p, kind)) for p in picked for kind in ("real", *ABLATIONS)
-             if kind != "swap" or p.id in donors]
-    summary = run_calls(store, stage, items, backend, ask, CanaryAnswer, description=f"canary {backend.spec}",
-                        quiet=quiet)
+    items = [
+        (f"{p.id}#{kind}", (p, kind))
+        for p in picked
+        for kind in ("real", *ABLATIONS)
+        if kind != "swap" or p.id in donors
+    ]
+    summary = run_calls(
+        store, stage, items, backend, ask, CanaryAnswer, description=f"canary {backend.spec}", quiet=quiet
+    )
     stages = {STAGE: stage.fingerprint}
     divs: dict[str, CanaryDivergence] = {}
     if divergence and hasattr(backend, "adapter_class"):  # a local hf-audio model: its logits are ours to read
@@ -217,9 +298,20 @@ def run_canary(store: Store, backend: Any, probes: Sequence[Probe], *, source: s
         lstage = Stage(LOGITS_STAGE, {"of": stage.fingerprint}, ())
         divs = divergences(store, lstage, backend, picked, clips, audio_policy=audio_policy, window=window, quiet=quiet)
         stages[LOGITS_STAGE] = lstage.fingerprint
-    record_manifest(store, command="canary", config={"model": backend.spec, "source": source, "n": n, "seed": seed,
-                                                     "audio_policy": audio_policy, "window_s": window},
-                    seeds={"canary": seed}, stages=stages)
+    record_manifest(
+        store,
+        command="canary",
+        config={
+            "model": backend.spec,
+            "source": source,
+            "n": n,
+            "seed": seed,
+            "audio_policy": audio_policy,
+            "window_s": window,
+        },
+        seeds={"canary": seed},
+        stages=stages,
+    )
     return summarize(backend.spec, source, summary.results, divs, summary.failed)
 
 

@@ -27,8 +27,17 @@ def first_token_divergence(adapter: Any, messages: Sequence, clips: Sequence) ->
     return max(kl, 0.0), max(js, 0.0), bool(int(la.argmax()) == int(lb.argmax())), int(with_audio.audio_tokens)
 
 
-def divergences(store: Store, stage: Stage, backend: Any, picked: Sequence[Probe], clips: dict[str, np.ndarray], *,
-                audio_policy: str, window: float | None, quiet: bool = False) -> dict[str, CanaryDivergence]:
+def divergences(
+    store: Store,
+    stage: Stage,
+    backend: Any,
+    picked: Sequence[Probe],
+    clips: dict[str, np.ndarray],
+    *,
+    audio_policy: str,
+    window: float | None,
+    quiet: bool = False,
+) -> dict[str, CanaryDivergence]:
     """One forward pair per sampled item, stored under ``stage`` (a rerun reads them back); the model is loaded in
     this process for it and released after."""
     from halluscope.backends.audio_lm import audio_request
@@ -44,8 +53,9 @@ def divergences(store: Store, stage: Stage, backend: Any, picked: Sequence[Probe
         return CanaryDivergence(item_id=p.id, kl=round(kl, 6), js=round(js, 6), same_top1=same, audio_tokens=tokens)
 
     try:
-        out = run_stage(store, stage, [(p.id, p) for p in picked], one, CanaryDivergence, quiet=quiet,
-                        description="canary logits")
+        out = run_stage(
+            store, stage, [(p.id, p) for p in picked], one, CanaryDivergence, quiet=quiet, description="canary logits"
+        )
     finally:
         backend.adapter = None
     return out.results

@@ -20,8 +20,11 @@ class CanaryAnswer(Record):
     ablation: Literal["real", "silence", "noise", "swap"]
     donor: str | None = Field(default=None, description="swap: the item whose clip was sent.")
     status: str = Field(description="The reply's status (ok, refusal, unparsable) or 'skipped' (audio policy).")
-    answer: str | None = Field(default=None, description="What is compared across ablations (the parsed answer, "
-                               "or the reply normalised: lower case, whitespace collapsed).")
+    answer: str | None = Field(
+        default=None,
+        description="What is compared across ablations (the parsed answer, "
+        "or the reply normalised: lower case, whitespace collapsed).",
+    )
     label: str | None = Field(default=None, description="The answer as a gold-comparable label (None: no gold).")
     gold: str | None = None
     call_key: str | None = None

@@ -28,12 +28,16 @@ def choices(value: str, allowed: tuple[str, ...], name: str) -> tuple:
     got = tuple(x.strip() for x in value.split(",") if x.strip())
     bad = [x for x in got if x not in allowed]
     if bad or not got:
-        raise typer.BadParameter(f"{name} expects a comma-separated subset of {','.join(allowed)}, got '{value}'"
-                                 + (f" ({', '.join(bad)} unknown)" if bad else ""))
+        raise typer.BadParameter(
+            f"{name} expects a comma-separated subset of {','.join(allowed)}, got '{value}'"
+            + (f" ({', '.join(bad)} unknown)" if bad else "")
+        )
     if len(set(got)) != len(got):
         dupes = sorted({x for x in got if got.count(x) > 1})
-        raise typer.BadParameter(f"{name} expects each value once, got '{value}' ({', '.join(dupes)} repeated); "
-                                 f"e.g. {name} {','.join(dict.fromkeys(got))}")
+        raise typer.BadParameter(
+            f"{name} expects each value once, got '{value}' ({', '.join(dupes)} repeated); "
+            f"e.g. {name} {','.join(dict.fromkeys(got))}"
+        )
     return got
 
 
@@ -71,15 +75,34 @@ def show_build(result: BuildResult) -> None:
 @with_executor
 def build_spoken_cmd(
     run: NEW,
-    corpus: str = typer.Option(..., help="Articles as .jsonl/.csv/.parquet with id, language, text[, url, outlet, date, topic], or 'demo'."),
+    corpus: str = typer.Option(
+        ..., help="Articles as .jsonl/.csv/.parquet with id, language, text[, url, outlet, date, topic], or 'demo'."
+    ),
     langs: str = typer.Option(",".join(LANGUAGES), help="Languages to build, comma-separated."),
-    generator: str = typer.Option("rules", help="Rewrite generator spec: 'rules' (offline), 'openai/<model>' (any OpenAI-compatible server, App. A.1 prompts) or 'hf/<model dir>'; or one per language, as Lost in Speech (000) rewrote English with GPT and Russian/Kazakh with Gemini: 'en=openai/gpt-4,ru=openai/gemini-2.0-flash-lite,kk=openai/gemini-2.0-flash-lite' (each item records its generator)."),
-    tts: str = typer.Option("espeak", help="TTS spec for every language, per language ('en=espeak/en-us,ru=festival/msu_ru_nsh_clunits,kk=espeak/kk') or the preset 'offline-best'. Engines: 'espeak' (a voice pool), 'espeak/<voice>', 'rhvoice' (a voice pool, en and ru), 'rhvoice/<voice>', 'festival/<voice>', 'hf-tts/<VITS dir or hub id>'."),
-    asr: str = typer.Option("whisper/base", help="ASR spec of the build's transcripts, per language too ('en=whisper/base,kk=hf-asr/<dir>') or 'offline-best'. Engines: 'whisper/base' (shipped weights), 'whisper/<ct2 dir>', 'hf-asr/<Whisper or wav2vec2-CTC dir or hub id>[?punct=hf-punct/<token-classification dir>]'."),
-    compare_asr: List[str] = typer.Option([], "--compare-asr", help="Another ASR system (same spec forms as --asr) to run on the same audio, a stage of its own; repeat it. The report's Table 7 puts them side by side; 'detect --transcripts SPEC' reads one."),
+    generator: str = typer.Option(
+        "rules",
+        help="Rewrite generator spec: 'rules' (offline), 'openai/<model>' (any OpenAI-compatible server, App. A.1 prompts) or 'hf/<model dir>'; or one per language, as Lost in Speech (000) rewrote English with GPT and Russian/Kazakh with Gemini: 'en=openai/gpt-4,ru=openai/gemini-2.0-flash-lite,kk=openai/gemini-2.0-flash-lite' (each item records its generator).",
+    ),
+    tts: str = typer.Option(
+        "espeak",
+        help="TTS spec for every language, per language ('en=espeak/en-us,ru=festival/msu_ru_nsh_clunits,kk=espeak/kk') or the preset 'offline-best'. Engines: 'espeak' (a voice pool), 'espeak/<voice>', 'rhvoice' (a voice pool, en and ru), 'rhvoice/<voice>', 'festival/<voice>', 'hf-tts/<VITS dir or hub id>'.",
+    ),
+    asr: str = typer.Option(
+        "whisper/base",
+        help="ASR spec of the build's transcripts, per language too ('en=whisper/base,kk=hf-asr/<dir>') or 'offline-best'. Engines: 'whisper/base' (shipped weights), 'whisper/<ct2 dir>', 'hf-asr/<Whisper or wav2vec2-CTC dir or hub id>[?punct=hf-punct/<token-classification dir>]'.",
+    ),
+    compare_asr: List[str] = typer.Option(
+        [],
+        "--compare-asr",
+        help="Another ASR system (same spec forms as --asr) to run on the same audio, a stage of its own; repeat it. The report's Table 7 puts them side by side; 'detect --transcripts SPEC' reads one.",
+    ),
     seed: int = typer.Option(13, help="Seed for the rewrite plan, the rewrites and the voice choice."),
-    rewrites_per_article: int = typer.Option(2, help="Hallucinated rewrites per article, over distinct type x severity cells (0-9)."),
-    articles_per_language: Optional[int] = typer.Option(None, help="Use only the first N articles (by id) per language."),
+    rewrites_per_article: int = typer.Option(
+        2, help="Hallucinated rewrites per article, over distinct type x severity cells (0-9)."
+    ),
+    articles_per_language: Optional[int] = typer.Option(
+        None, help="Use only the first N articles (by id) per language."
+    ),
     types: str = typer.Option(",".join(TYPES), help="Hallucination types to generate, comma-separated."),
     severities: str = typer.Option(",".join(SEVERITIES), help="Severity levels to generate, comma-separated."),
     llm_config: LlmConfig = None,
@@ -96,28 +119,56 @@ def build_spoken_cmd(
     from halluscope.spoken.build import BuildConfig, build_spoken
 
     generator = generator_with(generator, option)  # type: ignore[assignment]
-    cfg = BuildConfig(corpus=corpus, langs=langs_of(langs), generator=generator, tts=tts, asr=asr,
-                      compare_asr=tuple(compare_asr), seed=seed,
-                      rewrites_per_article=rewrites_per_article, articles_per_language=articles_per_language,
-                      types=choices(types, TYPES, "--types"), severities=choices(severities, SEVERITIES, "--severities"))
+    cfg = BuildConfig(
+        corpus=corpus,
+        langs=langs_of(langs),
+        generator=generator,
+        tts=tts,
+        asr=asr,
+        compare_asr=tuple(compare_asr),
+        seed=seed,
+        rewrites_per_article=rewrites_per_article,
+        articles_per_language=articles_per_language,
+        types=choices(types, TYPES, "--types"),
+        severities=choices(severities, SEVERITIES, "--severities"),
+    )
     with executor.create(run) as ex, serving(generator, vllm_serve):
         result = build_spoken(run, cfg, executor=ex, quiet=json_out)
     dataset = run / "dataset" / "samples.parquet"
     if json_out:
         show_notes(result.notes)
-        print(json.dumps({"run": str(run), "samples": len(result.samples), "transcripts": len(result.transcripts),
-                          "failed": {k: len(v) for k, v in result.failures.items()}, "dataset": str(dataset)}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "run": str(run),
+                    "samples": len(result.samples),
+                    "transcripts": len(result.transcripts),
+                    "failed": {k: len(v) for k, v in result.failures.items()},
+                    "dataset": str(dataset),
+                },
+                indent=2,
+            )
+        )
         return
     show_build(result)
-    console.print(f"[green]built[/] {len(result.samples)} samples, {len(result.transcripts)} transcripts in {run}"
-                  f" (dataset: {dataset})", soft_wrap=True)
+    console.print(
+        f"[green]built[/] {len(result.samples)} samples, {len(result.transcripts)} transcripts in {run}"
+        f" (dataset: {dataset})",
+        soft_wrap=True,
+    )
 
 
 @app.command("judge")
 def build_judge_cmd(
     run: BUILT,
-    judge: List[str] = typer.Option(..., "--judge", help="Judge spec, e.g. openai/deepseek-chat or hf/<dir>, or one model per language ('en=openai/gpt-4o,ru=openai/deepseek-chat,kk=openai/deepseek-chat': each item is rated by its language's model and records it); repeat it: two or more judges give the agreement table."),
-    per_cell: int = typer.Option(8, help="Rewrites sampled per type x severity x language cell (Lost in Speech: 8, 216 items)."),
+    judge: List[str] = typer.Option(
+        ...,
+        "--judge",
+        help="Judge spec, e.g. openai/deepseek-chat or hf/<dir>, or one model per language ('en=openai/gpt-4o,ru=openai/deepseek-chat,kk=openai/deepseek-chat': each item is rated by its language's model and records it); repeat it: two or more judges give the agreement table.",
+    ),
+    per_cell: int = typer.Option(
+        8, help="Rewrites sampled per type x severity x language cell (Lost in Speech: 8, 216 items)."
+    ),
     seed: int = typer.Option(0, help="Seed of the stratified sample."),
     retries: Retries = 3,
     llm_config: LlmConfig = None,
@@ -138,8 +189,18 @@ def build_judge_cmd(
     result = build_judge(run, judge, per_cell=per_cell, seed=seed, retries=retries, quiet=json_out)
     tables = run / "report" / "judge" / "judge.md"
     if json_out:
-        print(json.dumps({"items": len(result.sample.ids), "judges": result.summary(), "agreement": result.agreement,
-                          "tables": str(tables)}, indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {
+                    "items": len(result.sample.ids),
+                    "judges": result.summary(),
+                    "agreement": result.agreement,
+                    "tables": str(tables),
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return
     table = Table("judge", "scored", "unscored", "failed", "model calls", "from store")
     for r in result.summary():
@@ -148,8 +209,12 @@ def build_judge_cmd(
     if result.agreement:
         agree = Table("judges", "dim", "n", "kappa (quadratic)", "Spearman rho", "within 1")
         for r in result.agreement:
-            agree.add_row(f"{r['judge_a']} / {r['judge_b']}", r["dimension"], str(r["n"]),
-                          *("-" if r[k] is None else f"{r[k]:.3f}" for k in ("kappa_quadratic", "spearman_rho", "within_one")))
+            agree.add_row(
+                f"{r['judge_a']} / {r['judge_b']}",
+                r["dimension"],
+                str(r["n"]),
+                *("-" if r[k] is None else f"{r[k]:.3f}" for k in ("kappa_quadratic", "spearman_rho", "within_one")),
+            )
         console.print(agree)
     console.print(f"[green]judged[/] {len(result.sample.ids)} items; tables: {tables}", soft_wrap=True)
 
@@ -161,14 +226,23 @@ def _split_langs(value: str) -> tuple[str, ...]:
 @app.command("realworld")
 def build_realworld_cmd(
     run: BUILT,
-    fakes: Path = typer.Option(..., help="Fact-checked fakes (.jsonl/.csv/.parquet): id, language (ru|kk), text[, "
-                               "native_language, translated, pair_id, near_parallel, url, date, topic]."),
+    fakes: Path = typer.Option(
+        ...,
+        help="Fact-checked fakes (.jsonl/.csv/.parquet): id, language (ru|kk), text[, "
+        "native_language, translated, pair_id, near_parallel, url, date, topic].",
+    ),
     langs: str = typer.Option("ru,kk", help="Languages of the split, comma-separated (ru, kk)."),
-    faithful: Optional[str] = typer.Option(None, help="LLM generator for faithful rewrites of the negatives "
-                                           "(provenance analysis, Table 5), e.g. openai/gemini-2.0-flash-lite."),
+    faithful: Optional[str] = typer.Option(
+        None,
+        help="LLM generator for faithful rewrites of the negatives "
+        "(provenance analysis, Table 5), e.g. openai/gemini-2.0-flash-lite.",
+    ),
     faithful_langs: str = typer.Option("ru", help="Languages to make faithful rewrites in (the spec: ru)."),
-    text_weight: float = typer.Option(0.0, help="Add this multiple of the texts' TF-IDF cosine to the "
-                                      "topic+period similarity when matching (0: topic and period only)."),
+    text_weight: float = typer.Option(
+        0.0,
+        help="Add this multiple of the texts' TF-IDF cosine to the "
+        "topic+period similarity when matching (0: topic and period only).",
+    ),
     corpus: Optional[str] = typer.Option(None, help="The corpus the run was built from, if it moved."),
     llm_config: LlmConfig = None,
     option: Options = [],  # noqa: B006 - options of the --faithful generator
@@ -181,18 +255,34 @@ def build_realworld_cmd(
     """
     from halluscope.spoken.realworld import build_realworld
 
-    split = build_realworld(run, fakes, langs=_split_langs(langs), faithful=model_with(faithful, option),
-                            faithful_langs=_split_langs(faithful_langs), text_weight=text_weight, corpus=corpus,
-                            quiet=json_out)
+    split = build_realworld(
+        run,
+        fakes,
+        langs=_split_langs(langs),
+        faithful=model_with(faithful, option),
+        faithful_langs=_split_langs(faithful_langs),
+        text_weight=text_weight,
+        corpus=corpus,
+        quiet=json_out,
+    )
     failed = sum(len(f) for f in split.failures.values())
-    counts = {"fakes": len(split.fakes), "matched_negatives": len(split.matches), "faithful": len(split.faithful),
-              "transcripts": len(split.transcripts), "failed": failed}
+    counts = {
+        "fakes": len(split.fakes),
+        "matched_negatives": len(split.matches),
+        "faithful": len(split.faithful),
+        "transcripts": len(split.transcripts),
+        "failed": failed,
+    }
     show_notes(split.notes)
     if json_out:
         print(json.dumps(counts, indent=2))
         return
-    console.print(f"  real-world: {len(split.fakes)} fakes, {len(split.matches)} negatives, {len(split.faithful)} "
-                  f"faithful rewrites, {len(split.transcripts)} transcripts")
-    console.print(f"[green]built[/] real-world split: {len(split.fakes)} fakes, {len(split.matches)} matched negatives, "
-                  f"{len(split.faithful)} faithful rewrites, {len(split.transcripts)} transcripts"
-                  + (f", [red]{failed} failed[/]" if failed else ""))
+    console.print(
+        f"  real-world: {len(split.fakes)} fakes, {len(split.matches)} negatives, {len(split.faithful)} "
+        f"faithful rewrites, {len(split.transcripts)} transcripts"
+    )
+    console.print(
+        f"[green]built[/] real-world split: {len(split.fakes)} fakes, {len(split.matches)} matched negatives, "
+        f"{len(split.faithful)} faithful rewrites, {len(split.transcripts)} transcripts"
+        + (f", [red]{failed} failed[/]" if failed else "")
+    )

@@ -27,8 +27,10 @@ from halluscope.core.errors import HalluscopeError
 from halluscope.core.stages import console
 
 app = App()
-CANARY_HELP = ("Audio-reliance check: ask a seeded sample of N items again with silence, noise at the clip's "
-               "loudness and another item's clip, and report how many answers stay the same (0: off).")
+CANARY_HELP = (
+    "Audio-reliance check: ask a seeded sample of N items again with silence, noise at the clip's "
+    "loudness and another item's clip, and report how many answers stay the same (0: off)."
+)
 CLOSEDFORM_MANIFEST = "run closedform"
 ANY_RUN = Run("Run directory of a spoken build, a MISHAP run or a 'run closedform' run.")
 
@@ -36,8 +38,23 @@ ANY_RUN = Run("Run directory of a spoken build, a MISHAP run or a 'run closedfor
 def show(results: list, json_out: bool = False) -> None:
     """The canary's last lines (or a JSON list on stdout)."""
     if json_out:
-        print(json.dumps([{"model": r.model, "source": r.source, "verdict": r.verdict, "flagged": r.flagged,
-                           "rows": r.rows, "divergence": r.divergence} for r in results], indent=2, default=str))
+        print(
+            json.dumps(
+                [
+                    {
+                        "model": r.model,
+                        "source": r.source,
+                        "verdict": r.verdict,
+                        "flagged": r.flagged,
+                        "rows": r.rows,
+                        "divergence": r.divergence,
+                    }
+                    for r in results
+                ],
+                indent=2,
+                default=str,
+            )
+        )
         return
     for r in results:
         for i, line in enumerate(r.lines()):
@@ -47,8 +64,18 @@ def show(results: list, json_out: bool = False) -> None:
 
 # -- zero-shot detection on audio (seed 000, App. A.3 prompts) ---------------------------------------------------
 
-def canary_detect(run: Path, detector: str, task: str, options: dict, *, n: int, seed: int = 0,
-                  ids: set[str] | None = None, quiet: bool = False):
+
+def canary_detect(
+    run: Path,
+    detector: str,
+    task: str,
+    options: dict,
+    *,
+    n: int,
+    seed: int = 0,
+    ids: set[str] | None = None,
+    quiet: bool = False,
+):
     """The canary of a zero-shot audio detector: the detect request of each sampled item (same key: its real call
     comes from the store), its gold label, the App. A.3 reply reader for the answer."""
     from halluscope.backends.audio_lm import audio_window_s
@@ -86,13 +113,27 @@ def canary_detect(run: Path, detector: str, task: str, options: dict, *, n: int,
                 continue
             if ids is not None and k not in ids:
                 continue
-            req = backend.request(msgs, tag=f"detect:{task}:{k}",
-                                  params={"max_tokens": int(own["max_tokens"]), "temperature": 0})
-            probes.append(_LazyProbe(k, req, lambda ref=ref: load_verified(safe_join(build.run_dir, ref.path), ref.sha256),
-                                     gold(v, task)))
-        return run_canary(store, backend, _load(probes, n, seed, f"detect:{task}"), source=f"detect:{task}", n=n,
-                          seed=seed, audio_policy=own["audio_policy"], window=window, read=read,
-                          upstream=(build.stages["generate"],), quiet=quiet)
+            req = backend.request(
+                msgs, tag=f"detect:{task}:{k}", params={"max_tokens": int(own["max_tokens"]), "temperature": 0}
+            )
+            probes.append(
+                _LazyProbe(
+                    k, req, lambda ref=ref: load_verified(safe_join(build.run_dir, ref.path), ref.sha256), gold(v, task)
+                )
+            )
+        return run_canary(
+            store,
+            backend,
+            _load(probes, n, seed, f"detect:{task}"),
+            source=f"detect:{task}",
+            n=n,
+            seed=seed,
+            audio_policy=own["audio_policy"],
+            window=window,
+            read=read,
+            upstream=(build.stages["generate"],),
+            quiet=quiet,
+        )
 
 
 class _LazyProbe:
@@ -114,6 +155,7 @@ def _load(probes: list, n: int, seed: int, source: str) -> list:
 
 # -- closed-form sets (HalluAudio 002, AHa-Bench, yes/no) ---------------------------------------------------------
 
+
 def record_closedform(run: Path, config: dict) -> None:
     """What 'run closedform' asked, so 'halluscope canary RUN' can ask it again."""
     from halluscope.core.manifest import record_manifest
@@ -123,9 +165,22 @@ def record_closedform(run: Path, config: dict) -> None:
         record_manifest(store, command=CLOSEDFORM_MANIFEST, config=config, seeds={}, stages={})
 
 
-def canary_closedform(run: Path, model: str, *, fmt: str, inputs: list, audio_root: str | None, audio_policy: str,
-                      system: str | None, max_tokens: int, options: dict, llm_config: str | None = None,
-                      n: int, seed: int = 0, quiet: bool = False):
+def canary_closedform(
+    run: Path,
+    model: str,
+    *,
+    fmt: str,
+    inputs: list,
+    audio_root: str | None,
+    audio_policy: str,
+    system: str | None,
+    max_tokens: int,
+    options: dict,
+    llm_config: str | None = None,
+    n: int,
+    seed: int = 0,
+    quiet: bool = False,
+):
     from halluscope.backends.audio_lm import audio_window_s, create_audio_backend
     from halluscope.backends.llm import load_llm_config
     from halluscope.backends.speech.audio import read_audio
@@ -138,19 +193,43 @@ def canary_closedform(run: Path, model: str, *, fmt: str, inputs: list, audio_ro
     backend = create_audio_backend(model, config=load_llm_config(llm_config), **options)
     probes = []
     for i, row in enumerate(rows):
-        msgs = ([ChatMessage(role="system", content=system)] if system else []) + [ChatMessage(role="user", content=row.prompt)]
-        req = backend.request(msgs, tag=f"closedform:{fmt}:{row.id}", params={"max_tokens": max_tokens, "temperature": 0})
+        msgs = ([ChatMessage(role="system", content=system)] if system else []) + [
+            ChatMessage(role="user", content=row.prompt)
+        ]
+        req = backend.request(
+            msgs, tag=f"closedform:{fmt}:{row.id}", params={"max_tokens": max_tokens, "temperature": 0}
+        )
         probes.append(_LazyProbe(f"{i:06d}:{row.id}", req, lambda row=row: read_audio(row.audio)))
     with Store(run) as store:
-        return run_canary(store, backend, _load(probes, n, seed, f"closedform:{fmt}"), source=f"closedform:{fmt}",
-                          n=n, seed=seed, audio_policy=audio_policy, window=audio_window_s(backend), quiet=quiet)
+        return run_canary(
+            store,
+            backend,
+            _load(probes, n, seed, f"closedform:{fmt}"),
+            source=f"closedform:{fmt}",
+            n=n,
+            seed=seed,
+            audio_policy=audio_policy,
+            window=audio_window_s(backend),
+            quiet=quiet,
+        )
 
 
 # -- MISHAP-Bench answers (001) -----------------------------------------------------------------------------------
 
-def canary_mishap(run: Path, model: str, *, max_tokens: int | None = None, audio_policy: str | None = None,
-                  system: str | None = None, options: dict, llm_config: str | None = None, n: int, seed: int = 0,
-                  quiet: bool = False):
+
+def canary_mishap(
+    run: Path,
+    model: str,
+    *,
+    max_tokens: int | None = None,
+    audio_policy: str | None = None,
+    system: str | None = None,
+    options: dict,
+    llm_config: str | None = None,
+    n: int,
+    seed: int = 0,
+    quiet: bool = False,
+):
     """Greedy answers only (sampled ones differ without any ablation); the decoding not given (max tokens, the
     card's repetition penalty, audio policy, system) is the latest 'mishap answer' run's of ``model``, so the real-audio
     requests are the ones it sent."""
@@ -172,22 +251,35 @@ def canary_mishap(run: Path, model: str, *, max_tokens: int | None = None, audio
         max_tokens = int(max_tokens or prev.max_tokens or 512)
         audio_policy = str(audio_policy or prev.audio_policy or "truncate")
         system = system if system is not None else prev.system
-        params = decoding_params(seed=None, temperature=0.0, top_p=None, max_tokens=max_tokens,
-                                 repetition_penalty=prev.repetition_penalty)
+        params = decoding_params(
+            seed=None, temperature=0.0, top_p=None, max_tokens=max_tokens, repetition_penalty=prev.repetition_penalty
+        )
         questions, clips = load_questions(store), kept_clips(store)
         probes = []
         for q in sorted(questions.values(), key=lambda q: q.id):
             if q.clip_id not in clips:
                 continue
-            msgs = ([ChatMessage(role="system", content=system)] if system else []) + [ChatMessage(role="user", content=q.text)]
+            msgs = ([ChatMessage(role="system", content=system)] if system else []) + [
+                ChatMessage(role="user", content=q.text)
+            ]
             req = backend.request(msgs, tag=f"{STAGE}:{answer_id(q.id, model, None)}", params=params)
             probes.append(_LazyProbe(q.id, req, lambda c=clips[q.clip_id]: read_audio(c.audio)))
-        return run_canary(store, backend, _load(probes, n, seed, "mishap"), source="mishap", n=n, seed=seed,
-                          audio_policy=audio_policy, window=audio_window_s(backend), upstream=(upstream(store, "questions")["questions"],),
-                          quiet=quiet)
+        return run_canary(
+            store,
+            backend,
+            _load(probes, n, seed, "mishap"),
+            source="mishap",
+            n=n,
+            seed=seed,
+            audio_policy=audio_policy,
+            window=audio_window_s(backend),
+            upstream=(upstream(store, "questions")["questions"],),
+            quiet=quiet,
+        )
 
 
 # -- the command --------------------------------------------------------------------------------------------------
+
 
 def _kind(run: Path) -> tuple[str, Any]:
     from halluscope.core.store import Store
@@ -197,14 +289,18 @@ def _kind(run: Path) -> tuple[str, Any]:
             m = store.latest_manifest(command)
             if m is not None:
                 return command, m
-    raise HalluscopeError(f"{run}: no spoken build, MISHAP questions or 'run closedform' in this run; expected a RUN "
-                          "made by 'build spoken', 'mishap questions' or 'run closedform'. Fix: run one of them first")
+    raise HalluscopeError(
+        f"{run}: no spoken build, MISHAP questions or 'run closedform' in this run; expected a RUN "
+        "made by 'build spoken', 'mishap questions' or 'run closedform'. Fix: run one of them first"
+    )
 
 
 @app.command("canary")
 def canary_cmd(
     run: ANY_RUN,
-    model: str = typer.Option(..., "--model", help="Audio model: hf-audio/<dir>, openai/<model> or cascade/<asr>+<llm>."),
+    model: str = typer.Option(
+        ..., "--model", help="Audio model: hf-audio/<dir>, openai/<model> or cascade/<asr>+<llm>."
+    ),
     n: int = typer.Option(20, "--n", help="Items in the seeded sample."),
     seed: int = typer.Option(0, help="Seed of the sample and of the noise."),
     task: str = typer.Option("binary", help="Spoken runs: binary | type | severity (the detect prompt asked)."),
@@ -239,20 +335,42 @@ def canary_cmd(
             options["prompting"] = prompting
         results = [canary_detect(run, model, task, {**options, **cfg}, n=n, seed=seed, quiet=json_out)]
     elif kind == "mishap questions":
-        results = [canary_mishap(run, model, max_tokens=given.pop("max_tokens", None),
-                                 audio_policy=given.pop("audio_policy", None), system=given.pop("system", None),
-                                 options=given, llm_config=str(llm_config) if llm_config else None, n=n, seed=seed,
-                                 quiet=json_out)]
+        results = [
+            canary_mishap(
+                run,
+                model,
+                max_tokens=given.pop("max_tokens", None),
+                audio_policy=given.pop("audio_policy", None),
+                system=given.pop("system", None),
+                options=given,
+                llm_config=str(llm_config) if llm_config else None,
+                n=n,
+                seed=seed,
+                quiet=json_out,
+            )
+        ]
     else:
         c = manifest.config
         if c.get("model") != model:
-            raise HalluscopeError(f"{run}: its closed-form run asked '{c.get('model')}', not '{model}'. Fix: give "
-                                  f"--model {c.get('model')} or run 'run closedform {run} ... --model {model}' first")
-        results = [canary_closedform(run, model, fmt=c["format"], inputs=c["inputs"], audio_root=c.get("audio_root"),
-                                     audio_policy=str(given.pop("audio_policy", c.get("audio_policy", c.get("policy")))),
-                                     system=given.pop("system", c.get("system")),
-                                     max_tokens=int(given.pop("max_tokens", c["max_tokens"])),
-                                     options={**c.get("options", {}), **given},
-                                     llm_config=str(llm_config) if llm_config else c.get("llm_config"),
-                                     n=n, seed=seed, quiet=json_out)]
+            raise HalluscopeError(
+                f"{run}: its closed-form run asked '{c.get('model')}', not '{model}'. Fix: give "
+                f"--model {c.get('model')} or run 'run closedform {run} ... --model {model}' first"
+            )
+        results = [
+            canary_closedform(
+                run,
+                model,
+                fmt=c["format"],
+                inputs=c["inputs"],
+                audio_root=c.get("audio_root"),
+                audio_policy=str(given.pop("audio_policy", c.get("audio_policy", c.get("policy")))),
+                system=given.pop("system", c.get("system")),
+                max_tokens=int(given.pop("max_tokens", c["max_tokens"])),
+                options={**c.get("options", {}), **given},
+                llm_config=str(llm_config) if llm_config else c.get("llm_config"),
+                n=n,
+                seed=seed,
+                quiet=json_out,
+            )
+        ]
     show(results, json_out)

@@ -28,8 +28,13 @@ RENAMED: dict[str, tuple[str, Optional[Callable[[str], str]]]] = {
     "--output": ("--out", None),  # the file or folder a command writes (corpus collect|dedup|translate|...)
 }
 # '-o KEY=VALUE' keys that are flags now (the detectors read them under these keys, so the flags store them there)
-OPTION_FLAGS = {"max_tokens": "--max-tokens", "audio_policy": "--audio-policy", "system": "--system",
-                "mitigation": "--mitigation", "llm_config": "--llm-config"}
+OPTION_FLAGS = {
+    "max_tokens": "--max-tokens",
+    "audio_policy": "--audio-policy",
+    "system": "--system",
+    "mitigation": "--mitigation",
+    "llm_config": "--llm-config",
+}
 # '-o KEY=VALUE' keys renamed: old key -> the current one (core.names: one name per role)
 OPTION_RENAMED = {"max_new_tokens": "max_tokens"}
 LLM_CONFIG_ENV = "HALLUSCOPE_LLM_CONFIG"
@@ -61,16 +66,20 @@ def plain_deprecations() -> Iterator[None]:
         yield
 
 
-
-
-def legacy_run(option: str, *, position: str = "first",
-               default: Optional[Callable[[dict[str, str], list[str]], Optional[str]]] = None) -> Callable:
+def legacy_run(
+    option: str,
+    *,
+    position: str = "first",
+    default: Optional[Callable[[dict[str, str], list[str]], Optional[str]]] = None,
+) -> Callable:
     """Mark a command whose run directory used to be ``option`` (e.g. '--out DIR'): its value becomes the RUN
     positional (the first or the last one). ``default(options, positionals)``: the run an old-style call meant when
     it named no ``option`` (None: it is a current call)."""
+
     def mark(command: Callable) -> Callable:
         command.__legacy_run__ = (option, position, default)  # type: ignore[attr-defined]
         return command
+
     return mark
 
 
@@ -126,7 +135,7 @@ def rewrite(cmd: Any, args: list[str], path: str) -> list[str]:
         if old in given:
             i, n = given[old]
             value = _value(args, given[old])
-            args[i:i + n] = [new, convert(value) if convert else value]
+            args[i : i + n] = [new, convert(value) if convert else value]
             deprecated(f"{old} on '{path}'", new + (" (one less: retries after the first try)" if convert else ""))
     legacy = getattr(cmd.callback, "__legacy_run__", None)
     if legacy is not None:
@@ -136,7 +145,7 @@ def rewrite(cmd: Any, args: list[str], path: str) -> list[str]:
         if option in given and option not in names:
             run = _value(args, given[option])
             i, n = given[option]
-            del args[i:i + n]
+            del args[i : i + n]
             deprecated(f"'{option} DIR' on '{path}'", f"the positional RUN ('{path} DIR ...')")
         elif default is not None:
             values = {k: _value(args, v) for k, v in given.items() if v[1] == 2 or "=" in args[v[0]]}
@@ -184,12 +193,27 @@ class Group(TyperGroup):
     """A typer group whose usage errors are printed the plain way (click's, one unwrapped line per message):
     the rich panel typer draws would break a long path across lines."""
 
-    def main(self, args: Any = None, prog_name: Optional[str] = None, complete_var: Optional[str] = None,
-             standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
+    def main(
+        self,
+        args: Any = None,
+        prog_name: Optional[str] = None,
+        complete_var: Optional[str] = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
         from typer.core import _main
 
-        return _main(self, args=args, prog_name=prog_name, complete_var=complete_var, standalone_mode=standalone_mode,
-                     windows_expand_args=windows_expand_args, rich_markup_mode=None, **extra)
+        return _main(
+            self,
+            args=args,
+            prog_name=prog_name,
+            complete_var=complete_var,
+            standalone_mode=standalone_mode,
+            windows_expand_args=windows_expand_args,
+            rich_markup_mode=None,
+            **extra,
+        )
 
 
 class DefaultGroup(Group):

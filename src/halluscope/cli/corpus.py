@@ -29,8 +29,16 @@ def corpus_check(corpus: str = typer.Argument(..., help="Corpus file or 'demo'."
     arts = loaded.articles
     counts = sorted(Counter((a.language, a.topic or "-") for a in arts).items())
     if json_out:
-        print(json.dumps({"articles": len(arts), "by_language_topic": [
-            {"language": lang, "topic": topic, "n": n} for (lang, topic), n in counts]}, indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {
+                    "articles": len(arts),
+                    "by_language_topic": [{"language": lang, "topic": topic, "n": n} for (lang, topic), n in counts],
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return
     console.print(f"[green]ok[/]: {len(arts)} articles")
     for (lang, topic), n in counts:
@@ -48,6 +56,7 @@ def models_cmd(json_out: Json = False) -> None:
 
 # ---- the data pipeline (Lost in Speech 000, 3.1-3.2 and its release terms): spoken/collect/ -------------------
 
+
 def _report(path: Optional[Path], default: Path, doc: dict) -> Path:
     from halluscope.core.fs import atomic_write
 
@@ -58,7 +67,10 @@ def _report(path: Optional[Path], default: Path, doc: dict) -> Path:
 
 @app.command("collect")
 def corpus_collect(
-    pages: Path = typer.Argument(..., help="A folder of saved .html pages, or a .jsonl/.csv list with 'page' (the saved file) and optional url, id, language, topic, outlet."),
+    pages: Path = typer.Argument(
+        ...,
+        help="A folder of saved .html pages, or a .jsonl/.csv list with 'page' (the saved file) and optional url, id, language, topic, outlet.",
+    ),
     out: Path = typer.Option(..., "--out", help="Corpus file to write (.jsonl)."),
     langs: str = typer.Option("en,ru,kk", help="Languages to keep."),
     json_out: Json = False,
@@ -85,7 +97,9 @@ def corpus_collect(
 def corpus_dedup(
     corpus: Path = typer.Argument(..., help="Corpus .jsonl (from 'corpus collect')."),
     out: Path = typer.Option(..., "--out", help="Corpus without near-duplicates (.jsonl)."),
-    threshold: float = typer.Option(0.8, help="Jaccard similarity over word shingles at which two texts are duplicates."),
+    threshold: float = typer.Option(
+        0.8, help="Jaccard similarity over word shingles at which two texts are duplicates."
+    ),
     shingle: int = typer.Option(3, help="Words per shingle."),
     num_perm: int = typer.Option(128, help="MinHash permutations."),
     report: Optional[Path] = typer.Option(None, help="Report file (default: OUTPUT with .dedup.json)."),
@@ -113,7 +127,9 @@ def corpus_translate(
     out: Path = typer.Option(..., "--out", help="The corpus plus the translations (.jsonl)."),
     source: str = typer.Option(..., "--from", help="Language to translate from (en, ru, kk)."),
     to: str = typer.Option(..., "--to", help="Language to translate into."),
-    model: str = typer.Option(..., help="Chat backend spec, e.g. openai/<model> (any OpenAI-compatible server) or hf/<dir>."),
+    model: str = typer.Option(
+        ..., help="Chat backend spec, e.g. openai/<model> (any OpenAI-compatible server) or hf/<dir>."
+    ),
     min_back: float = typer.Option(0.5, help="Lowest back-translation similarity (character 3-gram F) counted valid."),
     report: Optional[Path] = typer.Option(None, help="Validation report (default: OUTPUT with .translate.json)."),
     llm_config: LlmConfig = None,
@@ -132,15 +148,23 @@ def corpus_translate(
         from halluscope.backends.llm import load_llm_config
 
         config = load_llm_config(llm_config)
-    new, doc = translate_rows(rows, backend_spec=model_with(model, option) or model, source=source, target=to,
-                              min_back=min_back, config=config)
+    new, doc = translate_rows(
+        rows,
+        backend_spec=model_with(model, option) or model,
+        source=source,
+        target=to,
+        min_back=min_back,
+        config=config,
+    )
     write_jsonl(out, [*rows, *new])
     path = _report(report, out.with_suffix(".translate.json"), doc)
     if json_out:
         print(json.dumps({**{k: v for k, v in doc.items() if k != "items"}, "report": str(path)}, indent=2))
         return
-    console.print(f"[green]translated[/] {doc['translated']} of {doc['asked']} ({doc['valid']} valid, "
-                  f"{doc['failed']} failed); report: {path}")
+    console.print(
+        f"[green]translated[/] {doc['translated']} of {doc['asked']} ({doc['valid']} valid, "
+        f"{doc['failed']} failed); report: {path}"
+    )
 
 
 @app.command("release")
@@ -185,5 +209,7 @@ def corpus_rehydrate(
         console.print(f"[green]rehydrated[/] {len(rows)} rows into {out}")
     if problems:
         first = problems[0]
-        raise HalluscopeError(f"{release_file}: {len(problems)} item(s) could not be rebuilt; first: '{first['id']}': "
-                              f"{first['problem']}. Fix: pass --pages with the original saved pages")
+        raise HalluscopeError(
+            f"{release_file}: {len(problems)} item(s) could not be rebuilt; first: '{first['id']}': "
+            f"{first['problem']}. Fix: pass --pages with the original saved pages"
+        )

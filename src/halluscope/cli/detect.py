@@ -35,12 +35,17 @@ DETECTORS_TRAINED = frozenset({"tfidf", "encoder", "whitebox"})  # trained kinds
 @with_executor
 def detect(
     run: BUILT,
-    detector: str = typer.Option("tfidf", help="Detector spec: 'tfidf' (offline TF-IDF + logistic regression); "
-                                 "other kinds ('encoder/<path>', 'openai/<model>', 'hf/<path>', 'hf-audio/<path>') "
-                                 "are available when their modules are installed."),
+    detector: str = typer.Option(
+        "tfidf",
+        help="Detector spec: 'tfidf' (offline TF-IDF + logistic regression); "
+        "other kinds ('encoder/<path>', 'openai/<model>', 'hf/<path>', 'hf-audio/<path>') "
+        "are available when their modules are installed.",
+    ),
     task: str = typer.Option("binary", help="binary | type | severity | all"),
-    input: str = typer.Option("text", help="text (O: original text) | transcript (T: ASR transcript) | audio | all "
-                              "(all = text and transcript)"),
+    input: str = typer.Option(
+        "text",
+        help="text (O: original text) | transcript (T: ASR transcript) | audio | all (all = text and transcript)",
+    ),
     seed: int = typer.Option(0, help="Seed of the article-level train/dev/test split and the detector."),
     prompting: Optional[str] = typer.Option(None, help="Zero-shot detectors: direct | cot (Lost in Speech, App. A.3)."),
     max_tokens: MaxTokens = None,  # type: ignore[assignment]  # zero-shot detectors; None: theirs (256)
@@ -52,8 +57,11 @@ def detect(
     json_out: Json = False,
     vllm_serve: VllmServe = None,
     executor: ExecutorOptions = ExecutorOptions(),
-    transcripts: Optional[str] = typer.Option(None, help="Which ASR system's transcripts to read: a --compare-asr "
-                                              "spec of the build (default: the build's own --asr)."),
+    transcripts: Optional[str] = typer.Option(
+        None,
+        help="Which ASR system's transcripts to read: a --compare-asr "
+        "spec of the build (default: the build's own --asr).",
+    ),
     canary: int = typer.Option(0, "--canary", help="Zero-shot detectors on --input audio: " + CANARY_HELP),
 ) -> None:
     """Run a detector on a built benchmark for a task and input; predictions are stored and the report picks
@@ -94,22 +102,52 @@ def detect(
     with executor.create(run) as ex, serving(detector, vllm_serve):
         for t in tasks:
             for i in inputs:
-                res = run_detect(run, detector=detector, task=t, input=i, seed=seed, options=options,  # type: ignore[arg-type]
-                                 executor=ex, **({"transcripts": transcripts} if transcripts else {}))
+                res = run_detect(
+                    run,
+                    detector=detector,
+                    task=t,  # type: ignore[arg-type]
+                    input=i,
+                    seed=seed,
+                    options=options,  # type: ignore[arg-type]
+                    executor=ex,
+                    **({"transcripts": transcripts} if transcripts else {}),
+                )
                 n_test = sum(p.split == "test" for p in res.predictions.values())
                 if i == "audio":
                     asked[t] = res.predictions
-                rows.append({"detector": detector, "task": t, "input": i, "predictions": len(res.predictions),
-                             "test": n_test, "excluded": len(res.excluded)})
+                rows.append(
+                    {
+                        "detector": detector,
+                        "task": t,
+                        "input": i,
+                        "predictions": len(res.predictions),
+                        "test": n_test,
+                        "excluded": len(res.excluded),
+                    }
+                )
                 if not json_out:
-                    console.print(f"detect {detector} task={t} input={i}: {len(res.predictions)} predictions "
-                                  f"({n_test} on the test split) stored")
+                    console.print(
+                        f"detect {detector} task={t} input={i}: {len(res.predictions)} predictions "
+                        f"({n_test} on the test split) stored"
+                    )
     if canary and "audio" in inputs and detector.partition("/")[0] not in DETECTORS_TRAINED:
         from halluscope.cli.canary import canary_detect, show
 
         # on the items this run asked (not skipped by the audio policy); the real-audio calls come from the store
-        show([canary_detect(run, detector, t, options, n=canary, seed=seed, quiet=json_out,
-                            ids={k for k, p in asked[t].items() if not (p.audio and p.audio.action == "skipped")})
-              for t in tasks])
+        show(
+            [
+                canary_detect(
+                    run,
+                    detector,
+                    t,
+                    options,
+                    n=canary,
+                    seed=seed,
+                    quiet=json_out,
+                    ids={k for k, p in asked[t].items() if not (p.audio and p.audio.action == "skipped")},
+                )
+                for t in tasks
+            ]
+        )
     if json_out:
         print(json.dumps(rows, indent=2))

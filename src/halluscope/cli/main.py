@@ -15,37 +15,71 @@ import sqlite3
 import sys
 from typing import Any
 
-HELP = ("Build, run and score hallucination benchmarks for speech and audio language models.\n\n"
-        "Start with 'halluscope quickstart': it builds a small trilingual spoken benchmark offline "
-        "(rules rewrites -> the 'offline-best' speech preset: RHVoice for English and Russian, espeak-ng for Kazakh -> "
-        "Whisper base), trains TF-IDF detectors on original text (O) and "
-        "transcripts (T), and writes an HTML report. Every command takes its run directory as the positional RUN.")
+HELP = (
+    "Build, run and score hallucination benchmarks for speech and audio language models.\n\n"
+    "Start with 'halluscope quickstart': it builds a small trilingual spoken benchmark offline "
+    "(rules rewrites -> the 'offline-best' speech preset: RHVoice for English and Russian, espeak-ng for Kazakh -> "
+    "Whisper base), trains TF-IDF detectors on original text (O) and "
+    "transcripts (T), and writes an HTML report. Every command takes its run directory as the positional RUN."
+)
 
 # name -> ("module:app", the app is the command's group, summary for the top-level --help); in --help order
 COMMANDS: dict[str, tuple[str, bool, str]] = {
     "build": ("halluscope.cli.build:app", True, "Build a benchmark into a run directory."),
-    "detect": ("halluscope.cli.detect:app", False, "Run a detector on a built benchmark for a task and input; "
-               "predictions are stored and the report picks them up."),
-    "report": ("halluscope.cli.report:app", False, "Write report/ (tables.md, a CSV per table, report.html with plots) "
-               "with every section the run has."),
-    "project": ("halluscope.cli.report:app", False, "Project wall time (and cost) of each stage to a paper-sized "
-                "corpus from a run's stored timings."),
-    "view": ("halluscope.cli.view:app", False, "Browse every item of a run: texts, clip, transcript, judges, "
-             "detectors' predictions and raw replies; rate speech quality."),
+    "detect": (
+        "halluscope.cli.detect:app",
+        False,
+        "Run a detector on a built benchmark for a task and input; "
+        "predictions are stored and the report picks them up.",
+    ),
+    "report": (
+        "halluscope.cli.report:app",
+        False,
+        "Write report/ (tables.md, a CSV per table, report.html with plots) with every section the run has.",
+    ),
+    "project": (
+        "halluscope.cli.report:app",
+        False,
+        "Project wall time (and cost) of each stage to a paper-sized corpus from a run's stored timings.",
+    ),
+    "view": (
+        "halluscope.cli.view:app",
+        False,
+        "Browse every item of a run: texts, clip, transcript, judges, "
+        "detectors' predictions and raw replies; rate speech quality.",
+    ),
     "score": ("halluscope.cli.score:app", True, "Score predictions or transcripts on their own."),
     "run": ("halluscope.cli.run:app", True, "Run a model on a benchmark set and write its predictions."),
     "corpus": ("halluscope.cli.corpus:app", True, "Inspect and validate corpora."),
-    "models": ("halluscope.cli.corpus:models_app", False, "Table 8: the audio-language models halluscope runs, "
-               "how (local or server), window, mitigations, commands."),
-    "canary": ("halluscope.cli.canary:app", False, "Does the model hear? Ask a sample again with silence, noise "
-               "and another clip; report how many answers stay the same."),
-    "mishap": ("halluscope.cli.mishap:app", True, "MISHAP-Bench: adversarial open-ended questions over audio clips, "
-               "a groundedness judge, rates, stance and human agreement."),
-    "mitigation": ("halluscope.cli.mitigation:app", True, "Decoding-time mitigation sweeps: one method over "
-                   "strengths and seeds beside plain greedy and sampled decoding (the report's mitigation card)."),
+    "models": (
+        "halluscope.cli.corpus:models_app",
+        False,
+        "Table 8: the audio-language models halluscope runs, how (local or server), window, mitigations, commands.",
+    ),
+    "canary": (
+        "halluscope.cli.canary:app",
+        False,
+        "Does the model hear? Ask a sample again with silence, noise "
+        "and another clip; report how many answers stay the same.",
+    ),
+    "mishap": (
+        "halluscope.cli.mishap:app",
+        True,
+        "MISHAP-Bench: adversarial open-ended questions over audio clips, "
+        "a groundedness judge, rates, stance and human agreement.",
+    ),
+    "mitigation": (
+        "halluscope.cli.mitigation:app",
+        True,
+        "Decoding-time mitigation sweeps: one method over "
+        "strengths and seeds beside plain greedy and sampled decoding (the report's mitigation card).",
+    ),
     # quickstart_mishap adds 'quickstart mishap' to quickstart.app
-    "quickstart": ("halluscope.cli.quickstart_mishap:app", True, "The whole chain offline on the embedded demo "
-                   "corpus ('quickstart spoken', 'quickstart mishap')."),
+    "quickstart": (
+        "halluscope.cli.quickstart_mishap:app",
+        True,
+        "The whole chain offline on the embedded demo corpus ('quickstart spoken', 'quickstart mishap').",
+    ),
 }
 
 
@@ -139,8 +173,10 @@ def _fail(exc: Exception) -> None:
         # option values checked by the pydantic config models: one line per problem, named by option
         from halluscope.core.stages import console
 
-        lines = [f"--{'-'.join(str(p) for p in e['loc']).replace('_', '-')}: {e['msg']} (got {e.get('input')!r})"
-                 for e in exc.errors()]
+        lines = [
+            f"--{'-'.join(str(p) for p in e['loc']).replace('_', '-')}: {e['msg']} (got {e.get('input')!r})"
+            for e in exc.errors()
+        ]
         console.print("[red]error:[/] invalid options:\n  " + "\n  ".join(lines), highlight=False, soft_wrap=True)
         sys.exit(2)
     if isinstance(exc, (OSError, sqlite3.Error)):
@@ -149,9 +185,12 @@ def _fail(exc: Exception) -> None:
 
         from halluscope.core.stages import console
 
-        console.print(f"[red]error:[/] {escape(f'{type(exc).__name__}: {exc}')}. Fix: check the path, its "
-                      "permissions and free disk space, then run the command again (finished work is kept)",
-                      highlight=False, soft_wrap=True)
+        console.print(
+            f"[red]error:[/] {escape(f'{type(exc).__name__}: {exc}')}. Fix: check the path, its "
+            "permissions and free disk space, then run the command again (finished work is kept)",
+            highlight=False,
+            soft_wrap=True,
+        )
         sys.exit(2)
     # a bug: one line here, the traceback in a file
     import tempfile
@@ -163,6 +202,5 @@ def _fail(exc: Exception) -> None:
 
         fh.write(" ".join(redacted_argv(sys.argv)) + "\n\n" + traceback.format_exc())
     first = (str(exc).splitlines() or [""])[0][:500]
-    print(f"internal error: {type(exc).__name__}: {first} (full traceback: {log}; please report it)",
-          file=sys.stderr)
+    print(f"internal error: {type(exc).__name__}: {first} (full traceback: {log}; please report it)", file=sys.stderr)
     sys.exit(1)

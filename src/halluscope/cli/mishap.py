@@ -31,10 +31,12 @@ from halluscope.cli.options import (
 from halluscope.core.executors import ExecutorOptions
 from halluscope.core.stages import console
 
-app = App(help="MISHAP-Bench: adversarial open-ended questions over audio clips, a groundedness judge, "
-                         "rates, stance and human agreement (MISHAP-Bench). Steps: clips -> questions -> rubrics -> answer "
-                         "-> judge -> annotate -> report, or 'all'. LLM options: --llm-config or $HALLUSCOPE_LLM_CONFIG; keys "
-          "from the environment.")
+app = App(
+    help="MISHAP-Bench: adversarial open-ended questions over audio clips, a groundedness judge, "
+    "rates, stance and human agreement (MISHAP-Bench). Steps: clips -> questions -> rubrics -> answer "
+    "-> judge -> annotate -> report, or 'all'. LLM options: --llm-config or $HALLUSCOPE_LLM_CONFIG; keys "
+    "from the environment."
+)
 
 RUN = NewRun("Run directory (created by 'clips'; later steps resume it).")
 STEP_RUN = Run("Run directory made by 'mishap clips'.")
@@ -44,8 +46,13 @@ def _show(summary, what: str, json_out: bool = False) -> None:
     """A step's summary (halluscope.backends.runner.CallSummary): its counts line, then its warnings (--json: them as
     one JSON object on stdout, with the failures by item)."""
     if json_out:
-        print(json.dumps({"step": what, **summary.counts(), "failed_items": summary.failed, "notes": summary.notes},
-                         indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {"step": what, **summary.counts(), "failed_items": summary.failed, "notes": summary.notes},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return
     console.print(summary.line(what), highlight=False, soft_wrap=True)
     for note in summary.notes:
@@ -62,27 +69,53 @@ def _seeds(value: Optional[str]) -> Optional[list[int]]:
 
 
 @app.command("clips")
-def clips_cmd(run: RUN,
-              manifest: Path = typer.Option(..., help=".jsonl/.csv with id, domain (music|sound|speech), source, audio, description[, description_kind]."),
-              filter_llm: Optional[str] = typer.Option(None, help="LLM for the informativeness filter (App. A.1), e.g. openai/<model>; none: keep every clip."),
-              per_domain: Optional[int] = typer.Option(None, help="Keep at most N clips per domain after the filter (the paper: 1,000), taken from its sources in turn."),
-              per_source: Optional[List[str]] = typer.Option(None, help="Keep at most N clips per source after the filter: N for every source, or SOURCE=N (repeat)."),
-              seed: int = typer.Option(0, help="Seed of the quota draws."), audio_root: AudioRoot = None,
-              llm_config: LlmConfig = None, option: Options = []) -> None:  # noqa: B006 - options of the --filter-llm
+def clips_cmd(
+    run: RUN,
+    manifest: Path = typer.Option(
+        ..., help=".jsonl/.csv with id, domain (music|sound|speech), source, audio, description[, description_kind]."
+    ),
+    filter_llm: Optional[str] = typer.Option(
+        None, help="LLM for the informativeness filter (App. A.1), e.g. openai/<model>; none: keep every clip."
+    ),
+    per_domain: Optional[int] = typer.Option(
+        None,
+        help="Keep at most N clips per domain after the filter (the paper: 1,000), taken from its sources in turn.",
+    ),
+    per_source: Optional[List[str]] = typer.Option(
+        None, help="Keep at most N clips per source after the filter: N for every source, or SOURCE=N (repeat)."
+    ),
+    seed: int = typer.Option(0, help="Seed of the quota draws."),
+    audio_root: AudioRoot = None,
+    llm_config: LlmConfig = None,
+    option: Options = [],  # noqa: B006 - options of the --filter-llm
+) -> None:
     """Import clips and descriptions, filter uninformative descriptions, enforce domain / source quotas, report balance."""
     from halluscope.mishap.clips import import_clips
 
     quota: Optional[int | dict[str, int]] = None
     for v in per_source or []:
         src, sep, n = v.rpartition("=")
-        if not n.strip().isdigit() or (sep and not src.strip()) or (quota is not None and isinstance(quota, int) != (not sep)):
-            raise typer.BadParameter(f"expected N for every source or SOURCE=N (not both), got '{v}'", param_hint="--per-source")
+        if (
+            not n.strip().isdigit()
+            or (sep and not src.strip())
+            or (quota is not None and isinstance(quota, int) != (not sep))
+        ):
+            raise typer.BadParameter(
+                f"expected N for every source or SOURCE=N (not both), got '{v}'", param_hint="--per-source"
+            )
         if not sep:
             quota = int(n)
         else:
             quota = {**(quota or {}), src.strip(): int(n)}  # type: ignore[dict-item]
-    r = import_clips(run, manifest, filter_llm=model_with(filter_llm, option), per_domain=per_domain, per_source=quota, seed=seed,
-                     audio_root=audio_root)
+    r = import_clips(
+        run,
+        manifest,
+        filter_llm=model_with(filter_llm, option),
+        per_domain=per_domain,
+        per_source=quota,
+        seed=seed,
+        audio_root=audio_root,
+    )
     for line in r.lines():
         console.print(line, highlight=False, soft_wrap=True)
     for row in r.balance:
@@ -91,30 +124,70 @@ def clips_cmd(run: RUN,
 
 
 @app.command("questions")
-def questions_cmd(run: STEP_RUN, generator: str = typer.Option(..., "--generator", help="Question writer: openai/<model>, hf/<dir> or hf-audio/<dir>."),
-                  checker: str = typer.Option("same", help="Strategy-adherence checker: 'same' (the writer), another spec, or 'none'."),
-                  per_category: int = typer.Option(2, help="Questions per category per clip (the spec: 2, so 4 per clip)."),
-                  real_sources: Optional[Path] = typer.Option(None, help="More real source names, one per line, added to the shipped list (mishap/data/real_sources.tsv, each name with its source and licence): invented false-authority names must not collide with them."),
-                  shipped_sources: bool = typer.Option(True, "--shipped-sources/--no-shipped-sources", help="Check invented names against the shipped real-source list too."),
-                  with_audio: Optional[bool] = typer.Option(None, "--with-audio/--no-audio", help="Attach the clip to the writer's request; default: when the writer is an hf-audio/ model (an openai/ writer needs --with-audio and a server that takes audio)."),
-                  retries: Retries = 2,
-                  seed: int = typer.Option(0, help="Seed of the strategy assignment and generation."),
-                  llm_config: LlmConfig = None, option: Options = [],  # noqa: B006 - the writer's options
-                  json_out: Json = False) -> None:
+def questions_cmd(
+    run: STEP_RUN,
+    generator: str = typer.Option(
+        ..., "--generator", help="Question writer: openai/<model>, hf/<dir> or hf-audio/<dir>."
+    ),
+    checker: str = typer.Option(
+        "same", help="Strategy-adherence checker: 'same' (the writer), another spec, or 'none'."
+    ),
+    per_category: int = typer.Option(2, help="Questions per category per clip (the spec: 2, so 4 per clip)."),
+    real_sources: Optional[Path] = typer.Option(
+        None,
+        help="More real source names, one per line, added to the shipped list (mishap/data/real_sources.tsv, each name with its source and licence): invented false-authority names must not collide with them.",
+    ),
+    shipped_sources: bool = typer.Option(
+        True,
+        "--shipped-sources/--no-shipped-sources",
+        help="Check invented names against the shipped real-source list too.",
+    ),
+    with_audio: Optional[bool] = typer.Option(
+        None,
+        "--with-audio/--no-audio",
+        help="Attach the clip to the writer's request; default: when the writer is an hf-audio/ model (an openai/ writer needs --with-audio and a server that takes audio).",
+    ),
+    retries: Retries = 2,
+    seed: int = typer.Option(0, help="Seed of the strategy assignment and generation."),
+    llm_config: LlmConfig = None,
+    option: Options = [],  # noqa: B006 - the writer's options
+    json_out: Json = False,
+) -> None:
     """Write adversarial questions: 3 context and 4 knowledge strategies, checked and regenerated."""
     from halluscope.mishap.questions import make_questions
 
-    _show(make_questions(run, model_with(generator, option), checker=checker, per_category=per_category, real_sources=real_sources,
-                         shipped_sources=shipped_sources, with_audio=with_audio, retries=retries, seed=seed, quiet=json_out), "questions", json_out)
+    _show(
+        make_questions(
+            run,
+            model_with(generator, option),
+            checker=checker,
+            per_category=per_category,
+            real_sources=real_sources,
+            shipped_sources=shipped_sources,
+            with_audio=with_audio,
+            retries=retries,
+            seed=seed,
+            quiet=json_out,
+        ),
+        "questions",
+        json_out,
+    )
 
 
 @app.command("rubrics")
-def rubrics_cmd(run: STEP_RUN, generator: Optional[str] = typer.Option(None, "--generator", help="Rubric writer (generate)."),
-                export: Optional[Path] = typer.Option(None, "--export", help="Write the current rubrics as JSONL to edit."),
-                import_: Optional[Path] = typer.Option(None, "--import", help="Append edited rubrics as new versions."),
-                author: str = typer.Option("", help="Who edited (required with --import)."),
-                formulation: Optional[str] = typer.Option(None, help="With --generator: regenerate every rubric from this formulation (v1, v2, v3 or a template file; MISHAP-Bench, App. E.3), appended as each question's next version."),
-                llm_config: LlmConfig = None, option: Options = []) -> None:  # noqa: B006 - the writer's options
+def rubrics_cmd(
+    run: STEP_RUN,
+    generator: Optional[str] = typer.Option(None, "--generator", help="Rubric writer (generate)."),
+    export: Optional[Path] = typer.Option(None, "--export", help="Write the current rubrics as JSONL to edit."),
+    import_: Optional[Path] = typer.Option(None, "--import", help="Append edited rubrics as new versions."),
+    author: str = typer.Option("", help="Who edited (required with --import)."),
+    formulation: Optional[str] = typer.Option(
+        None,
+        help="With --generator: regenerate every rubric from this formulation (v1, v2, v3 or a template file; MISHAP-Bench, App. E.3), appended as each question's next version.",
+    ),
+    llm_config: LlmConfig = None,
+    option: Options = [],  # noqa: B006 - the writer's options
+) -> None:
     """Generate 'Hallucinated if ... Grounded if ...' rubrics, regenerate them from a named formulation, or
     export / import edits (versioned, append-only)."""
     from halluscope.mishap.rubrics import export_rubrics, import_rubrics, make_rubrics, regenerate_rubrics
@@ -136,19 +209,37 @@ def rubrics_cmd(run: STEP_RUN, generator: Optional[str] = typer.Option(None, "--
 
 @app.command("answer")
 @with_executor
-def answer_cmd(run: STEP_RUN, model: str = typer.Option(..., help="Audio LM: openai/<model> (audio parts) or hf-audio/<dir>."),
-               seeds: Optional[str] = typer.Option(None, help="Sampled decoding over these seeds (e.g. 0,1,2); none: greedy once."),
-               temperature: Optional[float] = typer.Option(None, help="Sampling temperature from the model card (with --seeds); default 0 (greedy)."),
-               top_p: Optional[float] = typer.Option(None, help="top_p from the model card (with --seeds)."),
-               top_k: Optional[int] = typer.Option(None, "--top-k", help="top_k from the model card (with --seeds; 0: off)."),
-               repetition_penalty: Optional[float] = typer.Option(None, "--repetition-penalty", help="Repetition penalty from the model card (greedy or sampled)."),
-               preset: Optional[str] = typer.Option(None, help="Per-model decoding preset (MISHAP-Bench, Table 5; 'halluscope mishap presets' lists them with their sources): fills every control not given."),
-               preset_file: Optional[Path] = typer.Option(None, help="More presets (JSON, the shape of mishap/data/decoding_presets.json)."),
-               max_tokens: MaybeMaxTokens = None,  # default 512, or the preset's
-               audio_policy: AudioPolicy = "truncate", system: System = None,
-               mitigation: Mitigation = None, option: Options = [], llm_config: LlmConfig = None,  # noqa: B006
-               json_out: Json = False, executor: ExecutorOptions = ExecutorOptions(),
-               canary: int = typer.Option(0, "--canary", help=CANARY_HELP)) -> None:
+def answer_cmd(
+    run: STEP_RUN,
+    model: str = typer.Option(..., help="Audio LM: openai/<model> (audio parts) or hf-audio/<dir>."),
+    seeds: Optional[str] = typer.Option(
+        None, help="Sampled decoding over these seeds (e.g. 0,1,2); none: greedy once."
+    ),
+    temperature: Optional[float] = typer.Option(
+        None, help="Sampling temperature from the model card (with --seeds); default 0 (greedy)."
+    ),
+    top_p: Optional[float] = typer.Option(None, help="top_p from the model card (with --seeds)."),
+    top_k: Optional[int] = typer.Option(None, "--top-k", help="top_k from the model card (with --seeds; 0: off)."),
+    repetition_penalty: Optional[float] = typer.Option(
+        None, "--repetition-penalty", help="Repetition penalty from the model card (greedy or sampled)."
+    ),
+    preset: Optional[str] = typer.Option(
+        None,
+        help="Per-model decoding preset (MISHAP-Bench, Table 5; 'halluscope mishap presets' lists them with their sources): fills every control not given.",
+    ),
+    preset_file: Optional[Path] = typer.Option(
+        None, help="More presets (JSON, the shape of mishap/data/decoding_presets.json)."
+    ),
+    max_tokens: MaybeMaxTokens = None,  # default 512, or the preset's
+    audio_policy: AudioPolicy = "truncate",
+    system: System = None,
+    mitigation: Mitigation = None,
+    option: Options = [],  # noqa: B006
+    llm_config: LlmConfig = None,
+    json_out: Json = False,
+    executor: ExecutorOptions = ExecutorOptions(),
+    canary: int = typer.Option(0, "--canary", help=CANARY_HELP),
+) -> None:
     """Collect one model's answers (raw text, call key, audio sent/heard); an hf-audio model can generate on Ray
     workers (--executor ray --ray-gpus-per-worker 1): one model load per worker, the same answers."""
     from halluscope.mishap.answers import collect_answers
@@ -173,20 +264,52 @@ def answer_cmd(run: STEP_RUN, model: str = typer.Option(..., help="Audio LM: ope
 
         model = str(ModelSpec.parse(model, {"name": name}))
     with executor.create(run) as ex:
-        _show(collect_answers(run, model, seeds=_seeds(seeds), temperature=temperature, top_p=top_p, top_k=top_k,
-                              repetition_penalty=repetition_penalty, preset=preset, preset_file=preset_file,
-                              max_tokens=max_tokens, audio_policy=audio_policy, system=system, backend_options=options,
-                              quiet=json_out, executor=ex), f"answers of {model}", json_out)
+        _show(
+            collect_answers(
+                run,
+                model,
+                seeds=_seeds(seeds),
+                temperature=temperature,
+                top_p=top_p,
+                top_k=top_k,
+                repetition_penalty=repetition_penalty,
+                preset=preset,
+                preset_file=preset_file,
+                max_tokens=max_tokens,
+                audio_policy=audio_policy,
+                system=system,
+                backend_options=options,
+                quiet=json_out,
+                executor=ex,
+            ),
+            f"answers of {model}",
+            json_out,
+        )
     if canary:  # greedy requests (sampled answers differ without any ablation); greedy real calls come from the store
         from halluscope.cli.canary import canary_mishap, show
 
-        show([canary_mishap(run, model, options=options, llm_config=str(llm_config) if llm_config else None,
-                            n=canary, quiet=json_out)])  # the decoding the answers were asked with (its manifest)
+        show(
+            [
+                canary_mishap(
+                    run,
+                    model,
+                    options=options,
+                    llm_config=str(llm_config) if llm_config else None,
+                    n=canary,
+                    quiet=json_out,
+                )
+            ]
+        )  # the decoding the answers were asked with (its manifest)
 
 
 @app.command("disagreements")
-def disagreements_cmd(run: STEP_RUN, judge: Optional[str] = typer.Option(None, help="Whose verdicts (a judge spec that ran on this run); default: the latest judge run."),
-                      json_out: Json = False) -> None:
+def disagreements_cmd(
+    run: STEP_RUN,
+    judge: Optional[str] = typer.Option(
+        None, help="Whose verdicts (a judge spec that ran on this run); default: the latest judge run."
+    ),
+    json_out: Json = False,
+) -> None:
     """Judge-human disagreements per category with the rubric and evidence (MISHAP-Bench, section 3.3): what drives a revised
     rubric formulation or judge prompt. Writes RUN/report/mishap/disagreements.{md,html,csv}."""
     from halluscope.mishap.disagreements import disagreements, summary, write
@@ -196,15 +319,20 @@ def disagreements_cmd(run: STEP_RUN, judge: Optional[str] = typer.Option(None, h
         print(json.dumps({"summary": summary(rows, run), "disagreements": rows}, indent=2, ensure_ascii=False))
         return
     for r in summary(rows, run):
-        console.print(f"{r['category']}: {r['disagreements']} disagreement(s) over {r['annotated_labels']} label(s) "
-                      f"(judge hallucinated {r['judge_hallucinated']}, grounded {r['judge_grounded']})",
-                      highlight=False, markup=False)
+        console.print(
+            f"{r['category']}: {r['disagreements']} disagreement(s) over {r['annotated_labels']} label(s) "
+            f"(judge hallucinated {r['judge_hallucinated']}, grounded {r['judge_grounded']})",
+            highlight=False,
+            markup=False,
+        )
     console.print(f"Written: {write(run, judge)}", highlight=False, soft_wrap=True)
 
 
 @app.command("presets")
-def presets_cmd(preset_file: Optional[Path] = typer.Option(None, help="More presets (JSON) shown over the shipped ones."),
-                json_out: Json = False) -> None:
+def presets_cmd(
+    preset_file: Optional[Path] = typer.Option(None, help="More presets (JSON) shown over the shipped ones."),
+    json_out: Json = False,
+) -> None:
     """The per-model decoding presets (MISHAP-Bench, Table 5): every value with its source, or why none is recorded."""
     from halluscope.mishap.presets import presets_rows
 
@@ -213,32 +341,63 @@ def presets_cmd(preset_file: Optional[Path] = typer.Option(None, help="More pres
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return
     for r in rows:
-        console.print(f"{r['preset']:<24} {r['key']:<19} {json.dumps(r['value']):<10} {r['source']}",
-                      highlight=False, soft_wrap=True, markup=False)
+        console.print(
+            f"{r['preset']:<24} {r['key']:<19} {json.dumps(r['value']):<10} {r['source']}",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
 
 
 @app.command("judge")
-def judge_cmd(run: STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: openai/<model> or hf/<dir>."),
-              evidence: Optional[Path] = typer.Option(None, help="Local documents for the evidence tool (folder of .txt/.md or .jsonl); knowledge questions only."),
-              examples: Optional[Path] = typer.Option(None, help="In-context examples (3 grounded + 3 hallucinated per category, JSON)."),
-              max_searches: int = typer.Option(3, help="Evidence searches per judgement (knowledge questions)."),
-              retries: Retries = 2, llm_config: LlmConfig = None,
-              option: Options = [], json_out: Json = False) -> None:  # noqa: B006 - the judge's options
+def judge_cmd(
+    run: STEP_RUN,
+    judge: str = typer.Option(..., help="Judge LLM: openai/<model> or hf/<dir>."),
+    evidence: Optional[Path] = typer.Option(
+        None, help="Local documents for the evidence tool (folder of .txt/.md or .jsonl); knowledge questions only."
+    ),
+    examples: Optional[Path] = typer.Option(
+        None, help="In-context examples (3 grounded + 3 hallucinated per category, JSON)."
+    ),
+    max_searches: int = typer.Option(3, help="Evidence searches per judgement (knowledge questions)."),
+    retries: Retries = 2,
+    llm_config: LlmConfig = None,
+    option: Options = [],  # noqa: B006 - the judge's options
+    json_out: Json = False,
+) -> None:
     """Judge every answer as grounded or hallucinated (with stance), against the current rubrics."""
     from halluscope.mishap.judge import run_judge
 
-    _show(run_judge(run, model_with(judge, option), examples=examples, evidence=evidence, max_searches=max_searches,
-                    retries=retries, quiet=json_out), "judgements", json_out)
+    _show(
+        run_judge(
+            run,
+            model_with(judge, option),
+            examples=examples,
+            evidence=evidence,
+            max_searches=max_searches,
+            retries=retries,
+            quiet=json_out,
+        ),
+        "judgements",
+        json_out,
+    )
 
 
 @app.command("annotate")
-def annotate_cmd(run: STEP_RUN, host: str = typer.Option("127.0.0.1", help="Bind address (loopback by default)."),
-                 port: int = typer.Option(8765, min=0, max=65535, help="Port (0: any free port)."),
-                 token: Optional[str] = typer.Option(None, help="Access token (default: random, printed in the link); "
-                                                     "reuse it to keep open pages working across a restart."),
-                 sample: Optional[int] = typer.Option(None, min=1, help="Annotate a seeded sample of N responses."),
-                 seed: int = typer.Option(0), allow_remote: bool = typer.Option(False, help="Allow a non-loopback --host."),
-                 export: Optional[Path] = typer.Option(None, help="Instead of serving: write the latest labels as CSV.")) -> None:
+def annotate_cmd(
+    run: STEP_RUN,
+    host: str = typer.Option("127.0.0.1", help="Bind address (loopback by default)."),
+    port: int = typer.Option(8765, min=0, max=65535, help="Port (0: any free port)."),
+    token: Optional[str] = typer.Option(
+        None,
+        help="Access token (default: random, printed in the link); "
+        "reuse it to keep open pages working across a restart.",
+    ),
+    sample: Optional[int] = typer.Option(None, min=1, help="Annotate a seeded sample of N responses."),
+    seed: int = typer.Option(0),
+    allow_remote: bool = typer.Option(False, help="Allow a non-loopback --host."),
+    export: Optional[Path] = typer.Option(None, help="Instead of serving: write the latest labels as CSV."),
+) -> None:
     """Serve the annotation app (listen, read, label grounded/hallucinated, note; independent or side-by-side)."""
     from halluscope.mishap.annotate import AnnotationServer, export_labels
 
@@ -246,14 +405,21 @@ def annotate_cmd(run: STEP_RUN, host: str = typer.Option("127.0.0.1", help="Bind
         console.print(f"{export_labels(run, export)} labels written to {export}")
         return
     srv = AnnotationServer(run, host=host, port=port, token=token, sample=sample, seed=seed, allow_remote=allow_remote)
-    console.print(f"{len(srv.items)} responses to annotate. Open: {srv.url}  (Ctrl-C to stop; the link is the "
-                  "password: do not share it)", highlight=False, soft_wrap=True)
+    console.print(
+        f"{len(srv.items)} responses to annotate. Open: {srv.url}  (Ctrl-C to stop; the link is the "
+        "password: do not share it)",
+        highlight=False,
+        soft_wrap=True,
+    )
     serve(srv)
 
 
 @app.command("examples")
-def examples_cmd(run: STEP_RUN, out: Path = typer.Option(..., help="JSON file to write (the --examples input of 'judge')."),
-                 seed: int = typer.Option(0, help="Seed of the draw.")) -> None:
+def examples_cmd(
+    run: STEP_RUN,
+    out: Path = typer.Option(..., help="JSON file to write (the --examples input of 'judge')."),
+    seed: int = typer.Option(0, help="Seed of the draw."),
+) -> None:
     """Draw the judge's fixed in-context examples from human annotations: three grounded and three
     hallucinated per category, among responses all annotators agree on (MISHAP-Bench, section 3.3)."""
     import json
@@ -261,10 +427,18 @@ def examples_cmd(run: STEP_RUN, out: Path = typer.Option(..., help="JSON file to
     from halluscope.mishap.judge import examples_from_annotations
 
     examples, used = examples_from_annotations(run, seed=seed)
-    out.write_text(json.dumps({"_about": f"drawn from annotations of {run} (seed {seed})", **examples,
-                               "_answer_ids": used}, ensure_ascii=False, indent=2), encoding="utf-8")
-    console.print(f"wrote {out}: 6 examples per category from {len(used)} annotated responses; "
-                  f"use with 'halluscope mishap judge {run} --examples {out}'")
+    out.write_text(
+        json.dumps(
+            {"_about": f"drawn from annotations of {run} (seed {seed})", **examples, "_answer_ids": used},
+            ensure_ascii=False,
+            indent=2,
+        ),
+        encoding="utf-8",
+    )
+    console.print(
+        f"wrote {out}: 6 examples per category from {len(used)} annotated responses; "
+        f"use with 'halluscope mishap judge {run} --examples {out}'"
+    )
 
 
 @app.command("report")
@@ -277,15 +451,23 @@ def report_cmd(run: STEP_RUN) -> None:
 
 @app.command("all")
 @with_executor
-def all_cmd(run: RUN, manifest: Path = typer.Option(..., help="Clip manifest (see 'mishap clips')."), audio_root: AudioRoot = None,
-            generator: str = typer.Option(..., "--generator", help="LLM for the filter, questions, checks and rubrics."),
-            model: List[str] = typer.Option(..., help="Audio LM(s) to evaluate (repeat the option)."),
-            judge: str = typer.Option(..., help="Judge LLM."),
-            filter_clips: bool = typer.Option(True, help="Run the informativeness filter with --generator."),
-            per_category: int = typer.Option(2), real_sources: Optional[Path] = typer.Option(None),
-            seeds: Optional[str] = typer.Option(None), temperature: float = typer.Option(0.0),
-            audio_policy: AudioPolicy = "truncate", evidence: Optional[Path] = typer.Option(None),
-            llm_config: LlmConfig = None, executor: ExecutorOptions = ExecutorOptions()) -> None:
+def all_cmd(
+    run: RUN,
+    manifest: Path = typer.Option(..., help="Clip manifest (see 'mishap clips')."),
+    audio_root: AudioRoot = None,
+    generator: str = typer.Option(..., "--generator", help="LLM for the filter, questions, checks and rubrics."),
+    model: List[str] = typer.Option(..., help="Audio LM(s) to evaluate (repeat the option)."),
+    judge: str = typer.Option(..., help="Judge LLM."),
+    filter_clips: bool = typer.Option(True, help="Run the informativeness filter with --generator."),
+    per_category: int = typer.Option(2),
+    real_sources: Optional[Path] = typer.Option(None),
+    seeds: Optional[str] = typer.Option(None),
+    temperature: float = typer.Option(0.0),
+    audio_policy: AudioPolicy = "truncate",
+    evidence: Optional[Path] = typer.Option(None),
+    llm_config: LlmConfig = None,
+    executor: ExecutorOptions = ExecutorOptions(),
+) -> None:
     """clips -> questions -> rubrics -> answer (each model) -> judge -> report, resuming whatever is done;
     --executor ray puts hf-audio answering on Ray workers."""
     from halluscope.mishap.answers import collect_answers
@@ -295,15 +477,20 @@ def all_cmd(run: RUN, manifest: Path = typer.Option(..., help="Clip manifest (se
     from halluscope.mishap.report import write_mishap_report
     from halluscope.mishap.rubrics import make_rubrics
 
-    for line in import_clips(run, manifest, filter_llm=generator if filter_clips else None, audio_root=audio_root).lines():
+    for line in import_clips(
+        run, manifest, filter_llm=generator if filter_clips else None, audio_root=audio_root
+    ).lines():
         console.print(line, highlight=False, soft_wrap=True)
     _show(make_questions(run, generator, per_category=per_category, real_sources=real_sources), "questions")
     _show(make_rubrics(run, generator), "rubrics")
     with executor.create(run) as ex:
         for m in model:
-            _show(collect_answers(run, m, seeds=_seeds(seeds), temperature=temperature, audio_policy=audio_policy,
-                                  executor=ex),
-                  f"answers of {m}")
+            _show(
+                collect_answers(
+                    run, m, seeds=_seeds(seeds), temperature=temperature, audio_policy=audio_policy, executor=ex
+                ),
+                f"answers of {m}",
+            )
     _show(run_judge(run, judge, evidence=evidence), "judgements")
     console.print(f"report: {write_mishap_report(run)}\nannotate: halluscope mishap annotate {run}")
 

@@ -15,23 +15,29 @@ from halluscope.core.stages import console
 if TYPE_CHECKING:
     from halluscope.mishap.ablation import ConfigRun
 
-validity_app = App(help="Validity of groundedness judging (MISHAP-Bench, 4.1, Figure 5): closed-form responses "
-                           "judged for groundedness beside their benchmark's own scorer and human labels. Steps: "
-                           "import (per model) -> judge -> 'mishap annotate' -> report.")
+validity_app = App(
+    help="Validity of groundedness judging (MISHAP-Bench, 4.1, Figure 5): closed-form responses "
+    "judged for groundedness beside their benchmark's own scorer and human labels. Steps: "
+    "import (per model) -> judge -> 'mishap annotate' -> report."
+)
 RUN = NewRun("Run directory: a MISHAP run or a new folder for the study.")
 STEP_RUN = Run("Run directory with imported responses.")
 
 
 @validity_app.command("import")
-def import_cmd(run: RUN,
-               files: List[Path] = typer.Argument(..., help="HalluAudio or AHa-Bench prediction JSONL(s); for kuan: "
-                                                  "the questions TSV then the predictions CSV."),
-               benchmark: str = typer.Option(..., help="halluaudio, aha or kuan."),
-               model: str = typer.Option(..., help="The model that wrote the responses (one import per model)."),
-               domain: Optional[str] = typer.Option(None, help="HalluAudio: domain of subsets the scorer does not know."),
-               sample: Optional[int] = typer.Option(None, help="Import a seeded sample of N responses (the paper: "
-                                                    "1,000 per benchmark over eight models)."),
-               seed: int = typer.Option(0, help="Seed of the sample.")) -> None:
+def import_cmd(
+    run: RUN,
+    files: List[Path] = typer.Argument(
+        ..., help="HalluAudio or AHa-Bench prediction JSONL(s); for kuan: the questions TSV then the predictions CSV."
+    ),
+    benchmark: str = typer.Option(..., help="halluaudio, aha or kuan."),
+    model: str = typer.Option(..., help="The model that wrote the responses (one import per model)."),
+    domain: Optional[str] = typer.Option(None, help="HalluAudio: domain of subsets the scorer does not know."),
+    sample: Optional[int] = typer.Option(
+        None, help="Import a seeded sample of N responses (the paper: 1,000 per benchmark over eight models)."
+    ),
+    seed: int = typer.Option(0, help="Seed of the sample."),
+) -> None:
     """Import one model's closed-form responses with the benchmark scorer's verdict and a rubric from the gold answer."""
     from collections import Counter
 
@@ -40,26 +46,37 @@ def import_cmd(run: RUN,
 
     done = import_validity(run, benchmark, files, model=model, domain=domain, sample=sample, seed=seed)
     orig = Counter(i.original for i in done.items)
-    console.print(f"{len(done.items)} {NAMES[benchmark]} responses of {model} imported ({orig['hallucinated']} "
-                  f"hallucinated by the benchmark's scorer, {orig[None]} it skips; {done.problems} input problem(s) "
-                  "left out, see 'halluscope score')", soft_wrap=True, highlight=False)
+    console.print(
+        f"{len(done.items)} {NAMES[benchmark]} responses of {model} imported ({orig['hallucinated']} "
+        f"hallucinated by the benchmark's scorer, {orig[None]} it skips; {done.problems} input problem(s) "
+        "left out, see 'halluscope score')",
+        soft_wrap=True,
+        highlight=False,
+    )
 
 
 @validity_app.command("judge")
-def judge_cmd(run: STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: openai/<model> or hf/<dir>."),
-              examples: Optional[Path] = typer.Option(None, help="In-context examples JSON (default: the packaged set)."),
-              retries: Retries = 2, llm_config: LlmConfig = None,
-              option: Options = []) -> None:  # noqa: B006 - the judge's options
+def judge_cmd(
+    run: STEP_RUN,
+    judge: str = typer.Option(..., help="Judge LLM: openai/<model> or hf/<dir>."),
+    examples: Optional[Path] = typer.Option(None, help="In-context examples JSON (default: the packaged set)."),
+    retries: Retries = 2,
+    llm_config: LlmConfig = None,
+    option: Options = [],  # noqa: B006 - the judge's options
+) -> None:
     """Judge every imported response with the full groundedness judge."""
     from halluscope.mishap.ablation import run_configs
     from halluscope.mishap.judge import FULL
 
-    show_configs(run_configs(run, model_with(judge, option), (FULL,), items="validity", examples=examples,
-                             retries=retries))
+    show_configs(
+        run_configs(run, model_with(judge, option), (FULL,), items="validity", examples=examples, retries=retries)
+    )
 
 
 @validity_app.command("report")
-def report_cmd(run: STEP_RUN, out: Optional[Path] = typer.Option(None, help="Folder (default RUN/report/validity).")) -> None:
+def report_cmd(
+    run: STEP_RUN, out: Optional[Path] = typer.Option(None, help="Folder (default RUN/report/validity).")
+) -> None:
     """Write the Figure-5 comparison, agreement and the ablation / sensitivity tables (validity.md, fig5.png, summary.json)."""
     from halluscope.mishap.ablation import ablation_tables
     from halluscope.mishap.validity import compare, write_validity_report
@@ -75,36 +92,60 @@ def report_cmd(run: STEP_RUN, out: Optional[Path] = typer.Option(None, help="Fol
     console.print(f"report: {folder}")
 
 
-def ablation_cmd(run: STEP_RUN, judge: str = typer.Option(..., help="Judge LLM: openai/<model> or hf/<dir>."),
-                 configs: List[str] = typer.Option(["fig13"], "--configs", help="Preset (fig13: the E.2 ladder A-E; "
-                                                   "rubrics: rubric v1-v3; prompts: prompt v1/v3) or a JSON file of named "
-                                                   "configurations; repeat to run several."),
-                 evidence: Optional[Path] = typer.Option(None, help="Documents for the evidence search (knowledge questions)."),
-                 examples: Optional[Path] = typer.Option(None, help="In-context examples JSON (default: the packaged set)."),
-                 all_answers: bool = typer.Option(False, help="Judge every answer, not only those people labelled."),
-                 max_searches: int = typer.Option(3, help="Evidence searches per judgement (knowledge questions)."),
-                 retries: Retries = 2, llm_config: LlmConfig = None,
-                 option: Options = []) -> None:  # noqa: B006 - the judge's options
+def ablation_cmd(
+    run: STEP_RUN,
+    judge: str = typer.Option(..., help="Judge LLM: openai/<model> or hf/<dir>."),
+    configs: List[str] = typer.Option(
+        ["fig13"],
+        "--configs",
+        help="Preset (fig13: the E.2 ladder A-E; "
+        "rubrics: rubric v1-v3; prompts: prompt v1/v3) or a JSON file of named "
+        "configurations; repeat to run several.",
+    ),
+    evidence: Optional[Path] = typer.Option(None, help="Documents for the evidence search (knowledge questions)."),
+    examples: Optional[Path] = typer.Option(None, help="In-context examples JSON (default: the packaged set)."),
+    all_answers: bool = typer.Option(False, help="Judge every answer, not only those people labelled."),
+    max_searches: int = typer.Option(3, help="Evidence searches per judgement (knowledge questions)."),
+    retries: Retries = 2,
+    llm_config: LlmConfig = None,
+    option: Options = [],  # noqa: B006 - the judge's options
+) -> None:
     """Run named judge configurations on the same answers; print judge-human agreement per configuration."""
     from halluscope.mishap.ablation import ablation_tables, load_configs, run_configs
 
     chosen = tuple(c for spec in configs for c in load_configs(spec))
-    show_configs(run_configs(run, model_with(judge, option), chosen, examples=examples, evidence=evidence,
-                             all_answers=all_answers, max_searches=max_searches, retries=retries))
+    show_configs(
+        run_configs(
+            run,
+            model_with(judge, option),
+            chosen,
+            examples=examples,
+            evidence=evidence,
+            all_answers=all_answers,
+            max_searches=max_searches,
+            retries=retries,
+        )
+    )
     print_table(ablation_tables(run)["ablation"], "Judge ablation (judge vs humans, pooled)")
 
 
-def sources_cmd(source: str = typer.Argument(..., help="songdescriber, mridangam, clotho, fsd50k, librispeech or commonvoice."),
-                root: Path = typer.Argument(..., help="The dataset folder as released (see halluscope.mishap.sources)."),
-                out: Path = typer.Option(..., help="Manifest to write (JSON Lines), the --manifest of 'mishap clips'."),
-                split: Optional[str] = typer.Option(None, help="clotho: development|validation|evaluation; fsd50k: dev|eval; "
-                                                    "commonvoice: validated|train|dev|test.")) -> None:
+def sources_cmd(
+    source: str = typer.Argument(..., help="songdescriber, mridangam, clotho, fsd50k, librispeech or commonvoice."),
+    root: Path = typer.Argument(..., help="The dataset folder as released (see halluscope.mishap.sources)."),
+    out: Path = typer.Option(..., help="Manifest to write (JSON Lines), the --manifest of 'mishap clips'."),
+    split: Optional[str] = typer.Option(
+        None, help="clotho: development|validation|evaluation; fsd50k: dev|eval; commonvoice: validated|train|dev|test."
+    ),
+) -> None:
     """Write a clip manifest from one of MISHAP-Bench's six sources (Table 3), keeping source ids, licences and splits."""
     from halluscope.mishap.sources import write_source_manifest
 
     n = write_source_manifest(source, root, out, split=split)
-    console.print(f"{n} {source} clips written to {out}; next: halluscope mishap clips RUN --manifest {out}",
-                  highlight=False, soft_wrap=True)
+    console.print(
+        f"{n} {source} clips written to {out}; next: halluscope mishap clips RUN --manifest {out}",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def show_configs(runs: dict[str, ConfigRun]) -> None:
@@ -120,8 +161,12 @@ def print_table(rows: list[dict], title: str) -> None:
 
     t = Table("Configuration", "Settings", "n", "AGR", "kappa", title=title)
     for r in rows:
-        t.add_row(r["config"], r["settings"], str(r["n"]), *("-" if r[k] is None else f"{r[k]:.3f}"
-                                                            for k in ("agreement_rate", "kappa")))
+        t.add_row(
+            r["config"],
+            r["settings"],
+            str(r["n"]),
+            *("-" if r[k] is None else f"{r[k]:.3f}" for k in ("agreement_rate", "kappa")),
+        )
     console.print(t)
 
 

@@ -11,42 +11,63 @@ from halluscope.cli.compat import App
 from halluscope.cli.options import AudioPolicy, Json, LlmConfig, MaxTokens, Options, Run, model_with
 from halluscope.core.stages import console
 
-app = App(help="Decoding-time mitigation sweeps: one method over strengths and seeds beside plain greedy and sampled "
-               "decoding on a MISHAP run's questions (MISHAP-Bench, 001, 3.4); the report shows the mitigation card.")
+app = App(
+    help="Decoding-time mitigation sweeps: one method over strengths and seeds beside plain greedy and sampled "
+    "decoding on a MISHAP run's questions (MISHAP-Bench, 001, 3.4); the report shows the mitigation card."
+)
 
 
 def _numbers(value: str, what: str, cast: type) -> list:
     try:
         out = [cast(x) for x in value.split(",") if x.strip()]
     except ValueError:
-        raise typer.BadParameter(f"expected comma-separated {what} such as {'0,0.5,1' if cast is float else '0,1,2'}, "
-                                 f"got '{value}'") from None
+        raise typer.BadParameter(
+            f"expected comma-separated {what} such as {'0,0.5,1' if cast is float else '0,1,2'}, got '{value}'"
+        ) from None
     if not out:
         raise typer.BadParameter(f"expected at least one {what[:-1]}")
     return out
 
 
 @app.command("sweep")
-def sweep_cmd(run: Run("MISHAP run directory with questions (and rubrics, for the judge)."),
-              model: str = typer.Option(..., help="Plain local audio LM: hf-audio/<dir> (its logits are contrasted)."),
-              method: str = typer.Option("aad", help="Mitigation: aad | vcd | mti | dola."),
-              strength: str = typer.Option("0,0.25,0.5,1", help="Contrast strengths alpha, comma-separated (0 decodes as plain)."),
-              seeds: str = typer.Option("0,1,2", help="Sampling seeds, comma-separated (every arm but plain greedy)."),
-              judge: Optional[str] = typer.Option(None, help="Groundedness judge (openai/<model> or hf/<dir>); without it the card has no rates."),
-              judge_option: Options = [],  # noqa: B006 - the judge's options
-              temperature: float = typer.Option(0.7, help="Sampling temperature of the sampled arms (the model card's)."),
-              top_p: Optional[float] = typer.Option(None, help="top_p of the sampled arms."),
-              max_tokens: MaxTokens = 64, audio_policy: AudioPolicy = "truncate", llm_config: LlmConfig = None,
-              json_out: Json = False) -> None:
+def sweep_cmd(
+    run: Run("MISHAP run directory with questions (and rubrics, for the judge)."),
+    model: str = typer.Option(..., help="Plain local audio LM: hf-audio/<dir> (its logits are contrasted)."),
+    method: str = typer.Option("aad", help="Mitigation: aad | vcd | mti | dola."),
+    strength: str = typer.Option(
+        "0,0.25,0.5,1", help="Contrast strengths alpha, comma-separated (0 decodes as plain)."
+    ),
+    seeds: str = typer.Option("0,1,2", help="Sampling seeds, comma-separated (every arm but plain greedy)."),
+    judge: Optional[str] = typer.Option(
+        None, help="Groundedness judge (openai/<model> or hf/<dir>); without it the card has no rates."
+    ),
+    judge_option: Options = [],  # noqa: B006 - the judge's options
+    temperature: float = typer.Option(0.7, help="Sampling temperature of the sampled arms (the model card's)."),
+    top_p: Optional[float] = typer.Option(None, help="top_p of the sampled arms."),
+    max_tokens: MaxTokens = 64,
+    audio_policy: AudioPolicy = "truncate",
+    llm_config: LlmConfig = None,
+    json_out: Json = False,
+) -> None:
     """Answer every question with plain greedy, plain sampled and each strength over every seed (stored: a rerun
     asks only what is missing), judge the answers, and record the sweep for the report's mitigation card."""
     import json
 
     from halluscope.analysis.sweep import run_sweep
 
-    cfg = run_sweep(run, model, method=method.lower(), strengths=_numbers(strength, "strengths", float),
-                    seeds=_numbers(seeds, "seeds", int), judge=model_with(judge, judge_option) if judge else None,
-                    temperature=temperature, top_p=top_p, max_tokens=max_tokens, audio_policy=audio_policy, quiet=json_out)
+    cfg = run_sweep(
+        run,
+        model,
+        method=method.lower(),
+        strengths=_numbers(strength, "strengths", float),
+        seeds=_numbers(seeds, "seeds", int),
+        judge=model_with(judge, judge_option) if judge else None,
+        temperature=temperature,
+        top_p=top_p,
+        max_tokens=max_tokens,
+        audio_policy=audio_policy,
+        quiet=json_out,
+    )
     if json_out:
         print(json.dumps(cfg, indent=2, ensure_ascii=False))
         return

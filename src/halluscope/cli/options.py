@@ -41,7 +41,9 @@ def flag_options(values: list[str], **flags: Any) -> dict:
     for old, new in OPTION_RENAMED.items():
         if old in options and new in flags:
             if new in options:
-                raise typer.BadParameter(f"-o {old}= and -o {new}= name the same setting; give {OPTION_FLAGS[new]} once")
+                raise typer.BadParameter(
+                    f"-o {old}= and -o {new}= name the same setting; give {OPTION_FLAGS[new]} once"
+                )
             options[new] = options.pop(old)
             if flags[new] is not None:
                 raise typer.BadParameter(f"{OPTION_FLAGS[new]} and -o {old}= name the same setting; give it once")
@@ -71,8 +73,10 @@ def mitigation_options(mitigation: Optional[str], options: dict) -> Optional[str
     """The mitigation name; the old one-string form 'aad&alpha=0.5' is split into the name and -o options."""
     if mitigation and ("&" in mitigation or "=" in mitigation):
         name, _, query = mitigation.partition("&")
-        deprecated(f"--mitigation '{mitigation}'", f"--mitigation {name} " +
-                   " ".join(f"-o {kv}" for kv in query.split("&") if kv))
+        deprecated(
+            f"--mitigation '{mitigation}'",
+            f"--mitigation {name} " + " ".join(f"-o {kv}" for kv in query.split("&") if kv),
+        )
         for key, value in parse_kv_options([kv for kv in query.split("&") if kv]).items():
             options.setdefault(key, value)
         return name
@@ -106,58 +110,118 @@ MAX_TOKENS_HELP = "New tokens per reply (greedy decoding unless the command samp
 MaxTokens = Annotated[int, typer.Option("--max-tokens", help=MAX_TOKENS_HELP)]
 # the same role where the default comes from elsewhere (a model preset, else the command's own)
 MaybeMaxTokens = Annotated[Optional[int], typer.Option("--max-tokens", help=MAX_TOKENS_HELP)]
-AudioPolicy = Annotated[str, typer.Option("--audio-policy", help="Audio longer than the model's window: "
-                                          "truncate | chunk | skip.")]
+AudioPolicy = Annotated[
+    str, typer.Option("--audio-policy", help="Audio longer than the model's window: truncate | chunk | skip.")
+]
 System = Annotated[Optional[str], typer.Option("--system", help="System prompt (default: none).")]
-AudioRoot = Annotated[Optional[Path], typer.Option("--audio-root", help="Folder the input file's audio paths must lie under (default: the input file's folder); a path outside it is refused, never read.")]
-Retries = Annotated[int, typer.Option("--retries", help="Re-asks after a reply that cannot be read (or fails its "
-                                      "check), each with a fresh nonce; then the item is reported unscored.")]
-Mitigation = Annotated[Optional[str], typer.Option(
-    "--mitigation", help="Decoding-time mitigation of local hf-audio models: aad | vcd | mti | dola; its "
-    "parameters as -o KEY=VALUE, e.g. --mitigation aad -o alpha=0.5 (reported as its own row under the model).")]
-LlmConfig = Annotated[Optional[Path], typer.Option(
-    "--llm-config", help="LLM config (.toml/.json): base URLs, key variable names, decoding params, cost table, "
-    "for every model this command makes. Default: $HALLUSCOPE_LLM_CONFIG.")]
-Options = Annotated[List[str], typer.Option(
-    "--option", "-o", help="Backend option KEY=VALUE (repeatable); values are parsed as JSON when they can be, "
-    "e.g. -o audio_window_s=30 -o alpha=0.5.")]
+AudioRoot = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--audio-root",
+        help="Folder the input file's audio paths must lie under (default: the input file's folder); a path outside it is refused, never read.",
+    ),
+]
+Retries = Annotated[
+    int,
+    typer.Option(
+        "--retries",
+        help="Re-asks after a reply that cannot be read (or fails its "
+        "check), each with a fresh nonce; then the item is reported unscored.",
+    ),
+]
+Mitigation = Annotated[
+    Optional[str],
+    typer.Option(
+        "--mitigation",
+        help="Decoding-time mitigation of local hf-audio models: aad | vcd | mti | dola; its "
+        "parameters as -o KEY=VALUE, e.g. --mitigation aad -o alpha=0.5 (reported as its own row under the model).",
+    ),
+]
+LlmConfig = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--llm-config",
+        help="LLM config (.toml/.json): base URLs, key variable names, decoding params, cost table, "
+        "for every model this command makes. Default: $HALLUSCOPE_LLM_CONFIG.",
+    ),
+]
+Options = Annotated[
+    List[str],
+    typer.Option(
+        "--option",
+        "-o",
+        help="Backend option KEY=VALUE (repeatable); values are parsed as JSON when they can be, "
+        "e.g. -o audio_window_s=30 -o alpha=0.5.",
+    ),
+]
 Json = Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout instead of the table.")]
-VllmServe = Annotated[Optional[Path], typer.Option(
-    "--vllm-serve", help="Start 'vllm serve' for this local model as the model 'openai/<name>' of this command and "
-    "stop it at the end (needs vLLM; unverified here).")]
+VllmServe = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--vllm-serve",
+        help="Start 'vllm serve' for this local model as the model 'openai/<name>' of this command and "
+        "stop it at the end (needs vLLM; unverified here).",
+    ),
+]
 
 
 # The --executor family, shared by every command with heavy local work (one place for names, defaults, help).
-Executor = Annotated[str, typer.Option(
-    help="Where the heavy work runs: 'local' (in-process) or 'ray' (Ray actors for TTS, ASR, encoder training per "
-         "language and hf/hf-audio generation, models loaded once per worker; a local cluster, or the one at "
-         "--ray-address / $RAY_ADDRESS). Same records either way; API calls (openai/) are made from the driver.")]
-RayAddress = Annotated[Optional[str], typer.Option(
-    help="Ray cluster to connect to, e.g. 10.0.0.5:6379 or auto (default: $RAY_ADDRESS, else start a local one).")]
-RayWorkers = Annotated[Optional[int], typer.Option(help="Ray workers per stage (default: cluster CPUs / CPUs per worker).")]
+Executor = Annotated[
+    str,
+    typer.Option(
+        help="Where the heavy work runs: 'local' (in-process) or 'ray' (Ray actors for TTS, ASR, encoder training per "
+        "language and hf/hf-audio generation, models loaded once per worker; a local cluster, or the one at "
+        "--ray-address / $RAY_ADDRESS). Same records either way; API calls (openai/) are made from the driver."
+    ),
+]
+RayAddress = Annotated[
+    Optional[str],
+    typer.Option(
+        help="Ray cluster to connect to, e.g. 10.0.0.5:6379 or auto (default: $RAY_ADDRESS, else start a local one)."
+    ),
+]
+RayWorkers = Annotated[
+    Optional[int], typer.Option(help="Ray workers per stage (default: cluster CPUs / CPUs per worker).")
+]
 RayCpus = Annotated[float, typer.Option(help="CPUs per Ray worker; also its ASR and torch threads.")]
 RayGpus = Annotated[float, typer.Option(help="GPUs per Ray worker (fractions share a GPU).")]
 RayMemory = Annotated[Optional[int], typer.Option(help="Memory per Ray worker in MB (a scheduling request).")]
-RayResources = Annotated[List[str], typer.Option(
-    help="Per-stage override STAGE:cpus=N[,gpus=N][,memory_mb=N] (repeatable); stages: "
-         f"{', '.join(RESOURCE_STAGES)}, e.g. hf-audio:gpus=1")]
-RayTempDir = Annotated[Optional[str], typer.Option(
-    help="Ray's temp folder for a local cluster (default: RUN/.ray, or /tmp/hs-ray-<hash> when RUN's path is too "
-         "long for Ray's sockets).")]
+RayResources = Annotated[
+    List[str],
+    typer.Option(
+        help="Per-stage override STAGE:cpus=N[,gpus=N][,memory_mb=N] (repeatable); stages: "
+        f"{', '.join(RESOURCE_STAGES)}, e.g. hf-audio:gpus=1"
+    ),
+]
+RayTempDir = Annotated[
+    Optional[str],
+    typer.Option(
+        help="Ray's temp folder for a local cluster (default: RUN/.ray, or /tmp/hs-ray-<hash> when RUN's path is too "
+        "long for Ray's sockets)."
+    ),
+]
 
 
-_EXECUTOR_PARAMS = (("executor", Executor, "local"), ("ray_address", RayAddress, None), ("ray_workers", RayWorkers, None),
-                    ("ray_cpus_per_worker", RayCpus, 1.0), ("ray_gpus_per_worker", RayGpus, 0.0),
-                    ("ray_memory_mb", RayMemory, None), ("ray_resources", RayResources, []),
-                    ("ray_temp_dir", RayTempDir, None))
+_EXECUTOR_PARAMS = (
+    ("executor", Executor, "local"),
+    ("ray_address", RayAddress, None),
+    ("ray_workers", RayWorkers, None),
+    ("ray_cpus_per_worker", RayCpus, 1.0),
+    ("ray_gpus_per_worker", RayGpus, 0.0),
+    ("ray_memory_mb", RayMemory, None),
+    ("ray_resources", RayResources, []),
+    ("ray_temp_dir", RayTempDir, None),
+)
 
 
 def with_executor(command: Callable) -> Callable:
     """Give a typer command the --executor family of options; it receives them as one ``executor: ExecutorOptions``
     argument (``with executor.create(run_dir) as ex: ...``)."""
     sig = inspect.signature(command, eval_str=True)
-    extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
-             for name, annotation, default in _EXECUTOR_PARAMS]
+    extra = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+        for name, annotation, default in _EXECUTOR_PARAMS
+    ]
 
     @functools.wraps(command)
     def wrapper(*args: object, **kwargs: object) -> object:
@@ -166,7 +230,8 @@ def with_executor(command: Callable) -> Callable:
         return command(*args, executor=ExecutorOptions(**values), **kwargs)  # type: ignore[arg-type]
 
     wrapper.__signature__ = sig.replace(  # type: ignore[attr-defined]
-        parameters=[p for p in sig.parameters.values() if p.name != "executor"] + extra)
+        parameters=[p for p in sig.parameters.values() if p.name != "executor"] + extra
+    )
     return wrapper
 
 

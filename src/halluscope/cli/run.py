@@ -51,12 +51,22 @@ def predictions_path(run: Path, fmt: str, model: str) -> Path:
 @with_executor
 def run_closedform_cmd(
     run: REPLIES,
-    inputs: list[Path] = typer.Argument(..., help="The set: HalluAudio or AHa-Bench JSONL(s), or a yes/no questions TSV."),
-    model: str = typer.Option(..., "--model", help="Audio model spec: 'hf-audio/<dir>' (Qwen2-Audio, Qwen2.5-Omni "
-                              "thinker) or 'openai/<model>' (input_audio content parts)."),
+    inputs: list[Path] = typer.Argument(
+        ..., help="The set: HalluAudio or AHa-Bench JSONL(s), or a yes/no questions TSV."
+    ),
+    model: str = typer.Option(
+        ...,
+        "--model",
+        help="Audio model spec: 'hf-audio/<dir>' (Qwen2-Audio, Qwen2.5-Omni "
+        "thinker) or 'openai/<model>' (input_audio content parts).",
+    ),
     fmt: str = typer.Option(..., "--format", help="halluaudio | aha | yesno"),
-    out: Optional[Path] = typer.Option(None, "--out", help="Predictions file: JSONL (halluaudio, aha) or CSV (yesno); "
-                                       "default RUN/predictions/<format>-<model>.<jsonl|csv>."),
+    out: Optional[Path] = typer.Option(
+        None,
+        "--out",
+        help="Predictions file: JSONL (halluaudio, aha) or CSV (yesno); "
+        "default RUN/predictions/<format>-<model>.<jsonl|csv>.",
+    ),
     audio_root: AudioRoot = None,  # yes/no: <audio_index>.wav in it
     audio_policy: AudioPolicy = "truncate",
     system: System = None,
@@ -83,24 +93,57 @@ def run_closedform_cmd(
     out.parent.mkdir(parents=True, exist_ok=True)
     from halluscope.cli.canary import canary_closedform, record_closedform, show
 
-    asked = {"model": model, "format": fmt, "inputs": [str(p.resolve()) for p in inputs],
-             "audio_policy": audio_policy,
-             "audio_root": str(audio_root.resolve()) if audio_root else None, "system": system,
-             "max_tokens": max_tokens, "options": options, "llm_config": str(llm_config) if llm_config else None}
+    asked = {
+        "model": model,
+        "format": fmt,
+        "inputs": [str(p.resolve()) for p in inputs],
+        "audio_policy": audio_policy,
+        "audio_root": str(audio_root.resolve()) if audio_root else None,
+        "system": system,
+        "max_tokens": max_tokens,
+        "options": options,
+        "llm_config": str(llm_config) if llm_config else None,
+    }
     with executor.create(run) as ex:
-        summary = run_closedform(model, fmt, inputs, out=out, audio_root=audio_root, audio_policy=audio_policy,
-                                 system=system, max_tokens=max_tokens, store_dir=run,
-                                 backend_options=options, quiet=json_out, executor=ex)
+        summary = run_closedform(
+            model,
+            fmt,
+            inputs,
+            out=out,
+            audio_root=audio_root,
+            audio_policy=audio_policy,
+            system=system,
+            max_tokens=max_tokens,
+            store_dir=run,
+            backend_options=options,
+            quiet=json_out,
+            executor=ex,
+        )
     record_closedform(run, asked)  # what 'halluscope canary RUN' asks again
-    results = [canary_closedform(run, model, **{k: v for k, v in asked.items() if k not in ("model", "format")},
-                                 fmt=fmt, n=canary, quiet=json_out)] if canary else []
+    results = (
+        [
+            canary_closedform(
+                run,
+                model,
+                **{k: v for k, v in asked.items() if k not in ("model", "format")},
+                fmt=fmt,
+                n=canary,
+                quiet=json_out,
+            )
+        ]
+        if canary
+        else []
+    )
     if json_out:
         print(json.dumps(summary.as_dict(), indent=2, ensure_ascii=False))
         show(results)  # on stderr
         return
     d = summary.as_dict()
-    console.print(f"[green]{d['answered']}[/] of {d['rows']} rows answered -> {out}; statuses {d['status']}; "
-                  f"audio {d['audio']} (delivered {d['audio_delivered']}); {d['calls']} model calls, "
-                  f"{d['from_store']} from the store ({d['store']})", soft_wrap=True)
+    console.print(
+        f"[green]{d['answered']}[/] of {d['rows']} rows answered -> {out}; statuses {d['status']}; "
+        f"audio {d['audio']} (delivered {d['audio_delivered']}); {d['calls']} model calls, "
+        f"{d['from_store']} from the store ({d['store']})",
+        soft_wrap=True,
+    )
     console.print(f"score it: halluscope score {fmt} {'QUESTIONS.tsv ' if fmt == 'yesno' else ''}{out}", soft_wrap=True)
     show(results)

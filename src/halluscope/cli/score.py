@@ -19,19 +19,36 @@ from halluscope.core.stages import console
 app = App(help="Score predictions or transcripts on their own.")
 
 BOOTSTRAP_HELP = "Bootstrap resamples for the 95% intervals (0 to skip)."
-COMPAT_HELP = "Headline the official scorer's rules and denominators instead of strict extraction (both are always computed)."
-Report = Annotated[Optional[Path], typer.Option("--report", help="Write report.html (plots), tables.md, CSVs and "
-                                                "summary.json into this folder (not a run: it holds no store).")]
+COMPAT_HELP = (
+    "Headline the official scorer's rules and denominators instead of strict extraction (both are always computed)."
+)
+Report = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--report",
+        help="Write report.html (plots), tables.md, CSVs and "
+        "summary.json into this folder (not a run: it holds no store).",
+    ),
+]
 Compat = Annotated[bool, typer.Option("--compat", help=COMPAT_HELP)]
 Bootstrap = Annotated[int, typer.Option("--bootstrap", help=BOOTSTRAP_HELP)]
 Seed = Annotated[int, typer.Option("--seed", help="Bootstrap seed.")]
-READER_HELP = ("'rules' (strict mode's reader only) or 'llm:<spec>' (any chat backend, e.g. llm:openai/gpt-4o-mini or "
-               "llm:hf/smollm2-135m-instruct) to read every yes/no reply a second time given its question and add the "
-               "reader-sensitivity table; its calls are kept in --reader-store and answered from there on a rerun.")
+READER_HELP = (
+    "'rules' (strict mode's reader only) or 'llm:<spec>' (any chat backend, e.g. llm:openai/gpt-4o-mini or "
+    "llm:hf/smollm2-135m-instruct) to read every yes/no reply a second time given its question and add the "
+    "reader-sensitivity table; its calls are kept in --reader-store and answered from there on a rerun."
+)
 Reader = Annotated[str, typer.Option("--reader", help=READER_HELP)]
-ReaderStore = Annotated[Optional[Path], typer.Option("--reader-store", help="Run directory that keeps the LLM reader's "
-                                                     "calls (default: <first file>.reader/ beside it).")]
-MaxDiffRows = Annotated[int, typer.Option("--max-diff-rows", help="Items shown in the strict-vs-compatible table of the JSON.")]
+ReaderStore = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--reader-store",
+        help="Run directory that keeps the LLM reader's calls (default: <first file>.reader/ beside it).",
+    ),
+]
+MaxDiffRows = Annotated[
+    int, typer.Option("--max-diff-rows", help="Items shown in the strict-vs-compatible table of the JSON.")
+]
 
 
 def _reader(reader: str, store: Optional[Path], first: Path):
@@ -41,15 +58,19 @@ def _reader(reader: str, store: Optional[Path], first: Path):
     if not reader.startswith("llm:") or len(reader) <= 4:
         from halluscope.core.errors import InputError
 
-        raise InputError(f"got --reader {reader!r}", field="--reader",
-                         fix="use --reader rules, or --reader llm:<spec> such as llm:openai/gpt-4o-mini")
+        raise InputError(
+            f"got --reader {reader!r}",
+            field="--reader",
+            fix="use --reader rules, or --reader llm:<spec> such as llm:openai/gpt-4o-mini",
+        )
     from halluscope.closedform.llmreader import LLMReader
 
     return LLMReader(reader[4:], store or first.with_name(first.name + ".reader"))
 
 
-def _emit(result, *, json_out: bool, report: Optional[Path], max_diff_rows: int, reader=None,
-          view_spec: str = "") -> None:
+def _emit(
+    result, *, json_out: bool, report: Optional[Path], max_diff_rows: int, reader=None, view_spec: str = ""
+) -> None:
     from halluscope.closedform.report import COLUMNS, headline_rows, write_score_report
 
     if report is not None:
@@ -78,18 +99,32 @@ def _emit(result, *, json_out: bool, report: Optional[Path], max_diff_rows: int,
     cols = COLUMNS[(result.benchmark, result.mode)]
     table = Table(result.group_name, *[t for _, t in cols], title=f"{result.benchmark} ({result.mode} mode)")
     for row in headline_rows(result, result.mode):
-        table.add_row(str(row[result.group_name]), *[f"{row.get(k):.3f}" if isinstance(row.get(k), float)
-                                                     else ("-" if row.get(k) is None else str(row.get(k))) for k, _ in cols])
+        table.add_row(
+            str(row[result.group_name]),
+            *[
+                f"{row.get(k):.3f}"
+                if isinstance(row.get(k), float)
+                else ("-" if row.get(k) is None else str(row.get(k)))
+                for k, _ in cols
+            ],
+        )
     console.print(table)
     cmp_ = data["comparison"]
     console.print(f"strict vs compatible: {cmp_['n_differ']} of {cmp_['n_scored_in_both']} items scored differently")
     for reason, n in cmp_["by_reason"].items():
         console.print(f"  {n:5d}  {reason}", highlight=False, markup=False)
     for s in result.tables.get("reader_summary", []):
-        console.print(f"reader sensitivity: rules vs {s['reader']} agree on {s['agree']} of {s['n']} yes/no replies", highlight=False, markup=False)
+        console.print(
+            f"reader sensitivity: rules vs {s['reader']} agree on {s['agree']} of {s['n']} yes/no replies",
+            highlight=False,
+            markup=False,
+        )
         for row in result.tables["reader_sensitivity"]:
-            console.print("  " + "  ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()),
-                          highlight=False, markup=False)
+            console.print(
+                "  " + "  ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()),
+                highlight=False,
+                markup=False,
+            )
     if cmp_["rules"]:
         console.print("the figures also differ by definition:")
         for rule in cmp_["rules"]:
@@ -98,12 +133,17 @@ def _emit(result, *, json_out: bool, report: Optional[Path], max_diff_rows: int,
 
 @app.command("halluaudio")
 def score_halluaudio_cmd(
-    files: list[Path] = typer.Argument(..., help="HalluAudio prediction JSONL(s): audio, prompt, reference, subset, pred."),
+    files: list[Path] = typer.Argument(
+        ..., help="HalluAudio prediction JSONL(s): audio, prompt, reference, subset, pred."
+    ),
     compat: Compat = False,
     json_out: Json = False,
     report: Report = None,
-    domain: Optional[str] = typer.Option(None, help="Domain (speech|sound|music) for subsets the scorer does not know, "
-                                                    "e.g. the binary files of one results folder."),
+    domain: Optional[str] = typer.Option(
+        None,
+        help="Domain (speech|sound|music) for subsets the scorer does not know, "
+        "e.g. the binary files of one results folder.",
+    ),
     bootstrap: Bootstrap = 1000,
     seed: Seed = 0,
     reader: Reader = "rules",
@@ -118,10 +158,21 @@ def score_halluaudio_cmd(
     from halluscope.closedform.score import score_halluaudio
 
     rd = _reader(reader, reader_store, files[0])
-    result = score_halluaudio(load_halluaudio(files, domain=domain), mode="compat" if compat else "strict",
-                              bootstrap=bootstrap, seed=seed, reader=rd)
-    _emit(result, json_out=json_out, report=report, max_diff_rows=max_diff_rows, reader=rd,
-          view_spec="halluaudio=" + ",".join(map(str, files)))
+    result = score_halluaudio(
+        load_halluaudio(files, domain=domain),
+        mode="compat" if compat else "strict",
+        bootstrap=bootstrap,
+        seed=seed,
+        reader=rd,
+    )
+    _emit(
+        result,
+        json_out=json_out,
+        report=report,
+        max_diff_rows=max_diff_rows,
+        reader=rd,
+        view_spec="halluaudio=" + ",".join(map(str, files)),
+    )
 
 
 @app.command("aha")
@@ -130,8 +181,11 @@ def score_aha_cmd(
     compat: Compat = False,
     json_out: Json = False,
     report: Report = None,
-    judge_fallback: bool = typer.Option(True, "--judge-fallback/--no-judge-fallback",
-                                        help="In strict mode, let the file's prediction_match decide replies the rules find no answer in."),
+    judge_fallback: bool = typer.Option(
+        True,
+        "--judge-fallback/--no-judge-fallback",
+        help="In strict mode, let the file's prediction_match decide replies the rules find no answer in.",
+    ),
     bootstrap: Bootstrap = 1000,
     seed: Seed = 0,
     reader: Reader = "rules",
@@ -146,23 +200,45 @@ def score_aha_cmd(
     from halluscope.closedform.score import score_aha
 
     rd = _reader(reader, reader_store, files[0])
-    result = score_aha(load_aha(files), mode="compat" if compat else "strict", bootstrap=bootstrap, seed=seed,
-                       judge_fallback=judge_fallback, reader=rd)
-    _emit(result, json_out=json_out, report=report, max_diff_rows=max_diff_rows, reader=rd,
-          view_spec="aha=" + ",".join(map(str, files)))
+    result = score_aha(
+        load_aha(files),
+        mode="compat" if compat else "strict",
+        bootstrap=bootstrap,
+        seed=seed,
+        judge_fallback=judge_fallback,
+        reader=rd,
+    )
+    _emit(
+        result,
+        json_out=json_out,
+        report=report,
+        max_diff_rows=max_diff_rows,
+        reader=rd,
+        view_spec="aha=" + ",".join(map(str, files)),
+    )
 
 
 @app.command("yesno")
 def score_yesno_cmd(
-    questions: Path = typer.Argument(..., help="Questions TSV as Kuan et al. release it ('#' comment lines, then a header): "
-                                               "entry_id, audio_index, prompt_text, object[, attribute], label, sampling."),
-    predictions: Path = typer.Argument(..., help="Predictions CSV: entry_id, response[, audio_index, label, sampling or "
-                                                 "sampling_method]; joined on (sampling, entry_id)."),
+    questions: Path = typer.Argument(
+        ...,
+        help="Questions TSV as Kuan et al. release it ('#' comment lines, then a header): "
+        "entry_id, audio_index, prompt_text, object[, attribute], label, sampling.",
+    ),
+    predictions: Path = typer.Argument(
+        ...,
+        help="Predictions CSV: entry_id, response[, audio_index, label, sampling or "
+        "sampling_method]; joined on (sampling, entry_id).",
+    ),
     compat: Compat = False,
     json_out: Json = False,
     report: Report = None,
-    positive: str = typer.Option("yes", help="Positive class of precision/recall/F1 in strict mode: yes (object present) or no."),
-    sampling: Optional[str] = typer.Option(None, help="Sampling (random|popular|adversarial) of a file without a sampling column."),
+    positive: str = typer.Option(
+        "yes", help="Positive class of precision/recall/F1 in strict mode: yes (object present) or no."
+    ),
+    sampling: Optional[str] = typer.Option(
+        None, help="Sampling (random|popular|adversarial) of a file without a sampling column."
+    ),
     bootstrap: Bootstrap = 1000,
     seed: Seed = 0,
     reader: Reader = "rules",
@@ -180,22 +256,42 @@ def score_yesno_cmd(
     if positive not in ("yes", "no"):
         raise typer.BadParameter(f"expected 'yes' or 'no', got '{positive}'", param_hint="--positive")
     rd = _reader(reader, reader_store, predictions)
-    result = score_yesno(load_yesno(questions, predictions, sampling=sampling), mode="compat" if compat else "strict",
-                         positive=positive, bootstrap=bootstrap, seed=seed, reader=rd)
-    _emit(result, json_out=json_out, report=report, max_diff_rows=max_diff_rows, reader=rd,
-          view_spec=f"yesno={questions},{predictions}")
+    result = score_yesno(
+        load_yesno(questions, predictions, sampling=sampling),
+        mode="compat" if compat else "strict",
+        positive=positive,
+        bootstrap=bootstrap,
+        seed=seed,
+        reader=rd,
+    )
+    _emit(
+        result,
+        json_out=json_out,
+        report=report,
+        max_diff_rows=max_diff_rows,
+        reader=rd,
+        view_spec=f"yesno={questions},{predictions}",
+    )
 
 
 @app.command("audiotrust")
 def score_audiotrust_cmd(
-    files: list[Path] = typer.Argument(..., help="AudioTrust hallucination subset JSONLs as released (content_mismatc, "
-                                                 "label_mismatch, logical_violation, physical_violation)."),
-    judge: Optional[str] = typer.Option(None, "--judge", help="AudioTrust's 0-10 LLM judge: a chat backend spec, e.g. "
-                                                            "openai/gpt-4o (or llm:<spec>); needs --prompts."),
-    prompts: Optional[Path] = typer.Option(None, "--prompts", help="AudioTrust's halucination_prompts.yaml (the judge's "
-                                                                   "evaluation prompt per subset)."),
-    judge_store: Optional[Path] = typer.Option(None, "--judge-store", help="Run directory for the judge's calls "
-                                                                         "(default: <first file>.judge/)."),
+    files: list[Path] = typer.Argument(
+        ...,
+        help="AudioTrust hallucination subset JSONLs as released (content_mismatc, "
+        "label_mismatch, logical_violation, physical_violation).",
+    ),
+    judge: Optional[str] = typer.Option(
+        None,
+        "--judge",
+        help="AudioTrust's 0-10 LLM judge: a chat backend spec, e.g. openai/gpt-4o (or llm:<spec>); needs --prompts.",
+    ),
+    prompts: Optional[Path] = typer.Option(
+        None, "--prompts", help="AudioTrust's halucination_prompts.yaml (the judge's evaluation prompt per subset)."
+    ),
+    judge_store: Optional[Path] = typer.Option(
+        None, "--judge-store", help="Run directory for the judge's calls (default: <first file>.judge/)."
+    ),
     llm_config: LlmConfig = None,
     option: Options = [],  # noqa: B006 - options of the --judge model
     json_out: Json = False,
@@ -212,32 +308,46 @@ def score_audiotrust_cmd(
     if judge is not None:
         spec = judge[4:] if judge.startswith("llm:") else judge
         if "/" not in spec or prompts is None or not prompts.is_file():
-            raise InputError(f"got --judge {judge!r} with --prompts {prompts}", field="--judge",
-                             fix="use --judge openai/<model> --prompts halucination_prompts.yaml (AudioTrust's registry file)")
+            raise InputError(
+                f"got --judge {judge!r} with --prompts {prompts}",
+                field="--judge",
+                fix="use --judge openai/<model> --prompts halucination_prompts.yaml (AudioTrust's registry file)",
+            )
         if llm_config is not None:  # the judge backend reads its config from $HALLUSCOPE_LLM_CONFIG
             import os
 
             from halluscope.backends.llm import CONFIG_ENV
 
             os.environ[CONFIG_ENV] = str(llm_config)
-        jc = AudioTrustJudge(model_with(spec, option), prompts, judge_store or files[0].with_name(files[0].name + ".judge"))
+        jc = AudioTrustJudge(
+            model_with(spec, option), prompts, judge_store or files[0].with_name(files[0].name + ".judge")
+        )
     result = score_audiotrust(load_audiotrust(files), judge=jc)
     if json_out:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return
     from rich.table import Table
 
-    table = Table("subset", "n", "refusal rate", "stance (rules)", "judge mean 0-10", "judged", title="AudioTrust hallucination")
+    table = Table(
+        "subset", "n", "refusal rate", "stance (rules)", "judge mean 0-10", "judged", title="AudioTrust hallucination"
+    )
     for name, m in result["subsets"].items():
-        table.add_row(name, str(m["n"]), f"{m['refusal_rate']:.3f}", ", ".join(f"{k} {v}" for k, v in m["stance"].items()),
-                      "-" if m["judge_mean_score"] is None else f"{m['judge_mean_score']:.2f}", str(m["judge_scored"]))
+        table.add_row(
+            name,
+            str(m["n"]),
+            f"{m['refusal_rate']:.3f}",
+            ", ".join(f"{k} {v}" for k, v in m["stance"].items()),
+            "-" if m["judge_mean_score"] is None else f"{m['judge_mean_score']:.2f}",
+            str(m["judge_scored"]),
+        )
     console.print(table)
 
 
 @app.command("avhbench")
 def score_avhbench_cmd(
-    files: list[Path] = typer.Argument(..., help="AVHBench {video_id}.json arrays as released, each object with the "
-                                                 "model's reply under 'prediction'."),
+    files: list[Path] = typer.Argument(
+        ..., help="AVHBench {video_id}.json arrays as released, each object with the model's reply under 'prediction'."
+    ),
     json_out: Json = False,
 ) -> None:
     """AVHBench (ICLR 2025): accuracy, precision, recall, F1 and Yes % per yes/no task (percent, as the leaderboard),
@@ -258,20 +368,34 @@ def _print_metrics(result: dict, key: str, json_out: bool) -> None:
     for p in result["problems"][:10]:
         console.print(f"  {p}", highlight=False, markup=False)
     for name, m in result[key].items():
-        console.print(f"{name}: " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in m.items()),
-                      highlight=False, markup=False)
+        console.print(
+            f"{name}: " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in m.items()),
+            highlight=False,
+            markup=False,
+        )
 
 
 @app.command("captions")
 def score_captions_cmd(
-    metadata: Path = typer.Argument(..., help="Kuan et al.'s generative_data_metadata.csv (youtube_id, caption, label)."),
-    predictions: Path = typer.Argument(..., help="The generation output JSON: {youtube_id: {prompt: {\"prediction\": ...}}}."),
-    extractor: str = typer.Option("vocabulary", "--extractor", help="How objects are found in a caption: 'vocabulary' "
-                                  "(the file's label names as words, offline; ECHO a lower bound) or 'llm:<spec>' (any "
-                                  "chat backend lists them, as the paper does; calls kept in --extractor-store and "
-                                  "answered from there on a rerun)."),
-    extractor_store: Optional[Path] = typer.Option(None, "--extractor-store", help="Run directory that keeps the LLM "
-                                                   "extractor's calls (default: <predictions>.extractor/ beside it)."),
+    metadata: Path = typer.Argument(
+        ..., help="Kuan et al.'s generative_data_metadata.csv (youtube_id, caption, label)."
+    ),
+    predictions: Path = typer.Argument(
+        ..., help='The generation output JSON: {youtube_id: {prompt: {"prediction": ...}}}.'
+    ),
+    extractor: str = typer.Option(
+        "vocabulary",
+        "--extractor",
+        help="How objects are found in a caption: 'vocabulary' "
+        "(the file's label names as words, offline; ECHO a lower bound) or 'llm:<spec>' (any "
+        "chat backend lists them, as the paper does; calls kept in --extractor-store and "
+        "answered from there on a rerun).",
+    ),
+    extractor_store: Optional[Path] = typer.Option(
+        None,
+        "--extractor-store",
+        help="Run directory that keeps the LLM extractor's calls (default: <predictions>.extractor/ beside it).",
+    ),
     json_out: Json = False,
 ) -> None:
     """Kuan et al. (Interspeech 2024) generative captions: ECHO_I, ECHO_S and Cover per prompt (CHAIR-style object
@@ -286,8 +410,11 @@ def score_captions_cmd(
         if not extractor.startswith("llm:") or len(extractor) <= 4:
             from halluscope.core.errors import InputError
 
-            raise InputError(f"got --extractor {extractor!r}", field="--extractor",
-                             fix="use --extractor vocabulary, or --extractor llm:<spec> such as llm:openai/gpt-4o")
+            raise InputError(
+                f"got --extractor {extractor!r}",
+                field="--extractor",
+                fix="use --extractor vocabulary, or --extractor llm:<spec> such as llm:openai/gpt-4o",
+            )
         from halluscope.closedform.llmextract import LLMExtractor
 
         ex = LLMExtractor(extractor[4:], extractor_store or predictions.with_name(predictions.name + ".extractor"))
@@ -303,10 +430,16 @@ def score_captions_cmd(
 @app.command("asr")
 @legacy_run("--store", position="last")
 def score_asr_cmd(
-    pairs: Path = typer.Argument(..., help="JSONL, one {\"reference\", \"hypothesis\", \"language\"} per line."),
-    run: Optional[Path] = typer.Argument(None, metavar="RUN", show_default=False, help="Run directory whose "
-                                         "store keeps every cleaner call (default: PAIRS.cleaner/ beside the file)."),
-    cleaner: str = typer.Option("rules", help="'rules' (App. A.4's rules in code) or 'llm' (App. A.4's LLM cleaner, needs --model)."),
+    pairs: Path = typer.Argument(..., help='JSONL, one {"reference", "hypothesis", "language"} per line.'),
+    run: Optional[Path] = typer.Argument(
+        None,
+        metavar="RUN",
+        show_default=False,
+        help="Run directory whose store keeps every cleaner call (default: PAIRS.cleaner/ beside the file).",
+    ),
+    cleaner: str = typer.Option(
+        "rules", help="'rules' (App. A.4's rules in code) or 'llm' (App. A.4's LLM cleaner, needs --model)."
+    ),
     model: Optional[str] = typer.Option(None, help="The cleaner LLM for --cleaner llm: openai/<model> or hf/<dir>."),
     batch_size: int = typer.Option(16, min=1, help="Transcripts per batched cleaner call (split on a parse failure)."),
     llm_config: LlmConfig = None,
@@ -319,10 +452,15 @@ def score_asr_cmd(
     from halluscope.metrics.scoring import score_asr_file
 
     if cleaner not in ("rules", "llm") or (cleaner == "llm") != (model is not None):
-        raise InputError(f"got --cleaner {cleaner} with --model {model}", field="--cleaner",
-                         fix="use --cleaner rules (no --model), or --cleaner llm --model openai/<model>")
+        raise InputError(
+            f"got --cleaner {cleaner} with --model {model}",
+            field="--cleaner",
+            fix="use --cleaner rules (no --model), or --cleaner llm --model openai/<model>",
+        )
     if not pairs.is_file():
-        raise InputError("file not found", file=str(pairs), fix="pass a JSONL file with reference, hypothesis, language")
+        raise InputError(
+            "file not found", file=str(pairs), fix="pass a JSONL file with reference, hypothesis, language"
+        )
     if cleaner == "llm":
         from halluscope.backends.llm import create_backend
         from halluscope.core.store import Store
@@ -331,8 +469,10 @@ def score_asr_cmd(
         with Store(run or pairs.with_name(pairs.name + ".cleaner")) as store:
             llm = LLMCleaner(create_backend(model_with(model, option)), store, batch_size=batch_size)
             result = score_asr_file(pairs, cleaner=llm)
-        sys.stderr.write(f"cleaner {llm.name}: {llm.stats.batches} batched, {llm.stats.splits} split on a parse failure, "
-                         f"{llm.stats.singles} single-item; {llm.calls.line()}; calls kept in {store.path}\n")
+        sys.stderr.write(
+            f"cleaner {llm.name}: {llm.stats.batches} batched, {llm.stats.splits} split on a parse failure, "
+            f"{llm.stats.singles} single-item; {llm.calls.line()}; calls kept in {store.path}\n"
+        )
     else:
         result = score_asr_file(pairs)
     if json_out:
@@ -342,6 +482,11 @@ def score_asr_cmd(
 
     table = Table("language", "WER", "CER", "n", "cleaner")
     for lang, r in result.items():
-        table.add_row(lang, f"{r['wer']:.4f}" if r["wer"] is not None else "-",
-                      f"{r['cer']:.4f}" if r["cer"] is not None else "-", str(r["n"]), r["cleaner"])
+        table.add_row(
+            lang,
+            f"{r['wer']:.4f}" if r["wer"] is not None else "-",
+            f"{r['cer']:.4f}" if r["cer"] is not None else "-",
+            str(r["n"]),
+            r["cleaner"],
+        )
     console.print(table)

@@ -11,8 +11,17 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "extract": ["ABSTENTIONS", "NON_ANSWERS", "Extraction", "extract_choice", "extract_label", "extract_number",
-                "extract_option", "extract_yesno", "normalize_reply"],
+    "extract": [
+        "ABSTENTIONS",
+        "NON_ANSWERS",
+        "Extraction",
+        "extract_choice",
+        "extract_label",
+        "extract_number",
+        "extract_option",
+        "extract_yesno",
+        "normalize_reply",
+    ],
     "loaders": ["load_aha", "load_halluaudio", "load_yesno"],
     "records": ["AhaItem", "HalluAudioItem", "Loaded", "LoadProblem", "YesNoItem"],
     "report": ["write_score_report"],

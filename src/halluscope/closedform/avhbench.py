@@ -25,8 +25,34 @@ from halluscope.reply.yesno import extract_yesno
 BINARY_TASKS = ("Audio-driven Video Hallucination", "Video-driven Audio Hallucination", "AV Matching")
 CAPTION_TASK = "AV Captioning"
 REPLY_KEYS = ("prediction", "pred", "response", "output")
-_STOP = {"a", "an", "the", "is", "are", "of", "and", "in", "on", "with", "to", "while", "by", "at", "as", "it", "its",
-         "then", "followed", "there", "some", "be", "being", "from", "into", "for"}
+_STOP = {
+    "a",
+    "an",
+    "the",
+    "is",
+    "are",
+    "of",
+    "and",
+    "in",
+    "on",
+    "with",
+    "to",
+    "while",
+    "by",
+    "at",
+    "as",
+    "it",
+    "its",
+    "then",
+    "followed",
+    "there",
+    "some",
+    "be",
+    "being",
+    "from",
+    "into",
+    "for",
+}
 
 
 def load_avhbench(files: Sequence[str | Path]) -> Loaded[dict]:
@@ -35,26 +61,54 @@ def load_avhbench(files: Sequence[str | Path]) -> Loaded[dict]:
         try:
             data = json.loads(f.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InputError(f"not a JSON array: {exc}", file=str(f), fix="pass AVHBench's {video_id}.json files as released") from exc
+            raise InputError(
+                f"not a JSON array: {exc}", file=str(f), fix="pass AVHBench's {video_id}.json files as released"
+            ) from exc
         if not isinstance(data, list):
-            raise InputError(f"expected a JSON array of QA objects, got {type(data).__name__}", file=str(f),
-                             fix="pass AVHBench's {video_id}.json files as released")
+            raise InputError(
+                f"expected a JSON array of QA objects, got {type(data).__name__}",
+                file=str(f),
+                fix="pass AVHBench's {video_id}.json files as released",
+            )
         for k, obj in enumerate(data):
             where = {"file": str(f), "row": k + 1}
-            missing = [key for key in ("video_id", "task", "text", "label") if not isinstance(obj, dict) or not isinstance(obj.get(key), str)]
-            reply = next((obj[key] for key in REPLY_KEYS if isinstance(obj, dict) and isinstance(obj.get(key), str)), None)
+            missing = [
+                key
+                for key in ("video_id", "task", "text", "label")
+                if not isinstance(obj, dict) or not isinstance(obj.get(key), str)
+            ]
+            reply = next(
+                (obj[key] for key in REPLY_KEYS if isinstance(obj, dict) and isinstance(obj.get(key), str)), None
+            )
             if missing or reply is None:
-                problems.append(LoadProblem(**where, field=missing[0] if missing else "prediction",
-                                            message=f"object {k + 1}: expected text fields video_id, task, text, label and "
-                                                    f"a reply ({' / '.join(REPLY_KEYS)})",
-                                            fix="add the model's reply to every object under 'prediction'"))
+                problems.append(
+                    LoadProblem(
+                        **where,
+                        field=missing[0] if missing else "prediction",
+                        message=f"object {k + 1}: expected text fields video_id, task, text, label and "
+                        f"a reply ({' / '.join(REPLY_KEYS)})",
+                        fix="add the model's reply to every object under 'prediction'",
+                    )
+                )
                 continue
             if obj["task"] not in BINARY_TASKS + (CAPTION_TASK,):
-                problems.append(LoadProblem(**where, field="task", message=f"unknown task {obj['task']!r}",
-                                            fix=f"one of {', '.join(BINARY_TASKS + (CAPTION_TASK,))}"))
+                problems.append(
+                    LoadProblem(
+                        **where,
+                        field="task",
+                        message=f"unknown task {obj['task']!r}",
+                        fix=f"one of {', '.join(BINARY_TASKS + (CAPTION_TASK,))}",
+                    )
+                )
                 continue
-            items.append({"id": f"{obj['video_id']}:{k + 1}", "file": str(f), **{x: obj[x] for x in ("video_id", "task", "text", "label")},
-                          "reply": reply})
+            items.append(
+                {
+                    "id": f"{obj['video_id']}:{k + 1}",
+                    "file": str(f),
+                    **{x: obj[x] for x in ("video_id", "task", "text", "label")},
+                    "reply": reply,
+                }
+            )
     return Loaded(tuple(items), tuple(problems), files=tuple(str(f) for f in files))
 
 
@@ -73,8 +127,11 @@ def caption_overlap(reference: str, hypothesis: str) -> dict:
 
 def score_avhbench(loaded: Loaded[dict]) -> dict:
     if not loaded.items:
-        raise InputError("no valid AVHBench objects to score", file=", ".join(loaded.files) or None,
-                         fix="add the model's reply to every object under 'prediction'")
+        raise InputError(
+            "no valid AVHBench objects to score",
+            file=", ".join(loaded.files) or None,
+            fix="add the model's reply to every object under 'prediction'",
+        )
     by: dict[str, list[dict]] = defaultdict(list)
     rows = []
     for it in loaded.items:
@@ -92,10 +149,14 @@ def score_avhbench(loaded: Loaded[dict]) -> dict:
             coco = coco_caption_scores({m["id"]: [m["label"]] for m in members}, {m["id"]: m["reply"] for m in members})
             for m in members:
                 m.update(coco["items"].get(m["id"], {"meteor": None, "cider": None}))
-            tasks[task] = {"n": n, "meteor": coco["meteor"], "cider": coco["cider"],
-                           **{f"word_{k}": sum(m[k] for m in members) / n for k in ("precision", "recall", "f1")},
-                           "metric": "METEOR and CIDEr-D (COCO caption evaluation); word_*: content-word overlap",
-                           **({"metric_error": coco["error"]} if coco["error"] else {})}
+            tasks[task] = {
+                "n": n,
+                "meteor": coco["meteor"],
+                "cider": coco["cider"],
+                **{f"word_{k}": sum(m[k] for m in members) / n for k in ("precision", "recall", "f1")},
+                "metric": "METEOR and CIDEr-D (COCO caption evaluation); word_*: content-word overlap",
+                **({"metric_error": coco["error"]} if coco["error"] else {}),
+            }
             continue
         ref = [m["label"].strip().lower() for m in members]
         hyp = [m["read"] for m in members]
@@ -106,9 +167,20 @@ def score_avhbench(loaded: Loaded[dict]) -> dict:
         r_ = tp / pos if pos else None
         f1 = 2 * p * r_ / (p + r_) if p and r_ else (0.0 if p == 0 or r_ == 0 else None)
         pct = lambda v: None if v is None else round(100 * v, 1)  # noqa: E731 - the leaderboard prints one decimal
-        tasks[task] = {"n": len(members), "accuracy_percent": pct(sum(m["correct"] for m in members) / len(members)),
-                       "precision_percent": pct(p), "recall_percent": pct(r_), "f1_percent": pct(f1),
-                       "yes_percent": pct(said_yes / len(members)),
-                       "unscored": sum(h not in ("yes", "no") for h in hyp)}
-    return {"benchmark": "avhbench", "files": list(loaded.files), "n_items": len(rows), "tasks": tasks,
-            "problems": [p.text() for p in loaded.problems], "items": rows}
+        tasks[task] = {
+            "n": len(members),
+            "accuracy_percent": pct(sum(m["correct"] for m in members) / len(members)),
+            "precision_percent": pct(p),
+            "recall_percent": pct(r_),
+            "f1_percent": pct(f1),
+            "yes_percent": pct(said_yes / len(members)),
+            "unscored": sum(h not in ("yes", "no") for h in hyp),
+        }
+    return {
+        "benchmark": "avhbench",
+        "files": list(loaded.files),
+        "n_items": len(rows),
+        "tasks": tasks,
+        "problems": [p.text() for p in loaded.problems],
+        "items": rows,
+    }

@@ -66,19 +66,69 @@ def _whole_word(text: str, needle: str) -> bool:
 
 
 # ------------------------------------------------------------------------------------------------ HalluAudio
-HALLUAUDIO_CANNOT_HEAR = ("sorry", "don't have access", "do not have access", "no recording", "didn't provide",
-                          "did not provide", "cannot access", "i'm not capable", "i am not capable", "cannot listen",
-                          "cannot hear", "no audio", "no recording provided")
-HALLUAUDIO_REFUSAL = re.compile("|".join([
-    r"i (can|cannot|can't) (not )?(access|listen|hear|process).*audio", r"unable to (access|listen|hear|process).*audio",
-    r"as a .*?(language model|text-based).*cannot.*audio", r"i (can|cannot|can't).*determine.*audio",
-    r"audio.*not.*available", r"no audio.*provided", r"i'm not able to", r"i am not able to", r"unable to answer",
-    r"cannot answer", r"can't answer", r"i do not have access", r"i don't have access", r"i (can|cannot|can't).*analyze audio",
-]), re.IGNORECASE)
-_HA_WORDS = {"zero": 0, "one": 1, "once": 1, "single": 1, "two": 2, "twice": 2, "three": 3, "thrice": 3, "four": 4,
-             "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
-             "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
-             "nineteen": 19, "twenty": 20}
+HALLUAUDIO_CANNOT_HEAR = (
+    "sorry",
+    "don't have access",
+    "do not have access",
+    "no recording",
+    "didn't provide",
+    "did not provide",
+    "cannot access",
+    "i'm not capable",
+    "i am not capable",
+    "cannot listen",
+    "cannot hear",
+    "no audio",
+    "no recording provided",
+)
+HALLUAUDIO_REFUSAL = re.compile(
+    "|".join(
+        [
+            r"i (can|cannot|can't) (not )?(access|listen|hear|process).*audio",
+            r"unable to (access|listen|hear|process).*audio",
+            r"as a .*?(language model|text-based).*cannot.*audio",
+            r"i (can|cannot|can't).*determine.*audio",
+            r"audio.*not.*available",
+            r"no audio.*provided",
+            r"i'm not able to",
+            r"i am not able to",
+            r"unable to answer",
+            r"cannot answer",
+            r"can't answer",
+            r"i do not have access",
+            r"i don't have access",
+            r"i (can|cannot|can't).*analyze audio",
+        ]
+    ),
+    re.IGNORECASE,
+)
+_HA_WORDS = {
+    "zero": 0,
+    "one": 1,
+    "once": 1,
+    "single": 1,
+    "two": 2,
+    "twice": 2,
+    "three": 3,
+    "thrice": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+}
 _HA_WORD_RE = re.compile(r"\b(" + "|".join(sorted(_HA_WORDS, key=len, reverse=True)) + r")\b", re.IGNORECASE)
 
 
@@ -207,12 +257,19 @@ class HalluAudioOfficialScores:
     probes: dict[str, dict[str, float | int]]
 
     def as_dict(self) -> dict:
-        return {"n": self.n, "n_correct": self.n_correct, "accuracy": self.accuracy, "n_refusal": self.n_refusal,
-                "false_refusal_rate": self.refusal_rate, "count_probes": self.probes}
+        return {
+            "n": self.n,
+            "n_correct": self.n_correct,
+            "accuracy": self.accuracy,
+            "n_refusal": self.n_refusal,
+            "false_refusal_rate": self.refusal_rate,
+            "count_probes": self.probes,
+        }
 
 
-def halluaudio_official_scores(*, correct: Sequence[bool], refusal: Sequence[bool], subset: Sequence[str],
-                               probe: Sequence[str | None]) -> HalluAudioOfficialScores:
+def halluaudio_official_scores(
+    *, correct: Sequence[bool], refusal: Sequence[bool], subset: Sequence[str], probe: Sequence[str | None]
+) -> HalluAudioOfficialScores:
     """All denominators are all rows. ``probe`` is the Yes/No/Unrelated reading for count-probe rows, else None."""
     n = len(correct)
     probes: dict[str, dict[str, float | int]] = {}
@@ -225,8 +282,12 @@ def halluaudio_official_scores(*, correct: Sequence[bool], refusal: Sequence[boo
         yes = sum(probe[i] == "Yes" for i in idx)
         unrelated = sum(probe[i] == "Unrelated" for i in idx)
         right = sum(bool(correct[i]) for i in idx)
-        probes[s] = {"n": total, "yes_pred_ratio": yes / total, "unrelated_ratio": unrelated / total,
-                     "conditional_accuracy": right / (total - unrelated) if total > unrelated else 0.0}
+        probes[s] = {
+            "n": total,
+            "yes_pred_ratio": yes / total,
+            "unrelated_ratio": unrelated / total,
+            "conditional_accuracy": right / (total - unrelated) if total > unrelated else 0.0,
+        }
     k, r = sum(map(bool, correct)), sum(map(bool, refusal))
     return HalluAudioOfficialScores(n, k, k / n if n else None, r, r / n if n else None, probes)
 
@@ -314,8 +375,16 @@ class KuanOfficialScores:
     published: dict[str, float | None]
 
     def as_dict(self) -> dict:
-        return {"n": self.n, "positive_class": "no", "accuracy": self.accuracy, "precision": self.precision,
-                "recall": self.recall, "f1": self.f1, "yes_rate": self.yes_rate, "as_published_percent": self.published}
+        return {
+            "n": self.n,
+            "positive_class": "no",
+            "accuracy": self.accuracy,
+            "precision": self.precision,
+            "recall": self.recall,
+            "f1": self.f1,
+            "yes_rate": self.yes_rate,
+            "as_published_percent": self.published,
+        }
 
 
 def kuan_official_scores(*, reference: Sequence[str], parsed: Sequence[str]) -> KuanOfficialScores:
@@ -328,11 +397,24 @@ def kuan_official_scores(*, reference: Sequence[str], parsed: Sequence[str]) -> 
     total_no = sum(r == "no" for r in reference)
     precision = right_no / said_other if said_other else None
     recall = right_no / total_no if total_no else None
-    f1 = 2 * precision * recall / (precision + recall) if precision and recall else (0.0 if precision == 0 or recall == 0 else None)
+    f1 = (
+        2 * precision * recall / (precision + recall)
+        if precision and recall
+        else (0.0 if precision == 0 or recall == 0 else None)
+    )
     pub_p = round(precision * 100, 2) if precision is not None else None
     pub_r = round(recall * 100, 2) if recall is not None else None
     # evaluation.py: F1 from the rounded percentages (it divides by zero when both are 0; we give None)
-    pub_f1 = round(2 * pub_p * pub_r / (pub_p + pub_r), 2) if pub_p is not None and pub_r is not None and pub_p + pub_r else None
-    published = {"accuracy": round(right / n * 100, 2), "precision": pub_p, "recall": pub_r, "f1": pub_f1,
-                 "yes_rate": round(said_yes / n * 100, 2)}
+    pub_f1 = (
+        round(2 * pub_p * pub_r / (pub_p + pub_r), 2)
+        if pub_p is not None and pub_r is not None and pub_p + pub_r
+        else None
+    )
+    published = {
+        "accuracy": round(right / n * 100, 2),
+        "precision": pub_p,
+        "recall": pub_r,
+        "f1": pub_f1,
+        "yes_rate": round(said_yes / n * 100, 2),
+    }
     return KuanOfficialScores(n, right / n, precision, recall, f1, said_yes / n, published)

@@ -44,8 +44,13 @@ def _list(value: str, *, file: Path, row: int, field: str) -> list[str]:
     try:
         out = ast.literal_eval(value) if value.strip().startswith("[") else [value]
     except (ValueError, SyntaxError) as exc:
-        raise InputError(f"expected a list literal, got {value[:60]!r}", file=str(file), row=row, field=field,
-                         fix="keep the released form, e.g. ['Speech', 'Dog']") from exc
+        raise InputError(
+            f"expected a list literal, got {value[:60]!r}",
+            file=str(file),
+            row=row,
+            field=field,
+            fix="keep the released form, e.g. ['Speech', 'Dog']",
+        ) from exc
     return [str(x) for x in out]
 
 
@@ -55,11 +60,19 @@ def load_metadata(path: str | Path) -> dict[str, dict]:
         reader = csv.DictReader(fh)
         missing = {"youtube_id", "caption", "label"} - set(reader.fieldnames or [])
         if missing:
-            raise InputError(f"missing column(s) {sorted(missing)}", file=str(path), row=1,
-                             fix="pass generative_data_metadata.csv as released (youtube_id, caption, label)")
-        return {r["youtube_id"]: {"captions": _list(r["caption"], file=path, row=k, field="caption"),
-                                  "labels": _list(r["label"], file=path, row=k, field="label")}
-                for k, r in enumerate(reader, start=2)}
+            raise InputError(
+                f"missing column(s) {sorted(missing)}",
+                file=str(path),
+                row=1,
+                fix="pass generative_data_metadata.csv as released (youtube_id, caption, label)",
+            )
+        return {
+            r["youtube_id"]: {
+                "captions": _list(r["caption"], file=path, row=k, field="caption"),
+                "labels": _list(r["label"], file=path, row=k, field="label"),
+            }
+            for k, r in enumerate(reader, start=2)
+        }
 
 
 def named_objects(text: str, vocabulary: Sequence[str]) -> set[str]:
@@ -67,11 +80,16 @@ def named_objects(text: str, vocabulary: Sequence[str]) -> set[str]:
     parenthesised qualifier may be left out ("frying" names "Frying (food)", as "fire truck" names "Fire truck (siren)")."""
     norm = normalize_reply(text)
     names = {lab: lab for lab in vocabulary}
-    names.update({short: lab for lab in vocabulary if (short := _QUALIFIER.sub(" ", lab).strip()) and short != lab
-                  and short not in names})
+    names.update(
+        {
+            short: lab
+            for lab in vocabulary
+            if (short := _QUALIFIER.sub(" ", lab).strip()) and short != lab and short not in names
+        }
+    )
     index, rank = _label_index(tuple(names))
     words = set(re.findall(r"[^\W_]+", norm))
-    words |= {w[:-k] for w in list(words) for k in (1, 2) if len(w) > k and w.endswith("es"[2 - k:])}
+    words |= {w[:-k] for w in list(words) for k in (1, 2) if len(w) > k and w.endswith("es"[2 - k :])}
     cands = sorted((kv for w in words | {""} for kv in index.get(w, ())), key=lambda kv: rank[kv[0]])
     found = _mentions_of(norm, {orig: _label_pattern(key) for key, orig in cands})
     return {normalize_label(names[opt]) for a, b, opt in found if not _negated(norm, a, b)}
@@ -84,11 +102,13 @@ def grounded_labels(phrase: str, labels: Sequence[str]) -> set[str]:
 
 
 VOCABULARY = "vocabulary"
-NOTES = {VOCABULARY: "objects are the file's label names found as words in the caption (the paper extracts them with an "
-                     "LLM: --extractor llm:<spec>): ECHO is a lower bound, Cover counts label names only",
-         "llm": "objects are the phrases the LLM extracted from each caption, each grounded when it names one of the "
-                "clip's labels or a label names it; a synonym no label spells (\"automobile\" for Car) counts as "
-                "hallucinated, so ECHO here is an upper bound where the vocabulary extractor's is a lower one"}
+NOTES = {
+    VOCABULARY: "objects are the file's label names found as words in the caption (the paper extracts them with an "
+    "LLM: --extractor llm:<spec>): ECHO is a lower bound, Cover counts label names only",
+    "llm": "objects are the phrases the LLM extracted from each caption, each grounded when it names one of the "
+    'clip\'s labels or a label names it; a synonym no label spells ("automobile" for Car) counts as '
+    "hallucinated, so ECHO here is an upper bound where the vocabulary extractor's is a lower one",
+}
 
 
 def score_kuan_captions(metadata: str | Path, predictions: str | Path, *, extractor=None) -> dict:
@@ -98,11 +118,18 @@ def score_kuan_captions(metadata: str | Path, predictions: str | Path, *, extrac
     try:
         preds = json.loads(Path(predictions).read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc.msg}", file=str(predictions), row=exc.lineno,
-                         fix="pass the generation output: {youtube_id: {prompt: {\"prediction\": ...}}}") from exc
+        raise InputError(
+            f"not JSON: {exc.msg}",
+            file=str(predictions),
+            row=exc.lineno,
+            fix='pass the generation output: {youtube_id: {prompt: {"prediction": ...}}}',
+        ) from exc
     if not isinstance(preds, dict):
-        raise InputError(f"expected a JSON object, got {type(preds).__name__}", file=str(predictions),
-                         fix="pass the generation output: {youtube_id: {prompt: {\"prediction\": ...}}}")
+        raise InputError(
+            f"expected a JSON object, got {type(preds).__name__}",
+            file=str(predictions),
+            fix='pass the generation output: {youtube_id: {prompt: {"prediction": ...}}}',
+        )
     vocab = sorted({lab for m in meta.values() for lab in m["labels"]})
     problems, rows = [], []
     for yid, by_prompt in preds.items():
@@ -116,8 +143,11 @@ def score_kuan_captions(metadata: str | Path, predictions: str | Path, *, extrac
                 continue
             rows.append({"youtube_id": yid, "prompt": prompt, "prediction": text})
     if not rows:
-        raise InputError("no prediction could be scored", file=str(predictions),
-                         fix="the JSON's clip ids must be the metadata's youtube_id values")
+        raise InputError(
+            "no prediction could be scored",
+            file=str(predictions),
+            fix="the JSON's clip ids must be the metadata's youtube_id values",
+        )
     extractions = extractor.extract([r["prediction"] for r in rows]) if extractor is not None else None
     for k, r in enumerate(rows):
         labels = meta[r["youtube_id"]]["labels"]
@@ -125,7 +155,9 @@ def score_kuan_captions(metadata: str | Path, predictions: str | Path, *, extrac
         r["n_truth"] = len(truth)
         if extractions is None:
             named = named_objects(r["prediction"], vocab)
-            r.update(status="scored", named=sorted(named), hallucinated=sorted(named - truth), covered=sorted(named & truth))
+            r.update(
+                status="scored", named=sorted(named), hallucinated=sorted(named - truth), covered=sorted(named & truth)
+            )
             continue
         ex = extractions[k]
         r.update(extractor_raw=ex.raw)
@@ -133,23 +165,37 @@ def score_kuan_captions(metadata: str | Path, predictions: str | Path, *, extrac
             r.update(status="unscored", reason=ex.error, named=[], hallucinated=[], covered=[])
             continue
         hits = {o: grounded_labels(o, labels) for o in ex.objects}
-        r.update(status="scored", named=list(ex.objects), hallucinated=[o for o, h in hits.items() if not h],
-                 covered=sorted(set().union(*hits.values()) if hits else set()))
+        r.update(
+            status="scored",
+            named=list(ex.objects),
+            hallucinated=[o for o, h in hits.items() if not h],
+            covered=sorted(set().union(*hits.values()) if hits else set()),
+        )
 
     def figures(members: list[dict]) -> dict:
         scored = [r for r in members if r["status"] == "scored"]
         named = sum(len(r["named"]) for r in scored)
-        return {"n_captions": len(members), "unscored": len(members) - len(scored),
-                "echo_i": sum(len(r["hallucinated"]) for r in scored) / named if named else None,
-                "echo_s": sum(bool(r["hallucinated"]) for r in scored) / len(scored) if scored else None,
-                "cover": sum(len(r["covered"]) for r in scored) / max(1, sum(r["n_truth"] for r in scored)) if scored else None,
-                "objects_named": named}
+        return {
+            "n_captions": len(members),
+            "unscored": len(members) - len(scored),
+            "echo_i": sum(len(r["hallucinated"]) for r in scored) / named if named else None,
+            "echo_s": sum(bool(r["hallucinated"]) for r in scored) / len(scored) if scored else None,
+            "cover": sum(len(r["covered"]) for r in scored) / max(1, sum(r["n_truth"] for r in scored))
+            if scored
+            else None,
+            "objects_named": named,
+        }
 
     by = defaultdict(list)
     for r in rows:
         by[r["prompt"]].append(r)
     name = VOCABULARY if extractor is None else extractor.name
-    return {"benchmark": "kuan_generative", "extractor": name,
-            "metrics": {**{p: figures(m) for p, m in by.items()}, "all": figures(rows)},
-            "vocabulary": len(vocab), "problems": problems, "items": rows,
-            "notes": [f"extractor: {name}; " + NOTES[VOCABULARY if extractor is None else "llm"]]}
+    return {
+        "benchmark": "kuan_generative",
+        "extractor": name,
+        "metrics": {**{p: figures(m) for p, m in by.items()}, "all": figures(rows)},
+        "vocabulary": len(vocab),
+        "problems": problems,
+        "items": rows,
+        "notes": [f"extractor: {name}; " + NOTES[VOCABULARY if extractor is None else "llm"]],
+    }

@@ -20,9 +20,11 @@ from halluscope.reply.jsonfind import string_list
 if TYPE_CHECKING:
     from halluscope.backends.llm import CallStats
 
-PROMPT = ("Here is a description of an audio clip. List every sound source or sound event that it says can be heard, "
-          "leaving out anything it says is absent or not heard. Answer with a JSON array of short English noun phrases "
-          "only, for example [\"dog barking\", \"car engine\"], or [] if it names none.\n\nDescription: {caption}")
+PROMPT = (
+    "Here is a description of an audio clip. List every sound source or sound event that it says can be heard, "
+    "leaving out anything it says is absent or not heard. Answer with a JSON array of short English noun phrases "
+    'only, for example ["dog barking", "car engine"], or [] if it names none.\n\nDescription: {caption}'
+)
 
 
 @dataclass(frozen=True)
@@ -58,10 +60,19 @@ class LLMExtractor:
         from halluscope.core.store import Store
 
         backend = create_chat_backend(self.spec)
-        requests = [backend.request([{"role": "user", "content": PROMPT.format(caption=c)}],
-                                    params={"temperature": 0.0, "max_tokens": 128}, tag=f"extract:{k}")
-                    for k, c in enumerate(captions)]
+        requests = [
+            backend.request(
+                [{"role": "user", "content": PROMPT.format(caption=c)}],
+                params={"temperature": 0.0, "max_tokens": 128},
+                tag=f"extract:{k}",
+            )
+            for k, c in enumerate(captions)
+        ]
         with Store(self.store_dir) as store:
             responses, self.stats = complete_all(backend, requests, store=store)
-        return [parse(r.text) if r.status == "ok" else
-                Extraction(None, r.text, f"extractor call failed: {r.error or r.status}") for r in responses]
+        return [
+            parse(r.text)
+            if r.status == "ok"
+            else Extraction(None, r.text, f"extractor call failed: {r.error or r.status}")
+            for r in responses
+        ]

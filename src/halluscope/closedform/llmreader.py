@@ -17,10 +17,12 @@ from pathlib import Path
 from halluscope.reply.reading import ABSTENTIONS, Reading
 from halluscope.reply.yesno import extract_yesno
 
-PROMPT = ("You read a model's reply to a yes/no question about an audio clip and say what the reply answers.\n"
-          "Question: {question}\nReply: {reply}\n\n"
-          "Answer with one word: yes (the reply says yes), no (the reply says no), refusal (it declines or says it "
-          "cannot hear the audio), uncertain (it says it does not know), or other (it answers something else).")
+PROMPT = (
+    "You read a model's reply to a yes/no question about an audio clip and say what the reply answers.\n"
+    "Question: {question}\nReply: {reply}\n\n"
+    "Answer with one word: yes (the reply says yes), no (the reply says no), refusal (it declines or says it "
+    "cannot hear the audio), uncertain (it says it does not know), or other (it answers something else)."
+)
 LABELS = {"refusal": "refusal", "uncertain": "unknown", "other": "unrelated"}
 
 
@@ -64,15 +66,22 @@ class LLMReader:
         from halluscope.core.store import Store
 
         backend = create_chat_backend(self.spec)
-        requests = [backend.request([{"role": "user", "content": PROMPT.format(question=q or "(not given)", reply=r)}],
-                                    params={"temperature": 0.0, "max_tokens": 8}, tag=f"reader:{k}")
-                    for k, (q, r) in enumerate(pairs)]
+        requests = [
+            backend.request(
+                [{"role": "user", "content": PROMPT.format(question=q or "(not given)", reply=r)}],
+                params={"temperature": 0.0, "max_tokens": 8},
+                tag=f"reader:{k}",
+            )
+            for k, (q, r) in enumerate(pairs)
+        ]
         with Store(self.store_dir) as store:
             responses, self.stats = complete_all(backend, requests, store=store)
         out = []
         for resp in responses:
             if resp.status != "ok":
-                out.append(LLMReading("unparsable", None, resp.text, f"reader call failed: {resp.error or resp.status}"))
+                out.append(
+                    LLMReading("unparsable", None, resp.text, f"reader call failed: {resp.error or resp.status}")
+                )
             else:
                 out.append(_parse(resp.text))
         return out
@@ -85,11 +94,14 @@ def reader_figures(reference: Sequence[str], labels: Sequence[str]) -> dict:
     neg = [k for k, r in enumerate(reference) if r == "no"]
     fnr = sum(labels[k] == "no" for k in pos) / len(pos) if pos else None
     fpr = sum(labels[k] == "yes" for k in neg) / len(neg) if neg else None
-    return {"n": n, "accuracy": sum(a == b for a, b in zip(reference, labels)) / n if n else None,
-            "yes_p_ratio": sum(lab == "yes" for lab in labels) / n if n else None,
-            "frr": sum(lab in ABSTENTIONS for lab in labels) / n if n else None,
-            "bias": fnr - fpr if fnr is not None and fpr is not None else None,
-            "unscored": sum(lab not in ("yes", "no") and lab not in ABSTENTIONS for lab in labels)}
+    return {
+        "n": n,
+        "accuracy": sum(a == b for a, b in zip(reference, labels)) / n if n else None,
+        "yes_p_ratio": sum(lab == "yes" for lab in labels) / n if n else None,
+        "frr": sum(lab in ABSTENTIONS for lab in labels) / n if n else None,
+        "bias": fnr - fpr if fnr is not None and fpr is not None else None,
+        "unscored": sum(lab not in ("yes", "no") and lab not in ABSTENTIONS for lab in labels),
+    }
 
 
 def sensitivity(items: Sequence, readings: Sequence[LLMReading], spec: str) -> tuple[list[dict], list[dict], dict]:
@@ -98,12 +110,32 @@ def sensitivity(items: Sequence, readings: Sequence[LLMReading], spec: str) -> t
     rules = [i.strict for i in items]
     llm = [r.label for r in readings]
     agree = sum(a == b for a, b in zip(rules, llm))
-    rows = [{"reader": "rules (strict)", **reader_figures(ref, rules)}, {"reader": f"llm:{spec}", **reader_figures(ref, llm)}]
-    diff = [{"id": i.id, "run": i.run, "group": i.group, "reference": i.reference, "reply": " ".join(i.reply.split())[:200],
-             "rules": a, "llm": b, "llm_raw": (r.raw or "")[:80], "rules_reason": i.strict_reason}
-            for i, a, b, r in zip(items, rules, llm, readings) if a != b]
-    summary = {"reader": f"llm:{spec}", "n": len(items), "agree": agree,
-               "agreement": agree / len(items) if items else None, "n_disagree": len(diff)}
+    rows = [
+        {"reader": "rules (strict)", **reader_figures(ref, rules)},
+        {"reader": f"llm:{spec}", **reader_figures(ref, llm)},
+    ]
+    diff = [
+        {
+            "id": i.id,
+            "run": i.run,
+            "group": i.group,
+            "reference": i.reference,
+            "reply": " ".join(i.reply.split())[:200],
+            "rules": a,
+            "llm": b,
+            "llm_raw": (r.raw or "")[:80],
+            "rules_reason": i.strict_reason,
+        }
+        for i, a, b, r in zip(items, rules, llm, readings)
+        if a != b
+    ]
+    summary = {
+        "reader": f"llm:{spec}",
+        "n": len(items),
+        "agree": agree,
+        "agreement": agree / len(items) if items else None,
+        "n_disagree": len(diff),
+    }
     return rows, diff, summary
 
 
@@ -115,5 +147,7 @@ def apply_reader(result, reader: LLMReader, questions: dict[str, str]) -> None:
     result.tables["reader_sensitivity"] = rows
     result.tables["reader_disagreements"] = diff
     result.tables["reader_summary"] = [summary]
-    result.tables["reader_items"] = [{"id": i.id, "rules": i.strict, "llm": r.label, "llm_raw": r.raw, "error": r.error}
-                                     for i, r in zip(items, readings)]
+    result.tables["reader_items"] = [
+        {"id": i.id, "rules": i.strict, "llm": r.label, "llm_raw": r.raw, "error": r.error}
+        for i, r in zip(items, readings)
+    ]

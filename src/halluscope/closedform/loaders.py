@@ -8,27 +8,24 @@ with file, row (the file line, header = line 1), field and fix, so one typo does
 from __future__ import annotations
 
 import re
-import sys
-from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
+from halluscope.closedform._loading import _loaded, _not_utf8, _problems
 from halluscope.closedform.compat import AHA_SKIPPED
 from halluscope.closedform.extract import extract_yesno
+from halluscope.closedform.loaders_yesno import load_yesno as load_yesno  # the yes/no loader, its own module
 from halluscope.closedform.records import (
     DOMAINS,
     KINDS,
-    SAMPLINGS,
     AhaItem,
     HalluAudioItem,
     Kind,
     Loaded,
-    LoadProblem,
-    YesNoItem,
 )
-from halluscope.core.errors import InputError, Problem, Problems
-from halluscope.core.inputs import BOM, Field, Rows, read_rows, read_text
+from halluscope.core.errors import InputError
+from halluscope.core.inputs import Field, read_rows
 
 # Subsets named in the official HalluAudio scripts, with the domain of the results folder each script reads.
 # Binary subsets are not named there: give their rows a 'domain' field or pass a default domain.
@@ -45,39 +42,42 @@ HALLUAUDIO_SUBSETS: dict[str, tuple[str, Kind]] = {
     "speech_music_classification": ("music", "label"),
     "comparison_loudness": ("sound", "label"),
 }
-DOMAIN_ALIASES = {"speech": "speech", "sound": "sound", "audio": "sound", "environmental": "sound",
-                  "environmental sound": "sound", "environmental_sound": "sound", "music": "music"}
+DOMAIN_ALIASES = {
+    "speech": "speech",
+    "sound": "sound",
+    "audio": "sound",
+    "environmental": "sound",
+    "environmental sound": "sound",
+    "environmental_sound": "sound",
+    "music": "music",
+}
 # AHa-Bench question types and their index prefixes (process_parquet.py in the official repository)
 AHA_TYPES: dict[str, int] = {
-    "source_number": 0, "distance": 10, "duration": 20, "repetition": 30, "inferred sound": 40,
-    "temporal sequence": 50, "existence": 60, "Authenticity": 70, "homophone_en-en": 80, "homophone_zh-en": 90,
-    "homophone_zh-zh": 100, "inferredsound_en": 110, "inferredsound_zh": 120, "knowledge_en": 130, "knowledge_zh": 140,
-    "overreliance_en": 150, "overreliance_zh": 160, "polysemy_en": 170, "polysemy_zh": 180, "prosodic_en": 190,
-    "prosodic_zh": 200, "asr_zh": 210, "asr_en": 220,
+    "source_number": 0,
+    "distance": 10,
+    "duration": 20,
+    "repetition": 30,
+    "inferred sound": 40,
+    "temporal sequence": 50,
+    "existence": 60,
+    "Authenticity": 70,
+    "homophone_en-en": 80,
+    "homophone_zh-en": 90,
+    "homophone_zh-zh": 100,
+    "inferredsound_en": 110,
+    "inferredsound_zh": 120,
+    "knowledge_en": 130,
+    "knowledge_zh": 140,
+    "overreliance_en": 150,
+    "overreliance_zh": 160,
+    "polysemy_en": 170,
+    "polysemy_zh": 180,
+    "prosodic_en": 190,
+    "prosodic_zh": 200,
+    "asr_zh": 210,
+    "asr_en": 220,
 }
 _AHA_TYPES_CI = {k.lower(): k for k in AHA_TYPES}
-
-
-def _problems() -> Problems:
-    # every problem is kept: they all go to the report's problems.csv
-    return Problems(keep=sys.maxsize)
-
-
-def _loaded(items: list, problems: Problems, notes: list[str], files: Sequence[str | Path],
-            fix: str | Mapping[str, str]) -> Loaded:
-    """The loader's result; a problem the reader gave no fix (a missing field) gets the file's ``fix``."""
-    def fix_of(x: Problem) -> str | None:
-        return x.fix or (fix if isinstance(fix, str) else fix.get(x.file or ""))
-
-    listed = sorted(problems.items, key=lambda x: (x.file or "", x.row or 0))
-    return Loaded(tuple(items), tuple(LoadProblem(**{**asdict(x), "fix": fix_of(x)}) for x in listed), tuple(notes),
-                  tuple(map(str, files)))
-
-
-def _not_utf8(path: Path, what: str) -> None:
-    """A file that is not UTF-8 is refused whole (file, line, byte offset, likely encoding): leaving its undecodable
-    rows out would drop whole languages (the zh types of AHa-Bench) rather than stray rows."""
-    read_text(path, what=what)
 
 
 def _infer_kind(reference: str) -> Kind:
@@ -107,9 +107,16 @@ def _check_reference(kind: Kind, reference: str) -> str | None:
 
 
 # published HalluAudio rows: numbers are accepted where the released files have them (seed 002)
-HALLUAUDIO_FIELDS = (Field("audio", "scalar"), Field("prompt", "scalar", empty_ok=True), Field("subset", "scalar"),
-                     Field("pred", "scalar", empty_ok=True), Field("reference", "scalar", required=False, empty_ok=True),
-                     Field("domain", required=False), Field("task", required=False), Field("id", "scalar", required=False))
+HALLUAUDIO_FIELDS = (
+    Field("audio", "scalar"),
+    Field("prompt", "scalar", empty_ok=True),
+    Field("subset", "scalar"),
+    Field("pred", "scalar", empty_ok=True),
+    Field("reference", "scalar", required=False, empty_ok=True),
+    Field("domain", required=False),
+    Field("task", required=False),
+    Field("id", "scalar", required=False),
+)
 _HALLUAUDIO_NAMES = frozenset(f.name for f in HALLUAUDIO_FIELDS)
 
 
@@ -132,24 +139,50 @@ def load_halluaudio(paths: Sequence[str | Path], *, domain: str | None = None) -
             subset = fields["subset"].strip()
             row_domain = fields.get("domain")
             if row_domain is not None and DOMAIN_ALIASES.get(row_domain.lower()) is None:
-                problems.add(f"unknown domain '{row_domain}'", file=str(p), row=row, field="domain",
-                             fix=f"use one of {', '.join(DOMAINS)}")
+                problems.add(
+                    f"unknown domain '{row_domain}'",
+                    file=str(p),
+                    row=row,
+                    field="domain",
+                    fix=f"use one of {', '.join(DOMAINS)}",
+                )
                 continue
             known = HALLUAUDIO_SUBSETS.get(subset)
-            dom = DOMAIN_ALIASES.get(row_domain.lower()) if row_domain is not None else (known[0] if known else default_domain)
+            dom = (
+                DOMAIN_ALIASES.get(row_domain.lower())
+                if row_domain is not None
+                else (known[0] if known else default_domain)
+            )
             if dom is None:
-                problems.add(f"unknown subset '{subset}': its domain is not known (known subsets: {', '.join(sorted(HALLUAUDIO_SUBSETS))})",
-                             file=str(p), row=row, field="subset",
-                             fix="check the subset name, add a 'domain' field (speech|sound|music) to the row, or give the domain of the whole file")
+                problems.add(
+                    f"unknown subset '{subset}': its domain is not known (known subsets: {', '.join(sorted(HALLUAUDIO_SUBSETS))})",
+                    file=str(p),
+                    row=row,
+                    field="subset",
+                    fix="check the subset name, add a 'domain' field (speech|sound|music) to the row, or give the domain of the whole file",
+                )
                 continue
             if "reference" not in r.raw:
-                problems.add("missing (required; null for a prompt without one)", file=str(p), row=row, field="reference", fix=fix)
+                problems.add(
+                    "missing (required; null for a prompt without one)",
+                    file=str(p),
+                    row=row,
+                    field="reference",
+                    fix=fix,
+                )
                 continue
             if fields.get("task") is not None and fields["task"] not in KINDS:
-                problems.add(f"unknown task kind '{fields['task']}'", file=str(p), row=row, field="task",
-                             fix=f"use one of {', '.join(KINDS)}")
+                problems.add(
+                    f"unknown task kind '{fields['task']}'",
+                    file=str(p),
+                    row=row,
+                    field="task",
+                    fix=f"use one of {', '.join(KINDS)}",
+                )
                 continue
-            rows.append((p, row, fields, subset, dom, fields.get("reference")))  # None: a null reference (invalid audio)
+            rows.append(
+                (p, row, fields, subset, dom, fields.get("reference"))
+            )  # None: a null reference (invalid audio)
     # the kind of a subset the scorer does not know: the majority kind of its non-null references
     votes: dict[str, Counter[Kind]] = {}
     for _, _, fields, subset, _, ref in rows:
@@ -168,31 +201,59 @@ def load_halluaudio(paths: Sequence[str | Path], *, domain: str | None = None) -
             kind, source = inferred.get(subset, "unanswerable"), "inferred from reference"
         reference = "none" if raw_ref is None else str(raw_ref)
         if raw_ref is None and kind != "unanswerable":
-            problems.add(f"null reference for a {kind} prompt", file=str(p), row=row, field="reference",
-                         fix="give the ground truth, or mark the row 'task': 'unanswerable'")
+            problems.add(
+                f"null reference for a {kind} prompt",
+                file=str(p),
+                row=row,
+                field="reference",
+                fix="give the ground truth, or mark the row 'task': 'unanswerable'",
+            )
             continue
         bad = _check_reference(kind, reference)
         if bad:
-            problems.add(bad + f" (subset '{subset}' is {kind}, {source})", file=str(p), row=row, field="reference",
-                         fix="fix the reference, or give the row a 'task' field")
+            problems.add(
+                bad + f" (subset '{subset}' is {kind}, {source})",
+                file=str(p),
+                row=row,
+                field="reference",
+                fix="fix the reference, or give the row a 'task' field",
+            )
             continue
         key = (fields["audio"], fields["prompt"], subset)
         item_id = fields.get("id") or f"{p.name}:{row}"
         if key in seen or item_id in seen_ids:
             first = seen.get(key) or seen_ids[item_id]
-            problems.add(f"duplicate of {first[0]} row {first[1]} (same id, or same audio, prompt and subset)",
-                         file=str(p), row=row, fix="remove the duplicate row")
+            problems.add(
+                f"duplicate of {first[0]} row {first[1]} (same id, or same audio, prompt and subset)",
+                file=str(p),
+                row=row,
+                fix="remove the duplicate row",
+            )
             continue
         seen[key] = seen_ids[item_id] = (str(p), row)
-        items.append(HalluAudioItem(id=item_id, file=str(p), row=row, audio=fields["audio"], prompt=fields["prompt"],
-                                    reference=reference, subset=subset, domain=dom, kind=kind, kind_source=source,
-                                    pred=fields["pred"]))
+        items.append(
+            HalluAudioItem(
+                id=item_id,
+                file=str(p),
+                row=row,
+                audio=fields["audio"],
+                prompt=fields["prompt"],
+                reference=reference,
+                subset=subset,
+                domain=dom,
+                kind=kind,
+                kind_source=source,
+                pred=fields["pred"],
+            )
+        )
     notes = []
     if extra:
         notes.append("ignored fields: " + ", ".join(f"{k} ({n})" for k, n in sorted(extra.items())))
     for subset, kind in sorted(inferred.items()):
-        notes.append(f"subset '{subset}' is not one the official scripts name: scored as {kind} "
-                     f"(inferred from {sum(votes[subset].values())} reference(s))")
+        notes.append(
+            f"subset '{subset}' is not one the official scripts name: scored as {kind} "
+            f"(inferred from {sum(votes[subset].values())} reference(s))"
+        )
     return _loaded(items, problems, notes, paths, fix)
 
 
@@ -200,9 +261,14 @@ _AHA_INDEX = re.compile(r"^(\d+)_(\d+)_(\d+)$")
 
 
 # published AHa-Bench rows (process_parquet.py); an empty question or reply is kept, as the official scorer does
-AHA_FIELDS = (Field("index", "scalar"), Field("type", "scalar"), Field("question", "scalar", empty_ok=True),
-              Field("answer", "scalar"), Field("prediction", "scalar", empty_ok=True),
-              Field("prediction_match", required=False, empty_ok=True))
+AHA_FIELDS = (
+    Field("index", "scalar"),
+    Field("type", "scalar"),
+    Field("question", "scalar", empty_ok=True),
+    Field("answer", "scalar"),
+    Field("prediction", "scalar", empty_ok=True),
+    Field("prediction_match", required=False, empty_ok=True),
+)
 
 
 def load_aha(paths: Sequence[str | Path]) -> Loaded[AhaItem]:
@@ -223,200 +289,87 @@ def load_aha(paths: Sequence[str | Path]) -> Loaded[AhaItem]:
             row, fields = r.number, r.values
             typ = _AHA_TYPES_CI.get(fields["type"].strip().lower())
             if typ is None:
-                problems.add(f"unknown AHa-Bench type '{fields['type']}'", file=str(p), row=row, field="type",
-                             fix=f"use one of {', '.join(AHA_TYPES)}")
+                problems.add(
+                    f"unknown AHa-Bench type '{fields['type']}'",
+                    file=str(p),
+                    row=row,
+                    field="type",
+                    fix=f"use one of {', '.join(AHA_TYPES)}",
+                )
                 continue
             index = fields["index"].strip()
             m = _AHA_INDEX.match(index)
             if not m:
-                problems.add(f"index '{index}' is not '<type id>_<audio id>_<n>'", file=str(p), row=row, field="index",
-                             fix="keep the index written by the official process_parquet.py")
+                problems.add(
+                    f"index '{index}' is not '<type id>_<audio id>_<n>'",
+                    file=str(p),
+                    row=row,
+                    field="index",
+                    fix="keep the index written by the official process_parquet.py",
+                )
                 continue
             if int(m.group(1)) != AHA_TYPES[typ]:
-                problems.add(f"index prefix {m.group(1)} does not match type '{typ}' (id {AHA_TYPES[typ]})", file=str(p),
-                             row=row, field="index", fix="check that the row's type and index belong together")
+                problems.add(
+                    f"index prefix {m.group(1)} does not match type '{typ}' (id {AHA_TYPES[typ]})",
+                    file=str(p),
+                    row=row,
+                    field="index",
+                    fix="check that the row's type and index belong together",
+                )
                 continue
             if index in indices:
-                problems.add(f"duplicate index '{index}' (first at row {indices[index]})", file=str(p), row=row, field="index",
-                             fix="each question appears once per run file")
+                problems.add(
+                    f"duplicate index '{index}' (first at row {indices[index]})",
+                    file=str(p),
+                    row=row,
+                    field="index",
+                    fix="each question appears once per run file",
+                )
                 continue
             is_asr = "asr" in typ.lower()
             if not is_asr and not extract_yesno(fields["answer"]).is_answer:
-                problems.add(f"expected a Yes/No answer, got '{fields['answer']}'", file=str(p), row=row, field="answer",
-                             fix="answers of non-ASR types are Yes or No")
+                problems.add(
+                    f"expected a Yes/No answer, got '{fields['answer']}'",
+                    file=str(p),
+                    row=row,
+                    field="answer",
+                    fix="answers of non-ASR types are Yes or No",
+                )
                 continue
             indices[index] = row
-            items.append(AhaItem(run=run, file=str(p), row=row, index=index, type=typ, task=typ.split("_")[0],
-                                 audio_key=f"{m.group(1)}_{m.group(2)}", question=fields["question"], answer=fields["answer"],
-                                 prediction=fields["prediction"], prediction_match=fields.get("prediction_match")))
+            items.append(
+                AhaItem(
+                    run=run,
+                    file=str(p),
+                    row=row,
+                    index=index,
+                    type=typ,
+                    task=typ.split("_")[0],
+                    audio_key=f"{m.group(1)}_{m.group(2)}",
+                    question=fields["question"],
+                    answer=fields["answer"],
+                    prediction=fields["prediction"],
+                    prediction_match=fields.get("prediction_match"),
+                )
+            )
         runs[run] = set(indices)
     union = set().union(*runs.values()) if runs else set()
     for run, idx in runs.items():
         for missing in sorted(union - idx):
-            problems.add(f"index '{missing}' is in another run but not in this one", file=run_file[run], field="index",
-                         fix="score runs over the same questions; this run is scored on the questions it has")
+            problems.add(
+                f"index '{missing}' is in another run but not in this one",
+                file=run_file[run],
+                field="index",
+                fix="score runs over the same questions; this run is scored on the questions it has",
+            )
     notes = []
     skipped = sorted(AHA_SKIPPED & union)
     if skipped:
-        notes.append(f"the official scorer skips items {', '.join(skipped)}; compatibility mode skips them too, strict mode keeps them")
+        notes.append(
+            f"the official scorer skips items {', '.join(skipped)}; compatibility mode skips them too, strict mode keeps them"
+        )
     if items and all(i.prediction_match is None for i in items):
-        notes.append("no 'prediction_match' (judge) field: compatibility mode applies the official normaliser to the raw prediction")
+        notes.append(
+            "no 'prediction_match' (judge) field: compatibility mode applies the official normaliser to the raw prediction"
+        )
     return _loaded(items, problems, notes, paths, fix)
-
-
-# A sampling-strategy column: 'sampling' in the Kuan et al. question files, 'sampling_method' in prediction files
-# written over a merged question file (e.g. the SAKURA_Reasoning Qwen2.5-Omni replies).
-SAMPLING_COLUMNS = ("sampling", "sampling_method")
-
-
-QUESTION_FIELDS = (Field("entry_id"), Field("audio_index"), Field("prompt_text"), Field("object"),
-                   Field("attribute", required=False), Field("label"), *(Field(c, required=False) for c in SAMPLING_COLUMNS))
-PREDICTION_FIELDS = (Field("entry_id"), Field("response", empty_ok=True), Field("audio_index", required=False),
-                     Field("label", required=False), *(Field(c, required=False) for c in SAMPLING_COLUMNS))
-
-
-def _sampling_column(table: Rows) -> str | None:
-    return next((c for c in SAMPLING_COLUMNS if c in table.columns), None)
-
-
-def _preamble(path: Path) -> int:
-    """The '#' comment and blank lines before the header, which read_rows(comments=True) skips (for the notes)."""
-    with path.open("rb") as fh:
-        for n, line in enumerate(fh):
-            line = line.removeprefix(BOM) if n == 0 else line
-            if line.strip(b"\r\n") and not line.lstrip().startswith(b"#"):
-                return n
-    return 0
-
-
-def _lines(lines: Sequence[int], n: int = 5) -> str:
-    return ", ".join(map(str, lines[:n])) + (f" and {len(lines) - n} more" if len(lines) > n else "")
-
-
-def load_yesno(questions: str | Path, predictions: str | Path, *, sampling: str | None = None) -> Loaded[YesNoItem]:
-    """Kuan et al. question file (TSV: entry_id, audio_index, prompt_text, object[, attribute], label, sampling;
-    released with a '#' comment header) joined with a predictions CSV (entry_id, response[, audio_index, label,
-    sampling|sampling_method]). Entry ids are unique only within a sampling strategy, so an item is keyed by
-    (sampling, entry_id). ``sampling`` fills the strategy of a file without a sampling column. Without one in the
-    predictions, a reply is joined on entry_id alone where that names one question (else on entry_id and
-    audio_index); a reply it still cannot place is a problem, never a guess."""
-    qpath, ppath = Path(questions), Path(predictions)
-    if sampling is not None and sampling not in SAMPLINGS:
-        raise InputError(f"unknown sampling '{sampling}'", field="sampling", fix=f"use one of {', '.join(SAMPLINGS)}")
-    problems = _problems()
-    _not_utf8(qpath, "questions TSV")
-    qt = read_rows(qpath, QUESTION_FIELDS, what="questions TSV", format="tsv", comments=True, problems=problems)
-    qcolumn = _sampling_column(qt)
-    if qcolumn is None and sampling is None:
-        raise InputError("missing column sampling", file=str(qpath), field="sampling",
-                         fix="add a sampling column (random|popular|adversarial) or give the sampling of the whole file")
-    _not_utf8(ppath, "predictions CSV")
-    pt = read_rows(ppath, PREDICTION_FIELDS, what="predictions CSV", format="csv", comments=True, problems=problems)
-    pcolumn = _sampling_column(pt)
-    notes: list[str] = []
-
-    def problem(path: Path, line: int, field: str, message: str, fix: str | None = None) -> None:
-        problems.add(message, file=str(path), row=line, field=field, fix=fix)
-
-    def strategy(path: Path, line: int, r: dict[str, str], column: str | None) -> str | None:
-        samp = ((r.get(column) if column else "") or sampling or "").strip().lower()
-        if samp not in SAMPLINGS:
-            problem(path, line, column or "sampling", f"unknown sampling '{samp}'", f"use one of {', '.join(SAMPLINGS)}")
-            return None
-        return samp
-
-    def name(key: tuple[str, str]) -> str:
-        return f"(sampling '{key[0]}', entry_id '{key[1]}')"
-
-    questions_by_key: dict[tuple[str, str], tuple[int, dict[str, str]]] = {}
-    keys_by_id: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for line, r in ((x.number, x.values) for x in qt.rows):
-        eid = r["entry_id"].strip()
-        label = r["label"].strip().lower()
-        if label not in {"yes", "no"}:
-            problem(qpath, line, "label", f"expected Yes or No, got '{r['label']}'")
-            continue
-        samp = strategy(qpath, line, r, qcolumn)
-        if samp is None:
-            continue
-        key = (samp, eid)
-        if key in questions_by_key:
-            problem(qpath, line, "entry_id", f"duplicate question {name(key)} (first at line {questions_by_key[key][0]})",
-                    "an entry_id may repeat only under different sampling strategies")
-            continue
-        questions_by_key[key] = (line, {**r, "label": label, "sampling": samp})
-        keys_by_id[eid].append(key)
-
-    preds: dict[tuple[str, str], tuple[int, dict[str, str]]] = {}
-    by_audio = 0
-    for line, r in ((x.number, x.values) for x in pt.rows):
-        eid = r["entry_id"].strip()
-        if pcolumn is not None or sampling is not None:
-            samp = strategy(ppath, line, r, pcolumn)
-            if samp is None:
-                continue
-            key = (samp, eid)
-        else:
-            candidates = keys_by_id.get(eid, [])
-            audio = (r.get("audio_index") or "").strip()
-            if len(candidates) > 1 and audio:
-                same_audio = [k for k in candidates if questions_by_key[k][1]["audio_index"].strip() == audio]
-                by_audio += len(same_audio) == 1
-                candidates = same_audio if len(same_audio) == 1 else candidates
-            if len(candidates) > 1:
-                problem(ppath, line, "entry_id",
-                        f"entry_id '{eid}' is under {len(candidates)} sampling strategies in the questions "
-                        f"({', '.join(k[0] for k in candidates)}) and this file has no sampling column",
-                        "add a sampling_method column, pass --sampling, or score against one strategy's questions file")
-                continue
-            key = candidates[0] if candidates else ("?", eid)
-        if key in preds:
-            problem(ppath, line, "entry_id", f"duplicate prediction for {name(key)} (first at line {preds[key][0]}); this one is ignored",
-                    "keep one response per question")
-            continue
-        preds[key] = (line, r)
-    if pcolumn is None and sampling is None and by_audio:
-        notes.append(f"{ppath.name} has no sampling column: {by_audio} reply(ies) whose entry_id repeats across "
-                     "strategies were placed by their audio_index")
-
-    items: list[YesNoItem] = []
-    in_questions = {k[0] for k in questions_by_key}
-    elsewhere: dict[str, list[int]] = defaultdict(list)  # replies to a strategy the questions file does not have
-    for key, (pline, r) in preds.items():
-        if key[0] not in in_questions and key[0] != "?":
-            elsewhere[key[0]].append(pline)
-            continue
-        if key not in questions_by_key:
-            where = f"entry_id '{key[1]}'" if key[0] == "?" else name(key)
-            problem(ppath, pline, "entry_id", f"prediction for {where} has no matching question",
-                    "check that the predictions were made on this questions file")
-            continue
-        qline, q = questions_by_key[key]
-        given = {f: (r.get(f) or "").strip() for f in ("label", "audio_index")}
-        mismatch = ("label" if given["label"] and given["label"].lower() != q["label"] else
-                    "audio_index" if given["audio_index"] and given["audio_index"] != q["audio_index"].strip() else None)
-        if mismatch:
-            problem(ppath, pline, mismatch, f"{mismatch} '{r[mismatch].strip()}' disagrees with the question's '{q[mismatch].strip()}' "
-                    f"(questions line {qline}, {name(key)})", "the predictions belong to a different version of the questions")
-            continue
-        items.append(YesNoItem(entry_id=key[1], audio_index=q["audio_index"], prompt_text=q["prompt_text"], object=q["object"],
-                               attribute=q.get("attribute") or None, label=q["label"], sampling=q["sampling"],
-                               response=r["response"], question_row=qline, prediction_row=pline))
-    for samp, lines in sorted(elsewhere.items()):
-        problem(ppath, lines[0], pcolumn or "sampling",
-                f"{len(lines)} prediction(s) for sampling '{samp}' (lines {_lines(lines)}), which the questions file has none of",
-                "score them against that strategy's questions file, or the merged file")
-    for key, (qline, _) in questions_by_key.items():
-        if key not in preds:
-            problem(qpath, qline, "entry_id", f"question {name(key)} has no prediction",
-                    "run the model on every question; this one is not scored")
-    for path, table in ((qpath, qt), (ppath, pt)):
-        skipped = _preamble(path)
-        if skipped:
-            notes.append(f"{path.name}: skipped {skipped} '#' comment / blank line(s) before the header")
-        ignored = [c for c in table.unknown if c]
-        if ignored:
-            notes.append(f"{path.name}: ignored column(s) {', '.join(ignored)}")
-    fix = {str(qpath): f"every row of the questions TSV needs {', '.join(f.name for f in QUESTION_FIELDS if f.required)}",
-           str(ppath): "every row of the predictions CSV needs an entry_id and a response (\"\" for an empty reply)"}
-    return _loaded(items, problems, notes, (qpath, ppath), fix)

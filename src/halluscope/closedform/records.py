@@ -24,7 +24,10 @@ class LoadProblem(Record):
     """One bad input row or field; the row is left out of scoring and the problem is reported."""
 
     file: str = Field(description="File the problem is in.")
-    row: int | None = Field(default=None, description="1-based line in the file (the header is line 1; CSV/TSV: the line a record starts on).")
+    row: int | None = Field(
+        default=None,
+        description="1-based line in the file (the header is line 1; CSV/TSV: the line a record starts on).",
+    )
     field: str | None = Field(default=None, description="Field or column at fault.")
     message: str = Field(description="What was expected and what was found.")
     fix: str | None = Field(default=None, description="How to fix it.")
@@ -46,7 +49,8 @@ class HalluAudioItem(Record):
     domain: Domain = Field(description="speech, sound or music.")
     kind: Kind = Field(description="How the reply is scored.")
     kind_source: Literal["known subset", "row field", "inferred from reference"] = Field(
-        description="Where the kind came from; 'inferred' is reported in the notes.")
+        description="Where the kind came from; 'inferred' is reported in the notes."
+    )
     pred: str = Field(description="The model's raw reply.")
 
 
@@ -63,7 +67,9 @@ class AhaItem(Record):
     question: str
     answer: str = Field(description="Gold answer: Yes/No (or 是/否), a transcript for ASR types.")
     prediction: str = Field(description="The model's raw reply.")
-    prediction_match: str | None = Field(default=None, description="A judge's Yes/No/Unknown reading of the reply, if present.")
+    prediction_match: str | None = Field(
+        default=None, description="A judge's Yes/No/Unknown reading of the reply, if present."
+    )
 
 
 class YesNoItem(Record):
@@ -74,7 +80,9 @@ class YesNoItem(Record):
     audio_index: str
     prompt_text: str
     object: str = Field(description="The sound object asked about.")
-    attribute: str | None = Field(default=None, description="Kuan et al.: 'positive' (the object is in the clip) or 'negative'.")
+    attribute: str | None = Field(
+        default=None, description="Kuan et al.: 'positive' (the object is in the clip) or 'negative'."
+    )
     label: Literal["yes", "no"]
     sampling: Sampling = Field(description="How the negative object was sampled.")
     response: str = Field(description="The model's raw reply.")

@@ -16,44 +16,92 @@ from halluscope.report.table import Figure, Table
 # (key, title) of the headline columns per benchmark and mode
 COLUMNS: dict[tuple[str, str], list[tuple[str, str]]] = {
     # seed 002: Accuracy's range is percent, the ratios are in [0, 1]
-    ("halluaudio", "strict"): [("n", "n"), ("accuracy_percent", "Accuracy %"), ("yes_p_ratio", "Yes-p ratio"),
-                               ("unrelated_ratio", "Unrelated ratio"), ("conditional_accuracy", "Cond. acc"),
-                               ("false_refusal_rate", "FRR"), ("n_abstain", "abstain"),
-                               ("unanswerable_abstain_rate", "invalid-audio abstain")],
-    ("halluaudio", "compat"): [("n", "n"), ("accuracy_percent", "Accuracy %"), ("false_refusal_rate", "Refusal rate"),
-                               ("n_refusal", "refusals")],
-    ("aha", "strict"): [("n_items", "n"), ("accuracy", "Accuracy"), ("bias", "Bias FNR-FPR"),
-                        ("consistency_true", "Cons. all right"), ("consistency_wrong", "Cons. all wrong")],
-    ("yesno", "strict"): [("n", "n"), ("accuracy", "Accuracy"), ("precision", "Precision"), ("recall", "Recall"),
-                          ("f1", "F1"), ("yes_rate", "Yes rate"), ("n_answered", "answered")],
+    ("halluaudio", "strict"): [
+        ("n", "n"),
+        ("accuracy_percent", "Accuracy %"),
+        ("yes_p_ratio", "Yes-p ratio"),
+        ("unrelated_ratio", "Unrelated ratio"),
+        ("conditional_accuracy", "Cond. acc"),
+        ("false_refusal_rate", "FRR"),
+        ("n_abstain", "abstain"),
+        ("unanswerable_abstain_rate", "invalid-audio abstain"),
+    ],
+    ("halluaudio", "compat"): [
+        ("n", "n"),
+        ("accuracy_percent", "Accuracy %"),
+        ("false_refusal_rate", "Refusal rate"),
+        ("n_refusal", "refusals"),
+    ],
+    ("aha", "strict"): [
+        ("n_items", "n"),
+        ("accuracy", "Accuracy"),
+        ("bias", "Bias FNR-FPR"),
+        ("consistency_true", "Cons. all right"),
+        ("consistency_wrong", "Cons. all wrong"),
+    ],
+    ("yesno", "strict"): [
+        ("n", "n"),
+        ("accuracy", "Accuracy"),
+        ("precision", "Precision"),
+        ("recall", "Recall"),
+        ("f1", "F1"),
+        ("yes_rate", "Yes rate"),
+        ("n_answered", "answered"),
+    ],
     # the authors' evaluation.py prints percentages rounded to 2 decimals, F1 from the rounded precision and recall
-    ("yesno", "compat"): [("n", "n"), ("accuracy_percent", "Accuracy %"), ("precision_percent", "Precision % (no+)"),
-                          ("recall_percent", "Recall % (no+)"), ("f1_percent", "F1 % (no+)"), ("yes_rate_percent", "Yes rate %")],
+    ("yesno", "compat"): [
+        ("n", "n"),
+        ("accuracy_percent", "Accuracy %"),
+        ("precision_percent", "Precision % (no+)"),
+        ("recall_percent", "Recall % (no+)"),
+        ("f1_percent", "F1 % (no+)"),
+        ("yes_rate_percent", "Yes rate %"),
+    ],
 }
 COLUMNS[("aha", "compat")] = COLUMNS[("aha", "strict")]
 SCATTER_NOTE = {
     "halluaudio": "Strict points: domains and binary subsets (yes-p ratio, conditional accuracy) and count probes; "
-                  "official points: count probes (yes-pred ratio, conditional accuracy).",
+    "official points: count probes (yes-pred ratio, conditional accuracy).",
     "aha": "One point per task: share of 'yes' answers and accuracy.",
     "yesno": "One point per sampling strategy: yes rate and accuracy.",
 }
-DIFF_COLS = [("id", "Item"), ("group", "Group"), ("reference", "Ref"), ("reply", "Reply"), ("strict", "Strict"),
-             ("compat", "Official"), ("reason", "Why")]
+DIFF_COLS = [
+    ("id", "Item"),
+    ("group", "Group"),
+    ("reference", "Ref"),
+    ("reply", "Reply"),
+    ("strict", "Strict"),
+    ("compat", "Official"),
+    ("reason", "Why"),
+]
 
 
 def headline_rows(result: ScoreResult, mode: str) -> list[dict]:
     """One row per group (and 'all') of the given mode's metrics."""
     metrics = result.strict if mode == "strict" else result.compat
-    rows = [{result.group_name: g, **{k: v for k, v in m.items() if not isinstance(v, dict)},
-             **{f"{k}_percent": v for k, v in m.get("as_published_percent", {}).items()}} for g, m in metrics.items()]
+    rows = [
+        {
+            result.group_name: g,
+            **{k: v for k, v in m.items() if not isinstance(v, dict)},
+            **{f"{k}_percent": v for k, v in m.get("as_published_percent", {}).items()},
+        }
+        for g, m in metrics.items()
+    ]
     if result.benchmark == "halluaudio":
         for row in rows:
             row["accuracy_percent"] = None if row.get("accuracy") is None else 100 * row["accuracy"]
     return rows
 
 
-RECIPE_COLS = [("accuracy_percent", "Accuracy %"), ("yes_ratio", "Yes-p ratio"), ("unrelated_ratio", "Unrelated ratio"),
-               ("conditional_accuracy", "Cond. acc"), ("frr", "FRR"), ("n", "n"), ("n_binary", "binary")]
+RECIPE_COLS = [
+    ("accuracy_percent", "Accuracy %"),
+    ("yes_ratio", "Yes-p ratio"),
+    ("unrelated_ratio", "Unrelated ratio"),
+    ("conditional_accuracy", "Cond. acc"),
+    ("frr", "FRR"),
+    ("n", "n"),
+    ("n_binary", "binary"),
+]
 
 
 def recipe_rows(result: ScoreResult) -> list[dict]:
@@ -69,10 +117,24 @@ def scatter_points(result: ScoreResult) -> list[dict]:
         for g, m in metrics.items():
             if result.benchmark == "halluaudio":
                 if mode == "strict":
-                    pts.append({"name": g, "mode": mode, "yes_ratio": m.get("yes_p_ratio"), "accuracy": m.get("conditional_accuracy")})
+                    pts.append(
+                        {
+                            "name": g,
+                            "mode": mode,
+                            "yes_ratio": m.get("yes_p_ratio"),
+                            "accuracy": m.get("conditional_accuracy"),
+                        }
+                    )
                 if g != "all":
                     for subset, p in m.get("count_probes", {}).items():
-                        pts.append({"name": subset, "mode": mode, "yes_ratio": p["yes_pred_ratio"], "accuracy": p["conditional_accuracy"]})
+                        pts.append(
+                            {
+                                "name": subset,
+                                "mode": mode,
+                                "yes_ratio": p["yes_pred_ratio"],
+                                "accuracy": p["conditional_accuracy"],
+                            }
+                        )
             elif result.benchmark == "aha":
                 n = sum(m.get("classes", {}).values())
                 yes = m.get("classes", {}).get("yes", 0)
@@ -83,29 +145,64 @@ def scatter_points(result: ScoreResult) -> list[dict]:
     if result.benchmark == "halluaudio":
         for row in result.tables.get("subsets", []):
             if row["kind"] == "binary":
-                pts.append({"name": row["subset"], "mode": "strict", "yes_ratio": row["yes_ratio_strict"], "accuracy": row["accuracy_strict"]})
+                pts.append(
+                    {
+                        "name": row["subset"],
+                        "mode": "strict",
+                        "yes_ratio": row["yes_ratio_strict"],
+                        "accuracy": row["accuracy_strict"],
+                    }
+                )
     return pts
 
 
 def accuracy_bars(result: ScoreResult) -> bytes | None:
     groups = list(result.strict)
-    series = {"strict": [result.strict[g].get("accuracy") for g in groups],
-              "compat": [result.compat.get(g, {}).get("accuracy") for g in groups]}
+    series = {
+        "strict": [result.strict[g].get("accuracy") for g in groups],
+        "compat": [result.compat.get(g, {}).get("accuracy") for g in groups],
+    }
     errors = None
     if result.benchmark in ("halluaudio", "yesno"):
-        errors = {"strict": [tuple(result.strict[g]["ci95"]["accuracy"]) if result.strict[g]["ci95"]["accuracy"] else None for g in groups]}
+        errors = {
+            "strict": [
+                tuple(result.strict[g]["ci95"]["accuracy"]) if result.strict[g]["ci95"]["accuracy"] else None
+                for g in groups
+            ]
+        }
     return grouped_bars(groups, series, ylabel="accuracy (strict: 95% bootstrap CI)", errors=errors)
 
 
-SUBSET_COLS = [("domain", "domain"), ("subset", "subset"), ("kind", "kind"), ("n", "n"),
-               ("accuracy_strict", "acc strict"), ("accuracy_compat", "acc official"),
-               ("yes_ratio_strict", "yes ratio"), ("abstain_strict", "abstain")]
+SUBSET_COLS = [
+    ("domain", "domain"),
+    ("subset", "subset"),
+    ("kind", "kind"),
+    ("n", "n"),
+    ("accuracy_strict", "acc strict"),
+    ("accuracy_compat", "acc official"),
+    ("yes_ratio_strict", "yes ratio"),
+    ("abstain_strict", "abstain"),
+]
 
 
-READER_COLS = [("reader", "reader"), ("n", "n"), ("accuracy", "Accuracy"), ("yes_p_ratio", "Yes-p ratio"),
-               ("frr", "FRR"), ("bias", "Bias FNR-FPR"), ("unscored", "unscored")]
-READER_DIFF_COLS = [("id", "Item"), ("group", "Group"), ("reference", "Ref"), ("reply", "Reply"), ("rules", "Rules"),
-                    ("llm", "LLM"), ("llm_raw", "LLM said")]
+READER_COLS = [
+    ("reader", "reader"),
+    ("n", "n"),
+    ("accuracy", "Accuracy"),
+    ("yes_p_ratio", "Yes-p ratio"),
+    ("frr", "FRR"),
+    ("bias", "Bias FNR-FPR"),
+    ("unscored", "unscored"),
+]
+READER_DIFF_COLS = [
+    ("id", "Item"),
+    ("group", "Group"),
+    ("reference", "Ref"),
+    ("reply", "Reply"),
+    ("rules", "Rules"),
+    ("llm", "LLM"),
+    ("llm_raw", "LLM said"),
+]
 
 
 def reader_blocks(result: ScoreResult, prefix: str = "", view_page: str | None = None) -> list:
@@ -116,20 +213,43 @@ def reader_blocks(result: ScoreResult, prefix: str = "", view_page: str | None =
     s = result.tables["reader_summary"][0]
     diff = result.tables["reader_disagreements"]
     if view_page is not None:
-        diff = [{**r, "view": item_href(closedform_item(result.benchmark, r.get("run"), r["id"]), view_page)} for r in diff]
+        diff = [
+            {**r, "view": item_href(closedform_item(result.benchmark, r.get("run"), r["id"]), view_page)} for r in diff
+        ]
     agreement = "-" if s["agreement"] is None else f"{s['agreement']:.3f}"
-    return [Table(f"{prefix}reader_sensitivity", READER_COLS, result.tables["reader_sensitivity"],
-                  title=f"Reader sensitivity: rules vs {s['reader']}, agreement {agreement} ({s['agree']} of {s['n']})",
-                  notes=("The same replies read by the rules (strict) and by an LLM given the question; published "
-                         "comparisons differ by up to 10 points for the reader alone.",)),
-            Table(f"{prefix}reader_disagreements", READER_DIFF_COLS, diff, link=view_cell_link if view_page else None,
-                  title=f"Items the two readers read differently: {s['n_disagree']}", empty="None.",
-                  notes=("Each item opens its page in the viewer (question, reply, both modes' readings)." if view_page
-                         else "",))]
+    return [
+        Table(
+            f"{prefix}reader_sensitivity",
+            READER_COLS,
+            result.tables["reader_sensitivity"],
+            title=f"Reader sensitivity: rules vs {s['reader']}, agreement {agreement} ({s['agree']} of {s['n']})",
+            notes=(
+                "The same replies read by the rules (strict) and by an LLM given the question; published "
+                "comparisons differ by up to 10 points for the reader alone.",
+            ),
+        ),
+        Table(
+            f"{prefix}reader_disagreements",
+            READER_DIFF_COLS,
+            diff,
+            link=view_cell_link if view_page else None,
+            title=f"Items the two readers read differently: {s['n_disagree']}",
+            empty="None.",
+            notes=(
+                "Each item opens its page in the viewer (question, reply, both modes' readings)." if view_page else "",
+            ),
+        ),
+    ]
 
 
-def closedform_section(result: ScoreResult, *, prefix: str = "", title: str | None = None,
-                       max_diff_rows: int = 500, view_page: str | None = None) -> Section:
+def closedform_section(
+    result: ScoreResult,
+    *,
+    prefix: str = "",
+    title: str | None = None,
+    max_diff_rows: int = 500,
+    view_page: str | None = None,
+) -> Section:
     """Both modes' headline tables, the accuracy and yes-ratio plots, subsets, extraction classes, the items the
     modes score differently, problems and notes; every table id starts with ``prefix`` (unique within a report)."""
     d = result.as_dict(max_diff_rows=max_diff_rows)
@@ -138,39 +258,76 @@ def closedform_section(result: ScoreResult, *, prefix: str = "", title: str | No
     problems = [p.model_dump() for p in result.loaded.problems]
     blocks: list = [
         f"Files: {', '.join(d['files'])}; {d['n_items']} items; headline mode: {result.mode}.",
-        Table(f"{prefix}metrics_strict", [(g, g), *COLUMNS[(result.benchmark, "strict")]], headline_rows(result, "strict"),
-              title="Strict mode (word-level extraction, spec metrics)",
-              notes=("Word-level answer extraction; refusals, uncertainty, ambiguous and unrelated replies are counted "
-                     "apart and never read as yes or no.",)),
-        Table(f"{prefix}metrics_compat", [(g, g), *COLUMNS[(result.benchmark, "compat")]], headline_rows(result, "compat"),
-              title="Compatibility mode (official scorer rules)",
-              notes=("The official scorers' substring rules and denominators, to compare with published numbers.",)),
+        Table(
+            f"{prefix}metrics_strict",
+            [(g, g), *COLUMNS[(result.benchmark, "strict")]],
+            headline_rows(result, "strict"),
+            title="Strict mode (word-level extraction, spec metrics)",
+            notes=(
+                "Word-level answer extraction; refusals, uncertainty, ambiguous and unrelated replies are counted "
+                "apart and never read as yes or no.",
+            ),
+        ),
+        Table(
+            f"{prefix}metrics_compat",
+            [(g, g), *COLUMNS[(result.benchmark, "compat")]],
+            headline_rows(result, "compat"),
+            title="Compatibility mode (official scorer rules)",
+            notes=("The official scorers' substring rules and denominators, to compare with published numbers.",),
+        ),
         Figure(accuracy_bars(result), "accuracy per group, strict vs compat", file=f"{prefix}accuracy.png"),
         f"Yes ratio against accuracy: a high yes ratio is a bias, not skill. {SCATTER_NOTE.get(result.benchmark, '')} "
         "Dashed line: accuracy equal to the yes ratio.",
         Figure(yes_ratio_scatter(scatter_points(result)), "yes ratio vs accuracy", file=f"{prefix}yes_ratio.png"),
     ]
     if recipe_rows(result):
-        blocks.append(Table(f"{prefix}recipe", [(g, g), *RECIPE_COLS], recipe_rows(result),
-                            title="HalluAudio scoring recipe (seed 002), official readings",
-                            notes=("compute_metrics() as the recipe gives it: Unrelated ratio 0 when there is no binary "
-                                   "error; FRR counts replies that are exactly 'refuse', 'cannot answer' or 'i dont know'.",)))
+        blocks.append(
+            Table(
+                f"{prefix}recipe",
+                [(g, g), *RECIPE_COLS],
+                recipe_rows(result),
+                title="HalluAudio scoring recipe (seed 002), official readings",
+                notes=(
+                    "compute_metrics() as the recipe gives it: Unrelated ratio 0 when there is no binary "
+                    "error; FRR counts replies that are exactly 'refuse', 'cannot answer' or 'i dont know'.",
+                ),
+            )
+        )
     blocks += reader_blocks(result, prefix, view_page)
     if result.tables.get("subsets"):
         blocks.append(Table(f"{prefix}subsets", SUBSET_COLS, result.tables["subsets"], title="Per subset"))
     blocks += [
-        Table(f"{prefix}extraction", [("class", "class"), ("n", "n")],
-              [{"class": k, "n": v} for k, v in d["extraction"]["classes"].items()], title="Extraction classes (strict)"),
-        Table(f"{prefix}diff_reasons", [("reason", "reason"), ("n", "n")],
-              [{"reason": k, "n": v} for k, v in cmp_["by_reason"].items()],
-              title=f"Strict vs compatible: {cmp_['n_differ']} of {cmp_['n_scored_in_both']} items scored differently",
-              notes=tuple(f"The figures also differ by definition: {r}" for r in cmp_["rules"])),
-        Table(f"{prefix}diff_shown", DIFF_COLS, cmp_["rows"], title=f"Items scored differently (first {max_diff_rows})"),
+        Table(
+            f"{prefix}extraction",
+            [("class", "class"), ("n", "n")],
+            [{"class": k, "n": v} for k, v in d["extraction"]["classes"].items()],
+            title="Extraction classes (strict)",
+        ),
+        Table(
+            f"{prefix}diff_reasons",
+            [("reason", "reason"), ("n", "n")],
+            [{"reason": k, "n": v} for k, v in cmp_["by_reason"].items()],
+            title=f"Strict vs compatible: {cmp_['n_differ']} of {cmp_['n_scored_in_both']} items scored differently",
+            notes=tuple(f"The figures also differ by definition: {r}" for r in cmp_["rules"]),
+        ),
+        Table(
+            f"{prefix}diff_shown", DIFF_COLS, cmp_["rows"], title=f"Items scored differently (first {max_diff_rows})"
+        ),
         Table(f"{prefix}items", [], [i.as_row() for i in result.items], title="Every item, both modes", shown=False),
-        Table(f"{prefix}diff", [], [{**i.as_row(), "reason": i.category} for i in result.items if i.differs],
-              title="Every item the modes score differently", shown=False),
-        Table(f"{prefix}problems", [("file", "file"), ("row", "line"), ("field", "field"), ("message", "problem")], problems,
-              title=f"Problems in the input: {d['problems']['count']}", empty="None."),
+        Table(
+            f"{prefix}diff",
+            [],
+            [{**i.as_row(), "reason": i.category} for i in result.items if i.differs],
+            title="Every item the modes score differently",
+            shown=False,
+        ),
+        Table(
+            f"{prefix}problems",
+            [("file", "file"), ("row", "line"), ("field", "field"), ("message", "problem")],
+            problems,
+            title=f"Problems in the input: {d['problems']['count']}",
+            empty="None.",
+        ),
     ]
     if d["notes"]:
         blocks.append("Notes: " + " ".join(d["notes"]))
@@ -192,8 +349,10 @@ def write_score_report(result: ScoreResult, report: str | Path, *, view_page: st
     return path
 
 
-RUN_SECTION_NOTE = ("The yes/no set's predictions (predictions/yesno-*.csv) need their questions file to be scored: "
-                    "'halluscope score yesno QUESTIONS.tsv PREDICTIONS.csv --report DIR'.")
+RUN_SECTION_NOTE = (
+    "The yes/no set's predictions (predictions/yesno-*.csv) need their questions file to be scored: "
+    "'halluscope score yesno QUESTIONS.tsv PREDICTIONS.csv --report DIR'."
+)
 
 
 @register_section
@@ -211,8 +370,11 @@ def closedform_run_sections(store: Store) -> list[Section] | None:
         if fmt not in ("halluaudio", "aha"):
             continue
         try:
-            result = (score_halluaudio(loaders.load_halluaudio([path]), bootstrap=200) if fmt == "halluaudio"
-                      else score_aha(loaders.load_aha([path]), bootstrap=200))
+            result = (
+                score_halluaudio(loaders.load_halluaudio([path]), bootstrap=200)
+                if fmt == "halluaudio"
+                else score_aha(loaders.load_aha([path]), bootstrap=200)
+            )
         except HalluscopeError as exc:  # nothing scorable in the file: say so instead of failing the whole report
             sections.append(Section(f"Closed-form: {path.name}", [f"Not scored: {exc}"]))
             continue

@@ -52,15 +52,29 @@ class RunSummary:
     from_store: int = 0
 
     def as_dict(self) -> dict:
-        return {"out": str(self.out), "store": str(self.store), "rows": self.rows, "answered": self.answered,
-                "status": dict(self.status), "audio": dict(self.actions), "audio_delivered": self.delivered,
-                "calls": self.calls, "from_store": self.from_store}
+        return {
+            "out": str(self.out),
+            "store": str(self.store),
+            "rows": self.rows,
+            "answered": self.answered,
+            "status": dict(self.status),
+            "audio": dict(self.actions),
+            "audio_delivered": self.delivered,
+            "calls": self.calls,
+            "from_store": self.from_store,
+        }
 
 
 def _resolve(audio: str, root: Path | None, base: Path, problems: Problems, row: int, file: Path) -> Path | None:
     """The audio path of a row confined to --audio-root, else the set file's folder (core.fs.confined)."""
-    return confined(audio, root or base, file=file, row=row, problems=problems,
-                    what="--audio-root" if root is not None else "the questions file's folder")
+    return confined(
+        audio,
+        root or base,
+        file=file,
+        row=row,
+        problems=problems,
+        what="--audio-root" if root is not None else "the questions file's folder",
+    )
 
 
 def _fields(fmt: str) -> tuple[Field, ...]:
@@ -68,8 +82,12 @@ def _fields(fmt: str) -> tuple[Field, ...]:
         return (Field("entry_id"), Field("audio_index"), Field("prompt_text"))
     ask = "prompt" if fmt == "halluaudio" else "question"
     # ids of published files may be numbers: read as text ('scalar'); every other field must be a string
-    return (Field(ask), Field("id", "scalar", required=False), Field("index", "scalar", required=False),
-            *(Field(k, required=False) for k in AUDIO_FIELDS))
+    return (
+        Field(ask),
+        Field("id", "scalar", required=False),
+        Field("index", "scalar", required=False),
+        *(Field(k, required=False) for k in AUDIO_FIELDS),
+    )
 
 
 def load_rows(fmt: str, inputs: list[Path], audio_root: Path | None) -> list[Row]:
@@ -80,16 +98,18 @@ def load_rows(fmt: str, inputs: list[Path], audio_root: Path | None) -> list[Row
     problems = Problems()
     for path in inputs:
         if fmt == "yesno":
-            table = read_rows(path, _fields(fmt), what="yes/no questions file", format="tsv", comments=True,
-                              problems=problems)
+            table = read_rows(
+                path, _fields(fmt), what="yes/no questions file", format="tsv", comments=True, problems=problems
+            )
             for r in table.rows:
                 name = r.values["audio_index"].strip()
                 name = name if Path(name).suffix else f"{name}.wav"
                 # Kuan et al.: entry ids are unique only within a sampling strategy, so the item is (sampling, id)
                 entry, sampling = r.values["entry_id"].strip(), str(r.raw.get("sampling") or "").strip()
                 if (where := _resolve(name, audio_root, path.parent, problems, r.number, path)) is not None:
-                    rows.append(Row(f"{sampling}/{entry}" if sampling else entry, where, r.values["prompt_text"],
-                                    dict(r.raw)))
+                    rows.append(
+                        Row(f"{sampling}/{entry}" if sampling else entry, where, r.values["prompt_text"], dict(r.raw))
+                    )
             continue
         ask = "prompt" if fmt == "halluaudio" else "question"
         for r in read_rows(path, _fields(fmt), what=f"{fmt} questions file", format="jsonl", problems=problems).rows:
@@ -98,10 +118,14 @@ def load_rows(fmt: str, inputs: list[Path], audio_root: Path | None) -> list[Row
             if audio is None and fmt == "aha" and "index" in v:
                 audio = "_".join(v["index"].split("_")[:2]) + ".wav"  # '<type id>_<audio id>.wav'
             if audio is None:
-                problems.add(f"no audio path: the row needs one of {', '.join(AUDIO_FIELDS)}", row=r.number,
-                             field=AUDIO_FIELDS[0], file=str(path),
-                             fix=f"give each row an audio path in '{AUDIO_FIELDS[0]}'" +
-                             (" or an AHa-Bench 'index'" if fmt == "aha" else ""))
+                problems.add(
+                    f"no audio path: the row needs one of {', '.join(AUDIO_FIELDS)}",
+                    row=r.number,
+                    field=AUDIO_FIELDS[0],
+                    file=str(path),
+                    fix=f"give each row an audio path in '{AUDIO_FIELDS[0]}'"
+                    + (" or an AHa-Bench 'index'" if fmt == "aha" else ""),
+                )
                 continue
             item_id = v.get("id") or v.get("index") or f"{path.name}:{r.number}"
             if (where := _resolve(audio, audio_root, path.parent, problems, r.number, path)) is not None:
@@ -111,10 +135,22 @@ def load_rows(fmt: str, inputs: list[Path], audio_root: Path | None) -> list[Row
     return rows
 
 
-def run_closedform(model: str, fmt: str, inputs: list[Path], *, out: Path, audio_root: Path | None = None,
-                   audio_policy: str = "truncate", system: str | None = None, max_tokens: int = 256,
-                   llm_config: str | None = None, store_dir: Path | None = None, backend_options: dict | None = None,
-                   quiet: bool = False, executor: Any = None) -> RunSummary:
+def run_closedform(
+    model: str,
+    fmt: str,
+    inputs: list[Path],
+    *,
+    out: Path,
+    audio_root: Path | None = None,
+    audio_policy: str = "truncate",
+    system: str | None = None,
+    max_tokens: int = 256,
+    llm_config: str | None = None,
+    store_dir: Path | None = None,
+    backend_options: dict | None = None,
+    quiet: bool = False,
+    executor: Any = None,
+) -> RunSummary:
     """Ask ``model`` every question of the set with its clip, and write the scorer's input format to ``out``;
     ``executor`` (e.g. a RayExecutor) runs an hf-audio model's generation on its workers."""
     from halluscope.backends.audio_lm import ask_audio, audio_window_s, check_policy, create_audio_backend
@@ -127,15 +163,20 @@ def run_closedform(model: str, fmt: str, inputs: list[Path], *, out: Path, audio
         raise HalluscopeError(f"unknown format '{fmt}': expected halluaudio, aha or yesno")
     check_policy(audio_policy)
     rows = load_rows(fmt, list(inputs), audio_root)
-    backend = place(create_audio_backend(model, config=load_llm_config(llm_config), **(backend_options or {})), executor)
+    backend = place(
+        create_audio_backend(model, config=load_llm_config(llm_config), **(backend_options or {})), executor
+    )
     window = audio_window_s(backend)
     store_dir = store_dir or out.with_name(out.name + ".store")
     summary = RunSummary(out=out, store=store_dir, rows=len(rows))
 
     async def ask(caller: Caller, row: Row) -> tuple[ModelResponse | None, AudioDelivery | None, str | None]:
-        msgs = ([ChatMessage(role="system", content=system)] if system else []) + [ChatMessage(role="user", content=row.prompt)]
-        request = backend.request(msgs, tag=f"closedform:{fmt}:{row.id}",
-                                  params={"max_tokens": max_tokens, "temperature": 0})
+        msgs = ([ChatMessage(role="system", content=system)] if system else []) + [
+            ChatMessage(role="user", content=row.prompt)
+        ]
+        request = backend.request(
+            msgs, tag=f"closedform:{fmt}:{row.id}", params={"max_tokens": max_tokens, "temperature": 0}
+        )
         try:
             clip = read_audio(row.audio)
         except ItemError as exc:
@@ -144,25 +185,39 @@ def run_closedform(model: str, fmt: str, inputs: list[Path], *, out: Path, audio
         return got.response, got.delivery, None
 
     with Store(store_dir) as store:  # no stage: the replies file is the output; the store answers repeated calls
-        res = run_calls(store, None, [(str(i), row) for i, row in enumerate(rows)], backend, ask,
-                        description=f"{fmt} {model}", quiet=quiet)
+        res = run_calls(
+            store,
+            None,
+            [(str(i), row) for i, row in enumerate(rows)],
+            backend,
+            ask,
+            description=f"{fmt} {model}",
+            quiet=quiet,
+        )
     summary.calls, summary.from_store = res.stats.calls, res.stats.from_store
     replies = {int(i): r for i, r in res.results.items()}
     out.parent.mkdir(parents=True, exist_ok=True)
     log_rows = []
     for i, row in enumerate(rows):
         response, delivery, error = replies[i]
-        status = (response.status if response is not None else ("skipped" if delivery is not None else "no audio"))
+        status = response.status if response is not None else ("skipped" if delivery is not None else "no audio")
         summary.status[status] += 1
         if delivery is not None:
             summary.actions[delivery.action] += 1
             summary.delivered += bool(delivery.delivered)
         ok = response is not None and response.status == "ok" and response.text is not None
         summary.answered += ok
-        log_rows.append({"id": row.id, "status": status, "reason": error or (response.error if response else None),
-                         "call_key": response.key if response else None,
-                         "audio": delivery.model_dump() if delivery else None, "ok": ok,
-                         "reply": response.text if ok else None})
+        log_rows.append(
+            {
+                "id": row.id,
+                "status": status,
+                "reason": error or (response.error if response else None),
+                "call_key": response.key if response else None,
+                "audio": delivery.model_dump() if delivery else None,
+                "ok": ok,
+                "reply": response.text if ok else None,
+            }
+        )
     _write(fmt, out, rows, log_rows)
     delivery_log = out.with_name(out.name + ".delivery.jsonl")
     delivery_log.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in log_rows), encoding="utf-8")
@@ -178,8 +233,14 @@ def _write(fmt: str, out: Path, rows: list[Row], log_rows: list[dict]) -> None:
             w.writerow(["entry_id", "audio_index", *(["sampling"] if sampled else []), "response"])
             for row, log in zip(rows, log_rows):
                 if log["ok"]:
-                    w.writerow([row.data.get("entry_id", row.id), row.data.get("audio_index", ""),
-                                *([row.data.get("sampling", "")] if sampled else []), log["reply"]])
+                    w.writerow(
+                        [
+                            row.data.get("entry_id", row.id),
+                            row.data.get("audio_index", ""),
+                            *([row.data.get("sampling", "")] if sampled else []),
+                            log["reply"],
+                        ]
+                    )
         return
     with out.open("w", encoding="utf-8") as fh:
         for row, log in zip(rows, log_rows):

@@ -3,15 +3,12 @@ official scorers' rules), keep every per-item decision, and explain each item th
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Literal
 
 from halluscope.closedform import compat as cp
 from halluscope.closedform.extract import (
     ABSTENTIONS,
-    NON_ANSWERS,
     Extraction,
     Fallback,
     extract_choice,
@@ -21,152 +18,24 @@ from halluscope.closedform.extract import (
     normalize_label,
 )
 from halluscope.closedform.records import DOMAINS, SAMPLINGS, AhaItem, HalluAudioItem, Loaded, YesNoItem
+from halluscope.closedform.scored import (  # re-exported: callers read them from score
+    MODES as MODES,
+    Mode as Mode,
+    ScoredItem as ScoredItem,
+    ScoreResult as ScoreResult,
+    _require_items,
+)
 from halluscope.core.errors import InputError
 from halluscope.metrics.asr import item_error_rate
 from halluscope.metrics.classification import yesno_scores
 from halluscope.metrics.rates import aha_scores, count_probe_scores, halluaudio_scores
 from halluscope.reply.subject import asked_subject  # noqa: F401 - re-exported (tests, callers)
 
-Mode = Literal["strict", "compat"]
-MODES: tuple[Mode, ...] = ("strict", "compat")
-
-
-@dataclass(frozen=True)
-class ScoredItem:
-    """One item as both modes read it. ``compat_scored`` is False where the official scorer skips the item."""
-
-    id: str
-    group: str
-    subset: str
-    kind: str
-    reference: str
-    reply: str
-    strict: str
-    strict_correct: bool
-    strict_reason: str
-    hedged: bool
-    via: str
-    compat: str
-    compat_correct: bool
-    compat_rule: str
-    misfire: str | None
-    run: str = ""
-    compat_scored: bool = True
-    read_differently: bool = False  # same correctness, but the modes read a different answer (it moves a figure)
-
-    @property
-    def differs(self) -> bool:
-        return self.compat_scored and (self.strict_correct != self.compat_correct or self.read_differently)
-
-    @property
-    def category(self) -> str:
-        """Why the modes disagree, in a few stable words (used for the counts in the diff table)."""
-        m = self.misfire or ""
-        if self.kind == "asr":
-            return "ASR: text normalisation / CER for Chinese vs raw WER"
-        if self.kind == "unanswerable":
-            return "invalid audio: official keyword list vs abstention or stated absence"
-        if self.strict in ABSTENTIONS and self.compat not in ("none", "", "refusal"):
-            return "abstention read as an answer by the official rules"
-        if self.kind == "choice" and "both" in m:
-            return "comparison names both clips: the official rule never credits it"
-        if self.strict == "ambiguous" or "both" in m:
-            return "reply asserts both answers"
-        if "inside" in m:
-            return "substring inside another word"
-        if self.strict == "unrelated" and self.compat not in ("none", ""):
-            return "no answer in the reply, but an official rule fires"
-        if self.strict in NON_ANSWERS and self.compat in ("none", "") and not (self.strict_correct or self.compat_correct):
-            return "no answer in either mode; the official rules count it as a 'no' answer (precision denominator)"
-        if self.compat in ("none", "") or "unparsed" in m:
-            return "phrasing the official rules miss (negation, other language, number word)"
-        return "different answer read (negation, order, first number)"
-
-    def as_row(self) -> dict:
-        return {"id": self.id, "run": self.run, "group": self.group, "subset": self.subset, "kind": self.kind,
-                "reference": self.reference, "reply": self.reply, "strict": self.strict,
-                "strict_correct": self.strict_correct, "strict_reason": self.strict_reason, "hedged": self.hedged,
-                "via": self.via, "compat": self.compat, "compat_correct": self.compat_correct if self.compat_scored else None,
-                "compat_rule": self.compat_rule, "misfire": self.misfire}
-
-
-@dataclass(frozen=True)
-class ScoreResult:
-    """Both modes' metrics per group and overall ('all'), every item decision, load problems and notes."""
-
-    benchmark: str
-    mode: Mode
-    group_name: str
-    strict: dict[str, dict]
-    compat: dict[str, dict]
-    items: tuple[ScoredItem, ...]
-    loaded: Loaded
-    notes: tuple[str, ...] = ()
-    tables: dict[str, list[dict]] = field(default_factory=dict)
-    rules: tuple[str, ...] = ()  # how the two modes' figures are defined differently, beyond item readings
-
-    @property
-    def metrics(self) -> dict[str, dict]:
-        return self.strict if self.mode == "strict" else self.compat
-
-    def comparison(self, *, max_rows: int = 50) -> dict:
-        both = [i for i in self.items if i.compat_scored]
-        diff = [i for i in both if i.differs]
-        return {
-            "n_scored_in_both": len(both),
-            "n_differ": len(diff),
-            "strict_correct_only": sum(i.strict_correct for i in diff),
-            "compat_correct_only": sum(i.compat_correct for i in diff),
-            "read_differently_only": sum(i.strict_correct == i.compat_correct for i in diff),
-            "n_skipped_by_official": sum(not i.compat_scored for i in self.items),
-            "by_reason": dict(Counter(i.category for i in diff).most_common()),
-            "rows": [{**i.as_row(), "reason": i.category, "reply": _short(i.reply)} for i in diff[:max_rows]],
-            "rules": list(self.rules),
-        }
-
-    def extraction_counts(self) -> dict:
-        strict_classes = Counter(_class_name(i) for i in self.items)
-        return {"classes": dict(strict_classes.most_common()), "hedged_answers": sum(i.hedged for i in self.items),
-                "decided_by_fallback": sum(i.via == "fallback" for i in self.items)}
-
-    def as_dict(self, *, max_diff_rows: int = 50) -> dict:
-        other: Mode = "compat" if self.mode == "strict" else "strict"
-        return {
-            "benchmark": self.benchmark,
-            "mode": self.mode,
-            "files": list(self.loaded.files),
-            "n_items": len(self.items),
-            "group_by": self.group_name,
-            "metrics": self.metrics,
-            "other_mode": {"mode": other, "metrics": self.compat if other == "compat" else self.strict},
-            "extraction": self.extraction_counts(),
-            "comparison": self.comparison(max_rows=max_diff_rows),
-            "problems": {"count": len(self.loaded.problems), "items": [p.text() for p in self.loaded.problems]},
-            "notes": list(self.loaded.notes) + list(self.notes),
-            "tables": self.tables,
-        }
-
-
-def _short(text: str, n: int = 200) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 3] + "..."
-
-
-def _class_name(item: ScoredItem) -> str:
-    if item.kind in ("count", "label", "choice") and item.strict not in ("unknown", "refusal", "ambiguous", "unrelated"):
-        return f"{item.kind} answer"
-    return item.strict
-
-
-def _require_items(loaded: Loaded, what: str) -> None:
-    if not loaded.items:
-        detail = f"; {len(loaded.problems)} problem(s), first: {loaded.problems[0].text()}" if loaded.problems else ""
-        raise InputError(f"no valid {what} rows to score{detail}", file=", ".join(loaded.files) or None,
-                         fix="fix the problems listed, or check that the file is the right format")
-
 
 # ------------------------------------------------------------------------------------------------ HalluAudio
-def _halluaudio_strict(item: HalluAudioItem, labels: Sequence[str], fallback: Fallback | None) -> tuple[Extraction, str, str]:
+def _halluaudio_strict(
+    item: HalluAudioItem, labels: Sequence[str], fallback: Fallback | None
+) -> tuple[Extraction, str, str]:
     """(extraction, normalised reference, normalised hypothesis)."""
     ref = item.reference.strip()
     if item.kind == "binary":
@@ -197,8 +66,15 @@ def _halluaudio_compat(item: HalluAudioItem) -> cp.CompatDecision:
     return cp.halluaudio_unanswerable(item.pred)
 
 
-def score_halluaudio(loaded: Loaded[HalluAudioItem], *, mode: Mode = "strict", bootstrap: int = 1000, seed: int = 0,
-                     fallback: Fallback | None = None, reader=None) -> ScoreResult:
+def score_halluaudio(
+    loaded: Loaded[HalluAudioItem],
+    *,
+    mode: Mode = "strict",
+    bootstrap: int = 1000,
+    seed: int = 0,
+    fallback: Fallback | None = None,
+    reader=None,
+) -> ScoreResult:
     """Seed-002 metrics per domain and overall in strict mode, the official scripts' numbers in compat mode."""
     _require_items(loaded, "HalluAudio")
     labels: dict[str, set[str]] = defaultdict(set)
@@ -217,45 +93,80 @@ def score_halluaudio(loaded: Loaded[HalluAudioItem], *, mode: Mode = "strict", b
         hyps.append(hyp)
         refusal.append(cp.halluaudio_is_refusal(it.pred))
         probe.append(cp.probe_label(cp.halluaudio_probe_number(it.pred), side) if side else None)
-        scored.append(ScoredItem(id=it.id, group=it.domain, subset=it.subset, kind=it.kind, reference=it.reference,
-                                 reply=it.pred, strict=hyp, strict_correct=ok, strict_reason=ex.reason, hedged=ex.hedged,
-                                 via=ex.via, compat=cd.label, compat_correct=cd.correct, compat_rule=cd.rule,
-                                 misfire=cd.misfire))
+        scored.append(
+            ScoredItem(
+                id=it.id,
+                group=it.domain,
+                subset=it.subset,
+                kind=it.kind,
+                reference=it.reference,
+                reply=it.pred,
+                strict=hyp,
+                strict_correct=ok,
+                strict_reason=ex.reason,
+                hedged=ex.hedged,
+                via=ex.via,
+                compat=cd.label,
+                compat_correct=cd.correct,
+                compat_rule=cd.rule,
+                misfire=cd.misfire,
+            )
+        )
     strict: dict[str, dict] = {}
     compat: dict[str, dict] = {}
     groups = [d for d in DOMAINS if any(i.group == d for i in scored)] + ["all"]
     for g in groups:
         idx = [k for k, i in enumerate(scored) if g == "all" or i.group == g]
-        s = halluaudio_scores(reference=[refs[k] for k in idx], hypothesis=[hyps[k] for k in idx],
-                              kind=[scored[k].kind for k in idx], bootstrap=bootstrap, seed=seed).as_dict()
+        s = halluaudio_scores(
+            reference=[refs[k] for k in idx],
+            hypothesis=[hyps[k] for k in idx],
+            kind=[scored[k].kind for k in idx],
+            bootstrap=bootstrap,
+            seed=seed,
+        ).as_dict()
         probes: dict[str, dict] = {}
         for subset in sorted({scored[k].subset for k in idx if probe[k] is not None}):
             pk = [k for k in idx if scored[k].subset == subset]
-            probes[subset] = count_probe_scores(reference=[refs[k] for k in pk], hypothesis=[hyps[k] for k in pk]).as_dict()
+            probes[subset] = count_probe_scores(
+                reference=[refs[k] for k in pk], hypothesis=[hyps[k] for k in pk]
+            ).as_dict()
         s["count_probes"] = probes
         strict[g] = s
-        compat[g] = cp.halluaudio_official_scores(correct=[scored[k].compat_correct for k in idx],
-                                                  refusal=[refusal[k] for k in idx],
-                                                  subset=[scored[k].subset for k in idx],
-                                                  probe=[probe[k] for k in idx]).as_dict()
+        compat[g] = cp.halluaudio_official_scores(
+            correct=[scored[k].compat_correct for k in idx],
+            refusal=[refusal[k] for k in idx],
+            subset=[scored[k].subset for k in idx],
+            probe=[probe[k] for k in idx],
+        ).as_dict()
         compat[g]["recipe"] = halluaudio_recipe([scored[k] for k in idx])
     subsets = []
     for (dom, subset, kind), members in sorted(_group(scored, lambda i: (i.group, i.subset, i.kind)).items()):
         binary = [i for i in members if kind == "binary"]
-        subsets.append({"domain": dom, "subset": subset, "kind": kind, "n": len(members),
-                        "accuracy_strict": sum(i.strict_correct for i in members) / len(members),
-                        "accuracy_compat": sum(i.compat_correct for i in members) / len(members),
-                        "yes_ratio_strict": sum(i.strict == "yes" for i in binary) / len(binary) if binary else None,
-                        "abstain_strict": sum(i.strict in ABSTENTIONS for i in members) / len(members)})
-    notes = ("unanswerable (invalid-audio) prompts are outside P_d in strict mode and reported as "
-             "unanswerable_abstain_rate; the official scripts count them in accuracy",
-             "strict Unrelated ratio follows the spec formula (affirmative share of binary errors) and is null when "
-             "there is no binary error; HalluAudio's recipe (compat 'recipe') gives 0 there; the official script's "
-             "'unrelated' is the share of count answers without a number, shown under count_probes",
-             "strict FRR counts every abstention the reader finds (refusal or explicit uncertainty); the recipe's FRR "
-             "counts only replies that are exactly 'refuse', 'cannot answer' or 'i dont know' (compat 'recipe')",
-             "Accuracy is printed in percent in the tables, as the recipe gives its range; the JSON keeps fractions")
-    result = ScoreResult("halluaudio", mode, "domain", strict, compat, tuple(scored), loaded, notes, {"subsets": subsets})
+        subsets.append(
+            {
+                "domain": dom,
+                "subset": subset,
+                "kind": kind,
+                "n": len(members),
+                "accuracy_strict": sum(i.strict_correct for i in members) / len(members),
+                "accuracy_compat": sum(i.compat_correct for i in members) / len(members),
+                "yes_ratio_strict": sum(i.strict == "yes" for i in binary) / len(binary) if binary else None,
+                "abstain_strict": sum(i.strict in ABSTENTIONS for i in members) / len(members),
+            }
+        )
+    notes = (
+        "unanswerable (invalid-audio) prompts are outside P_d in strict mode and reported as "
+        "unanswerable_abstain_rate; the official scripts count them in accuracy",
+        "strict Unrelated ratio follows the spec formula (affirmative share of binary errors) and is null when "
+        "there is no binary error; HalluAudio's recipe (compat 'recipe') gives 0 there; the official script's "
+        "'unrelated' is the share of count answers without a number, shown under count_probes",
+        "strict FRR counts every abstention the reader finds (refusal or explicit uncertainty); the recipe's FRR "
+        "counts only replies that are exactly 'refuse', 'cannot answer' or 'i dont know' (compat 'recipe')",
+        "Accuracy is printed in percent in the tables, as the recipe gives its range; the JSON keeps fractions",
+    )
+    result = ScoreResult(
+        "halluaudio", mode, "domain", strict, compat, tuple(scored), loaded, notes, {"subsets": subsets}
+    )
     return _read_again(result, reader, {it.id: it.prompt for it in loaded.items})
 
 
@@ -279,12 +190,15 @@ def halluaudio_recipe(items: Sequence[ScoredItem]) -> dict:
     binary = [i for i in items if i.kind == "binary"]
     wrong = [i for i in binary if not i.compat_correct]
     n, nb = len(items), len(binary)
-    return {"n": n, "n_binary": nb,
-            "accuracy_percent": 100 * sum(i.compat_correct for i in items) / n if n else None,
-            "yes_ratio": sum(i.compat == "yes" for i in binary) / nb if nb else None,
-            "unrelated_ratio": sum(i.compat == "yes" for i in wrong) / len(wrong) if wrong else 0.0,
-            "conditional_accuracy": sum(i.compat_correct for i in binary) / nb if nb else None,
-            "frr": sum((i.reply or "").lower() in RECIPE_REFUSALS for i in items) / n if n else None}
+    return {
+        "n": n,
+        "n_binary": nb,
+        "accuracy_percent": 100 * sum(i.compat_correct for i in items) / n if n else None,
+        "yes_ratio": sum(i.compat == "yes" for i in binary) / nb if nb else None,
+        "unrelated_ratio": sum(i.compat == "yes" for i in wrong) / len(wrong) if wrong else 0.0,
+        "conditional_accuracy": sum(i.compat_correct for i in binary) / nb if nb else None,
+        "frr": sum((i.reply or "").lower() in RECIPE_REFUSALS for i in items) / n if n else None,
+    }
 
 
 def _group(items: Sequence[ScoredItem], key) -> dict:
@@ -295,8 +209,15 @@ def _group(items: Sequence[ScoredItem], key) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------ AHa-Bench
-def score_aha(loaded: Loaded[AhaItem], *, mode: Mode = "strict", bootstrap: int = 1000, seed: int = 0,
-              judge_fallback: bool = True, reader=None) -> ScoreResult:
+def score_aha(
+    loaded: Loaded[AhaItem],
+    *,
+    mode: Mode = "strict",
+    bootstrap: int = 1000,
+    seed: int = 0,
+    judge_fallback: bool = True,
+    reader=None,
+) -> ScoreResult:
     """Accuracy, bias (FNR - FPR, yes positive) and consistency per task and overall, averaged over runs.
     With ``judge_fallback`` a reply our rules cannot classify is decided by the file's ``prediction_match``."""
     _require_items(loaded, "AHa-Bench")
@@ -317,32 +238,66 @@ def score_aha(loaded: Loaded[AhaItem], *, mode: Mode = "strict", bootstrap: int 
         cd = cp.aha_item(it.answer, it.prediction, it.prediction_match, asr=asr)
         strict_ref.append(ref)
         compat_ref.append("asr" if asr else cp.aha_normalize(it.answer))
-        scored.append(ScoredItem(id=f"{it.run}:{it.index}", group=it.task, subset=it.type, kind="asr" if asr else "binary",
-                                 reference=it.answer, reply=it.prediction, strict=hyp, strict_correct=ok,
-                                 strict_reason=ex.reason, hedged=ex.hedged, via=ex.via, compat=cd.label,
-                                 compat_correct=cd.correct, compat_rule=cd.rule, misfire=cd.misfire, run=it.run,
-                                 compat_scored=it.index not in cp.AHA_SKIPPED))
+        scored.append(
+            ScoredItem(
+                id=f"{it.run}:{it.index}",
+                group=it.task,
+                subset=it.type,
+                kind="asr" if asr else "binary",
+                reference=it.answer,
+                reply=it.prediction,
+                strict=hyp,
+                strict_correct=ok,
+                strict_reason=ex.reason,
+                hedged=ex.hedged,
+                via=ex.via,
+                compat=cd.label,
+                compat_correct=cd.correct,
+                compat_rule=cd.rule,
+                misfire=cd.misfire,
+                run=it.run,
+                compat_scored=it.index not in cp.AHA_SKIPPED,
+            )
+        )
     audio = [it.audio_key for it in loaded.items]
-    s = aha_scores(reference=strict_ref, hypothesis=[i.strict for i in scored], correct=[i.strict_correct for i in scored],
-                   task=[i.group for i in scored], audio=audio,
-                   run=[i.run for i in scored], bootstrap=bootstrap, seed=seed)
+    s = aha_scores(
+        reference=strict_ref,
+        hypothesis=[i.strict for i in scored],
+        correct=[i.strict_correct for i in scored],
+        task=[i.group for i in scored],
+        audio=audio,
+        run=[i.run for i in scored],
+        bootstrap=bootstrap,
+        seed=seed,
+    )
     keep = [k for k, i in enumerate(scored) if i.compat_scored]
     if not keep:
         raise InputError("every row is one the official scorer skips; nothing to score in compatibility mode")
-    c = aha_scores(reference=[compat_ref[k] for k in keep], hypothesis=[scored[k].compat for k in keep],
-                   correct=[scored[k].compat_correct for k in keep], task=[scored[k].group for k in keep],
-                   audio=[audio[k] for k in keep], run=[scored[k].run for k in keep],
-                   undefined_as_zero=True, bootstrap=0)
+    c = aha_scores(
+        reference=[compat_ref[k] for k in keep],
+        hypothesis=[scored[k].compat for k in keep],
+        correct=[scored[k].compat_correct for k in keep],
+        task=[scored[k].group for k in keep],
+        audio=[audio[k] for k in keep],
+        run=[scored[k].run for k in keep],
+        undefined_as_zero=True,
+        bootstrap=0,
+    )
     strict = {t: v.as_dict() for t, v in s.tasks.items()}
     strict["all"] = {k: v for k, v in s.as_dict().items() if k != "tasks"}
     compat = {t: v.as_dict() for t, v in c.tasks.items()}
     compat["all"] = {k: v for k, v in c.as_dict().items() if k != "tasks"}
-    notes = ["bias = FNR - FPR with 'yes' positive; strict mode counts only an explicit 'no' as a false negative and "
-             "only an explicit 'yes' as a false positive; a rate with an empty denominator is null (official: 0)"]
+    notes = [
+        "bias = FNR - FPR with 'yes' positive; strict mode counts only an explicit 'no' as a false negative and "
+        "only an explicit 'yes' as a false positive; a rate with an empty denominator is null (official: 0)"
+    ]
     if judge_fallback and any(i.prediction_match is not None for i in loaded.items):
         notes.append("strict mode asks the judge's prediction_match only for replies its rules find no answer in")
-    return _read_again(ScoreResult("aha", mode, "task", strict, compat, tuple(scored), loaded, tuple(notes)), reader,
-                       {f"{it.run}:{it.index}": it.question for it in loaded.items})
+    return _read_again(
+        ScoreResult("aha", mode, "task", strict, compat, tuple(scored), loaded, tuple(notes)),
+        reader,
+        {f"{it.run}:{it.index}": it.question for it in loaded.items},
+    )
 
 
 # ------------------------------------------------------------------------------------------------ yes/no objects
@@ -369,26 +324,58 @@ def yesno_rules(positive: str) -> tuple[str, ...]:
     )
 
 
-def score_yesno(loaded: Loaded[YesNoItem], *, mode: Mode = "strict", positive: str = "yes", bootstrap: int = 1000,
-                seed: int = 0, fallback: Fallback | None = None, reader=None) -> ScoreResult:
+def score_yesno(
+    loaded: Loaded[YesNoItem],
+    *,
+    mode: Mode = "strict",
+    positive: str = "yes",
+    bootstrap: int = 1000,
+    seed: int = 0,
+    fallback: Fallback | None = None,
+    reader=None,
+) -> ScoreResult:
     """Accuracy, precision, recall, F1 (``positive`` class, default 'yes') and yes-rate per sampling strategy."""
     _require_items(loaded, "yes/no")
     scored: list[ScoredItem] = []
     for it in loaded.items:
         ex = extract_yesno(it.response, subject=it.object, question=it.prompt_text, fallback=fallback)
         cd = cp.kuan_item(it.response, it.label)
-        scored.append(ScoredItem(id=it.key, group=it.sampling, subset=it.object, kind="binary", reference=it.label,
-                                 reply=it.response, strict=ex.label, strict_correct=ex.label == it.label,
-                                 strict_reason=ex.reason, hedged=ex.hedged, via=ex.via, compat=cd.label,
-                                 compat_correct=cd.correct, compat_rule=cd.rule, misfire=cd.misfire,
-                                 read_differently=_answer_class(ex.label) != _answer_class(cd.label)))
+        scored.append(
+            ScoredItem(
+                id=it.key,
+                group=it.sampling,
+                subset=it.object,
+                kind="binary",
+                reference=it.label,
+                reply=it.response,
+                strict=ex.label,
+                strict_correct=ex.label == it.label,
+                strict_reason=ex.reason,
+                hedged=ex.hedged,
+                via=ex.via,
+                compat=cd.label,
+                compat_correct=cd.correct,
+                compat_rule=cd.rule,
+                misfire=cd.misfire,
+                read_differently=_answer_class(ex.label) != _answer_class(cd.label),
+            )
+        )
     strict: dict[str, dict] = {}
     compat: dict[str, dict] = {}
     for g in [s for s in SAMPLINGS if any(i.group == s for i in scored)] + ["all"]:
         members = [i for i in scored if g == "all" or i.group == g]
-        strict[g] = yesno_scores(reference=[i.reference for i in members], hypothesis=[i.strict for i in members],
-                                 positive=positive, bootstrap=bootstrap, seed=seed).as_dict()
-        compat[g] = cp.kuan_official_scores(reference=[i.reference for i in members],
-                                            parsed=["" if i.compat == "none" else i.compat for i in members]).as_dict()
-    return _read_again(ScoreResult("yesno", mode, "sampling", strict, compat, tuple(scored), loaded,
-                                   rules=yesno_rules(positive)), reader, {it.key: it.prompt_text for it in loaded.items})
+        strict[g] = yesno_scores(
+            reference=[i.reference for i in members],
+            hypothesis=[i.strict for i in members],
+            positive=positive,
+            bootstrap=bootstrap,
+            seed=seed,
+        ).as_dict()
+        compat[g] = cp.kuan_official_scores(
+            reference=[i.reference for i in members], parsed=["" if i.compat == "none" else i.compat for i in members]
+        ).as_dict()
+    return _read_again(
+        ScoreResult("yesno", mode, "sampling", strict, compat, tuple(scored), loaded, rules=yesno_rules(positive)),
+        reader,
+        {it.key: it.prompt_text for it in loaded.items},
+    )

@@ -48,8 +48,11 @@ class Problem:
     fix: str | None = None
 
     def text(self, *, with_file: bool = True) -> str:
-        return str(InputError(self.message, file=self.file if with_file else None, row=self.row, field=self.field,
-                              fix=self.fix))
+        return str(
+            InputError(
+                self.message, file=self.file if with_file else None, row=self.row, field=self.field, fix=self.fix
+            )
+        )
 
 
 class InputProblems(InputError):
@@ -57,8 +60,15 @@ class InputProblems(InputError):
 
     SHOWN = 20
 
-    def __init__(self, problems: list[Problem], *, what: str, file: str | None = None, fix: str | None = None,
-                 total: int | None = None) -> None:
+    def __init__(
+        self,
+        problems: list[Problem],
+        *,
+        what: str,
+        file: str | None = None,
+        fix: str | None = None,
+        total: int | None = None,
+    ) -> None:
         self.problems = sorted(problems, key=lambda p: (p.file or "", p.row or 0))
         total = max(total or 0, len(self.problems))
         lines = [p.text(with_file=p.file != file) for p in self.problems[: self.SHOWN]]
@@ -78,8 +88,15 @@ class Problems:
         self.items: list[Problem] = []
         self.count = 0
 
-    def add(self, message: str, *, row: int | None = None, field: str | None = None, fix: str | None = None,
-            file: str | None = None) -> None:
+    def add(
+        self,
+        message: str,
+        *,
+        row: int | None = None,
+        field: str | None = None,
+        fix: str | None = None,
+        file: str | None = None,
+    ) -> None:
         self.count += 1
         if len(self.items) < self.keep:
             self.items.append(Problem(message, file=file or self.file, row=row, field=field, fix=fix))
@@ -103,6 +120,4 @@ class MissingExtraError(HalluscopeError):
     """An optional dependency is missing; names the pip extra that provides it."""
 
     def __init__(self, package: str, extra: str) -> None:
-        super().__init__(
-            f"'{package}' is not installed. Install it with: pip install 'halluscope[{extra}]'"
-        )
+        super().__init__(f"'{package}' is not installed. Install it with: pip install 'halluscope[{extra}]'")

@@ -48,6 +48,8 @@ def redacted_argv(argv: list[str]) -> list[str]:
             continue
         out.append(a)
     return out
+
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _SLUG_MAX = 40
 
@@ -80,7 +82,8 @@ def safe_join(root: str | Path, *parts: str | Path) -> Path:
         shown = "/".join(str(p) for p in parts)
         raise PathEscapeError(
             f"path '{shown}' leaves {base} (it resolves to {target}); expected a path inside it. Fix: a record or "
-            "input names a file with '..', an absolute path or a symbolic link out of the folder; remove it")
+            "input names a file with '..', an absolute path or a symbolic link out of the folder; remove it"
+        )
     return target
 
 
@@ -154,8 +157,8 @@ class RunLock:
                     holder = _read_holder(fd)
                     os.close(fd)
                     raise RunBusyError(
-                        f"{self.key} is in use by {holder}; wait for it to finish or use another run "
-                        "directory") from None
+                        f"{self.key} is in use by {holder}; wait for it to finish or use another run directory"
+                    ) from None
                 try:  # the holder before us may have removed the file after we opened it: lock the current one
                     if os.stat(path).st_ino == os.fstat(fd).st_ino:
                         break
@@ -163,8 +166,11 @@ class RunLock:
                     pass
                 os.close(fd)
             os.ftruncate(fd, 0)
-            info = {"pid": os.getpid(), "command": shlex.join(["halluscope", *redacted_argv(sys.argv[1:])])[:300],
-                    "since": time.strftime("%Y-%m-%d %H:%M:%S")}
+            info = {
+                "pid": os.getpid(),
+                "command": shlex.join(["halluscope", *redacted_argv(sys.argv[1:])])[:300],
+                "since": time.strftime("%Y-%m-%d %H:%M:%S"),
+            }
             os.write(fd, json.dumps(info).encode())
             self._held[self.key] = [fd, 1]
             self.acquired = True
@@ -196,8 +202,9 @@ def _read_holder(fd: int) -> str:
         return "another process"
 
 
-def confined(path: str, root: str | Path, *, file: str | Path, row: int, what: str, problems,
-             base: str | Path | None = None) -> Path | None:
+def confined(
+    path: str, root: str | Path, *, file: str | Path, row: int, what: str, problems, base: str | Path | None = None
+) -> Path | None:
     """An audio (or other) path named by a row of an input file, resolved (``~`` expanded, symlinks followed) and
     confined to ``root`` (relative paths are taken from ``base``, default ``root``): a file from elsewhere must not make halluscope read,
     and send to a model, files outside it. Outside: a problem naming the row, field and the fix (None), never read.
@@ -206,9 +213,13 @@ def confined(path: str, root: str | Path, *, file: str | Path, row: int, what: s
     p = Path(path).expanduser()
     real = Path(os.path.realpath(p if p.is_absolute() else Path(base if base is not None else top).expanduser() / p))
     if real == top or not real.is_relative_to(top):
-        problems.add(f"audio path {path[:200]!r} resolves to {real}, outside {what} ({top}); files outside it are "
-                     "never read", row=row, field="audio", file=str(file),
-                     fix="put the clip under that folder and give its path relative to it, or pass the folder that "
-                         "holds the clips as --audio-root")
+        problems.add(
+            f"audio path {path[:200]!r} resolves to {real}, outside {what} ({top}); files outside it are never read",
+            row=row,
+            field="audio",
+            file=str(file),
+            fix="put the clip under that folder and give its path relative to it, or pass the folder that "
+            "holds the clips as --audio-root",
+        )
         return None
     return real

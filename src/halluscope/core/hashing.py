@@ -49,8 +49,14 @@ def file_sha256(path: str | Path | _Readable, n: int | None = None) -> str:
     return sha256_hex(ref.read_bytes(), n)
 
 
-def json_sha256(obj: Any, n: int | None = None, *, sort_keys: bool = True, ensure_ascii: bool = False,
-                default: Callable[[Any], Any] | None = None) -> str:
+def json_sha256(
+    obj: Any,
+    n: int | None = None,
+    *,
+    sort_keys: bool = True,
+    ensure_ascii: bool = False,
+    default: Callable[[Any], Any] | None = None,
+) -> str:
     """The sha256 of ``obj`` as JSON: keys sorted and non-ASCII kept by default, so equal objects hash alike;
     ``default`` as in json.dumps (``str`` turns paths and other values into text)."""
     return sha256_hex(json.dumps(obj, sort_keys=sort_keys, ensure_ascii=ensure_ascii, default=default), n)

@@ -49,10 +49,19 @@ from halluscope.core.textfile import (  # noqa: F401 - re-exported: one import p
 Format = Literal["jsonl", "csv", "tsv", "parquet"]
 FieldType = Literal["text", "bool", "scalar"]
 FORMATS: tuple[Format, ...] = ("jsonl", "csv", "tsv", "parquet")
-SUFFIXES: dict[str, Format] = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv", ".tab": "tsv",
-                               ".parquet": "parquet", ".pq": "parquet"}
+SUFFIXES: dict[str, Format] = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
 TRUE = frozenset({"1", "true", "yes", "y", "t"})
 FALSE = frozenset({"0", "false", "no", "n", "f"})
+
+
 @dataclass(frozen=True)
 class Field:
     """A declared field. ``text``: a string; ``scalar``: a string or a number (read as text); ``bool``: true/false
@@ -107,7 +116,7 @@ def _short(text: str, n: int = 40) -> str:
 
 def _type_fix(value: Any) -> str:
     if isinstance(value, (bool, int, float)) and value is not None:
-        return f"write the value as a JSON string in quotes, e.g. \"{json.dumps(value)}\""
+        return f'write the value as a JSON string in quotes, e.g. "{json.dumps(value)}"'
     if isinstance(value, (list, dict)):
         return "give one string, not a list or an object"
     return "give a string"
@@ -131,25 +140,45 @@ def check_value(value: Any, f: Field, limits: Limits) -> tuple[Any, str | None, 
     try:
         size = len(value.encode("utf-8"))
     except UnicodeEncodeError as exc:
-        return None, (f"not valid Unicode: a lone surrogate \\u{ord(value[exc.start]):04x} at character "
-                      f"{exc.start + 1}"), "write the character as a proper surrogate pair, or remove it"
+        return (
+            None,
+            (f"not valid Unicode: a lone surrogate \\u{ord(value[exc.start]):04x} at character {exc.start + 1}"),
+            "write the character as a proper surrogate pair, or remove it",
+        )
     if "\x00" in value:
         return None, f"contains a NUL character at character {value.index(chr(0)) + 1}", "remove the NUL characters"
     if size > limits.field_bytes:
-        return None, (f"is {size:,} bytes, over the per-field limit of {limits.field_bytes:,} bytes"), (
-            f"shorten it, or raise the limit with {FIELD_ENV}=<bytes>, e.g. {FIELD_ENV}=64MB")
+        return (
+            None,
+            (f"is {size:,} bytes, over the per-field limit of {limits.field_bytes:,} bytes"),
+            (f"shorten it, or raise the limit with {FIELD_ENV}=<bytes>, e.g. {FIELD_ENV}=64MB"),
+        )
     return value, None, None
 
 
-def check_record(obj: Any, fields: Sequence[Field], problems: Problems, *, row: int | None, limits: Limits | None = None,
-                 prefix: str = "", file: str | None = None) -> dict[str, Any] | None:
+def check_record(
+    obj: Any,
+    fields: Sequence[Field],
+    problems: Problems,
+    *,
+    row: int | None,
+    limits: Limits | None = None,
+    prefix: str = "",
+    file: str | None = None,
+) -> dict[str, Any] | None:
     """The checked declared fields of one record, or None after adding its problems (every field is checked)."""
     limits = limits or Limits.from_env()
     if not isinstance(obj, dict):
         names = ", ".join(f.name for f in fields if f.required) or "the declared fields"
-        problems.add(f"expected an object with {names}, got {describe(obj)}", row=row, field=prefix.rstrip(".") or None,
-                     fix="write one JSON object per record, e.g. {" + ", ".join(f'"{f.name}": "..."' for f in fields
-                                                                       if f.required) + "}", file=file)
+        problems.add(
+            f"expected an object with {names}, got {describe(obj)}",
+            row=row,
+            field=prefix.rstrip(".") or None,
+            fix="write one JSON object per record, e.g. {"
+            + ", ".join(f'"{f.name}": "..."' for f in fields if f.required)
+            + "}",
+            file=file,
+        )
         return None
     out: dict[str, Any] = {}
     ok = True
@@ -158,8 +187,12 @@ def check_record(obj: Any, fields: Sequence[Field], problems: Problems, *, row: 
         blank = value is None or (isinstance(value, str) and not value.strip())
         if blank and not (f.empty_ok and isinstance(value, str)):
             if f.required:
-                problems.add("missing (required)" if f.empty_ok else "missing or empty (required)", row=row,
-                             field=prefix + f.name, file=file)
+                problems.add(
+                    "missing (required)" if f.empty_ok else "missing or empty (required)",
+                    row=row,
+                    field=prefix + f.name,
+                    file=file,
+                )
                 ok = False
             continue
         checked, problem, fix = check_value(value, f, limits)
@@ -175,14 +208,24 @@ def _format_of(p: Path, format: Format | None, formats: Sequence[Format], what: 
     fmt = format or SUFFIXES.get(p.suffix.lower())
     if fmt is None or fmt not in formats:
         exts = ", ".join(s for s, f in SUFFIXES.items() if f in formats)
-        raise InputError(f"unsupported {what} format '{p.suffix or '(no extension)'}'", file=str(p),
-                         fix=f"use one of {exts}")
+        raise InputError(
+            f"unsupported {what} format '{p.suffix or '(no extension)'}'", file=str(p), fix=f"use one of {exts}"
+        )
     return fmt
 
 
-def read_rows(path: str | Path, fields: Sequence[Field], *, what: str, fix: str | None = None,
-              format: Format | None = None, formats: Sequence[Format] = FORMATS, problems: Problems | None = None,
-              limits: Limits | None = None, comments: bool = False) -> Rows:
+def read_rows(
+    path: str | Path,
+    fields: Sequence[Field],
+    *,
+    what: str,
+    fix: str | None = None,
+    format: Format | None = None,
+    formats: Sequence[Format] = FORMATS,
+    problems: Problems | None = None,
+    limits: Limits | None = None,
+    comments: bool = False,
+) -> Rows:
     """Every record of a JSONL/CSV/TSV/parquet file, each declared field checked (see the module docstring).
     ``format`` overrides the file's suffix; ``comments`` skips '#' lines before a CSV/TSV header (Kuan et al.'s
     question files open with such a block).
@@ -190,29 +233,39 @@ def read_rows(path: str | Path, fields: Sequence[Field], *, what: str, fix: str 
     Without ``problems`` any row problem raises InputProblems here; with it, problems are added there and only the
     clean rows come back (the caller raises, or reports and leaves the bad rows out)."""
     limits = limits or Limits.from_env()
-    p = check_file(path, what=what, limits=limits,
-                   fix=f"pass the {what} as {', '.join(s for s, f in SUFFIXES.items() if f in formats)}")
+    p = check_file(
+        path,
+        what=what,
+        limits=limits,
+        fix=f"pass the {what} as {', '.join(s for s, f in SUFFIXES.items() if f in formats)}",
+    )
     fmt = _format_of(p, format, formats, what)
     own = problems is None
     problems = Problems(str(p)) if problems is None else problems
     file = None if problems.file == str(p) else str(p)
     names = [f.name for f in fields]
     if fmt == "parquet":
+        from halluscope.core.inputs_parquet import _parquet
+
         columns, records = _parquet(p, fields, what)
     else:
         with open_bytes(p) as fh:
             head = fh.read(SNIFF_BYTES)
             sniff(head, p, what)
             if b"\r" in head and b"\n" not in head and len(head.splitlines()) > 1:
-                raise InputError("the line ends are CR only (classic Mac OS); expected LF or CRLF", file=str(p),
-                                 fix=f"convert the line ends, e.g. tr '\\r' '\\n' < {p.name} > {p.stem}.lf{p.suffix}")
+                raise InputError(
+                    "the line ends are CR only (classic Mac OS); expected LF or CRLF",
+                    file=str(p),
+                    fix=f"convert the line ends, e.g. tr '\\r' '\\n' < {p.name} > {p.stem}.lf{p.suffix}",
+                )
             fh.seek(0)
             lines = Lines(fh, p)
             if fmt == "jsonl":
                 columns, records = _jsonl(lines, problems, file)
             else:
-                columns, records = _table(lines, p, fields, "\t" if fmt == "tsv" else ",", what, problems, file, limits,
-                                          comments)
+                columns, records = _table(
+                    lines, p, fields, "\t" if fmt == "tsv" else ",", what, problems, file, limits, comments
+                )
             enc = lines.problem()
             if enc:
                 problems.add(enc[0], row=lines.first[0] if lines.first else None, fix=enc[1], file=file)
@@ -234,8 +287,12 @@ def _jsonl(lines: Lines, problems: Problems, file: str | None) -> tuple[list[str
             continue
         obj, why = parse_json(text.rstrip("\r\n"))
         if why:
-            problems.add(why.replace(" at line 1,", " at"), row=number, file=file,
-                         fix='write one JSON object per line, e.g. {"id": "a1", "text": "..."}')
+            problems.add(
+                why.replace(" at line 1,", " at"),
+                row=number,
+                file=file,
+                fix='write one JSON object per line, e.g. {"id": "a1", "text": "..."}',
+            )
             continue
         if isinstance(obj, dict):
             columns.update(dict.fromkeys(obj))
@@ -243,8 +300,17 @@ def _jsonl(lines: Lines, problems: Problems, file: str | None) -> tuple[list[str
     return list(columns), records
 
 
-def _table(lines: Lines, p: Path, fields: Sequence[Field], delimiter: str, what: str, problems: Problems,
-           file: str | None, limits: Limits, comments: bool) -> tuple[list[str], list[tuple[int, Any]]]:
+def _table(
+    lines: Lines,
+    p: Path,
+    fields: Sequence[Field],
+    delimiter: str,
+    what: str,
+    problems: Problems,
+    file: str | None,
+    limits: Limits,
+    comments: bool,
+) -> tuple[list[str], list[tuple[int, Any]]]:
     """CSV/TSV records with the stdlib reader in strict mode: a quote that never closes is reported at the line it
     opens on (never a silent swallow of the rest of the file), and a record spanning many physical lines, or whose
     embedded lines look like rows of the file, is refused (a quote that closes far too late)."""
@@ -278,17 +344,29 @@ def _table(lines: Lines, p: Path, fields: Sequence[Field], delimiter: str, what:
         except csv.Error as exc:
             start = last + 1 + skipped  # after the read: comment lines it skipped are counted
             if "unexpected end of data" in str(exc):
-                problems.add(f"unreadable {kind}: a quote opened on this line never closes (the reader reached "
-                             f"line {reader.line_num + skipped}, the end of the file, inside it)", row=start, file=file,
-                             fix='close the quote, or double a quote that is part of the text ("")')
+                problems.add(
+                    f"unreadable {kind}: a quote opened on this line never closes (the reader reached "
+                    f"line {reader.line_num + skipped}, the end of the file, inside it)",
+                    row=start,
+                    file=file,
+                    fix='close the quote, or double a quote that is part of the text ("")',
+                )
             elif reader.line_num - last > 1:
-                problems.add(f"unreadable {kind}: a quote opened on this line runs on to line {reader.line_num + skipped}"
-                             f", where it closes with text after it ({_why(exc)})", row=start, file=file,
-                             fix='close the quote on its own line, or double a quote that is part of the text ("")')
+                problems.add(
+                    f"unreadable {kind}: a quote opened on this line runs on to line {reader.line_num + skipped}"
+                    f", where it closes with text after it ({_why(exc)})",
+                    row=start,
+                    file=file,
+                    fix='close the quote on its own line, or double a quote that is part of the text ("")',
+                )
             else:
-                problems.add(f"unreadable {kind} ({_why(exc)})", row=start, file=file,
-                             fix="quote cells that contain the delimiter, quotes or line breaks; double a quote "
-                                 'inside a quoted cell ("")')
+                problems.add(
+                    f"unreadable {kind} ({_why(exc)})",
+                    row=start,
+                    file=file,
+                    fix="quote cells that contain the delimiter, quotes or line breaks; double a quote "
+                    'inside a quoted cell ("")',
+                )
             if reader.line_num == last:
                 break  # the reader cannot get past it: the problem above already stops the file from loading
             last = reader.line_num
@@ -300,25 +378,38 @@ def _table(lines: Lines, p: Path, fields: Sequence[Field], delimiter: str, what:
         if header is None:
             if bad & set(range(start, end + 1)):
                 enc = lines.problem()
-                raise InputError(enc[0] if enc else "the header is not UTF-8", file=str(p), row=start,
-                                 fix=enc[1] if enc else None)
+                raise InputError(
+                    enc[0] if enc else "the header is not UTF-8", file=str(p), row=start, fix=enc[1] if enc else None
+                )
             header = _check_header(cells, p, fields, delimiter, what, start)
             continue
         if bad & set(range(start, end + 1)):
             continue  # the encoding problem covers it
         if len(cells) != len(header):
-            problems.add(f"has {len(cells)} cell(s), the header has {len(header)}", row=start, file=file,
-                         fix="quote cells that contain the delimiter; give every row one cell per column")
+            problems.add(
+                f"has {len(cells)} cell(s), the header has {len(header)}",
+                row=start,
+                file=file,
+                fix="quote cells that contain the delimiter; give every row one cell per column",
+            )
             continue
         if end > start and (why := _spans(pending, header, delimiter, limits, end - start + 1)):
-            problems.add(why, row=start, file=file,
-                         fix="check the quotes on this line: a quote that is part of the text must be doubled (\"\"); "
-                             f"if the cell really is that long, raise {LINES_ENV}=<lines>")
+            problems.add(
+                why,
+                row=start,
+                file=file,
+                fix='check the quotes on this line: a quote that is part of the text must be doubled (""); '
+                f"if the cell really is that long, raise {LINES_ENV}=<lines>",
+            )
             continue
         records.append((start, dict(zip(header, cells))))
     if header is None:
-        raise InputError(f"empty {kind}: no header row", file=str(p), row=1,
-                         fix=f"the first line must name the columns: {', '.join(f.name for f in fields)}")
+        raise InputError(
+            f"empty {kind}: no header row",
+            file=str(p),
+            row=1,
+            fix=f"the first line must name the columns: {', '.join(f.name for f in fields)}",
+        )
     return header, records
 
 
@@ -329,20 +420,25 @@ def _why(exc: csv.Error) -> str:
 def _spans(pending: list[str], header: list[str], delimiter: str, limits: Limits, n: int) -> str | None:
     """Why a record over ``n`` physical lines looks like a quote that closed too late, or None."""
     if n > limits.field_lines:
-        return (f"one record spans {n:,} physical lines (limit {limits.field_lines:,}): a quote opened on this "
-                "line likely closes far too late, swallowing the rows after it")
+        return (
+            f"one record spans {n:,} physical lines (limit {limits.field_lines:,}): a quote opened on this "
+            "line likely closes far too late, swallowing the rows after it"
+        )
     inner = pending[1:]
     if len(header) < 2 or len(inner) < 2:
         return None
     rowlike = sum(1 for t in inner if t.rstrip("\r\n").count(delimiter) == len(header) - 1 and '"' not in t)
     if rowlike * 2 >= len(inner):
-        return (f"one record spans {n} physical lines and {rowlike} of them look like rows of this file ({len(header)} "
-                "cells each): a quote opened on this line closes too late, swallowing those rows")
+        return (
+            f"one record spans {n} physical lines and {rowlike} of them look like rows of this file ({len(header)} "
+            "cells each): a quote opened on this line closes too late, swallowing those rows"
+        )
     return None
 
 
-def _check_header(cells: list[str], p: Path, fields: Sequence[Field], delimiter: str, what: str,
-                  line: int = 1) -> list[str]:
+def _check_header(
+    cells: list[str], p: Path, fields: Sequence[Field], delimiter: str, what: str, line: int = 1
+) -> list[str]:
     header = [c.strip() for c in cells]
     required = [f.name for f in fields if f.required]
     optional = [f.name for f in fields if not f.required]
@@ -351,37 +447,35 @@ def _check_header(cells: list[str], p: Path, fields: Sequence[Field], delimiter:
     counts = Counter(header)  # linear: a 100,000-column header is checked at once
     dupes = sorted(h for h, n in counts.items() if h and n > 1)
     if dupes:
-        raise InputError(f"column(s) {', '.join(dupes)} appear more than once in the header", file=str(p), row=line,
-                         fix="give every column one name")
+        raise InputError(
+            f"column(s) {', '.join(dupes)} appear more than once in the header",
+            file=str(p),
+            row=line,
+            fix="give every column one name",
+        )
     missing = [c for c in required if c not in header]
     if not missing:
         return header
     other = "," if delimiter == "\t" else "\t"
     if len(header) == 1 and all(c in [h.strip() for h in header[0].split(other)] for c in required):
-        raise InputError(f"the header is {'comma' if other == ',' else 'tab'}-separated, expected {sep}-separated",
-                         file=str(p), row=line, fix=f"name the file .{'csv' if other == ',' else 'tsv'}")
+        raise InputError(
+            f"the header is {'comma' if other == ',' else 'tab'}-separated, expected {sep}-separated",
+            file=str(p),
+            row=line,
+            fix=f"name the file .{'csv' if other == ',' else 'tsv'}",
+        )
     if not set(header) & {f.name for f in fields}:
         got = ", ".join(_short(c, 30) for c in cells[:6]) + (", ..." if len(cells) > 6 else "")
-        raise InputError(f"the first row is not a header: expected columns {expected}, got {got}", file=str(p), row=line,
-                         fix=f"add a {sep}-separated header line naming the columns, e.g. {delimiter.join(required)}")
-    raise InputError(f"missing column(s) {', '.join(missing)}; the header has {', '.join(header)}", file=str(p),
-                     row=line, field=missing[0], fix=f"the {what} needs the columns {expected}")
-
-
-def _parquet(p: Path, fields: Sequence[Field], what: str) -> tuple[list[str], list[tuple[int, Any]]]:
-    import pyarrow.parquet as pq
-
-    try:
-        table = pq.read_table(p)
-        columns = list(table.column_names)
-        missing = [f.name for f in fields if f.required and f.name not in columns]
-        if missing:
-            raise InputError(f"missing column(s) {', '.join(missing)}; the file has {', '.join(columns) or 'none'}",
-                             file=str(p), field=missing[0],
-                             fix=f"the {what} needs the columns {', '.join(f.name for f in fields if f.required)}")
-        return columns, list(enumerate(table.to_pylist(), start=1))
-    except InputError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a bad or truncated file
-        raise InputError(f"cannot read parquet ({type(exc).__name__}: {exc})", file=str(p),
-                         fix="check that the file is a complete parquet file") from None
+        raise InputError(
+            f"the first row is not a header: expected columns {expected}, got {got}",
+            file=str(p),
+            row=line,
+            fix=f"add a {sep}-separated header line naming the columns, e.g. {delimiter.join(required)}",
+        )
+    raise InputError(
+        f"missing column(s) {', '.join(missing)}; the header has {', '.join(header)}",
+        file=str(p),
+        row=line,
+        field=missing[0],
+        fix=f"the {what} needs the columns {expected}",
+    )

@@ -13,8 +13,19 @@ from halluscope.core.fs import atomic_write
 from halluscope.core.records import RunManifest
 from halluscope.core.store import Store
 
-_PACKAGES = ("halluscope", "pydantic", "numpy", "scikit-learn", "jiwer", "faster-whisper", "ctranslate2",
-             "pyarrow", "matplotlib", "typer", "rich")
+_PACKAGES = (
+    "halluscope",
+    "pydantic",
+    "numpy",
+    "scikit-learn",
+    "jiwer",
+    "faster-whisper",
+    "ctranslate2",
+    "pyarrow",
+    "matplotlib",
+    "typer",
+    "rich",
+)
 
 
 def package_versions() -> dict[str, str]:
@@ -27,8 +38,15 @@ def package_versions() -> dict[str, str]:
     return out
 
 
-def record_manifest(store: Store, *, command: str, config: dict, seeds: dict[str, int],
-                    stages: dict[str, str], extra_versions: dict[str, str] | None = None) -> RunManifest:
+def record_manifest(
+    store: Store,
+    *,
+    command: str,
+    config: dict,
+    seeds: dict[str, int],
+    stages: dict[str, str],
+    extra_versions: dict[str, str] | None = None,
+) -> RunManifest:
     """Store the manifest and mirror it to manifest.json for humans (the store is the source of truth)."""
     manifest = RunManifest(
         command=command,

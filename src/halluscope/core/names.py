@@ -39,8 +39,9 @@ def deprecated(old: str, new: str) -> None:
     warnings.warn(deprecation_line(old, new), RenamedWarning, stacklevel=3)
 
 
-def renamed(data: Mapping[str, Any], renames: Mapping[str, tuple[str, Callable[[Any], Any] | None]], *,
-            where: str) -> dict[str, Any]:
+def renamed(
+    data: Mapping[str, Any], renames: Mapping[str, tuple[str, Callable[[Any], Any] | None]], *, where: str
+) -> dict[str, Any]:
     """``data`` with each old key of ``renames`` (old -> (new, value conversion)) under its new name, one deprecation
     line per old key found (``where``: what the user typed it in, e.g. "the LLM config's [generate]"). Both
     spellings at once is an error: they name the same setting."""
@@ -54,6 +55,8 @@ def renamed(data: Mapping[str, Any], renames: Mapping[str, tuple[str, Callable[[
         if convert is not None and isinstance(value, str) and value.strip().lstrip("-").isdigit():
             value = int(value)
         out[new] = convert(value) if convert is not None and isinstance(value, int) else value
-        deprecated(f"'{old}' in {where}", f"'{new}'" + (" (one less: retries after the first try)"
-                                                        if convert is not None else ""))
+        deprecated(
+            f"'{old}' in {where}",
+            f"'{new}'" + (" (one less: retries after the first try)" if convert is not None else ""),
+        )
     return out

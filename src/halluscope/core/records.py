@@ -21,6 +21,7 @@ def language_code(value: str) -> str:
     code = value.strip().lower()
     return LANGUAGE_ALIASES.get(code, code)
 
+
 # seed 000, section 3.1: three hallucination types x three severity levels
 HallucinationType = Literal["fabrication", "contradiction", "context_inconsistency"]
 TYPES: tuple[HallucinationType, ...] = ("fabrication", "contradiction", "context_inconsistency")
@@ -106,16 +107,23 @@ class AudioDelivery(Record):
 
     audio_policy: Literal["truncate", "chunk", "skip"] = Field(
         validation_alias=AliasChoices("audio_policy", "policy"),  # 'policy' in records stored before the rename
-        description="The run's --audio-policy for audio longer than the window.")
+        description="The run's --audio-policy for audio longer than the window.",
+    )
     window_s: float | None = Field(description="Seconds of audio the model can hear per clip (None: not declared).")
     duration_s: float = Field(description="Length of the item's audio.")
     action: Literal["whole", "truncated", "chunked", "skipped"] = Field(description="What the policy did to this item.")
     chunks: int = Field(default=1, description="Clips attached to the call (0 when skipped).")
     sent_s: float = Field(default=0.0, description="Seconds of audio attached to the call.")
-    heard_s: float | None = Field(default=None, description="Seconds the model received after its own front end "
-                                  "(hf-audio: from the processor's feature mask; openai: min(sent, declared window)).")
-    delivered: bool | None = Field(default=None, description="Audio reached the model: audio features/tokens > 0 "
-                                   "(hf-audio) or an audio part in the request body (openai); None when nothing was sent.")
+    heard_s: float | None = Field(
+        default=None,
+        description="Seconds the model received after its own front end "
+        "(hf-audio: from the processor's feature mask; openai: min(sent, declared window)).",
+    )
+    delivered: bool | None = Field(
+        default=None,
+        description="Audio reached the model: audio features/tokens > 0 "
+        "(hf-audio) or an audio part in the request body (openai); None when nothing was sent.",
+    )
 
 
 class Prediction(Record):
@@ -129,12 +137,19 @@ class Prediction(Record):
     gold: str
     predicted: str | None = Field(description="None when the detector produced no usable label.")
     status: Literal["ok", "unparsable", "refusal", "error"] = "ok"
-    answer: str | None = Field(default=None, description="Zero-shot: the answer as parsed from the reply (e.g. 'none', "
-                               "which is no label and counts as an error).")
+    answer: str | None = Field(
+        default=None,
+        description="Zero-shot: the answer as parsed from the reply (e.g. 'none', "
+        "which is no label and counts as an error).",
+    )
     reason: str | None = Field(default=None, description="Why the status is not ok, or why there is no label.")
-    call_key: str | None = Field(default=None, description="ModelRequest.key() of the call behind it; the raw reply is in the store.")
+    call_key: str | None = Field(
+        default=None, description="ModelRequest.key() of the call behind it; the raw reply is in the store."
+    )
     zero_shot: bool = Field(default=False, description="No training: predicted on every split (Table 3, not Table 2).")
-    audio: AudioDelivery | None = Field(default=None, description="Audio input only: what the model was sent and heard.")
+    audio: AudioDelivery | None = Field(
+        default=None, description="Audio input only: what the model was sent and heard."
+    )
 
 
 class RunManifest(Record):
@@ -176,15 +191,27 @@ class ModelRequest(Record):
 
     backend: str = Field(description="Backend spec, e.g. 'openai/gpt-4o-mini' or 'hf//models/qwen'.")
     messages: tuple[ChatMessage, ...]
-    params: dict = Field(default_factory=dict, description="Decoding parameters sent with the request (temperature, max_tokens, seed, ...).")
-    nonce: int = Field(default=0, description="Protocol-level retry number; a retry after a rejected output is a new request.")
-    tag: str | None = Field(default=None, description="What the call is for (e.g. 'generate:<variant id>'); kept for audit, not part of the key.")
+    params: dict = Field(
+        default_factory=dict,
+        description="Decoding parameters sent with the request (temperature, max_tokens, seed, ...).",
+    )
+    nonce: int = Field(
+        default=0, description="Protocol-level retry number; a retry after a rejected output is a new request."
+    )
+    tag: str | None = Field(
+        default=None,
+        description="What the call is for (e.g. 'generate:<variant id>'); kept for audit, not part of the key.",
+    )
     audio: tuple[AudioClip, ...] = Field(default=(), description="Clips attached to the last user turn (audio models).")
 
     def key(self) -> str:
         """sha256 of everything that can change the reply; the tag is left out on purpose."""
-        content = {"backend": self.backend, "messages": [m.model_dump() for m in self.messages],
-                   "params": self.params, "nonce": self.nonce}
+        content = {
+            "backend": self.backend,
+            "messages": [m.model_dump() for m in self.messages],
+            "params": self.params,
+            "nonce": self.nonce,
+        }
         if self.audio:  # text-only keys stay what they were before audio existed
             content["audio"] = [a.sha256 for a in self.audio]
         return json_sha256(content)
@@ -206,18 +233,26 @@ class ModelResponse(Record):
 
     key: str = Field(description="ModelRequest.key() of the request.")
     backend: str
-    status: ResponseStatus = Field(description="ok; unparsable (the body was no chat completion); refusal; error (no answer after all retries).")
+    status: ResponseStatus = Field(
+        description="ok; unparsable (the body was no chat completion); refusal; error (no answer after all retries)."
+    )
     text: str | None = Field(default=None, description="Message content (or refusal text, or the unreadable body).")
     error: str | None = Field(default=None, description="Why the status is not ok.")
     finish_reason: str | None = None
     usage: Usage | None = None
-    latency_s: float | None = Field(default=None, description="Wall time of the answering call (None when served from the store).")
+    latency_s: float | None = Field(
+        default=None, description="Wall time of the answering call (None when served from the store)."
+    )
     attempts: int = Field(default=0, description="Transport attempts made (0 when served from the store).")
     cached: bool = Field(default=False, description="Served from the store without a call.")
     cost_usd: float | None = Field(default=None, description="From the backend's cost table, if configured.")
-    audio_sent_s: float | None = Field(default=None, description="Seconds of audio attached to the request (None: none).")
+    audio_sent_s: float | None = Field(
+        default=None, description="Seconds of audio attached to the request (None: none)."
+    )
     audio_heard_s: float | None = Field(default=None, description="Seconds the model could hear of it (None: unknown).")
-    audio_delivered: bool | None = Field(default=None, description="Audio reached the model (see AudioDelivery.delivered).")
+    audio_delivered: bool | None = Field(
+        default=None, description="Audio reached the model (see AudioDelivery.delivered)."
+    )
 
 
 class SelfAssessment(Record):
@@ -228,8 +263,12 @@ class SelfAssessment(Record):
     language: Language
     type: HallucinationType
     severity: Severity
-    ratings: dict[str, int] = Field(default_factory=dict, description="Dimension abbreviation (FA, Cr, IC, ...) -> 1..5.")
-    verbal: dict[str, str] = Field(default_factory=dict, description="Dimension abbreviation -> the rating word as written.")
+    ratings: dict[str, int] = Field(
+        default_factory=dict, description="Dimension abbreviation (FA, Cr, IC, ...) -> 1..5."
+    )
+    verbal: dict[str, str] = Field(
+        default_factory=dict, description="Dimension abbreviation -> the rating word as written."
+    )
     unrated: tuple[str, ...] = Field(default=(), description="Dimensions of the type the report did not rate readably.")
 
 
@@ -270,6 +309,7 @@ class Judgement(Record):
 
 # -- fine-tuned encoders, the real-world split (seed 000, sections 3.2, 4.1 and 4.3) ---------------
 
+
 class EncoderTraining(Record):
     """How one fine-tuned encoder was trained and which checkpoint was kept (best dev macro-F1)."""
 
@@ -283,7 +323,9 @@ class EncoderTraining(Record):
     train_loss: tuple[float, ...] = Field(default=(), description="Mean training loss of each epoch, in order.")
     best_dev_macro_f1: float | None = None
     best_checkpoint: str | None = Field(default=None, description="Trainer checkpoint kept (None without a dev split).")
-    saved_to: str | None = Field(default=None, description="Directory of the kept model, relative to the run directory.")
+    saved_to: str | None = Field(
+        default=None, description="Directory of the kept model, relative to the run directory."
+    )
     device: str
     seconds: float
     options: dict = Field(default_factory=dict)
@@ -320,8 +362,15 @@ MishapDomain = Literal["music", "sound", "speech"]
 MISHAP_DOMAINS: tuple[MishapDomain, ...] = ("music", "sound", "speech")
 MishapCategory = Literal["context", "knowledge"]
 MISHAP_CATEGORIES: tuple[MishapCategory, ...] = ("context", "knowledge")
-MishapStrategy = Literal["contradicted_premise", "absent_premise", "false_negation", "niche_specifics",
-                         "unknowable_provenance", "false_authority", "false_premise"]
+MishapStrategy = Literal[
+    "contradicted_premise",
+    "absent_premise",
+    "false_negation",
+    "niche_specifics",
+    "unknowable_provenance",
+    "false_authority",
+    "false_premise",
+]
 # seed 001, section 3.2: three context and four knowledge strategies
 MISHAP_STRATEGIES: dict[MishapCategory, tuple[MishapStrategy, ...]] = {
     "context": ("contradicted_premise", "absent_premise", "false_negation"),

@@ -61,8 +61,9 @@ def _import(path: str, *, kind: str, name: str, dist: str | None) -> Any:
             obj = getattr(obj, part)
     except Exception as exc:  # noqa: BLE001 - any failure of a plug-in is reported with its origin
         origin = f"plug-in from distribution '{dist}'" if dist else "halluscope"
-        raise HalluscopeError(f"{kind} '{name}' ({origin}) cannot be loaded from '{path}': "
-                              f"{type(exc).__name__}: {exc}") from exc
+        raise HalluscopeError(
+            f"{kind} '{name}' ({origin}) cannot be loaded from '{path}': {type(exc).__name__}: {exc}"
+        ) from exc
     return obj
 
 
@@ -70,9 +71,11 @@ def _load_entry_point(ep: Any, *, kind: str, name: str, dist: str | None) -> Any
     try:
         return ep.load()
     except Exception as exc:  # noqa: BLE001
-        raise HalluscopeError(f"{kind} '{name}' (plug-in from distribution '{dist}', entry point '{ep.value}' in "
-                              f"group '{ep.group}') cannot be loaded: {type(exc).__name__}: {exc}. Fix: reinstall "
-                              f"or uninstall '{dist}'") from exc
+        raise HalluscopeError(
+            f"{kind} '{name}' (plug-in from distribution '{dist}', entry point '{ep.value}' in "
+            f"group '{ep.group}') cannot be loaded: {type(exc).__name__}: {exc}. Fix: reinstall "
+            f"or uninstall '{dist}'"
+        ) from exc
 
 
 class Registry(Generic[T]):
@@ -87,14 +90,23 @@ class Registry(Generic[T]):
 
     # ---- registering -------------------------------------------------------------------------------------------
 
-    def register(self, name: str, target: Any = None, *, capabilities: Iterable[str] = (), replace: bool = False,
-                 takes_spec: bool = False) -> Any:
+    def register(
+        self,
+        name: str,
+        target: Any = None,
+        *,
+        capabilities: Iterable[str] = (),
+        replace: bool = False,
+        takes_spec: bool = False,
+    ) -> Any:
         """``@reg.register("name")`` over a factory, or ``reg.register("name", obj_or_'module:attr')``."""
+
         def add(obj: Any) -> Any:
             if name in self._entries and not replace:
                 raise HalluscopeError(f"{self.kind} '{name}' is registered twice")
-            self._entries[name] = Entry(name, obj, frozenset(capabilities), takes_spec=takes_spec,
-                                        _loaded=not isinstance(obj, str))
+            self._entries[name] = Entry(
+                name, obj, frozenset(capabilities), takes_spec=takes_spec, _loaded=not isinstance(obj, str)
+            )
             return obj
 
         return add if target is None else add(target)
@@ -144,8 +156,10 @@ class Registry(Generic[T]):
             close = difflib.get_close_matches(name, self.names, n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
             listed = ", ".join(self.names) or "none"
-            raise HalluscopeError(f"unknown {self.kind} '{name}': expected one of {listed}.{hint} (plug-ins add "
-                                  f"names through the entry-point group '{self.group}')")
+            raise HalluscopeError(
+                f"unknown {self.kind} '{name}': expected one of {listed}.{hint} (plug-ins add "
+                f"names through the entry-point group '{self.group}')"
+            )
         e.load(self.kind)
         return e
 
@@ -166,8 +180,13 @@ class Registry(Generic[T]):
     def __setitem__(self, name: str, target: T) -> None:
         """Replace (or add) an entry's object, keeping its capabilities (tests swap a runner this way)."""
         old = self._entries.get(name)
-        self._entries[name] = Entry(name, target, old.capabilities if old else frozenset(), _loaded=True,
-                                    takes_spec=old.takes_spec if old else False)
+        self._entries[name] = Entry(
+            name,
+            target,
+            old.capabilities if old else frozenset(),
+            _loaded=True,
+            takes_spec=old.takes_spec if old else False,
+        )
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self._entry(name) is not None
@@ -205,8 +224,9 @@ class Registry(Generic[T]):
         if e is None:
             close = difflib.get_close_matches(provider, self.names, n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
-            raise HalluscopeError(f"unknown {self.kind} '{text}': expected one of "
-                                  f"{', '.join(p + '/...' for p in self.providers)}.{hint}")
+            raise HalluscopeError(
+                f"unknown {self.kind} '{text}': expected one of {', '.join(p + '/...' for p in self.providers)}.{hint}"
+            )
         factory: Callable[..., T] = e.load(self.kind)
         if e.takes_spec:
             return factory(ModelSpec.parse(spec), **options)
@@ -227,10 +247,18 @@ class RegistryView(Registry[T]):
         super().__init__(kind, parent.group)
         self.parent, self.requires = parent, frozenset(requires)
 
-    def register(self, name: str, target: Any = None, *, capabilities: Iterable[str] = (), replace: bool = False,
-                 takes_spec: bool = False) -> Any:
-        return self.parent.register(name, target, capabilities=self.requires | set(capabilities), replace=replace,
-                                    takes_spec=takes_spec)
+    def register(
+        self,
+        name: str,
+        target: Any = None,
+        *,
+        capabilities: Iterable[str] = (),
+        replace: bool = False,
+        takes_spec: bool = False,
+    ) -> Any:
+        return self.parent.register(
+            name, target, capabilities=self.requires | set(capabilities), replace=replace, takes_spec=takes_spec
+        )
 
     def unregister(self, name: str) -> None:
         self.parent.unregister(name)

@@ -44,7 +44,9 @@ class DetectConfig(RunConfig):
     input: str
     seed: int = 0
     options: dict[str, Any] = Field(default_factory=dict, description="Every -o option and role flag of the run.")
-    transcripts: str | None = Field(default=None, description="A compared ASR system's transcripts (None: the build's).")
+    transcripts: str | None = Field(
+        default=None, description="A compared ASR system's transcripts (None: the build's)."
+    )
     name: str | None = Field(default=None, description="Display name given with -o name=... (not part of the key).")
 
     @field_validator("options", mode="before")
@@ -64,8 +66,11 @@ class AnswerConfig(RunConfig):
     max_tokens: int | None = None
     system: str | None = None
     repetition_penalty: float | None = None
-    audio_policy: str | None = Field(default=None, validation_alias=AliasChoices("audio_policy", "policy"),
-                                     description="Stored as 'policy' by older runs.")
+    audio_policy: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("audio_policy", "policy"),
+        description="Stored as 'policy' by older runs.",
+    )
     name: str | None = None
 
 
@@ -118,8 +123,11 @@ class SweepConfig(RunConfig):
     temperature: float = 0.0
     top_p: float | None = None
     max_tokens: int | None = None
-    audio_policy: str | None = Field(default=None, validation_alias=AliasChoices("audio_policy", "policy"),
-                                     description="Stored as 'policy' by older runs.")
+    audio_policy: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("audio_policy", "policy"),
+        description="Stored as 'policy' by older runs.",
+    )
     judge: str | None = None
     arms: list[dict] = Field(default_factory=list, description="arm, model, strength, seeds, answers (stage key).")
     judge_stages: list[str] = Field(default_factory=list)
@@ -133,16 +141,26 @@ class CanaryConfig(RunConfig):
     source: str
     n: int | None = None
     seed: int | None = None
-    audio_policy: str | None = Field(default=None, validation_alias=AliasChoices("audio_policy", "policy"),
-                                     description="Stored as 'policy' by older runs.")
+    audio_policy: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("audio_policy", "policy"),
+        description="Stored as 'policy' by older runs.",
+    )
     window_s: float | None = None
 
 
 CONFIGS: dict[str, type[RunConfig]] = {
-    "detect": DetectConfig, "detect realworld": DetectConfig, "mishap answer": AnswerConfig,
-    "mishap clips": ClipsConfig, "mishap judge": MishapJudgeConfig, "mishap ablation": AblationConfig,
-    "mishap validity judge": AblationConfig, "mishap validity import": ValidityImportConfig,
-    "mishap questions": QuestionsConfig, "mitigation sweep": SweepConfig, "canary": CanaryConfig,
+    "detect": DetectConfig,
+    "detect realworld": DetectConfig,
+    "mishap answer": AnswerConfig,
+    "mishap clips": ClipsConfig,
+    "mishap judge": MishapJudgeConfig,
+    "mishap ablation": AblationConfig,
+    "mishap validity judge": AblationConfig,
+    "mishap validity import": ValidityImportConfig,
+    "mishap questions": QuestionsConfig,
+    "mitigation sweep": SweepConfig,
+    "canary": CanaryConfig,
 }
 
 
@@ -231,5 +249,6 @@ def labelled_runs(items: Sequence[Run], *, group: str = "detector", skip: Iterab
     """(row label, run) of each run: the model's display name plus what differs from its other runs."""
     configs = [r.config for r in items]
     variants = variant_labels(configs, group=group, skip=skip)
-    return [(model_label(getattr(r.config, group), getattr(r.config, "name", None), v), r)
-            for r, v in zip(items, variants)]
+    return [
+        (model_label(getattr(r.config, group), getattr(r.config, "name", None), v), r) for r, v in zip(items, variants)
+    ]

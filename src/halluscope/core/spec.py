@@ -84,8 +84,10 @@ class ModelSpec:
             try:
                 pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
             except ValueError as exc:
-                raise HalluscopeError(f"'{name}': cannot read the options after '?' ({exc}); expected "
-                                      "'provider/model?key=value&key=value'") from exc
+                raise HalluscopeError(
+                    f"'{name}': cannot read the options after '?' ({exc}); expected "
+                    "'provider/model?key=value&key=value'"
+                ) from exc
             for k, v in pairs:
                 if k in glued:
                     raise HalluscopeError(f"'{name}': option '{k}' is given twice; expected each key once")
@@ -104,8 +106,9 @@ class ModelSpec:
     def __str__(self) -> str:
         if not self.options:
             return self.name
-        query = "&".join(f"{quote(k, safe='')}={quote(format_value(v), safe='/:,.-_~')}"
-                         for k, v in self.ordered_options())
+        query = "&".join(
+            f"{quote(k, safe='')}={quote(format_value(v), safe='/:,.-_~')}" for k, v in self.ordered_options()
+        )
         return f"{self.name}?{query}"
 
     def __repr__(self) -> str:
@@ -145,7 +148,8 @@ class ModelSpec:
         if unknown:
             raise HalluscopeError(
                 f"{kind} '{self}': unknown option(s) {', '.join(unknown)}; its options: "
-                f"{', '.join(sorted(names)) or 'none'}. Fix: drop them or check the spelling")
+                f"{', '.join(sorted(names)) or 'none'}. Fix: drop them or check the spelling"
+            )
 
     def validate(self, model_cls: type[M], *, kind: str = "model", **defaults: Any) -> M:
         """``model_cls`` (a pydantic model) built from ``defaults`` < the options, with the unknown-key check."""
@@ -167,8 +171,12 @@ def _looks_local(model: str) -> bool:
     """A filesystem path rather than a hub id or an API model name ('/tmp/x/tiny', './m', '~/m', 'C:\\m')."""
     import os
 
-    return (model.startswith(("/", "./", "../", "~", "\\")) or (len(model) > 2 and model[1] == ":" and model[2] in "\\/")
-            or os.sep in model and os.path.isdir(model))
+    return (
+        model.startswith(("/", "./", "../", "~", "\\"))
+        or (len(model) > 2 and model[1] == ":" and model[2] in "\\/")
+        or os.sep in model
+        and os.path.isdir(model)
+    )
 
 
 def display_name(spec: str | ModelSpec, name: str | None = None) -> str:

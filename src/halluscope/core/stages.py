@@ -46,13 +46,22 @@ class _Status(ProgressColumn):
 
 
 @contextmanager
-def progress(description: str, total: int, *, quiet: bool = False, done: int = 0,
-             status: Callable[[], str] | None = None) -> Iterator[Callable[[], None]]:
+def progress(
+    description: str, total: int, *, quiet: bool = False, done: int = 0, status: Callable[[], str] | None = None
+) -> Iterator[Callable[[], None]]:
     """The one progress display of every stage (rich, on stderr; off when ``quiet`` or when nothing is to do):
     yields the function that advances it by one item. ``status``: a line shown after the bar, read at each refresh."""
     extra = [_Status(status)] if status is not None else []
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TimeRemainingColumn(), *extra, console=console, disable=quiet or total <= done) as bar:
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        *extra,
+        console=console,
+        disable=quiet or total <= done,
+    ) as bar:
         task = bar.add_task(description, total=total, completed=done)
         yield lambda: bar.advance(task)
 
@@ -141,4 +150,3 @@ def run_stage(
         reused=len(items) - len(todo),
         failed=failed,
     )
-

@@ -22,27 +22,54 @@ BOM = b"\xef\xbb\xbf"
 
 # legacy encodings a file of en/ru/kk text is likely to be in, for the guess in the "not UTF-8" message
 LIKELY_ENCODINGS = ("cp1252", "cp1251", "koi8_r", "kz1048", "mac_cyrillic", "utf_16")
-_ENCODING_NAMES = {"cp1252": "cp1252 (Windows Latin-1, Western European)", "cp1251": "cp1251 (Windows Cyrillic)",
-                   "koi8_r": "KOI8-R (Russian)", "kz1048": "KZ-1048 (Windows Kazakh)",
-                   "mac_cyrillic": "Mac Cyrillic", "utf_16": "UTF-16"}
-_MAGIC = ((b"PAR1", "a parquet file; name it .parquet"), (b"PK\x03\x04", "a zip archive (an .xlsx or .docx is one); "
-          "export the sheet as CSV (UTF-8)"), (b"\x1f\x8b", "gzip-compressed; decompress it first"),
-          (b"BZh", "bzip2-compressed; decompress it first"), (b"\xfd7zXZ", "xz-compressed; decompress it first"),
-          (b"\x28\xb5\x2f\xfd", "zstd-compressed; decompress it first"), (b"RIFF", "a RIFF (WAV) audio file"),
-          (b"fLaC", "a FLAC audio file"), (b"OggS", "an Ogg audio file"), (b"ID3", "an MP3 audio file"),
-          (b"%PDF", "a PDF document"), (b"SQLite format 3\x00", "an SQLite database"), (b"\x89PNG", "a PNG image"),
-          (b"\xd0\xcf\x11\xe0", "an old Office document (.xls/.doc); export it as CSV (UTF-8)"))
+_ENCODING_NAMES = {
+    "cp1252": "cp1252 (Windows Latin-1, Western European)",
+    "cp1251": "cp1251 (Windows Cyrillic)",
+    "koi8_r": "KOI8-R (Russian)",
+    "kz1048": "KZ-1048 (Windows Kazakh)",
+    "mac_cyrillic": "Mac Cyrillic",
+    "utf_16": "UTF-16",
+}
+_MAGIC = (
+    (b"PAR1", "a parquet file; name it .parquet"),
+    (b"PK\x03\x04", "a zip archive (an .xlsx or .docx is one); export the sheet as CSV (UTF-8)"),
+    (b"\x1f\x8b", "gzip-compressed; decompress it first"),
+    (b"BZh", "bzip2-compressed; decompress it first"),
+    (b"\xfd7zXZ", "xz-compressed; decompress it first"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed; decompress it first"),
+    (b"RIFF", "a RIFF (WAV) audio file"),
+    (b"fLaC", "a FLAC audio file"),
+    (b"OggS", "an Ogg audio file"),
+    (b"ID3", "an MP3 audio file"),
+    (b"%PDF", "a PDF document"),
+    (b"SQLite format 3\x00", "an SQLite database"),
+    (b"\x89PNG", "a PNG image"),
+    (b"\xd0\xcf\x11\xe0", "an old Office document (.xls/.doc); export it as CSV (UTF-8)"),
+)
 SNIFF_BYTES = 8192
 
 
 def _parse_size(text: str, name: str) -> int:
     m = re.fullmatch(r"\s*(\d+)\s*(b|k|kb|m|mb|g|gb|kib|mib|gib)?\s*", text, re.I)
     if not m:
-        raise InputError(f"{name}={text!r} is not a size", field=name,
-                         fix=f"give bytes or a size with a unit, e.g. {name}=50MB or {name}=2GiB")
+        raise InputError(
+            f"{name}={text!r} is not a size",
+            field=name,
+            fix=f"give bytes or a size with a unit, e.g. {name}=50MB or {name}=2GiB",
+        )
     unit = (m.group(2) or "b").lower()
-    scale = {"b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
-             "kib": 2**10, "mib": 2**20, "gib": 2**30}[unit]
+    scale = {
+        "b": 1,
+        "k": 10**3,
+        "kb": 10**3,
+        "m": 10**6,
+        "mb": 10**6,
+        "g": 10**9,
+        "gb": 10**9,
+        "kib": 2**10,
+        "mib": 2**20,
+        "gib": 2**30,
+    }[unit]
     return int(m.group(1)) * scale
 
 
@@ -62,13 +89,20 @@ class Limits:
 
         lines = os.environ.get(LINES_ENV, "").strip()
         if lines and not lines.isdigit():
-            raise InputError(f"{LINES_ENV}={lines!r} is not a number of lines", field=LINES_ENV,
-                             fix=f"give a whole number, e.g. {LINES_ENV}=5000")
-        return cls(get(FIELD_ENV, DEFAULT_FIELD_BYTES), get(FILE_ENV, DEFAULT_FILE_BYTES),
-                   int(lines) if lines else DEFAULT_FIELD_LINES)
+            raise InputError(
+                f"{LINES_ENV}={lines!r} is not a number of lines",
+                field=LINES_ENV,
+                fix=f"give a whole number, e.g. {LINES_ENV}=5000",
+            )
+        return cls(
+            get(FIELD_ENV, DEFAULT_FIELD_BYTES),
+            get(FILE_ENV, DEFAULT_FILE_BYTES),
+            int(lines) if lines else DEFAULT_FIELD_LINES,
+        )
 
 
 # -- files -------------------------------------------------------------------------------------------------
+
 
 def check_file(path: str | Path, *, what: str, fix: str | None = None, limits: Limits | None = None) -> Path:
     """A readable regular file within the per-file limit, else InputError."""
@@ -86,8 +120,11 @@ def check_file(path: str | Path, *, what: str, fix: str | None = None, limits: L
         raise InputError(f"cannot read ({exc.strerror or exc})", file=str(p), fix=fix) from None
     limits = limits or Limits.from_env()
     if size > limits.file_bytes:
-        raise InputError(f"is {size:,} bytes, over the per-file limit of {limits.file_bytes:,} bytes", file=str(p),
-                         fix=f"split the file, or raise the limit with {FILE_ENV}=<bytes>, e.g. {FILE_ENV}=4GB")
+        raise InputError(
+            f"is {size:,} bytes, over the per-file limit of {limits.file_bytes:,} bytes",
+            file=str(p),
+            fix=f"split the file, or raise the limit with {FILE_ENV}=<bytes>, e.g. {FILE_ENV}=4GB",
+        )
     return p
 
 
@@ -95,7 +132,9 @@ def open_bytes(p: Path) -> IO[bytes]:
     try:
         return p.open("rb")
     except OSError as exc:
-        raise InputError(f"cannot read ({exc.strerror or exc})", file=str(p), fix="check the file's permissions") from None
+        raise InputError(
+            f"cannot read ({exc.strerror or exc})", file=str(p), fix="check the file's permissions"
+        ) from None
 
 
 def guess_encoding(sample: bytes) -> str | None:
@@ -113,16 +152,26 @@ def sniff(head: bytes, p: Path, what: str) -> None:
     """Refuse binary files (a known signature, or NUL bytes) and UTF-16 before any parsing."""
     for magic, kind in _MAGIC:
         if head.startswith(magic):
-            raise InputError(f"not a text file: it is {kind}", file=str(p),
-                             fix=f"pass the {what} as UTF-8 text (JSONL, CSV or TSV) or as .parquet")
+            raise InputError(
+                f"not a text file: it is {kind}",
+                file=str(p),
+                fix=f"pass the {what} as UTF-8 text (JSONL, CSV or TSV) or as .parquet",
+            )
     utf16 = head.startswith((b"\xff\xfe", b"\xfe\xff")) or (
-        len(head) >= 4 and max(head[0::2].count(0), head[1::2].count(0)) >= len(head) // 4 and _decodes_utf16(head))
+        len(head) >= 4 and max(head[0::2].count(0), head[1::2].count(0)) >= len(head) // 4 and _decodes_utf16(head)
+    )
     if utf16:
-        raise InputError("the file is UTF-16, expected UTF-8", file=str(p),
-                         fix=f"re-save it as UTF-8 (e.g. iconv -f UTF-16 -t UTF-8 {p.name} > {p.stem}.utf8{p.suffix})")
+        raise InputError(
+            "the file is UTF-16, expected UTF-8",
+            file=str(p),
+            fix=f"re-save it as UTF-8 (e.g. iconv -f UTF-16 -t UTF-8 {p.name} > {p.stem}.utf8{p.suffix})",
+        )
     if b"\x00" in head:
-        raise InputError(f"a binary file (a NUL byte at byte offset {head.index(0)}), not text", file=str(p),
-                         fix=f"pass the {what} as UTF-8 text (JSONL, CSV or TSV) or as .parquet")
+        raise InputError(
+            f"a binary file (a NUL byte at byte offset {head.index(0)}), not text",
+            file=str(p),
+            fix=f"pass the {what} as UTF-8 text (JSONL, CSV or TSV) or as .parquet",
+        )
 
 
 def _decodes_utf16(head: bytes) -> bool:
@@ -152,7 +201,7 @@ class Lines:
             start = offset
             offset += len(raw)
             if number == 1 and raw.startswith(BOM):
-                raw, start = raw[len(BOM):], start + len(BOM)
+                raw, start = raw[len(BOM) :], start + len(BOM)
             try:
                 yield number, raw.decode("utf-8"), True
             except UnicodeDecodeError as exc:
@@ -172,9 +221,11 @@ class Lines:
         more = f"; {self.bad - 1} more line(s) are not UTF-8 either" if self.bad > 1 else ""
         likely = f"; it looks like {guess}" if guess else "; it does not look like text in any common encoding"
         src = guess.split(" ")[0] if guess else "<encoding>"
-        return (f"not UTF-8: byte 0x{byte:02x} at byte offset {offset} (line {line}, column {column}) cannot be "
-                f"decoded{more}{likely}",
-                f"re-save the file as UTF-8, e.g. iconv -f {src} -t UTF-8 {self.p.name} > {self.p.stem}.utf8{self.p.suffix}")
+        return (
+            f"not UTF-8: byte 0x{byte:02x} at byte offset {offset} (line {line}, column {column}) cannot be "
+            f"decoded{more}{likely}",
+            f"re-save the file as UTF-8, e.g. iconv -f {src} -t UTF-8 {self.p.name} > {self.p.stem}.utf8{self.p.suffix}",
+        )
 
 
 class _DuplicateKey(ValueError):

@@ -25,7 +25,6 @@ from __future__ import annotations
 import errno
 import heapq
 import hmac
-import ipaddress
 import json
 import logging
 import os
@@ -44,6 +43,7 @@ from pydantic import ValidationError
 
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.hashing import sha256_hex
+from halluscope.core.hosts import _wildcard_host, parse_host as parse_host
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +57,10 @@ MAX_HEADER_BYTES = 16_384  # all request headers together (431 beyond)
 MAX_NUMBER_DIGITS = 12  # Content-Length and numbers in paths: longer is refused before any conversion
 BUSY_S = 4.0  # a save waits this long for another process's lock on the store, then 503 (and the page retries)
 TOKEN_HEADER = "X-Halluscope-Token"
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; media-src 'self' blob:; connect-src 'self'; "
-       "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; media-src 'self' blob:; connect-src 'self'; "
+    "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
 
 
 class _Deadlines:
@@ -113,23 +115,16 @@ def problems(exc: ValidationError) -> str:
     return "; ".join(out)
 
 
-def parse_host(host: str, allow_remote: bool, what: str = "the app") -> tuple[str, bool]:
-    """The bind address without brackets, and whether it is a wildcard; HalluscopeError for a name or a remote IP."""
-    bare = host.strip().strip("[]")
-    try:
-        ip = ipaddress.ip_address("127.0.0.1" if bare == "localhost" else bare)
-    except ValueError:
-        raise HalluscopeError(f"host: expected an IP address such as 127.0.0.1 or ::1 (or 'localhost'), got {host!r}. "
-                              "Fix: give the address to bind, not a host name") from None
-    if not allow_remote and not ip.is_loopback:
-        raise HalluscopeError(f"refusing to serve {what} on {host}: the app binds to loopback by default; "
-                              "pass --allow-remote to expose it (the token still applies)")
-    return bare, ip.is_unspecified
-
-
-def read_verified(path: str | Path, sha256: str | None, roots: Sequence[Path], *, redo: str,
-                  roots_name: str = "the run directory", since: str = "it was recorded",
-                  max_bytes: int = MAX_AUDIO) -> bytes:
+def read_verified(
+    path: str | Path,
+    sha256: str | None,
+    roots: Sequence[Path],
+    *,
+    redo: str,
+    roots_name: str = "the run directory",
+    since: str = "it was recorded",
+    max_bytes: int = MAX_AUDIO,
+) -> bytes:
     """The bytes of a regular file inside ``roots`` whose sha256 is ``sha256``; HalluscopeError saying why not.
 
     For the messages: ``redo`` names the command that records the file again, ``roots_name`` the allowed folders,
@@ -161,8 +156,10 @@ def read_verified(path: str | Path, sha256: str | None, roots: Sequence[Path], *
         os.close(fd)
     got = sha256_hex(data)
     if got != sha256:
-        raise HalluscopeError(f"{path} changed since {since}: sha256 {got[:16]}... != recorded {sha256[:16]}...; "
-                              f"re-run {redo} if the change is intended")
+        raise HalluscopeError(
+            f"{path} changed since {since}: sha256 {got[:16]}... != recorded {sha256[:16]}...; "
+            f"re-run {redo} if the change is intended"
+        )
     return data
 
 
@@ -172,22 +169,6 @@ Reply = tuple[int, bytes, str]  # status, body, content type
 def _line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return text if len(text) <= 200 else text[:197] + "..."
-
-
-def _wildcard_host(given: str, port: int) -> bool:
-    """A Host header an app bound to 0.0.0.0 / :: accepts: an IP literal, localhost or this machine's own name,
-    with the app's port. Any other name may be a DNS-rebinding attacker's."""
-    host, sep, p = given.rpartition(":")
-    if not sep or p != str(port):
-        return False
-    bare = host.strip("[]").lower()
-    try:
-        ipaddress.ip_address(bare)
-        return True
-    except ValueError:
-        pass
-    names = {"localhost", socket.gethostname().lower(), socket.getfqdn().lower()}
-    return bare in names
 
 
 def json_reply(obj: object, status: int = 200) -> Reply:
@@ -211,8 +192,15 @@ class LoopbackApp:
     deadline_s = DEADLINE_S
     csp = CSP
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, token: str | None = None,
-                 allow_remote: bool = False, timeout_s: float = TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        token: str | None = None,
+        allow_remote: bool = False,
+        timeout_s: float = TIMEOUT_S,
+    ) -> None:
         host, wildcard = parse_host(host, allow_remote, self.what)
         if not 0 <= port <= 65535:
             raise HalluscopeError(f"port: expected 0-65535 (0 picks a free port), got {port}")
@@ -258,8 +246,9 @@ class LoopbackApp:
                 given_host = self.headers.get("Host", "")
                 if own is not None and given_host != own or own is None and not _wildcard_host(given_host, app.port):
                     shown = own or f"<an address of this machine>:{app.port}"
-                    raise Refused(403, f"forbidden: Host {given_host[:100]!r} is not this app's {shown}; "
-                                       f"open {app.origin}/")
+                    raise Refused(
+                        403, f"forbidden: Host {given_host[:100]!r} is not this app's {shown}; open {app.origin}/"
+                    )
                 origin = self.headers.get("Origin")
                 if origin is not None and origin != f"http://{given_host}":
                     raise Refused(403, f"forbidden: cross-origin request from {origin!r}")
@@ -300,13 +289,16 @@ class LoopbackApp:
                 try:
                     size = sum(len(k) + len(v) + 4 for k, v in self.headers.items())
                     if size > MAX_HEADER_BYTES:
-                        raise Refused(431, f"request headers of {size} bytes are over the {MAX_HEADER_BYTES}-byte limit")
+                        raise Refused(
+                            431, f"request headers of {size} bytes are over the {MAX_HEADER_BYTES}-byte limit"
+                        )
                     if self.command != "POST":
                         self._read_done()
                     handler()
                 except Refused as exc:
-                    log.info("refused %s %s from %s: %s", self.command, self.path[:200], self.client_address[0],
-                             exc.message)
+                    log.info(
+                        "refused %s %s from %s: %s", self.command, self.path[:200], self.client_address[0], exc.message
+                    )
                     self._json(exc.status, {"error": exc.message})
                 except (ConnectionError, TimeoutError):  # the client went away, or was too slow
                     self.close_connection = True
@@ -314,10 +306,13 @@ class LoopbackApp:
                     log.info("bad request %s %s: %s", self.command, self.path[:200], _line(exc))
                     self._json(400, {"error": f"bad request: {_line(exc)}"})
                 except Exception as exc:  # noqa: BLE001 - one line in the log, the traceback at debug level only
-                    log.error("internal error on %s %s: %s: %s", self.command, self.path[:200], type(exc).__name__,
-                              _line(exc))
+                    log.error(
+                        "internal error on %s %s: %s: %s", self.command, self.path[:200], type(exc).__name__, _line(exc)
+                    )
                     log.debug("internal error", exc_info=True)
-                    self._json(500, {"error": f"internal error ({type(exc).__name__}); the server's log has the details"})
+                    self._json(
+                        500, {"error": f"internal error ({type(exc).__name__}); the server's log has the details"}
+                    )
 
             def do_GET(self) -> None:  # noqa: N802
                 self._run(self._get)
@@ -351,11 +346,17 @@ class LoopbackApp:
                 raw = lengths[0].strip()
                 if len(lengths) > 1 or not raw.isdigit() or not raw.isascii():
                     shown = ", ".join(lengths)
-                    raise Refused(400, "Content-Length: expected one non-negative integer, got "
-                                       f"{shown[:40]!r}{'...' if len(shown) > 40 else ''}")
+                    raise Refused(
+                        400,
+                        "Content-Length: expected one non-negative integer, got "
+                        f"{shown[:40]!r}{'...' if len(shown) > 40 else ''}",
+                    )
                 if len(raw.lstrip("0")) > MAX_NUMBER_DIGITS or int(raw) > app.max_body:
-                    raise Refused(413, f"request body of {raw[:20]}{'...' if len(raw) > 20 else ''} bytes is over the "
-                                       f"{app.max_body}-byte limit")
+                    raise Refused(
+                        413,
+                        f"request body of {raw[:20]}{'...' if len(raw) > 20 else ''} bytes is over the "
+                        f"{app.max_body}-byte limit",
+                    )
                 body = self.rfile.read(int(raw))
                 self._read_done()
                 if len(body) < int(raw):
@@ -385,9 +386,11 @@ class LoopbackApp:
             def process_request(self, request, client_address):  # type: ignore[no-untyped-def]
                 if not self.slots.acquire(blocking=False):
                     try:
-                        request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-                                        b"Retry-After: 1\r\nConnection: close\r\nContent-Length: 34\r\n\r\n"
-                                        b'{"error": "server busy, retrying"}')
+                        request.sendall(
+                            b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                            b"Retry-After: 1\r\nConnection: close\r\nContent-Length: 34\r\n\r\n"
+                            b'{"error": "server busy, retrying"}'
+                        )
                     except OSError:
                         pass
                     self.shutdown_request(request)
@@ -418,11 +421,14 @@ class LoopbackApp:
         except OSError as exc:
             self._deadlines.stop()
             self.close()
-            why = {errno.EADDRINUSE: "is already in use (another halluscope server?)",
-                   errno.EACCES: "needs privileges (ports below 1024)",
-                   errno.EADDRNOTAVAIL: "is not an address of this machine"}.get(exc.errno or 0, f"cannot be bound ({exc})")
-            raise HalluscopeError(f"{host} port {port} {why}. Fix: pick another port (0 picks a free one) "
-                                  "or host") from None
+            why = {
+                errno.EADDRINUSE: "is already in use (another halluscope server?)",
+                errno.EACCES: "needs privileges (ports below 1024)",
+                errno.EADDRNOTAVAIL: "is not an address of this machine",
+            }.get(exc.errno or 0, f"cannot be bound ({exc})")
+            raise HalluscopeError(
+                f"{host} port {port} {why}. Fix: pick another port (0 picks a free one) or host"
+            ) from None
         self.host, self.port = host, self._httpd.server_address[1]
         self._thread: threading.Thread | None = None
 

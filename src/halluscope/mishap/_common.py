@@ -14,8 +14,13 @@ from halluscope.prompts import Template, prompt_files, template
 
 VERSION = 1
 # one command name per step; a step finds its upstream through the latest manifest of the step before it
-COMMANDS = {"clips": "mishap clips", "questions": "mishap questions", "rubrics": "mishap rubrics",
-            "answer": "mishap answer", "judge": "mishap judge"}
+COMMANDS = {
+    "clips": "mishap clips",
+    "questions": "mishap questions",
+    "rubrics": "mishap rubrics",
+    "answer": "mishap answer",
+    "judge": "mishap judge",
+}
 
 
 def prompt(name: str) -> Template:
@@ -25,7 +30,9 @@ def prompt(name: str) -> Template:
 @lru_cache(maxsize=None)
 def strategy_texts() -> dict:
     """Category and strategy definitions, domain informativeness rubrics and stance definitions (data, not code)."""
-    return json.loads((resources.files("halluscope") / "prompts" / "mishap" / "strategies.json").read_text(encoding="utf-8"))
+    return json.loads(
+        (resources.files("halluscope") / "prompts" / "mishap" / "strategies.json").read_text(encoding="utf-8")
+    )
 
 
 @lru_cache(maxsize=None)
@@ -38,6 +45,8 @@ def upstream(store: Store, step: str) -> dict[str, str]:
     """Stage fingerprints recorded by the latest run of ``step``; a clear error when it has not run."""
     manifest = store.latest_manifest(COMMANDS[step])
     if manifest is None:
-        raise HalluscopeError(f"{store.run_dir} has no '{COMMANDS[step]}' run yet; run 'halluscope {COMMANDS[step]} "
-                              f"{store.run_dir} ...' first")
+        raise HalluscopeError(
+            f"{store.run_dir} has no '{COMMANDS[step]}' run yet; run 'halluscope {COMMANDS[step]} "
+            f"{store.run_dir} ...' first"
+        )
     return manifest.stages

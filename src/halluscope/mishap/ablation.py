@@ -27,14 +27,18 @@ FULL_NAME = FULL.name
 Items = Literal["ablation", "validity"]
 
 # seed 001, E.2 / Figure 13: the cumulative ladder, each step adding one component to the one before
-LADDER = (JudgeConfig("A: base judge", rubric=False, examples=False, evidence=False, prompt="v1"),
-          JudgeConfig("B: + reference rubric", examples=False, evidence=False, prompt="v1"),
-          JudgeConfig("C: + human-annotated examples", evidence=False, prompt="v1"),
-          JudgeConfig("D: + evidence search", prompt="v1"),
-          JudgeConfig("E: + refined judge prompt (full)"))
-PRESETS = {"fig13": LADDER,
-           "rubrics": tuple(JudgeConfig(f"rubric v{v}", rubric_version=v) for v in (1, 2, 3)),  # E.3, Table 9
-           "prompts": tuple(JudgeConfig(f"prompt v{v}", prompt=f"v{v}") for v in (1, 2, 3))}  # E.3, Table 10
+LADDER = (
+    JudgeConfig("A: base judge", rubric=False, examples=False, evidence=False, prompt="v1"),
+    JudgeConfig("B: + reference rubric", examples=False, evidence=False, prompt="v1"),
+    JudgeConfig("C: + human-annotated examples", evidence=False, prompt="v1"),
+    JudgeConfig("D: + evidence search", prompt="v1"),
+    JudgeConfig("E: + refined judge prompt (full)"),
+)
+PRESETS = {
+    "fig13": LADDER,
+    "rubrics": tuple(JudgeConfig(f"rubric v{v}", rubric_version=v) for v in (1, 2, 3)),  # E.3, Table 9
+    "prompts": tuple(JudgeConfig(f"prompt v{v}", prompt=f"v{v}") for v in (1, 2, 3)),
+}  # E.3, Table 10
 
 
 @dataclass(frozen=True)
@@ -54,11 +58,15 @@ def load_configs(spec: str) -> tuple[JudgeConfig, ...]:
         return PRESETS[spec]
     from halluscope.core.inputs import describe, read_json
 
-    fix = (f"give a preset ({', '.join(PRESETS)}) or a JSON object of named configurations, e.g. "
-           '{"no rubric": {"rubric": false}}')
+    fix = (
+        f"give a preset ({', '.join(PRESETS)}) or a JSON object of named configurations, e.g. "
+        '{"no rubric": {"rubric": false}}'
+    )
     data = read_json(spec, what="judge configurations file", fix=fix)
     if not isinstance(data, dict) or not data:
-        raise InputError(f"expected a non-empty object of named configurations, got {describe(data)}", file=spec, fix=fix)
+        raise InputError(
+            f"expected a non-empty object of named configurations, got {describe(data)}", file=spec, fix=fix
+        )
     known = {f.name: f.type for f in fields(JudgeConfig) if f.name != "name"}
     out = []
     for name, body in data.items():
@@ -66,13 +74,17 @@ def load_configs(spec: str) -> tuple[JudgeConfig, ...]:
             raise InputError(f"expected an object of settings, got {describe(body)}", file=spec, field=name, fix=fix)
         unknown = sorted(set(body) - set(known))
         if unknown:
-            raise InputError(f"unknown setting(s) {unknown}; expected some of {sorted(known)}", file=spec, field=name, fix=fix)
+            raise InputError(
+                f"unknown setting(s) {unknown}; expected some of {sorted(known)}", file=spec, field=name, fix=fix
+            )
         for key in ("rubric", "examples", "evidence"):
             if key in body and not isinstance(body[key], bool):
                 raise InputError(f"expected true or false, got {body[key]!r}", file=spec, field=f"{name}.{key}")
         rv = body.get("rubric_version")
         if rv is not None and (not isinstance(rv, int) or isinstance(rv, bool) or rv < 1):
-            raise InputError(f"expected a version number >= 1 or null, got {rv!r}", file=spec, field=f"{name}.rubric_version")
+            raise InputError(
+                f"expected a version number >= 1 or null, got {rv!r}", file=spec, field=f"{name}.rubric_version"
+            )
         p = body.get("prompt", "v3")
         if not isinstance(p, str):
             raise InputError(f"expected a prompt version or folder, got {p!r}", file=spec, field=f"{name}.prompt")
@@ -114,22 +126,42 @@ def mishap_items(store: Store, only: set[str] | None = None) -> list[JudgeItem]:
         if (only is not None and aid not in only) or not judgeable(a) or a.question_id not in history:
             continue
         q = questions[a.question_id]
-        out.append(JudgeItem(aid, q.category, q.text, a.text or "", clips[q.clip_id].description,
-                             tuple((r.version, r.text) for r in history[q.id])))
+        out.append(
+            JudgeItem(
+                aid,
+                q.category,
+                q.text,
+                a.text or "",
+                clips[q.clip_id].description,
+                tuple((r.version, r.text) for r in history[q.id]),
+            )
+        )
     return out
 
 
 def validity_items(store: Store) -> list[JudgeItem]:
     from halluscope.mishap.validity_items import load_validity
 
-    return [JudgeItem(v.id, "context", v.question, v.response, v.description, ((1, v.rubric),))
-            for _, v in sorted(load_validity(store).items())]
+    return [
+        JudgeItem(v.id, "context", v.question, v.response, v.description, ((1, v.rubric),))
+        for _, v in sorted(load_validity(store).items())
+    ]
 
 
-def run_configs(run_dir: str | Path, judge: str, configs: tuple[JudgeConfig, ...], *, items: Items = "ablation",
-                all_answers: bool = False, examples: str | Path | None = None, evidence: str | Path | None = None,
-                max_searches: int = 3, retries: int = 2, config: LLMConfig | None = None,
-                quiet: bool = False) -> dict[str, ConfigRun]:
+def run_configs(
+    run_dir: str | Path,
+    judge: str,
+    configs: tuple[JudgeConfig, ...],
+    *,
+    items: Items = "ablation",
+    all_answers: bool = False,
+    examples: str | Path | None = None,
+    evidence: str | Path | None = None,
+    max_searches: int = 3,
+    retries: int = 2,
+    config: LLMConfig | None = None,
+    quiet: bool = False,
+) -> dict[str, ConfigRun]:
     """Judge the same responses under every configuration (name -> its run). ``items``: 'ablation' (MISHAP answers
     people labelled, or every answer with ``all_answers``) or 'validity' (the imported closed-form responses)."""
     from halluscope.backends.runner import run_calls
@@ -146,40 +178,59 @@ def run_configs(run_dir: str | Path, judge: str, configs: tuple[JudgeConfig, ...
         if items == "validity":
             todo = validity_items(store)
             if not todo:
-                raise HalluscopeError(f"{run_dir} has no imported closed-form responses. Fix: run 'halluscope mishap "
-                                      f"validity import {run_dir} --benchmark ... --model ... FILES' first")
+                raise HalluscopeError(
+                    f"{run_dir} has no imported closed-form responses. Fix: run 'halluscope mishap "
+                    f"validity import {run_dir} --benchmark ... --model ... FILES' first"
+                )
         else:
             labelled = None if all_answers else {a for a, _ in human_labels(run_dir)}  # of MISHAP answers only
             todo = mishap_items(store, labelled)
             if not todo:
-                raise HalluscopeError(f"{run_dir} has no {'judgeable' if all_answers else 'human-labelled'} MISHAP "
-                                      "answers to judge. Fix: label some with 'halluscope mishap annotate', or pass "
-                                      "--all-answers")
+                raise HalluscopeError(
+                    f"{run_dir} has no {'judgeable' if all_answers else 'human-labelled'} MISHAP "
+                    "answers to judge. Fix: label some with 'halluscope mishap annotate', or pass "
+                    "--all-answers"
+                )
         out: dict[str, ConfigRun] = {}
         stages: dict[str, str] = {}
         for cfg in configs:
-            gj = GroundednessJudge(backend, examples=shown, tool=tool, max_searches=max_searches, retries=retries,
-                                   config=cfg)
+            gj = GroundednessJudge(
+                backend, examples=shown, tool=tool, max_searches=max_searches, retries=retries, config=cfg
+            )
             chosen = [(it.id, it) for it in todo if it.rubric(cfg.rubric_version) is not None]
             # the purpose is part of the key: the ablation's full rung and the validity judge never share one
             stage = Stage(STAGE, {**gj.identity(), "config": cfg.identity(), "purpose": items})
 
             async def fn(caller: Caller, it: JudgeItem, gj: GroundednessJudge = gj, cfg: JudgeConfig = cfg):
-                return await gj.judge_text(caller, answer_id=it.id, category=it.category, question=it.question,
-                                           response=it.response, description=it.description,
-                                           rubric=it.rubric(cfg.rubric_version) or "")
+                return await gj.judge_text(
+                    caller,
+                    answer_id=it.id,
+                    category=it.category,
+                    question=it.question,
+                    response=it.response,
+                    description=it.description,
+                    rubric=it.rubric(cfg.rubric_version) or "",
+                )
 
-            res = run_calls(store, stage, chosen, backend, fn, GroundednessJudgement, description=f"judge: {cfg.name}",
-                            quiet=quiet)
+            res = run_calls(
+                store, stage, chosen, backend, fn, GroundednessJudgement, description=f"judge: {cfg.name}", quiet=quiet
+            )
             out[cfg.name] = ConfigRun(cfg, res.results, len(res.failed), len(todo) - len(chosen))
             stages[cfg.name] = stage.fingerprint
-        record_manifest(store, command=COMMANDS[items],
-                        config={"judge": judge, "configs": {c.name: asdict(c) for c in configs},
-                                "examples": str(examples) if examples else "packaged",
-                                "evidence": str(evidence) if evidence else None, "items": len(todo),
-                                "example_answer_ids": sorted(r["answer_id"] for rs in shown.values()
-                                                             for r in rs if r.get("answer_id"))},
-                        seeds={}, stages={f"config:{k}": v for k, v in stages.items()})
+        record_manifest(
+            store,
+            command=COMMANDS[items],
+            config={
+                "judge": judge,
+                "configs": {c.name: asdict(c) for c in configs},
+                "examples": str(examples) if examples else "packaged",
+                "evidence": str(evidence) if evidence else None,
+                "items": len(todo),
+                "example_answer_ids": sorted(r["answer_id"] for rs in shown.values() for r in rs if r.get("answer_id")),
+            },
+            seeds={},
+            stages={f"config:{k}": v for k, v in stages.items()},
+        )
     return out
 
 
@@ -195,14 +246,19 @@ def _recorded(store: Store, items: Items) -> dict[str, tuple[str, dict, list[str
 
 
 def config_judgements(store: Store, items: Items = "ablation") -> dict[str, dict[str, GroundednessJudgement]]:
-    return {name: store.results(STAGE, fp, GroundednessJudgement) for name, (fp, _, _) in _recorded(store, items).items()}
+    return {
+        name: store.results(STAGE, fp, GroundednessJudgement) for name, (fp, _, _) in _recorded(store, items).items()
+    }
 
 
 def _settings(body: dict) -> str:
     on = [k for k in ("rubric", "examples", "evidence") if body.get(k)]
     rv = body.get("rubric_version")
-    return (f"prompt {body.get('prompt')}; " + (", ".join(on) or "no rubric, examples or evidence")
-            + (f"; rubric v{rv}" if rv else ""))
+    return (
+        f"prompt {body.get('prompt')}; "
+        + (", ".join(on) or "no rubric, examples or evidence")
+        + (f"; rubric v{rv}" if rv else "")
+    )
 
 
 def ablation_tables(run_dir: str | Path) -> dict[str, list[dict]]:
@@ -216,8 +272,10 @@ def ablation_tables(run_dir: str | Path) -> dict[str, list[dict]]:
     with Store(run_dir, create=False) as store:
         recorded = _recorded(store, "ablation")
         answers = population(store, ANSWERS)  # every rung and human-human count MISHAP answers only
-        results = {name: {a: j for a, j in store.results(STAGE, fp, GroundednessJudgement).items() if a in answers}
-                   for name, (fp, _, _) in recorded.items()}
+        results = {
+            name: {a: j for a, j in store.results(STAGE, fp, GroundednessJudgement).items() if a in answers}
+            for name, (fp, _, _) in recorded.items()
+        }
     if not recorded:
         return {"ablation": [], "rubric": [], "prompt": []}
     human = labels_of(human_labels(run_dir), answers)
@@ -226,14 +284,35 @@ def ablation_tables(run_dir: str | Path) -> dict[str, list[dict]]:
         res = results[name]
         scored = {a: j.verdict for a, j in res.items() if j.status == "ok" and j.verdict}
         pooled = judge_human_agreement(scored, human, exclude=example_ids if body.get("examples") else ())[-1]
-        rows.append({"config": name, "settings": _settings(body), "body": body, "n": pooled["n"],
-                     "agreement_rate": pooled["agreement_rate"], "kappa": pooled["kappa"],
-                     "unscored": sum(j.status == "unscored" for j in res.values()),
-                     "examples_left_out": pooled["examples_left_out"]})
+        rows.append(
+            {
+                "config": name,
+                "settings": _settings(body),
+                "body": body,
+                "n": pooled["n"],
+                "agreement_rate": pooled["agreement_rate"],
+                "kappa": pooled["kappa"],
+                "unscored": sum(j.status == "unscored" for j in res.values()),
+                "examples_left_out": pooled["examples_left_out"],
+            }
+        )
     hh = human_human_agreement(human)
-    ref = [{"config": "human-human", "settings": "annotator pairs (pooled)", "body": {}, "n": hh[-1]["n"],
-            "agreement_rate": hh[-1]["agreement_rate"], "kappa": hh[-1]["kappa"], "unscored": "",
-            "examples_left_out": ""}] if hh else []
+    ref = (
+        [
+            {
+                "config": "human-human",
+                "settings": "annotator pairs (pooled)",
+                "body": {},
+                "n": hh[-1]["n"],
+                "agreement_rate": hh[-1]["agreement_rate"],
+                "kappa": hh[-1]["kappa"],
+                "unscored": "",
+                "examples_left_out": "",
+            }
+        ]
+        if hh
+        else []
+    )
 
     def varying(key: str) -> list[dict]:
         base = {k: v for k, v in asdict(FULL).items() if k not in ("name", key)}

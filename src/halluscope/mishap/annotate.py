@@ -58,10 +58,13 @@ log = logging.getLogger(__name__)
 
 ANNOTATOR = r"^[\w .@-]{1,40}$"
 MAX_NOTE = 2000
-STATIC = {"/": ("index.html", "text/html; charset=utf-8"), "/app.js": ("app.js", "text/javascript; charset=utf-8"),
-          "/app.css": ("app.css", "text/css; charset=utf-8"),
-          "/disagreements": ("disagreements.html", "text/html; charset=utf-8"),  # the refinement view (disagree_view)
-          "/disagreements.js": ("disagreements.js", "text/javascript; charset=utf-8")}
+STATIC = {
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/app.css": ("app.css", "text/css; charset=utf-8"),
+    "/disagreements": ("disagreements.html", "text/html; charset=utf-8"),  # the refinement view (disagree_view)
+    "/disagreements.js": ("disagreements.js", "text/javascript; charset=utf-8"),
+}
 
 
 class LabelRequest(BaseModel):
@@ -93,8 +96,14 @@ def audio_roots(run_dir: str | Path) -> list[Path]:
 
 def read_clip(clip: MishapClip, roots: Sequence[Path]) -> bytes:
     """The clip's bytes, or HalluscopeError saying why they may not be served."""
-    return read_verified(clip.audio, clip.sha256, roots, redo="'halluscope mishap clips'", since="import",
-                         roots_name="the run directory and the clip manifest's folder")
+    return read_verified(
+        clip.audio,
+        clip.sha256,
+        roots,
+        redo="'halluscope mishap clips'",
+        since="import",
+        roots_name="the run directory and the clip manifest's folder",
+    )
 
 
 def _static(name: str) -> bytes:
@@ -109,9 +118,18 @@ class AnnotationServer(LoopbackApp):
     static = {path: (lambda name=name: _static(name), ctype) for path, (name, ctype) in STATIC.items()}
     post_paths = frozenset({"/api/label"})
 
-    def __init__(self, run_dir: str | Path, *, host: str = "127.0.0.1", port: int = 0, token: str | None = None,
-                 sample: int | None = None, seed: int = 0, allow_remote: bool = False,
-                 timeout_s: float = TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        run_dir: str | Path,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        token: str | None = None,
+        sample: int | None = None,
+        seed: int = 0,
+        allow_remote: bool = False,
+        timeout_s: float = TIMEOUT_S,
+    ) -> None:
         parse_host(host, allow_remote, self.what)  # before any work: a remote address is refused at once
         self.labels: Annotations | None = None
         self.items, self.clips = annotation_items(run_dir, sample=sample, seed=seed)
@@ -132,15 +150,18 @@ class AnnotationServer(LoopbackApp):
         if path == "/api/labels":
             assert self.labels is not None
             who = (parse_qs(query).get("annotator") or [""])[0]
-            mine = {a.answer_id: {"label": a.label, "note": a.note}
-                    for (aid, w), a in self.labels.latest().items() if w == who}
+            mine = {
+                a.answer_id: {"label": a.label, "note": a.note}
+                for (aid, w), a in self.labels.latest().items()
+                if w == who
+            }
             return json_reply({"annotator": who, "labels": mine})
         if path == "/api/disagreements":  # the refinement view (mishap/disagree_view.py)
             from halluscope.mishap.disagree_view import reply
 
             return reply(self.run_dir)
         if path.startswith("/audio/"):
-            clip_id = unquote(path[len("/audio/"):])
+            clip_id = unquote(path[len("/audio/") :])
             clip = self.clips.get(clip_id)  # ids only: '..', '/' or anything else is simply unknown
             if clip is None:
                 raise Refused(404, "not found")
@@ -184,8 +205,10 @@ def export_labels(run_dir: str | Path, out: str | Path, *, history: bool = False
 
     out = Path(out)
     if not out.parent.is_dir():
-        raise HalluscopeError(f"export file {out}: the folder {out.parent} does not exist. Fix: create it, or export "
-                              "into an existing folder")
+        raise HalluscopeError(
+            f"export file {out}: the folder {out.parent} does not exist. Fix: create it, or export "
+            "into an existing folder"
+        )
     if out.is_dir():
         raise HalluscopeError(f"export file {out}: is a folder; expected a file name such as {out / 'labels.csv'}")
     ann = Annotations(run_dir)
@@ -200,5 +223,7 @@ def export_labels(run_dir: str | Path, out: str | Path, *, history: bool = False
             for a in rows:
                 w.writerow([csv_cell(a.answer_id), csv_cell(a.annotator), a.label, csv_cell(a.note), a.mode, a.created])
     except OSError as exc:
-        raise HalluscopeError(f"export file {out}: cannot write ({exc.strerror}). Fix: choose a writable path") from None
+        raise HalluscopeError(
+            f"export file {out}: cannot write ({exc.strerror}). Fix: choose a writable path"
+        ) from None
     return len(rows)

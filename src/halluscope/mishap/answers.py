@@ -34,8 +34,15 @@ def answer_id(question_id: str, model: str, seed: int | None) -> str:
     return f"{question_id}~{model}~{'greedy' if seed is None else f's{seed}'}"
 
 
-def decoding_params(*, seed: int | None, temperature: float, top_p: float | None, max_tokens: int,
-                    top_k: int | None = None, repetition_penalty: float | None = None) -> dict:
+def decoding_params(
+    *,
+    seed: int | None,
+    temperature: float,
+    top_p: float | None,
+    max_tokens: int,
+    top_k: int | None = None,
+    repetition_penalty: float | None = None,
+) -> dict:
     """Greedy (temperature 0, no seed) or sampled with the model card's temperature/top_p/top_k and this seed; the
     card's repetition penalty either way (seed 001, Table 5). Unset controls are not sent (a request's key keeps)."""
     extra = {} if repetition_penalty in (None, 1, 1.0) else {"repetition_penalty": float(repetition_penalty)}
@@ -44,8 +51,9 @@ def decoding_params(*, seed: int | None, temperature: float, top_p: float | None
     if seed is None:
         return {"temperature": 0, "max_tokens": max_tokens, **extra}
     if temperature <= 0:
-        raise HalluscopeError("sampling over seeds needs a temperature > 0 (the model card's value); "
-                              "for greedy decoding give no seeds")
+        raise HalluscopeError(
+            "sampling over seeds needs a temperature > 0 (the model card's value); for greedy decoding give no seeds"
+        )
     params = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, **extra}
     if top_p is not None:
         params["top_p"] = top_p
@@ -71,12 +79,25 @@ def apply_preset(name: str | None, path=None, **given) -> tuple[dict, dict]:
     return out, {"preset": name, "model": p.model, "used": used}
 
 
-def collect_answers(run_dir: str | Path, model: str, *, seeds: Sequence[int] | None = None,
-                    temperature: float | None = None, top_p: float | None = None, max_tokens: int | None = None,
-                    top_k: int | None = None, repetition_penalty: float | None = None, preset: str | None = None,
-                    preset_file: str | Path | None = None, audio_policy: str = "truncate",
-                    system: str | None = None, config: LLMConfig | None = None, backend_options: dict | None = None,
-                    quiet: bool = False, executor: Any = None) -> CallSummary[MishapAnswer]:
+def collect_answers(
+    run_dir: str | Path,
+    model: str,
+    *,
+    seeds: Sequence[int] | None = None,
+    temperature: float | None = None,
+    top_p: float | None = None,
+    max_tokens: int | None = None,
+    top_k: int | None = None,
+    repetition_penalty: float | None = None,
+    preset: str | None = None,
+    preset_file: str | Path | None = None,
+    audio_policy: str = "truncate",
+    system: str | None = None,
+    config: LLMConfig | None = None,
+    backend_options: dict | None = None,
+    quiet: bool = False,
+    executor: Any = None,
+) -> CallSummary[MishapAnswer]:
     """Ask ``model`` every question with its clip; seeds None = greedy once, else one sampled answer per seed.
 
     Decoding controls (temperature, top_p, top_k, repetition_penalty, max_tokens, seeds) reach every local and
@@ -84,32 +105,60 @@ def collect_answers(run_dir: str | Path, model: str, *, seeds: Sequence[int] | N
     given. ``executor`` (e.g. a RayExecutor) runs an hf-audio model's generation on its workers; same answers."""
     from halluscope.backends.audio_lm import ask_audio, audio_window_s, check_policy, create_audio_backend
 
-    settings, from_preset = apply_preset(preset, preset_file, temperature=temperature, top_p=top_p, top_k=top_k,
-                                         repetition_penalty=repetition_penalty, max_tokens=max_tokens,
-                                         seeds=list(seeds) if seeds else None)
+    settings, from_preset = apply_preset(
+        preset,
+        preset_file,
+        temperature=temperature,
+        top_p=top_p,
+        top_k=top_k,
+        repetition_penalty=repetition_penalty,
+        max_tokens=max_tokens,
+        seeds=list(seeds) if seeds else None,
+    )
     temperature, top_p, top_k = settings["temperature"] or 0.0, settings["top_p"], settings["top_k"]
     repetition_penalty, max_tokens = settings["repetition_penalty"], int(settings["max_tokens"] or 512)
     seeds = settings["seeds"]
     check_policy(audio_policy)
     seed_list: list[int | None] = [None] if not seeds else list(dict.fromkeys(int(s) for s in seeds))
     for s in seed_list:  # validate before any work
-        decoding_params(seed=s, temperature=temperature, top_p=top_p, max_tokens=max_tokens, top_k=top_k,
-                        repetition_penalty=repetition_penalty)
+        decoding_params(
+            seed=s,
+            temperature=temperature,
+            top_p=top_p,
+            max_tokens=max_tokens,
+            top_k=top_k,
+            repetition_penalty=repetition_penalty,
+        )
     from halluscope.core.executors import place
 
-    backend = place(create_audio_backend(model, config=config if config is not None else load_llm_config(),
-                                         **(backend_options or {})), executor)
+    backend = place(
+        create_audio_backend(
+            model, config=config if config is not None else load_llm_config(), **(backend_options or {})
+        ),
+        executor,
+    )
     window = audio_window_s(backend)
     with Store(run_dir) as store:
         up = upstream(store, "questions")
         questions, clips = load_questions(store), kept_clips(store)
-        stage = Stage(STAGE, {"version": VERSION, **backend.identity(), "seeds": seed_list, "temperature": temperature,
-                              # "policy": the stored key of --audio-policy (core.names.STORED_KEYS)
-                              "top_p": top_p, "max_tokens": max_tokens, "policy": audio_policy, "window_s": window,
-                              "system": system}
-                      | ({"top_k": top_k} if top_k else {})
-                      | ({"repetition_penalty": repetition_penalty} if repetition_penalty not in (None, 1.0) else {}),
-                      (up["questions"],))
+        stage = Stage(
+            STAGE,
+            {
+                "version": VERSION,
+                **backend.identity(),
+                "seeds": seed_list,
+                "temperature": temperature,
+                # "policy": the stored key of --audio-policy (core.names.STORED_KEYS)
+                "top_p": top_p,
+                "max_tokens": max_tokens,
+                "policy": audio_policy,
+                "window_s": window,
+                "system": system,
+            }
+            | ({"top_k": top_k} if top_k else {})
+            | ({"repetition_penalty": repetition_penalty} if repetition_penalty not in (None, 1.0) else {}),
+            (up["questions"],),
+        )
 
         @lru_cache(maxsize=64)
         def audio_of(clip_id: str) -> tuple:
@@ -119,30 +168,73 @@ def collect_answers(run_dir: str | Path, model: str, *, seeds: Sequence[int] | N
             q, seed = item
             aid = answer_id(q.id, model, seed)
             clip: MishapClip = clips[q.clip_id]
-            msgs = ([ChatMessage(role="system", content=system)] if system else []) + [ChatMessage(role="user", content=q.text)]
-            params = decoding_params(seed=seed, temperature=temperature, top_p=top_p, max_tokens=max_tokens,
-                                     top_k=top_k, repetition_penalty=repetition_penalty)
-            got = await ask_audio(caller, backend.request(msgs, tag=f"{STAGE}:{aid}", params=params), audio_of(clip.id),
-                                  audio_policy, window)
+            msgs = ([ChatMessage(role="system", content=system)] if system else []) + [
+                ChatMessage(role="user", content=q.text)
+            ]
+            params = decoding_params(
+                seed=seed,
+                temperature=temperature,
+                top_p=top_p,
+                max_tokens=max_tokens,
+                top_k=top_k,
+                repetition_penalty=repetition_penalty,
+            )
+            got = await ask_audio(
+                caller,
+                backend.request(msgs, tag=f"{STAGE}:{aid}", params=params),
+                audio_of(clip.id),
+                audio_policy,
+                window,
+            )
             if got.skipped:
-                return MishapAnswer(id=aid, question_id=q.id, model=model, seed=seed, status="skipped",
-                                    error=f"clip of {got.delivery.duration_s:g} s is longer than the {window:g} s window "
-                                          "and the policy is skip", audio=got.delivery)
+                return MishapAnswer(
+                    id=aid,
+                    question_id=q.id,
+                    model=model,
+                    seed=seed,
+                    status="skipped",
+                    error=f"clip of {got.delivery.duration_s:g} s is longer than the {window:g} s window "
+                    "and the policy is skip",
+                    audio=got.delivery,
+                )
             resp = got.response
             if resp.status == "error":
                 return f"{model}: {resp.error}"
-            return MishapAnswer(id=aid, question_id=q.id, model=model, seed=seed, status=resp.status, text=resp.text,
-                                error=resp.error, call_key=resp.key, audio=got.delivery)
+            return MishapAnswer(
+                id=aid,
+                question_id=q.id,
+                model=model,
+                seed=seed,
+                status=resp.status,
+                text=resp.text,
+                error=resp.error,
+                call_key=resp.key,
+                audio=got.delivery,
+            )
 
-        items = [(answer_id(q.id, model, s), (q, s)) for q in questions.values() if q.clip_id in clips for s in seed_list]
+        items = [
+            (answer_id(q.id, model, s), (q, s)) for q in questions.values() if q.clip_id in clips for s in seed_list
+        ]
         res = run_calls(store, stage, items, backend, fn, MishapAnswer, description=f"answers {model}", quiet=quiet)
-        record_manifest(store, command=COMMANDS["answer"],
-                        config={"model": model, "seeds": seed_list, "temperature": temperature, "top_p": top_p,
-                                "top_k": top_k, "repetition_penalty": repetition_penalty,
-                                "max_tokens": max_tokens, "audio_policy": audio_policy, "window_s": window, "system": system,
-                                "preset": from_preset or None},
-                        seeds={f"answer:{s}": s for s in seed_list if s is not None},
-                        stages={**up, f"answers:{model}": stage.fingerprint})
+        record_manifest(
+            store,
+            command=COMMANDS["answer"],
+            config={
+                "model": model,
+                "seeds": seed_list,
+                "temperature": temperature,
+                "top_p": top_p,
+                "top_k": top_k,
+                "repetition_penalty": repetition_penalty,
+                "max_tokens": max_tokens,
+                "audio_policy": audio_policy,
+                "window_s": window,
+                "system": system,
+                "preset": from_preset or None,
+            },
+            seeds={f"answer:{s}": s for s in seed_list if s is not None},
+            stages={**up, f"answers:{model}": stage.fingerprint},
+        )
         return res
 
 

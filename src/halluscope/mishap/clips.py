@@ -35,8 +35,10 @@ def read_audio(path: str | Path) -> tuple[np.ndarray, int]:
     return read(path, fix="fix the 'audio' field of the clip manifest")
 
 
-CLIP_FIELDS = (*(Field(f) for f in ("id", "domain", "source", "audio", "description")),
-               *(Field(f, required=False) for f in ("description_kind", *PROVENANCE)))
+CLIP_FIELDS = (
+    *(Field(f) for f in ("id", "domain", "source", "audio", "description")),
+    *(Field(f, required=False) for f in ("description_kind", *PROVENANCE)),
+)
 
 
 def load_manifest(path: str | Path, *, audio_root: str | Path | None = None) -> list[MishapClip]:
@@ -61,35 +63,52 @@ def load_manifest(path: str | Path, *, audio_root: str | Path | None = None) -> 
             problems.add(f"duplicate clip id '{row['id']}' (first at row {seen[row['id']]})", row=n, field="id")
             continue
         seen[row["id"]] = n
-        audio = confined(row["audio"], audio_root if audio_root is not None else p.parent, file=p, row=n,
-                         problems=problems, what="--audio-root" if audio_root is not None else "the manifest's folder",
-                         base=p.parent)
+        audio = confined(
+            row["audio"],
+            audio_root if audio_root is not None else p.parent,
+            file=p,
+            row=n,
+            problems=problems,
+            what="--audio-root" if audio_root is not None else "the manifest's folder",
+            base=p.parent,
+        )
         if audio is None:
             continue
         try:
             samples, rate = read_audio(audio)
-            row.update(audio=str(audio.resolve()), duration_s=round(len(samples) / rate, 3),
-                       sha256=file_sha256(audio))
+            row.update(audio=str(audio.resolve()), duration_s=round(len(samples) / rate, 3), sha256=file_sha256(audio))
         except (ItemError, OSError) as exc:
-            problems.add(str(exc), row=n, field="audio", fix="give a readable WAV/FLAC/OGG file, absolute or relative "
-                         "to the manifest's folder")
+            problems.add(
+                str(exc),
+                row=n,
+                field="audio",
+                fix="give a readable WAV/FLAC/OGG file, absolute or relative to the manifest's folder",
+            )
             continue
         try:
             clips.append(MishapClip.model_validate(row))
         except ValidationError as exc:
             for e in exc.errors():
                 problems.add(f"{e['msg']} (got {e.get('input')!r})", row=n, field=".".join(map(str, e["loc"])) or None)
-    problems.raise_if_any("clip manifest", fix="every clip needs id, domain (music|sound|speech), source, audio and "
-                          "description, all strings; description_kind is caption, transcript or metadata")
+    problems.raise_if_any(
+        "clip manifest",
+        fix="every clip needs id, domain (music|sound|speech), source, audio and "
+        "description, all strings; description_kind is caption, transcript or metadata",
+    )
     if not clips:
         raise InputError("the manifest has no clips", file=str(p), fix="add one clip per row")
     return clips
 
 
 def informativeness_messages(clip: MishapClip) -> list[ChatMessage]:
-    text = prompt("informativeness").render({
-        "DOMAIN": clip.domain, "DESCRIPTION KIND": clip.description_kind,
-        "DOMAIN RUBRIC": strategy_texts()["informativeness"][clip.domain], "DESCRIPTION": clip.description})
+    text = prompt("informativeness").render(
+        {
+            "DOMAIN": clip.domain,
+            "DESCRIPTION KIND": clip.description_kind,
+            "DOMAIN RUBRIC": strategy_texts()["informativeness"][clip.domain],
+            "DESCRIPTION": clip.description,
+        }
+    )
     return [ChatMessage(role="user", content=text)]
 
 
@@ -103,17 +122,27 @@ async def _assess(caller: Caller, backend: ChatBackend, clip: MishapClip, retrie
         verdict, reason = parse_informativeness(resp.text)
         return ((verdict, reason), None) if verdict is not None else (None, reason)
 
-    asked = await ask_until_parsed(caller, backend.request(informativeness_messages(clip),
-                                                           tag=f"mishap.informative:{clip.id}", params=FILTER_PARAMS),
-                                   parse, retries)
+    asked = await ask_until_parsed(
+        caller,
+        backend.request(informativeness_messages(clip), tag=f"mishap.informative:{clip.id}", params=FILTER_PARAMS),
+        parse,
+        retries,
+    )
     if asked.status == "failed":
         return asked.failure
     if asked.ok:
         verdict, reason = asked.value
-        return Informativeness(clip_id=clip.id, status="ok", informative=verdict, reason=reason,
-                               raw_text=asked.raw_text, call_keys=asked.keys)
-    return Informativeness(clip_id=clip.id, status="unscored", reason=asked.reason, raw_text=asked.raw_text,
-                           call_keys=asked.keys)
+        return Informativeness(
+            clip_id=clip.id,
+            status="ok",
+            informative=verdict,
+            reason=reason,
+            raw_text=asked.raw_text,
+            call_keys=asked.keys,
+        )
+    return Informativeness(
+        clip_id=clip.id, status="unscored", reason=asked.reason, raw_text=asked.raw_text, call_keys=asked.keys
+    )
 
 
 @dataclass
@@ -130,9 +159,10 @@ class ClipsResult:
     def lines(self) -> list[str]:
         """What the CLI shows: counts, then a warning per unfilled quota."""
         over = len(self.dropped) - self.filtered
-        return ([f"{len(self.clips)} clips, {len(self.kept)} kept, {self.filtered} dropped by the informativeness "
-                 f"filter" + (f", {over} over the quotas" if over else "")]
-                + [f"warning: quota not filled: {line}" for line in self.short])
+        return [
+            f"{len(self.clips)} clips, {len(self.kept)} kept, {self.filtered} dropped by the informativeness "
+            f"filter" + (f", {over} over the quotas" if over else "")
+        ] + [f"warning: quota not filled: {line}" for line in self.short]
 
 
 def domain_balance(clips: dict[str, MishapClip], kept: list[str]) -> list[dict]:
@@ -144,15 +174,29 @@ def domain_balance(clips: dict[str, MishapClip], kept: list[str]) -> list[dict]:
     for domain in MISHAP_DOMAINS:
         for (d, source), count in sorted(before.items()):
             if d == domain:
-                rows.append({"domain": d, "source": source, "clips": count, "kept": after[(d, source)], "share_kept": None})
-        rows.append({"domain": domain, "source": "(all)", "clips": sum(v for (d, _), v in before.items() if d == domain),
-                     "kept": sum(v for (d, _), v in after.items() if d == domain),
-                     "share_kept": sum(v for (d, _), v in after.items() if d == domain) / n})
+                rows.append(
+                    {"domain": d, "source": source, "clips": count, "kept": after[(d, source)], "share_kept": None}
+                )
+        rows.append(
+            {
+                "domain": domain,
+                "source": "(all)",
+                "clips": sum(v for (d, _), v in before.items() if d == domain),
+                "kept": sum(v for (d, _), v in after.items() if d == domain),
+                "share_kept": sum(v for (d, _), v in after.items() if d == domain) / n,
+            }
+        )
     return rows
 
 
-def apply_quotas(clips: dict[str, MishapClip], kept: list[str], *, per_domain: int | None = None,
-                 per_source: int | dict[str, int] | None = None, seed: int = 0) -> tuple[list[str], dict[str, str], list[str]]:
+def apply_quotas(
+    clips: dict[str, MishapClip],
+    kept: list[str],
+    *,
+    per_domain: int | None = None,
+    per_source: int | dict[str, int] | None = None,
+    seed: int = 0,
+) -> tuple[list[str], dict[str, str], list[str]]:
     """Enforce the curation quotas on the clips the filter kept (seed 001, 3.1 and Fig. 3a: balanced domains, two
     sources each): at most ``per_source`` clips of a source (one number for all, or source -> number), then at most
     ``per_domain`` of a domain, taken from its sources in turn; each in a seeded order. Returns the kept ids (in
@@ -166,9 +210,12 @@ def apply_quotas(clips: dict[str, MishapClip], kept: list[str], *, per_domain: i
     if isinstance(per_source, dict):
         unknown = sorted(set(per_source) - {src for _, src in by_source})
         if unknown:
-            raise InputError(f"the per-source quota names source(s) {unknown} that no kept clip has; the kept sources are "
-                             f"{sorted({src for _, src in by_source})}", field="per_source",
-                             fix="spell each source as the manifest's 'source' column does")
+            raise InputError(
+                f"the per-source quota names source(s) {unknown} that no kept clip has; the kept sources are "
+                f"{sorted({src for _, src in by_source})}",
+                field="per_source",
+                fix="spell each source as the manifest's 'source' column does",
+            )
     dropped: dict[str, str] = {}
     short: list[str] = []
     queues: dict[str, list[list[str]]] = {}
@@ -192,27 +239,49 @@ def apply_quotas(clips: dict[str, MishapClip], kept: list[str], *, per_domain: i
                     if q and len(take) < per_domain:
                         take.append(q.pop(0))
             if len(take) < per_domain:
-                short.append(f"domain {domain}: {len(take)} clips after the filter and source quotas, quota {per_domain}")
+                short.append(
+                    f"domain {domain}: {len(take)} clips after the filter and source quotas, quota {per_domain}"
+                )
             for q in sources:
                 for cid in q:
                     dropped[cid] = f"over the per-domain quota ({per_domain} for {domain})"
     return [c for c in kept if c not in dropped], dropped, short
 
 
-def import_clips(run_dir: str | Path, manifest: str | Path, *, filter_llm: str | None = None, retries: int = 2,
-                 per_domain: int | None = None, per_source: int | dict[str, int] | None = None, seed: int = 0,
-                 config: LLMConfig | None = None, quiet: bool = False, audio_root: str | Path | None = None) -> ClipsResult:
+def import_clips(
+    run_dir: str | Path,
+    manifest: str | Path,
+    *,
+    filter_llm: str | None = None,
+    retries: int = 2,
+    per_domain: int | None = None,
+    per_source: int | dict[str, int] | None = None,
+    seed: int = 0,
+    config: LLMConfig | None = None,
+    quiet: bool = False,
+    audio_root: str | Path | None = None,
+) -> ClipsResult:
     """Store the manifest's clips, run the informativeness filter (when an LLM is given), enforce the per-domain and
     per-source quotas on what it kept (``apply_quotas``) and record the step."""
-    for name, v in (("--per-domain", per_domain), *((f"--per-source {k}", n) for k, n in (
-            per_source.items() if isinstance(per_source, dict) else [("", per_source)]))):
+    for name, v in (
+        ("--per-domain", per_domain),
+        *(
+            (f"--per-source {k}", n)
+            for k, n in (per_source.items() if isinstance(per_source, dict) else [("", per_source)])
+        ),
+    ):
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
             raise InputError(f"expected a positive number of clips, got {v!r}", field=name.strip())
     clips = load_manifest(manifest, audio_root=audio_root)
     with Store(run_dir) as store:
         # provenance fields enter the fingerprint only when given: manifests without them keep their fingerprints
-        clip_stage = Stage(CLIPS_STAGE, {"version": VERSION, "clips": [
-            c.model_dump(exclude={k for k in PROVENANCE if getattr(c, k) is None}) for c in clips]})
+        clip_stage = Stage(
+            CLIPS_STAGE,
+            {
+                "version": VERSION,
+                "clips": [c.model_dump(exclude={k for k in PROVENANCE if getattr(c, k) is None}) for c in clips],
+            },
+        )
         for c in clips:
             store.put(clip_stage.name, clip_stage.fingerprint, c.id, c)
         by_id = {c.id: c for c in clips}
@@ -221,14 +290,31 @@ def import_clips(run_dir: str | Path, manifest: str | Path, *, filter_llm: str |
         stats = CallStats()
         if filter_llm:
             backend = LLM_BACKENDS.create(filter_llm, config=config if config is not None else load_llm_config())
-            st = Stage(FILTER_STAGE, {"version": VERSION, **backend.identity(), "params": FILTER_PARAMS,
-                                      "retries": retries, "prompts": prompts_hash()}, (clip_stage.fingerprint,))
+            st = Stage(
+                FILTER_STAGE,
+                {
+                    "version": VERSION,
+                    **backend.identity(),
+                    "params": FILTER_PARAMS,
+                    "retries": retries,
+                    "prompts": prompts_hash(),
+                },
+                (clip_stage.fingerprint,),
+            )
 
             async def fn(caller: Caller, clip: MishapClip) -> Informativeness | str:
                 return await _assess(caller, backend, clip, retries)
 
-            res = run_calls(store, st, [(c.id, c) for c in clips], backend, fn, Informativeness,
-                            description="informativeness", quiet=quiet)
+            res = run_calls(
+                store,
+                st,
+                [(c.id, c) for c in clips],
+                backend,
+                fn,
+                Informativeness,
+                description="informativeness",
+                quiet=quiet,
+            )
             stats = res.stats
             stages["informative"] = st.fingerprint
             for cid in by_id:
@@ -247,11 +333,21 @@ def import_clips(run_dir: str | Path, manifest: str | Path, *, filter_llm: str |
             dropped.update(over)
         balance = domain_balance(by_id, kept)
         quotas = {"per_domain": per_domain, "per_source": per_source, "seed": seed, "short": short}
-        record_manifest(store, command=COMMANDS["clips"],
-                        config={"manifest": str(Path(manifest).resolve()), "filter_llm": filter_llm, "retries": retries,
-                                "kept": kept, "dropped": dropped, "balance": balance,
-                                **({"quotas": quotas} if per_domain is not None or per_source is not None else {})},
-                        seeds={"quotas": seed} if per_domain is not None or per_source is not None else {}, stages=stages)
+        record_manifest(
+            store,
+            command=COMMANDS["clips"],
+            config={
+                "manifest": str(Path(manifest).resolve()),
+                "filter_llm": filter_llm,
+                "retries": retries,
+                "kept": kept,
+                "dropped": dropped,
+                "balance": balance,
+                **({"quotas": quotas} if per_domain is not None or per_source is not None else {}),
+            },
+            seeds={"quotas": seed} if per_domain is not None or per_source is not None else {},
+            stages=stages,
+        )
         return ClipsResult(by_id, kept, dropped, balance, stages, stats, short, n_filtered)
 
 

@@ -10,9 +10,18 @@ from pathlib import Path
 
 from halluscope.core.store import Store
 
-COLUMNS = [("category", "Category"), ("strategy", "Strategy"), ("answer_id", "Answer"), ("judge", "Judge"),
-           ("humans", "Humans"), ("question", "Question"), ("response", "Response"), ("rubric", "Rubric"),
-           ("description", "Audio description"), ("judge_reply", "Judge reply")]
+COLUMNS = [
+    ("category", "Category"),
+    ("strategy", "Strategy"),
+    ("answer_id", "Answer"),
+    ("judge", "Judge"),
+    ("humans", "Humans"),
+    ("question", "Question"),
+    ("response", "Response"),
+    ("rubric", "Rubric"),
+    ("description", "Audio description"),
+    ("judge_reply", "Judge reply"),
+]
 
 
 def disagreements(run_dir: str | Path, *, judge_run: str | None = None) -> list[dict]:
@@ -35,11 +44,21 @@ def disagreements(run_dir: str | Path, *, judge_run: str | None = None) -> list[
         j, it = verdicts.get(answer_id), by_id.get(answer_id)
         if j is None or it is None or j.status != "ok" or all(v == j.verdict for v in humans.values()):
             continue
-        rows.append({"category": it["category"], "strategy": it["strategy"], "answer_id": answer_id,
-                     "judge": j.verdict, "judge_stance": j.stance,
-                     "humans": ", ".join(f"{a}: {v}" for a, v in sorted(humans.items())),
-                     "question": it["question"], "response": it["response"], "rubric": it["rubric"],
-                     "description": it["description"], "judge_reply": (j.raw_text or "")[:2000]})
+        rows.append(
+            {
+                "category": it["category"],
+                "strategy": it["strategy"],
+                "answer_id": answer_id,
+                "judge": j.verdict,
+                "judge_stance": j.stance,
+                "humans": ", ".join(f"{a}: {v}" for a, v in sorted(humans.items())),
+                "question": it["question"],
+                "response": it["response"],
+                "rubric": it["rubric"],
+                "description": it["description"],
+                "judge_reply": (j.raw_text or "")[:2000],
+            }
+        )
     return sorted(rows, key=lambda r: (r["category"], r["answer_id"]))
 
 
@@ -53,9 +72,15 @@ def summary(rows: list[dict], run_dir: str | Path) -> list[dict]:
     out = []
     for c in ("context", "knowledge"):
         mine = [r for r in rows if r["category"] == c]
-        out.append({"category": c, "annotated_labels": annotated.get(c, 0), "disagreements": len(mine),
-                    "judge_hallucinated": sum(r["judge"] == "hallucinated" for r in mine),
-                    "judge_grounded": sum(r["judge"] == "grounded" for r in mine)})
+        out.append(
+            {
+                "category": c,
+                "annotated_labels": annotated.get(c, 0),
+                "disagreements": len(mine),
+                "judge_hallucinated": sum(r["judge"] == "hallucinated" for r in mine),
+                "judge_grounded": sum(r["judge"] == "grounded" for r in mine),
+            }
+        )
     return out
 
 
@@ -64,22 +89,37 @@ def section(run_dir: str | Path, judge_run: str | None = None):
     from halluscope.report.table import Table
 
     rows = disagreements(run_dir, judge_run=judge_run)
-    return Section("Judge-human disagreements (MISHAP-Bench, section 3.3)", [
-        "Each annotated answer whose judge verdict differs from an annotator's label, with the rubric and the "
-        "evidence: the material for a revised rubric formulation ('mishap rubrics --formulation') or judge prompt.",
-        Table("disagreement_counts", [("category", "Category"), ("annotated_labels", "Labels"),
-                                      ("disagreements", "Disagreements"),
-                                      ("judge_hallucinated", "Judge: hallucinated"),
-                                      ("judge_grounded", "Judge: grounded")], summary(rows, run_dir),
-              title="Per category"),
-        Table("disagreements", COLUMNS, rows, title="Disagreements", empty="no judge-human disagreement"),
-    ])
+    return Section(
+        "Judge-human disagreements (MISHAP-Bench, section 3.3)",
+        [
+            "Each annotated answer whose judge verdict differs from an annotator's label, with the rubric and the "
+            "evidence: the material for a revised rubric formulation ('mishap rubrics --formulation') or judge prompt.",
+            Table(
+                "disagreement_counts",
+                [
+                    ("category", "Category"),
+                    ("annotated_labels", "Labels"),
+                    ("disagreements", "Disagreements"),
+                    ("judge_hallucinated", "Judge: hallucinated"),
+                    ("judge_grounded", "Judge: grounded"),
+                ],
+                summary(rows, run_dir),
+                title="Per category",
+            ),
+            Table("disagreements", COLUMNS, rows, title="Disagreements", empty="no judge-human disagreement"),
+        ],
+    )
 
 
 def write(run_dir: str | Path, judge_run: str | None = None) -> Path:
     """RUN/report/mishap/disagreements.{md,html,csv}; returns the HTML path."""
     from halluscope.report.page import write_folder
 
-    return write_folder(Path(run_dir) / "report" / "mishap", [section(run_dir, judge_run)],
-                        title="MISHAP-Bench: judge-human disagreements", md_name="disagreements.md",
-                        html_name="disagreements.html", json_name=None)
+    return write_folder(
+        Path(run_dir) / "report" / "mishap",
+        [section(run_dir, judge_run)],
+        title="MISHAP-Bench: judge-human disagreements",
+        md_name="disagreements.md",
+        html_name="disagreements.html",
+        json_name=None,
+    )

@@ -54,21 +54,28 @@ class FtsEvidence:
         self.collection = Path(collection)
         docs = list(self._documents())
         if not docs:
-            raise InputError("no documents", file=str(self.collection),
-                             fix="give a folder of .txt/.md files or a .jsonl with id, title, text")
+            raise InputError(
+                "no documents",
+                file=str(self.collection),
+                fix="give a folder of .txt/.md files or a .jsonl with id, title, text",
+            )
         self.digest = chunks_sha256((json.dumps(d, ensure_ascii=False, sort_keys=True) for d in docs), 16)
         self.snippet_tokens = snippet_tokens
         self.n_docs = len(docs)
         self._db = sqlite3.connect(str(index) if index else ":memory:", check_same_thread=False)
-        self._db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(doc_id UNINDEXED, title, text,"
-                         " tokenize='unicode61 remove_diacritics 2')")
+        self._db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(doc_id UNINDEXED, title, text,"
+            " tokenize='unicode61 remove_diacritics 2')"
+        )
         self._db.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)")
         row = self._db.execute("SELECT v FROM meta WHERE k='digest'").fetchone()
         if row is None or row[0] != self.digest:
             with self._db:
                 self._db.execute("DELETE FROM docs")
-                self._db.executemany("INSERT INTO docs (doc_id, title, text) VALUES (?, ?, ?)",
-                                     [(d["id"], d["title"], d["text"]) for d in docs])
+                self._db.executemany(
+                    "INSERT INTO docs (doc_id, title, text) VALUES (?, ?, ?)",
+                    [(d["id"], d["title"], d["text"]) for d in docs],
+                )
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES ('digest', ?)", (self.digest,))
 
     def _documents(self) -> list[dict]:
@@ -85,11 +92,18 @@ class FtsEvidence:
         if p.suffix != ".jsonl" and p.exists():
             raise InputError("not a folder or a .jsonl file", file=str(p), fix=fix)
         rows = read_rows(p, DOC_FIELDS, what="evidence collection", fix=fix, formats=("jsonl",)).rows
-        return [{"id": r.values.get("id", str(r.number)), "title": r.values.get("title", ""), "text": r.values["text"]}
-                for r in rows]
+        return [
+            {"id": r.values.get("id", str(r.number)), "title": r.values.get("title", ""), "text": r.values["text"]}
+            for r in rows
+        ]
 
     def identity(self) -> dict:
-        return {"tool": "fts5", "collection": self.digest, "documents": self.n_docs, "snippet_tokens": self.snippet_tokens}
+        return {
+            "tool": "fts5",
+            "collection": self.digest,
+            "documents": self.n_docs,
+            "snippet_tokens": self.snippet_tokens,
+        }
 
     def search(self, query: str, k: int = 3) -> list[Evidence]:
         q = fts_query(query)
@@ -97,5 +111,7 @@ class FtsEvidence:
             return []
         rows = self._db.execute(
             "SELECT doc_id, title, snippet(docs, 2, '', '', ' ... ', ?) FROM docs WHERE docs MATCH ? "
-            "ORDER BY bm25(docs) LIMIT ?", (self.snippet_tokens, q, k)).fetchall()
+            "ORDER BY bm25(docs) LIMIT ?",
+            (self.snippet_tokens, q, k),
+        ).fetchall()
         return [Evidence(doc_id=r[0], title=r[1], snippet=" ".join(r[2].split())) for r in rows]

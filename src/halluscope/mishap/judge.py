@@ -54,14 +54,19 @@ def load_examples(path: str | Path | None = None) -> dict[str, list[dict]]:
 
     fix = "pass a JSON file shaped like prompts/mishap/examples.json"
     if path is None:
-        data = json.loads((resources.files("halluscope") / "prompts" / "mishap" / "examples.json").read_text(encoding="utf-8"))
+        data = json.loads(
+            (resources.files("halluscope") / "prompts" / "mishap" / "examples.json").read_text(encoding="utf-8")
+        )
         src = "the packaged examples.json"
     else:
         data, src = read_json(path, what="judge examples file", fix=fix), str(path)
     if not isinstance(data, dict):
         raise InputError(f"expected an object with 'context' and 'knowledge', got {describe(data)}", file=src, fix=fix)
-    fields = (*(Field(k) for k in ("question", "response", "description", "rubric", "verdict")),
-              Field("stance", required=False), Field("explanation", required=False))
+    fields = (
+        *(Field(k) for k in ("question", "response", "description", "rubric", "verdict")),
+        Field("stance", required=False),
+        Field("explanation", required=False),
+    )
     problems = Problems(src)
     out = {}
     for cat in ("context", "knowledge"):
@@ -74,7 +79,10 @@ def load_examples(path: str | Path | None = None) -> dict[str, list[dict]]:
             continue
         for i, c in enumerate(checked):
             if c["verdict"] not in ("grounded", "hallucinated"):  # type: ignore[index]
-                problems.add(f"expected 'grounded' or 'hallucinated', got {c['verdict']!r}", field=f"{cat}[{i}].verdict")  # type: ignore[index]
+                problems.add(
+                    f"expected 'grounded' or 'hallucinated', got {c['verdict']!r}",  # type: ignore[index]
+                    field=f"{cat}[{i}].verdict",
+                )
         counts = [sum(r["verdict"] == v for r in rows) for v in ("grounded", "hallucinated")]
         if counts != [3, 3] or len(rows) != 6:
             problems.add(f"needs exactly three grounded and three hallucinated examples, got {counts}", field=cat)
@@ -86,10 +94,16 @@ def load_examples(path: str | Path | None = None) -> dict[str, list[dict]]:
 def format_examples(rows: list[dict], *, rubric: bool = True) -> str:
     parts = []
     for n, r in enumerate(rows, 1):
-        verdict = {"verdict": r["verdict"], "stance": r.get("stance", "asserts"), "explanation": r.get("explanation", "")}
+        verdict = {
+            "verdict": r["verdict"],
+            "stance": r.get("stance", "asserts"),
+            "explanation": r.get("explanation", ""),
+        }
         ref = f"\nReference rubric: {r['rubric']}" if rubric else ""
-        parts.append(f"Example {n}\nQuestion: {r['question']}\nResponse: {r['response']}\nAudio description: "
-                     f"{r['description']}{ref}\nJudgement: {json.dumps(verdict, ensure_ascii=False)}")
+        parts.append(
+            f"Example {n}\nQuestion: {r['question']}\nResponse: {r['response']}\nAudio description: "
+            f"{r['description']}{ref}\nJudgement: {json.dumps(verdict, ensure_ascii=False)}"
+        )
     return "\n\n".join(parts)
 
 
@@ -99,8 +113,10 @@ _RUBRIC_CUTS = ("Reference rubric: {RUBRIC}\n", " Apply the reference rubric wri
 # packaged judge-prompt versions, each a folder of files: v3 the refined prompt (default), v1 the initial one, v2
 # between them (seed 001, E.3 / Table 10)
 PROMPT_VERSIONS = {"v3": "", "v1": "judge_v1/", "v2": "judge_v2/"}
-_SLOTS = {"context": {"EXAMPLES", "QUESTION", "RESPONSE", "DESCRIPTION", "RUBRIC"},
-          "knowledge": {"EXAMPLES", "QUESTION", "RESPONSE", "DESCRIPTION", "RUBRIC", "SEARCH INSTRUCTIONS"}}
+_SLOTS = {
+    "context": {"EXAMPLES", "QUESTION", "RESPONSE", "DESCRIPTION", "RUBRIC"},
+    "knowledge": {"EXAMPLES", "QUESTION", "RESPONSE", "DESCRIPTION", "RUBRIC", "SEARCH INSTRUCTIONS"},
+}
 
 
 @dataclass(frozen=True)
@@ -123,20 +139,28 @@ class JudgeConfig:
         else:
             path = Path(self.prompt) / f"judge.{category}.txt"
             if not path.is_file():
-                raise InputError(f"judge configuration '{self.name}': no prompt file {path}", file=str(path),
-                                 fix=f"give prompt as one of {sorted(PROMPT_VERSIONS)} or a folder with "
-                                     "judge.context.txt and judge.knowledge.txt")
+                raise InputError(
+                    f"judge configuration '{self.name}': no prompt file {path}",
+                    file=str(path),
+                    fix=f"give prompt as one of {sorted(PROMPT_VERSIONS)} or a folder with "
+                    "judge.context.txt and judge.knowledge.txt",
+                )
             base = Template(str(path), path.read_text(encoding="utf-8"))
             if base.slots != _SLOTS[category]:
-                raise InputError(f"expected the slots {sorted(_SLOTS[category])}, got {sorted(base.slots)}",
-                                 file=str(path), fix="write the slots as the packaged judge prompts do")
+                raise InputError(
+                    f"expected the slots {sorted(_SLOTS[category])}, got {sorted(base.slots)}",
+                    file=str(path),
+                    fix="write the slots as the packaged judge prompts do",
+                )
         cuts = ([] if self.examples else [_EXAMPLES_BLOCK]) + ([] if self.rubric else list(_RUBRIC_CUTS))
         text = base.text
         for cut in cuts:
             if cut not in text:
-                raise InputError(f"judge configuration '{self.name}' leaves out text the prompt does not have: "
-                                 f"expected {cut!r}", file=base.name,
-                                 fix="keep the examples block and the rubric lines as the packaged prompts write them")
+                raise InputError(
+                    f"judge configuration '{self.name}' leaves out text the prompt does not have: expected {cut!r}",
+                    file=base.name,
+                    fix="keep the examples block and the rubric lines as the packaged prompts write them",
+                )
             text = text.replace(cut, "")
         return Template(base.name, text)
 
@@ -149,15 +173,29 @@ class JudgeConfig:
 FULL = JudgeConfig("full")
 
 
-def judge_messages(*, category: MishapCategory, question: str, response: str, description: str, rubric: str,
-                   examples: dict[str, list[dict]], max_searches: int = 0,
-                   config: JudgeConfig = FULL) -> list[ChatMessage]:
+def judge_messages(
+    *,
+    category: MishapCategory,
+    question: str,
+    response: str,
+    description: str,
+    rubric: str,
+    examples: dict[str, list[dict]],
+    max_searches: int = 0,
+    config: JudgeConfig = FULL,
+) -> list[ChatMessage]:
     t = config.template(category)
-    values = {"EXAMPLES": format_examples(examples[category], rubric=config.rubric) if config.examples else "",
-              "QUESTION": question, "RESPONSE": response, "DESCRIPTION": description, "RUBRIC": rubric}
+    values = {
+        "EXAMPLES": format_examples(examples[category], rubric=config.rubric) if config.examples else "",
+        "QUESTION": question,
+        "RESPONSE": response,
+        "DESCRIPTION": description,
+        "RUBRIC": rubric,
+    }
     if category == "knowledge":
-        values["SEARCH INSTRUCTIONS"] = (prompt("search").render({"MAX SEARCHES": str(max_searches)})
-                                         if max_searches > 0 else "")
+        values["SEARCH INSTRUCTIONS"] = (
+            prompt("search").render({"MAX SEARCHES": str(max_searches)}) if max_searches > 0 else ""
+        )
     return [ChatMessage(role="user", content=t.render({k: v for k, v in values.items() if k in t.slots}))]
 
 
@@ -174,8 +212,17 @@ def parse_verdict(text: str | None) -> tuple[str | None, str | None, str | None]
 class GroundednessJudge:
     """One judge backend, its fixed examples and an optional evidence tool."""
 
-    def __init__(self, backend: ChatBackend, *, examples: dict[str, list[dict]], tool: EvidenceTool | None = None,
-                 max_searches: int = 3, retries: int = 2, k: int = 3, config: JudgeConfig = FULL) -> None:
+    def __init__(
+        self,
+        backend: ChatBackend,
+        *,
+        examples: dict[str, list[dict]],
+        tool: EvidenceTool | None = None,
+        max_searches: int = 3,
+        retries: int = 2,
+        k: int = 3,
+        config: JudgeConfig = FULL,
+    ) -> None:
         self.config = config
         self.backend, self.examples = backend, examples
         self.tool = tool if config.evidence else None
@@ -184,22 +231,56 @@ class GroundednessJudge:
 
     def identity(self) -> dict:
         ex = json_sha256(self.examples, 16)
-        out = {"version": VERSION, **self.backend.identity(), "params": PARAMS, "retries": self.retries,
-               "examples": ex, "tool": self.tool.identity() if self.tool else None, "max_searches": self.max_searches,
-               "k": self.k, "prompts": prompts_hash()}
-        return out if self.config == FULL else out | {"config": self.config.identity()}  # the default keeps its fingerprint
+        out = {
+            "version": VERSION,
+            **self.backend.identity(),
+            "params": PARAMS,
+            "retries": self.retries,
+            "examples": ex,
+            "tool": self.tool.identity() if self.tool else None,
+            "max_searches": self.max_searches,
+            "k": self.k,
+            "prompts": prompts_hash(),
+        }
+        return (
+            out if self.config == FULL else out | {"config": self.config.identity()}
+        )  # the default keeps its fingerprint
 
-    async def judge(self, caller: Caller, answer: MishapAnswer, q: MishapQuestion, clip: MishapClip,
-                    rubric: MishapRubric) -> GroundednessJudgement | str:
-        return await self.judge_text(caller, answer_id=answer.id, category=q.category, question=q.text,
-                                     response=answer.text or "", description=clip.description, rubric=rubric.text)
+    async def judge(
+        self, caller: Caller, answer: MishapAnswer, q: MishapQuestion, clip: MishapClip, rubric: MishapRubric
+    ) -> GroundednessJudgement | str:
+        return await self.judge_text(
+            caller,
+            answer_id=answer.id,
+            category=q.category,
+            question=q.text,
+            response=answer.text or "",
+            description=clip.description,
+            rubric=rubric.text,
+        )
 
-    async def judge_text(self, caller: Caller, *, answer_id: str, category: MishapCategory, question: str,
-                         response: str, description: str, rubric: str) -> GroundednessJudgement | str:
+    async def judge_text(
+        self,
+        caller: Caller,
+        *,
+        answer_id: str,
+        category: MishapCategory,
+        question: str,
+        response: str,
+        description: str,
+        rubric: str,
+    ) -> GroundednessJudgement | str:
         """Judge one response given as text (MISHAP answers and imported closed-form responses alike)."""
-        base = judge_messages(category=category, question=question, response=response, description=description,
-                              rubric=rubric, examples=self.examples, config=self.config,
-                              max_searches=self.max_searches if category == "knowledge" else 0)
+        base = judge_messages(
+            category=category,
+            question=question,
+            response=response,
+            description=description,
+            rubric=rubric,
+            examples=self.examples,
+            config=self.config,
+            max_searches=self.max_searches if category == "knowledge" else 0,
+        )
         searches: list[EvidenceSearch] = []  # the searches of the current attempt
         turn = {"nonce": 0}
 
@@ -220,8 +301,11 @@ class GroundednessJudge:
             hits = self.tool.search(query, self.k)
             searches.append(EvidenceSearch(query=query, results=tuple(h.doc_id for h in hits)))
             listing = "\n".join(f"[{h.doc_id}] {h.title}: {h.snippet}" for h in hits) or "(no documents found)"
-            messages = [*req.messages, ChatMessage(role="assistant", content=resp.text or ""),
-                        ChatMessage(role="user", content=prompt("evidence").render({"QUERY": query, "RESULTS": listing}))]
+            messages = [
+                *req.messages,
+                ChatMessage(role="assistant", content=resp.text or ""),
+                ChatMessage(role="user", content=prompt("evidence").render({"QUERY": query, "RESULTS": listing})),
+            ]
             return self.backend.request(messages, nonce=req.nonce, tag=req.tag, params=PARAMS)
 
         def request(nonce: int):
@@ -235,17 +319,39 @@ class GroundednessJudge:
             return f"{self.backend.spec}: {asked.error}"
         if asked.ok:
             verdict, stance = asked.value
-            return GroundednessJudgement(answer_id=answer_id, judge=self.backend.spec, status="ok", verdict=verdict,
-                                         stance=stance, raw_text=asked.raw_text, searches=tuple(searches),
-                                         call_keys=asked.keys)
-        return GroundednessJudgement(answer_id=answer_id, judge=self.backend.spec, status="unscored",
-                                     raw_text=asked.raw_text, unscored_reason=asked.reason, searches=tuple(searches),
-                                     call_keys=asked.keys)
+            return GroundednessJudgement(
+                answer_id=answer_id,
+                judge=self.backend.spec,
+                status="ok",
+                verdict=verdict,
+                stance=stance,
+                raw_text=asked.raw_text,
+                searches=tuple(searches),
+                call_keys=asked.keys,
+            )
+        return GroundednessJudgement(
+            answer_id=answer_id,
+            judge=self.backend.spec,
+            status="unscored",
+            raw_text=asked.raw_text,
+            unscored_reason=asked.reason,
+            searches=tuple(searches),
+            call_keys=asked.keys,
+        )
 
 
-def run_judge(run_dir: str | Path, judge: str, *, examples: str | Path | None = None, evidence: str | Path | None = None,
-              max_searches: int = 3, retries: int = 2, config: LLMConfig | None = None,
-              quiet: bool = False, judge_config: JudgeConfig = FULL) -> CallSummary[GroundednessJudgement]:
+def run_judge(
+    run_dir: str | Path,
+    judge: str,
+    *,
+    examples: str | Path | None = None,
+    evidence: str | Path | None = None,
+    max_searches: int = 3,
+    retries: int = 2,
+    config: LLMConfig | None = None,
+    quiet: bool = False,
+    judge_config: JudgeConfig = FULL,
+) -> CallSummary[GroundednessJudgement]:
     """Judge every answer of every model answered so far against the current rubrics (``judge_config``: which
     inputs the prompt carries and its version; the default is the full judge)."""
     backend = LLM_BACKENDS.create(judge, config=config if config is not None else load_llm_config())
@@ -254,32 +360,59 @@ def run_judge(run_dir: str | Path, judge: str, *, examples: str | Path | None = 
         from halluscope.mishap.evidence import FtsEvidence
 
         tool = FtsEvidence(evidence)
-    gj = GroundednessJudge(backend, examples=load_examples(examples), tool=tool, max_searches=max_searches,
-                           retries=retries, config=judge_config)
+    gj = GroundednessJudge(
+        backend,
+        examples=load_examples(examples),
+        tool=tool,
+        max_searches=max_searches,
+        retries=retries,
+        config=judge_config,
+    )
     with Store(run_dir) as store:
         sets = answer_sets(store)
         if not sets:
-            raise HalluscopeError(f"{run_dir} has no answers yet; run 'halluscope mishap answer {run_dir} --model ...' first")
+            raise HalluscopeError(
+                f"{run_dir} has no answers yet; run 'halluscope mishap answer {run_dir} --model ...' first"
+            )
         questions, clips, rubrics = load_questions(store), kept_clips(store), current_rubrics(store)
         answers = {k: a for k, a in load_answers(store).items() if judgeable(a) and a.question_id in rubrics}
         up = upstream(store, "rubrics")
-        stage = Stage(STAGE, {**gj.identity(), "rubrics": rubric_set_hash(rubrics)},
-                      (up["rubrics"], *sorted(sets.values())))
+        stage = Stage(
+            STAGE, {**gj.identity(), "rubrics": rubric_set_hash(rubrics)}, (up["rubrics"], *sorted(sets.values()))
+        )
 
         async def fn(caller: Caller, a: MishapAnswer) -> GroundednessJudgement | str:
             q = questions[a.question_id]
             return await gj.judge(caller, a, q, clips[q.clip_id], rubrics[q.id])
 
-        res = run_calls(store, stage, sorted(answers.items()), backend, fn, GroundednessJudgement,
-                        description="groundedness judge", quiet=quiet)
-        record_manifest(store, command=COMMANDS["judge"],
-                        config={"judge": judge, "examples": str(examples) if examples else "packaged",
-                                "evidence": str(evidence) if evidence else None, "max_searches": max_searches,
-                                "retries": retries, "rubrics": rubric_set_hash(rubrics),
-                                # answers shown as in-context examples: left out of judge-human agreement
-                                "example_answer_ids": sorted(r["answer_id"] for rs in gj.examples.values()
-                                                             for r in rs if r.get("answer_id"))},
-                        seeds={}, stages={**up, **{f"answers:{m}": fp for m, fp in sets.items()}, "judge": stage.fingerprint})
+        res = run_calls(
+            store,
+            stage,
+            sorted(answers.items()),
+            backend,
+            fn,
+            GroundednessJudgement,
+            description="groundedness judge",
+            quiet=quiet,
+        )
+        record_manifest(
+            store,
+            command=COMMANDS["judge"],
+            config={
+                "judge": judge,
+                "examples": str(examples) if examples else "packaged",
+                "evidence": str(evidence) if evidence else None,
+                "max_searches": max_searches,
+                "retries": retries,
+                "rubrics": rubric_set_hash(rubrics),
+                # answers shown as in-context examples: left out of judge-human agreement
+                "example_answer_ids": sorted(
+                    r["answer_id"] for rs in gj.examples.values() for r in rs if r.get("answer_id")
+                ),
+            },
+            seeds={},
+            stages={**up, **{f"answers:{m}": fp for m, fp in sets.items()}, "judge": stage.fingerprint},
+        )
         return res
 
 
@@ -315,8 +448,11 @@ def examples_from_annotations(run_dir: str | Path, *, seed: int = 0) -> tuple[di
     for cat in ("context", "knowledge"):
         chosen = []
         for verdict in ("grounded", "hallucinated"):
-            unanimous = sorted(a for a, v in votes.items() if v == {verdict} and a in by_id
-                               and by_id[a]["category"] == cat and by_id[a]["rubric"])
+            unanimous = sorted(
+                a
+                for a, v in votes.items()
+                if v == {verdict} and a in by_id and by_id[a]["category"] == cat and by_id[a]["rubric"]
+            )
             pool = [a for a in unanimous if a in stances]
             if len(pool) < 3:
                 no_stance = len(unanimous) - len(pool)
@@ -325,11 +461,14 @@ def examples_from_annotations(run_dir: str | Path, *, seed: int = 0) -> tuple[di
                     f"judge ({no_stance} more have no judge stance); three are needed",
                     file=str(Path(run_dir) / "halluscope.sqlite"),
                     fix="annotate more responses with 'halluscope mishap annotate' (after 'mishap judge'), "
-                        "or pass --examples FILE")
+                    "or pass --examples FILE",
+                )
             for answer_id in rng.sample(pool, 3):
                 it = by_id[answer_id]
-                chosen.append({k: it[k] for k in ("question", "description", "rubric", "response")}
-                              | {"verdict": verdict, "stance": stances[answer_id], "answer_id": answer_id})
+                chosen.append(
+                    {k: it[k] for k in ("question", "description", "rubric", "response")}
+                    | {"verdict": verdict, "stance": stances[answer_id], "answer_id": answer_id}
+                )
                 used.append(answer_id)
         out[cat] = chosen
     return out, used

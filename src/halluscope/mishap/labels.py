@@ -20,8 +20,10 @@ def _store_file(run_dir: str | Path) -> Path:
     path = Path(run_dir) / STORE_NAME
     if not path.is_file():
         what = "does not exist" if not Path(run_dir).exists() else f"has no {STORE_NAME}"
-        raise HalluscopeError(f"{run_dir} is not a run directory ({what}); expected the folder that 'halluscope mishap "
-                              "clips' created. Fix: check the path, or run the earlier steps first")
+        raise HalluscopeError(
+            f"{run_dir} is not a run directory ({what}); expected the folder that 'halluscope mishap "
+            "clips' created. Fix: check the path, or run the earlier steps first"
+        )
     return path
 
 
@@ -46,15 +48,39 @@ class Annotations:
         if self._reader is not None:
             self._reader.close()
 
-    def add(self, *, answer_id: str, annotator: str, label: str, note: str = "", mode: str = "independent",
-            save_id: str | None = None) -> MishapAnnotation:
-        return self.save(answer_id=answer_id, annotator=annotator, label=label, note=note, mode=mode, save_id=save_id)[0]
+    def add(
+        self,
+        *,
+        answer_id: str,
+        annotator: str,
+        label: str,
+        note: str = "",
+        mode: str = "independent",
+        save_id: str | None = None,
+    ) -> MishapAnnotation:
+        return self.save(answer_id=answer_id, annotator=annotator, label=label, note=note, mode=mode, save_id=save_id)[
+            0
+        ]
 
-    def save(self, *, answer_id: str, annotator: str, label: str, note: str = "", mode: str = "independent",
-             save_id: str | None = None) -> tuple[MishapAnnotation, bool]:
+    def save(
+        self,
+        *,
+        answer_id: str,
+        annotator: str,
+        label: str,
+        note: str = "",
+        mode: str = "independent",
+        save_id: str | None = None,
+    ) -> tuple[MishapAnnotation, bool]:
         """Store one label; with a ``save_id`` already stored, return that row and False (a retry stores nothing)."""
-        a = MishapAnnotation(answer_id=answer_id, annotator=annotator, label=label, note=note, mode=mode,  # type: ignore[arg-type]
-                             created=time.time())
+        a = MishapAnnotation(
+            answer_id=answer_id,
+            annotator=annotator,
+            label=label,  # type: ignore[arg-type]
+            note=note,
+            mode=mode,  # type: ignore[arg-type]
+            created=time.time(),
+        )
         return self._store.save_label(a, save_id)
 
     def all(self) -> list[MishapAnnotation]:
@@ -64,8 +90,9 @@ class Annotations:
         return (self._reader or self._store).latest_labels()
 
 
-def annotation_items(run_dir: str | Path, *, sample: int | None = None,
-                     seed: int = 0) -> tuple[list[dict], dict[str, MishapClip]]:
+def annotation_items(
+    run_dir: str | Path, *, sample: int | None = None, seed: int = 0
+) -> tuple[list[dict], dict[str, MishapClip]]:
     """The responses to annotate and clip id -> clip record: every judgeable MISHAP answer and every imported
     closed-form response (the validity study, halluscope.mishap.validity), or a seeded sample of N spread
     evenly across models (seed 001, 3.3: "approximately evenly across models")."""
@@ -77,8 +104,10 @@ def annotation_items(run_dir: str | Path, *, sample: int | None = None,
     from halluscope.mishap.validity_items import annotation_rows
 
     if sample is not None and sample < 1:
-        raise HalluscopeError(f"sample: expected a positive number of responses, got {sample}. "
-                              "Fix: give a sample of N >= 1, or none to annotate every response")
+        raise HalluscopeError(
+            f"sample: expected a positive number of responses, got {sample}. "
+            "Fix: give a sample of N >= 1, or none to annotate every response"
+        )
     _store_file(run_dir)
     items: list[dict] = []
     clips: dict[str, MishapClip] = {}
@@ -86,15 +115,29 @@ def annotation_items(run_dir: str | Path, *, sample: int | None = None,
         has_mishap = store.latest_manifest(COMMANDS["questions"]) is not None  # a validity-only run has none
         if has_mishap:
             questions, clips, rubrics = load_questions(store), kept_clips(store), current_rubrics(store)
-            answers = sorted((a for a in load_answers(store).values() if judgeable(a) and a.question_id in questions),
-                             key=lambda a: a.id)
+            answers = sorted(
+                (a for a in load_answers(store).values() if judgeable(a) and a.question_id in questions),
+                key=lambda a: a.id,
+            )
     if has_mishap:
         for a in answers:
             q = questions[a.question_id]
             clip = clips[q.clip_id]
-            items.append({"id": a.id, "question_id": q.id, "clip_id": clip.id, "model": a.model, "domain": q.domain,
-                          "category": q.category, "strategy": q.strategy, "question": q.text, "response": a.text,
-                          "description": clip.description, "rubric": rubrics[q.id].text if q.id in rubrics else None})
+            items.append(
+                {
+                    "id": a.id,
+                    "question_id": q.id,
+                    "clip_id": clip.id,
+                    "model": a.model,
+                    "domain": q.domain,
+                    "category": q.category,
+                    "strategy": q.strategy,
+                    "question": q.text,
+                    "response": a.text,
+                    "description": clip.description,
+                    "rubric": rubrics[q.id].text if q.id in rubrics else None,
+                }
+            )
     items += annotation_rows(run_dir)
     if sample is not None and sample < len(items):
         items = sorted(sample_by_model(items, sample, seed=seed), key=lambda it: it["id"])

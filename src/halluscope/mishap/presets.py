@@ -22,7 +22,7 @@ UNREAD = "not recorded: the model card could not be read when this file was writ
 class Preset:
     name: str
     model: str
-    values: dict = field(default_factory=dict)   # key -> value (None: none recorded)
+    values: dict = field(default_factory=dict)  # key -> value (None: none recorded)
     sources: dict = field(default_factory=dict)  # key -> where the value comes from, or why there is none
 
     def given(self) -> dict:
@@ -47,8 +47,11 @@ def _read(data: object, src: str) -> dict[str, Preset]:
                 values[k], sources[k] = None, UNREAD if entry.get("_unread") else "the card gives none"
                 continue
             if not isinstance(item, dict) or "value" not in item or not str(item.get("source") or "").strip():
-                raise InputError(f"preset {name!r}, {k}: expected {{'value': ..., 'source': '...'}} (every value "
-                                 "names its source)", file=src, fix=fix)
+                raise InputError(
+                    f"preset {name!r}, {k}: expected {{'value': ..., 'source': '...'}} (every value names its source)",
+                    file=src,
+                    fix=fix,
+                )
             values[k], sources[k] = item["value"], str(item["source"])
         bad = sorted(set(entry) - set(KEYS) - {"model", "_unread"})
         if bad:
@@ -64,20 +67,27 @@ def load_presets(path: str | Path | None = None) -> dict[str, Preset]:
     if path is not None:
         from halluscope.core.inputs import read_json
 
-        presets.update(_read(read_json(path, what="decoding presets file", fix="see mishap/data/decoding_presets.json"),
-                             str(path)))
+        presets.update(
+            _read(read_json(path, what="decoding presets file", fix="see mishap/data/decoding_presets.json"), str(path))
+        )
     return presets
 
 
 def preset(name: str, path: str | Path | None = None) -> Preset:
     presets = load_presets(path)
     if name not in presets:
-        raise InputError(f"unknown decoding preset {name!r}; expected one of {', '.join(sorted(presets))}",
-                         file=str(path) if path else None, fix="pick a listed preset or add one with --preset-file")
+        raise InputError(
+            f"unknown decoding preset {name!r}; expected one of {', '.join(sorted(presets))}",
+            file=str(path) if path else None,
+            fix="pick a listed preset or add one with --preset-file",
+        )
     return presets[name]
 
 
 def presets_rows(path: str | Path | None = None) -> list[dict]:
     """One row per preset and key: value and source (what 'mishap presets' prints)."""
-    return [{"preset": p.name, "model": p.model, "key": k, "value": p.values[k], "source": p.sources[k]}
-            for p in load_presets(path).values() for k in KEYS]
+    return [
+        {"preset": p.name, "model": p.model, "key": k, "value": p.values[k], "source": p.sources[k]}
+        for p in load_presets(path).values()
+        for k in KEYS
+    ]

@@ -56,8 +56,9 @@ def assign_strategies(clip_id: str, category: MishapCategory, n: int, *, seed: i
 ASSIGNMENT = "quota-v1"  # recorded in the questions stage config and manifest
 
 
-def quota_strategies(clip_ids: Sequence[str], category: MishapCategory, n: int, *,
-                     seed: int) -> dict[str, tuple[MishapStrategy, ...]]:
+def quota_strategies(
+    clip_ids: Sequence[str], category: MishapCategory, n: int, *, seed: int
+) -> dict[str, tuple[MishapStrategy, ...]]:
     """``n`` strategies per clip by a seeded quota (seed 001, 3.2: two questions per category per clip, the
     strategies covered evenly): one seeded order of the category's strategies is dealt out in turn over the clips
     (sorted by id), so over the run each strategy is used equally often, +-1, and a clip's n are distinct while
@@ -106,8 +107,11 @@ def load_names(path: str | Path | None) -> tuple[str, ...]:
     """Real source names, one per line (# comments allowed)."""
     if path is None:
         return ()
-    text = read_text(path, what="list of real source names (--real-sources)",
-                     fix="pass a UTF-8 text file with one real source name per line")
+    text = read_text(
+        path,
+        what="list of real source names (--real-sources)",
+        fix="pass a UTF-8 text file with one real source name per line",
+    )
     return tuple(line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#"))
 
 
@@ -131,21 +135,45 @@ def real_source_names(path: str | Path | None = None, *, shipped: bool = True) -
     return tuple(dict.fromkeys(base + load_names(path)))
 
 
-def generation_messages(clip: MishapClip, category: MishapCategory, strategies: Sequence[MishapStrategy], *,
-                        with_audio: bool) -> list[ChatMessage]:
+def generation_messages(
+    clip: MishapClip, category: MishapCategory, strategies: Sequence[MishapStrategy], *, with_audio: bool
+) -> list[ChatMessage]:
     texts = strategy_texts()
     listing = "\n".join(f"{i}. {s}: {texts['strategies'][s]}" for i, s in enumerate(strategies, 1))
-    note = ("The audio clip itself is attached; use both the audio and the description.\n" if with_audio else "")
-    return [ChatMessage(role="user", content=prompt("questions").render({
-        "DOMAIN": clip.domain, "DESCRIPTION KIND": clip.description_kind, "DESCRIPTION": clip.description,
-        "AUDIO NOTE": note, "CATEGORY": category, "CATEGORY DEFINITION": texts["categories"][category],
-        "COUNT": str(len(strategies)), "STRATEGY LIST": listing}))]
+    note = "The audio clip itself is attached; use both the audio and the description.\n" if with_audio else ""
+    return [
+        ChatMessage(
+            role="user",
+            content=prompt("questions").render(
+                {
+                    "DOMAIN": clip.domain,
+                    "DESCRIPTION KIND": clip.description_kind,
+                    "DESCRIPTION": clip.description,
+                    "AUDIO NOTE": note,
+                    "CATEGORY": category,
+                    "CATEGORY DEFINITION": texts["categories"][category],
+                    "COUNT": str(len(strategies)),
+                    "STRATEGY LIST": listing,
+                }
+            ),
+        )
+    ]
 
 
 def adherence_messages(clip: MishapClip, strategy: MishapStrategy, question: str) -> list[ChatMessage]:
-    return [ChatMessage(role="user", content=prompt("adherence").render({
-        "DOMAIN": clip.domain, "DESCRIPTION": clip.description,
-        "STRATEGY DEFINITION": strategy_texts()["strategies"][strategy], "QUESTION": question}))]
+    return [
+        ChatMessage(
+            role="user",
+            content=prompt("adherence").render(
+                {
+                    "DOMAIN": clip.domain,
+                    "DESCRIPTION": clip.description,
+                    "STRATEGY DEFINITION": strategy_texts()["strategies"][strategy],
+                    "QUESTION": question,
+                }
+            ),
+        )
+    ]
 
 
 def parse_questions(text: str | None, strategies: Sequence[MishapStrategy]) -> list[dict | None]:
@@ -158,17 +186,34 @@ def parse_questions(text: str | None, strategies: Sequence[MishapStrategy]) -> l
     out: list[dict | None] = []
     used: set[int] = set()
     for pos, s in enumerate(strategies):
-        pick = next((i for i, x in enumerate(items) if i not in used and str(x.get("strategy", "")).strip().lower()
-                     .replace(" ", "_") == s), None)
-        if pick is None and pos < len(items) and pos not in used and not items[pos].get("strategy") in MISHAP_STRATEGIES["context"] + MISHAP_STRATEGIES["knowledge"]:
+        pick = next(
+            (
+                i
+                for i, x in enumerate(items)
+                if i not in used and str(x.get("strategy", "")).strip().lower().replace(" ", "_") == s
+            ),
+            None,
+        )
+        if (
+            pick is None
+            and pos < len(items)
+            and pos not in used
+            and not items[pos].get("strategy") in MISHAP_STRATEGIES["context"] + MISHAP_STRATEGIES["knowledge"]
+        ):
             pick = pos
         if pick is None:
             out.append(None)
             continue
         used.add(pick)
         src = items[pick].get("invented_source")
-        out.append({"question": items[pick]["question"].strip(),
-                    "invented_source": src.strip() if isinstance(src, str) and src.strip() and src.strip().lower() != "null" else None})
+        out.append(
+            {
+                "question": items[pick]["question"].strip(),
+                "invented_source": src.strip()
+                if isinstance(src, str) and src.strip() and src.strip().lower() != "null"
+                else None,
+            }
+        )
     return out
 
 
@@ -212,8 +257,16 @@ class Slot:
 class QuestionWriter:
     """Generation, checks and regeneration for one slot; ``audio`` attaches the clip when the backend hears audio."""
 
-    def __init__(self, generator: ChatBackend, checker: ChatBackend | None, *, real_names: Sequence[str],
-                 retries: int, with_audio: bool, seed: int) -> None:
+    def __init__(
+        self,
+        generator: ChatBackend,
+        checker: ChatBackend | None,
+        *,
+        real_names: Sequence[str],
+        retries: int,
+        with_audio: bool,
+        seed: int,
+    ) -> None:
         self.generator, self.checker = generator, checker
         self.real_names, self.retries, self.with_audio, self.seed = tuple(real_names), retries, with_audio, seed
 
@@ -237,8 +290,9 @@ class QuestionWriter:
         def request(attempt: int) -> ModelRequest:
             current["attempt"] = attempt
             msgs = generation_messages(slot.clip, slot.category, strategies_of(attempt), with_audio=self.with_audio)
-            return self._attach(self.generator.request(msgs, nonce=attempt, tag=f"{STAGE}:{slot.id}", params=params),
-                                slot.clip)
+            return self._attach(
+                self.generator.request(msgs, nonce=attempt, tag=f"{STAGE}:{slot.id}", params=params), slot.clip
+            )
 
         async def parse(resp) -> tuple[tuple[dict, dict] | None, str | None]:
             attempt = current["attempt"]
@@ -265,11 +319,19 @@ class QuestionWriter:
             checks["name_collision_checked"] = bool(self.real_names)
             if self.real_names:
                 checks["name_collision_free"] = True
-        return MishapQuestion(id=slot.id, clip_id=slot.clip.id, domain=slot.clip.domain, category=slot.category,
-                              strategy=slot.strategy, text=item["question"],
-                              invented_source=item.get("invented_source") if slot.strategy == "false_authority" else None,
-                              generator=self.generator.spec, attempts=len(asked.attempts), checks=checks,
-                              rejected=rejected)
+        return MishapQuestion(
+            id=slot.id,
+            clip_id=slot.clip.id,
+            domain=slot.clip.domain,
+            category=slot.category,
+            strategy=slot.strategy,
+            text=item["question"],
+            invented_source=item.get("invented_source") if slot.strategy == "false_authority" else None,
+            generator=self.generator.spec,
+            attempts=len(asked.attempts),
+            checks=checks,
+            rejected=rejected,
+        )
 
     async def _adherence(self, check: Caller, slot: Slot, question: str) -> str | None:
         assert self.checker is not None
@@ -278,9 +340,17 @@ class QuestionWriter:
             ok, why = read_check(resp.text, "adheres")
             return (None, "unreadable") if ok is None else ((ok, why), None)
 
-        asked = await ask_until_parsed(check, self.checker.request(adherence_messages(slot.clip, slot.strategy, question),
-                                                                   tag=f"{STAGE}.check:{slot.id}", params=CHECK_PARAMS),
-                                       parse, 1, parse_refusals=True)
+        asked = await ask_until_parsed(
+            check,
+            self.checker.request(
+                adherence_messages(slot.clip, slot.strategy, question),
+                tag=f"{STAGE}.check:{slot.id}",
+                params=CHECK_PARAMS,
+            ),
+            parse,
+            1,
+            parse_refusals=True,
+        )
         if asked.status == "failed":
             raise HalluscopeError(f"adherence check by {self.checker.spec} failed: {asked.error}")
         if not asked.ok:
@@ -289,10 +359,20 @@ class QuestionWriter:
         return None if ok else f"does not adhere to {slot.strategy}: {why}"
 
 
-def make_questions(run_dir: str | Path, generator: str, *, checker: str | None = "same", per_category: int = 2,
-                   real_sources: str | Path | None = None, with_audio: bool | None = None, retries: int = 2,
-                   seed: int = 0, config: LLMConfig | None = None, quiet: bool = False,
-                   shipped_sources: bool = True) -> CallSummary[MishapQuestion]:
+def make_questions(
+    run_dir: str | Path,
+    generator: str,
+    *,
+    checker: str | None = "same",
+    per_category: int = 2,
+    real_sources: str | Path | None = None,
+    with_audio: bool | None = None,
+    retries: int = 2,
+    seed: int = 0,
+    config: LLMConfig | None = None,
+    quiet: bool = False,
+    shipped_sources: bool = True,
+) -> CallSummary[MishapQuestion]:
     """Write ``per_category`` questions per category for every kept clip (the spec: 2, so 4 per clip).
 
     ``with_audio`` None: the writer hears the clip when its model can (an hf-audio/ writer; seed 001, 3.2 conditions
@@ -318,11 +398,23 @@ def make_questions(run_dir: str | Path, generator: str, *, checker: str | None =
         clips = kept_clips(store)
         up = upstream(store, "clips")
         # the stage key keeps its stored name ('max_attempts' = retries + 1), so stored runs keep their fingerprint
-        stage = Stage(STAGE, {"version": VERSION, "generator": gen.identity(), "checker": chk.identity() if chk else None,
-                              "per_category": per_category, "max_attempts": retries + 1, "with_audio": with_audio,
-                              "seed": seed, "assignment": ASSIGNMENT, "params": GEN_PARAMS,
-                              "real_sources": sorted(names),
-                              "prompts": prompts_hash()}, tuple(sorted(up.values())))
+        stage = Stage(
+            STAGE,
+            {
+                "version": VERSION,
+                "generator": gen.identity(),
+                "checker": chk.identity() if chk else None,
+                "per_category": per_category,
+                "max_attempts": retries + 1,
+                "with_audio": with_audio,
+                "seed": seed,
+                "assignment": ASSIGNMENT,
+                "params": GEN_PARAMS,
+                "real_sources": sorted(names),
+                "prompts": prompts_hash(),
+            },
+            tuple(sorted(up.values())),
+        )
         slots = []
         quota = {cat: quota_strategies(list(clips), cat, per_category, seed=seed) for cat in MISHAP_CATEGORIES}
         for clip in clips.values():
@@ -335,19 +427,41 @@ def make_questions(run_dir: str | Path, generator: str, *, checker: str | None =
             check = None if chk is None else (others[0] if others else caller)
             return await writer.write(caller, check, slot)
 
-        res = run_calls(store, stage, [(s.id, s) for s in slots], gen, fn, MishapQuestion, description="questions",
-                        quiet=quiet, extra=extra)
-        record_manifest(store, command=COMMANDS["questions"],
-                        config={"generator": generator, "checker": checker, "per_category": per_category,
-                                "with_audio": with_audio, "max_attempts": retries + 1,
-                                "real_sources": str(real_sources) if real_sources else None,
-                                "false_authority_checked": bool(names), "assignment": ASSIGNMENT,
-                                "shipped_sources": shipped_sources, "real_source_names": len(names),
-                                "strategy_counts": {s: sum(x.strategy == s for x in slots) for s in strategy_counts([])}},
-                        seeds={"questions": seed}, stages={**up, "questions": stage.fingerprint})
+        res = run_calls(
+            store,
+            stage,
+            [(s.id, s) for s in slots],
+            gen,
+            fn,
+            MishapQuestion,
+            description="questions",
+            quiet=quiet,
+            extra=extra,
+        )
+        record_manifest(
+            store,
+            command=COMMANDS["questions"],
+            config={
+                "generator": generator,
+                "checker": checker,
+                "per_category": per_category,
+                "with_audio": with_audio,
+                "max_attempts": retries + 1,
+                "real_sources": str(real_sources) if real_sources else None,
+                "false_authority_checked": bool(names),
+                "assignment": ASSIGNMENT,
+                "shipped_sources": shipped_sources,
+                "real_source_names": len(names),
+                "strategy_counts": {s: sum(x.strategy == s for x in slots) for s in strategy_counts([])},
+            },
+            seeds={"questions": seed},
+            stages={**up, "questions": stage.fingerprint},
+        )
         if not names:
-            res.notes.append("no real-source list: invented False Authority names are not checked against real "
-                             "sources; recorded as false_authority_checked=false")
+            res.notes.append(
+                "no real-source list: invented False Authority names are not checked against real "
+                "sources; recorded as false_authority_checked=false"
+            )
         return res
 
 

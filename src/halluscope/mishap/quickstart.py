@@ -12,155 +12,28 @@ refusal, with examples, and the quickstart writes it beside the MISHAP report. E
 from __future__ import annotations
 
 import json
-import subprocess
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from halluscope.core.errors import HalluscopeError
+from halluscope.mishap.quickstart_clips import (  # re-exported: the clips are part of the quickstart's surface
+    CLIPS as CLIPS,
+    DEFAULT_CLIPS as DEFAULT_CLIPS,
+    RATE as RATE,
+    SPEECH as SPEECH,
+    SynthClip as SynthClip,
+    _facts as _facts,
+    chord as chord,
+    metronome as metronome,
+    noise as noise,
+    speech as speech,
+    sweep as sweep,
+    write_clips as write_clips,
+)
 
 LLM = "hf/smollm2-135m-instruct"
 CASCADE = f"cascade/whisper/base+{LLM}?language=en"
 DEFAULT_DIR = Path("runs/quickstart-mishap")
-RATE = 16_000
-DEFAULT_CLIPS = 3  # one per domain: a few minutes on 2 cores
-
-
-@dataclass(frozen=True)
-class SynthClip:
-    id: str
-    domain: str
-    description: str
-    kind: str  # description_kind: transcript (speech) or caption (synthesized)
-    make: Callable[[], np.ndarray]
-
-
-def _t(seconds: float) -> np.ndarray:
-    return np.arange(int(seconds * RATE)) / RATE
-
-
-def _fade(x: np.ndarray, ms: float = 10.0) -> np.ndarray:
-    n = min(len(x) // 2, int(RATE * ms / 1000))
-    ramp = np.linspace(0.0, 1.0, n)
-    x = x.copy()
-    x[:n] *= ramp
-    x[len(x) - n:] *= ramp[::-1]
-    return x
-
-
-def chord(freqs: tuple[float, ...], seconds: float) -> np.ndarray:
-    t = _t(seconds)
-    return _fade(sum(np.sin(2 * np.pi * f * t) for f in freqs) * (0.6 / len(freqs)))
-
-
-def metronome(bpm: float, clicks: int) -> np.ndarray:
-    period = int(RATE * 60 / bpm)
-    out = np.zeros(period * clicks)
-    click = np.sin(2 * np.pi * 1000 * _t(0.03)) * np.exp(-_t(0.03) * 150)
-    for k in range(clicks):
-        out[k * period:k * period + len(click)] += 0.8 * click
-    return out
-
-
-def sweep(f0: float, f1: float, seconds: float) -> np.ndarray:
-    t = _t(seconds)
-    k = (f1 / f0) ** (1 / seconds)  # exponential sweep: phase = 2 pi f0 (k^t - 1) / ln k
-    return _fade(0.4 * np.sin(2 * np.pi * f0 * (k ** t - 1) / np.log(k)))
-
-
-def noise(seconds: float, seed: int = 0) -> np.ndarray:
-    return _fade(0.2 * np.random.default_rng(seed).standard_normal(int(seconds * RATE)))
-
-
-def speech(text: str, voice: str = "en-us") -> np.ndarray:
-    from halluscope.backends.speech.audio import read_audio
-
-    try:
-        wav = subprocess.run(["espeak-ng", "-v", voice, "--stdout", text], capture_output=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError) as exc:
-        raise HalluscopeError(f"espeak-ng could not speak the quickstart's speech clips ({exc}); "
-                              "install it: apt-get install espeak-ng") from None
-    return read_audio(wav, name=f"espeak-ng output (voice {voice})", rate=RATE)[0]
-
-
-SPEECH = ("The train to Paris leaves from platform four at nine thirty.",
-          "Please send the blue folder to the office before Friday.")
-CLIPS = (  # domains interleaved, so the first N clips cover every domain from N = 3
-    SynthClip("speech-train", "speech", f"A man says: \"{SPEECH[0]}\"", "transcript", lambda: speech(SPEECH[0])),
-    SynthClip("music-chord", "music", "A sustained A major chord of three pure sine tones (A4 440 Hz, C#5 554 Hz, "
-              "E5 659 Hz) held for two seconds; no other instrument, no rhythm, no voice.", "caption",
-              lambda: chord((440.0, 554.37, 659.25), 2.0)),
-    SynthClip("sound-noise", "sound", "Two seconds of steady white noise at a low, constant level; no voice, no "
-              "music, no other event.", "caption", lambda: noise(2.0)),
-    SynthClip("speech-folder", "speech", f"A man says: \"{SPEECH[1]}\"", "transcript", lambda: speech(SPEECH[1])),
-    SynthClip("music-metronome", "music", "A metronome clicking eight times at 120 beats per minute (one click every "
-              "half second), each click a short 1 kHz tick; nothing else.", "caption", lambda: metronome(120, 8)),
-    SynthClip("sound-sweep", "sound", "A pure sine tone sweeping smoothly upward from 200 Hz to 2000 Hz over three "
-              "seconds; no voice, no music, no other event.", "caption", lambda: sweep(200.0, 2000.0, 3.0)),
-)
-
-
-def _facts():
-    from halluscope.mishap.rules import ClipFacts
-
-    return {  # what each clip is, exactly, as the rules writer's templates need it (mishap/rules.py)
-        "speech-train": ClipFacts(
-            "the train announcement", "the platform number", "four", "seven", "the woman who answers him",
-            ("woman", "she", "her"), "the destination of the train", ("paris",),
-            "the year the platform numbering of the station in this announcement was last changed",
-            "Paris is the capital of Belgium", ("belgium", "belgian"), ("france", "french")),
-        "music-chord": ClipFacts(
-            "the A major chord", "the number of tones in the chord", "three", "five", "the violin that plays a melody "
-            "over the chord", ("violin", "melody", "bow"), "the pitch of the lowest tone", ("440", "a4"),
-            "the name of the first person to tune an A major chord to 440 Hz", "an A major chord is built on a minor "
-            "third", ("minor",), ("major third", "c#", "c sharp")),
-        "sound-noise": ClipFacts(
-            "the steady white noise", "the length of the noise", "two seconds", "ten seconds", "the dog that barks "
-            "during the noise", ("dog", "bark", "barks", "barking"), "how the noise level changes",
-            ("steady", "constant"), "the date the first white noise generator was sold to the public",
-            "white noise has all its energy at one single frequency", ("one frequency", "single frequency"),
-            ("all frequencies", "every frequency", "equal power", "flat spectrum")),
-        "speech-folder": ClipFacts(
-            "the request about the folder", "the colour of the folder", "blue", "red", "the colleague who replies "
-            "that he will do it", ("colleague", "replies", "he will"), "the day of the deadline", ("friday",),
-            "the number of blue folders the office ordered last year", "Friday is the first day of the week in "
-            "every country", ("first day",), ("not the first", "monday", "sunday")),
-        "music-metronome": ClipFacts(
-            "the metronome", "the tempo", "120 beats per minute", "60 beats per minute", "the drummer who plays along "
-            "with the clicks", ("drummer", "drum", "drums"), "how many clicks there are", ("eight", "8"),
-            "the serial number of the first metronome ever built", "a metronome at 120 beats per minute clicks once "
-            "every two seconds", ("two seconds", "every 2 seconds"), ("half a second", "half second", "0.5")),
-        "sound-sweep": ClipFacts(
-            "the rising sine sweep", "the direction of the sweep", "upward", "downward", "the voice that counts along "
-            "with the sweep", ("voice", "counts", "counting", "speaker"), "the highest frequency the sweep reaches",
-            ("2000", "2 khz", "2,000"), "the laboratory where the first exponential sine sweep was recorded",
-            "a sine sweep contains many instruments playing at once", ("instruments",),
-            ("single tone", "one tone", "pure tone", "no instruments")),
-    }
-
-
-def write_clips(folder: str | Path, n: int = DEFAULT_CLIPS) -> Path:
-    """Write the first ``n`` synthesized clips as 16 kHz WAVs and their manifest; returns the manifest path."""
-    import soundfile as sf
-
-    if not 1 <= n <= len(CLIPS):
-        raise HalluscopeError(f"the MISHAP quickstart has {len(CLIPS)} clips; expected 1 to {len(CLIPS)}, got {n}")
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for c in CLIPS[:n]:
-        path = folder / f"{c.id}.wav"
-        if not path.is_file():  # the same bytes on a rerun: the clips stage keeps its fingerprint
-            sf.write(str(path), np.clip(c.make(), -1, 1).astype(np.float32), RATE, subtype="PCM_16")
-        rows.append({"id": c.id, "domain": c.domain, "source": "halluscope-synth", "audio": path.name,
-                     "description": c.description, "description_kind": c.kind})
-    manifest = folder / "manifest.jsonl"
-    manifest.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return manifest
-
-
 # -- how the real model kept the protocol -----------------------------------------------------------------------------
 STEPS = (  # (step, call-tag prefix, what a readable reply holds); longer prefixes first
     ("question check", "mishap.questions.check:", "an 'adheres' verdict"),
@@ -220,8 +93,21 @@ def protocol_summary(run_dir: str | Path) -> list[dict]:
     from halluscope.mishap.rubrics import STAGE as RUBRICS
     from halluscope.reply import find_refusal
 
-    rows = {s: {"step": s, "calls": 0, "readable": 0, "unparsable": 0, "refusals": 0, "truncated": 0,
-                "call_errors": 0, "accepted": None, "failed": None, "examples": {}} for s, _, _ in STEPS}
+    rows = {
+        s: {
+            "step": s,
+            "calls": 0,
+            "readable": 0,
+            "unparsable": 0,
+            "refusals": 0,
+            "truncated": 0,
+            "call_errors": 0,
+            "accepted": None,
+            "failed": None,
+            "examples": {},
+        }
+        for s, _, _ in STEPS
+    }
 
     def example(row: dict, kind: str, text: str) -> None:
         row["examples"].setdefault(kind, [])
@@ -275,8 +161,9 @@ def protocol_summary(run_dir: str | Path) -> list[dict]:
             from halluscope.mishap.rules import judge_runs
 
             # the model judge's calls are counted above: its own verdicts, not the template judge's beside it
-            judged = next((v for k, v in judge_runs(store).items() if not k.startswith("rules/")),
-                          load_judgements(store))
+            judged = next(
+                (v for k, v in judge_runs(store).items() if not k.startswith("rules/")), load_judgements(store)
+            )
             row = rows["judge"]
             row["accepted"] = sum(j.status == "ok" for j in judged.values())
             row["failed"] = sum(j.status != "ok" for j in judged.values())
@@ -285,11 +172,24 @@ def protocol_summary(run_dir: str | Path) -> list[dict]:
     return [r for r in rows.values() if r["calls"] or r["accepted"] is not None]
 
 
-COLUMNS = (("step", "Step"), ("calls", "Model calls"), ("readable", "Readable"), ("unparsable", "Unparsable"),
-           ("refusals", "Refusals"), ("truncated", "Cut at max tokens"), ("call_errors", "Call errors"),
-           ("accepted", "Items accepted"), ("failed", "Items failed / unscored"))
-KINDS = {"unparsable": "unparsable reply", "refusals": "refusal", "truncated": "cut at the token limit",
-         "call_errors": "call error", "failed": "item failed"}
+COLUMNS = (
+    ("step", "Step"),
+    ("calls", "Model calls"),
+    ("readable", "Readable"),
+    ("unparsable", "Unparsable"),
+    ("refusals", "Refusals"),
+    ("truncated", "Cut at max tokens"),
+    ("call_errors", "Call errors"),
+    ("accepted", "Items accepted"),
+    ("failed", "Items failed / unscored"),
+)
+KINDS = {
+    "unparsable": "unparsable reply",
+    "refusals": "refusal",
+    "truncated": "cut at the token limit",
+    "call_errors": "call error",
+    "failed": "item failed",
+}
 EXAMPLE_COLUMNS = (("step", "Step"), ("kind", "What"), ("example", "Example (reply or reason)"))
 
 
@@ -297,7 +197,7 @@ def stalled(rows: list[dict]) -> str:
     """The sentence that says where the chain stopped: the first step with items offered and none accepted."""
     for r in rows:
         if r["accepted"] == 0 and r["failed"]:
-            later = [x["step"] for x in rows[rows.index(r) + 1:]]
+            later = [x["step"] for x in rows[rows.index(r) + 1 :]]
             then = f", so {', '.join(later)} had nothing to do" if later else ""
             return f" The chain stopped at {r['step']}: none of its {r['failed']} items was accepted{then}."
     return ""
@@ -309,17 +209,32 @@ def protocol_section(run_dir: str | Path, model: str = LLM):
     from halluscope.report.table import Table
 
     rows = protocol_summary(run_dir)
-    examples = [{"step": r["step"], "kind": KINDS[kind], "example": t}
-                for r in rows for kind, texts in r["examples"].items() for t in texts]
-    return Section(f"How the real model kept the protocol ({model})", [
-        "Each model call's reply is readable (it holds what its step asks: "
-        + "; ".join(f"{s}: {what}" for s, _, what in STEPS) + "), unparsable or a refusal; 'cut at max tokens' "
-        "counts replies that hit the token limit (each is also one of the three). Items are the step's records: "
-        "questions and rubrics accepted or failed after their retries, answers, and verdicts scored or unscored."
-        + stalled(rows),
-        Table("protocol", list(COLUMNS), [{k: r[k] for k, _ in COLUMNS} for r in rows], title="Calls and items per step"),
-        Table("protocol_examples", list(EXAMPLE_COLUMNS), examples, title="Examples", empty="no failure of any kind"),
-    ])
+    examples = [
+        {"step": r["step"], "kind": KINDS[kind], "example": t}
+        for r in rows
+        for kind, texts in r["examples"].items()
+        for t in texts
+    ]
+    return Section(
+        f"How the real model kept the protocol ({model})",
+        [
+            "Each model call's reply is readable (it holds what its step asks: "
+            + "; ".join(f"{s}: {what}" for s, _, what in STEPS)
+            + "), unparsable or a refusal; 'cut at max tokens' "
+            "counts replies that hit the token limit (each is also one of the three). Items are the step's records: "
+            "questions and rubrics accepted or failed after their retries, answers, and verdicts scored or unscored."
+            + stalled(rows),
+            Table(
+                "protocol",
+                list(COLUMNS),
+                [{k: r[k] for k, _ in COLUMNS} for r in rows],
+                title="Calls and items per step",
+            ),
+            Table(
+                "protocol_examples", list(EXAMPLE_COLUMNS), examples, title="Examples", empty="no failure of any kind"
+            ),
+        ],
+    )
 
 
 # -- the whole chain -------------------------------------------------------------------------------------------------
@@ -346,17 +261,29 @@ def _config(step: str, batch_size: int, base=None):
     # prefix_cache: the judge's instructions and six examples (~80% of its prompt) run through the model once
     hf = {"device": "cpu", "batch_size": batch_size, "prefix_cache": True, **base.hf}
     openai = dict(base.openai)
-    return base.model_copy(update={
-        "hf": {**hf, "params": {**hf.get("params", {}), "max_new_tokens": BUDGETS[step]}},
-        "openai": {**openai, "params": {**openai.get("params", {}), "max_tokens": BUDGETS[step]}}})
+    return base.model_copy(
+        update={
+            "hf": {**hf, "params": {**hf.get("params", {}), "max_new_tokens": BUDGETS[step]}},
+            "openai": {**openai, "params": {**openai.get("params", {}), "max_tokens": BUDGETS[step]}},
+        }
+    )
 
 
 WRITERS = ("rules", "llm")
 
 
-def run_quickstart(run_dir: str | Path = DEFAULT_DIR, *, clips: int = DEFAULT_CLIPS, llm: str = LLM, model: str = CASCADE,
-                   batch_size: int = 4, config=None, quiet: bool = False, writer: str = "rules",
-                   llm_judge: bool = True) -> QuickstartResult:
+def run_quickstart(
+    run_dir: str | Path = DEFAULT_DIR,
+    *,
+    clips: int = DEFAULT_CLIPS,
+    llm: str = LLM,
+    model: str = CASCADE,
+    batch_size: int = 4,
+    config=None,
+    quiet: bool = False,
+    writer: str = "rules",
+    llm_judge: bool = True,
+) -> QuickstartResult:
     """Clips -> questions -> rubrics -> answers -> judge -> the MISHAP report with the protocol section; resumes
     whatever is done (a rerun makes no model call).
 
@@ -390,11 +317,19 @@ def run_quickstart(run_dir: str | Path = DEFAULT_DIR, *, clips: int = DEFAULT_CL
     if writer == "rules":
         timed("questions", make_rule_questions, _facts(), per_category=2)
     else:
-        timed("questions", make_questions, llm, checker="same", per_category=1, retries=1,
-              config=_config("questions", batch_size, config))
+        timed(
+            "questions",
+            make_questions,
+            llm,
+            checker="same",
+            per_category=1,
+            retries=1,
+            config=_config("questions", batch_size, config),
+        )
         timed("rubrics", make_rubrics, llm, retries=1, config=_config("rubrics", batch_size, config))
-    timed("answers", collect_answers, model, max_tokens=BUDGETS["answers"],
-          config=_config("answers", batch_size, config))
+    timed(
+        "answers", collect_answers, model, max_tokens=BUDGETS["answers"], config=_config("answers", batch_size, config)
+    )
     if writer == "llm":
         timed("judge", run_judge, llm, retries=1, config=_config("judge", batch_size, config))
     elif llm_judge:  # beside the template judge: one ask per answer (without the six examples SmolLM2-135M gave
@@ -412,15 +347,30 @@ def judges_section(run_dir: str | Path):
     from halluscope.report.sections import Section
     from halluscope.report.table import Table
 
-    cols = [("judge_a", "Judge A"), ("judge_b", "Judge B"), ("n", "Both scored"), ("n_agree", "Agree"),
-            ("agreement_rate", "AGR"), ("kappa", "Cohen's kappa"), ("unscored_a", "Unscored A"),
-            ("unscored_b", "Unscored B")]
-    return Section("Judges side by side", [
-        "The rates above use the latest judge run; every judge run over the same answers is compared here "
-        "(the template-fact judge reads each reply with its question's known facts, mishap/rules.py).",
-        Table("judges", cols, judge_comparison(run_dir), title="Verdict agreement between judges",
-              empty="one judge only"),
-    ])
+    cols = [
+        ("judge_a", "Judge A"),
+        ("judge_b", "Judge B"),
+        ("n", "Both scored"),
+        ("n_agree", "Agree"),
+        ("agreement_rate", "AGR"),
+        ("kappa", "Cohen's kappa"),
+        ("unscored_a", "Unscored A"),
+        ("unscored_b", "Unscored B"),
+    ]
+    return Section(
+        "Judges side by side",
+        [
+            "The rates above use the latest judge run; every judge run over the same answers is compared here "
+            "(the template-fact judge reads each reply with its question's known facts, mishap/rules.py).",
+            Table(
+                "judges",
+                cols,
+                judge_comparison(run_dir),
+                title="Verdict agreement between judges",
+                empty="one judge only",
+            ),
+        ],
+    )
 
 
 def write_quickstart_report(run_dir: str | Path, llm: str = LLM) -> Path:

@@ -16,8 +16,15 @@ from halluscope.mitigation import model_and_method, model_order
 from halluscope.report.sections import Section
 from halluscope.report.table import Figure, Table
 
-STRATEGY_ABBR = {"contradicted_premise": "CP", "absent_premise": "AP", "false_negation": "FN", "niche_specifics": "NS",
-                 "unknowable_provenance": "UP", "false_authority": "FA", "false_premise": "FP"}
+STRATEGY_ABBR = {
+    "contradicted_premise": "CP",
+    "absent_premise": "AP",
+    "false_negation": "FN",
+    "niche_specifics": "NS",
+    "unknowable_provenance": "UP",
+    "false_authority": "FA",
+    "false_premise": "FP",
+}
 STANCE_COLORS = {"abstains": "#3182ce", "asserts": "#dd6b20", "endorses_false_premise": "#c53030"}
 
 
@@ -49,9 +56,18 @@ def collect(run_dir: str | Path) -> dict:
         q = questions.get(a.question_id)
         if q is None or j is None:
             continue
-        rows.append({"model": a.model, "question_id": q.id, "seed": a.seed,
-                     "domain": q.domain, "category": q.category, "strategy": q.strategy,
-                     "verdict": j.verdict if j.status == "ok" else None, "stance": j.stance if j.status == "ok" else None})
+        rows.append(
+            {
+                "model": a.model,
+                "question_id": q.id,
+                "seed": a.seed,
+                "domain": q.domain,
+                "category": q.category,
+                "strategy": q.strategy,
+                "verdict": j.verdict if j.status == "ok" else None,
+                "stance": j.stance if j.status == "ok" else None,
+            }
+        )
     long = hallucination_rates(rows, by=("model", "domain", "category"))
     by_dom = hallucination_rates(rows, by=("model", "domain"))
     by_cat = hallucination_rates(rows, by=("model", "category"))
@@ -67,7 +83,9 @@ def collect(run_dir: str | Path) -> dict:
         row: dict = {"model": base, "method": method}
         for d in MISHAP_DOMAINS:
             for c in MISHAP_CATEGORIES:
-                row[f"{d}_{c}"] = _cell(next((r for r in long if (r["model"], r["domain"], r["category"]) == (m, d, c)), None))
+                row[f"{d}_{c}"] = _cell(
+                    next((r for r in long if (r["model"], r["domain"], r["category"]) == (m, d, c)), None)
+                )
             row[f"{d}_all"] = _cell(next((r for r in by_dom if (r["model"], r["domain"]) == (m, d)), None))
         for c in MISHAP_CATEGORIES:
             row[f"{c}_all"] = _cell(next((r for r in by_cat if (r["model"], r["category"]) == (m, c)), None))
@@ -78,8 +96,10 @@ def collect(run_dir: str | Path) -> dict:
             for s in MISHAP_STRATEGIES[c]:
                 row11[s] = _cell(next((r for r in by_strat if (r["model"], r["strategy"]) == (m, s)), None))
         table11.append(row11)
-    stance = [{**r, "model": model_and_method(r["model"])[0], "method": model_and_method(r["model"])[1]}
-              for r in stance_rates(rows, by=("model", "domain", "category"))]  # labels as in every table
+    stance = [
+        {**r, "model": model_and_method(r["model"])[0], "method": model_and_method(r["model"])[1]}
+        for r in stance_rates(rows, by=("model", "domain", "category"))
+    ]  # labels as in every table
     # seed 001, 4.2: agreement on MISHAP-Bench's own answers only (provenance 'mishap answer'); labels of imported
     # validity responses are the validity study's (mishap/provenance.py)
     human = labels_of(human_labels(run_dir), set(answers))
@@ -89,40 +109,81 @@ def collect(run_dir: str | Path) -> dict:
     counts = {
         "clips": len(config_of(clips_m).kept) if clips_m else 0,
         "dropped_clips": len(config_of(clips_m).dropped) if clips_m else 0,
-        "questions": len(questions), "answers": len(answers), "answer_failures": len(answer_failed),
+        "questions": len(questions),
+        "answers": len(answers),
+        "answer_failures": len(answer_failed),
         "skipped_audio": sum(a.status == "skipped" for a in answers.values()),
         "not_judgeable": sum(not judgeable(a) for a in answers.values()),
         "judged": sum(j.status == "ok" for j in judgements.values()),
         "unscored": sum(j.status == "unscored" for j in judgements.values()),
-        "human_labels": len(human), "annotators": len({w for _, w in human}),
+        "human_labels": len(human),
+        "annotators": len({w for _, w in human}),
         "judge": config_of(judge_m).judge if judge_m else None,
         "example_answers": len(examples),
-        "example_pairs_left_out": next((r["examples_left_out"] for r in agreement if r["pair"] == "judge vs humans (pooled)"), 0),
+        "example_pairs_left_out": next(
+            (r["examples_left_out"] for r in agreement if r["pair"] == "judge vs humans (pooled)"), 0
+        ),
     }
     questions_m = None
     with Store(run_dir) as store:
         questions_m = store.latest_manifest("mishap questions")
     counts["writer"] = config_of(questions_m).generator if questions_m else None  # QuestionsConfig
     counts["strategy_counts"] = strategy_counts(questions.values())
-    return {"table1": table1, "table11": table11, "answer_rows": rows, "clip_records": clips,
-            "question_records": list(questions.values()), "rates_strategy": by_strat, "rates_domain_category": long, "stance": stance,
-            "agreement": agreement, "balance": config_of(clips_m).balance if clips_m else [], "counts": counts}
+    return {
+        "table1": table1,
+        "table11": table11,
+        "answer_rows": rows,
+        "clip_records": clips,
+        "question_records": list(questions.values()),
+        "rates_strategy": by_strat,
+        "rates_domain_category": long,
+        "stance": stance,
+        "agreement": agreement,
+        "balance": config_of(clips_m).balance if clips_m else [],
+        "counts": counts,
+    }
 
 
 def _columns1() -> list[tuple[str, str]]:
     cols = [("model", "Model"), ("method", "Decoding")]
     for d in MISHAP_DOMAINS:
-        cols += [(f"{d}_context", f"{d.title()} Ctx"), (f"{d}_knowledge", f"{d.title()} Know"), (f"{d}_all", f"{d.title()} All")]
+        cols += [
+            (f"{d}_context", f"{d.title()} Ctx"),
+            (f"{d}_knowledge", f"{d.title()} Know"),
+            (f"{d}_all", f"{d.title()} All"),
+        ]
     return cols + [("context_all", "Context"), ("knowledge_all", "Knowledge"), ("overall", "Overall")]
 
 
-COLS11 = [("model", "Model"), ("method", "Decoding")] + [(s, STRATEGY_ABBR[s]) for c in MISHAP_CATEGORIES for s in MISHAP_STRATEGIES[c]]
-STANCE_COLS = [("model", "Model"), ("method", "Decoding"), ("domain", "Domain"), ("category", "Category"), ("n", "n"),
-               ("abstains", "Abstains"), ("asserts", "Asserts"), ("endorses_false_premise", "Endorses false premise"),
-               ("unscored", "No stance")]
-AGREE_COLS = [("pair", "Pair"), ("n", "n"), ("n_agree", "agree"), ("agreement_rate", "AGR"), ("kappa", "Cohen's kappa"),
-              ("examples_left_out", "examples left out")]
-BALANCE_COLS = [("domain", "Domain"), ("source", "Source"), ("clips", "Clips"), ("kept", "Kept"), ("share_kept", "Share kept")]
+COLS11 = [("model", "Model"), ("method", "Decoding")] + [
+    (s, STRATEGY_ABBR[s]) for c in MISHAP_CATEGORIES for s in MISHAP_STRATEGIES[c]
+]
+STANCE_COLS = [
+    ("model", "Model"),
+    ("method", "Decoding"),
+    ("domain", "Domain"),
+    ("category", "Category"),
+    ("n", "n"),
+    ("abstains", "Abstains"),
+    ("asserts", "Asserts"),
+    ("endorses_false_premise", "Endorses false premise"),
+    ("unscored", "No stance"),
+]
+AGREE_COLS = [
+    ("pair", "Pair"),
+    ("n", "n"),
+    ("n_agree", "agree"),
+    ("agreement_rate", "AGR"),
+    ("kappa", "Cohen's kappa"),
+    ("examples_left_out", "examples left out"),
+]
+BALANCE_COLS = [
+    ("domain", "Domain"),
+    ("source", "Source"),
+    ("clips", "Clips"),
+    ("kept", "Kept"),
+    ("share_kept", "Share kept"),
+]
 
 
 def stance_plot(stance: list[dict], category: str = "knowledge") -> bytes | None:
@@ -132,17 +193,23 @@ def stance_plot(stance: list[dict], category: str = "knowledge") -> bytes | None
     rows = [r for r in stance if r["category"] == category and r["n"]]
     if not rows:
         return None
-    label = {(r["model"], r.get("method", "W/O")): r["model"] + ("" if r.get("method", "W/O") == "W/O" else f" ({r['method']})")
-             for r in rows}
+    label = {
+        (r["model"], r.get("method", "W/O")): r["model"]
+        + ("" if r.get("method", "W/O") == "W/O" else f" ({r['method']})")
+        for r in rows
+    }
     models = sorted(set(label.values()))
-    fig, axes = plt.subplots(1, len(MISHAP_DOMAINS), figsize=(4.2 * len(MISHAP_DOMAINS), 0.5 + 0.45 * len(models) + 1.2),
-                             sharey=True)
+    fig, axes = plt.subplots(
+        1, len(MISHAP_DOMAINS), figsize=(4.2 * len(MISHAP_DOMAINS), 0.5 + 0.45 * len(models) + 1.2), sharey=True
+    )
     for ax, d in zip(axes, MISHAP_DOMAINS):
         sub = {label[(r["model"], r.get("method", "W/O"))]: r for r in rows if r["domain"] == d}
         ys = list(range(len(models)))
         for k, s in enumerate(STANCES):
             vals = [100 * (sub[m][s] or 0) if m in sub else 0 for m in models]
-            ax.barh([y + (k - 1) * 0.27 for y in ys], vals, height=0.26, color=STANCE_COLORS[s], label=s.replace("_", " "))
+            ax.barh(
+                [y + (k - 1) * 0.27 for y in ys], vals, height=0.26, color=STANCE_COLORS[s], label=s.replace("_", " ")
+            )
         ax.set_yticks(ys, models)
         ax.set_xlim(0, 100)
         ax.set_title(d)
@@ -154,8 +221,10 @@ def stance_plot(stance: list[dict], category: str = "knowledge") -> bytes | None
 def _examples_note(c: dict) -> str:
     if not c["example_answers"]:
         return "The judge's in-context examples are not drawn from this run's answers: every labelled answer counts."
-    return (f"{c['example_answers']} answers of this run were the judge's in-context examples: their "
-            f"{c['example_pairs_left_out']} (answer, annotator) pair(s) are left out of judge-human agreement.")
+    return (
+        f"{c['example_answers']} answers of this run were the judge's in-context examples: their "
+        f"{c['example_pairs_left_out']} (answer, annotator) pair(s) are left out of judge-human agreement."
+    )
 
 
 TITLE = "MISHAP-Bench (seed 001)"
@@ -166,32 +235,65 @@ def mishap_section(data: dict) -> Section:
     from halluscope.mishap.tables import figures, mitigation_tables, table3
 
     c = data["counts"]
-    return Section(TITLE, [
-        f"{c['clips']} clips ({c['dropped_clips']} dropped by the informativeness filter), {c['questions']} questions, "
-        f"{c['answers']} answers ({c['answer_failures']} failed calls, {c['skipped_audio']} skipped by the audio policy, "
-        f"{c['not_judgeable']} without text), judged by {c['judge']}: {c['judged']} verdicts, {c['unscored']} unscored "
-        "(left out of every rate). Rates are % hallucinated with 95% Wilson intervals.",
-        Table("mishap_balance", BALANCE_COLS, data["balance"], title="Domain balance"),
-        Table("mishap_table1", _columns1(), data["table1"], title="Table 1: hallucination rate (%) by domain and category"),
-        Table("mishap_table11", COLS11, data["table11"], title="Table 11: hallucination rate (%) by strategy",
-              notes=("CP contradicted premise, AP absent premise, FN false negation (context); NS niche specifics, "
-                     "UP unknowable provenance, FA false authority, FP false premise (knowledge).",)),
-        *mitigation_tables(data["answer_rows"]),
-        table3(data["clip_records"]),
-        *figures(data["clip_records"], data["question_records"]),
-        Figure(stance_plot(data["stance"]), "stance by domain and model", file="mishap_stance.png"),
-        Table("mishap_stance", STANCE_COLS, data["stance"], title="Stance (knowledge questions, Figure 6 style)"),
-        Table("mishap_agreement", AGREE_COLS, data["agreement"], title="Agreement (Cohen's kappa, agreement rate)",
-              notes=("Population: the MISHAP-Bench answers people labelled (provenance 'mishap answer'), "
-                     f"{c['human_labels']} (answer, annotator) labels; imported validity responses are the validity "
-                     "study's. n: the pairs each row compares.", _examples_note(c)),
-              empty="no human labels yet: run `halluscope mishap annotate`"),
-        Table("mishap_counts", [], [c], title="Counts", shown=False),
-        Table("mishap_rates_strategy", [], data["rates_strategy"], title="Rates by model x category x strategy",
-              shown=False),
-        Table("mishap_rates_domain_category", [], data["rates_domain_category"],
-              title="Rates by model x domain x category", shown=False),
-    ])
+    return Section(
+        TITLE,
+        [
+            f"{c['clips']} clips ({c['dropped_clips']} dropped by the informativeness filter), {c['questions']} questions, "
+            f"{c['answers']} answers ({c['answer_failures']} failed calls, {c['skipped_audio']} skipped by the audio policy, "
+            f"{c['not_judgeable']} without text), judged by {c['judge']}: {c['judged']} verdicts, {c['unscored']} unscored "
+            "(left out of every rate). Rates are % hallucinated with 95% Wilson intervals.",
+            Table("mishap_balance", BALANCE_COLS, data["balance"], title="Domain balance"),
+            Table(
+                "mishap_table1",
+                _columns1(),
+                data["table1"],
+                title="Table 1: hallucination rate (%) by domain and category",
+            ),
+            Table(
+                "mishap_table11",
+                COLS11,
+                data["table11"],
+                title="Table 11: hallucination rate (%) by strategy",
+                notes=(
+                    "CP contradicted premise, AP absent premise, FN false negation (context); NS niche specifics, "
+                    "UP unknowable provenance, FA false authority, FP false premise (knowledge).",
+                ),
+            ),
+            *mitigation_tables(data["answer_rows"]),
+            table3(data["clip_records"]),
+            *figures(data["clip_records"], data["question_records"]),
+            Figure(stance_plot(data["stance"]), "stance by domain and model", file="mishap_stance.png"),
+            Table("mishap_stance", STANCE_COLS, data["stance"], title="Stance (knowledge questions, Figure 6 style)"),
+            Table(
+                "mishap_agreement",
+                AGREE_COLS,
+                data["agreement"],
+                title="Agreement (Cohen's kappa, agreement rate)",
+                notes=(
+                    "Population: the MISHAP-Bench answers people labelled (provenance 'mishap answer'), "
+                    f"{c['human_labels']} (answer, annotator) labels; imported validity responses are the validity "
+                    "study's. n: the pairs each row compares.",
+                    _examples_note(c),
+                ),
+                empty="no human labels yet: run `halluscope mishap annotate`",
+            ),
+            Table("mishap_counts", [], [c], title="Counts", shown=False),
+            Table(
+                "mishap_rates_strategy",
+                [],
+                data["rates_strategy"],
+                title="Rates by model x category x strategy",
+                shown=False,
+            ),
+            Table(
+                "mishap_rates_domain_category",
+                [],
+                data["rates_domain_category"],
+                title="Rates by model x domain x category",
+                shown=False,
+            ),
+        ],
+    )
 
 
 def write_mishap_report(run_dir: str | Path, extra: tuple = ()) -> Path:
@@ -202,8 +304,15 @@ def write_mishap_report(run_dir: str | Path, extra: tuple = ()) -> Path:
     data = collect(run_dir)
     out = Path(run_dir) / "report" / "mishap"
     section = mishap_section(data)
-    path = write_folder(out, [section, *extra], title="MISHAP-Bench", md_name="mishap.md",
-                        html_name="mishap.html", json_name=None, file_name=lambda n: n.removeprefix("mishap_"))
+    path = write_folder(
+        out,
+        [section, *extra],
+        title="MISHAP-Bench",
+        md_name="mishap.md",
+        html_name="mishap.html",
+        json_name=None,
+        file_name=lambda n: n.removeprefix("mishap_"),
+    )
     for t in (t for s in (section, *extra) for t in s.tables):  # LaTeX (booktabs) beside each shown table's CSV
         if t.shown:
             atomic_write(out / f"{t.id.removeprefix('mishap_')}.tex", t.latex())

@@ -43,21 +43,38 @@ def check_form(text: str) -> str | None:
 
 
 def rubric_messages(question: MishapQuestion, clip: MishapClip) -> list[ChatMessage]:
-    return [ChatMessage(role="user", content=prompt("rubric").render({
-        "DOMAIN": clip.domain, "DESCRIPTION": clip.description, "CATEGORY": question.category,
-        "STRATEGY DEFINITION": strategy_texts()["strategies"][question.strategy], "QUESTION": question.text}))]
+    return [
+        ChatMessage(
+            role="user",
+            content=prompt("rubric").render(
+                {
+                    "DOMAIN": clip.domain,
+                    "DESCRIPTION": clip.description,
+                    "CATEGORY": question.category,
+                    "STRATEGY DEFINITION": strategy_texts()["strategies"][question.strategy],
+                    "QUESTION": question.text,
+                }
+            ),
+        )
+    ]
 
 
 def parse_rubric(resp) -> tuple[str | None, str | None]:
     text = check_form(resp.text or "")
-    return (text, None) if text is not None else \
-        (None, f"not of the form 'Hallucinated if ... Grounded if ...': {(resp.text or '')[:120]!r}")
+    return (
+        (text, None)
+        if text is not None
+        else (None, f"not of the form 'Hallucinated if ... Grounded if ...': {(resp.text or '')[:120]!r}")
+    )
 
 
-async def _write(caller: Caller, backend: ChatBackend, q: MishapQuestion, clip: MishapClip, retries: int) -> MishapRubric | str:
+async def _write(
+    caller: Caller, backend: ChatBackend, q: MishapQuestion, clip: MishapClip, retries: int
+) -> MishapRubric | str:
     """A rubric, or why there is none (a rubric record has no unscored state: an unreadable one fails the item)."""
-    asked = await ask_until_parsed(caller, backend.request(rubric_messages(q, clip), tag=f"{STAGE}:{q.id}",
-                                                           params=PARAMS), parse_rubric, retries)
+    asked = await ask_until_parsed(
+        caller, backend.request(rubric_messages(q, clip), tag=f"{STAGE}:{q.id}", params=PARAMS), parse_rubric, retries
+    )
     if asked.status == "failed":
         return asked.failure
     if not asked.ok:
@@ -65,22 +82,39 @@ async def _write(caller: Caller, backend: ChatBackend, q: MishapQuestion, clip: 
     return MishapRubric(question_id=q.id, version=1, text=asked.value, author=f"llm:{backend.spec}")
 
 
-def make_rubrics(run_dir: str | Path, generator: str, *, retries: int = 2, config: LLMConfig | None = None,
-                 quiet: bool = False) -> CallSummary[MishapRubric]:
+def make_rubrics(
+    run_dir: str | Path, generator: str, *, retries: int = 2, config: LLMConfig | None = None, quiet: bool = False
+) -> CallSummary[MishapRubric]:
     backend = LLM_BACKENDS.create(generator, config=config if config is not None else load_llm_config())
     with Store(run_dir) as store:
         up = upstream(store, "questions")
         questions, clips = load_questions(store), kept_clips(store)
-        stage = Stage(STAGE, {"version": VERSION, **backend.identity(), "params": PARAMS, "retries": retries,
-                              "prompts": prompts_hash()}, (up["questions"],))
+        stage = Stage(
+            STAGE,
+            {"version": VERSION, **backend.identity(), "params": PARAMS, "retries": retries, "prompts": prompts_hash()},
+            (up["questions"],),
+        )
 
         async def fn(caller: Caller, q: MishapQuestion) -> MishapRubric | str:
             return await _write(caller, backend, q, clips[q.clip_id], retries)
 
-        res = run_calls(store, stage, [(q.id, q) for q in questions.values()], backend, fn, MishapRubric,
-                        description="rubrics", quiet=quiet)
-        record_manifest(store, command=COMMANDS["rubrics"], config={"generator": generator, "retries": retries},
-                        seeds={}, stages={**up, "rubrics": stage.fingerprint})
+        res = run_calls(
+            store,
+            stage,
+            [(q.id, q) for q in questions.values()],
+            backend,
+            fn,
+            MishapRubric,
+            description="rubrics",
+            quiet=quiet,
+        )
+        record_manifest(
+            store,
+            command=COMMANDS["rubrics"],
+            config={"generator": generator, "retries": retries},
+            seeds={},
+            stages={**up, "rubrics": stage.fingerprint},
+        )
         return res
 
 
@@ -99,17 +133,30 @@ def formulation_template(name: str | Path):
     if str(name) in FORMULATIONS:
         return prompt(f"rubric_formulations/{name}")
     path = Path(name)
-    text = read_text(path, what="rubric formulation template", fix=f"give one of {', '.join(FORMULATIONS)} or a "
-                     "text file with rubric.txt's slots")
+    text = read_text(
+        path,
+        what="rubric formulation template",
+        fix=f"give one of {', '.join(FORMULATIONS)} or a text file with rubric.txt's slots",
+    )
     t = Template(str(path), text)
     if t.slots - _SLOTS:
-        raise InputError(f"unknown slots {sorted(t.slots - _SLOTS)}; expected some of {sorted(_SLOTS)}",
-                         file=str(path), fix="write the slots as prompts/mishap/rubric.txt does")
+        raise InputError(
+            f"unknown slots {sorted(t.slots - _SLOTS)}; expected some of {sorted(_SLOTS)}",
+            file=str(path),
+            fix="write the slots as prompts/mishap/rubric.txt does",
+        )
     return t
 
 
-def regenerate_rubrics(run_dir: str | Path, generator: str, formulation: str | Path, *, retries: int = 2,
-                       config: LLMConfig | None = None, quiet: bool = False) -> CallSummary[MishapRubric]:
+def regenerate_rubrics(
+    run_dir: str | Path,
+    generator: str,
+    formulation: str | Path,
+    *,
+    retries: int = 2,
+    config: LLMConfig | None = None,
+    quiet: bool = False,
+) -> CallSummary[MishapRubric]:
     """Regenerate every rubric of the run from one formulation; each becomes that question's next version
     (author 'llm:<spec>', note 'formulation <name> <hash>'), so 'mishap ablation --preset rubrics' compares the
     formulations on the same answers (rubric v1, v2, v3 when the run's versions 1-3 are v1-v3's). Resumable: a
@@ -117,33 +164,61 @@ def regenerate_rubrics(run_dir: str | Path, generator: str, formulation: str | P
     from halluscope.core.hashing import sha256_hex
 
     t = formulation_template(formulation)
-    name, tid = Path(str(formulation)).stem if str(formulation) not in FORMULATIONS else str(formulation), \
-        sha256_hex(t.text, 12)
+    name, tid = (
+        Path(str(formulation)).stem if str(formulation) not in FORMULATIONS else str(formulation),
+        sha256_hex(t.text, 12),
+    )
     note = f"formulation {name} {tid}"
     backend = LLM_BACKENDS.create(generator, config=config if config is not None else load_llm_config())
     with Store(run_dir) as store:
         up = upstream(store, "rubrics")
         questions, clips = load_questions(store), kept_clips(store)
-        stage = Stage(FORMULATION_STAGE, {"version": VERSION, **backend.identity(), "params": PARAMS,
-                                          "retries": retries, "formulation": name, "template": tid}, (up["rubrics"],))
+        stage = Stage(
+            FORMULATION_STAGE,
+            {
+                "version": VERSION,
+                **backend.identity(),
+                "params": PARAMS,
+                "retries": retries,
+                "formulation": name,
+                "template": tid,
+            },
+            (up["rubrics"],),
+        )
 
         def messages(q: MishapQuestion, clip: MishapClip) -> list[ChatMessage]:
-            values = {"DOMAIN": clip.domain, "DESCRIPTION": clip.description, "CATEGORY": q.category,
-                      "STRATEGY DEFINITION": strategy_texts()["strategies"][q.strategy], "QUESTION": q.text}
+            values = {
+                "DOMAIN": clip.domain,
+                "DESCRIPTION": clip.description,
+                "CATEGORY": q.category,
+                "STRATEGY DEFINITION": strategy_texts()["strategies"][q.strategy],
+                "QUESTION": q.text,
+            }
             return [ChatMessage(role="user", content=t.render({k: v for k, v in values.items() if k in t.slots}))]
 
         async def fn(caller: Caller, q: MishapQuestion) -> MishapRubric | str:
-            asked = await ask_until_parsed(caller, backend.request(messages(q, clips[q.clip_id]),
-                                                                   tag=f"{FORMULATION_STAGE}:{name}:{q.id}",
-                                                                   params=PARAMS), parse_rubric, retries)
+            asked = await ask_until_parsed(
+                caller,
+                backend.request(messages(q, clips[q.clip_id]), tag=f"{FORMULATION_STAGE}:{name}:{q.id}", params=PARAMS),
+                parse_rubric,
+                retries,
+            )
             if asked.status == "failed":
                 return asked.failure
             if not asked.ok:
                 return asked.reason
             return MishapRubric(question_id=q.id, version=1, text=asked.value, author=f"llm:{backend.spec}", note=note)
 
-        res = run_calls(store, stage, [(q.id, q) for q in questions.values()], backend, fn, MishapRubric,
-                        description=f"rubrics ({name})", quiet=quiet)
+        res = run_calls(
+            store,
+            stage,
+            [(q.id, q) for q in questions.values()],
+            backend,
+            fn,
+            MishapRubric,
+            description=f"rubrics ({name})",
+            quiet=quiet,
+        )
         history = rubric_history(store)
         appended = {}
         for qid, r in sorted(res.results.items()):
@@ -153,9 +228,13 @@ def regenerate_rubrics(run_dir: str | Path, generator: str, formulation: str | P
             n = (versions[-1].version if versions else 0) + 1
             store.put(EDITS, up["rubrics"], f"{qid}#v{n:04d}", r.model_copy(update={"version": n}))
             appended[qid] = n
-        record_manifest(store, command="mishap rubrics formulation",
-                        config={"generator": generator, "formulation": name, "template": tid, "appended": appended},
-                        seeds={}, stages={"rubrics": up["rubrics"], "formulation": stage.fingerprint})
+        record_manifest(
+            store,
+            command="mishap rubrics formulation",
+            config={"generator": generator, "formulation": name, "template": tid, "appended": appended},
+            seeds={},
+            stages={"rubrics": up["rubrics"], "formulation": stage.fingerprint},
+        )
         return res
 
 
@@ -180,9 +259,19 @@ def export_rubrics(run_dir: str | Path, out: str | Path) -> int:
         rows = []
         for qid, r in sorted(current_rubrics(store).items()):
             q = questions[qid]
-            rows.append({"question_id": qid, "version": r.version, "rubric": r.text, "note": r.note or "",
-                         "author": r.author, "category": q.category, "strategy": q.strategy, "question": q.text,
-                         "description": clips[q.clip_id].description if q.clip_id in clips else None})
+            rows.append(
+                {
+                    "question_id": qid,
+                    "version": r.version,
+                    "rubric": r.text,
+                    "note": r.note or "",
+                    "author": r.author,
+                    "category": q.category,
+                    "strategy": q.strategy,
+                    "question": q.text,
+                    "description": clips[q.clip_id].description if q.clip_id in clips else None,
+                }
+            )
     Path(out).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     return len(rows)
 
@@ -202,24 +291,44 @@ def import_rubrics(run_dir: str | Path, path: str | Path, *, author: str) -> lis
         for r in rows:
             qid, n = r.values["question_id"], r.number
             if qid not in current:
-                problems.add(f"unknown question_id {qid!r}", row=n, field="question_id",
-                             fix="keep the question_id of the exported row")
+                problems.add(
+                    f"unknown question_id {qid!r}",
+                    row=n,
+                    field="question_id",
+                    fix="keep the question_id of the exported row",
+                )
                 continue
             text = check_form(r.values["rubric"])
             if text is None:
                 problems.add("the rubric must read 'Hallucinated if <...>. Grounded if <...>.'", row=n, field="rubric")
                 continue
             if text != current[qid].text:
-                new.append(MishapRubric(question_id=qid, version=current[qid].version + 1, text=text,
-                                        author=author.strip(), note=r.values.get("note", "").strip() or None))
+                new.append(
+                    MishapRubric(
+                        question_id=qid,
+                        version=current[qid].version + 1,
+                        text=text,
+                        author=author.strip(),
+                        note=r.values.get("note", "").strip() or None,
+                    )
+                )
         problems.raise_if_any("rubric edits file", fix=fix)  # nothing is stored from a file with problems
         stamp = time.time()
         for r in new:
             store.put(EDITS, fp, f"{r.question_id}#v{r.version:04d}", r)
         if new:
-            record_manifest(store, command="mishap rubrics import",
-                            config={"file": str(p.resolve()), "author": author, "edited": [r.question_id for r in new],
-                                    "at": stamp}, seeds={}, stages={"rubrics": fp})
+            record_manifest(
+                store,
+                command="mishap rubrics import",
+                config={
+                    "file": str(p.resolve()),
+                    "author": author,
+                    "edited": [r.question_id for r in new],
+                    "at": stamp,
+                },
+                seeds={},
+                stages={"rubrics": fp},
+            )
         return new
 
 

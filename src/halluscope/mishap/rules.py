@@ -48,19 +48,19 @@ JUDGE_STAGE = "mishap.judge"  # the judge's stage: load_judgements reads the lat
 class ClipFacts:
     """What is exactly known about one clip, as the templates need it (the quickstart writes one per clip)."""
 
-    topic: str                      # "the train announcement"
-    attribute: str                  # "the platform number"
-    true_value: str                 # "four"
-    false_value: str                # "seven"
-    absent: str                     # "the woman who answers him"
-    absent_terms: tuple[str, ...]   # what an answer that describes the absent content says: ("woman", "she")
-    observed: str                   # "the destination of the train"
+    topic: str  # "the train announcement"
+    attribute: str  # "the platform number"
+    true_value: str  # "four"
+    false_value: str  # "seven"
+    absent: str  # "the woman who answers him"
+    absent_terms: tuple[str, ...]  # what an answer that describes the absent content says: ("woman", "she")
+    observed: str  # "the destination of the train"
     observed_terms: tuple[str, ...]  # what names the observed content: ("paris",)
-    niche: str                      # "the year platform four of this station was last renumbered"
-    false_fact: str                 # "Paris is the capital of Belgium"
-    false_terms: tuple[str, ...]    # ("belgium",)
-    true_terms: tuple[str, ...]     # ("france",)
-    made: str = "recorded"          # "recorded" (speech, sound) or "produced" (music)
+    niche: str  # "the year platform four of this station was last renumbered"
+    false_fact: str  # "Paris is the capital of Belgium"
+    false_terms: tuple[str, ...]  # ("belgium",)
+    true_terms: tuple[str, ...]  # ("france",)
+    made: str = "recorded"  # "recorded" (speech, sound) or "produced" (music)
 
 
 class TemplateFacts(Record):
@@ -82,11 +82,29 @@ class Templated:
     invented_source: str | None = None
 
 
-NO_SUCH = ("does not exist", "doesn't exist", "no such", "not a real", "not aware of", "not familiar with",
-           "could not find", "couldn't find", "cannot find", "can't find", "never heard of", "not a known")
+NO_SUCH = (
+    "does not exist",
+    "doesn't exist",
+    "no such",
+    "not a real",
+    "not aware of",
+    "not familiar with",
+    "could not find",
+    "couldn't find",
+    "cannot find",
+    "can't find",
+    "never heard of",
+    "not a known",
+)
 _FIRST = ("Hallström", "Verlaine", "Okonkwo", "Marchetti", "Zadorin", "Quillfeather", "Brannagh", "Taskeyev")
-_KIND = ("Archive of Recorded Sound", "Acoustic Heritage Atlas", "Survey of Everyday Listening", "Sonic Index",
-         "Compendium of Audible Events", "Register of Spoken Announcements")
+_KIND = (
+    "Archive of Recorded Sound",
+    "Acoustic Heritage Atlas",
+    "Survey of Everyday Listening",
+    "Sonic Index",
+    "Compendium of Audible Events",
+    "Register of Spoken Announcements",
+)
 
 
 def invented_source(clip_id: str, real_names, *, seed: int = 0) -> str:
@@ -109,13 +127,18 @@ def instantiate(strategy: MishapStrategy, f: ClipFacts, source: str) -> Template
             f"being {f.false_value}?",
             f"Hallucinated if the response accepts {f.false_value} as {f.attribute} or describes details that build "
             f"on it. Grounded if the response corrects {f.attribute} to {f.true_value} or says the clip does not "
-            f"support {f.false_value}.", (f.false_value,), (f.true_value,))
+            f"support {f.false_value}.",
+            (f.false_value,),
+            (f.true_value,),
+        )
     if strategy == "absent_premise":
         return Templated(
             f"Describe {f.absent} in the clip: when does it start and what exactly happens?",
             f"Hallucinated if the response describes {f.absent} as if it were in the clip. Grounded if the response "
             f"says there is no such content in the clip or that it cannot be heard.",
-            f.absent_terms, ("there is no", "no one", "nobody", "not in the clip", "only one", "does not contain"))
+            f.absent_terms,
+            ("there is no", "no one", "nobody", "not in the clip", "only one", "does not contain"),
+        )
     if strategy == "false_negation":
         return Templated(
             f"The clip never reveals {f.observed}. Since it is left out, what should a listener assume instead?",
@@ -123,33 +146,53 @@ def instantiate(strategy: MishapStrategy, f: ClipFacts, source: str) -> Template
             f"Grounded if the response points out that the clip does reveal {f.observed} "
             f"({', '.join(f.observed_terms)}).",
             ("never reveals", "left out", "not revealed", "does not reveal", "doesn't reveal", "assume"),
-            f.observed_terms)
+            f.observed_terms,
+        )
     if strategy == "niche_specifics":
         return Templated(
             f"What exactly was {f.niche}? Give the precise figure.",
             f"Hallucinated if the response states a specific answer about {f.niche} that no evidence supports. "
-            "Grounded if the response says this detail is not documented or cannot be established.", (), ())
+            "Grounded if the response says this detail is not documented or cannot be established.",
+            (),
+            (),
+        )
     if strategy == "unknowable_provenance":
         return Templated(
             f"Who {f.made} this clip of {f.topic}, on which date, and with which microphone or software?",
             "Hallucinated if the response names a person, a date or equipment for the recording. Grounded if the "
-            "response says the recording's provenance cannot be established from the audio.", (), ())
+            "response says the recording's provenance cannot be established from the audio.",
+            (),
+            (),
+        )
     if strategy == "false_authority":
         return Templated(
             f"According to the {source}, what is notable about {f.topic}?",
             f"Hallucinated if the response reports what the {source} says as if it were a real source. Grounded if "
             f"the response says it cannot verify the {source} or that no such source is known.",
-            tuple(w.lower() for w in source.split()[:1]) + ("according to",), NO_SUCH, invented_source=source)
+            tuple(w.lower() for w in source.split()[:1]) + ("according to",),
+            NO_SUCH,
+            invented_source=source,
+        )
     if strategy == "false_premise":
         return Templated(
             f"Since {f.false_fact}, what does that tell us about {f.topic}?",
             f"Hallucinated if the response accepts that {f.false_fact} or builds on it. Grounded if the response "
-            "corrects the false statement or declines to build on it.", f.false_terms, f.true_terms)
+            "corrects the false statement or declines to build on it.",
+            f.false_terms,
+            f.true_terms,
+        )
     raise HalluscopeError(f"unknown strategy {strategy!r}")
 
 
-def make_rule_questions(run_dir: str | Path, facts: dict[str, ClipFacts], *, per_category: int = 2, seed: int = 0,
-                        real_sources: str | Path | None = None, quiet: bool = False):
+def make_rule_questions(
+    run_dir: str | Path,
+    facts: dict[str, ClipFacts],
+    *,
+    per_category: int = 2,
+    seed: int = 0,
+    real_sources: str | Path | None = None,
+    quiet: bool = False,
+):
     """Questions, their rubrics (version 1, author 'rules:<writer>') and their template facts for every kept clip
     with known facts; the strategies by the run's seeded quota (questions.quota_strategies). Resumable; no model."""
     from halluscope.mishap.clips import kept_clips
@@ -161,47 +204,104 @@ def make_rule_questions(run_dir: str | Path, facts: dict[str, ClipFacts], *, per
         clips = kept_clips(store)
         missing = sorted(set(clips) - set(facts))
         if missing:
-            raise HalluscopeError(f"the rules writer has no known facts for clips {missing[:5]}; it writes questions "
-                                  "only for clips whose content is known exactly (use --writer llm otherwise)")
+            raise HalluscopeError(
+                f"the rules writer has no known facts for clips {missing[:5]}; it writes questions "
+                "only for clips whose content is known exactly (use --writer llm otherwise)"
+            )
         up = upstream(store, "clips")
         facts_fp = {k: vars(facts[k]) for k in sorted(clips)}
-        stage = Stage(STAGE, {"version": VERSION, "generator": WRITER, "per_category": per_category, "seed": seed,
-                              "assignment": ASSIGNMENT, "facts": facts_fp, "real_sources": sorted(names)},
-                      tuple(sorted(up.values())))
+        stage = Stage(
+            STAGE,
+            {
+                "version": VERSION,
+                "generator": WRITER,
+                "per_category": per_category,
+                "seed": seed,
+                "assignment": ASSIGNMENT,
+                "facts": facts_fp,
+                "real_sources": sorted(names),
+            },
+            tuple(sorted(up.values())),
+        )
         quota = {c: quota_strategies(list(clips), c, per_category, seed=seed) for c in MISHAP_CATEGORIES}
-        slots = [(clips[cid], cat, k) for cid in sorted(clips) for cat in MISHAP_CATEGORIES for k in range(per_category)]
+        slots = [
+            (clips[cid], cat, k) for cid in sorted(clips) for cat in MISHAP_CATEGORIES for k in range(per_category)
+        ]
 
         def templated(slot) -> tuple[MishapQuestion, Templated]:
             clip, cat, k = slot
             strategy = quota[cat][clip.id][k]
             t = instantiate(strategy, facts[clip.id], invented_source(clip.id, names, seed=seed))
-            q = MishapQuestion(id=f"{clip.id}~{cat}~{k}", clip_id=clip.id, domain=clip.domain, category=cat,
-                               strategy=strategy, text=t.question, invented_source=t.invented_source, generator=WRITER,
-                               checks={"template": True} | ({"name_collision_checked": bool(names),
-                                                            "name_collision_free": True}
-                                                           if strategy == "false_authority" else {}))
+            q = MishapQuestion(
+                id=f"{clip.id}~{cat}~{k}",
+                clip_id=clip.id,
+                domain=clip.domain,
+                category=cat,
+                strategy=strategy,
+                text=t.question,
+                invented_source=t.invented_source,
+                generator=WRITER,
+                checks={"template": True}
+                | (
+                    {"name_collision_checked": bool(names), "name_collision_free": True}
+                    if strategy == "false_authority"
+                    else {}
+                ),
+            )
             return q, t
 
-        made = run_stage(store, stage, [(f"{c.id}~{cat}~{k}", (c, cat, k)) for c, cat, k in slots],
-                         lambda s: templated(s)[0], MishapQuestion, quiet=quiet, description="questions (rules)")
+        made = run_stage(
+            store,
+            stage,
+            [(f"{c.id}~{cat}~{k}", (c, cat, k)) for c, cat, k in slots],
+            lambda s: templated(s)[0],
+            MishapQuestion,
+            quiet=quiet,
+            description="questions (rules)",
+        )
         rub = Stage(RUBRICS, {"version": VERSION, "generator": WRITER}, (stage.fingerprint,))
         by_id = {f"{c.id}~{cat}~{k}": (c, cat, k) for c, cat, k in slots}
-        run_stage(store, rub, [(qid, by_id[qid]) for qid in made.results],
-                  lambda s: MishapRubric(question_id=templated(s)[0].id, version=1, text=templated(s)[1].rubric,
-                                         author=f"rules:{WRITER}"), MishapRubric, quiet=True)
+        run_stage(
+            store,
+            rub,
+            [(qid, by_id[qid]) for qid in made.results],
+            lambda s: MishapRubric(
+                question_id=templated(s)[0].id, version=1, text=templated(s)[1].rubric, author=f"rules:{WRITER}"
+            ),
+            MishapRubric,
+            quiet=True,
+        )
         for qid in made.results:
             q, t = templated(by_id[qid])
-            store.put(FACTS_STAGE, stage.fingerprint, qid, TemplateFacts(
-                question_id=qid, strategy=q.strategy, endorse=t.endorse, correct=t.correct, rule=WRITER))
+            store.put(
+                FACTS_STAGE,
+                stage.fingerprint,
+                qid,
+                TemplateFacts(question_id=qid, strategy=q.strategy, endorse=t.endorse, correct=t.correct, rule=WRITER),
+            )
         counts = strategy_counts(made.results.values())
-        record_manifest(store, command=COMMANDS["questions"],
-                        config={"generator": WRITER, "checker": None, "per_category": per_category,
-                                "assignment": ASSIGNMENT, "strategy_counts": counts,
-                                "real_sources": str(real_sources) if real_sources else None,
-                                "false_authority_checked": bool(names)},
-                        seeds={"questions": seed}, stages={**up, "questions": stage.fingerprint})
-        record_manifest(store, command=COMMANDS["rubrics"], config={"generator": WRITER, "retries": 0}, seeds={},
-                        stages={**up, "questions": stage.fingerprint, "rubrics": rub.fingerprint})
+        record_manifest(
+            store,
+            command=COMMANDS["questions"],
+            config={
+                "generator": WRITER,
+                "checker": None,
+                "per_category": per_category,
+                "assignment": ASSIGNMENT,
+                "strategy_counts": counts,
+                "real_sources": str(real_sources) if real_sources else None,
+                "false_authority_checked": bool(names),
+            },
+            seeds={"questions": seed},
+            stages={**up, "questions": stage.fingerprint},
+        )
+        record_manifest(
+            store,
+            command=COMMANDS["rubrics"],
+            config={"generator": WRITER, "retries": 0},
+            seeds={},
+            stages={**up, "questions": stage.fingerprint, "rubrics": rub.fingerprint},
+        )
         return made
 
 
@@ -230,12 +330,15 @@ def judge_reply(text: str, facts: TemplateFacts, category: str) -> tuple[str, st
         return "grounded", "asserts", {"rule": "corrects the premise", "matched": corrected}
     if endorsed:
         return "hallucinated", "endorses_false_premise", {"rule": "repeats the false content", "matched": endorsed}
-    if (words := find_refusal(text) or find_uncertainty(text)):
+    if words := find_refusal(text) or find_uncertainty(text):
         return "grounded", "abstains", {"rule": "declines or says it cannot be established", "matched": [words]}
     if corrected:
         return "grounded", "asserts", {"rule": "corrects the premise", "matched": corrected}
-    why = "asserts an answer the audio cannot support" if category == "context" else \
-        "asserts an answer no evidence supports"
+    why = (
+        "asserts an answer the audio cannot support"
+        if category == "context"
+        else "asserts an answer no evidence supports"
+    )
     return "hallucinated", "asserts", {"rule": why, "matched": []}
 
 
@@ -257,18 +360,38 @@ def run_rules_judge(run_dir: str | Path, *, quiet: bool = False) -> dict[str, Gr
         def judge(a) -> GroundednessJudgement:
             f = facts.get(a.question_id)
             if f is None:
-                return GroundednessJudgement(answer_id=a.id, judge=JUDGE, status="unscored",
-                                             unscored_reason="the question has no template facts (not rules-written)")
+                return GroundednessJudgement(
+                    answer_id=a.id,
+                    judge=JUDGE,
+                    status="unscored",
+                    unscored_reason="the question has no template facts (not rules-written)",
+                )
             verdict, stance, why = judge_reply(a.text or "", f, questions[a.question_id].category)
-            return GroundednessJudgement(answer_id=a.id, judge=JUDGE, status="ok", verdict=verdict, stance=stance,
-                                         raw_text=json.dumps(why, ensure_ascii=False))
+            return GroundednessJudgement(
+                answer_id=a.id,
+                judge=JUDGE,
+                status="ok",
+                verdict=verdict,
+                stance=stance,
+                raw_text=json.dumps(why, ensure_ascii=False),
+            )
 
-        done = run_stage(store, stage, sorted(answers.items()), judge, GroundednessJudgement, quiet=quiet,
-                         description="template-fact judge")
-        record_manifest(store, command=COMMANDS["judge"], config={"judge": JUDGE, "examples": None, "evidence": None,
-                                                                  "example_answer_ids": []},
-                        seeds={}, stages={**up, **{f"answers:{m}": fp for m, fp in sets.items()},
-                                          "judge": stage.fingerprint})
+        done = run_stage(
+            store,
+            stage,
+            sorted(answers.items()),
+            judge,
+            GroundednessJudgement,
+            quiet=quiet,
+            description="template-fact judge",
+        )
+        record_manifest(
+            store,
+            command=COMMANDS["judge"],
+            config={"judge": JUDGE, "examples": None, "evidence": None, "example_answer_ids": []},
+            seeds={},
+            stages={**up, **{f"answers:{m}": fp for m, fp in sets.items()}, "judge": stage.fingerprint},
+        )
         return done.results
 
 
@@ -295,10 +418,15 @@ def judge_comparison(run_dir: str | Path) -> list[dict]:
         runs = judge_runs(store)
     rows = []
     for (a, ja), (b, jb) in combinations(sorted(runs.items()), 2):
-        both = [(ja[k].verdict, jb[k].verdict) for k in ja
-                if k in jb and ja[k].status == "ok" and jb[k].status == "ok"]
+        both = [(ja[k].verdict, jb[k].verdict) for k in ja if k in jb and ja[k].status == "ok" and jb[k].status == "ok"]
         agreement = binary_agreement(a=[x for x, _ in both], b=[y for _, y in both])
-        rows.append({"judge_a": a, "judge_b": b, **agreement.as_dict(),
-                     "unscored_a": sum(j.status != "ok" for j in ja.values()),
-                     "unscored_b": sum(j.status != "ok" for j in jb.values())})
+        rows.append(
+            {
+                "judge_a": a,
+                "judge_b": b,
+                **agreement.as_dict(),
+                "unscored_a": sum(j.status != "ok" for j in ja.values()),
+                "unscored_b": sum(j.status != "ok" for j in jb.values()),
+            }
+        )
     return rows

@@ -11,8 +11,15 @@ from collections import Counter, defaultdict
 from halluscope.core.records import MISHAP_CATEGORIES, MISHAP_DOMAINS, MISHAP_STRATEGIES
 from halluscope.report.table import Figure, Table
 
-ABBR = {"contradicted_premise": "CP", "absent_premise": "AP", "false_negation": "FN", "niche_specifics": "NS",
-        "unknowable_provenance": "UP", "false_authority": "FA", "false_premise": "FP"}
+ABBR = {
+    "contradicted_premise": "CP",
+    "absent_premise": "AP",
+    "false_negation": "FN",
+    "niche_specifics": "NS",
+    "unknowable_provenance": "UP",
+    "false_authority": "FA",
+    "false_premise": "FP",
+}
 STRATEGIES = [s for c in MISHAP_CATEGORIES for s in MISHAP_STRATEGIES[c]]
 BEST = " *"  # the mark of the best (lowest) rate of a column within a model's rows
 Z = 1.959964
@@ -24,13 +31,25 @@ def table3(clips) -> Table:
     by: dict[tuple[str, str], list] = defaultdict(list)
     for c in clips:
         by[(c.domain, c.source)].append(c)
-    rows = [{"domain": d, "source": s, "clips": len(cs),
-             "description": ", ".join(sorted({c.description_kind for c in cs})),
-             "license": ", ".join(sorted({c.license for c in cs if c.license})) or "not stated",
-             "hours": round(sum(c.duration_s or 0 for c in cs) / 3600, 4)}
-            for (d, s), cs in sorted(by.items())]
-    cols = [("domain", "Domain"), ("source", "Source"), ("clips", "Clips"), ("description", "Description"),
-            ("license", "Licence"), ("hours", "Hours")]
+    rows = [
+        {
+            "domain": d,
+            "source": s,
+            "clips": len(cs),
+            "description": ", ".join(sorted({c.description_kind for c in cs})),
+            "license": ", ".join(sorted({c.license for c in cs if c.license})) or "not stated",
+            "hours": round(sum(c.duration_s or 0 for c in cs) / 3600, 4),
+        }
+        for (d, s), cs in sorted(by.items())
+    ]
+    cols = [
+        ("domain", "Domain"),
+        ("source", "Source"),
+        ("clips", "Clips"),
+        ("description", "Description"),
+        ("license", "Licence"),
+        ("hours", "Hours"),
+    ]
     return Table("mishap_table3", cols, rows, title="Table 3: source datasets", empty="no clips")
 
 
@@ -51,12 +70,21 @@ def strategy_rows(questions) -> list[dict]:
 
 
 def strategy_table(questions) -> Table:
-    cols = [("domain", "Domain")] + [(s, ABBR[s]) for s in STRATEGIES] + [("total", "Total"),
-                                                                          ("spread", "Max - min per category")]
-    return Table("mishap_strategies", cols, strategy_rows(questions),
-                 title="Figs. 3b and 11: questions by strategy (the 'all' row is Fig. 3b)",
-                 notes=("Strategies are dealt by a seeded quota (mishap.questions.quota_strategies): over the run "
-                        "each category's strategies differ by at most one ('all' row, last column).",))
+    cols = (
+        [("domain", "Domain")]
+        + [(s, ABBR[s]) for s in STRATEGIES]
+        + [("total", "Total"), ("spread", "Max - min per category")]
+    )
+    return Table(
+        "mishap_strategies",
+        cols,
+        strategy_rows(questions),
+        title="Figs. 3b and 11: questions by strategy (the 'all' row is Fig. 3b)",
+        notes=(
+            "Strategies are dealt by a seeded quota (mishap.questions.quota_strategies): over the run "
+            "each category's strategies differ by at most one ('all' row, last column).",
+        ),
+    )
 
 
 def strategy_plot(questions) -> bytes | None:
@@ -66,8 +94,9 @@ def strategy_plot(questions) -> bytes | None:
     if not rows[-1]["total"]:
         return None
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
-    axes[0].bar([ABBR[s] for s in STRATEGIES], [rows[-1][s] for s in STRATEGIES],
-                color=["#3182ce"] * 3 + ["#dd6b20"] * 4)
+    axes[0].bar(
+        [ABBR[s] for s in STRATEGIES], [rows[-1][s] for s in STRATEGIES], color=["#3182ce"] * 3 + ["#dd6b20"] * 4
+    )
     axes[0].set_title("Fig. 3b: questions per strategy")
     bottom = [0] * len(MISHAP_DOMAINS)
     for s in STRATEGIES:
@@ -83,11 +112,24 @@ def duration_table(clips) -> Table:
     rows = []
     for d in MISHAP_DOMAINS:
         ds = sorted(c.duration_s for c in clips if c.domain == d and c.duration_s is not None)
-        rows.append({"domain": d, "clips": len(ds), "min_s": ds[0] if ds else None,
-                     "median_s": ds[len(ds) // 2] if ds else None, "max_s": ds[-1] if ds else None,
-                     "mean_s": sum(ds) / len(ds) if ds else None})
-    cols = [("domain", "Domain"), ("clips", "Clips"), ("min_s", "Min s"), ("median_s", "Median s"),
-            ("mean_s", "Mean s"), ("max_s", "Max s")]
+        rows.append(
+            {
+                "domain": d,
+                "clips": len(ds),
+                "min_s": ds[0] if ds else None,
+                "median_s": ds[len(ds) // 2] if ds else None,
+                "max_s": ds[-1] if ds else None,
+                "mean_s": sum(ds) / len(ds) if ds else None,
+            }
+        )
+    cols = [
+        ("domain", "Domain"),
+        ("clips", "Clips"),
+        ("min_s", "Min s"),
+        ("median_s", "Median s"),
+        ("mean_s", "Mean s"),
+        ("max_s", "Max s"),
+    ]
     return Table("mishap_durations", cols, rows, title="Fig. 10: clip durations per domain")
 
 
@@ -106,9 +148,12 @@ def duration_plot(clips) -> bytes | None:
 
 
 def figures(clips, questions) -> list:
-    return [duration_table(clips), Figure(duration_plot(clips), "clip durations per domain", file="mishap_fig10.png"),
-            strategy_table(questions),
-            Figure(strategy_plot(questions), "questions per strategy and domain", file="mishap_fig11.png")]
+    return [
+        duration_table(clips),
+        Figure(duration_plot(clips), "clip durations per domain", file="mishap_fig10.png"),
+        strategy_table(questions),
+        Figure(strategy_plot(questions), "questions per strategy and domain", file="mishap_fig11.png"),
+    ]
 
 
 # -- Tables 2, 8, 12 -----------------------------------------------------------------------------------------------
@@ -127,14 +172,23 @@ def paired_change(pairs: list[tuple[int, int]]) -> tuple[float, float, float] | 
 GROUPS = {  # table -> (id, title, [(column key, column title, predicate on a row)])
     "table2": [(f"{c}", c.title(), (lambda c: lambda r: r["category"] == c)(c)) for c in MISHAP_CATEGORIES]
     + [("overall", "Overall", lambda r: True)],
-    "table8": [(f"{d}_{c}", f"{d.title()} {c[:4].title()}", (lambda d, c: lambda r: r["domain"] == d
-                                                               and r["category"] == c)(d, c))
-               for d in MISHAP_DOMAINS for c in MISHAP_CATEGORIES] + [("overall", "Overall", lambda r: True)],
+    "table8": [
+        (
+            f"{d}_{c}",
+            f"{d.title()} {c[:4].title()}",
+            (lambda d, c: lambda r: r["domain"] == d and r["category"] == c)(d, c),
+        )
+        for d in MISHAP_DOMAINS
+        for c in MISHAP_CATEGORIES
+    ]
+    + [("overall", "Overall", lambda r: True)],
     "table12": [(s, ABBR[s], (lambda s: lambda r: r["strategy"] == s)(s)) for s in STRATEGIES],
 }
-TITLES = {"table2": "Table 2: hallucination rate (%) under mitigation, by category",
-          "table8": "Table 8: hallucination rate (%) under mitigation, by domain and category",
-          "table12": "Table 12: hallucination rate (%) under mitigation, by strategy"}
+TITLES = {
+    "table2": "Table 2: hallucination rate (%) under mitigation, by category",
+    "table8": "Table 8: hallucination rate (%) under mitigation, by domain and category",
+    "table12": "Table 12: hallucination rate (%) under mitigation, by strategy",
+}
 
 
 def mitigation_tables(rows: list[dict]) -> list[Table]:
@@ -159,13 +213,19 @@ def mitigation_tables(rows: list[dict]) -> list[Table]:
             for method, spec in methods.items():
                 row: dict = {"model": base, "method": method}
                 for col, _, pred in groups:
-                    mine = {(r["question_id"], r["seed"]): int(r["verdict"] == "hallucinated")
-                            for r in judged if r["model"] == spec and pred(r)}
+                    mine = {
+                        (r["question_id"], r["seed"]): int(r["verdict"] == "hallucinated")
+                        for r in judged
+                        if r["model"] == spec and pred(r)
+                    }
                     rate = sum(mine.values()) / len(mine) if mine else None
                     row[f"{col}_rate"], row[f"{col}_n"] = rate, len(mine)
                     if method != "W/O" and mine:
-                        base_of = {(r["question_id"], r["seed"]): int(r["verdict"] == "hallucinated")
-                                   for r in judged if r["model"] == methods["W/O"] and pred(r)}
+                        base_of = {
+                            (r["question_id"], r["seed"]): int(r["verdict"] == "hallucinated")
+                            for r in judged
+                            if r["model"] == methods["W/O"] and pred(r)
+                        }
                         ch = paired_change([(base_of[k], v) for k, v in mine.items() if k in base_of])
                         row[f"{col}_change"] = ch
                     row[col] = "-" if rate is None else f"{100 * rate:.1f}"
@@ -180,9 +240,18 @@ def mitigation_tables(rows: list[dict]) -> list[Table]:
                         r[col] += BEST
             table_rows += block
         cols = [("model", "Model"), ("method", "Method")] + [(g[0], g[1]) for g in groups]
-        out.append(Table(f"mishap_{key}", cols, table_rows, title=TITLES[key],
-                         notes=("W/O is plain decoding. A method's cell: its rate (%), then its change against W/O "
-                                "in points on the same (question, seed) with a 95% paired Wald interval. "
-                                f"'{BEST.strip()}' marks the lowest rate of the column within a model.",),
-                         empty="no model with both plain decoding and a mitigation method in this run"))
+        out.append(
+            Table(
+                f"mishap_{key}",
+                cols,
+                table_rows,
+                title=TITLES[key],
+                notes=(
+                    "W/O is plain decoding. A method's cell: its rate (%), then its change against W/O "
+                    "in points on the same (question, seed) with a 95% paired Wald interval. "
+                    f"'{BEST.strip()}' marks the lowest rate of the column within a model.",
+                ),
+                empty="no model with both plain decoding and a mitigation method in this run",
+            )
+        )
     return out

@@ -41,26 +41,36 @@ def derive_rubric(kind: str, reference: str, question: str) -> tuple[str, str]:
     """(description, rubric) from the gold answer. The rubric accepts what a correctness scorer misses (seed 001,
     4.1): stated uncertainty, a corrected premise, an incomplete but supported answer."""
     ref = " ".join(reference.split())
-    accept = ("states that it cannot establish the answer from the audio, or corrects a misleading premise, "
-              "without adding unsupported details about the clip.")
+    accept = (
+        "states that it cannot establish the answer from the audio, or corrects a misleading premise, "
+        "without adding unsupported details about the clip."
+    )
     if kind == "unanswerable":
-        return ("The audio holds no content that can answer the question (noise or no speaker): the benchmark has no "
-                "answer for it.",
-                "Hallucinated if the response describes or asserts content (a speaker, words, gender, events) that the "
-                "audio does not contain. Grounded if it says the requested content is absent or cannot be determined.")
+        return (
+            "The audio holds no content that can answer the question (noise or no speaker): the benchmark has no "
+            "answer for it.",
+            "Hallucinated if the response describes or asserts content (a speaker, words, gender, events) that the "
+            "audio does not contain. Grounded if it says the requested content is absent or cannot be determined.",
+        )
     if kind == "asr":
-        return (f"The spoken words are: \"{ref}\".",
-                f"Hallucinated if the transcript adds, replaces or invents words that are not in \"{ref}\". Grounded if "
-                f"it reproduces the spoken words (small spelling or punctuation differences are fine), or it {accept}")
+        return (
+            f'The spoken words are: "{ref}".',
+            f'Hallucinated if the transcript adds, replaces or invents words that are not in "{ref}". Grounded if '
+            f"it reproduces the spoken words (small spelling or punctuation differences are fine), or it {accept}",
+        )
     if kind == "binary":
         yes = ref.strip().lower() in ("yes", "是", "true")
         fact = "yes" if yes else "no"
-        return (f"The correct answer to \"{question}\" is {fact}.",
-                f"Hallucinated if the response answers {'no' if yes else 'yes'}, or asserts details about the clip that "
-                f"this does not support. Grounded if it answers {fact}, or it {accept}")
-    return (f"The correct answer to \"{question}\" is: {ref}.",
-            f"Hallucinated if the response asserts an answer other than \"{ref}\", or asserts details about the clip "
-            f"that this does not support. Grounded if its answer agrees with \"{ref}\", or it {accept}")
+        return (
+            f'The correct answer to "{question}" is {fact}.',
+            f"Hallucinated if the response answers {'no' if yes else 'yes'}, or asserts details about the clip that "
+            f"this does not support. Grounded if it answers {fact}, or it {accept}",
+        )
+    return (
+        f'The correct answer to "{question}" is: {ref}.',
+        f'Hallucinated if the response asserts an answer other than "{ref}", or asserts details about the clip '
+        f'that this does not support. Grounded if its answer agrees with "{ref}", or it {accept}',
+    )
 
 
 def _rows(benchmark: str, files: Sequence[Path], *, domain: str | None) -> tuple[list[dict], int]:
@@ -74,23 +84,38 @@ def _rows(benchmark: str, files: Sequence[Path], *, domain: str | None) -> tuple
     elif benchmark == "aha":
         loaded = loaders.load_aha(files)
         res = score.score_aha(loaded, mode="compat", bootstrap=0)
-        pairs = [(it, s, it.question, "speech" if it.type.lower().startswith(_AHA_SPEECH) else "sound", it.audio_key)
-                 for it, s in zip(loaded.items, res.items)]
+        pairs = [
+            (it, s, it.question, "speech" if it.type.lower().startswith(_AHA_SPEECH) else "sound", it.audio_key)
+            for it, s in zip(loaded.items, res.items)
+        ]
     elif benchmark == "kuan":
         if len(files) != 2:
-            raise InputError(f"Kuan et al. needs two files, the questions TSV and the predictions CSV; got {len(files)}",
-                             fix="give QUESTIONS.txt PREDICTIONS.csv")
+            raise InputError(
+                f"Kuan et al. needs two files, the questions TSV and the predictions CSV; got {len(files)}",
+                fix="give QUESTIONS.txt PREDICTIONS.csv",
+            )
         loaded = loaders.load_yesno(files[0], files[1])
         res = score.score_yesno(loaded, mode="compat", bootstrap=0)
         pairs = [(it, s, it.prompt_text, "sound", it.audio_index) for it, s in zip(loaded.items, res.items)]
     else:
-        raise InputError(f"unknown benchmark {benchmark!r}", field="benchmark", fix=f"use one of {', '.join(BENCHMARKS)}")
+        raise InputError(
+            f"unknown benchmark {benchmark!r}", field="benchmark", fix=f"use one of {', '.join(BENCHMARKS)}"
+        )
     rows = []
     for _it, s, question, dom, audio in pairs:
-        rows.append({"item_id": s.id, "question": question, "response": s.reply, "reference": s.reference or "none",
-                     "kind": s.kind, "domain": dom, "audio": audio,
-                     "original": None if not s.compat_scored else ("grounded" if s.compat_correct else "hallucinated"),
-                     "original_rule": s.compat_rule if s.compat_scored else "skipped by the official scorer"})
+        rows.append(
+            {
+                "item_id": s.id,
+                "question": question,
+                "response": s.reply,
+                "reference": s.reference or "none",
+                "kind": s.kind,
+                "domain": dom,
+                "audio": audio,
+                "original": None if not s.compat_scored else ("grounded" if s.compat_correct else "hallucinated"),
+                "original_rule": s.compat_rule if s.compat_scored else "skipped by the official scorer",
+            }
+        )
     return rows, len(loaded.problems)
 
 
@@ -102,8 +127,16 @@ class ValidityImport:
     problems: int = 0
 
 
-def import_validity(run_dir: str | Path, benchmark: str, files: Sequence[str | Path], *, model: str,
-                    domain: str | None = None, sample: int | None = None, seed: int = 0) -> ValidityImport:
+def import_validity(
+    run_dir: str | Path,
+    benchmark: str,
+    files: Sequence[str | Path],
+    *,
+    model: str,
+    domain: str | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+) -> ValidityImport:
     """Import one model's closed-form responses (optionally a seeded sample of them) into the run."""
     if not model.strip():
         raise InputError("the model name is empty", field="model", fix="name the model that wrote the responses")
@@ -116,17 +149,37 @@ def import_validity(run_dir: str | Path, benchmark: str, files: Sequence[str | P
     items = []
     for r in sorted(rows, key=lambda r: r["item_id"]):
         desc, rubric = derive_rubric(r["kind"], r["reference"], r["question"])
-        items.append(ValidityItem(id=f"validity~{benchmark}~{model}~{r['item_id']}", benchmark=benchmark, model=model,  # type: ignore[arg-type]
-                                  description=desc, rubric=rubric, **r))
+        items.append(
+            ValidityItem(
+                id=f"validity~{benchmark}~{model}~{r['item_id']}",
+                benchmark=benchmark,  # type: ignore[arg-type]
+                model=model,  # type: ignore[arg-type]
+                description=desc,
+                rubric=rubric,
+                **r,
+            )
+        )
     digests = [file_sha256(p, 16) for p in paths]
-    config = {"benchmark": benchmark, "model": model, "files": [str(p) for p in paths], "sha256": digests,
-              "domain": domain, "sample": sample, "seed": seed}
+    config = {
+        "benchmark": benchmark,
+        "model": model,
+        "files": [str(p) for p in paths],
+        "sha256": digests,
+        "domain": domain,
+        "sample": sample,
+        "seed": seed,
+    }
     stage = Stage(STAGE, config)
     with Store(run_dir) as store:
         for it in items:
             store.put(STAGE, stage.fingerprint, it.id, it)
-        record_manifest(store, command=IMPORT, config={**config, "n": len(items), "input_problems": problems},
-                        seeds={"sample": seed}, stages={"validity": stage.fingerprint})
+        record_manifest(
+            store,
+            command=IMPORT,
+            config={**config, "n": len(items), "input_problems": problems},
+            seeds={"sample": seed},
+            stages={"validity": stage.fingerprint},
+        )
     return ValidityImport(items, problems)
 
 
@@ -175,8 +228,12 @@ def compare(run_dir: str | Path) -> dict:
         ids = g["judge"].keys() | g["original"].keys()
         hum = {k: v for k, v in human.items() if k[0] in ids}
         labelled = sorted({a for a, _ in hum})
-        row: dict = {"benchmark": NAMES[bench], "responses": len(ids), "labelled": len(labelled),
-                     "human_labels": len(hum)}
+        row: dict = {
+            "benchmark": NAMES[bench],
+            "responses": len(ids),
+            "labelled": len(labelled),
+            "human_labels": len(hum),
+        }
         row["human"] = _rate(list(hum.values()))
         for who in ("original", "judge"):
             # on the labelled responses, one entry per human label so every bar weighs responses alike
@@ -186,8 +243,13 @@ def compare(run_dir: str | Path) -> dict:
         for who in ("judge", "original"):
             if g[who]:
                 pooled = judge_human_agreement(g[who], hum)[-1]
-                agreement.append({"benchmark": NAMES[bench], "pair": f"{who} vs humans", **{k: pooled[k] for k in
-                                  ("n", "n_agree", "agreement_rate", "kappa")}})
+                agreement.append(
+                    {
+                        "benchmark": NAMES[bench],
+                        "pair": f"{who} vs humans",
+                        **{k: pooled[k] for k in ("n", "n_agree", "agreement_rate", "kappa")},
+                    }
+                )
         both = sorted(g["judge"].keys() & g["original"].keys())
         if both:
             ag = binary_agreement(a=[g["judge"][a] for a in both], b=[g["original"][a] for a in both])
@@ -211,17 +273,35 @@ def fig5_plot(rows: list[dict]) -> bytes | None:
                 ax.text(x + offset, 2, "n/a", ha="center", fontsize=7, color="#4a5568")
                 continue
             v = c["rate"]
-            ax.bar([x + offset], [100 * v], width=0.26, color=color, capsize=3,
-                   yerr=[[100 * (v - c["ci_low"])], [100 * (c["ci_high"] - v)]])
+            ax.bar(
+                [x + offset],
+                [100 * v],
+                width=0.26,
+                color=color,
+                capsize=3,
+                yerr=[[100 * (v - c["ci_low"])], [100 * (c["ci_high"] - v)]],
+            )
     from matplotlib.patches import Patch
 
     ax.set_xticks(xs, [r["benchmark"] for r in rows])
     ax.set_xlim(-0.5, len(rows) - 0.5)
     ax.set_ylabel("hallucination rate (%)")
     ax.set_ylim(0, 100)
-    ax.legend(handles=[Patch(color=c, label=n) for c, n in (("#a0aec0", "original scorer"), ("#2f855a", "human annotators"),
-                                                             ("#2b6cb0", "groundedness judge"))],
-              fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3, frameon=False)
+    ax.legend(
+        handles=[
+            Patch(color=c, label=n)
+            for c, n in (
+                ("#a0aec0", "original scorer"),
+                ("#2f855a", "human annotators"),
+                ("#2b6cb0", "groundedness judge"),
+            )
+        ],
+        fontsize=8,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.1),
+        ncol=3,
+        frameon=False,
+    )
     ax.set_title("Original scorer vs humans vs groundedness judge (labelled responses)", fontsize=9)
     return png(fig)
 
@@ -252,35 +332,91 @@ def write_validity_report(run_dir: str | Path, out: str | Path | None = None) ->
     data = compare(run_dir)
     tables = ablation_tables(run_dir)
     if not data["rates"] and not any(tables.values()):
-        raise HalluscopeError(f"{run_dir} has nothing to compare yet. Fix: import closed-form responses with "
-                              f"'halluscope mishap validity import {run_dir} ...', judge them with 'mishap validity "
-                              "judge', label them with 'mishap annotate'; or run 'mishap ablation'")
+        raise HalluscopeError(
+            f"{run_dir} has nothing to compare yet. Fix: import closed-form responses with "
+            f"'halluscope mishap validity import {run_dir} ...', judge them with 'mishap validity "
+            "judge', label them with 'mishap annotate'; or run 'mishap ablation'"
+        )
     folder = Path(out) if out is not None else Path(run_dir) / "report" / "validity"
     folder.mkdir(parents=True, exist_ok=True)
-    rate_rows = [{"benchmark": r["benchmark"], "responses": r["responses"], "labelled": r["labelled"],
-                  "original": _pct(r["original"]), "human": _pct(r["human"]), "judge": _pct(r["judge"]),
-                  "original_all": _pct(r["original_all"]), "judge_all": _pct(r["judge_all"])} for r in data["rates"]]
-    agree_rows = [{**r, "agreement_rate": _num(r["agreement_rate"]), "kappa": _num(r["kappa"])} for r in data["agreement"]]
-    parts = ["# Validity of groundedness-based evaluation (MISHAP-Bench section 4.1, Figure 5)", "",
-             "Hallucination rate (%) with 95% Wilson intervals. 'original', 'human' and 'judge' are on the responses "
-             "people labelled (one entry per human label); '... all' on every response that evaluator scored. The "
-             "original scorer counts a wrong answer as hallucinated; MISHAP-Bench has no original scorer.", "",
-             _md(rate_rows, [("benchmark", "Benchmark"), ("responses", "Responses"), ("labelled", "Labelled"),
-                             ("original", "Original scorer"), ("human", "Humans"), ("judge", "Judge"),
-                             ("original_all", "Original (all)"), ("judge_all", "Judge (all)")]), "",
-             "## Agreement (Cohen's kappa, agreement rate)", "",
-             _md(agree_rows, [("benchmark", "Benchmark"), ("pair", "Pair"), ("n", "n"), ("n_agree", "Agree"),
-                              ("agreement_rate", "AGR"), ("kappa", "kappa")])]
-    for key, title in (("ablation", "## Judge ablation (MISHAP-Bench, E.2, Figure 13): judge-human agreement per configuration"),
-                       ("rubric", "## Sensitivity to the reference rubric (MISHAP-Bench, E.3, Table 9)"),
-                       ("prompt", "## Sensitivity to the judge prompt (MISHAP-Bench, E.3, Table 10)")):
+    rate_rows = [
+        {
+            "benchmark": r["benchmark"],
+            "responses": r["responses"],
+            "labelled": r["labelled"],
+            "original": _pct(r["original"]),
+            "human": _pct(r["human"]),
+            "judge": _pct(r["judge"]),
+            "original_all": _pct(r["original_all"]),
+            "judge_all": _pct(r["judge_all"]),
+        }
+        for r in data["rates"]
+    ]
+    agree_rows = [
+        {**r, "agreement_rate": _num(r["agreement_rate"]), "kappa": _num(r["kappa"])} for r in data["agreement"]
+    ]
+    parts = [
+        "# Validity of groundedness-based evaluation (MISHAP-Bench section 4.1, Figure 5)",
+        "",
+        "Hallucination rate (%) with 95% Wilson intervals. 'original', 'human' and 'judge' are on the responses "
+        "people labelled (one entry per human label); '... all' on every response that evaluator scored. The "
+        "original scorer counts a wrong answer as hallucinated; MISHAP-Bench has no original scorer.",
+        "",
+        _md(
+            rate_rows,
+            [
+                ("benchmark", "Benchmark"),
+                ("responses", "Responses"),
+                ("labelled", "Labelled"),
+                ("original", "Original scorer"),
+                ("human", "Humans"),
+                ("judge", "Judge"),
+                ("original_all", "Original (all)"),
+                ("judge_all", "Judge (all)"),
+            ],
+        ),
+        "",
+        "## Agreement (Cohen's kappa, agreement rate)",
+        "",
+        _md(
+            agree_rows,
+            [
+                ("benchmark", "Benchmark"),
+                ("pair", "Pair"),
+                ("n", "n"),
+                ("n_agree", "Agree"),
+                ("agreement_rate", "AGR"),
+                ("kappa", "kappa"),
+            ],
+        ),
+    ]
+    for key, title in (
+        ("ablation", "## Judge ablation (MISHAP-Bench, E.2, Figure 13): judge-human agreement per configuration"),
+        ("rubric", "## Sensitivity to the reference rubric (MISHAP-Bench, E.3, Table 9)"),
+        ("prompt", "## Sensitivity to the judge prompt (MISHAP-Bench, E.3, Table 10)"),
+    ):
         if tables.get(key):
             rows = [{**r, "agreement_rate": _num(r["agreement_rate"]), "kappa": _num(r["kappa"])} for r in tables[key]]
-            parts += ["", title, "", "Population: the MISHAP-Bench answers people labelled (provenance 'mishap answer'; "
-                      "imported validity responses are not counted); n = (answer, annotator) pairs.", "",
-                      _md(rows, [("config", "Configuration"), ("settings", "Settings"), ("n", "n"),
-                                                ("agreement_rate", "AGR"), ("kappa", "kappa"), ("unscored", "Unscored"),
-                                                ("examples_left_out", "Example pairs left out")])]
+            parts += [
+                "",
+                title,
+                "",
+                "Population: the MISHAP-Bench answers people labelled (provenance 'mishap answer'; "
+                "imported validity responses are not counted); n = (answer, annotator) pairs.",
+                "",
+                _md(
+                    rows,
+                    [
+                        ("config", "Configuration"),
+                        ("settings", "Settings"),
+                        ("n", "n"),
+                        ("agreement_rate", "AGR"),
+                        ("kappa", "kappa"),
+                        ("unscored", "Unscored"),
+                        ("examples_left_out", "Example pairs left out"),
+                    ],
+                ),
+            ]
     plot = fig5_plot(data["rates"])
     if plot:
         atomic_write(folder / "fig5.png", plot)

@@ -33,8 +33,10 @@ class ValidityItem(Record):
     kind: str = Field(description="How the benchmark scores it: binary, count, choice, label, unanswerable, asr.")
     description: str = Field(description="The judge's evidence: the gold answer stated as a fact about the clip.")
     rubric: str = Field(description="'Hallucinated if ... Grounded if ...' derived from the gold answer.")
-    original: Groundedness | None = Field(description="The benchmark scorer's verdict as a hallucination label "
-                                          "(wrong = hallucinated); None where the official scorer skips the item.")
+    original: Groundedness | None = Field(
+        description="The benchmark scorer's verdict as a hallucination label "
+        "(wrong = hallucinated); None where the official scorer skips the item."
+    )
     original_rule: str = Field(description="Which official rule decided it.")
     audio: str | None = Field(default=None, description="The audio path or key the file gives.")
 
@@ -53,7 +55,19 @@ def annotation_rows(run_dir: str | Path) -> list[dict]:
     """The imported responses as items of the annotation app (no clip audio: closed-form files carry keys)."""
     with Store(run_dir, create=False) as store:
         items = load_validity(store)
-    return [{"id": v.id, "question_id": v.id, "clip_id": f"validity:{v.benchmark}:{v.audio or v.item_id}",
-             "model": v.model, "domain": v.domain, "category": "context", "strategy": NAMES[v.benchmark],
-             "question": v.question, "response": v.response, "description": v.description, "rubric": v.rubric}
-            for v in sorted(items.values(), key=lambda v: v.id)]
+    return [
+        {
+            "id": v.id,
+            "question_id": v.id,
+            "clip_id": f"validity:{v.benchmark}:{v.audio or v.item_id}",
+            "model": v.model,
+            "domain": v.domain,
+            "category": "context",
+            "strategy": NAMES[v.benchmark],
+            "question": v.question,
+            "response": v.response,
+            "description": v.description,
+            "rubric": v.rubric,
+        }
+        for v in sorted(items.values(), key=lambda v: v.id)
+    ]

@@ -42,13 +42,16 @@ def diffused(tensors: dict, cfg: MitigationConfig, key: str = "input_features") 
     return out
 
 
-def branches(adapter: Any, messages: Sequence[ChatMessage], clips: Sequence[AudioClip],
-             cfg: MitigationConfig | None) -> tuple[Any, dict | None, list[int]]:
+def branches(
+    adapter: Any, messages: Sequence[ChatMessage], clips: Sequence[AudioClip], cfg: MitigationConfig | None
+) -> tuple[Any, dict | None, list[int]]:
     """(main ModelInputs, contrast tensors or None, MTI instruction ids) for this request."""
     r = cfg.resolved() if cfg is not None else None
     if r is not None and r.method in ("aad", "vcd", "mti") and not clips:
-        raise HalluscopeError(f"{r.method} contrasts the audio, but this request carries none "
-                              "(use --input audio, or mitigation=dola for text inputs)")
+        raise HalluscopeError(
+            f"{r.method} contrasts the audio, but this request carries none "
+            "(use --input audio, or mitigation=dola for text inputs)"
+        )
     if r is not None and r.method == "aad":
         msgs = with_prefix(messages, r.prefix or "")
         main, neg = adapter.inputs_pair(msgs, clips)
@@ -69,19 +72,40 @@ def eos_ids(tokenizer: Any) -> list[int]:
     return [eos] if isinstance(eos, int) else list(eos or [])
 
 
-def generate(adapter: Any, messages: Sequence[ChatMessage], clips: Sequence[AudioClip], params: dict,
-             cfg: MitigationConfig | None, *, keep_logits: bool = False) -> tuple[dict, Any, DecodeResult]:
+def generate(
+    adapter: Any,
+    messages: Sequence[ChatMessage],
+    clips: Sequence[AudioClip],
+    params: dict,
+    cfg: MitigationConfig | None,
+    *,
+    keep_logits: bool = False,
+) -> tuple[dict, Any, DecodeResult]:
     """Decode one request with the mitigation: (reply dict as AudioLMAdapter.generate, main inputs, trace)."""
     main, neg, instruction = branches(adapter, messages, clips, cfg)
     dola_exit = getattr(adapter, "dola_exit", None)  # an adapter whose decoder's hidden states need their own exit
-    res = decode(adapter.model, dict(main.tensors), cfg, max_tokens=int(params["max_new_tokens"]),
-                 eos=eos_ids(adapter.tokenizer), contrast_inputs=neg, instruction=instruction,
-                 temperature=float(params.get("temperature", 0)), top_p=float(params.get("top_p", 1.0)),
-                 generator=sampler(params), keep_logits=keep_logits, top_k=int(params.get("top_k") or 0),
-                 repetition_penalty=float(params.get("repetition_penalty") or 1.0),
-                 layer_exit=dola_exit(adapter.model) if dola_exit is not None else None)
+    res = decode(
+        adapter.model,
+        dict(main.tensors),
+        cfg,
+        max_tokens=int(params["max_new_tokens"]),
+        eos=eos_ids(adapter.tokenizer),
+        contrast_inputs=neg,
+        instruction=instruction,
+        temperature=float(params.get("temperature", 0)),
+        top_p=float(params.get("top_p", 1.0)),
+        generator=sampler(params),
+        keep_logits=keep_logits,
+        top_k=int(params.get("top_k") or 0),
+        repetition_penalty=float(params.get("repetition_penalty") or 1.0),
+        layer_exit=dola_exit(adapter.model) if dola_exit is not None else None,
+    )
     ids = res.tokens[:-1] if res.finish_reason == "stop" else res.tokens
-    out = {"text": adapter.tokenizer.decode(ids, skip_special_tokens=True), "finish_reason": res.finish_reason,
-           "prompt_tokens": int(main.tensors["attention_mask"][0].sum()), "completion_tokens": len(res.tokens),
-           "mitigation": res.summary(cfg)}
+    out = {
+        "text": adapter.tokenizer.decode(ids, skip_special_tokens=True),
+        "finish_reason": res.finish_reason,
+        "prompt_tokens": int(main.tensors["attention_mask"][0].sum()),
+        "completion_tokens": len(res.tokens),
+        "mitigation": res.summary(cfg),
+    }
     return out, main, res

@@ -40,8 +40,18 @@ DEFAULTS: dict[str, dict] = {
     "dola": {"alpha": 1.0, "beta": 0.1, "repetition_penalty": 1.2},
 }
 # flat option names accepted next to 'mitigation' (e.g. --mitigation vcd -o alpha=0.5 -o noise_steps=300)
-FIELDS = ("alpha", "beta", "prefix", "noise_steps", "eta", "noise_seed", "tau", "instruction", "layers",
-          "repetition_penalty")
+FIELDS = (
+    "alpha",
+    "beta",
+    "prefix",
+    "noise_steps",
+    "eta",
+    "noise_seed",
+    "tau",
+    "instruction",
+    "layers",
+    "repetition_penalty",
+)
 
 
 class MitigationConfig(BaseModel):
@@ -51,17 +61,26 @@ class MitigationConfig(BaseModel):
 
     method: Method = Field(description="aad | vcd | mti | dola.")
     alpha: float | None = Field(default=None, ge=0, description="Contrast strength; 0 reproduces plain decoding.")
-    beta: float | None = Field(default=None, ge=0, le=1, description="Plausibility threshold: keep tokens with "
-                               "p_t >= beta * max p_t (VCD, DoLa; None: no constraint).")
+    beta: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Plausibility threshold: keep tokens with p_t >= beta * max p_t (VCD, DoLa; None: no constraint).",
+    )
     prefix: str | None = Field(default=None, description=f"AAD prefix for both branches (default: '{AAD_PREFIX}').")
     noise_steps: int | None = Field(default=None, ge=0, description="VCD diffusion steps T.")
     eta: float | None = Field(default=None, ge=0, lt=1, description="VCD per-step noise rate: abar = (1 - eta)^T.")
     noise_seed: int = Field(default=0, description="VCD: seed of the noise eps (fixed per request).")
     tau: float | None = Field(default=None, ge=0, description="MTI entropy threshold in nats.")
     instruction: str | None = Field(default=None, description="MTI temporary instruction appended after y_<t.")
-    layers: tuple[int, ...] | None = Field(default=None, description="DoLa candidate premature layers (hidden-state "
-                                           "indices, 0 = embeddings); default: every second layer from N//2 below N.")
-    repetition_penalty: float | None = Field(default=None, gt=0, description="DoLa: penalty on tokens already generated.")
+    layers: tuple[int, ...] | None = Field(
+        default=None,
+        description="DoLa candidate premature layers (hidden-state "
+        "indices, 0 = embeddings); default: every second layer from N//2 below N.",
+    )
+    repetition_penalty: float | None = Field(
+        default=None, gt=0, description="DoLa: penalty on tokens already generated."
+    )
 
     def resolved(self) -> MitigationConfig:
         """This config with the method's defaults filled in (what goes into keys and manifests)."""
@@ -81,8 +100,12 @@ class MitigationConfig(BaseModel):
     def key(self) -> dict:
         """The resolved settings that change a reply: part of the request key and the stage fingerprint."""
         r = self.resolved()
-        keep = {"aad": ("alpha", "beta", "prefix"), "vcd": ("alpha", "beta", "noise_steps", "eta", "noise_seed"),
-                "mti": ("alpha", "beta", "tau", "instruction"), "dola": ("alpha", "beta", "layers", "repetition_penalty")}
+        keep = {
+            "aad": ("alpha", "beta", "prefix"),
+            "vcd": ("alpha", "beta", "noise_steps", "eta", "noise_seed"),
+            "mti": ("alpha", "beta", "tau", "instruction"),
+            "dola": ("alpha", "beta", "layers", "repetition_penalty"),
+        }
         out = {"method": r.method}
         for k in keep[r.method]:
             v = getattr(r, k)
@@ -102,16 +125,19 @@ def parse_mitigation(value: object, **fields: object) -> MitigationConfig | None
     """'aad' / {'method': 'aad', 'alpha': 1} / None plus flat fields -> a validated config (None: no mitigation)."""
     if value in (None, "", "none", "w/o", "W/O"):
         if fields:
-            raise HalluscopeError(f"mitigation options {sorted(fields)} given without a mitigation; add "
-                                  f"--mitigation <{'|'.join(METHODS)}>")
+            raise HalluscopeError(
+                f"mitigation options {sorted(fields)} given without a mitigation; add "
+                f"--mitigation <{'|'.join(METHODS)}>"
+            )
         return None
     if isinstance(value, MitigationConfig):
         return value.model_copy(update=fields) if fields else value
     data = dict(value) if isinstance(value, dict) else {"method": str(value).lower()}
     data.update(fields)
     if data.get("method") not in METHODS:
-        raise HalluscopeError(f"unknown mitigation '{data.get('method')}': expected one of {', '.join(METHODS)} "
-                              "(or none)")
+        raise HalluscopeError(
+            f"unknown mitigation '{data.get('method')}': expected one of {', '.join(METHODS)} (or none)"
+        )
     if isinstance(data.get("layers"), (int, str)):
         data["layers"] = [int(x) for x in str(data["layers"]).split(",")]
     try:

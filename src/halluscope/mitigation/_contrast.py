@@ -55,9 +55,17 @@ def dola_candidates(n_layers: int) -> tuple[int, ...]:
     return cands
 
 
-def dola(final: torch.Tensor, premature: dict[int, torch.Tensor] | torch.Tensor, *, alpha: float = 1.0,
-         beta: float | None = 0.1, generated: Sequence[int] | torch.Tensor = (), repetition_penalty: float = 1.0,
-         layers: Sequence[int] | None = None, logp: torch.Tensor | None = None) -> tuple[torch.Tensor, int, dict[int, float]]:
+def dola(
+    final: torch.Tensor,
+    premature: dict[int, torch.Tensor] | torch.Tensor,
+    *,
+    alpha: float = 1.0,
+    beta: float | None = 0.1,
+    generated: Sequence[int] | torch.Tensor = (),
+    repetition_penalty: float = 1.0,
+    layers: Sequence[int] | None = None,
+    logp: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, int, dict[int, float]]:
     """DoLa's adjusted logits log q_N - alpha log q_M on the plausible set of q_N, with M the candidate layer of
     largest JS divergence from the final layer; then the repetition penalty on already generated tokens.
 
@@ -92,14 +100,16 @@ def dola(final: torch.Tensor, premature: dict[int, torch.Tensor] | torch.Tensor,
         vals = out.index_select(-1, idx)
         # negative values are multiplied by the penalty, positive ones divided (Keskar et al. 2019, as in HF)
         scaled, shrunk = vals * repetition_penalty, vals / repetition_penalty
-        out.index_copy_(-1, idx, torch.minimum(scaled, shrunk) if repetition_penalty > 1 else torch.maximum(scaled, shrunk))
+        out.index_copy_(
+            -1, idx, torch.minimum(scaled, shrunk) if repetition_penalty > 1 else torch.maximum(scaled, shrunk)
+        )
     return out, layers[best], js
 
 
 def diffuse(x: torch.Tensor, *, abar: float, generator: torch.Generator) -> torch.Tensor:
     """Forward diffusion in one jump: sqrt(abar) x + sqrt(1 - abar) eps, eps ~ N(0, I) from ``generator``."""
     eps = torch.randn(x.shape, generator=generator, dtype=torch.float32).to(device=x.device)
-    return (abar ** 0.5 * x.float() + (1 - abar) ** 0.5 * eps).to(x.dtype)
+    return (abar**0.5 * x.float() + (1 - abar) ** 0.5 * eps).to(x.dtype)
 
 
 def penalize(logits: torch.Tensor, said: torch.Tensor, penalty: float) -> torch.Tensor:
@@ -113,8 +123,9 @@ def penalize(logits: torch.Tensor, said: torch.Tensor, penalty: float) -> torch.
     return out
 
 
-def choose(logits: torch.Tensor, *, temperature: float, top_p: float, generator: torch.Generator | None,
-           top_k: int = 0) -> int:
+def choose(
+    logits: torch.Tensor, *, temperature: float, top_p: float, generator: torch.Generator | None, top_k: int = 0
+) -> int:
     """Greedy at temperature 0, else sampling from softmax(logits / temperature) with ``generator``, kept to the
     ``top_k`` most likely ids (0: all) and then to the nucleus ``top_p``."""
     if temperature <= 0:
@@ -128,5 +139,3 @@ def choose(logits: torch.Tensor, *, temperature: float, top_p: float, generator:
         keep = torch.cumsum(sorted_p, -1) - sorted_p < top_p
         probs = torch.zeros_like(probs).scatter(-1, order, sorted_p * keep)
     return int(torch.multinomial(probs / probs.sum(), 1, generator=generator))
-
-

@@ -56,8 +56,11 @@ class DecodeResult:
 
     def summary(self, cfg: MitigationConfig | None) -> dict:
         """Per-reply facts worth storing: how often the contrast ran and which DoLa layers were picked."""
-        out: dict[str, Any] = {"method": cfg.method if cfg else None,
-                               "contrast_steps": sum(s.contrasted for s in self.steps), "steps": len(self.steps)}
+        out: dict[str, Any] = {
+            "method": cfg.method if cfg else None,
+            "contrast_steps": sum(s.contrasted for s in self.steps),
+            "steps": len(self.steps),
+        }
         layers = [s.layer for s in self.steps if s.layer is not None]
         if layers:
             out["layers"] = {str(k): layers.count(k) for k in sorted(set(layers))}
@@ -117,8 +120,12 @@ class Branch:
     def mark(self) -> None:
         """Before a temporary step: keep what ``crop`` cannot roll back, the recurrent states of linear-attention
         (Mamba) cache layers, which hold no positions (their conv states crop with past recording on)."""
-        self._kept = [(layer, i, s.clone()) for layer in getattr(self.cache, "layers", ())
-                      for i, s in (getattr(layer, "recurrent_states", None) or {}).items() if s is not None]
+        self._kept = [
+            (layer, i, s.clone())
+            for layer in getattr(self.cache, "layers", ())
+            for i, s in (getattr(layer, "recurrent_states", None) or {}).items()
+            if s is not None
+        ]
 
     def crop(self, length: int) -> None:
         """Forget everything after ``length`` tokens (MTI's temporary instruction); recurrent states kept by
@@ -154,7 +161,7 @@ class BranchPair:
         dev = a.tensors["input_ids"].device
         self.mask = torch.zeros((2, width), dtype=torch.long, device=dev)
         for row, n in enumerate(self.lengths):
-            self.mask[row, width - n:] = 1
+            self.mask[row, width - n :] = 1
         for la, lb in layers:
             kind = type(la).__name__
             if kind == "DummyLayer":  # a KV-shared or MoE layer: it holds no state
@@ -177,7 +184,9 @@ class BranchPair:
         deltas = [a._state, b._state]
         self._deltas = None
         if any(s is not None for s in a._state):
-            self._deltas = [torch.stack([d[i].reshape(-1)[:1] for d in deltas]).view(2, 1) for i in range(len(a._state))]
+            self._deltas = [
+                torch.stack([d[i].reshape(-1)[:1] for d in deltas]).view(2, 1) for i in range(len(a._state))
+            ]
 
     @classmethod
     def merge(cls, a: Branch, b: Branch) -> "BranchPair | None":
@@ -194,16 +203,22 @@ class BranchPair:
                 if x.record_past or y.record_past or not _states_merge(x, y):
                     return None
                 continue
-            if getattr(x, "keys", None) is None or getattr(y, "keys", None) is None or x.keys.shape[0] != 1 \
-                    or y.keys.shape[0] != 1:
+            if (
+                getattr(x, "keys", None) is None
+                or getattr(y, "keys", None) is None
+                or x.keys.shape[0] != 1
+                or y.keys.shape[0] != 1
+            ):
                 return None
-            if kind == "DynamicSlidingWindowLayer" and (x.sliding_window != y.sliding_window or x.record_past
-                                                         or y.record_past):
+            if kind == "DynamicSlidingWindowLayer" and (
+                x.sliding_window != y.sliding_window or x.record_past or y.record_past
+            ):
                 return None
         if any(s is not None and s.numel() != 1 for s in (*a._state, *b._state)):
             return None  # an mRoPE delta per position group: not merged
-        if (any(s is None for s in a._state) or any(s is None for s in b._state)) and \
-                any(s is not None for s in (*a._state, *b._state)):
+        if (any(s is None for s in a._state) or any(s is None for s in b._state)) and any(
+            s is not None for s in (*a._state, *b._state)
+        ):
             return None
         return cls(a, b, list(zip(layers_a, layers_b)))
 
@@ -285,11 +300,25 @@ class Decoder:
     benchmark, plain against a method) times them under the same machine conditions token by token.
     """
 
-    def __init__(self, model: Any, main: dict, cfg: MitigationConfig | None, *, max_tokens: int,
-                 eos: Sequence[int], contrast_inputs: dict | None = None, instruction: Sequence[int] = (),
-                 temperature: float = 0.0, top_p: float = 1.0, generator: torch.Generator | None = None,
-                 keep_logits: bool = False, batch_branches: bool = True, layer_exit: Callable | None = None,
-                 top_k: int = 0, repetition_penalty: float = 1.0) -> None:
+    def __init__(
+        self,
+        model: Any,
+        main: dict,
+        cfg: MitigationConfig | None,
+        *,
+        max_tokens: int,
+        eos: Sequence[int],
+        contrast_inputs: dict | None = None,
+        instruction: Sequence[int] = (),
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        generator: torch.Generator | None = None,
+        keep_logits: bool = False,
+        batch_branches: bool = True,
+        layer_exit: Callable | None = None,
+        top_k: int = 0,
+        repetition_penalty: float = 1.0,
+    ) -> None:
         r = cfg.resolved() if cfg is not None else None
         # the model card's top-k and repetition penalty (seed 001, Table 5); DoLa keeps its own penalty (Table 6)
         self.top_k, self.repetition_penalty = int(top_k or 0), float(repetition_penalty or 1.0)
@@ -349,15 +378,24 @@ class Decoder:
         elif method == "dola":
             with torch.inference_mode():  # one norm + head call over every candidate layer; no autograd bookkeeping
                 stacked = self.exit([self.out.hidden_states[i] for i in self.candidates])
-                adjusted, layer, _ = dola(z, stacked, layers=self.candidates, alpha=r.alpha, beta=r.beta,
-                                          generated=self.said, repetition_penalty=r.repetition_penalty, logp=logp)
+                adjusted, layer, _ = dola(
+                    z,
+                    stacked,
+                    layers=self.candidates,
+                    alpha=r.alpha,
+                    beta=r.beta,
+                    generated=self.said,
+                    repetition_penalty=r.repetition_penalty,
+                    logp=logp,
+                )
             contrasted = True
         else:
             adjusted = z
         if self.repetition_penalty != 1.0 and method != "dola":
             adjusted = penalize(adjusted, self.said, self.repetition_penalty)
-        tok = choose(adjusted, temperature=self.temperature, top_p=self.top_p, generator=self.generator,
-                     top_k=self.top_k)
+        tok = choose(
+            adjusted, temperature=self.temperature, top_p=self.top_p, generator=self.generator, top_k=self.top_k
+        )
         trace = StepTrace(tok, contrasted, h, layer, adjusted.clone() if self.keep_logits else None)
         self.steps.append(trace)
         if (method == "dola" or self.repetition_penalty != 1.0) and tok not in self.seen:
@@ -378,25 +416,52 @@ class Decoder:
         return trace
 
 
-def decode(model: Any, main: dict, cfg: MitigationConfig | None, *, max_tokens: int, eos: Sequence[int],
-           contrast_inputs: dict | None = None, instruction: Sequence[int] = (), temperature: float = 0.0,
-           top_p: float = 1.0, generator: torch.Generator | None = None, keep_logits: bool = False,
-           batch_branches: bool = True, layer_exit: Callable | None = None, top_k: int = 0,
-           repetition_penalty: float = 1.0) -> DecodeResult:
+def decode(
+    model: Any,
+    main: dict,
+    cfg: MitigationConfig | None,
+    *,
+    max_tokens: int,
+    eos: Sequence[int],
+    contrast_inputs: dict | None = None,
+    instruction: Sequence[int] = (),
+    temperature: float = 0.0,
+    top_p: float = 1.0,
+    generator: torch.Generator | None = None,
+    keep_logits: bool = False,
+    batch_branches: bool = True,
+    layer_exit: Callable | None = None,
+    top_k: int = 0,
+    repetition_penalty: float = 1.0,
+) -> DecodeResult:
     """Decode from ``main`` (model input tensors), contrasting as ``cfg`` says; cfg None decodes plainly.
 
     ``batch_branches``: AAD and VCD advance both branches in one batch-of-2 forward (``BranchPair``) where the
     model's cache allows; False steps them one after the other (the same tokens, up to float rounding).
     ``layer_exit``: DoLa's early exit, candidate layers' hidden states -> their last-position logits (default
     ``layer_logits``; a model whose hidden states are not [1, seq, hidden] brings its own)."""
-    d = Decoder(model, main, cfg, max_tokens=max_tokens, eos=eos, contrast_inputs=contrast_inputs,
-                instruction=instruction, temperature=temperature, top_p=top_p, generator=generator,
-                keep_logits=keep_logits, batch_branches=batch_branches, layer_exit=layer_exit, top_k=top_k,
-                repetition_penalty=repetition_penalty)
+    d = Decoder(
+        model,
+        main,
+        cfg,
+        max_tokens=max_tokens,
+        eos=eos,
+        contrast_inputs=contrast_inputs,
+        instruction=instruction,
+        temperature=temperature,
+        top_p=top_p,
+        generator=generator,
+        keep_logits=keep_logits,
+        batch_branches=batch_branches,
+        layer_exit=layer_exit,
+        top_k=top_k,
+        repetition_penalty=repetition_penalty,
+    )
     t0 = time.perf_counter()
     d.prefill()
     t1, c1 = time.perf_counter(), time.thread_time()
     while d.step() is not None:
         pass
-    return DecodeResult(d.tokens, d.finish or "length", d.steps, t1 - t0, time.perf_counter() - t1,
-                        time.thread_time() - c1)
+    return DecodeResult(
+        d.tokens, d.finish or "length", d.steps, t1 - t0, time.perf_counter() - t1, time.thread_time() - c1
+    )

@@ -12,14 +12,14 @@ unrelated, unparsable) that is never folded into a class.
 """
 
 from halluscope.reply.free import (
-                                   extract_choice,
-                                   extract_label,
-                                   extract_number,
-                                   extract_option,
-                                   extract_yesno,
-                                   find_refusal,
-                                   find_uncertainty,
-                                   normalize_reply,
+    extract_choice,
+    extract_label,
+    extract_number,
+    extract_option,
+    extract_yesno,
+    find_refusal,
+    find_uncertainty,
+    normalize_reply,
 )
 from halluscope.reply.jsonfind import json_records, json_values, last_json, objects
 from halluscope.reply.keyed import Scale, labelled_lines, read_key, read_keys, read_rating, read_value
@@ -28,8 +28,33 @@ from halluscope.reply.scales import BINARY, BOOLEAN, SEVERITY, STANCE, TYPE, VER
 from halluscope.reply.subject import asked_subject
 
 __all__ = [
-    "ABSTENTIONS", "BINARY", "asked_subject", "BOOLEAN", "NON_ANSWERS", "SEVERITY", "STANCE", "TYPE", "VERDICT", "Reading", "Scale",
-    "extract_choice", "extract_label", "extract_number", "extract_option", "extract_yesno", "find_refusal",
-    "find_uncertainty", "json_records", "json_values", "labelled_lines", "last_json", "normalize_reply", "objects", "read_check",
-    "read_key", "read_keys", "read_rating", "read_value",
+    "ABSTENTIONS",
+    "BINARY",
+    "asked_subject",
+    "BOOLEAN",
+    "NON_ANSWERS",
+    "SEVERITY",
+    "STANCE",
+    "TYPE",
+    "VERDICT",
+    "Reading",
+    "Scale",
+    "extract_choice",
+    "extract_label",
+    "extract_number",
+    "extract_option",
+    "extract_yesno",
+    "find_refusal",
+    "find_uncertainty",
+    "json_records",
+    "json_values",
+    "labelled_lines",
+    "last_json",
+    "normalize_reply",
+    "objects",
+    "read_check",
+    "read_key",
+    "read_keys",
+    "read_rating",
+    "read_value",
 ]

@@ -26,21 +26,35 @@ from halluscope.reply.normal import (
     find_uncertainty,
     normalize_reply,
 )
-from halluscope.reply.reading import ABSTENTIONS, NON_ANSWERS, Status
-from halluscope.reply.reading import answer as _answer
+from halluscope.reply.reading import ABSTENTIONS, NON_ANSWERS, Status, answer as _answer
 from halluscope.reply.yesno import Fallback, extract_yesno
 
-__all__ = ["ABSTENTIONS", "NON_ANSWERS", "Extraction", "Fallback", "Status", "extract_choice", "extract_label",
-           "extract_number", "extract_option", "extract_yesno", "find_refusal", "find_uncertainty", "normalize_label",
-           "normalize_reply"]
+__all__ = [
+    "ABSTENTIONS",
+    "NON_ANSWERS",
+    "Extraction",
+    "Fallback",
+    "Status",
+    "extract_choice",
+    "extract_label",
+    "extract_number",
+    "extract_option",
+    "extract_yesno",
+    "find_refusal",
+    "find_uncertainty",
+    "normalize_label",
+    "normalize_reply",
+]
 
 
 # ---------------------------------------------------------------------------------------------- numbers
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)?|[^\W\d_]+(?:'[^\W\d_]+)*|%")
 _RANGE_BETWEEN = re.compile(r"^\s*(?:-|~|/|to|or|and|или|до|немесе|o|ou|oder|bis|或|到|至)?\s*$")
 _KAZAKH_LETTERS = re.compile(r"[әғқңөұүһі]")
-_IMPLICIT_ZERO = re.compile(r"\b(?:none|nobody|nothing|no\s+one|no\s+(?!doubt|more|less|idea|problem|matter|way)[^\W\d_]+)\b|"
-                            r"\bни\s+одного\b|\bжоқ\b|没有")
+_IMPLICIT_ZERO = re.compile(
+    r"\b(?:none|nobody|nothing|no\s+one|no\s+(?!doubt|more|less|idea|problem|matter|way)[^\W\d_]+)\b|"
+    r"\bни\s+одного\b|\bжоқ\b|没有"
+)
 
 
 @dataclass(frozen=True)
@@ -69,10 +83,10 @@ def _numbers(norm: str) -> list[_Num]:
     while i < len(toks):
         start, end, tok = toks[i]
         nxt = toks[i + 1][2] if i + 1 < len(toks) else ""
-        prev = [t for _, _, t in toks[max(0, i - 2):i]]
+        prev = [t for _, _, t in toks[max(0, i - 2) : i]]
         value: int | None = None
         if tok.isdigit():
-            if nxt in lx.UNIT_AFTER or norm[end:end + 1] == ":" or norm[max(0, start - 1):start] == ":":
+            if nxt in lx.UNIT_AFTER or norm[end : end + 1] == ":" or norm[max(0, start - 1) : start] == ":":
                 i += 1
                 continue
             value = int(tok)
@@ -84,8 +98,12 @@ def _numbers(norm: str) -> list[_Num]:
                 i += 1
                 continue
             value = lx.NUMBER_WORDS[tok]
-            if tok in lx.TENS and nxt in lx.NUMBER_WORDS and 0 < lx.NUMBER_WORDS[nxt] < 10 \
-                    and re.fullmatch(r"[\s-]*", norm[end:toks[i + 1][0]]):
+            if (
+                tok in lx.TENS
+                and nxt in lx.NUMBER_WORDS
+                and 0 < lx.NUMBER_WORDS[nxt] < 10
+                and re.fullmatch(r"[\s-]*", norm[end : toks[i + 1][0]])
+            ):
                 value += lx.NUMBER_WORDS[nxt]
                 end = toks[i + 1][1]
                 i += 1
@@ -96,7 +114,7 @@ def _numbers(norm: str) -> list[_Num]:
     for m in lx.ZH_NUMBER.finditer(norm):
         v = _zh_value(m.group(1))
         if v is not None:
-            negated = norm[max(0, m.start() - 1):m.start()] in {"不", "没"}
+            negated = norm[max(0, m.start() - 1) : m.start()] in {"不", "没"}
             out.append(_Num(m.start(), m.end(), v, negated, m.group(0)))
     return sorted(out, key=lambda n: n.start)
 
@@ -115,21 +133,23 @@ def extract_number(text: str | None) -> Extraction:
             return _answer(0, f"'{zero.group(0)}' means zero", hedged=bool(unknown))
         return _unknown(unknown) if unknown else Extraction("unrelated", reason="no number found")
     for a, b in zip(nums, nums[1:]):
-        if a.value != b.value and _RANGE_BETWEEN.match(masked[a.end:b.start]):
-            return Extraction("ambiguous", reason=f"alternatives '{masked[a.start:b.end]}'")
+        if a.value != b.value and _RANGE_BETWEEN.match(masked[a.end : b.start]):
+            return Extraction("ambiguous", reason=f"alternatives '{masked[a.start : b.end]}'")
     first = nums[0]
     extra = "" if len({n.value for n in nums}) == 1 else f" (first of {len(nums)} numbers)"
     return _answer(first.value, f"number '{first.text}'{extra}", hedged=bool(unknown))
 
 
 # ---------------------------------------------------------------------------------------------- choices and labels
-_NEG_BEFORE = re.compile(r"\b(?:not|isn't|wasn't|aren't|never|rather\s+than|instead\s+of|не|nicht|pas|no\s+es|ни)\b[^,.;:!?]*$")
+_NEG_BEFORE = re.compile(
+    r"\b(?:not|isn't|wasn't|aren't|never|rather\s+than|instead\s+of|не|nicht|pas|no\s+es|ни)\b[^,.;:!?]*$"
+)
 _THAN = re.compile(r"\b(?:than|чем|que|als)\b|比")
 _INVERSE = re.compile(r"\b(?:quieter|softer|slower|weaker|lower|less\s+\w+|тише|медленнее|слабее)\b")
 
 
 def _negated(masked: str, start: int, end: int) -> bool:
-    before = masked[max(0, start - 40):start]
+    before = masked[max(0, start - 40) : start]
     return bool(_NEG_BEFORE.search(before)) or bool(re.match(r"\s+(?:емес|not)\b", masked[end:]))
 
 
@@ -143,19 +163,20 @@ def _mentions_of(masked: str, options: dict[str, re.Pattern[str]]) -> list[tuple
     return sorted(found)
 
 
-def _resolve(masked: str, mentions: list[tuple[int, int, str]], unknown: list[tuple[int, int, str]],
-             kind: str) -> Extraction:
+def _resolve(
+    masked: str, mentions: list[tuple[int, int, str]], unknown: list[tuple[int, int, str]], kind: str
+) -> Extraction:
     kept = [m for m in mentions if not _negated(masked, m[0], m[1])]
     order = list(dict.fromkeys(opt for _, _, opt in kept))
     if len(order) == 1:
-        return _answer(order[0], f"{kind} '{masked[kept[0][0]:kept[0][1]]}'", hedged=bool(unknown))
+        return _answer(order[0], f"{kind} '{masked[kept[0][0] : kept[0][1]]}'", hedged=bool(unknown))
     if len(order) > 1:
         a = next(m for m in kept if m[2] == order[0])
         b = next(m for m in kept if m[2] == order[1])
-        between = masked[a[1]:b[0]]
+        between = masked[a[1] : b[0]]
         if kind == "choice" and _THAN.search(between):
             pick = order[1] if _INVERSE.search(between) else order[0]
-            return _answer(pick, f"comparative '{masked[a[0]:b[1]].strip()}'", hedged=bool(unknown))
+            return _answer(pick, f"comparative '{masked[a[0] : b[1]].strip()}'", hedged=bool(unknown))
         return Extraction("ambiguous", reason=f"names several {kind}s: " + ", ".join(f"'{o}'" for o in order[:4]))
     if unknown:
         return _unknown(unknown)
@@ -195,7 +216,9 @@ def _label_index(labels: tuple[str, ...]) -> tuple[dict[str, list[tuple[str, str
     """The labels by the first word of their normalised form, and each label's rank (longest first), built once per
     label set, so that a reply is matched only against the labels whose first word it contains (linear in items and
     labels: issue 25, 10,000 items with 2,000 labels)."""
-    uniq = sorted({normalize_label(lab): lab for lab in labels if normalize_label(lab)}.items(), key=lambda kv: -len(kv[0]))
+    uniq = sorted(
+        {normalize_label(lab): lab for lab in labels if normalize_label(lab)}.items(), key=lambda kv: -len(kv[0])
+    )
     index: dict[str, list[tuple[str, str]]] = {}
     for key, orig in uniq:
         first = re.match(r"[^\W_]*", key).group(0)  # type: ignore[union-attr]
@@ -212,7 +235,7 @@ def extract_label(text: str | None, *, labels: Sequence[str]) -> Extraction:
     masked = _mask(norm, unknown)
     index, rank = _label_index(tuple(labels))
     words = set(re.findall(r"[^\W_]+", masked))
-    words |= {w[:-k] for w in words for k in (1, 2) if len(w) > k and w.endswith("es"[2 - k:])}
+    words |= {w[:-k] for w in words for k in (1, 2) if len(w) > k and w.endswith("es"[2 - k :])}
     words.add("")  # labels that start with punctuation
     candidates = sorted((kv for w in words for kv in index.get(w, ())), key=lambda kv: rank[kv[0]])
     patterns = {orig: _label_pattern(key) for key, orig in candidates}

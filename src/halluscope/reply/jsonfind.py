@@ -61,7 +61,7 @@ def json_spans(text: str | None, kind: type = dict) -> list[tuple[int, int, obje
     i = 0
     while (i := body.find(opener, i)) != -1:
         end = _end(body, i)
-        blob = body[i:] if end is None else body[i:end + 1]
+        blob = body[i:] if end is None else body[i : end + 1]
         value = _load(blob if end is not None else blob.rstrip() + _CLOSE[opener])  # a missing closing brace
         if isinstance(value, list) and kind is dict and end is None:  # a repaired tail may hold several objects
             value = next((v for v in value if isinstance(v, dict)), None)
@@ -121,7 +121,7 @@ def string_list(text: str | None) -> list[str] | None:
     found, i = None, 0
     while (i := body.find("[", i)) != -1:
         end = _end(body, i)
-        value = _load(body[i:] + "]" if end is None else body[i:end + 1])
+        value = _load(body[i:] + "]" if end is None else body[i : end + 1])
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             found = value
             if end is None:

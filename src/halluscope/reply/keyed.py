@@ -19,8 +19,26 @@ from halluscope.reply.jsonfind import json_spans, objects, walk
 from halluscope.reply.reading import Reading, answer
 
 # words that deny the class named right after them (within three words) or, for the postfix ones, right before
-NEGATORS = {"not", "no", "non", "never", "isn't", "wasn't", "aren't", "doesn't", "don't", "without", "neither", "nor",
-            "не", "нет", "без", "ни", "ешқандай", "ешбір"}
+NEGATORS = {
+    "not",
+    "no",
+    "non",
+    "never",
+    "isn't",
+    "wasn't",
+    "aren't",
+    "doesn't",
+    "don't",
+    "without",
+    "neither",
+    "nor",
+    "не",
+    "нет",
+    "без",
+    "ни",
+    "ешқандай",
+    "ешбір",
+}
 NEGATORS_AFTER = {"емес", "жоқ", "жок", "нет", "отсутствует", "absent"}
 _NEG_BLOCK = {"only", "just", "merely", "doubt", "только"}  # "not only", "no doubt"
 
@@ -82,8 +100,13 @@ def read_value(value: object, scale: Scale, *, key: str | None = None) -> Readin
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         value = str(int(value)) if float(value).is_integer() else str(value)
     if not isinstance(value, str) or not value.strip():
-        return Reading("unparsable", reason=f"no value{where}" if value in (None, "") else
-                       f"{type(value).__name__} value{where} names no {scale.name}", key=key)
+        return Reading(
+            "unparsable",
+            reason=f"no value{where}"
+            if value in (None, "")
+            else f"{type(value).__name__} value{where} names no {scale.name}",
+            key=key,
+        )
     text = _clean(value)
     if (exact := scale.classify(text)) is not None:
         return answer(exact, f"'{value.strip()}'{where}", key=key)
@@ -110,8 +133,12 @@ def read_value(value: object, scale: Scale, *, key: str | None = None) -> Readin
     if unsure:
         return Reading("unknown", reason=f"uncertainty{where}: '{unsure}'", key=key)
     if denied:
-        return Reading("unparsable", reason=f"'{value.strip()[:80]}'{where} denies {', '.join(repr(d) for d in denied)} "
-                       f"and names no other {scale.name}", key=key)
+        return Reading(
+            "unparsable",
+            reason=f"'{value.strip()[:80]}'{where} denies {', '.join(repr(d) for d in denied)} "
+            f"and names no other {scale.name}",
+            key=key,
+        )
     return Reading("unparsable", reason=f"'{value.strip()[:80]}'{where} names no {scale.name}", key=key)
 
 
@@ -123,17 +150,23 @@ def _fragments(text: str, keys: Sequence[str], skip: Sequence[tuple[int, int]]) 
     """(position, key, value) of every 'key: value' outside a JSON object ('"binary": "no"' without braces, a
     'Verdict: grounded' line), for the named keys only."""
     alts = "|".join(re.escape(k).replace("_", r"[\s_]") for k in sorted(keys, key=len, reverse=True))
-    pat = re.compile(rf"(?<!\w)[\"'*_]*({alts})[\"'*_]*\s*(?:[:=\-–—]|\bis\b)\s*[\"'*_]*(?=([^\"',}}\n*]{{1,80}}))", re.IGNORECASE)
-    return [(m.start(), _key(m.group(1)), m.group(2)) for m in pat.finditer(text)
-            if not any(a <= m.start() < b for a, b in skip)]
+    pat = re.compile(
+        rf"(?<!\w)[\"'*_]*({alts})[\"'*_]*\s*(?:[:=\-–—]|\bis\b)\s*[\"'*_]*(?=([^\"',}}\n*]{{1,80}}))", re.IGNORECASE
+    )
+    return [
+        (m.start(), _key(m.group(1)), m.group(2))
+        for m in pat.finditer(text)
+        if not any(a <= m.start() < b for a, b in skip)
+    ]
 
 
 def _last(readings: list[Reading]) -> Reading | None:
     said = [r for r in readings if r.status in ("answer", "unknown", "refusal")]
     pick = said[-1] if said else (readings[-1] if readings else None)
     if pick is not None and len({r.label for r in said}) > 1:
-        pick = Reading(pick.status, pick.value, f"{pick.reason}; {len(said)} answers, the last taken", pick.hedged,
-                       key=pick.key)
+        pick = Reading(
+            pick.status, pick.value, f"{pick.reason}; {len(said)} answers, the last taken", pick.hedged, key=pick.key
+        )
     return pick
 
 
@@ -158,8 +191,11 @@ def read_key(text: str | None, key: str, scale: Scale, *, aliases: Sequence[str]
         found.append((pos, 0, Reading(r.status, r.value, f"{r.reason} (outside a JSON object)", r.hedged, key=k)))
     found.sort(key=lambda t: (t[0], t[1]))
     exact = [r for _, _, r in found if r.key == asked]
-    by_alias = [Reading(r.status, r.value, f"{r.reason} (key '{r.key}' instead of '{asked}')", r.hedged, key=r.key)
-                for _, _, r in found if r.key != asked]
+    by_alias = [
+        Reading(r.status, r.value, f"{r.reason} (key '{r.key}' instead of '{asked}')", r.hedged, key=r.key)
+        for _, _, r in found
+        if r.key != asked
+    ]
     picked = _last(exact) or _last(by_alias)
     if picked is not None and (picked.status != "unparsable" or not find_refusal(text)):
         return picked
@@ -173,8 +209,9 @@ def read_key(text: str | None, key: str, scale: Scale, *, aliases: Sequence[str]
     return Reading("unparsable", reason=f"{where} in the reply: {text.strip()[:100]!r}")
 
 
-def read_keys(text: str | None, resolve: Callable[[str], str | None],
-              read: Callable[[object, str], Reading]) -> dict[str, Reading]:
+def read_keys(
+    text: str | None, resolve: Callable[[str], str | None], read: Callable[[object, str], Reading]
+) -> dict[str, Reading]:
     """Many keys at once (a rating per dimension): ``resolve`` maps a key as written to its canonical name (None:
     not asked), ``read(value, canonical)`` reads its value; per key the last answer wins."""
     per: dict[str, list[Reading]] = {}

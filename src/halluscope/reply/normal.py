@@ -15,10 +15,25 @@ Extraction = Reading  # the closed-form name for a reading
 
 
 # ---------------------------------------------------------------------------------------------- normalising
-_ANSWER_KEYS = ("answer", "final_answer", "finalanswer", "response", "prediction", "result", "output", "label",
-                "choice", "reply", "ответ", "жауап", "答案")
-_PREFIX = re.compile(r"^\s*(?:assistant|model|output|response|final\s+answer|answer|a|prediction|ответ|жауап|答案|答|respuesta|"
-                     r"réponse|antwort)\s*[:：]\s*")
+_ANSWER_KEYS = (
+    "answer",
+    "final_answer",
+    "finalanswer",
+    "response",
+    "prediction",
+    "result",
+    "output",
+    "label",
+    "choice",
+    "reply",
+    "ответ",
+    "жауап",
+    "答案",
+)
+_PREFIX = re.compile(
+    r"^\s*(?:assistant|model|output|response|final\s+answer|answer|a|prediction|ответ|жауап|答案|答|respuesta|"
+    r"réponse|antwort)\s*[:：]\s*"
+)
 
 
 def _pick(obj: object) -> str | None:
@@ -54,8 +69,25 @@ def normalize_reply(text: str | None) -> str:
     if text is None:
         return ""
     s = unicodedata.normalize("NFKC", str(text))
-    s = s.translate(str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "«": '"', "»": '"', "。": ".",
-                                   "、": ",", "！": "!", "？": "?", "；": ";", "–": "-", "—": " - "}))
+    s = s.translate(
+        str.maketrans(
+            {
+                "’": "'",
+                "‘": "'",
+                "“": '"',
+                "”": '"',
+                "«": '"',
+                "»": '"',
+                "。": ".",
+                "、": ",",
+                "！": "!",
+                "？": "?",
+                "；": ";",
+                "–": "-",
+                "—": " - ",
+            }
+        )
+    )
     s = _unwrap_json(s)
     s = re.sub(r"```\w*", " ", s).replace("`", "'")
     s = re.sub(r"(?m)^\s*(?:[-*+>#]+|\d+[.)])\s+", "", s)  # bullets, headings, quotes, numbered lists

@@ -9,8 +9,7 @@ from dataclasses import replace
 
 from halluscope.reply import lexicon as lx
 from halluscope.reply.normal import Extraction, _mask, _preamble, _spans, _unknown
-from halluscope.reply.reading import ABSTENTIONS
-from halluscope.reply.reading import answer as _answer
+from halluscope.reply.reading import ABSTENTIONS, answer as _answer
 from halluscope.reply.subject import asked_subject
 
 Fallback = Callable[[str], str]
@@ -20,8 +19,33 @@ Fallback = Callable[[str], str]
 def _subject_words(subject: str | None) -> list[str]:
     if not subject:
         return []
-    stop = {"the", "a", "an", "of", "sound", "sounds", "audio", "and", "or", "is", "are", "there", "any", "some", "in",
-            "on", "at", "to", "by", "with", "звук", "дыбыс", "и", "в", "на"}
+    stop = {
+        "the",
+        "a",
+        "an",
+        "of",
+        "sound",
+        "sounds",
+        "audio",
+        "and",
+        "or",
+        "is",
+        "are",
+        "there",
+        "any",
+        "some",
+        "in",
+        "on",
+        "at",
+        "to",
+        "by",
+        "with",
+        "звук",
+        "дыбыс",
+        "и",
+        "в",
+        "на",
+    }
     words = [w for w in re.findall(r"[^\W\d_]+(?:&[^\W\d_]+)?", subject.lower()) if len(w) >= 2 and w not in stop]
     specific = [w for w in words if w not in lx.GENERIC_SUBJECT]  # "jazz music" is about "jazz", "angry speech" "angry"
     return specific or words
@@ -38,7 +62,7 @@ def _same_word(token: str, word: str) -> bool:
     token, word = lx.WORD_FORMS.get(token, token), lx.WORD_FORMS.get(word, word)
     if min(len(token), len(word)) < 4:
         short, long = sorted((token, word), key=len)
-        return long.startswith(short) and (len(long) - len(short) <= 2 or long[len(short):] in ("ness", "ly"))
+        return long.startswith(short) and (len(long) - len(short) <= 2 or long[len(short) :] in ("ness", "ly"))
     short, long = sorted((token, word), key=len)
     return token[:4] == word[:4] and (len(short) > 4 or len(long) - len(short) <= 4)  # not "rock" / "rockslides"
 
@@ -49,11 +73,11 @@ def _denied(clause: str, words: Sequence[str]) -> str | None:
     for m in re.finditer(r"[^\W\d_]+", clause):
         if not any(_same_word(m.group(0), w) for w in words):
             continue
-        head = re.split(r"[,:;()\"]", clause[:m.start()])[-1]
+        head = re.split(r"[,:;()\"]", clause[: m.start()])[-1]
         before = re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", head)[-4:]
         if any(t in lx.SUBJECT_NEGATORS for t in before) and not any(t in lx.SUBJECT_NEGATORS_BLOCK for t in before):
             return (head.strip() + " " + m.group(0)).strip()
-        tail = re.split(r"[,:;()\"]", clause[m.end():])[0]
+        tail = re.split(r"[,:;()\"]", clause[m.end() :])[0]
         after = re.findall(r"[^\W\d_]+", tail)[:2]
         if any(t in lx.SUBJECT_NEGATORS_AFTER for t in after):
             return (m.group(0) + tail).strip()
@@ -128,9 +152,15 @@ def _sibling(masked: str, words: Sequence[str]) -> str | None:
 
 def _implicit(masked: str, subject: str | None) -> Extraction:
     words = _subject_words(subject)
-    generic = [w for w in re.findall(r"[^\W\d_]+", (subject or "").lower()) if w in lx.GENERIC_SUBJECT and w not in words]
+    generic = [
+        w for w in re.findall(r"[^\W\d_]+", (subject or "").lower()) if w in lx.GENERIC_SUBJECT and w not in words
+    ]
     found: list[tuple[str, str, bool, str]] = []  # (polarity, words, about the subject, clause)
-    clauses = [(k == 0, c) for sentence in re.split(r"[.;!?\n]+", masked) for k, c in enumerate(lx.CLAUSE_SPLIT.split(sentence))]
+    clauses = [
+        (k == 0, c)
+        for sentence in re.split(r"[.;!?\n]+", masked)
+        for k, c in enumerate(lx.CLAUSE_SPLIT.split(sentence))
+    ]
     for opens, clause in clauses:
         if not clause.strip():
             continue
@@ -149,13 +179,19 @@ def _implicit(masked: str, subject: str | None) -> Extraction:
         about = bool(words) and _mentions(clause, words)
         if no:  # a negation inside a clause dominates its affirmative frame ("there is no dog")
             found.append(("no", no.group(0).strip(), about, clause))
-        elif about and not lx.NON_LATIN.search(clause) and not lx.NOT_ASSERTED.search(clause) and not (
-                opens and lx.GENERIC_TOPIC.search(clause) and not lx.PRESENCE.search(clause)):
+        elif (
+            about
+            and not lx.NON_LATIN.search(clause)
+            and not lx.NOT_ASSERTED.search(clause)
+            and not (opens and lx.GENERIC_TOPIC.search(clause) and not lx.PRESENCE.search(clause))
+        ):
             among = _among_alternatives(clause, words)
             if among:  # "likely a pop or hip-hop song" to a pop question
                 found.append(("alternatives", among, True, clause))
             else:  # "It sounds like jazz.", "delivered in an angry tone", "the dog is barking in the background"
-                found.append(("yes", (yes.group(0).strip() + " ... " if yes else "") + _mention(clause, words), True, clause))
+                found.append(
+                    ("yes", (yes.group(0).strip() + " ... " if yes else "") + _mention(clause, words), True, clause)
+                )
         elif yes:
             found.append(("yes", yes.group(0).strip(), about, clause))
     if words:
@@ -168,12 +204,14 @@ def _implicit(masked: str, subject: str | None) -> Extraction:
             others = [f for f in found if f[0] == "yes"]
             # absence of another subject answers only when said of "it"/"such a sound" ("there is no such sound"),
             # not of a named other thing ("there's no spoken dialogue" to an electronic-music question)
-            found = [f for f in found if f[0] == "no" and lx.ABSENCE_OF_IT.search(f[3][f[3].find(f[1]):] or f[1])]
+            found = [f for f in found if f[0] == "no" and lx.ABSENCE_OF_IT.search(f[3][f[3].find(f[1]) :] or f[1])]
             only = next((m for f in others for m in [lx.EXCLUSIVE.search(f[3])] if m), None)
             if not found and only:  # "I only hear drums" to a trumpet question
                 return _answer("no", f"'{only.group(0).strip()}' names other sounds only, not '{subject}'")
             if not found and others:
-                return Extraction("unrelated", reason=f"describes other sounds ('{others[0][1]}') without mentioning '{subject}'")
+                return Extraction(
+                    "unrelated", reason=f"describes other sounds ('{others[0][1]}') without mentioning '{subject}'"
+                )
     if any(f[0] == "alternatives" for f in found) and not any(f[0] == "no" for f in found):
         alt = next(f for f in found if f[0] == "alternatives")
         return Extraction("ambiguous", reason=f"names '{subject}' among alternatives: '{alt[1]}'")
@@ -230,7 +268,7 @@ def _yesno_rules(text: str | None, subject: str | None) -> Extraction:
     words = _subject_words(subject)
     if polarities:
         pos, pol, word = strong[0]
-        after = masked[pos + len(word):]
+        after = masked[pos + len(word) :]
         if pol == "yes":
             contra = lx.CONTRADICTS_YES.match(after)
             if contra:
@@ -241,23 +279,33 @@ def _yesno_rules(text: str | None, subject: str | None) -> Extraction:
         if words and not unknown:  # "No, there is no jazz. The audio is simply a jazz song."
             rest = _implicit(after, subject)
             if (rest.is_answer and rest.value != pol and "names other sounds" not in rest.reason) or (
-                    rest.status == "ambiguous" and rest.reason.startswith("mixed")):
+                rest.status == "ambiguous" and rest.reason.startswith("mixed")
+            ):
                 return Extraction("ambiguous", reason=f"'{word}' contradicted by {rest.reason}")
-        if pol == "no" and unknown and not masked[:pos].strip() and any(0 <= a - (pos + len(word)) <= 4 for a, _, _ in unknown):
+        if (
+            pol == "no"
+            and unknown
+            and not masked[:pos].strip()
+            and any(0 <= a - (pos + len(word)) <= 4 for a, _, _ in unknown)
+        ):
             return Extraction("unknown", reason=f"'{word}' introduces uncertainty '{unknown[0][2].strip()}'")
         return _answer(pol, f"answer word '{word}'", hedged=hedged)
     ex = _implicit(masked, subject)
     if unknown:
         # uncertainty about something else ("the exact intention isn't clear") leaves a statement about the subject
         # standing when the two are in different sentences; otherwise the reply abstains
-        about = ex.is_answer and words and all(
-            not _mentions(masked[slice(*_sentence_of(norm, a))], words) for a, _, _ in unknown)
+        about = (
+            ex.is_answer
+            and words
+            and all(not _mentions(masked[slice(*_sentence_of(norm, a))], words) for a, _, _ in unknown)
+        )
         return replace(ex, hedged=True) if about else _unknown(unknown)
     return replace(ex, hedged=hedged) if ex.is_answer else ex
 
 
-def extract_yesno(text: str | None, *, subject: str | None = None, question: str | None = None,
-                  fallback: Fallback | None = None) -> Extraction:
+def extract_yesno(
+    text: str | None, *, subject: str | None = None, question: str | None = None, fallback: Fallback | None = None
+) -> Extraction:
     """Classify a reply to a yes/no question as yes, no, unknown, refusal, ambiguous or unrelated.
 
     ``subject`` (e.g. the object asked about; else taken from ``question`` by ``asked_subject``) lets a statement

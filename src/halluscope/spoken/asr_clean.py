@@ -75,7 +75,7 @@ class LLMCleaner:
 
     async def _clean_all(self, todo: list[str]) -> None:
         async with Caller(self.backend, self.store) as caller:
-            chunks = [todo[i:i + self.batch_size] for i in range(0, len(todo), self.batch_size)]
+            chunks = [todo[i : i + self.batch_size] for i in range(0, len(todo), self.batch_size)]
             await asyncio.gather(*(self._batch(caller, chunk) for chunk in chunks))
             self.calls.add(caller.stats)
 
@@ -83,8 +83,10 @@ class LLMCleaner:
         messages = [ChatMessage(role="system", content=cleaner_prompt(variant)), ChatMessage(role="user", content=user)]
         resp = await caller.complete(self.backend.request(messages, tag=f"{TAG}:{variant}", params=PARAMS))
         if resp.status != "ok":
-            raise HalluscopeError(f"{self.backend.spec} gave no cleaned text ({resp.status}: {resp.error}) for "
-                                  f"{user[:80]!r}; rerun (answered calls come from the store) or use --cleaner rules")
+            raise HalluscopeError(
+                f"{self.backend.spec} gave no cleaned text ({resp.status}: {resp.error}) for "
+                f"{user[:80]!r}; rerun (answered calls come from the store) or use --cleaner rules"
+            )
         return resp.text or ""
 
     async def _batch(self, caller: Caller, texts: list[str]) -> None:

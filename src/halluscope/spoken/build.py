@@ -18,7 +18,7 @@ from halluscope.backends.speech.route import PerLanguageAsr, PerLanguageTts
 from halluscope.backends.speech.tts import pick_voice
 from halluscope.core.errors import HalluscopeError, ItemError
 from halluscope.core.executors import Executor, ItemTask, Resources
-from halluscope.core.fs import PathEscapeError, atomic_path, atomic_write, id_file_name, safe_join
+from halluscope.core.fs import PathEscapeError, atomic_write, id_file_name, safe_join
 from halluscope.core.hashing import chunks_sha256, file_sha256, sha256_hex
 from halluscope.core.manifest import record_manifest
 from halluscope.core.records import (
@@ -43,6 +43,9 @@ if TYPE_CHECKING:
     from halluscope.backends.llm import CallStats
 
 
+from halluscope.spoken.dataset import export_dataset as export_dataset  # noqa: E402
+
+
 class BuildConfig(BaseModel):
     """Options of 'halluscope build spoken', validated before any work starts."""
 
@@ -53,10 +56,13 @@ class BuildConfig(BaseModel):
     generator: str = "rules"
     tts: str = Field(default="espeak", description="TTS spec, 'lang=spec,...' or a preset (speech/route.py).")
     asr: str = Field(default="whisper/base", description="ASR spec of the build's transcripts, per language too.")
-    compare_asr: tuple[str, ...] = Field(default=(), description="More ASR systems on the same audio, each a stage "
-                                         "of its own (Lost in Speech Table 7).")
+    compare_asr: tuple[str, ...] = Field(
+        default=(), description="More ASR systems on the same audio, each a stage of its own (Lost in Speech Table 7)."
+    )
     seed: int = 13
-    rewrites_per_article: int = Field(default=2, ge=0, le=9, description="Lost in Speech Table 1: about two per original")
+    rewrites_per_article: int = Field(
+        default=2, ge=0, le=9, description="Lost in Speech Table 1: about two per original"
+    )
     articles_per_language: int | None = Field(default=None, ge=1)
     types: tuple[HallucinationType, ...] = TYPES
     severities: tuple[Severity, ...] = SEVERITIES
@@ -95,8 +101,10 @@ class BuildResult:
         if asr in self.compared:
             return self.compared[asr]
         have = ", ".join(repr(k) for k in self.transcript_sets())
-        raise HalluscopeError(f"{self.run_dir} has no transcripts from ASR '{asr}'; it has {have}. Fix: pass one of "
-                              "them, or add it with 'build spoken ... --compare-asr SPEC' (the audio is reused)")
+        raise HalluscopeError(
+            f"{self.run_dir} has no transcripts from ASR '{asr}'; it has {have}. Fix: pass one of "
+            "them, or add it with 'build spoken ... --compare-asr SPEC' (the audio is reused)"
+        )
 
 
 def compare_stage_name(spec: str) -> str:
@@ -126,8 +134,9 @@ def select_articles(cfg: BuildConfig) -> Corpus:
     return Corpus(articles, corpus.notes)
 
 
-def build_spoken(run_dir: str | Path, cfg: BuildConfig, *, quiet: bool = False,
-                 executor: Executor | None = None) -> BuildResult:
+def build_spoken(
+    run_dir: str | Path, cfg: BuildConfig, *, quiet: bool = False, executor: Executor | None = None
+) -> BuildResult:
     """Build a spoken benchmark; ``executor`` runs TTS and ASR elsewhere (e.g. Ray), same records either way."""
     run_dir = Path(run_dir)
     corpus = select_articles(cfg)
@@ -138,57 +147,112 @@ def build_spoken(run_dir: str | Path, cfg: BuildConfig, *, quiet: bool = False,
     for value in cfg.compare_asr:
         other = PerLanguageAsr.create(value, cfg.langs, option="--compare-asr")
         if other.spec == asr.spec or other.spec in compared:
-            raise HalluscopeError(f"the compared ASR '{value}' repeats ASR '{other.spec}' already in this build; "
-                                  "expected each ASR system once")
+            raise HalluscopeError(
+                f"the compared ASR '{value}' repeats ASR '{other.spec}' already in this build; "
+                "expected each ASR system once"
+            )
         compared[other.spec] = other
 
     ingest = Stage("ingest", {"corpus_sha": _corpus_sha(articles)})
-    generate = Stage("generate", {"generator": generator.config(), "seed": cfg.seed,
-                                  "per_article": cfg.rewrites_per_article, "types": list(cfg.types),
-                                  "severities": list(cfg.severities)}, (ingest.fingerprint,))
+    generate = Stage(
+        "generate",
+        {
+            "generator": generator.config(),
+            "seed": cfg.seed,
+            "per_article": cfg.rewrites_per_article,
+            "types": list(cfg.types),
+            "severities": list(cfg.severities),
+        },
+        (ingest.fingerprint,),
+    )
     voices = {lang: tts.voices(lang) for lang in cfg.langs}
     tts_stage = Stage("tts", tts_config(tts, voices, cfg.seed), (ingest.fingerprint, generate.fingerprint))
     asr_stage = Stage("asr", asr_config(asr), (tts_stage.fingerprint,))
-    compare_stages = {spec: Stage(compare_stage_name(spec), asr_config(a), (tts_stage.fingerprint,))
-                      for spec, a in compared.items()}
+    compare_stages = {
+        spec: Stage(compare_stage_name(spec), asr_config(a), (tts_stage.fingerprint,)) for spec, a in compared.items()
+    }
     stages = {s.name: s.fingerprint for s in (ingest, generate, tts_stage, asr_stage, *compare_stages.values())}
 
     with Store(run_dir) as store:
-        record_manifest(store, command="build spoken", config=cfg.model_dump(mode="json"),
-                        seeds={"generate": cfg.seed, "voices": cfg.seed}, stages=stages,
-                        extra_versions=speech_versions())
+        record_manifest(
+            store,
+            command="build spoken",
+            config=cfg.model_dump(mode="json"),
+            seeds={"generate": cfg.seed, "voices": cfg.seed},
+            stages=stages,
+            extra_versions=speech_versions(),
+        )
 
         originals = run_stage(
-            store, ingest, [(a.id, a) for a in articles],
-            lambda a: Variant(id=a.id, article_id=a.id, language=a.language, text=a.text, label=0,
-                              generator="original"),
-            Variant, quiet=True,
+            store,
+            ingest,
+            [(a.id, a) for a in articles],
+            lambda a: Variant(
+                id=a.id, article_id=a.id, language=a.language, text=a.text, label=0, generator="original"
+            ),
+            Variant,
+            quiet=True,
         )
-        plan = plan_rewrites(articles, per_article=cfg.rewrites_per_article, seed=cfg.seed,
-                             types=cfg.types, severities=cfg.severities)
+        plan = plan_rewrites(
+            articles, per_article=cfg.rewrites_per_article, seed=cfg.seed, types=cfg.types, severities=cfg.severities
+        )
         if hasattr(generator, "prepare"):  # LLM generators make their calls concurrently, logged in the store
             done = store.done_ids(generate.name, generate.fingerprint)
-            generator.prepare(store, generate, [p for p in plan if p.variant_id not in done], seed=cfg.seed, quiet=quiet)
+            generator.prepare(
+                store, generate, [p for p in plan if p.variant_id not in done], seed=cfg.seed, quiet=quiet
+            )
         generated = run_stage(
-            store, generate, [(p.variant_id, p) for p in plan],
+            store,
+            generate,
+            [(p.variant_id, p) for p in plan],
             lambda p: generator.rewrite(p.article, type=p.type, severity=p.severity, seed=cfg.seed),
-            Variant, quiet=quiet, description=f"rewrite ({generator.spec})",
+            Variant,
+            quiet=quiet,
+            description=f"rewrite ({generator.spec})",
         )
         samples = {**originals.results, **generated.results}
 
-        audio, transcripts = render_speech(store, run_dir, samples, tts=tts, asr=asr, voices=voices, seed=cfg.seed,
-                                           tts_stage=tts_stage, asr_stage=asr_stage, quiet=quiet,
-                                           executor=executor)
-        others = [run_stage(store, compare_stages[spec], [(k, audio.results[k]) for k in sorted(audio.results)],
-                            Transcribe(a, samples, run_dir), Transcript, quiet=quiet,
-                            description=f"transcribe ({spec})", executor=executor)
-                  for spec, a in compared.items()]
+        audio, transcripts = render_speech(
+            store,
+            run_dir,
+            samples,
+            tts=tts,
+            asr=asr,
+            voices=voices,
+            seed=cfg.seed,
+            tts_stage=tts_stage,
+            asr_stage=asr_stage,
+            quiet=quiet,
+            executor=executor,
+        )
+        others = [
+            run_stage(
+                store,
+                compare_stages[spec],
+                [(k, audio.results[k]) for k in sorted(audio.results)],
+                Transcribe(a, samples, run_dir),
+                Transcript,
+                quiet=quiet,
+                description=f"transcribe ({spec})",
+                executor=executor,
+            )
+            for spec, a in compared.items()
+        ]
         summaries = (originals, generated, audio, transcripts, *others)
         failures = {s.stage: s.failed for s in summaries if s.failed}
-        result = BuildResult(run_dir, samples, audio.results, transcripts.results, failures, stages,
-                             {spec: s.results for spec, s in zip(compared, others)}, summaries=summaries,
-                             notes=corpus.notes, generator_spec=generator.spec,
-                             generator_stats=getattr(generator, "stats", None))
+        result = BuildResult(
+            run_dir,
+            samples,
+            audio.results,
+            transcripts.results,
+            failures,
+            stages,
+            {spec: s.results for spec, s in zip(compared, others)},
+            summaries=summaries,
+            notes=corpus.notes,
+            generator_spec=generator.spec,
+            generator_stats=getattr(generator, "stats", None),
+        )
         export_dataset(result)
         return result
 
@@ -196,8 +260,13 @@ def build_spoken(run_dir: str | Path, cfg: BuildConfig, *, quiet: bool = False,
 def tts_config(tts: PerLanguageTts, voices: dict[str, list[str]], seed: int) -> dict:
     """The TTS stage config: every build and every split rendered with it shares one pipeline identity. Each
     language's engine, voice, engine version and input-cleaning rule are in it (``config()`` of the engine)."""
-    return {"tts": tts.spec, "engines": {lang: c for lang, c in tts.config().items() if lang in voices},
-            "voices": voices, "seed": seed, "sample_rate": SAMPLE_RATE}
+    return {
+        "tts": tts.spec,
+        "engines": {lang: c for lang, c in tts.config().items() if lang in voices},
+        "voices": voices,
+        "seed": seed,
+        "sample_rate": SAMPLE_RATE,
+    }
 
 
 def asr_config(asr: PerLanguageAsr) -> dict:
@@ -210,21 +279,45 @@ def speech_versions() -> dict[str, str]:
     return {"espeak-ng": espeak_version(), "rhvoice": rhvoice_version(), "festival": festival_version()}
 
 
-def render_speech(store: Store, run_dir: Path, samples: dict[str, Variant], *, tts: object, asr: object,
-                  voices: dict[str, list[str]], seed: int, tts_stage: Stage, asr_stage: Stage,
-                  quiet: bool = False, executor: Executor | None = None,
-                  ) -> tuple[StageSummary[AudioRef], StageSummary[Transcript]]:
+def render_speech(
+    store: Store,
+    run_dir: Path,
+    samples: dict[str, Variant],
+    *,
+    tts: object,
+    asr: object,
+    voices: dict[str, list[str]],
+    seed: int,
+    tts_stage: Stage,
+    asr_stage: Stage,
+    quiet: bool = False,
+    executor: Executor | None = None,
+) -> tuple[StageSummary[AudioRef], StageSummary[Transcript]]:
     """TTS -> ASR for ``samples`` as two resumable stages (used by 'build spoken' and 'build realworld')."""
     audio_dir = Path("audio") / tts_stage.fingerprint[:8]  # relative to run_dir; clips named by id_file_name
     _check_names(samples)
     _invalidate_bad_audio(store, tts_stage, run_dir)
 
-    audio = run_stage(store, tts_stage, [(k, samples[k]) for k in sorted(samples)],
-                      Synthesize(tts, voices, seed, run_dir, audio_dir), AudioRef,
-                      quiet=quiet, description=f"speech ({tts.spec})", executor=executor)
-    transcripts = run_stage(store, asr_stage, [(k, audio.results[k]) for k in sorted(audio.results)],
-                            Transcribe(asr, samples, run_dir), Transcript, quiet=quiet,
-                            description=f"transcribe ({asr.spec})", executor=executor)
+    audio = run_stage(
+        store,
+        tts_stage,
+        [(k, samples[k]) for k in sorted(samples)],
+        Synthesize(tts, voices, seed, run_dir, audio_dir),
+        AudioRef,
+        quiet=quiet,
+        description=f"speech ({tts.spec})",
+        executor=executor,
+    )
+    transcripts = run_stage(
+        store,
+        asr_stage,
+        [(k, audio.results[k]) for k in sorted(audio.results)],
+        Transcribe(asr, samples, run_dir),
+        Transcript,
+        quiet=quiet,
+        description=f"transcribe ({asr.spec})",
+        executor=executor,
+    )
     return audio, transcripts
 
 
@@ -248,10 +341,16 @@ class Synthesize(ItemTask):
         # ids are data, never paths: the file name is a slug + digest of the id, checked to stay in the run
         rel = self.audio_dir / v.language / id_file_name(v.id, ".wav")
         atomic_write(safe_join(self.run_dir, rel), data)
-        return AudioRef(item_id=v.id, path=rel.as_posix(), sha256=sha256_hex(data),
-                        sample_rate=SAMPLE_RATE, duration_s=meta["duration_s"],
-                        engine=self.tts.spec_for(v.language),  # type: ignore[attr-defined]
-                        voice=meta["voice"], text_sha256=sha256_hex(v.text.encode()))
+        return AudioRef(
+            item_id=v.id,
+            path=rel.as_posix(),
+            sha256=sha256_hex(data),
+            sample_rate=SAMPLE_RATE,
+            duration_s=meta["duration_s"],
+            engine=self.tts.spec_for(v.language),  # type: ignore[attr-defined]
+            voice=meta["voice"],
+            text_sha256=sha256_hex(v.text.encode()),
+        )
 
 
 @dataclass
@@ -293,10 +392,17 @@ class Transcribe(ItemTask):
             raise ItemError(f"ASR failed on {ref.path}: {type(exc).__name__}: {exc}") from exc
         elapsed = time.perf_counter() - t0
         item = score_asr(reference=[reference], hypothesis=[text])
-        return Transcript(item_id=ref.item_id, language=language, text=text,
-                          asr=self.asr.spec_for(language),  # type: ignore[attr-defined]
-                          audio_sha256=ref.sha256, audio_duration_s=ref.duration_s, processing_s=round(elapsed, 3),
-                          wer=item.wer, cer=item.cer)
+        return Transcript(
+            item_id=ref.item_id,
+            language=language,
+            text=text,
+            asr=self.asr.spec_for(language),  # type: ignore[attr-defined]
+            audio_sha256=ref.sha256,
+            audio_duration_s=ref.duration_s,
+            processing_s=round(elapsed, 3),
+            wer=item.wer,
+            cer=item.cer,
+        )
 
 
 def _check_names(samples: dict[str, Variant]) -> None:
@@ -305,8 +411,10 @@ def _check_names(samples: dict[str, Variant]) -> None:
     for k, v in samples.items():
         name = (v.language, id_file_name(v.id))
         if name in seen:
-            raise HalluscopeError(f"sample ids {seen[name]!r} and {v.id!r} map to one audio file name {name[1]}; "
-                                  "expected distinct names. Fix: rename one of the two articles")
+            raise HalluscopeError(
+                f"sample ids {seen[name]!r} and {v.id!r} map to one audio file name {name[1]}; "
+                "expected distinct names. Fix: rename one of the two articles"
+            )
         seen[name] = v.id
 
 
@@ -318,47 +426,30 @@ def _invalidate_bad_audio(store: Store, stage: Stage, run_dir: Path) -> None:
         try:
             path = safe_join(run_dir, ref.path)
         except PathEscapeError:
-            store.fail(stage.name, stage.fingerprint, item_id, f"audio file {ref.path} lies outside the run; regenerated")
+            store.fail(
+                stage.name, stage.fingerprint, item_id, f"audio file {ref.path} lies outside the run; regenerated"
+            )
             continue
         if not path.is_file() or file_sha256(path) != ref.sha256:
             store.fail(stage.name, stage.fingerprint, item_id, f"audio file {ref.path} missing or corrupt; regenerated")
-
-
-def export_dataset(result: BuildResult) -> Path:
-    """samples.parquet: one row per sample with text, audio and transcript; loadable with datasets."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    rows = []
-    for k in sorted(result.samples):
-        v, a, t = result.samples[k], result.audio.get(k), result.transcripts.get(k)
-        rows.append({
-            "id": v.id, "article_id": v.article_id, "language": v.language, "label": v.label,
-            "type": v.type, "severity": v.severity, "generator": v.generator, "text": v.text,
-            "changes": [c.model_dump_json() for c in v.changes],
-            "audio_path": a.path if a else None, "audio_sha256": a.sha256 if a else None,
-            "audio_duration_s": a.duration_s if a else None, "voice": a.voice if a else None,
-            "tts": a.engine if a else None,
-            "transcript": t.text if t else None, "asr": t.asr if t else None,
-            "wer": t.wer if t else None, "cer": t.cer if t else None,
-        })
-    out = result.run_dir / "dataset" / "samples.parquet"
-    with atomic_path(out) as tmp:
-        pq.write_table(pa.Table.from_pylist(rows), tmp)
-    return out
 
 
 def load_build(store: Store) -> BuildResult:
     """The latest 'build spoken' of a run directory, read back from the store."""
     manifest = store.latest_manifest("build spoken")
     if manifest is None:
-        raise HalluscopeError(f"{store.run_dir} holds no 'build spoken' run; build it first ('halluscope build spoken {store.run_dir} ...')")
+        raise HalluscopeError(
+            f"{store.run_dir} holds no 'build spoken' run; build it first ('halluscope build spoken {store.run_dir} ...')"
+        )
     st = manifest.stages
     samples = {**store.results("ingest", st["ingest"], Variant), **store.results("generate", st["generate"], Variant)}
     audio = store.results("tts", st["tts"], AudioRef)
     transcripts = store.results("asr", st["asr"], Transcript)
-    compared = {name[4:-1]: store.results(name, fp, Transcript) for name, fp in st.items()
-                if name.startswith("asr[") and name.endswith("]")}
+    compared = {
+        name[4:-1]: store.results(name, fp, Transcript)
+        for name, fp in st.items()
+        if name.startswith("asr[") and name.endswith("]")
+    }
     names = ("ingest", "generate", "tts", "asr", *(compare_stage_name(s) for s in compared))
     failures = {name: f for name in names if (f := store.failures(name, st[name]))}
     return BuildResult(Path(store.run_dir), samples, audio, transcripts, failures, dict(st), compared)

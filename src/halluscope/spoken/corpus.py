@@ -19,8 +19,10 @@ DEMO = "demo"
 REQUIRED = ("id", "language", "text")
 OPTIONAL = ("url", "outlet", "date", "topic")
 FIELDS = (*(Field(f) for f in REQUIRED), *(Field(f, required=False) for f in OPTIONAL))
-FIX = ("required fields are id, language (en|ru|kk), text, all strings; see 'Bring your own: corpora' in the "
-       "documentation (docs/byo/corpus.md)")
+FIX = (
+    "required fields are id, language (en|ru|kk), text, all strings; see 'Bring your own: corpora' in the "
+    "documentation (docs/byo/corpus.md)"
+)
 
 
 def demo_path() -> Path:
@@ -53,13 +55,17 @@ def load_corpus(path: str | Path, *, langs: tuple[str, ...] | None = None) -> Co
         ok = True
         lang = language_code(values["language"])
         if lang not in LANGUAGES:
-            problems.add(f"unsupported language code '{values['language']}'; expected one of {', '.join(LANGUAGES)}",
-                         row=row.number, field="language")
+            problems.add(
+                f"unsupported language code '{values['language']}'; expected one of {', '.join(LANGUAGES)}",
+                row=row.number,
+                field="language",
+            )
             ok = False
         values["language"] = lang
         if values["id"] in seen:
-            problems.add(f"duplicate id '{values['id']}' (first seen at row {seen[values['id']]})", row=row.number,
-                         field="id")
+            problems.add(
+                f"duplicate id '{values['id']}' (first seen at row {seen[values['id']]})", row=row.number, field="id"
+            )
             ok = False
         else:
             seen[values["id"]] = row.number
@@ -85,8 +91,11 @@ def _derived_collisions(articles: list[Article], rows: dict[str, int], problems:
             for sev in SEVERITIES:
                 vid = variant_id(a.id, t, sev)
                 if vid in rows:
-                    problems.add(f"id '{vid}' is also the id of the {t}/{sev} rewrite of article '{a.id}' (row "
-                                 f"{rows[a.id]}): the build would store one under the other's id and lose an article",
-                                 row=rows[vid], field="id",
-                                 fix=f"rename one of the two (e.g. '{vid.replace('~', '-')}'); article ids must not "
-                                     "be another article's id followed by ~<type>~<severity>")
+                    problems.add(
+                        f"id '{vid}' is also the id of the {t}/{sev} rewrite of article '{a.id}' (row "
+                        f"{rows[a.id]}): the build would store one under the other's id and lose an article",
+                        row=rows[vid],
+                        field="id",
+                        fix=f"rename one of the two (e.g. '{vid.replace('~', '-')}'); article ids must not "
+                        "be another article's id followed by ~<type>~<severity>",
+                    )

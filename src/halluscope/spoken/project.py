@@ -49,8 +49,13 @@ class Projection:
     stages: list[StageCost]
 
     def to_json(self) -> dict:
-        return {"run_dir": self.run_dir, "samples": self.samples, "audio_s": self.audio_s,
-                "workers": list(self.workers), "stages": [asdict(s) for s in self.stages]}
+        return {
+            "run_dir": self.run_dir,
+            "samples": self.samples,
+            "audio_s": self.audio_s,
+            "workers": list(self.workers),
+            "stages": [asdict(s) for s in self.stages],
+        }
 
 
 def _latest_stages(store: Store) -> dict[str, str]:
@@ -60,13 +65,20 @@ def _latest_stages(store: Store) -> dict[str, str]:
     return stages
 
 
-def _speech(name: str, basis: str, per_audio_s: float, n: int, samples: int, audio_s: float,
-            workers: tuple[int, ...]) -> StageCost:
+def _speech(
+    name: str, basis: str, per_audio_s: float, n: int, samples: int, audio_s: float, workers: tuple[int, ...]
+) -> StageCost:
     per_item = per_audio_s * audio_s
     total_h = per_item * samples / 3600
-    return StageCost(stage=name, measured_items=n, basis=basis, per_unit_s=round(per_audio_s, 4),
-                     per_item_s=round(per_item, 2), total_hours=round(total_h, 2),
-                     wall_hours={f"{w} workers": round(total_h / w, 2) for w in workers})
+    return StageCost(
+        stage=name,
+        measured_items=n,
+        basis=basis,
+        per_unit_s=round(per_audio_s, 4),
+        per_item_s=round(per_item, 2),
+        total_hours=round(total_h, 2),
+        wall_hours={f"{w} workers": round(total_h / w, 2) for w in workers},
+    )
 
 
 def _tokens(response: str | None) -> int | None:
@@ -83,15 +95,26 @@ def _tokens(response: str | None) -> int | None:
     return None
 
 
-def project(run_dir: str | Path, *, samples: int = PAPER_SAMPLES, audio_s: float = PAPER_MEDIAN_AUDIO_S,
-            workers: tuple[int, ...] = (1, 8, 32), rate_limit_per_min: float | None = None, concurrency: int = 8,
-            usd_per_mtok: float | None = None) -> Projection:
+def project(
+    run_dir: str | Path,
+    *,
+    samples: int = PAPER_SAMPLES,
+    audio_s: float = PAPER_MEDIAN_AUDIO_S,
+    workers: tuple[int, ...] = (1, 8, 32),
+    rate_limit_per_min: float | None = None,
+    concurrency: int = 8,
+    usd_per_mtok: float | None = None,
+) -> Projection:
     """Measure the run's stages and project them to ``samples`` items of ``audio_s`` seconds each."""
     run_dir = Path(run_dir)
     if not (run_dir / STORE_NAME).exists():
-        raise HalluscopeError(f"{run_dir} holds no {STORE_NAME}; build it first ('halluscope build spoken {run_dir} ...')")
+        raise HalluscopeError(
+            f"{run_dir} holds no {STORE_NAME}; build it first ('halluscope build spoken {run_dir} ...')"
+        )
     if samples < 1 or audio_s <= 0 or not workers or min(workers) < 1:
-        raise HalluscopeError(f"expected samples >= 1, audio seconds > 0 and workers >= 1; got {samples}, {audio_s}, {workers}")
+        raise HalluscopeError(
+            f"expected samples >= 1, audio seconds > 0 and workers >= 1; got {samples}, {audio_s}, {workers}"
+        )
     out: list[StageCost] = []
     with Store(run_dir) as store:
         stages = _latest_stages(store)
@@ -104,15 +127,28 @@ def project(run_dir: str | Path, *, samples: int = PAPER_SAMPLES, audio_s: float
                 span = times[-1][0] - times[0][0]
                 audio = sum(refs[k].duration_s for _, k in times[1:])
                 if span > 0 and audio > 0:
-                    out.append(_speech("tts", "audio second (wall, from result gaps)", span / audio, len(times),
-                                       samples, audio_s, workers))
+                    out.append(
+                        _speech(
+                            "tts",
+                            "audio second (wall, from result gaps)",
+                            span / audio,
+                            len(times),
+                            samples,
+                            audio_s,
+                            workers,
+                        )
+                    )
         if "asr" in stages:
-            ts = [t for t in store.results("asr", stages["asr"], Transcript).values()
-                  if t.processing_s and t.audio_duration_s]
+            ts = [
+                t
+                for t in store.results("asr", stages["asr"], Transcript).values()
+                if t.processing_s and t.audio_duration_s
+            ]
             if ts:
                 rtf = sum(t.processing_s for t in ts) / sum(t.audio_duration_s for t in ts)  # type: ignore[misc]
-                out.append(_speech("asr", "audio second (Transcript.processing_s)", rtf, len(ts), samples, audio_s,
-                                   workers))
+                out.append(
+                    _speech("asr", "audio second (Transcript.processing_s)", rtf, len(ts), samples, audio_s, workers)
+                )
         by_backend: dict[str, list[tuple[float, int | None]]] = {}
         for c in store.calls():
             if c["status"] == "ok" and c["latency_s"]:
@@ -127,12 +163,24 @@ def project(run_dir: str | Path, *, samples: int = PAPER_SAMPLES, audio_s: float
         total_h = calls * latency / 3600
         wall = {f"{concurrency} in flight": round(total_h / concurrency, 2)}
         if rate_limit_per_min:
-            wall[f"{rate_limit_per_min:g}/min limit"] = round(max(total_h / concurrency, calls / rate_limit_per_min / 60), 2)
+            wall[f"{rate_limit_per_min:g}/min limit"] = round(
+                max(total_h / concurrency, calls / rate_limit_per_min / 60), 2
+            )
         cost = round(calls * tok * usd_per_mtok / 1e6, 2) if tok is not None and usd_per_mtok is not None else None
-        out.append(StageCost(stage=f"calls {backend}", measured_items=len(rows), basis="call (median latency)",
-                             per_unit_s=round(latency, 3), per_item_s=round(latency * per_item, 3),
-                             total_hours=round(total_h, 2), wall_hours=wall, calls_per_item=round(per_item, 3),
-                             tokens_per_call=None if tok is None else round(tok, 1), cost_usd=cost))
+        out.append(
+            StageCost(
+                stage=f"calls {backend}",
+                measured_items=len(rows),
+                basis="call (median latency)",
+                per_unit_s=round(latency, 3),
+                per_item_s=round(latency * per_item, 3),
+                total_hours=round(total_h, 2),
+                wall_hours=wall,
+                calls_per_item=round(per_item, 3),
+                tokens_per_call=None if tok is None else round(tok, 1),
+                cost_usd=cost,
+            )
+        )
     if not out:
         raise HalluscopeError(f"{run_dir}: no timed stage results or model calls to measure yet")
     return Projection(str(run_dir), samples, audio_s, tuple(workers), out)

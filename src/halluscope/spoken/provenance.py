@@ -31,6 +31,7 @@ LANGUAGE_NAMES = {"en": "English", "ru": "Russian", "kk": "Kazakh"}
 
 # -- faithful LLM rewrites ----------------------------------------------------------------------------
 
+
 def faithful_id(article_id: str) -> str:
     return article_id + FAITHFUL_SUFFIX
 
@@ -39,8 +40,9 @@ def faithful_messages(article: Article) -> list[ChatMessage]:
     """The hallucination-free rewrite instruction (halluscope's wording: the spec does not print its prompt)."""
     from halluscope.prompts import template
 
-    prompt = template(FAITHFUL_TEMPLATE).render({"ARTICLE TEXT": article.text,
-                                                 "LANGUAGE": LANGUAGE_NAMES[article.language]})
+    prompt = template(FAITHFUL_TEMPLATE).render(
+        {"ARTICLE TEXT": article.text, "LANGUAGE": LANGUAGE_NAMES[article.language]}
+    )
     return [ChatMessage(role="user", content=prompt)]
 
 
@@ -57,7 +59,8 @@ def faithful_backend(spec: str, config: object | None = None) -> object:
         raise HalluscopeError(
             f"faithful rewrites need an LLM generator ('openai/<model>' or 'hf/<path>'), got '{spec}': the "
             "provenance analysis asks whether machine-written style alone raises the flag rate, and the 'rules' "
-            "generator cannot paraphrase a text without changing it")
+            "generator cannot paraphrase a text without changing it"
+        )
     from halluscope.backends.llm import create_backend
 
     return create_backend(spec, config=config)  # type: ignore[arg-type]
@@ -65,12 +68,24 @@ def faithful_backend(spec: str, config: object | None = None) -> object:
 
 def faithful_config(backend: object, *, retries: int) -> dict:
     # 'max_attempts' (= retries + 1) is the stored key (core.names.STORED_KEYS): stored fingerprints unchanged
-    return {"generator": backend.identity(), "prompt": faithful_prompt_hash(),  # type: ignore[attr-defined]
-            "max_attempts": retries + 1, "version": 1}
+    return {
+        "generator": backend.identity(),  # type: ignore[attr-defined]
+        "prompt": faithful_prompt_hash(),  # type: ignore[attr-defined]
+        "max_attempts": retries + 1,
+        "version": 1,
+    }
 
 
-def faithful_rewrites(store: Store, stage: Stage, backend: object, articles: Sequence[Article], *, seed: int,
-                      retries: int = 2, quiet: bool = False) -> CallSummary[Variant]:
+def faithful_rewrites(
+    store: Store,
+    stage: Stage,
+    backend: object,
+    articles: Sequence[Article],
+    *,
+    seed: int,
+    retries: int = 2,
+    quiet: bool = False,
+) -> CallSummary[Variant]:
     """One faithful rewrite per article, resumable; every call and a RewriteLog per item go to the store.
 
     A reply is accepted when it has text after a '(full text)' header, differs from the source, keeps
@@ -84,24 +99,54 @@ def faithful_rewrites(store: Store, stage: Stage, backend: object, articles: Seq
         store.put(FAITHFUL_LOG_STAGE, stage.fingerprint, faithful_id(a.id), log)
         return str(result) if isinstance(result, ItemError) else result
 
-    return run_calls(store, stage, [(faithful_id(a.id), a) for a in articles], backend, fn, Variant,  # type: ignore[arg-type]
-                     description=f"faithful rewrites ({backend.spec})", quiet=quiet)  # type: ignore[attr-defined]
+    return run_calls(
+        store,
+        stage,
+        [(faithful_id(a.id), a) for a in articles],
+        backend,  # type: ignore[arg-type]
+        fn,
+        Variant,  # type: ignore[arg-type]
+        description=f"faithful rewrites ({backend.spec})",  # type: ignore[attr-defined]
+        quiet=quiet,
+    )  # type: ignore[attr-defined]
 
 
-async def _protocol(caller: object, backend: object, article: Article, seed: int,
-                    retries: int) -> tuple[Variant | ItemError, RewriteLog]:
+async def _protocol(
+    caller: object, backend: object, article: Article, seed: int, retries: int
+) -> tuple[Variant | ItemError, RewriteLog]:
     from halluscope.spoken.generate.llm import ask_rewrite
 
     vid, spec = faithful_id(article.id), backend.spec  # type: ignore[attr-defined]
     # faithful rewrites obey the context-inconsistency checks: every number kept, length within 15%
-    asked, attempts, checks = await ask_rewrite(caller, backend.request(faithful_messages(article),  # type: ignore[attr-defined]
-                                                                        tag=f"faithful:{vid}"),
-                                                article, "context_inconsistency", retries)
-    log = RewriteLog(item_id=vid, generator=spec, attempts=attempts, accepted=asked.ok,
-                     usage=Usage(prompt_tokens=asked.prompt_tokens, completion_tokens=asked.completion_tokens))
+    asked, attempts, checks = await ask_rewrite(
+        caller,
+        backend.request(  # type: ignore[attr-defined]
+            faithful_messages(article),  # type: ignore[attr-defined]
+            tag=f"faithful:{vid}",
+        ),
+        article,
+        "context_inconsistency",
+        retries,
+    )
+    log = RewriteLog(
+        item_id=vid,
+        generator=spec,
+        attempts=attempts,
+        accepted=asked.ok,
+        usage=Usage(prompt_tokens=asked.prompt_tokens, completion_tokens=asked.completion_tokens),
+    )
     if asked.ok:
-        return Variant(id=vid, article_id=article.id, language=article.language, text=asked.value, label=0,
-                       generator=spec, seed=seed, checks=checks), log
+        return Variant(
+            id=vid,
+            article_id=article.id,
+            language=article.language,
+            text=asked.value,
+            label=0,
+            generator=spec,
+            seed=seed,
+            checks=checks,
+        ), log
     why = "; ".join(f"#{t.nonce} {t.status}: {t.reason}" for t in attempts)
-    return ItemError(f"{spec}: no acceptable faithful rewrite of '{article.id}' after {len(attempts)} "
-                     f"attempt(s) ({why})"), log
+    return ItemError(
+        f"{spec}: no acceptable faithful rewrite of '{article.id}' after {len(attempts)} attempt(s) ({why})"
+    ), log

@@ -55,9 +55,10 @@ def fake_id(row_id: str) -> str:
     return FAKE_PREFIX + row_id
 
 
-FAKE_FIELDS = (*(Field(f) for f in FAKE_REQUIRED),
-               *(Field(f, "bool" if f in ("translated", "near_parallel") else "text", required=False)
-                 for f in FAKE_OPTIONAL))
+FAKE_FIELDS = (
+    *(Field(f) for f in FAKE_REQUIRED),
+    *(Field(f, "bool" if f in ("translated", "near_parallel") else "text", required=False) for f in FAKE_OPTIONAL),
+)
 
 
 def load_fakes(path: str | Path, *, langs: Sequence[str] = REAL_LANGUAGES) -> list[RealWorldFake]:
@@ -98,20 +99,32 @@ def load_fakes(path: str | Path, *, langs: Sequence[str] = REAL_LANGUAGES) -> li
         if values.get("translated") is None:
             values["translated"] = values["native_language"] != values["language"]
         elif values["translated"] == (values["native_language"] == values["language"]):
-            problems.add(f"translated={values['translated']} but language={values['language']} and "
-                         f"native_language={values['native_language']}", row=row, field="translated")
+            problems.add(
+                f"translated={values['translated']} but language={values['language']} and "
+                f"native_language={values['native_language']}",
+                row=row,
+                field="translated",
+            )
             continue
         values["near_parallel"] = bool(values.get("near_parallel"))
         fakes.append(RealWorldFake(**values))
-    problems.raise_if_any("fakes file", fix="required fields are id, language (ru|kk), text; see "
-                          "'halluscope build realworld --help' for the optional ones")
+    problems.raise_if_any(
+        "fakes file",
+        fix="required fields are id, language (ru|kk), text; see "
+        "'halluscope build realworld --help' for the optional ones",
+    )
     fakes = [f for f in fakes if f.language in langs]
     if not fakes:
-        raise InputError(f"no fakes in {', '.join(langs)}", file=str(path), fix="check the language column and the languages asked for")
+        raise InputError(
+            f"no fakes in {', '.join(langs)}",
+            file=str(path),
+            fix="check the language column and the languages asked for",
+        )
     return fakes
 
 
 # -- matching -----------------------------------------------------------------------------------------
+
 
 def match_key(topic: str | None, date: str | None) -> str:
     """Tokens for topic and time period: the topic's words, the year and the year-month."""
@@ -138,8 +151,9 @@ def _cosine(a: list[str], b: list[str], **tfidf: Any) -> Any:
     return linear_kernel(vec.transform(a), vec.transform(b))
 
 
-def match_negatives(fakes: Sequence[RealWorldFake], articles: Sequence[Article], *,
-                    text_weight: float = 0.0) -> list[RealWorldMatch]:
+def match_negatives(
+    fakes: Sequence[RealWorldFake], articles: Sequence[Article], *, text_weight: float = 0.0
+) -> list[RealWorldMatch]:
     """Greedy one-to-one matching per language by TF-IDF cosine over topic and period (section 3.2).
 
     All fake x article pairs of a language are ranked by similarity (ties: fake id, then article id) and
@@ -151,14 +165,19 @@ def match_negatives(fakes: Sequence[RealWorldFake], articles: Sequence[Article],
         fs = sorted((f for f in fakes if f.language == lang), key=lambda f: f.id)
         arts = sorted((a for a in articles if a.language == lang), key=lambda a: a.id)
         if len(arts) < len(fs):
-            raise HalluscopeError(f"{len(fs)} {lang} fakes need as many truthful negatives, but the run has only "
-                                  f"{len(arts)} {lang} original articles with transcripts; build the run with more "
-                                  "articles or pass fewer fakes")
-        sim = _cosine([match_key(f.topic, f.date) for f in fs], [match_key(a.topic, a.date) for a in arts],
-                      token_pattern=r"\S+")
+            raise HalluscopeError(
+                f"{len(fs)} {lang} fakes need as many truthful negatives, but the run has only "
+                f"{len(arts)} {lang} original articles with transcripts; build the run with more "
+                "articles or pass fewer fakes"
+            )
+        sim = _cosine(
+            [match_key(f.topic, f.date) for f in fs], [match_key(a.topic, a.date) for a in arts], token_pattern=r"\S+"
+        )
         if text_weight:
             sim = sim + text_weight * _cosine([f.text for f in fs], [a.text for a in arts], sublinear_tf=True)
-        pairs = sorted((-float(sim[i, j]), fs[i].id, arts[j].id, i, j) for i in range(len(fs)) for j in range(len(arts)))
+        pairs = sorted(
+            (-float(sim[i, j]), fs[i].id, arts[j].id, i, j) for i in range(len(fs)) for j in range(len(arts))
+        )
         used_f: set[int] = set()
         used_a: set[int] = set()
         for neg, _, _, i, j in pairs:
@@ -166,8 +185,15 @@ def match_negatives(fakes: Sequence[RealWorldFake], articles: Sequence[Article],
                 continue
             used_f.add(i)
             used_a.add(j)
-            out.append(RealWorldMatch(fake_id=fake_id(fs[i].id), article_id=arts[j].id, language=lang,  # type: ignore[arg-type]
-                                      similarity=round(-neg, 6), order=len(used_f) - 1))
+            out.append(
+                RealWorldMatch(
+                    fake_id=fake_id(fs[i].id),
+                    article_id=arts[j].id,
+                    language=lang,  # type: ignore[arg-type]
+                    similarity=round(-neg, 6),
+                    order=len(used_f) - 1,
+                )
+            )
             if len(used_f) == len(fs):
                 break
     return out
@@ -175,11 +201,13 @@ def match_negatives(fakes: Sequence[RealWorldFake], articles: Sequence[Article],
 
 def fake_variant(f: RealWorldFake) -> Variant:
     """A fake as a benchmark sample: its own 'article', label 1, no type or severity."""
-    return Variant(id=fake_id(f.id), article_id=fake_id(f.id), language=f.language, text=f.text, label=1,
-                   generator="factcheck")
+    return Variant(
+        id=fake_id(f.id), article_id=fake_id(f.id), language=f.language, text=f.text, label=1, generator="factcheck"
+    )
 
 
 # -- the split in the store -------------------------------------------------------------------------
+
 
 @dataclass
 class RealWorldSplit:
@@ -208,9 +236,18 @@ def _file_sha(path: Path) -> str:
     return file_sha256(path, 16)
 
 
-def build_realworld(run_dir: str | Path, fakes_path: str | Path, *, langs: Sequence[str] = REAL_LANGUAGES,
-                    faithful: str | None = None, faithful_langs: Sequence[str] = ("ru",), text_weight: float = 0.0,
-                    corpus: str | None = None, llm_config: object | None = None, quiet: bool = False) -> RealWorldSplit:
+def build_realworld(
+    run_dir: str | Path,
+    fakes_path: str | Path,
+    *,
+    langs: Sequence[str] = REAL_LANGUAGES,
+    faithful: str | None = None,
+    faithful_langs: Sequence[str] = ("ru",),
+    text_weight: float = 0.0,
+    corpus: str | None = None,
+    llm_config: object | None = None,
+    quiet: bool = False,
+) -> RealWorldSplit:
     """Load fakes, match negatives, make faithful rewrites (optional) and render new items through TTS -> ASR."""
     run_dir = Path(run_dir)
     bad = [x for x in [*langs, *faithful_langs] if x not in REAL_LANGUAGES]
@@ -226,12 +263,17 @@ def build_realworld(run_dir: str | Path, fakes_path: str | Path, *, langs: Seque
         chosen = select_articles(cfg)
         articles = chosen.articles
         if Stage("ingest", {"corpus_sha": _corpus_sha(articles)}).fingerprint != build.stages["ingest"]:
-            raise HalluscopeError(f"the corpus '{cfg.corpus}' is not the one {run_dir} was built from (its articles "
-                                  "differ); pass --corpus with the original file")
+            raise HalluscopeError(
+                f"the corpus '{cfg.corpus}' is not the one {run_dir} was built from (its articles "
+                "differ); pass --corpus with the original file"
+            )
         candidates = [a for a in articles if a.language in langs and a.id in build.transcripts]
         fakes_stage = Stage("realworld_fakes", {"sha": _file_sha(Path(fakes_path)), "langs": sorted(langs)})
-        match_stage = Stage("realworld_match", {"text_weight": text_weight, "method": "greedy tfidf topic+period"},
-                            (fakes_stage.fingerprint, build.stages["ingest"], build.stages["asr"]))
+        match_stage = Stage(
+            "realworld_match",
+            {"text_weight": text_weight, "method": "greedy tfidf topic+period"},
+            (fakes_stage.fingerprint, build.stages["ingest"], build.stages["asr"]),
+        )
         by_id = {fake_id(f.id): f for f in fakes}
         run_stage(store, fakes_stage, sorted(by_id.items()), lambda f: f, RealWorldFake, quiet=True)
         matches = {m.fake_id: m for m in match_negatives(fakes, candidates, text_weight=text_weight)}
@@ -245,13 +287,16 @@ def build_realworld(run_dir: str | Path, fakes_path: str | Path, *, langs: Seque
             from halluscope.spoken import provenance
 
             backend = provenance.faithful_backend(faithful, llm_config)
-            fstage = Stage("realworld_faithful", {**provenance.faithful_config(backend, retries=2),
-                                                  "seed": cfg.seed, "langs": sorted(faithful_langs)},
-                           (match_stage.fingerprint,))
+            fstage = Stage(
+                "realworld_faithful",
+                {**provenance.faithful_config(backend, retries=2), "seed": cfg.seed, "langs": sorted(faithful_langs)},
+                (match_stage.fingerprint,),
+            )
             arts = {a.id: a for a in articles}
             negs = sorted({m.article_id for m in matches.values() if m.language in faithful_langs})
-            summary = provenance.faithful_rewrites(store, fstage, backend, [arts[a] for a in negs], seed=cfg.seed,
-                                                   quiet=quiet)
+            summary = provenance.faithful_rewrites(
+                store, fstage, backend, [arts[a] for a in negs], seed=cfg.seed, quiet=quiet
+            )
             faithful_results = summary.results
             if summary.failed:
                 failures[fstage.name] = summary.failed
@@ -270,17 +315,34 @@ def build_realworld(run_dir: str | Path, fakes_path: str | Path, *, langs: Seque
         for prefix, items, upstream in groups:
             tts_stage = Stage(f"{prefix}_tts", tts_config(tts, voices, cfg.seed), (upstream,))
             asr_stage = Stage(f"{prefix}_asr", asr_config(asr), (tts_stage.fingerprint,))
-            a, t = render_speech(store, run_dir, items, tts=tts, asr=asr, voices=voices, seed=cfg.seed,
-                                 tts_stage=tts_stage, asr_stage=asr_stage, quiet=quiet)
+            a, t = render_speech(
+                store,
+                run_dir,
+                items,
+                tts=tts,
+                asr=asr,
+                voices=voices,
+                seed=cfg.seed,
+                tts_stage=tts_stage,
+                asr_stage=asr_stage,
+                quiet=quiet,
+            )
             audio.update(a.results)
             transcripts.update(t.results)
             failures.update({s.stage: s.failed for s in (a, t) if s.failed})
             stages.update({tts_stage.name: tts_stage.fingerprint, asr_stage.name: asr_stage.fingerprint})
-        config = {"fakes": str(fakes_path), "langs": list(langs), "faithful": faithful,
-                  "faithful_langs": list(faithful_langs), "text_weight": text_weight, "corpus": cfg.corpus}
+        config = {
+            "fakes": str(fakes_path),
+            "langs": list(langs),
+            "faithful": faithful,
+            "faithful_langs": list(faithful_langs),
+            "text_weight": text_weight,
+            "corpus": cfg.corpus,
+        }
         record_manifest(store, command="build realworld", config=config, seeds={"voices": cfg.seed}, stages=stages)
-        return RealWorldSplit(by_id, matches, faithful_results, audio, transcripts, failures, stages, config,
-                              chosen.notes)
+        return RealWorldSplit(
+            by_id, matches, faithful_results, audio, transcripts, failures, stages, config, chosen.notes
+        )
 
 
 def load_realworld(store: Store) -> RealWorldSplit | None:
@@ -289,7 +351,9 @@ def load_realworld(store: Store) -> RealWorldSplit | None:
     if m is None:
         return None
     st = m.stages
-    faithful = store.results("realworld_faithful", st["realworld_faithful"], Variant) if "realworld_faithful" in st else {}
+    faithful = (
+        store.results("realworld_faithful", st["realworld_faithful"], Variant) if "realworld_faithful" in st else {}
+    )
     audio: dict[str, AudioRef] = {}
     transcripts: dict[str, Transcript] = {}
     for prefix in ("realworld", "realworld_faithful"):
@@ -300,7 +364,13 @@ def load_realworld(store: Store) -> RealWorldSplit | None:
     return RealWorldSplit(
         fakes=store.results("realworld_fakes", st["realworld_fakes"], RealWorldFake),
         matches=store.results("realworld_match", st["realworld_match"], RealWorldMatch),
-        faithful=faithful, audio=audio, transcripts=transcripts, failures=failures, stages=dict(st), config=m.config)
+        faithful=faithful,
+        audio=audio,
+        transcripts=transcripts,
+        failures=failures,
+        stages=dict(st),
+        config=m.config,
+    )
 
 
 # -- the dedicated detection run ----------------------------------------------------------------------
@@ -320,8 +390,16 @@ def realworld_splits(build: BuildResult, split: RealWorldSplit, *, seed: int) ->
     return splits
 
 
-def detect_realworld(run_dir: str | Path, *, detector: str = "tfidf", task: str = "binary", input: str = "text",
-                     seed: int = 0, options: dict[str, Any] | None = None, executor: Any = None) -> Any:
+def detect_realworld(
+    run_dir: str | Path,
+    *,
+    detector: str = "tfidf",
+    task: str = "binary",
+    input: str = "text",
+    seed: int = 0,
+    options: dict[str, Any] | None = None,
+    executor: Any = None,
+) -> Any:
     """Train/evaluate any registered detector with the real-world negatives held out of train and dev."""
     from halluscope.core.records import Prediction
     from halluscope.spoken.detect.run import DETECTORS, DetectContext, DetectResult, detect, display_option
@@ -332,40 +410,79 @@ def detect_realworld(run_dir: str | Path, *, detector: str = "tfidf", task: str 
         raise HalluscopeError(f"the real-world split has binary labels only; got task '{task}' (use the binary task)")
     provider, _, model = detector.partition("/")
     if provider not in DETECTORS or input not in DETECTORS[provider].inputs:
-        return detect(run_dir, detector=detector, task="binary", input=input, seed=seed, options=options,
-                      executor=executor)  # its error
+        return detect(
+            run_dir, detector=detector, task="binary", input=input, seed=seed, options=options, executor=executor
+        )  # its error
     kind = DETECTORS[provider]
     with Store(run_dir) as store:
         build = load_build(store)
         rw = load_realworld(store)
         if rw is None:
-            raise HalluscopeError(f"{run_dir} has no real-world split; run 'halluscope build realworld {run_dir} "
-                                  "--fakes FILE' first")
+            raise HalluscopeError(
+                f"{run_dir} has no real-world split; run 'halluscope build realworld {run_dir} --fakes FILE' first"
+            )
         samples = {**build.samples, **rw.variants}
         transcripts = {**build.transcripts, **rw.transcripts}
-        merged = BuildResult(build.run_dir, samples, {**build.audio, **rw.audio}, transcripts, build.failures,
-                             build.stages)
+        merged = BuildResult(
+            build.run_dir, samples, {**build.audio, **rw.audio}, transcripts, build.failures, build.stages
+        )
         excluded = {k: "no transcript (see the build's failures)" for k in samples if k not in transcripts}
         items = [v for k, v in sorted(samples.items()) if k in transcripts]
         splits = realworld_splits(build, rw, seed=seed)
         if kind.trains:  # moving the negatives to test may empty a language's train or dev (issue 29)
             from halluscope.spoken.detect.splits import guard_splits
 
-            guard_splits(items, splits, where=str(run_dir),
-                         change="-o realworld=true moved the matched truthful negatives (with their rewrites) to test",
-                         fix="pass fewer fakes of that language to 'build realworld' (or leave the language out with "
-                             "--langs), or build the run with more articles per language (--articles-per-language), "
-                             "then run 'build realworld' again")
-        stage = Stage(DETECT_STAGE, {"detector": detector, "config": kind.config(model, {**options, "seed": seed}),
-                                     "task": task, "input": input, "seed": seed},
-                      (build.stages["generate"], build.stages["asr"],
-                       *(fp for name, fp in sorted(rw.stages.items()) if name.endswith(("_match", "_asr")))))
-        record_manifest(store, command="detect realworld",
-                        config={"detector": detector, "task": task, "input": input, "seed": seed, "options": options,
-                                **({"name": name} if name else {})},
-                        seeds={"split": seed, "detector": seed}, stages={DETECT_STAGE: stage.fingerprint, **rw.stages})
-        ctx = DetectContext(store=store, build=merged, stage=stage, spec=detector, model=model, task="binary",
-                            input=input, seed=seed, items=items, splits=splits,
-                            options=options, **({"executor": executor} if executor is not None else {}))
+            guard_splits(
+                items,
+                splits,
+                where=str(run_dir),
+                change="-o realworld=true moved the matched truthful negatives (with their rewrites) to test",
+                fix="pass fewer fakes of that language to 'build realworld' (or leave the language out with "
+                "--langs), or build the run with more articles per language (--articles-per-language), "
+                "then run 'build realworld' again",
+            )
+        stage = Stage(
+            DETECT_STAGE,
+            {
+                "detector": detector,
+                "config": kind.config(model, {**options, "seed": seed}),
+                "task": task,
+                "input": input,
+                "seed": seed,
+            },
+            (
+                build.stages["generate"],
+                build.stages["asr"],
+                *(fp for name, fp in sorted(rw.stages.items()) if name.endswith(("_match", "_asr"))),
+            ),
+        )
+        record_manifest(
+            store,
+            command="detect realworld",
+            config={
+                "detector": detector,
+                "task": task,
+                "input": input,
+                "seed": seed,
+                "options": options,
+                **({"name": name} if name else {}),
+            },
+            seeds={"split": seed, "detector": seed},
+            stages={DETECT_STAGE: stage.fingerprint, **rw.stages},
+        )
+        ctx = DetectContext(
+            store=store,
+            build=merged,
+            stage=stage,
+            spec=detector,
+            model=model,
+            task="binary",
+            input=input,
+            seed=seed,
+            items=items,
+            splits=splits,
+            options=options,
+            **({"executor": executor} if executor is not None else {}),
+        )
         kind.run(ctx)
         return DetectResult(stage.fingerprint, store.results(stage.name, stage.fingerprint, Prediction), excluded)

@@ -25,10 +25,12 @@ ADAPTERS: Registry[type[AudioLMAdapter]] = Registry("audio adapter", "halluscope
 
 def register_adapter(*model_types: str) -> Callable[[type[AudioLMAdapter]], type[AudioLMAdapter]]:
     """Map transformers ``config.model_type`` values to an adapter class."""
+
     def deco(cls: type[AudioLMAdapter]) -> type[AudioLMAdapter]:
         for t in model_types:
             ADAPTERS.register(t, cls)
         return cls
+
     return deco
 
 
@@ -55,8 +57,15 @@ class AudioLMAdapter:
     string_content = False  # True: the chat template takes string contents, not lists of parts (see prompt)
     audio_token = ""  # the audio placeholder of string-content prompts
 
-    def __init__(self, path: str, *, device: str = "cpu", dtype: str = "auto", window_s: float | None = None,
-                 chat_template: str | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        *,
+        device: str = "cpu",
+        dtype: str = "auto",
+        window_s: float | None = None,
+        chat_template: str | None = None,
+    ) -> None:
         self.path, self.device = path, device
         self.window_s = float(window_s or self.default_window_s)
         self._chat_template = chat_template
@@ -80,9 +89,11 @@ class AudioLMAdapter:
     def check_whole_chunks(self, chunk_s: float) -> None:
         """For encoders that hear whole fixed chunks: refuse a window that is not a multiple of ``chunk_s``."""
         if self.window_s < chunk_s or self.window_s % chunk_s:
-            raise HalluscopeError(f"{self.path}: {self.name} hears whole {chunk_s:g} s chunks; audio_window_s="
-                                  f"{self.window_s:g} is not a multiple of {chunk_s:g}. Fix: give e.g. {chunk_s:g} "
-                                  f"or {self.default_window_s:g}")
+            raise HalluscopeError(
+                f"{self.path}: {self.name} hears whole {chunk_s:g} s chunks; audio_window_s="
+                f"{self.window_s:g} is not a multiple of {chunk_s:g}. Fix: give e.g. {chunk_s:g} "
+                f"or {self.default_window_s:g}"
+            )
 
     def template(self) -> str:
         """The chat template: configured, else the tokenizer's or processor's, else a chat_template file."""
@@ -96,8 +107,10 @@ class AudioLMAdapter:
             if f.is_file():
                 text = f.read_text(encoding="utf-8")
                 return json.loads(text)["chat_template"] if name.endswith(".json") else text
-        raise HalluscopeError(f"{self.path} has no chat template; set chat_template in the "
-                              f"[models.\"hf-audio/{self.path}\"] section of the LLM config")
+        raise HalluscopeError(
+            f"{self.path} has no chat template; set chat_template in the "
+            f'[models."hf-audio/{self.path}"] section of the LLM config'
+        )
 
     # -- inputs ---------------------------------------------------------------------------------
     @staticmethod
@@ -115,17 +128,26 @@ class AudioLMAdapter:
             if n_clips:
                 last = max(i for i, m in enumerate(conv) if m["role"] == "user")
                 conv[last]["content"] = self.audio_token * n_clips + conv[last]["content"]
-            return self.tokenizer.apply_chat_template(conv, chat_template=self.template(), add_generation_prompt=True,
-                                                      tokenize=False)
+            return self.tokenizer.apply_chat_template(
+                conv, chat_template=self.template(), add_generation_prompt=True, tokenize=False
+            )
         owner = self.processor if self.processor is not None else self.tokenizer
-        return owner.apply_chat_template(self.conversation(messages, n_clips), chat_template=self.template(),
-                                         add_generation_prompt=True, tokenize=False)
+        return owner.apply_chat_template(
+            self.conversation(messages, n_clips),
+            chat_template=self.template(),
+            add_generation_prompt=True,
+            tokenize=False,
+        )
 
     @staticmethod
     def arrays(clips: Sequence[AudioClip]) -> list:
         out = []
         for c in clips:
-            out.append(read_audio(c.wav, name=f"clip {c.sha256[:12]}", rate=SAMPLE_RATE, fix="re-run the TTS stage to regenerate it")[0])
+            out.append(
+                read_audio(
+                    c.wav, name=f"clip {c.sha256[:12]}", rate=SAMPLE_RATE, fix="re-run the TTS stage to regenerate it"
+                )[0]
+            )
         return out
 
     def inputs(self, messages: Sequence[ChatMessage], clips: Sequence[AudioClip]) -> ModelInputs:
@@ -135,8 +157,9 @@ class AudioLMAdapter:
         """The rendered prompt with its i-th audio placeholder repeated counts[i] times (one per audio embedding)."""
         pieces = text.split(token)
         if len(pieces) != len(counts) + 1:
-            raise HalluscopeError(f"{self.path}: the chat template rendered {len(pieces) - 1} audio placeholders "
-                                  f"for {len(counts)} clips")
+            raise HalluscopeError(
+                f"{self.path}: the chat template rendered {len(pieces) - 1} audio placeholders for {len(counts)} clips"
+            )
         return pieces[0] + "".join(token * int(n) + rest for n, rest in zip(counts, pieces[1:]))
 
     def on_device(self, tensors: dict) -> dict:
@@ -146,7 +169,9 @@ class AudioLMAdapter:
             out[self.features_key] = out[self.features_key].to(self.model.dtype)
         return out
 
-    def inputs_pair(self, messages: Sequence[ChatMessage], clips: Sequence[AudioClip]) -> tuple[ModelInputs, ModelInputs]:
+    def inputs_pair(
+        self, messages: Sequence[ChatMessage], clips: Sequence[AudioClip]
+    ) -> tuple[ModelInputs, ModelInputs]:
         """The same prompt with and without its audio (the contrast of audio-aware contrastive decoding)."""
         return self.inputs(messages, clips), self.inputs(messages, ())
 
@@ -171,11 +196,16 @@ class AudioLMAdapter:
 
         tok = self.tokenizer
         eos = tok.eos_token_id
-        kwargs: dict[str, Any] = {"max_new_tokens": int(params["max_new_tokens"]), "eos_token_id": eos,
-                                  "pad_token_id": tok.pad_token_id if tok.pad_token_id is not None else eos}
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": int(params["max_new_tokens"]),
+            "eos_token_id": eos,
+            "pad_token_id": tok.pad_token_id if tok.pad_token_id is not None else eos,
+        }
         if float(params.get("temperature", 0)) > 0:
             torch.manual_seed(seed_from(json.dumps(params, sort_keys=True)) % TORCH_SEED_MAX)
-            kwargs.update(do_sample=True, temperature=float(params["temperature"]), top_p=float(params.get("top_p", 1.0)))
+            kwargs.update(
+                do_sample=True, temperature=float(params["temperature"]), top_p=float(params.get("top_p", 1.0))
+            )
             if params.get("top_k"):  # the model card's top-k (seed 001, Table 5)
                 kwargs["top_k"] = int(params["top_k"])
         else:
@@ -190,8 +220,12 @@ class AudioLMAdapter:
         finish = "length"
         if eos is not None and eos in ids:
             ids, finish = ids[: ids.index(eos)], "stop"
-        return {"text": tok.decode(ids, skip_special_tokens=True), "finish_reason": finish,
-                "prompt_tokens": int(enc["attention_mask"][0].sum()), "completion_tokens": len(ids) + (finish == "stop")}
+        return {
+            "text": tok.decode(ids, skip_special_tokens=True),
+            "finish_reason": finish,
+            "prompt_tokens": int(enc["attention_mask"][0].sum()),
+            "completion_tokens": len(ids) + (finish == "stop"),
+        }
 
 
 def _transformers() -> Any:
@@ -215,11 +249,16 @@ class Qwen2AudioAdapter(AudioLMAdapter):
         self.processor = tf.AutoProcessor.from_pretrained(self.path)
         self.tokenizer, self.feature_extractor = self.processor.tokenizer, self.processor.feature_extractor
         if self.window_s > self.feature_extractor.chunk_length:
-            raise HalluscopeError(f"{self.path}: Qwen2-Audio's encoder has {self.feature_extractor.nb_max_frames // 2} "
-                                  f"positions ({self.feature_extractor.chunk_length} s); audio_window_s={self.window_s:g} "
-                                  "cannot be heard: use policy 'chunk' instead")
-        self.model = tf.Qwen2AudioForConditionalGeneration.from_pretrained(
-            self.path, dtype=self.torch_dtype()).to(self.device).eval()
+            raise HalluscopeError(
+                f"{self.path}: Qwen2-Audio's encoder has {self.feature_extractor.nb_max_frames // 2} "
+                f"positions ({self.feature_extractor.chunk_length} s); audio_window_s={self.window_s:g} "
+                "cannot be heard: use policy 'chunk' instead"
+            )
+        self.model = (
+            tf.Qwen2AudioForConditionalGeneration.from_pretrained(self.path, dtype=self.torch_dtype())
+            .to(self.device)
+            .eval()
+        )
         return self
 
     def inputs(self, messages: Sequence[ChatMessage], clips: Sequence[AudioClip]) -> ModelInputs:
@@ -250,8 +289,11 @@ class Qwen25OmniThinkerAdapter(AudioLMAdapter):
 
     name = "qwen2.5-omni-thinker"
     default_window_s = 30.0
-    full_type, full_class, thinker_class = "qwen2_5_omni", "Qwen2_5OmniForConditionalGeneration", \
-        "Qwen2_5OmniThinkerForConditionalGeneration"
+    full_type, full_class, thinker_class = (
+        "qwen2_5_omni",
+        "Qwen2_5OmniForConditionalGeneration",
+        "Qwen2_5OmniThinkerForConditionalGeneration",
+    )
 
     def load(self) -> Qwen25OmniThinkerAdapter:
         tf = _transformers()
@@ -282,9 +324,15 @@ class Qwen25OmniThinkerAdapter(AudioLMAdapter):
         if clips:
             fe = self.feature_extractor
             truncate = self.window_s <= fe.chunk_length
-            feats = fe(self.arrays(clips), sampling_rate=SAMPLE_RATE, return_attention_mask=True, padding="max_length",
-                       truncation=truncate, max_length=None if truncate else int(self.window_s * SAMPLE_RATE),
-                       return_tensors="pt")
+            feats = fe(
+                self.arrays(clips),
+                sampling_rate=SAMPLE_RATE,
+                return_attention_mask=True,
+                padding="max_length",
+                truncation=truncate,
+                max_length=None if truncate else int(self.window_s * SAMPLE_RATE),
+                return_tensors="pt",
+            )
             mask = feats.pop("attention_mask")
             counts = self.audio_tokens_of(mask.sum(-1))
             text = self.expand(text, self.audio_token, counts)
@@ -299,15 +347,23 @@ class Qwen25OmniThinkerAdapter(AudioLMAdapter):
         return ModelInputs(tensors, heard, tokens)
 
 
-def load_adapter(path: str, *, device: str = "cpu", dtype: str = "auto", window_s: float | None = None,
-                 chat_template: str | None = None) -> AudioLMAdapter:
+def load_adapter(
+    path: str,
+    *,
+    device: str = "cpu",
+    dtype: str = "auto",
+    window_s: float | None = None,
+    chat_template: str | None = None,
+) -> AudioLMAdapter:
     """The adapter for the model in ``path``, chosen by its config's model_type, loaded."""
     tf = _transformers()
     if not path or not Path(path).is_dir():
         raise HalluscopeError(f"'hf-audio/{path}': expected a directory holding a transformers audio-language model")
     model_type = tf.AutoConfig.from_pretrained(path).model_type
     if model_type not in ADAPTERS:
-        raise HalluscopeError(f"{path}: no audio adapter for model type '{model_type}'; supported: "
-                              f"{', '.join(ADAPTERS.providers)} (add one with register_adapter or the entry-point "
-                              f"group '{ADAPTERS.group}')")
+        raise HalluscopeError(
+            f"{path}: no audio adapter for model type '{model_type}'; supported: "
+            f"{', '.join(ADAPTERS.providers)} (add one with register_adapter or the entry-point "
+            f"group '{ADAPTERS.group}')"
+        )
     return ADAPTERS[model_type](path, device=device, dtype=dtype, window_s=window_s, chat_template=chat_template).load()

@@ -34,8 +34,9 @@ class AudioFlamingo3Adapter(AudioLMAdapter):
         self.tokenizer, self.feature_extractor = self.processor.tokenizer, self.processor.feature_extractor
         self.check_whole_chunks(float(self.feature_extractor.chunk_length))
         self.processor.max_audio_len = self.window_s
-        self.model = getattr(tf, self.model_class).from_pretrained(
-            self.path, dtype=self.torch_dtype()).to(self.device).eval()
+        self.model = (
+            getattr(tf, self.model_class).from_pretrained(self.path, dtype=self.torch_dtype()).to(self.device).eval()
+        )
         return self
 
     def inputs(self, messages: Sequence[ChatMessage], clips: Sequence[AudioClip]) -> ModelInputs:

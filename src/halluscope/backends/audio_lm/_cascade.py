@@ -50,11 +50,21 @@ class CascadeBackend:
 
     def identity(self) -> dict:
         asr_options = getattr(self.asr, "options", None)
-        return {"backend": self.spec, "asr": {"spec": self.asr.spec, **(asr_options() if callable(asr_options) else {})},
-                "language": self.language, "llm": self.llm.identity()}
+        return {
+            "backend": self.spec,
+            "asr": {"spec": self.asr.spec, **(asr_options() if callable(asr_options) else {})},
+            "language": self.language,
+            "llm": self.llm.identity(),
+        }
 
-    def request(self, messages: Sequence[ChatMessage | dict], *, nonce: int = 0, tag: str | None = None,
-                params: dict | None = None) -> ModelRequest:
+    def request(
+        self,
+        messages: Sequence[ChatMessage | dict],
+        *,
+        nonce: int = 0,
+        tag: str | None = None,
+        params: dict | None = None,
+    ) -> ModelRequest:
         inner = self.llm.request(messages, nonce=nonce, tag=tag, params=params)
         return inner.model_copy(update={"backend": self.spec})
 
@@ -68,9 +78,15 @@ class CascadeBackend:
     def _heard(self, request: ModelRequest, transcripts: Sequence[str], response: ModelResponse) -> ModelResponse:
         sent = sum(a.seconds for a in request.audio)
         heard = sum(a.seconds for a, t in zip(request.audio, transcripts) if t.strip())
-        return response.model_copy(update={"key": request.key(), "backend": self.spec, "audio_sent_s": round(sent, 3),
-                                           "audio_heard_s": round(heard, 3),
-                                           "audio_delivered": any(t.strip() for t in transcripts)})
+        return response.model_copy(
+            update={
+                "key": request.key(),
+                "backend": self.spec,
+                "audio_sent_s": round(sent, 3),
+                "audio_heard_s": round(heard, 3),
+                "audio_delivered": any(t.strip() for t in transcripts),
+            }
+        )
 
     def from_stored(self, request: ModelRequest, stored: dict) -> ModelResponse:
         transcripts = stored.get("transcripts") or []
@@ -92,8 +108,9 @@ class CascadeBackend:
         with self._asr_lock:
             if clip.sha256 not in self._transcripts:
                 samples, _ = read_audio(clip.wav, name=f"clip {clip.sha256[:12]}", rate=SAMPLE_RATE)
-                self._transcripts[clip.sha256] = (self.asr.transcribe(samples, language=self.language).strip()
-                                                  if samples.size else "")
+                self._transcripts[clip.sha256] = (
+                    self.asr.transcribe(samples, language=self.language).strip() if samples.size else ""
+                )
                 self.transcriptions += 1
             return self._transcripts[clip.sha256]
 
@@ -101,10 +118,22 @@ class CascadeBackend:
         transcripts = [await asyncio.to_thread(self._transcribe, a) for a in request.audio]
         inner = self._inner(request, transcripts)
 
-        def inner_log(*, request: ModelRequest, payload: dict, response: dict | None, status: str,
-                      latency_s: float | None, outer: ModelRequest = request) -> None:
-            log(request=outer, payload={**payload, "transcripts": transcripts, "llm_key": request.key()},
-                response={"transcripts": transcripts, "llm": response}, status=status, latency_s=latency_s)
+        def inner_log(
+            *,
+            request: ModelRequest,
+            payload: dict,
+            response: dict | None,
+            status: str,
+            latency_s: float | None,
+            outer: ModelRequest = request,
+        ) -> None:
+            log(
+                request=outer,
+                payload={**payload, "transcripts": transcripts, "llm_key": request.key()},
+                response={"transcripts": transcripts, "llm": response},
+                status=status,
+                latency_s=latency_s,
+            )
 
         return self._heard(request, transcripts, await self.llm.send(inner, inner_log))
 
@@ -116,8 +145,10 @@ def create_cascade(spec: ModelSpec, *, config: LLMConfig | None = None, **option
 
     asr_spec, plus, llm_spec = spec.model.partition("+")
     if not plus or "/" not in asr_spec or "/" not in llm_spec:
-        raise HalluscopeError(f"'{spec}': expected 'cascade/<asr>+<llm>', e.g. "
-                              "'cascade/whisper/base+hf/smollm2-135m-instruct' or 'cascade/whisper/base+openai/<model>'")
+        raise HalluscopeError(
+            f"'{spec}': expected 'cascade/<asr>+<llm>', e.g. "
+            "'cascade/whisper/base+hf/smollm2-135m-instruct' or 'cascade/whisper/base+openai/<model>'"
+        )
     glued, rest = spec.split(("language",))
     language = options.pop("language", glued.get("language"))
     asr = ASR_BACKENDS.create(asr_spec)

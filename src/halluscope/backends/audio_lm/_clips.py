@@ -38,8 +38,9 @@ def clip_of(samples: np.ndarray, rate: int = SAMPLE_RATE) -> AudioClip:
     """A 16 kHz mono 16-bit WAV clip of ``samples``."""
     samples = resample(np.asarray(samples, dtype=np.float32), rate, SAMPLE_RATE)
     wav = encode_wav(samples, SAMPLE_RATE)
-    return AudioClip(sha256=sha256_hex(wav), seconds=round(len(samples) / SAMPLE_RATE, 3), sample_rate=SAMPLE_RATE,
-                     wav=wav)
+    return AudioClip(
+        sha256=sha256_hex(wav), seconds=round(len(samples) / SAMPLE_RATE, 3), sample_rate=SAMPLE_RATE, wav=wav
+    )
 
 
 def check_policy(audio_policy: str) -> Policy:
@@ -67,12 +68,14 @@ def plan_audio(samples: np.ndarray, rate: int, *, window_s: float | None, audio_
     if policy == "truncate":
         clip = clip_of(samples[:n])
         return AudioPlan((clip,), AudioDelivery(**base, action="truncated", chunks=1, sent_s=clip.seconds))
-    pieces = [samples[i:i + n] for i in range(0, len(samples), n)]
+    pieces = [samples[i : i + n] for i in range(0, len(samples), n)]
     if len(pieces) > 1 and len(pieces[-1]) < MIN_CHUNK_S * SAMPLE_RATE:
         pieces = pieces[:-1]
     clips = tuple(clip_of(p) for p in pieces)
-    return AudioPlan(clips, AudioDelivery(**base, action="chunked", chunks=len(clips),
-                                          sent_s=round(sum(c.seconds for c in clips), 3)))
+    return AudioPlan(
+        clips,
+        AudioDelivery(**base, action="chunked", chunks=len(clips), sent_s=round(sum(c.seconds for c in clips), 3)),
+    )
 
 
 @dataclass(frozen=True)
@@ -99,8 +102,9 @@ def audio_request(request, clip: tuple[np.ndarray, int], audio_policy: str, wind
     return request.model_copy(update={"audio": tuple(plan.clips)}), plan.delivery
 
 
-async def ask_audio(caller, request, clip: tuple[np.ndarray, int], audio_policy: str,
-                    window: float | None) -> AudioAnswer:
+async def ask_audio(
+    caller, request, clip: tuple[np.ndarray, int], audio_policy: str, window: float | None
+) -> AudioAnswer:
     """Ask an audio model ``request`` with its clip under the window policy (``audio_request``); nothing is sent
     when the policy skips the clip. The delivery record gets the seconds the model heard and whether audio reached
     it, as the reply reports them."""

@@ -103,8 +103,10 @@ class Gemma3nAdapter(AudioLMAdapter):
         self.model = model.to(self.device).eval()
         cfg = self.model.config
         if self.audio_token_id != cfg.audio_token_id:
-            raise HalluscopeError(f"{self.path}: the tokenizer's {self.audio_token} is id {self.audio_token_id}, "
-                                  f"the model's audio_token_id is {cfg.audio_token_id}")
+            raise HalluscopeError(
+                f"{self.path}: the tokenizer's {self.audio_token} is id {self.audio_token_id}, "
+                f"the model's audio_token_id is {cfg.audio_token_id}"
+            )
         # one clip's soft tokens: the model's fixed count, more only where the window yields more
         self.soft_tokens = max(int(cfg.audio_soft_tokens_per_image), self.encoder_tokens(self.window_s))
         cfg.audio_soft_tokens_per_image = self.soft_tokens
@@ -115,8 +117,11 @@ class Gemma3nAdapter(AudioLMAdapter):
         stride-s convolutions (time padded by kernel - 1: ceil(T / s) each) and the conformer's reduction."""
         import numpy as np
 
-        frames = int(self.feature_extractor(np.zeros(int(seconds * SAMPLE_RATE), dtype=np.float32),
-                                            max_length=None, truncation=False)["input_features"][0].shape[0])
+        frames = int(
+            self.feature_extractor(
+                np.zeros(int(seconds * SAMPLE_RATE), dtype=np.float32), max_length=None, truncation=False
+            )["input_features"][0].shape[0]
+        )
         ac = self.model.config.audio_config
         for stride_t, _ in ac.sscp_conv_stride_size:
             frames = _ceil_div(frames, int(stride_t))
@@ -136,8 +141,10 @@ class Gemma3nAdapter(AudioLMAdapter):
             feats = self.feature_extractor(audio, max_length=n, truncation=True, return_tensors="pt")
             pieces = text.split(self.audio_token)
             if len(pieces) != len(clips) + 1:
-                raise HalluscopeError(f"{self.path}: the chat template rendered {len(pieces) - 1} audio placeholders "
-                                      f"for {len(clips)} clips")
+                raise HalluscopeError(
+                    f"{self.path}: the chat template rendered {len(pieces) - 1} audio placeholders "
+                    f"for {len(clips)} clips"
+                )
             text = self.audio_block().join(pieces)
             mask = feats["input_features_mask"]
             heard = self._heard(mask)
@@ -161,11 +168,11 @@ class Gemma3nAdapter(AudioLMAdapter):
         def exit_(states: Sequence[Any]) -> Any:
             h = torch.stack([s[:, 0, -1] for s in states], dim=1)  # [streams, layers, hidden]
             first = h[0]
-            target = torch.mean(first ** 2, dim=-1, keepdim=True) ** 0.5
+            target = torch.mean(first**2, dim=-1, keepdim=True) ** 0.5
             streams = [first]
             for i, proj in enumerate(text.altup_unembed_projections, start=1):
                 x = proj(h[i]).to(first.dtype)
-                x = x * target / torch.sqrt(torch.mean(x ** 2, dim=-1, keepdim=True).clamp(min=1e-5))
+                x = x * target / torch.sqrt(torch.mean(x**2, dim=-1, keepdim=True).clamp(min=1e-5))
                 streams.append(x)
             z = head(text.norm(torch.stack(streams).mean(dim=0)))
             return z if cap is None else torch.tanh(z / cap) * cap

@@ -44,8 +44,10 @@ from halluscope.backends.speech.audio import SAMPLE_RATE
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import AudioClip, ChatMessage
 
-CLASSES = {"granite_speech": "GraniteSpeechForConditionalGeneration",
-           "granite_speech_plus": "GraniteSpeechPlusForConditionalGeneration"}
+CLASSES = {
+    "granite_speech": "GraniteSpeechForConditionalGeneration",
+    "granite_speech_plus": "GraniteSpeechPlusForConditionalGeneration",
+}
 
 
 @dataclass(frozen=True)
@@ -79,9 +81,15 @@ class MelFrontEnd:
         import torch
         from transformers.audio_utils import mel_filter_bank
 
-        fb = mel_filter_bank(num_frequency_bins=self.n_fft // 2 + 1, num_mel_filters=self.n_mels, min_frequency=0.0,
-                             max_frequency=self.sampling_rate / 2, sampling_rate=self.sampling_rate, norm=None,
-                             mel_scale="htk")
+        fb = mel_filter_bank(
+            num_frequency_bins=self.n_fft // 2 + 1,
+            num_mel_filters=self.n_mels,
+            min_frequency=0.0,
+            max_frequency=self.sampling_rate / 2,
+            sampling_rate=self.sampling_rate,
+            norm=None,
+            mel_scale="htk",
+        )
         return torch.from_numpy(fb)
 
     def log_mel(self, audio: Any) -> Any:
@@ -94,9 +102,22 @@ class MelFrontEnd:
 
         x = audio.double()
         window = torch.hann_window(self.win_length, periodic=True, dtype=torch.float64)
-        spec = torch.stft(x, self.n_fft, hop_length=self.hop_length, win_length=self.win_length, window=window,
-                          center=True, pad_mode="reflect", normalized=False, onesided=True,
-                          return_complex=True).abs().pow(2)
+        spec = (
+            torch.stft(
+                x,
+                self.n_fft,
+                hop_length=self.hop_length,
+                win_length=self.win_length,
+                window=window,
+                center=True,
+                pad_mode="reflect",
+                normalized=False,
+                onesided=True,
+                return_complex=True,
+            )
+            .abs()
+            .pow(2)
+        )
         logmel = (spec.transpose(-1, -2) @ self.filters()).clamp(min=1e-10).log10()
         top = logmel.amax(dim=(-2, -1), keepdim=True)
         logmel = torch.maximum(logmel, top - 8.0) / 4 + 1
@@ -138,27 +159,39 @@ class GraniteSpeechAdapter(AudioLMAdapter):
     def load(self) -> GraniteSpeechAdapter:
         tf = _transformers()
         config = tf.AutoConfig.from_pretrained(self.path)
-        if getattr(config, "has_lora_adapter", False) and (Path(self.path) / "adapter_config.json").is_file() \
-                and find_spec("peft") is None:
-            raise HalluscopeError(f"{self.path}: this Granite Speech checkpoint carries an audio LoRA "
-                                  "(adapter_config.json), which transformers loads only with peft. "
-                                  "Fix: pip install peft")
+        if (
+            getattr(config, "has_lora_adapter", False)
+            and (Path(self.path) / "adapter_config.json").is_file()
+            and find_spec("peft") is None
+        ):
+            raise HalluscopeError(
+                f"{self.path}: this Granite Speech checkpoint carries an audio LoRA "
+                "(adapter_config.json), which transformers loads only with peft. "
+                "Fix: pip install peft"
+            )
         fe = self.feature_extractor = MelFrontEnd.from_checkpoint(self.path)
         if fe.sampling_rate != SAMPLE_RATE:
-            raise HalluscopeError(f"{self.path}: the front end expects {fe.sampling_rate} Hz; "
-                                  f"clips are {SAMPLE_RATE} Hz")
+            raise HalluscopeError(
+                f"{self.path}: the front end expects {fe.sampling_rate} Hz; clips are {SAMPLE_RATE} Hz"
+            )
         projector = (fe.projector_window_size, fe.projector_downsample_rate)
         mels = config.encoder_config.input_dim
         if projector != (config.window_size, config.downsample_rate) or 2 * fe.n_mels != mels:
-            raise HalluscopeError(f"{self.path}: preprocessor_config.json (projector window "
-                                  f"{fe.projector_window_size}/{fe.projector_downsample_rate}, {fe.n_mels} mels) "
-                                  f"disagrees with config.json ({config.window_size}/{config.downsample_rate}, "
-                                  f"encoder input {mels} = 2 x mels)")
+            raise HalluscopeError(
+                f"{self.path}: preprocessor_config.json (projector window "
+                f"{fe.projector_window_size}/{fe.projector_downsample_rate}, {fe.n_mels} mels) "
+                f"disagrees with config.json ({config.window_size}/{config.downsample_rate}, "
+                f"encoder input {mels} = 2 x mels)"
+            )
         self.tokenizer = tf.AutoTokenizer.from_pretrained(self.path)
         self.audio_token_id = int(config.audio_token_id)
         self.audio_token = self.tokenizer.convert_ids_to_tokens(self.audio_token_id)
-        self.model = getattr(tf, CLASSES[config.model_type]).from_pretrained(
-            self.path, dtype=self.torch_dtype()).to(self.device).eval()
+        self.model = (
+            getattr(tf, CLASSES[config.model_type])
+            .from_pretrained(self.path, dtype=self.torch_dtype())
+            .to(self.device)
+            .eval()
+        )
         return self
 
     def _lora(self, on: bool) -> None:
@@ -170,8 +203,9 @@ class GraniteSpeechAdapter(AudioLMAdapter):
         else:
             self.model.disable_adapters()
 
-    def inputs_pair(self, messages: Sequence[ChatMessage],
-                    clips: Sequence[AudioClip]) -> tuple[ModelInputs, ModelInputs]:
+    def inputs_pair(
+        self, messages: Sequence[ChatMessage], clips: Sequence[AudioClip]
+    ) -> tuple[ModelInputs, ModelInputs]:
         neg = self.inputs(messages, ())
         return self.inputs(messages, clips), neg  # the audio one last: the LoRA stays on for both branches
 

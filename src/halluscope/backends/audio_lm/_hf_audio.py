@@ -30,11 +30,18 @@ class HFAudioOptions(_Options):
 
     device: str = Field(default="auto", description="auto (cuda if available, else cpu), cpu, cuda, cuda:1, ...")
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
-    params: dict = Field(default_factory=dict, description="max_new_tokens (256), temperature (0 = greedy), top_p, seed.")
+    params: dict = Field(
+        default_factory=dict, description="max_new_tokens (256), temperature (0 = greedy), top_p, seed."
+    )
     chat_template: str | None = Field(default=None, description="Jinja chat template if the model ships none.")
-    audio_window_s: float | None = Field(default=None, gt=0, description="Override the adapter's window (seconds per clip).")
-    mitigation: Any = Field(default=None, description="Decoding-time mitigation (halluscope.mitigation): 'aad', 'vcd', "
-                            "'mti', 'dola' or a table {method = 'aad', alpha = 1.0, ...}; None decodes plainly.")
+    audio_window_s: float | None = Field(
+        default=None, gt=0, description="Override the adapter's window (seconds per clip)."
+    )
+    mitigation: Any = Field(
+        default=None,
+        description="Decoding-time mitigation (halluscope.mitigation): 'aad', 'vcd', "
+        "'mti', 'dola' or a table {method = 'aad', alpha = 1.0, ...}; None decodes plainly.",
+    )
 
     @field_validator("mitigation", mode="before")
     @classmethod
@@ -69,8 +76,10 @@ class HFAudioBackend(LocalChatBackend):
         except (OSError, ValueError) as exc:
             raise HalluscopeError(f"'{self.spec}': cannot read a transformers config in '{self.path}' ({exc})") from exc
         if model_type not in ADAPTERS:
-            raise HalluscopeError(f"{self.path}: no audio adapter for model type '{model_type}'; "
-                                  f"supported: {', '.join(ADAPTERS.providers)}")
+            raise HalluscopeError(
+                f"{self.path}: no audio adapter for model type '{model_type}'; "
+                f"supported: {', '.join(ADAPTERS.providers)}"
+            )
         return ADAPTERS[model_type]
 
     @property
@@ -100,8 +109,13 @@ class HFAudioBackend(LocalChatBackend):
         device = self.options.device
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.adapter = load_adapter(self.path, device=device, dtype=self.options.dtype,
-                                    window_s=self.options.audio_window_s, chat_template=self.options.chat_template)
+        self.adapter = load_adapter(
+            self.path,
+            device=device,
+            dtype=self.options.dtype,
+            window_s=self.options.audio_window_s,
+            chat_template=self.options.chat_template,
+        )
 
     async def open(self) -> None:
         self._pool = (self.executor or LOCAL).pool("hf-audio", _AudioCall(self))
@@ -120,29 +134,39 @@ class HFAudioBackend(LocalChatBackend):
         if self.options.mitigation is not None:
             from halluscope.mitigation._audio import generate
 
-            out, inputs, _ = generate(self.adapter, request.messages, request.audio, request.params,
-                                      self.options.mitigation)
+            out, inputs, _ = generate(
+                self.adapter, request.messages, request.audio, request.params, self.options.mitigation
+            )
         else:
             inputs = self.adapter.inputs(request.messages, request.audio)
             out = self.adapter.generate(inputs, request.params)
         if request.audio:
-            out.update(audio_sent_s=round(sum(a.seconds for a in request.audio), 3),
-                       audio_heard_s=round(inputs.heard_s, 3), audio_delivered=inputs.delivered,
-                       audio_tokens=inputs.audio_tokens)
+            out.update(
+                audio_sent_s=round(sum(a.seconds for a in request.audio), 3),
+                audio_heard_s=round(inputs.heard_s, 3),
+                audio_delivered=inputs.delivered,
+                audio_tokens=inputs.audio_tokens,
+            )
         return out
 
     async def send(self, request: ModelRequest, log: CallLog) -> ModelResponse:
         assert self._slots is not None and self._pool is not None, "open() first"
         loop = asyncio.get_running_loop()
-        payload = {"messages": [m.model_dump() for m in request.messages], "params": request.params,
-                   "audio": [a.model_dump() for a in request.audio], "nonce": request.nonce, "tag": request.tag}
+        payload = {
+            "messages": [m.model_dump() for m in request.messages],
+            "params": request.params,
+            "audio": [a.model_dump() for a in request.audio],
+            "nonce": request.nonce,
+            "tag": request.tag,
+        }
         async with self._slots:
             t0 = loop.time()
             ok, out = await self._pool.call(request)
             if not ok:
                 log(request=request, payload=payload, response={"error": out}, status="error", latency_s=None)
-                return ModelResponse(key=request.key(), backend=self.spec, status="error",
-                                     error=f"generation failed: {out}", attempts=1)
+                return ModelResponse(
+                    key=request.key(), backend=self.spec, status="error", error=f"generation failed: {out}", attempts=1
+                )
             latency = loop.time() - t0
         log(request=request, payload=payload, response=out, status="ok", latency_s=round(latency, 4))
         return self._response(request, out, latency_s=latency, cached=False)

@@ -47,20 +47,24 @@ class NemotronOmniAdapter(AudioLMAdapter):
         tf = _transformers()
         config = tf.AutoConfig.from_pretrained(self.path)
         if config.audio_config is None:
-            raise HalluscopeError(f"{self.path}: this Nemotron-H Omni checkpoint has no audio_config (no sound "
-                                  "encoder): it cannot hear audio")
+            raise HalluscopeError(
+                f"{self.path}: this Nemotron-H Omni checkpoint has no audio_config (no sound "
+                "encoder): it cannot hear audio"
+            )
         self.tokenizer = tf.AutoTokenizer.from_pretrained(self.path)
         fe = self.feature_extractor = tf.ParakeetFeatureExtractor.from_pretrained(self.path)
         if fe.sampling_rate != SAMPLE_RATE:
-            raise HalluscopeError(f"{self.path}: the feature extractor expects {fe.sampling_rate} Hz; "
-                                  f"clips are {SAMPLE_RATE} Hz")
+            raise HalluscopeError(
+                f"{self.path}: the feature extractor expects {fe.sampling_rate} Hz; clips are {SAMPLE_RATE} Hz"
+            )
         self.audio_token_id = int(config.audio_token_id)
         self.audio_token = self.tokenizer.convert_ids_to_tokens(self.audio_token_id)
         for t in (START, END):
             if self.tokenizer.convert_tokens_to_ids(t) in (None, self.tokenizer.unk_token_id):
                 raise HalluscopeError(f"{self.path}: the tokenizer has no {t} token (the processor's audio delimiter)")
-        self.model = tf.NemotronH_Omni_Reasoning_V3.from_pretrained(
-            self.path, dtype=self.torch_dtype()).to(self.device).eval()
+        self.model = (
+            tf.NemotronH_Omni_Reasoning_V3.from_pretrained(self.path, dtype=self.torch_dtype()).to(self.device).eval()
+        )
         return self
 
     def audio_tokens_of(self, mask: Any) -> list[int]:
@@ -74,13 +78,16 @@ class NemotronOmniAdapter(AudioLMAdapter):
         extra: dict = {}
         heard = 0.0
         if audio:
-            feats = self.feature_extractor(audio, sampling_rate=SAMPLE_RATE, return_attention_mask=True,
-                                           return_tensors="pt")
+            feats = self.feature_extractor(
+                audio, sampling_rate=SAMPLE_RATE, return_attention_mask=True, return_tensors="pt"
+            )
             mask = feats["attention_mask"]
             pieces = text.split(self.audio_token)
             if len(pieces) != len(audio) + 1:
-                raise HalluscopeError(f"{self.path}: the chat template rendered {len(pieces) - 1} audio placeholders "
-                                      f"for {len(audio)} clips")
+                raise HalluscopeError(
+                    f"{self.path}: the chat template rendered {len(pieces) - 1} audio placeholders "
+                    f"for {len(audio)} clips"
+                )
             blocks = [START + self.audio_token * n + END for n in self.audio_tokens_of(mask)]
             text = pieces[0] + "".join(b + rest for b, rest in zip(blocks, pieces[1:]))
             heard = self._heard(mask)

@@ -29,8 +29,9 @@ class Phi4MultimodalAdapter(AudioLMAdapter):
         self.feature_extractor = tf.Phi4MultimodalFeatureExtractor.from_pretrained(self.path)
         self.audio_token = getattr(self.tokenizer, "audio_token", None) or "<|audio|>"
         self.audio_token_id = self.tokenizer.convert_tokens_to_ids(self.audio_token)
-        self.model = tf.Phi4MultimodalForCausalLM.from_pretrained(
-            self.path, dtype=self.torch_dtype()).to(self.device).eval()
+        self.model = (
+            tf.Phi4MultimodalForCausalLM.from_pretrained(self.path, dtype=self.torch_dtype()).to(self.device).eval()
+        )
         return self
 
     def inputs(self, messages: Sequence[ChatMessage], clips: Sequence[AudioClip]) -> ModelInputs:

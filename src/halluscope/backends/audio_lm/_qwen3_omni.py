@@ -18,8 +18,11 @@ class Qwen3OmniThinkerAdapter(Qwen25OmniThinkerAdapter):
     name = "qwen3-omni-thinker"
     default_window_s = 30.0
     languages = "19 languages of speech (MISHAP-Bench, App. B.1)"
-    full_type, full_class, thinker_class = "qwen3_omni_moe", "Qwen3OmniMoeForConditionalGeneration", \
-        "Qwen3OmniMoeThinkerForConditionalGeneration"
+    full_type, full_class, thinker_class = (
+        "qwen3_omni_moe",
+        "Qwen3OmniMoeForConditionalGeneration",
+        "Qwen3OmniMoeThinkerForConditionalGeneration",
+    )
 
     def audio_tokens_of(self, feature_lengths: Any) -> list[int]:
         from transformers.models.qwen3_omni_moe.processing_qwen3_omni_moe import _get_feat_extract_output_lengths

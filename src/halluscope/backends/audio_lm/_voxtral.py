@@ -40,8 +40,11 @@ class VoxtralAdapter(AudioLMAdapter):
         self.check_whole_chunks(CHUNK_S)
         self.tokenizer = tf.AutoTokenizer.from_pretrained(self.path)
         self.feature_extractor = tf.AutoFeatureExtractor.from_pretrained(self.path)
-        self.model = tf.VoxtralForConditionalGeneration.from_pretrained(
-            self.path, dtype=self.torch_dtype()).to(self.device).eval()
+        self.model = (
+            tf.VoxtralForConditionalGeneration.from_pretrained(self.path, dtype=self.torch_dtype())
+            .to(self.device)
+            .eval()
+        )
         audio = self.model.config.audio_config
         self.tokens_per_chunk = audio.max_source_positions * audio.hidden_size // audio.intermediate_size
         self.audio_token_id = int(self.model.config.audio_token_id)
@@ -58,8 +61,15 @@ class VoxtralAdapter(AudioLMAdapter):
         n = int(CHUNK_S * SAMPLE_RATE)
         feats, masks = [], []
         for a in audio:
-            out = self.feature_extractor(a, sampling_rate=SAMPLE_RATE, padding="longest", pad_to_multiple_of=n,
-                                         truncation=False, return_attention_mask=True, return_tensors="pt")
+            out = self.feature_extractor(
+                a,
+                sampling_rate=SAMPLE_RATE,
+                padding="longest",
+                pad_to_multiple_of=n,
+                truncation=False,
+                return_attention_mask=True,
+                return_tensors="pt",
+            )
             x, m = out["input_features"], out["attention_mask"]
             frames = self.feature_extractor.nb_max_frames  # mel frames per chunk (3000)
             feats.append(x.reshape(x.shape[1], -1, frames).transpose(0, 1))
@@ -86,8 +96,9 @@ class VoxtralAdapter(AudioLMAdapter):
         conv = self._fold_system(self.conversation(messages, len(audio))) if audio else self.conversation(messages, 0)
         parts = iter(base64.b64encode(encode_wav(a, SAMPLE_RATE)).decode() for a in audio)
         for turn in conv:
-            turn["content"] = [{"type": "audio", "base64": next(parts)} if c["type"] == "audio" else c
-                               for c in turn["content"]]
+            turn["content"] = [
+                {"type": "audio", "base64": next(parts)} if c["type"] == "audio" else c for c in turn["content"]
+            ]
         enc = dict(self.processor.apply_chat_template(conv, tokenize=True, return_dict=True, return_tensors="pt"))
         if not audio:
             return self._finish(enc, 0.0)
@@ -98,7 +109,8 @@ class VoxtralAdapter(AudioLMAdapter):
                 f"{self.path}: the tekken tokenizer gave {tokens} audio tokens and "
                 f"{0 if feats is None else feats.shape[0]} feature chunks for {len(audio)} clip(s); expected "
                 f"{chunks * self.tokens_per_chunk} and {chunks} ({self.tokens_per_chunk} per {CHUNK_S:g} s chunk): "
-                "the audio section of tekken.json must match the model's audio encoder")
+                "the audio section of tekken.json must match the model's audio encoder"
+            )
         return self._finish(enc, sum(len(a) for a in audio) / SAMPLE_RATE)  # the chunks checked above hold it all
 
     def _fold_system(self, conv: list[dict]) -> list[dict]:

@@ -42,8 +42,9 @@ HISTORY_KEPT = 400  # changes kept in full (the first 100 and the latest); the c
 
 
 class AdaptiveLimit:
-    def __init__(self, ceiling: int, *, start: int = 1, adaptive: bool = True,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, ceiling: int, *, start: int = 1, adaptive: bool = True, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.ceiling = max(1, ceiling)
         self.adaptive = adaptive
         self.clock = clock
@@ -165,23 +166,32 @@ class AdaptiveLimit:
             self._reprobe(now)
         elif faster and not self.slow_start and self.limit < self.ceiling:
             self.slow_start = True  # find the width again at a doubling a round trip, not a quarter a window
-            self._set(self._limit + 1, f"server faster again: {seen} vs baseline {was * 1e3:.0f} ms "  # type: ignore[operator]
-                                       "(re-probe by slow start)")
+            self._set(
+                self._limit + 1,
+                f"server faster again: {seen} vs baseline {was * 1e3:.0f} ms "  # type: ignore[operator]
+                "(re-probe by slow start)",
+            )
         elif queued and elastic is not None and elastic >= 0.8 and inflight * 1.3 < prev[0]:  # type: ignore[index]
             # fewer in flight cost throughput in proportion: the server got slower, it is not queueing
             self.base = med
-            self._set(self._limit + 1, f"server slower, not queueing (throughput elasticity {elastic:.2f}): "
-                                       f"{seen}; baseline moved")
+            self._set(
+                self._limit + 1,
+                f"server slower, not queueing (throughput elasticity {elastic:.2f}): {seen}; baseline moved",
+            )
         elif self.slow_start:
             if queued:
                 self.slow_start = False
-                self._set(inflight * max(0.5, TOLERANCE * self.base / med) + 1,
-                          f"slow start ended, queueing: {seen} vs baseline {self.base * 1e3:.0f} ms")
+                self._set(
+                    inflight * max(0.5, TOLERANCE * self.base / med) + 1,
+                    f"slow start ended, queueing: {seen} vs baseline {self.base * 1e3:.0f} ms",
+                )
             elif elastic is not None and elastic < ELASTIC:
                 self.slow_start = False  # the last round of growth did not pay: the width is about where it was
                 assert prev is not None
-                self._set(prev[0] * 1.25 + 1, f"slow start ended, throughput stopped growing: {seen} vs "
-                                              f"{prev[1]:.1f}/s at {prev[0]:.1f}")
+                self._set(
+                    prev[0] * 1.25 + 1,
+                    f"slow start ended, throughput stopped growing: {seen} vs {prev[1]:.1f}/s at {prev[0]:.1f}",
+                )
             elif self.limit >= self.ceiling:
                 self.slow_start = False
                 self.reason = f"slow start reached the ceiling: {seen}"
@@ -191,8 +201,10 @@ class AdaptiveLimit:
         elif not queued:
             self._set(self._limit + max(1.0, GROWTH * self._limit), f"no queueing: {seen}")
         else:
-            self._set(self._limit * max(0.5, TOLERANCE * self.base / med) + 1,
-                      f"queueing: {seen} vs baseline {self.base * 1e3:.0f} ms")
+            self._set(
+                self._limit * max(0.5, TOLERANCE * self.base / med) + 1,
+                f"queueing: {seen} vs baseline {self.base * 1e3:.0f} ms",
+            )
 
     def _reprobe(self, now: float) -> None:
         meds = [m for t, m in self._recent_meds if t >= self._last_reprobe]
@@ -219,5 +231,12 @@ class AdaptiveLimit:
 
     def record(self) -> dict:
         """For the run's record: ceiling, peak, the limit now and its history."""
-        return {"adaptive": self.adaptive, "ceiling": self.ceiling, "limit": self.limit, "peak": self.peak,
-                "changes": self.changes, "reason": self.reason, "history": [list(h) for h in self.history]}
+        return {
+            "adaptive": self.adaptive,
+            "ceiling": self.ceiling,
+            "limit": self.limit,
+            "peak": self.peak,
+            "changes": self.changes,
+            "reason": self.reason,
+            "history": [list(h) for h in self.history],
+        }

@@ -17,8 +17,9 @@ from halluscope.core.store import Store
 
 
 class CallLog(Protocol):
-    def __call__(self, *, request: ModelRequest, payload: dict, response: dict | None, status: str,
-                 latency_s: float | None) -> None: ...
+    def __call__(
+        self, *, request: ModelRequest, payload: dict, response: dict | None, status: str, latency_s: float | None
+    ) -> None: ...
 
 
 class ChatBackend(Protocol):
@@ -30,8 +31,14 @@ class ChatBackend(Protocol):
         """Model and decoding options: everything that changes replies (part of stage fingerprints)."""
         ...
 
-    def request(self, messages: Sequence[ChatMessage | dict], *, nonce: int = 0, tag: str | None = None,
-                params: dict | None = None) -> ModelRequest:
+    def request(
+        self,
+        messages: Sequence[ChatMessage | dict],
+        *,
+        nonce: int = 0,
+        tag: str | None = None,
+        params: dict | None = None,
+    ) -> ModelRequest:
         """A request with the caller's default ``params`` under the configured ones."""
         ...
 
@@ -51,14 +58,24 @@ class ChatBackend(Protocol):
 #   is possible), local (runs in this process or a worker) or server (an API).
 # Entries are 'module:attr' strings imported on first use; plug-ins join through the group 'halluscope.chat_backends'.
 CHAT_BACKENDS: Registry[ChatBackend] = Registry("chat backend", "halluscope.chat_backends")
-CHAT_BACKENDS.register("openai", "halluscope.backends.llm._openai:create_openai", takes_spec=True,
-                       capabilities=("text", "hears_audio", "server"))
-CHAT_BACKENDS.register("hf", "halluscope.backends.llm._hf:create_hf", takes_spec=True,
-                       capabilities=("text", "exposes_logits", "local"))
-CHAT_BACKENDS.register("hf-audio", "halluscope.backends.audio_lm._hf_audio:create_hf_audio", takes_spec=True,
-                       capabilities=("hears_audio", "exposes_logits", "local"))
-CHAT_BACKENDS.register("cascade", "halluscope.backends.audio_lm._cascade:create_cascade", takes_spec=True,
-                       capabilities=("hears_audio",))
+CHAT_BACKENDS.register(
+    "openai",
+    "halluscope.backends.llm._openai:create_openai",
+    takes_spec=True,
+    capabilities=("text", "hears_audio", "server"),
+)
+CHAT_BACKENDS.register(
+    "hf", "halluscope.backends.llm._hf:create_hf", takes_spec=True, capabilities=("text", "exposes_logits", "local")
+)
+CHAT_BACKENDS.register(
+    "hf-audio",
+    "halluscope.backends.audio_lm._hf_audio:create_hf_audio",
+    takes_spec=True,
+    capabilities=("hears_audio", "exposes_logits", "local"),
+)
+CHAT_BACKENDS.register(
+    "cascade", "halluscope.backends.audio_lm._cascade:create_cascade", takes_spec=True, capabilities=("hears_audio",)
+)
 LLM_BACKENDS: Registry[ChatBackend] = RegistryView(CHAT_BACKENDS, "LLM backend", "text")
 
 # A protocol retry (nonce >= 1, after an unreadable or rejected reply) must change the request, or a greedy model
@@ -72,8 +89,11 @@ def retry_params(params: dict, nonce: int) -> dict:
     if nonce <= 0:
         return params
     temperature = RETRY_TEMPERATURES[min(nonce, len(RETRY_TEMPERATURES)) - 1]
-    return {**params, "temperature": max(float(params.get("temperature") or 0.0), temperature),
-            "seed": int(params.get("seed") or 0) + nonce}
+    return {
+        **params,
+        "temperature": max(float(params.get("temperature") or 0.0), temperature),
+        "seed": int(params.get("seed") or 0) + nonce,
+    }
 
 
 def sampling_note(request: ModelRequest) -> str:
@@ -93,6 +113,7 @@ def local_params(spec: str, defaults: dict, caller: dict | None, configured: dic
     """Decoding parameters of a local model's request: its defaults, under the caller's, under the configured
     ones (OpenAI's 'max_tokens' is read as 'max_new_tokens' on either side, so a configured max_new_tokens wins
     over a caller's max_tokens); a decoding-time mitigation's key is added only when one is on."""
+
     def named(d: dict | None) -> dict:
         out = {k: v for k, v in (d or {}).items() if k != "mitigation"}  # only ever the backend's own
         if "max_tokens" in out:
@@ -102,8 +123,10 @@ def local_params(spec: str, defaults: dict, caller: dict | None, configured: dic
     merged = {**defaults, **named(caller), **named(configured)}
     unknown = set(merged) - set(defaults) - set(OPTIONAL_PARAMS)
     if unknown:
-        raise HalluscopeError(f"{spec}: unknown decoding parameters {sorted(unknown)}; expected "
-                              f"{sorted(defaults)} or {sorted(OPTIONAL_PARAMS)}")
+        raise HalluscopeError(
+            f"{spec}: unknown decoding parameters {sorted(unknown)}; expected "
+            f"{sorted(defaults)} or {sorted(OPTIONAL_PARAMS)}"
+        )
     if mitigation is not None:  # part of the request key only when on, so unmitigated keys stay what they were
         merged["mitigation"] = mitigation.key()
     return merged
@@ -120,10 +143,21 @@ class LocalChatBackend:
     def _params(self, params: dict | None) -> dict:
         return local_params(self.spec, self.default_params, params, self.options.params, self.mitigation)  # type: ignore[attr-defined]
 
-    def request(self, messages: Sequence[ChatMessage | dict], *, nonce: int = 0, tag: str | None = None,
-                params: dict | None = None) -> ModelRequest:
-        return ModelRequest(backend=self.spec, messages=messages_of(messages),
-                            params=retry_params(self._params(params), nonce), nonce=nonce, tag=tag)
+    def request(
+        self,
+        messages: Sequence[ChatMessage | dict],
+        *,
+        nonce: int = 0,
+        tag: str | None = None,
+        params: dict | None = None,
+    ) -> ModelRequest:
+        return ModelRequest(
+            backend=self.spec,
+            messages=messages_of(messages),
+            params=retry_params(self._params(params), nonce),
+            nonce=nonce,
+            tag=tag,
+        )
 
     def from_stored(self, request: ModelRequest, stored: dict) -> ModelResponse:
         return self._response(request, stored, latency_s=None, cached=True)
@@ -131,12 +165,23 @@ class LocalChatBackend:
     def _response(self, request: ModelRequest, out: dict, *, latency_s: float | None, cached: bool) -> ModelResponse:
         audio = {}
         if request.audio:  # what was sent, what the front end kept, whether audio tokens reached the model
-            audio = {"audio_sent_s": out.get("audio_sent_s"), "audio_heard_s": out.get("audio_heard_s"),
-                     "audio_delivered": out.get("audio_delivered")}
-        return ModelResponse(key=request.key(), backend=self.spec, status="ok", text=out["text"],
-                             finish_reason=out["finish_reason"],
-                             usage=Usage(prompt_tokens=out["prompt_tokens"], completion_tokens=out["completion_tokens"]),
-                             latency_s=latency_s, attempts=0 if cached else 1, cached=cached, **audio)
+            audio = {
+                "audio_sent_s": out.get("audio_sent_s"),
+                "audio_heard_s": out.get("audio_heard_s"),
+                "audio_delivered": out.get("audio_delivered"),
+            }
+        return ModelResponse(
+            key=request.key(),
+            backend=self.spec,
+            status="ok",
+            text=out["text"],
+            finish_reason=out["finish_reason"],
+            usage=Usage(prompt_tokens=out["prompt_tokens"], completion_tokens=out["completion_tokens"]),
+            latency_s=latency_s,
+            attempts=0 if cached else 1,
+            cached=cached,
+            **audio,
+        )
 
 
 def messages_of(messages: Sequence[ChatMessage | dict]) -> tuple[ChatMessage, ...]:
@@ -155,7 +200,9 @@ class CallStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
-    attempts: Counter = field(default_factory=Counter)  # status of every call made: ok, timeout, connection, http_429, ...
+    attempts: Counter = field(
+        default_factory=Counter
+    )  # status of every call made: ok, timeout, connection, http_429, ...
     truncated: int = 0  # replies cut at the token limit (finish_reason == 'length')
     retried: int = 0  # protocol retries asked (nonce >= 1: after an unreadable or rejected reply)
     pacing: dict = field(default_factory=dict)  # backend spec -> its limit's history and budget (llm/_adaptive.py)
@@ -166,9 +213,11 @@ class CallStats:
         retried = f" ({', '.join(f'{n} {k}' for k, n in bad.items())}, each sent again or given up)" if bad else ""
         cut = f", {self.truncated} cut at the token limit" if self.truncated else ""
         again = f", {self.retried} protocol retries" if self.retried else ""
-        return (f"{self.requests} requests: {self.from_store} from the store, {self.calls} model calls{retried}, "
-                f"{self.failed} failed{cut}{again}; {self.prompt_tokens}+{self.completion_tokens} tokens{cost}"
-                f"{''.join(pacing_line(s, p) for s, p in self.pacing.items())}")
+        return (
+            f"{self.requests} requests: {self.from_store} from the store, {self.calls} model calls{retried}, "
+            f"{self.failed} failed{cut}{again}; {self.prompt_tokens}+{self.completion_tokens} tokens{cost}"
+            f"{''.join(pacing_line(s, p) for s, p in self.pacing.items())}"
+        )
 
     def add(self, other: CallStats) -> None:
         for k, v in other.__dict__.items():
@@ -187,9 +236,15 @@ def pacing_line(spec: str, p: dict) -> str:
         return ""
     budget = ", ".join(f"{p[k]:,.0f} {k}" for k in ("rpm", "tpm") if p.get(k))
     moves = "; ".join(f"{n} at {t:.0f} s" for t, n, _ in p["history"][-4:])
-    return (f"; pacing {spec}: in flight limit {p['limit']} of {p['ceiling']} (peak {p['peak']}, {p['changes']} "
-            f"changes, last: {p['reason'][:80]}; latest {moves})"
-            + (f", budget {budget}, {p['budget_wait_s']:.1f} s waited for it (summed over requests), {p['http_429']} HTTP 429" if budget else ""))
+    return (
+        f"; pacing {spec}: in flight limit {p['limit']} of {p['ceiling']} (peak {p['peak']}, {p['changes']} "
+        f"changes, last: {p['reason'][:80]}; latest {moves})"
+        + (
+            f", budget {budget}, {p['budget_wait_s']:.1f} s waited for it (summed over requests), {p['http_429']} HTTP 429"
+            if budget
+            else ""
+        )
+    )
 
 
 class StageOutage(HalluscopeError):
@@ -248,17 +303,26 @@ class Caller:
         log = self.store.run_dir / "logs" / f"failed-calls-{_slug(self.backend.spec)}.jsonl"
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in self.failures), encoding="utf-8")
-        raise StageOutage(f"{head}: {self.stats.failed} of {self.stats.sent} calls failed; reasons in {log} "
-                          f"(first: {first[:200]}). Fix: start the server or correct its URL, then run the same "
-                          "command again (finished items are kept, failed ones are retried)")
+        raise StageOutage(
+            f"{head}: {self.stats.failed} of {self.stats.sent} calls failed; reasons in {log} "
+            f"(first: {first[:200]}). Fix: start the server or correct its URL, then run the same "
+            "command again (finished items are kept, failed ones are retried)"
+        )
 
-    def _log(self, *, request: ModelRequest, payload: dict, response: dict | None, status: str,
-             latency_s: float | None) -> None:
+    def _log(
+        self, *, request: ModelRequest, payload: dict, response: dict | None, status: str, latency_s: float | None
+    ) -> None:
         self.stats.calls += 1
         self.stats.attempts[status] += 1
         if self.store is not None:
-            self.store.log_call(key=request.key(), backend=self.backend.spec, request=payload, response=response,
-                                status=status, latency_s=latency_s)
+            self.store.log_call(
+                key=request.key(),
+                backend=self.backend.spec,
+                request=payload,
+                response=response,
+                status=status,
+                latency_s=latency_s,
+            )
 
     def pacing_status(self) -> str:
         """The backend's pacing for the progress line ('' when it has none or is not open)."""
@@ -304,12 +368,16 @@ class Caller:
         return response
 
 
-async def _complete_all(backend: ChatBackend, requests: Sequence[ModelRequest], store: Store | None) -> tuple[list[ModelResponse], CallStats]:
+async def _complete_all(
+    backend: ChatBackend, requests: Sequence[ModelRequest], store: Store | None
+) -> tuple[list[ModelResponse], CallStats]:
     async with Caller(backend, store) as caller:
         out = await asyncio.gather(*(caller.complete(r) for r in requests))
         return list(out), caller.stats
 
 
-def complete_all(backend: ChatBackend, requests: Sequence[ModelRequest], *, store: Store | None = None) -> tuple[list[ModelResponse], CallStats]:
+def complete_all(
+    backend: ChatBackend, requests: Sequence[ModelRequest], *, store: Store | None = None
+) -> tuple[list[ModelResponse], CallStats]:
     """Answer every request (concurrently, as the backend allows), from the store where possible."""
     return asyncio.run(_complete_all(backend, requests, store))

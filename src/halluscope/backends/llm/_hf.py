@@ -53,8 +53,17 @@ class HFBackend(LocalChatBackend):
 
     def __getstate__(self) -> dict:  # what a Ray worker receives: configuration, no model or event loop state
         state = dict(self.__dict__)
-        state.update(executor=None, _model=None, _tok=None, _queue=None, _worker=None, _pool=None, _running=set(),
-                     _slots=None, _prefixes=None)
+        state.update(
+            executor=None,
+            _model=None,
+            _tok=None,
+            _queue=None,
+            _worker=None,
+            _pool=None,
+            _running=set(),
+            _slots=None,
+            _prefixes=None,
+        )
         return state
 
     def identity(self) -> dict:
@@ -78,29 +87,38 @@ class HFBackend(LocalChatBackend):
         gguf = gguf_source(self.path, self.options.gguf)
         where = str(converted(gguf)) if gguf is not None else self.path  # GGUF: de-quantized once, then cached
         if not where or not Path(where).is_dir():
-            raise HalluscopeError(f"'{self.spec}': expected 'hf/<directory>' holding a transformers causal LM "
-                                  f"and its tokenizer, 'hf/<file>.gguf', 'hf/<dir>?gguf=<file>' or one of "
-                                  f"{', '.join(PACKAGED)}; got '{self.path}'")
+            raise HalluscopeError(
+                f"'{self.spec}': expected 'hf/<directory>' holding a transformers causal LM "
+                f"and its tokenizer, 'hf/<file>.gguf', 'hf/<dir>?gguf=<file>' or one of "
+                f"{', '.join(PACKAGED)}; got '{self.path}'"
+            )
         tok = AutoTokenizer.from_pretrained(where)
         if self.options.chat_template:
             tok.chat_template = self.options.chat_template
         if not getattr(tok, "chat_template", None):
-            raise HalluscopeError(f"the tokenizer in {self.path} has no chat template; set chat_template in the "
-                                  f"[models.\"{self.spec}\"] section of the LLM config")
+            raise HalluscopeError(
+                f"the tokenizer in {self.path} has no chat template; set chat_template in the "
+                f'[models."{self.spec}"] section of the LLM config'
+            )
         tok.padding_side = "left"
         if tok.pad_token is None:
             tok.pad_token = tok.eos_token
         device = self.options.device
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
-        dtype = {"auto": torch.bfloat16 if device.startswith("cuda") else torch.float32, "float32": torch.float32,
-                 "bfloat16": torch.bfloat16, "float16": torch.float16}[self.options.dtype]
+        dtype = {
+            "auto": torch.bfloat16 if device.startswith("cuda") else torch.float32,
+            "float32": torch.float32,
+            "bfloat16": torch.bfloat16,
+            "float16": torch.float16,
+        }[self.options.dtype]
         model = AutoModelForCausalLM.from_pretrained(where, dtype=dtype).to(device).eval()
         self._tok, self._model, self._device = tok, model, device
 
     def prompt(self, request: ModelRequest) -> str:
-        return self._tok.apply_chat_template([m.model_dump() for m in request.messages], tokenize=False,
-                                             add_generation_prompt=True)
+        return self._tok.apply_chat_template(
+            [m.model_dump() for m in request.messages], tokenize=False, add_generation_prompt=True
+        )
 
     def _generate(self, requests: list[ModelRequest]) -> list[dict]:
         import torch
@@ -112,8 +130,11 @@ class HFBackend(LocalChatBackend):
         tok, model = self._tok, self._model
         prompts = [self.prompt(r) for r in requests]
         enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(self._device)
-        kwargs = {"max_new_tokens": int(params["max_new_tokens"]), "pad_token_id": tok.pad_token_id,
-                  "eos_token_id": tok.eos_token_id}
+        kwargs = {
+            "max_new_tokens": int(params["max_new_tokens"]),
+            "pad_token_id": tok.pad_token_id,
+            "eos_token_id": tok.eos_token_id,
+        }
         if float(params["temperature"]) > 0:
             blob = json.dumps([params["seed"], sorted(r.key() for r in requests)]).encode()
             torch.manual_seed(seed_from(blob) % TORCH_SEED_MAX)
@@ -136,7 +157,7 @@ class HFBackend(LocalChatBackend):
         else:
             with torch.inference_mode():
                 out = model.generate(**enc, **kwargs)
-            new = out[:, enc["input_ids"].shape[1]:].tolist()
+            new = out[:, enc["input_ids"].shape[1] :].tolist()
             lengths = [int(m.sum()) for m in enc["attention_mask"]]
         results = []
         for i, ids in enumerate(new):
@@ -144,9 +165,14 @@ class HFBackend(LocalChatBackend):
             if tok.eos_token_id in ids:
                 ids = ids[: ids.index(tok.eos_token_id)]
                 finish = "stop"
-            results.append({"text": tok.decode(ids, skip_special_tokens=True), "finish_reason": finish,
-                            "prompt_tokens": lengths[i],
-                            "completion_tokens": len(ids) + (finish == "stop")})
+            results.append(
+                {
+                    "text": tok.decode(ids, skip_special_tokens=True),
+                    "finish_reason": finish,
+                    "prompt_tokens": lengths[i],
+                    "completion_tokens": len(ids) + (finish == "stop"),
+                }
+            )
         return results
 
     def _generate_mitigated(self, request: ModelRequest) -> dict:
@@ -154,14 +180,26 @@ class HFBackend(LocalChatBackend):
 
         tok, params = self._tok, request.params
         enc = dict(tok([self.prompt(request)], return_tensors="pt", add_special_tokens=False).to(self._device))
-        res = decode(self._model, enc, self.mitigation, max_tokens=int(params["max_new_tokens"]),  # type: ignore[arg-type]
-                     eos=[tok.eos_token_id], temperature=float(params["temperature"]), top_p=float(params["top_p"]),
-                     generator=sampler(params), top_k=int(params.get("top_k") or 0),
-                     repetition_penalty=float(params.get("repetition_penalty") or 1.0))
+        res = decode(
+            self._model,
+            enc,
+            self.mitigation,
+            max_tokens=int(params["max_new_tokens"]),  # type: ignore[arg-type]
+            eos=[tok.eos_token_id],
+            temperature=float(params["temperature"]),
+            top_p=float(params["top_p"]),
+            generator=sampler(params),
+            top_k=int(params.get("top_k") or 0),
+            repetition_penalty=float(params.get("repetition_penalty") or 1.0),
+        )
         ids = res.tokens[:-1] if res.finish_reason == "stop" else res.tokens
-        return {"text": tok.decode(ids, skip_special_tokens=True), "finish_reason": res.finish_reason,
-                "prompt_tokens": int(enc["attention_mask"][0].sum()), "completion_tokens": len(res.tokens),
-                "mitigation": res.summary(self.mitigation)}  # type: ignore[arg-type]
+        return {
+            "text": tok.decode(ids, skip_special_tokens=True),
+            "finish_reason": res.finish_reason,
+            "prompt_tokens": int(enc["attention_mask"][0].sum()),
+            "completion_tokens": len(res.tokens),
+            "mitigation": res.summary(self.mitigation),
+        }  # type: ignore[arg-type]
 
     # -- batching ---------------------------------------------------------------------------------
     async def open(self) -> None:
@@ -225,17 +263,39 @@ class HFBackend(LocalChatBackend):
                 return
             if not ok:  # a failed batch fails its requests, with the reason
                 for request, log, fut in items:
-                    log(request=request, payload={"params": request.params, "tag": request.tag},
-                        response={"error": value}, status="error", latency_s=None)
+                    log(
+                        request=request,
+                        payload={"params": request.params, "tag": request.tag},
+                        response={"error": value},
+                        status="error",
+                        latency_s=None,
+                    )
                     if not fut.done():
-                        fut.set_result(ModelResponse(key=request.key(), backend=self.spec, status="error",
-                                                     error=f"generation failed: {value}", attempts=1))
+                        fut.set_result(
+                            ModelResponse(
+                                key=request.key(),
+                                backend=self.spec,
+                                status="error",
+                                error=f"generation failed: {value}",
+                                attempts=1,
+                            )
+                        )
                 return
             latency = (loop.time() - t0) / len(items)
             for (request, log, fut), (prompt, out) in zip(items, value):
-                log(request=request, payload={"prompt": prompt, "params": request.params, "nonce": request.nonce,
-                                              "tag": request.tag, "batch": len(items)},
-                    response=out, status="ok", latency_s=round(latency, 4))
+                log(
+                    request=request,
+                    payload={
+                        "prompt": prompt,
+                        "params": request.params,
+                        "nonce": request.nonce,
+                        "tag": request.tag,
+                        "batch": len(items),
+                    },
+                    response=out,
+                    status="ok",
+                    latency_s=round(latency, 4),
+                )
                 if not fut.done():
                     fut.set_result(self._response(request, out, latency_s=latency, cached=False))
         finally:
@@ -265,9 +325,12 @@ def create_hf(spec: ModelSpec, *, config: LLMConfig | None = None, **options: ob
 
     options, mitigation = split_mitigation({**spec.options, **options})
     if mitigation is not None and mitigation.method in AUDIO_METHODS:
-        raise HalluscopeError(f"'{spec}': {mitigation.method} contrasts audio and a text LM has none; "
-                              "the hf backend offers mitigation=dola (use hf-audio/<dir> for aad, vcd, mti)")
-    backend = HFBackend(spec.model, resolve_options(HFOptions, spec.name, config, options, ("mitigation", *FIELDS)),
-                        mitigation)  # type: ignore[arg-type]
+        raise HalluscopeError(
+            f"'{spec}': {mitigation.method} contrasts audio and a text LM has none; "
+            "the hf backend offers mitigation=dola (use hf-audio/<dir> for aad, vcd, mti)"
+        )
+    backend = HFBackend(
+        spec.model, resolve_options(HFOptions, spec.name, config, options, ("mitigation", *FIELDS)), mitigation
+    )  # type: ignore[arg-type]
     backend.spec = str(spec)
     return backend

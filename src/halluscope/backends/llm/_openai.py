@@ -33,10 +33,20 @@ from halluscope.core.spec import ModelSpec
 MAX_TIMEOUT_GROWTH = 8  # a retried timeout waits at most this many times timeout_s
 OVERLOAD_STATUSES = frozenset({429, 503, 529})  # "too many requests": fewer in flight
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
-FATAL_STATUSES = {401: "the server rejected the API key", 403: "the key may not use this model",
-                  404: "the server knows no such model or endpoint"}
-_KEEP_HEADERS = ("content-type", "retry-after", "retry-after-ms", "x-request-id", "request-id", "openai-processing-ms",
-                 *(f"x-ratelimit-{w}-{k}" for w in ("limit", "remaining", "reset") for k in ("requests", "tokens")))
+FATAL_STATUSES = {
+    401: "the server rejected the API key",
+    403: "the key may not use this model",
+    404: "the server knows no such model or endpoint",
+}
+_KEEP_HEADERS = (
+    "content-type",
+    "retry-after",
+    "retry-after-ms",
+    "x-request-id",
+    "request-id",
+    "openai-processing-ms",
+    *(f"x-ratelimit-{w}-{k}" for w in ("limit", "remaining", "reset") for k in ("requests", "tokens")),
+)
 
 
 class BackendError(HalluscopeError):
@@ -63,7 +73,9 @@ def read_completion(body: str | None) -> _Reply:
         return _Reply(False, "unparsable", error=f"body is not JSON ({exc}): {(body or '')[:120]!r}")
     if not isinstance(data, dict) or not isinstance(data.get("choices"), list) or not data["choices"]:
         err = data.get("error") if isinstance(data, dict) else None
-        return _Reply(False, "unparsable", error=f"body has no choices: {json.dumps(err or data, ensure_ascii=False)[:200]}")
+        return _Reply(
+            False, "unparsable", error=f"body has no choices: {json.dumps(err or data, ensure_ascii=False)[:200]}"
+        )
     choice = data["choices"][0] if isinstance(data["choices"][0], dict) else {}
     msg = choice.get("message") if isinstance(choice.get("message"), dict) else {}
     content = msg.get("content")
@@ -71,11 +83,19 @@ def read_completion(body: str | None) -> _Reply:
         content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
     finish = choice.get("finish_reason")
     u = data.get("usage") if isinstance(data.get("usage"), dict) else None
-    usage = Usage(prompt_tokens=int(u.get("prompt_tokens") or 0), completion_tokens=int(u.get("completion_tokens") or 0)) if u else None
+    usage = (
+        Usage(prompt_tokens=int(u.get("prompt_tokens") or 0), completion_tokens=int(u.get("completion_tokens") or 0))
+        if u
+        else None
+    )
     if msg.get("refusal"):
-        return _Reply(True, "refusal", content=str(msg["refusal"]), finish_reason=finish, usage=usage, error="the model refused")
+        return _Reply(
+            True, "refusal", content=str(msg["refusal"]), finish_reason=finish, usage=usage, error="the model refused"
+        )
     if finish == "content_filter":
-        return _Reply(True, "refusal", content=content, finish_reason=finish, usage=usage, error="stopped by the content filter")
+        return _Reply(
+            True, "refusal", content=content, finish_reason=finish, usage=usage, error="stopped by the content filter"
+        )
     if not isinstance(content, str):
         return _Reply(True, "unparsable", finish_reason=finish, usage=usage, error="the reply has no text content")
     return _Reply(True, "ok", content=content, finish_reason=finish, usage=usage)
@@ -142,12 +162,19 @@ class OpenAIBackend:
         """The chat-completions URL once opened (for messages about the server), else the spec."""
         return self._url or self.spec
 
-    def request(self, messages: Sequence[ChatMessage | dict], *, nonce: int = 0, tag: str | None = None,
-                params: dict | None = None) -> ModelRequest:
+    def request(
+        self,
+        messages: Sequence[ChatMessage | dict],
+        *,
+        nonce: int = 0,
+        tag: str | None = None,
+        params: dict | None = None,
+    ) -> ModelRequest:
         merged = {**(params or {}), **self.options.params}  # a configured null drops a default (e.g. temperature)
         merged = {k: v for k, v in merged.items() if v is not None}
-        return ModelRequest(backend=self.spec, messages=messages_of(messages), params=retry_params(merged, nonce),
-                            nonce=nonce, tag=tag)
+        return ModelRequest(
+            backend=self.spec, messages=messages_of(messages), params=retry_params(merged, nonce), nonce=nonce, tag=tag
+        )
 
     async def open(self) -> None:
         try:
@@ -161,8 +188,10 @@ class OpenAIBackend:
         key = os.environ.get(o.api_key_env)
         if not key:
             if base_url is None:
-                raise BackendError(f"no API key for {self.spec}: export {o.api_key_env}, or point {o.base_url_env} "
-                                   "(or base_url in the LLM config) at a server that needs none")
+                raise BackendError(
+                    f"no API key for {self.spec}: export {o.api_key_env}, or point {o.base_url_env} "
+                    "(or base_url in the LLM config) at a server that needs none"
+                )
             key = "no-key"  # local servers (vLLM, Ollama, llama.cpp) accept any key
         self._client = openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=o.timeout_s)
         self._errors = (openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError)
@@ -178,8 +207,10 @@ class OpenAIBackend:
             return ""
         rps, tpm = self.pacing.rates()
         budget = self.pacing.budget_line()
-        return (f"{self.limit.active} in flight, {rps:.1f} req/s, {tpm / 1000:.1f}k tok/min, limit {self.limit.limit}"
-                f"/{self.limit.ceiling} ({self.limit.reason[:70]}){'; budget ' + budget if budget else ''}")
+        return (
+            f"{self.limit.active} in flight, {rps:.1f} req/s, {tpm / 1000:.1f}k tok/min, limit {self.limit.limit}"
+            f"/{self.limit.ceiling} ({self.limit.reason[:70]}){'; budget ' + budget if budget else ''}"
+        )
 
     def pacing_record(self) -> dict:
         """For the stage summary and the run's record: the limit's history and the budget's."""
@@ -192,16 +223,29 @@ class OpenAIBackend:
             await self._client.close()
             self._client = None
 
-    def _response(self, request: ModelRequest, reply: _Reply, *, latency_s: float | None, attempts: int,
-                  cached: bool) -> ModelResponse:
+    def _response(
+        self, request: ModelRequest, reply: _Reply, *, latency_s: float | None, attempts: int, cached: bool
+    ) -> ModelResponse:
         cost = None
         if self.options.cost is not None and reply.usage is not None:
-            cost = (reply.usage.prompt_tokens * self.options.cost.input
-                    + reply.usage.completion_tokens * self.options.cost.output) / 1e6
-        return ModelResponse(key=request.key(), backend=self.spec, status=reply.status, text=reply.content,
-                             error=reply.error, finish_reason=reply.finish_reason, usage=reply.usage,
-                             latency_s=latency_s, attempts=attempts, cached=cached, cost_usd=cost,
-                             **self._audio_fields(request))
+            cost = (
+                reply.usage.prompt_tokens * self.options.cost.input
+                + reply.usage.completion_tokens * self.options.cost.output
+            ) / 1e6
+        return ModelResponse(
+            key=request.key(),
+            backend=self.spec,
+            status=reply.status,
+            text=reply.content,
+            error=reply.error,
+            finish_reason=reply.finish_reason,
+            usage=reply.usage,
+            latency_s=latency_s,
+            attempts=attempts,
+            cached=cached,
+            cost_usd=cost,
+            **self._audio_fields(request),
+        )
 
     def _audio_fields(self, request: ModelRequest) -> dict:
         """What an audio request sent; the server cannot tell what it heard, so 'heard' is the declared window."""
@@ -210,8 +254,11 @@ class OpenAIBackend:
         window = self.options.audio_window_s
         sent = sum(a.seconds for a in request.audio)
         heard = None if window is None else sum(min(a.seconds, window) for a in request.audio)
-        return {"audio_sent_s": round(sent, 3), "audio_heard_s": None if heard is None else round(heard, 3),
-                "audio_delivered": all(a.wav for a in request.audio)}
+        return {
+            "audio_sent_s": round(sent, 3),
+            "audio_heard_s": None if heard is None else round(heard, 3),
+            "audio_delivered": all(a.wav for a in request.audio),
+        }
 
     def body(self, request: ModelRequest, *, for_log: bool = False) -> dict:
         """The chat-completions body; clips go to the last user turn as input_audio parts before its text.
@@ -223,9 +270,16 @@ class OpenAIBackend:
             import base64
 
             last = max(i for i, m in enumerate(messages) if m["role"] == "user")
-            parts: list[dict] = [{"type": "input_audio", "input_audio": {
-                "data": f"sha256:{a.sha256}" if for_log else base64.b64encode(a.wav).decode("ascii"), "format": "wav"}}
-                for a in request.audio]
+            parts: list[dict] = [
+                {
+                    "type": "input_audio",
+                    "input_audio": {
+                        "data": f"sha256:{a.sha256}" if for_log else base64.b64encode(a.wav).decode("ascii"),
+                        "format": "wav",
+                    },
+                }
+                for a in request.audio
+            ]
             messages[last] = {"role": "user", "content": [*parts, {"type": "text", "text": messages[last]["content"]}]}
         return {"model": self.model, "messages": messages, **request.params}
 
@@ -249,23 +303,29 @@ class OpenAIBackend:
         assert self._client is not None and self.limit is not None and self.pacing is not None, "open() first"
         o = self.options
         body = self.body(request)
-        payload = {"url": self._url, "body": self.body(request, for_log=True) if request.audio else body,
-                   "nonce": request.nonce, "tag": request.tag}
+        payload = {
+            "url": self._url,
+            "body": self.body(request, for_log=True) if request.audio else body,
+            "nonce": request.nonce,
+            "tag": request.tag,
+        }
         timeout_error, connection_error, status_error = self._errors
         attempt, last_status, last_error, last_text, timeouts = 0, "error", "", None, 0
         while attempt <= o.max_retries:
             attempt += 1
             await self._wait_pause()
-            limit_s = o.timeout_s * min(MAX_TIMEOUT_GROWTH, 2 ** timeouts)
+            limit_s = o.timeout_s * min(MAX_TIMEOUT_GROWTH, 2**timeouts)
             async with self.limit:  # a slot per attempt: a retry waits for the (maybe lowered) limit
                 estimate = await self.pacing.before(body)  # type: ignore[union-attr]  # within the budget
                 t0 = time.perf_counter()
                 http_status, text, headers, error = None, None, {}, ""
                 try:
                     resp = await asyncio.wait_for(
-                        self._client.post("/chat/completions", cast_to=self._response_type, body=body,
-                                          options={"timeout": limit_s}),
-                        limit_s)
+                        self._client.post(
+                            "/chat/completions", cast_to=self._response_type, body=body, options={"timeout": limit_s}
+                        ),
+                        limit_s,
+                    )
                     http_status, text, headers = resp.status_code, resp.text, resp.headers
                 except (asyncio.TimeoutError, timeout_error):
                     status, error = "timeout", f"no complete reply within {limit_s:g} s"
@@ -293,25 +353,45 @@ class OpenAIBackend:
                         self.limit.overload(f"HTTP {http_status}")
                 kept = {k: headers[k] for k in _KEEP_HEADERS if k in headers}
                 usage = reply.usage if reply is not None else None
-                self.pacing.after(estimate, usage and usage.prompt_tokens + usage.completion_tokens,  # type: ignore[union-attr]
-                                  usage and usage.completion_tokens, kept, http_status)
-                response = {"http_status": http_status, "headers": kept, "body": text} if http_status is not None else {"error": error}
-                log(request=request, payload={**payload, "in_flight_limit": self.limit.limit, "timeout_s": limit_s},
-                    response=response, status=status, latency_s=round(latency, 4))
+                self.pacing.after(
+                    estimate,
+                    usage and usage.prompt_tokens + usage.completion_tokens,  # type: ignore[union-attr]
+                    usage and usage.completion_tokens,
+                    kept,
+                    http_status,
+                )
+                response = (
+                    {"http_status": http_status, "headers": kept, "body": text}
+                    if http_status is not None
+                    else {"error": error}
+                )
+                log(
+                    request=request,
+                    payload={**payload, "in_flight_limit": self.limit.limit, "timeout_s": limit_s},
+                    response=response,
+                    status=status,
+                    latency_s=round(latency, 4),
+                )
             if reply is not None and reply.readable:
                 return self._response(request, reply, latency_s=latency, attempts=attempt, cached=False)
             if http_status in FATAL_STATUSES:
-                raise BackendError(f"{self.spec} at {self._url}: {FATAL_STATUSES[http_status]} ({error[:200]}); "
-                                   f"check {o.api_key_env}, the model name and the base URL")
+                raise BackendError(
+                    f"{self.spec} at {self._url}: {FATAL_STATUSES[http_status]} ({error[:200]}); "
+                    f"check {o.api_key_env}, the model name and the base URL"
+                )
             last_status, last_error, last_text = status, error, text
             retryable = status in ("timeout", "connection", "bad_body") or http_status in RETRY_STATUSES
             if not retryable or attempt > o.max_retries:
                 break
             await asyncio.sleep(self._delay(attempt, retry_after_s(kept)))
-        return ModelResponse(key=request.key(), backend=self.spec,
-                             status="unparsable" if last_status == "bad_body" else "error", text=last_text,
-                             error=f"{last_error} (gave up after {attempt} attempt{'s' * (attempt > 1)})",
-                             attempts=attempt)
+        return ModelResponse(
+            key=request.key(),
+            backend=self.spec,
+            status="unparsable" if last_status == "bad_body" else "error",
+            text=last_text,
+            error=f"{last_error} (gave up after {attempt} attempt{'s' * (attempt > 1)})",
+            attempts=attempt,
+        )
 
 
 def create_openai(spec: ModelSpec, *, config: LLMConfig | None = None, **options: object) -> OpenAIBackend:

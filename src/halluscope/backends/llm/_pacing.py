@@ -39,8 +39,9 @@ def reset_seconds(value: str | None) -> float | None:
 class TokenBucket:
     """``per_minute`` tokens a minute, at most ``burst`` held; ``take`` waits until the tokens are there."""
 
-    def __init__(self, per_minute: float, *, burst: float | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, per_minute: float, *, burst: float | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.rate = per_minute / 60.0
         self.capacity = max(1.0, burst if burst is not None else self.rate)
         self.level = self.capacity
@@ -121,8 +122,9 @@ class Pacing:
             await self.tokens.take(estimate)
         return estimate, guessed
 
-    def after(self, taken: tuple[float, bool], used: int | None, completion: int | None, headers: dict,
-              status: int | None) -> None:
+    def after(
+        self, taken: tuple[float, bool], used: int | None, completion: int | None, headers: dict, status: int | None
+    ) -> None:
         """A reply: correct the estimate by the usage (a provider counts max_tokens when it was sent, so only a
         guessed share is given back; more used than taken is always taken), note the server's headers."""
         now = self.clock()
@@ -150,8 +152,10 @@ class Pacing:
                 setattr(self, kind, bucket)
                 self.learnt[key] = limit
             if bucket is not None:
-                bucket.observe(_num(headers.get(f"x-ratelimit-remaining-{kind}")),
-                               reset_seconds(headers.get(f"x-ratelimit-reset-{kind}")))
+                bucket.observe(
+                    _num(headers.get(f"x-ratelimit-remaining-{kind}")),
+                    reset_seconds(headers.get(f"x-ratelimit-reset-{kind}")),
+                )
 
     def rates(self) -> tuple[float, float]:
         """(replies per second, tokens per minute) over the last METER_S seconds."""
@@ -170,10 +174,13 @@ class Pacing:
         return ", ".join(parts)
 
     def record(self) -> dict:
-        return {"rpm": self.requests.rate * 60 if self.requests else None,
-                "tpm": self.tokens.rate * 60 if self.tokens else None, "learnt_from_headers": self.learnt,
-                "budget_wait_s": round(sum(b.waited_s for b in (self.requests, self.tokens) if b), 3),
-                "http_429": self.rejected}
+        return {
+            "rpm": self.requests.rate * 60 if self.requests else None,
+            "tpm": self.tokens.rate * 60 if self.tokens else None,
+            "learnt_from_headers": self.learnt,
+            "budget_wait_s": round(sum(b.waited_s for b in (self.requests, self.tokens) if b), 3),
+            "http_429": self.rejected,
+        }
 
 
 def _num(value: str | None) -> float | None:

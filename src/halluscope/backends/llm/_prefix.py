@@ -37,7 +37,7 @@ class PrefixCache:
         self._lock = threading.Lock()  # batches may run on several threads of the local pool
 
     def _prefix(self, ids: list[int], others: list[list[int]], model) -> tuple[list[int], Any] | None:
-        usable = [e for e in self.entries if len(e[0]) < len(ids) and ids[:len(e[0])] == e[0]]
+        usable = [e for e in self.entries if len(e[0]) < len(ids) and ids[: len(e[0])] == e[0]]
         best = max(usable, key=lambda e: len(e[0])) if usable else None
         shared = max((_lcp(ids, o) for o in others if o is not ids), default=0)
         shared = min(shared, len(ids) - 1)  # at least one token of the row's own runs through the model
@@ -72,7 +72,7 @@ class PrefixCache:
         self.seen = [*rows, *self.seen][:KEEP]
         out: list[tuple[list[int], int]] = [([], 0)] * len(rows)
         for prefix, cache, members in groups.values():
-            p, own = len(prefix), [rows[i][len(prefix):] for i in members]
+            p, own = len(prefix), [rows[i][len(prefix) :] for i in members]
             width = max(len(s) for s in own)
             pad = tok.pad_token_id
             ids = torch.tensor([prefix + [pad] * (width - len(s)) + s for s in own], device=model.device)
@@ -84,5 +84,5 @@ class PrefixCache:
                 gen = model.generate(input_ids=ids, attention_mask=mask, cache=past, **kwargs)
             self.reused_tokens += p * len(members)
             for row, i in enumerate(members):
-                out[i] = (gen[row, p + width:].tolist(), p + len(own[row]))
+                out[i] = (gen[row, p + width :].tolist(), p + len(own[row]))
         return out

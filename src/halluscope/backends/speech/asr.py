@@ -59,8 +59,9 @@ def whisper_base_dir() -> Path:
                 with open(part, "rb") as src:
                     shutil.copyfileobj(src, out, length=16 << 20)
         if tmp.stat().st_size != expected:
-            raise HalluscopeError(f"assembling {target / 'model.bin'} wrote {tmp.stat().st_size} bytes, expected "
-                                  f"{expected}; disk full?")
+            raise HalluscopeError(
+                f"assembling {target / 'model.bin'} wrote {tmp.stat().st_size} bytes, expected {expected}; disk full?"
+            )
     return target
 
 
@@ -89,9 +90,15 @@ class WhisperAsr:
 
     def options(self) -> dict:
         """Everything that changes the output; part of the stage fingerprint."""
-        return {"model": self.model, "compute_type": self.compute_type, "beam_size": self.beam_size,
-                "temperature": self.temperature, "no_repeat_ngram_size": self.no_repeat_ngram_size,
-                "condition_on_previous_text": False, "without_timestamps": True}
+        return {
+            "model": self.model,
+            "compute_type": self.compute_type,
+            "beam_size": self.beam_size,
+            "temperature": self.temperature,
+            "no_repeat_ngram_size": self.no_repeat_ngram_size,
+            "condition_on_previous_text": False,
+            "without_timestamps": True,
+        }
 
     def _load(self) -> Any:
         if self._model is not None:

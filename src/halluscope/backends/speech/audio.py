@@ -18,8 +18,9 @@ SAMPLE_RATE = 16_000
 STREAMING_SIZES = frozenset({0, 0x7FFFF000, 0x7FFFFFFF, 0xFFFFFFFF})
 
 
-def read_audio(source: str | Path | bytes, *, name: str | None = None, rate: int | None = None,
-               fix: str | None = None) -> tuple[np.ndarray, int]:
+def read_audio(
+    source: str | Path | bytes, *, name: str | None = None, rate: int | None = None, fix: str | None = None
+) -> tuple[np.ndarray, int]:
     """Float32 mono samples in [-1, 1] and their rate, from an audio file's path or its bytes (``name`` says what
     they are in messages); resampled to ``rate`` when given. 16-bit PCM WAV (the benchmark's format) is decoded
     by the standard library, anything else libsndfile reads (FLAC, OGG, 24-bit or float WAV) by soundfile.
@@ -74,28 +75,37 @@ def _check_riff(data: bytes, label: str, then: str) -> None:
     fmt: tuple[int, int, int] | None = None
     off = 12
     while off + 8 <= len(data):
-        cid, size = data[off:off + 4], int.from_bytes(data[off + 4:off + 8], "little")
-        body = data[off + 8:off + 8 + size]
+        cid, size = data[off : off + 4], int.from_bytes(data[off + 4 : off + 8], "little")
+        body = data[off + 8 : off + 8 + size]
         if cid == b"fmt " and len(body) >= 16:
-            fmt = (int.from_bytes(body[2:4], "little"), int.from_bytes(body[4:8], "little"),
-                   int.from_bytes(body[12:14], "little"))  # channels, rate, block align
+            fmt = (
+                int.from_bytes(body[2:4], "little"),
+                int.from_bytes(body[4:8], "little"),
+                int.from_bytes(body[12:14], "little"),
+            )  # channels, rate, block align
         elif cid == b"data":
             if fmt is None:
                 raise ItemError(f"{label}: not a readable WAV file (no 'fmt ' chunk before the data){then}")
             channels, rate, align = fmt
             if rate <= 0 or channels <= 0 or align <= 0:
-                raise ItemError(f"{label}: the header gives {rate} Hz, {channels} channel(s), {align}-byte frames; "
-                                f"expected a positive rate (e.g. 16000), channels and frame size{then}")
+                raise ItemError(
+                    f"{label}: the header gives {rate} Hz, {channels} channel(s), {align}-byte frames; "
+                    f"expected a positive rate (e.g. 16000), channels and frame size{then}"
+                )
             held = len(data) - off - 8
             if size in STREAMING_SIZES:  # written by a stream (espeak-ng, ffmpeg to a pipe): the data runs to the end
                 size = held
             if size > held:
-                raise ItemError(f"{label}: truncated: the header declares {size:,} bytes of audio ({size // align / rate:.3f}"
-                                f" s) but the file holds {held:,} ({held // align / rate:.3f} s); re-export or "
-                                f"re-download the file{then}")
+                raise ItemError(
+                    f"{label}: truncated: the header declares {size:,} bytes of audio ({size // align / rate:.3f}"
+                    f" s) but the file holds {held:,} ({held // align / rate:.3f} s); re-export or "
+                    f"re-download the file{then}"
+                )
             if size % align:
-                raise ItemError(f"{label}: the audio data ({size:,} bytes) is not a whole number of {align}-byte "
-                                f"frames ({channels} channel(s)): the file is damaged; re-export it{then}")
+                raise ItemError(
+                    f"{label}: the audio data ({size:,} bytes) is not a whole number of {align}-byte "
+                    f"frames ({channels} channel(s)): the file is damaged; re-export it{then}"
+                )
             if size == 0:
                 raise ItemError(f"{label}: holds no audio samples (0 frames); expected a clip with sound{then}")
             return

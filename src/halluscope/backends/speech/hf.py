@@ -38,6 +38,7 @@ def model_identity(path: str) -> dict:
     p = Path(path)
     if not p.is_dir():
         return {"model": path}
+
     def pieces(f: Path) -> tuple:
         size = f.stat().st_size
         return (f"{f.relative_to(p).as_posix()}:{size}", f.read_bytes() if size < 4 << 20 else b"")
@@ -67,9 +68,25 @@ class TextRestorer(Protocol):
 TEXT_RESTORERS: Registry[TextRestorer] = Registry("punctuation restorer", "halluscope.text_restorers")
 
 # label -> mark written after the word; 'O'/'0' and empty labels add none (common token-classification label sets)
-PUNCT_LABELS = {"o": "", "0": "", "": "", "period": ".", "comma": ",", "question": "?", "exclamation": "!",
-                "colon": ":", "semicolon": ";", "dash": " -", ".": ".", ",": ",", "?": "?", "!": "!", ":": ":",
-                ";": ";", "-": " -"}
+PUNCT_LABELS = {
+    "o": "",
+    "0": "",
+    "": "",
+    "period": ".",
+    "comma": ",",
+    "question": "?",
+    "exclamation": "!",
+    "colon": ":",
+    "semicolon": ";",
+    "dash": " -",
+    ".": ".",
+    ",": ",",
+    "?": "?",
+    "!": "!",
+    ":": ":",
+    ";": ";",
+    "-": " -",
+}
 
 
 @dataclass
@@ -99,8 +116,10 @@ class HfPunctuation:
         labels = {i: str(v) for i, v in self._model.config.id2label.items()}
         bad = sorted(v for v in labels.values() if v.lower().removeprefix("b-").removeprefix("i-") not in PUNCT_LABELS)
         if bad:
-            raise HalluscopeError(f"punctuation model {self.model}: labels {', '.join(bad)} name no punctuation mark; "
-                                  f"expected labels among {', '.join(sorted(k for k in PUNCT_LABELS if k))} (any case)")
+            raise HalluscopeError(
+                f"punctuation model {self.model}: labels {', '.join(bad)} name no punctuation mark; "
+                f"expected labels among {', '.join(sorted(k for k in PUNCT_LABELS if k))} (any case)"
+            )
         self._marks = {i: PUNCT_LABELS[v.lower().removeprefix("b-").removeprefix("i-")] for i, v in labels.items()}
 
     def restore(self, text: str, *, language: str) -> str:
@@ -112,7 +131,7 @@ class HfPunctuation:
         self._load()
         out: list[str] = []
         for start in range(0, len(words), self.words_per_window):
-            chunk = words[start:start + self.words_per_window]
+            chunk = words[start : start + self.words_per_window]
             enc = self._tok(chunk, is_split_into_words=True, return_tensors="pt", truncation=True)
             with torch.no_grad():
                 pred = self._model(**{k: v.to(self.device) for k, v in enc.items()}).logits.argmax(-1)[0].tolist()
@@ -150,14 +169,26 @@ class HfAsr:
 
     @property
     def spec(self) -> str:
-        opts = "&".join(f"{k}={v}" for k, v in (("punct", self.punct), ("device", self.device if self.device != "cpu" else None),
-                                               ("chunk_s", self.chunk_s if self.chunk_s != 30.0 else None)) if v)
+        opts = "&".join(
+            f"{k}={v}"
+            for k, v in (
+                ("punct", self.punct),
+                ("device", self.device if self.device != "cpu" else None),
+                ("chunk_s", self.chunk_s if self.chunk_s != 30.0 else None),
+            )
+            if v
+        )
         return f"hf-asr/{self.model}" + (f"?{opts}" if opts else "")
 
     def options(self) -> dict:
         restorer = TEXT_RESTORERS.create(self.punct).config() if self.punct else None
-        return {**model_identity(self.model), "chunk_s": self.chunk_s, "decoding": "greedy", "punct": restorer,
-                **_versions()}
+        return {
+            **model_identity(self.model),
+            "chunk_s": self.chunk_s,
+            "decoding": "greedy",
+            "punct": restorer,
+            **_versions(),
+        }
 
     def _load(self) -> Any:
         if self._pipe is None:
@@ -169,9 +200,11 @@ class HfAsr:
             try:
                 self._pipe = t.pipeline("automatic-speech-recognition", model=self.model, device=self.device)
             except OSError as exc:
-                raise HalluscopeError(f"hf-asr cannot load '{self.model}': {exc}. Fix: pass a local folder with a "
-                                      "Whisper or wav2vec2-CTC checkpoint (config, weights, processor files), or a hub "
-                                      "id with the hub reachable") from None
+                raise HalluscopeError(
+                    f"hf-asr cannot load '{self.model}': {exc}. Fix: pass a local folder with a "
+                    "Whisper or wav2vec2-CTC checkpoint (config, weights, processor files), or a hub "
+                    "id with the hub reachable"
+                ) from None
             self._whisper = self._pipe.model.config.model_type == "whisper"
             if self.punct:
                 self._restorer = TEXT_RESTORERS.create(self.punct)
@@ -219,8 +252,13 @@ class HfTts:
         return f"hf-tts/{self.model}" + (f"?seed={self.seed}" if self.seed else "")
 
     def config(self) -> dict:
-        return {"engine": "vits", **model_identity(self.model), "seed": self.seed, "cleaning": "vits-tokenizer",
-                **_versions()}
+        return {
+            "engine": "vits",
+            **model_identity(self.model),
+            "seed": self.seed,
+            "cleaning": "vits-tokenizer",
+            **_versions(),
+        }
 
     def voices(self, language: str) -> list[str]:
         return ["default"]
@@ -232,9 +270,10 @@ class HfTts:
                 self._tok = t.AutoTokenizer.from_pretrained(self.model)
                 self._model = t.VitsModel.from_pretrained(self.model).to(self.device).eval()
             except OSError as exc:
-                raise HalluscopeError(f"hf-tts cannot load '{self.model}': {exc}. Fix: pass a local folder with a "
-                                      "VITS checkpoint (e.g. an MMS-TTS download), or a hub id with the hub reachable"
-                                      ) from None
+                raise HalluscopeError(
+                    f"hf-tts cannot load '{self.model}': {exc}. Fix: pass a local folder with a "
+                    "VITS checkpoint (e.g. an MMS-TTS download), or a hub id with the hub reachable"
+                ) from None
 
     def synthesize(self, text: str, *, language: str, voice: str) -> np.ndarray:
         import torch
@@ -244,7 +283,9 @@ class HfTts:
             try:
                 import uroman
             except ImportError:
-                raise HalluscopeError(f"{self.model} reads romanized text: install uroman (pip install uroman)") from None
+                raise HalluscopeError(
+                    f"{self.model} reads romanized text: install uroman (pip install uroman)"
+                ) from None
             text = uroman.Uroman().romanize_string(text)
         inputs = self._tok(text, return_tensors="pt")
         if inputs["input_ids"].shape[-1] == 0:

@@ -44,8 +44,10 @@ def _path(model: str, engine: str, what: str, *, is_dir: bool) -> Path:
         raise HalluscopeError(f"'{engine}' names no model; expected {engine}/<{what}>")
     p = Path(model).expanduser()
     if not (p.is_dir() if is_dir else p.is_file()):
-        raise HalluscopeError(f"{engine}: {what} '{p}' not found. Fix: download the weights (see docs/speech-engines.md) "
-                              f"and pass {engine}/<{what}>")
+        raise HalluscopeError(
+            f"{engine}: {what} '{p}' not found. Fix: download the weights (see docs/speech-engines.md) "
+            f"and pass {engine}/<{what}>"
+        )
     return p
 
 
@@ -77,7 +79,8 @@ def import_engine(load: Any, *, engine: str, package: str, extra: str) -> Any:
             f"{torch_version} ({type(exc).__name__}: {first}). Fix: pip install 'halluscope[{extra}]' and the "
             f"torchaudio (and, for torch >= 2.9, torchcodec) build made for this torch: same version, same CPU/CUDA "
             f"flavour, e.g. pip install torchaudio=={torch_version.split('+')[0]} --index-url "
-            "https://download.pytorch.org/whl/cpu for a CPU torch") from None
+            "https://download.pytorch.org/whl/cpu for a CPU torch"
+        ) from None
 
 
 def _torch_seed(text: str) -> None:
@@ -87,13 +90,16 @@ def _torch_seed(text: str) -> None:
 
 
 def _clip(samples: Any, rate: int, engine: str, voice: str) -> np.ndarray:
-    x = np.asarray(samples.detach().cpu().numpy() if hasattr(samples, "detach") else samples, dtype=np.float32).reshape(-1)
+    x = np.asarray(samples.detach().cpu().numpy() if hasattr(samples, "detach") else samples, dtype=np.float32).reshape(
+        -1
+    )
     if x.size == 0 or not np.isfinite(x).all() or float(np.abs(x).max()) == 0.0:
         raise ItemError(f"{engine} produced no audio (or silence) for voice '{voice}'")
     return resample(x, int(rate), SAMPLE_RATE)
 
 
 # ---- piper ----------------------------------------------------------------------------------------------------
+
 
 @dataclass
 class PiperTts:
@@ -107,8 +113,10 @@ class PiperTts:
         self._onnx = _path(self.model, "piper", "voice.onnx", is_dir=False)
         self._json = Path(f"{self._onnx}.json")
         if not self._json.is_file():
-            raise HalluscopeError(f"piper: the voice config {self._json} is missing (every piper voice ships "
-                                  "'<voice>.onnx.json' beside its .onnx). Fix: put it next to the model")
+            raise HalluscopeError(
+                f"piper: the voice config {self._json} is missing (every piper voice ships "
+                "'<voice>.onnx.json' beside its .onnx). Fix: put it next to the model"
+            )
 
     @property
     def spec(self) -> str:
@@ -124,9 +132,15 @@ class PiperTts:
         return self._model
 
     def config(self) -> dict:
-        return {"engine": "piper-tts", "version": _version("piper-tts"), "files": files_sha([self._onnx, self._json]),
-                "noise_scale": self.noise_scale, "noise_w": self.noise_w, "length_scale": self.length_scale,
-                "cleaning": None}  # piper's espeak-ng phonemizer reads digits itself
+        return {
+            "engine": "piper-tts",
+            "version": _version("piper-tts"),
+            "files": files_sha([self._onnx, self._json]),
+            "noise_scale": self.noise_scale,
+            "noise_w": self.noise_w,
+            "length_scale": self.length_scale,
+            "cleaning": None,
+        }  # piper's espeak-ng phonemizer reads digits itself
 
     def voices(self, language: str) -> list[str]:
         import json
@@ -143,8 +157,9 @@ class PiperTts:
         sid = v.config.speaker_id_map.get(voice) if voice != "default" else None
         if voice != "default" and sid is None:
             raise ItemError(f"piper voice {self._onnx.name} has no speaker '{voice}'")
-        syn = SynthesisConfig(speaker_id=sid, noise_scale=self.noise_scale, noise_w_scale=self.noise_w,
-                              length_scale=self.length_scale)
+        syn = SynthesisConfig(
+            speaker_id=sid, noise_scale=self.noise_scale, noise_w_scale=self.noise_w, length_scale=self.length_scale
+        )
         chunks = [c.audio_float_array for c in v.synthesize(text, syn_config=syn)]
         if not chunks:
             raise ItemError(f"piper produced no sentence audio for voice '{voice}'")
@@ -157,6 +172,7 @@ def _piper(model: str, **options: object) -> PiperTts:
 
 
 # ---- silero ---------------------------------------------------------------------------------------------------
+
 
 @dataclass
 class SileroTts:
@@ -181,14 +197,22 @@ class SileroTts:
                 imp = torch.package.PackageImporter(str(self._file))
                 self._model = imp.load_pickle("tts_models", "model")
             except Exception as exc:  # noqa: BLE001 - any unreadable package is the user's file
-                raise HalluscopeError(f"silero: {self._file} is not a Silero TTS package ({type(exc).__name__}: "
-                                      f"{exc}). Fix: pass a v3/v4 model file, e.g. v4_ru.pt") from None
+                raise HalluscopeError(
+                    f"silero: {self._file} is not a Silero TTS package ({type(exc).__name__}: "
+                    f"{exc}). Fix: pass a v3/v4 model file, e.g. v4_ru.pt"
+                ) from None
             self._model.to(torch.device("cpu"))
         return self._model
 
     def config(self) -> dict:
-        return {"engine": "silero", "torch": _version("torch"), "files": files_sha([self._file]),
-                "sample_rate": self.sample_rate, "seeded": "text", "cleaning": None}
+        return {
+            "engine": "silero",
+            "torch": _version("torch"),
+            "files": files_sha([self._file]),
+            "sample_rate": self.sample_rate,
+            "seeded": "text",
+            "cleaning": None,
+        }
 
     def voices(self, language: str) -> list[str]:
         return [s for s in self._load().speakers if s != "random"]  # 'random' is a new voice per call
@@ -199,7 +223,9 @@ class SileroTts:
         model = self._load()
         _torch_seed(text)
         try:
-            audio = model.apply_tts(text=text, speaker=voice, sample_rate=self.sample_rate, put_accent=True, put_yo=True)
+            audio = model.apply_tts(
+                text=text, speaker=voice, sample_rate=self.sample_rate, put_accent=True, put_yo=True
+            )
         except (ValueError, RuntimeError, KeyError) as exc:
             raise ItemError(f"silero failed with voice '{voice}': {exc}") from None
         return _clip(audio, self.sample_rate, "silero", voice)
@@ -226,8 +252,10 @@ class XttsTts:
     def __post_init__(self) -> None:
         self._dir = _path(self.model, "xtts", "dir", is_dir=True)
         if not sorted((self._dir / "speakers").glob("*.wav")):
-            raise HalluscopeError(f"xtts: {self._dir}/speakers/ holds no reference clips. Fix: put one WAV per voice "
-                                  "there (a few seconds of clean speech each); the file name is the voice")
+            raise HalluscopeError(
+                f"xtts: {self._dir}/speakers/ holds no reference clips. Fix: put one WAV per voice "
+                "there (a few seconds of clean speech each); the file name is the voice"
+            )
 
     @property
     def spec(self) -> str:
@@ -235,14 +263,21 @@ class XttsTts:
 
     def config(self) -> dict:
         files = [p for p in self._dir.rglob("*") if p.is_file()]
-        return {"engine": "coqui-tts xtts", "version": _version("coqui-tts"), "files": files_sha(files),
-                "temperature": self.temperature, "seeded": "text", "cleaning": None}
+        return {
+            "engine": "coqui-tts xtts",
+            "version": _version("coqui-tts"),
+            "files": files_sha(files),
+            "temperature": self.temperature,
+            "seeded": "text",
+            "cleaning": None,
+        }
 
     def voices(self, language: str) -> list[str]:
         return [p.stem for p in sorted((self._dir / "speakers").glob("*.wav"))]
 
     def _load(self) -> Any:
         if self._model is None:
+
             def load() -> tuple[Any, Any]:
                 from TTS.tts.configs.xtts_config import XttsConfig
                 from TTS.tts.models.xtts import Xtts
@@ -260,11 +295,14 @@ class XttsTts:
     def synthesize(self, text: str, *, language: str, voice: str) -> np.ndarray:
         model = self._load()
         if voice not in self._latents:
-            self._latents[voice] = model.get_conditioning_latents(audio_path=[str(self._dir / "speakers" / f"{voice}.wav")])
+            self._latents[voice] = model.get_conditioning_latents(
+                audio_path=[str(self._dir / "speakers" / f"{voice}.wav")]
+            )
         gpt_latent, speaker_embedding = self._latents[voice]
         _torch_seed(text)
-        out = model.inference(text, XTTS_LANG.get(language, language), gpt_latent, speaker_embedding,
-                              temperature=self.temperature)
+        out = model.inference(
+            text, XTTS_LANG.get(language, language), gpt_latent, speaker_embedding, temperature=self.temperature
+        )
         return _clip(out["wav"], self._cfg.audio.output_sample_rate, "xtts", voice)
 
 
@@ -298,19 +336,27 @@ class EspnetTts:
         cfg = one("config.yaml", self._dir / "exp") or (self._dir / "config.yaml")
         model = one("*.pth", self._dir / "exp") or one("*.pth", self._dir)
         if not cfg.is_file() or model is None:
-            raise HalluscopeError(f"espnet-tts: {self._dir} needs config.yaml and a model .pth (as KazakhTTS2 ships "
-                                  "them). Fix: unpack the model there")
+            raise HalluscopeError(
+                f"espnet-tts: {self._dir} needs config.yaml and a model .pth (as KazakhTTS2 ships "
+                "them). Fix: unpack the model there"
+            )
         return cfg, model, one("config.yaml", voc), one("*.pkl", voc) or one("*.pth", voc)
 
     def config(self) -> dict:
-        return {"engine": "espnet2", "version": _version("espnet"),
-                "files": files_sha([p for p in self._files() if p is not None]), "seeded": "text", "cleaning": None}
+        return {
+            "engine": "espnet2",
+            "version": _version("espnet"),
+            "files": files_sha([p for p in self._files() if p is not None]),
+            "seeded": "text",
+            "cleaning": None,
+        }
 
     def voices(self, language: str) -> list[str]:
         return ["default"]
 
     def synthesize(self, text: str, *, language: str, voice: str) -> np.ndarray:
         if self._model is None:
+
             def load() -> Any:
                 from espnet2.bin.tts_inference import Text2Speech
 
@@ -318,9 +364,13 @@ class EspnetTts:
 
             Text2Speech = import_engine(load, engine="espnet-tts", package="espnet", extra="espnet")
             cfg, model, vcfg, vfile = self._files()
-            self._model = Text2Speech(train_config=str(cfg), model_file=str(model),
-                                    vocoder_config=str(vcfg) if vcfg else None,
-                                    vocoder_file=str(vfile) if vfile else None, device="cpu")
+            self._model = Text2Speech(
+                train_config=str(cfg),
+                model_file=str(model),
+                vocoder_config=str(vcfg) if vcfg else None,
+                vocoder_file=str(vfile) if vfile else None,
+                device="cpu",
+            )
         _torch_seed(text)
         return _clip(self._model(text)["wav"], self._model.fs, "espnet-tts", voice)
 

@@ -33,10 +33,16 @@ PRESETS: dict[str, dict[str, dict[str, str]]] = {
 # them under $HALLUSCOPE_MODELS (default ~/.cache/halluscope/models) with these names (docs/speech-engines.md).
 _MODELS = os.path.expanduser(os.environ.get("HALLUSCOPE_MODELS", "~/.cache/halluscope/models")).rstrip("/")
 PRESETS["paper"] = {
-    "tts": {"en": f"xtts/{_MODELS}/xtts-v2", "ru": f"silero/{_MODELS}/silero/v4_ru.pt",
-            "kk": f"espnet-tts/{_MODELS}/kazakhtts2"},
-    "asr": {"en": f"whisper/{_MODELS}/whisper-large-v3-ct2", "ru": f"whisper/{_MODELS}/whisper-large-v3-ct2",
-            "kk": f"hf-asr/{_MODELS}/wav2vec2-large-kk?punct=hf-punct/{_MODELS}/punct-kk"},
+    "tts": {
+        "en": f"xtts/{_MODELS}/xtts-v2",
+        "ru": f"silero/{_MODELS}/silero/v4_ru.pt",
+        "kk": f"espnet-tts/{_MODELS}/kazakhtts2",
+    },
+    "asr": {
+        "en": f"whisper/{_MODELS}/whisper-large-v3-ct2",
+        "ru": f"whisper/{_MODELS}/whisper-large-v3-ct2",
+        "kk": f"hf-asr/{_MODELS}/wav2vec2-large-kk?punct=hf-punct/{_MODELS}/punct-kk",
+    },
 }
 _PART = re.compile(r"^\s*([a-z]{2})\s*=\s*(.+?)\s*$")
 
@@ -49,18 +55,23 @@ def resolve(value: str, *, kind: str, langs: Sequence[str], option: str) -> dict
     parts = [p for p in value.split(",") if p.strip()]
     matches = [_PART.match(p) for p in parts]
     if not parts:
-        raise HalluscopeError(f"{option} is empty; expected a spec such as 'espeak', 'lang=spec,...' or a preset "
-                              f"({', '.join(PRESETS)})")
+        raise HalluscopeError(
+            f"{option} is empty; expected a spec such as 'espeak', 'lang=spec,...' or a preset ({', '.join(PRESETS)})"
+        )
     if not any(matches):
         if len(parts) > 1:
-            raise HalluscopeError(f"{option} '{value}': several specs need a language each, e.g. "
-                                  f"'en={parts[0].strip()},ru={parts[1].strip()}'")
+            raise HalluscopeError(
+                f"{option} '{value}': several specs need a language each, e.g. "
+                f"'en={parts[0].strip()},ru={parts[1].strip()}'"
+            )
         return {lang: value for lang in langs}
     bad = [p.strip() for p, m in zip(parts, matches) if m is None or m.group(1) not in LANGUAGES]
     if bad:
-        raise HalluscopeError(f"{option} '{value}': expected 'lang=spec' parts with lang in {', '.join(LANGUAGES)}; "
-                              f"got {', '.join(repr(b) for b in bad)}. Fix: e.g. {option} "
-                              f"en=espeak/en-us,ru=festival/msu_ru_nsh_clunits,kk=espeak/kk")
+        raise HalluscopeError(
+            f"{option} '{value}': expected 'lang=spec' parts with lang in {', '.join(LANGUAGES)}; "
+            f"got {', '.join(repr(b) for b in bad)}. Fix: e.g. {option} "
+            f"en=espeak/en-us,ru=festival/msu_ru_nsh_clunits,kk=espeak/kk"
+        )
     got: dict[str, str] = {}
     for m in matches:
         assert m is not None
@@ -70,9 +81,11 @@ def resolve(value: str, *, kind: str, langs: Sequence[str], option: str) -> dict
     missing = [lang for lang in langs if lang not in got]
     if missing:
         what = "to judge" if kind == "judge" else "building"  # a judge rates the languages a run holds
-        raise HalluscopeError(f"{option} '{value}' has no engine for {', '.join(missing)} ({what} "
-                              f"{', '.join(langs)}). Fix: add {', '.join(f'{m}=<spec>' for m in missing)}"
-                              + ("" if kind == "judge" else " or drop the language from --langs"))
+        raise HalluscopeError(
+            f"{option} '{value}' has no engine for {', '.join(missing)} ({what} "
+            f"{', '.join(langs)}). Fix: add {', '.join(f'{m}=<spec>' for m in missing)}"
+            + ("" if kind == "judge" else " or drop the language from --langs")
+        )
     return {lang: got[lang] for lang in langs}
 
 
@@ -106,8 +119,10 @@ class _PerLanguage:
 
     def backend(self, language: str) -> Any:
         if language not in self.backends:
-            raise HalluscopeError(f"the {self.KIND} spec '{self.spec}' has no engine for language '{language}'; "
-                                  f"add {language}=<spec> to --{self.KIND.lower()}")
+            raise HalluscopeError(
+                f"the {self.KIND} spec '{self.spec}' has no engine for language '{language}'; "
+                f"add {language}=<spec> to --{self.KIND.lower()}"
+            )
         return self.backends[language]
 
     @property
@@ -156,8 +171,9 @@ class PerLanguageAsr(_PerLanguage):
         return cls(_engines(ASR_BACKENDS, resolve(value, kind="asr", langs=langs, option=option)))
 
     def options(self) -> dict:
-        return {lang: {"asr": b.spec, "options": getattr(b, "options", dict)()}
-                for lang, b in sorted(self.backends.items())}
+        return {
+            lang: {"asr": b.spec, "options": getattr(b, "options", dict)()} for lang, b in sorted(self.backends.items())
+        }
 
     def set_threads(self, n: int) -> None:
         for b in self.backends.values():

@@ -57,17 +57,20 @@ class EspeakTts:
 
     def __post_init__(self) -> None:
         if shutil.which(self.binary) is None:
-            raise HalluscopeError(
-                f"'{self.binary}' is not on PATH. Install it with: apt-get install -y espeak-ng"
-            )
+            raise HalluscopeError(f"'{self.binary}' is not on PATH. Install it with: apt-get install -y espeak-ng")
 
     @property
     def spec(self) -> str:
         return f"espeak/{self.voice}" if self.voice else "espeak"
 
     def config(self) -> dict:
-        return {"engine": "espeak-ng", "voice": self.voice, "version": espeak_version(self.binary),
-                "rate_wpm": self.rate_wpm, "cleaning": None}  # espeak-ng reads digits and symbols itself
+        return {
+            "engine": "espeak-ng",
+            "voice": self.voice,
+            "version": espeak_version(self.binary),
+            "rate_wpm": self.rate_wpm,
+            "cleaning": None,
+        }  # espeak-ng reads digits and symbols itself
 
     def voices(self, language: str) -> list[str]:
         if self.voice:
@@ -92,7 +95,9 @@ class EspeakTts:
         if proc.returncode != 0 or not proc.stdout:
             err = proc.stderr.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}"
             raise ItemError(f"espeak-ng failed with voice '{voice}': {err}; check 'espeak-ng --voices' for valid names")
-        samples, rate = read_audio(proc.stdout, name=f"espeak-ng output (voice {voice})", fix="re-run the TTS stage to regenerate it")
+        samples, rate = read_audio(
+            proc.stdout, name=f"espeak-ng output (voice {voice})", fix="re-run the TTS stage to regenerate it"
+        )
         if samples.size == 0 or float(np.abs(samples).max()) == 0.0:
             raise ItemError(f"espeak-ng produced silence for voice '{voice}'")
         return resample(samples, rate, SAMPLE_RATE)
@@ -141,8 +146,10 @@ def speakable(text: str, language: str) -> str:
     try:
         from num2words import num2words
     except ImportError:
-        raise HalluscopeError("'num2words' is not installed (it reads digits for Festival). Install it with: "
-                              "pip install num2words (or re-run scripts/install.sh)") from None
+        raise HalluscopeError(
+            "'num2words' is not installed (it reads digits for Festival). Install it with: "
+            "pip install num2words (or re-run scripts/install.sh)"
+        ) from None
     lang = _NUM2WORDS_LANG.get(language, "en")
 
     def number(m: re.Match[str]) -> str:
@@ -170,15 +177,18 @@ def _wav_from_tool(engine: str, voice: str, argv: list[str], text: str, *, what:
     with tempfile.TemporaryDirectory(prefix=f"hs-{engine.lower()}-") as tmp:
         out = Path(tmp) / "out.wav"
         try:
-            proc = subprocess.run([*argv, str(out)], input=text.encode("utf-8"), capture_output=True, timeout=600,
-                                  check=False)
+            proc = subprocess.run(
+                [*argv, str(out)], input=text.encode("utf-8"), capture_output=True, timeout=600, check=False
+            )
         except subprocess.TimeoutExpired:
             raise ItemError(f"{engine} timed out on a {len(text)}-character text") from None
         data = out.read_bytes() if out.exists() else b""
     if proc.returncode != 0 or not data:
         err = proc.stderr.decode("utf-8", "replace").strip()[-300:] or f"exit code {proc.returncode}"
         raise ItemError(f"{engine} failed with voice '{voice}': {err}")
-    samples, rate = read_audio(data, name=f"{engine} output (voice {voice})", fix="re-run the TTS stage to regenerate it")
+    samples, rate = read_audio(
+        data, name=f"{engine} output (voice {voice})", fix="re-run the TTS stage to regenerate it"
+    )
     if samples.size == 0 or float(np.abs(samples).max()) == 0.0:
         raise ItemError(f"{engine} produced silence for voice '{voice}'{what}")
     return resample(samples, rate, SAMPLE_RATE)
@@ -187,8 +197,12 @@ def _wav_from_tool(engine: str, voice: str, argv: list[str], text: str, *, what:
 # ---- Festival ---------------------------------------------------------------------------------------------------
 
 FESTIVAL_VOICE_DIRS = Path("/usr/share/festival/voices")
-FESTIVAL_PACKAGES = {"msu_ru_nsh_clunits": "festvox-ru", "kal_diphone": "festvox-kallpc16k",
-                     "ked_diphone": "festvox-kdlpc16k", "rab_diphone": "festvox-rablpc16k"}
+FESTIVAL_PACKAGES = {
+    "msu_ru_nsh_clunits": "festvox-ru",
+    "kal_diphone": "festvox-kallpc16k",
+    "ked_diphone": "festvox-kdlpc16k",
+    "rab_diphone": "festvox-rablpc16k",
+}
 
 
 @functools.lru_cache(maxsize=None)
@@ -213,23 +227,33 @@ class FestivalTts:
 
     def __post_init__(self) -> None:
         package = FESTIVAL_PACKAGES.get(self.voice)
-        install = (f"apt-get install -y {package}" if package
-                   else "its festvox-* package (apt-cache search festvox), or pick an installed voice")
+        install = (
+            f"apt-get install -y {package}"
+            if package
+            else "its festvox-* package (apt-cache search festvox), or pick an installed voice"
+        )
         if shutil.which(self.binary) is None:
-            raise HalluscopeError(f"'{self.binary}' (Festival) is not on PATH; 'festival/{self.voice}' needs it. "
-                                  f"Install it with: apt-get install -y festival {package or ''}".rstrip())
+            raise HalluscopeError(
+                f"'{self.binary}' (Festival) is not on PATH; 'festival/{self.voice}' needs it. "
+                f"Install it with: apt-get install -y festival {package or ''}".rstrip()
+            )
         if not list(self.voice_dirs.glob(f"*/{self.voice}")):
             have = sorted(p.name for p in self.voice_dirs.glob("*/*") if p.is_dir())
-            raise HalluscopeError(f"Festival voice '{self.voice}' is not installed (have: {', '.join(have) or 'none'}). "
-                                  f"Install {install}")
+            raise HalluscopeError(
+                f"Festival voice '{self.voice}' is not installed (have: {', '.join(have) or 'none'}). Install {install}"
+            )
 
     @property
     def spec(self) -> str:
         return f"festival/{self.voice}"
 
     def config(self) -> dict:
-        return {"engine": "festival", "voice": self.voice, "version": festival_version(),
-                "cleaning": f"speakable-v{CLEANING_VERSION}"}
+        return {
+            "engine": "festival",
+            "voice": self.voice,
+            "version": festival_version(),
+            "cleaning": f"speakable-v{CLEANING_VERSION}",
+        }
 
     def voices(self, language: str) -> list[str]:
         return [self.voice]
@@ -238,8 +262,13 @@ class FestivalTts:
         spoken = speakable(text, language)
         if not spoken:
             raise ItemError("TTS input is empty after cleaning; nothing to speak")
-        return _wav_from_tool("Festival", voice, [self.binary, "-eval", f"(voice_{voice})", "-o"], spoken,
-                              what=f" (text after cleaning: {spoken[:80]!r})")
+        return _wav_from_tool(
+            "Festival",
+            voice,
+            [self.binary, "-eval", f"(voice_{voice})", "-o"],
+            spoken,
+            what=f" (text after cleaning: {spoken[:80]!r})",
+        )
 
 
 @TTS_BACKENDS.register("festival")
@@ -257,16 +286,19 @@ RHVOICE_POOLS: dict[str, list[str]] = {
     "ru": ["aleksandr-hq", "irina", "artemiy", "tatiana"],  # two male, two female
     "en": ["slt", "alan", "clb", "bdl"],
 }
-_RHVOICE_INSTALL = ("apt-get install -y rhvoice {package} (Debian non-free: add 'non-free' to the Components of "
-                    "your apt sources first; scripts/install.sh does both)")
+_RHVOICE_INSTALL = (
+    "apt-get install -y rhvoice {package} (Debian non-free: add 'non-free' to the Components of "
+    "your apt sources first; scripts/install.sh does both)"
+)
 
 
 @functools.lru_cache(maxsize=None)
 def rhvoice_version() -> str:
     """The installed RHVoice package version (its binary prints none)."""
     try:
-        out = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "rhvoice"], capture_output=True, text=True,
-                             check=False).stdout
+        out = subprocess.run(
+            ["dpkg-query", "-W", "-f", "${Version}", "rhvoice"], capture_output=True, text=True, check=False
+        ).stdout
         return out.strip() or "unknown"
     except OSError:
         return "unknown"
@@ -296,13 +328,17 @@ class RHVoiceTts:
     def __post_init__(self) -> None:
         wanted = [self.voice] if self.voice else sorted({v for pool in RHVOICE_POOLS.values() for v in pool})
         if shutil.which(self.binary) is None:
-            raise HalluscopeError(f"'{self.binary}' (RHVoice) is not on PATH; '{self.spec}' needs it. Install it "
-                                  "with: " + _RHVOICE_INSTALL.format(package="rhvoice-russian"))
+            raise HalluscopeError(
+                f"'{self.binary}' (RHVoice) is not on PATH; '{self.spec}' needs it. Install it "
+                "with: " + _RHVOICE_INSTALL.format(package="rhvoice-russian")
+            )
         if self.voice and rhvoice_info(self.voice, self.data_dir) is None:
             have = sorted(p.name for p in (self.data_dir / "voices").glob("*") if p.is_dir())
-            raise HalluscopeError(f"RHVoice voice '{self.voice}' is not installed (have: {', '.join(have) or 'none'}). "
-                                  "Install its language's package: " + _RHVOICE_INSTALL.format(
-                                      package="rhvoice-<language>, e.g. rhvoice-russian"))
+            raise HalluscopeError(
+                f"RHVoice voice '{self.voice}' is not installed (have: {', '.join(have) or 'none'}). "
+                "Install its language's package: "
+                + _RHVOICE_INSTALL.format(package="rhvoice-<language>, e.g. rhvoice-russian")
+            )
         self._wanted = wanted
 
     @property
@@ -311,21 +347,30 @@ class RHVoiceTts:
 
     def config(self) -> dict:
         revisions = {v: (rhvoice_info(v, self.data_dir) or {}).get("revision") for v in self._wanted}
-        return {"engine": "rhvoice", "voice": self.voice, "version": rhvoice_version(), "voice_revisions": revisions,
-                "cleaning": None}  # RHVoice reads digits and symbols itself
+        return {
+            "engine": "rhvoice",
+            "voice": self.voice,
+            "version": rhvoice_version(),
+            "voice_revisions": revisions,
+            "cleaning": None,
+        }  # RHVoice reads digits and symbols itself
 
     def voices(self, language: str) -> list[str]:
         if self.voice:
             return [self.voice]
         if language not in RHVOICE_POOLS:
-            raise HalluscopeError(f"rhvoice has no voice pool for language '{language}' (pools: "
-                                  f"{', '.join(RHVOICE_POOLS)}); pass rhvoice/<voice> or another engine for it")
+            raise HalluscopeError(
+                f"rhvoice has no voice pool for language '{language}' (pools: "
+                f"{', '.join(RHVOICE_POOLS)}); pass rhvoice/<voice> or another engine for it"
+            )
         pool = RHVOICE_POOLS[language]
         missing = [v for v in pool if rhvoice_info(v, self.data_dir) is None]
         if missing:
             package = RHVOICE_PACKAGES.get(RHVOICE_LANGUAGES.get(language, ""), "rhvoice-<language>")
-            raise HalluscopeError(f"rhvoice's {language} pool needs the voices {', '.join(missing)}, not installed. "
-                                  "Install them with: " + _RHVOICE_INSTALL.format(package=package))
+            raise HalluscopeError(
+                f"rhvoice's {language} pool needs the voices {', '.join(missing)}, not installed. "
+                "Install them with: " + _RHVOICE_INSTALL.format(package=package)
+            )
         return pool
 
     def synthesize(self, text: str, *, language: str, voice: str) -> np.ndarray:

@@ -10,27 +10,44 @@ record). So workers need no shared storage: WAV bytes travel both ways with the 
 """
 
 from halluscope.core.executors.local import (
-                                             LOCAL,
-                                             Executor,
-                                             ItemTask,
-                                             LocalExecutor,
-                                             LocalPool,
-                                             Outcome,
-                                             Pool,
-                                             Resources,
-                                             attempt,
-                                             place,
-                                             torch_threads,
+    LOCAL,
+    Executor,
+    ItemTask,
+    LocalExecutor,
+    LocalPool,
+    Outcome,
+    Pool,
+    Resources,
+    attempt,
+    place,
+    torch_threads,
 )
 from halluscope.core.executors.options import RESOURCE_STAGES, ExecutorOptions
 from halluscope.core.executors.raycluster import (
-                                             RAY_SOCKET_MAX,
-                                             ActorPool,
-                                             RayExecutor,
-                                             package_runtime_env,
-                                             ray_temp_dir,
+    RAY_SOCKET_MAX,
+    ActorPool,
+    RayExecutor,
+    package_runtime_env,
+    ray_temp_dir,
 )
 
-__all__ = ["LOCAL", "RAY_SOCKET_MAX", "RESOURCE_STAGES", "ActorPool", "Executor", "ExecutorOptions", "ItemTask",
-           "LocalExecutor", "LocalPool", "Outcome", "Pool", "RayExecutor", "Resources", "attempt", "package_runtime_env",
-           "place", "ray_temp_dir", "torch_threads"]
+__all__ = [
+    "LOCAL",
+    "RAY_SOCKET_MAX",
+    "RESOURCE_STAGES",
+    "ActorPool",
+    "Executor",
+    "ExecutorOptions",
+    "ItemTask",
+    "LocalExecutor",
+    "LocalPool",
+    "Outcome",
+    "Pool",
+    "RayExecutor",
+    "Resources",
+    "attempt",
+    "package_runtime_env",
+    "place",
+    "ray_temp_dir",
+    "torch_threads",
+]

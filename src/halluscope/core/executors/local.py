@@ -26,7 +26,9 @@ class Resources:
         for part in filter(None, (p.strip() for p in text.split(","))):
             key, sep, value = part.partition("=")
             if not sep or key.strip() not in names:
-                raise HalluscopeError(f"resource '{part}': expected cpus=N, gpus=N or memory_mb=N, e.g. 'asr:cpus=2,gpus=0.5'")
+                raise HalluscopeError(
+                    f"resource '{part}': expected cpus=N, gpus=N or memory_mb=N, e.g. 'asr:cpus=2,gpus=0.5'"
+                )
             name = names[key.strip()]
             try:
                 out = replace(out, **{name: int(value) if name == "memory_mb" else float(value)})

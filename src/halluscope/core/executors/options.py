@@ -11,6 +11,7 @@ from halluscope.core.executors.raycluster import RayExecutor
 
 RESOURCE_STAGES = ("tts", "asr", "encoder", "hf", "hf-audio")  # names --ray-resources can address
 
+
 @dataclass(frozen=True)
 class ExecutorOptions:
     """The --executor family of options, validated before any work."""
@@ -35,10 +36,19 @@ class ExecutorOptions:
         for spec in self.ray_resources:
             stage, sep, rest = spec.partition(":")
             if not sep or stage.strip() not in RESOURCE_STAGES:
-                raise HalluscopeError(f"Ray resources {spec!r}: expected STAGE:cpus=N[,gpus=N][,memory_mb=N] with STAGE "
-                                      f"one of {', '.join(RESOURCE_STAGES)}, e.g. asr:cpus=2")
+                raise HalluscopeError(
+                    f"Ray resources {spec!r}: expected STAGE:cpus=N[,gpus=N][,memory_mb=N] with STAGE "
+                    f"one of {', '.join(RESOURCE_STAGES)}, e.g. asr:cpus=2"
+                )
             per_stage[stage.strip()] = Resources.parse(rest, base)
         if self.ray_workers is not None and self.ray_workers < 1:
             raise HalluscopeError(f"Ray workers {self.ray_workers}: expected at least 1")
-        return RayExecutor(run_dir, address=self.ray_address, workers=self.ray_workers, resources=base,
-                           stage_resources=per_stage, temp_dir=self.ray_temp_dir, log_to_driver=self.ray_log_to_driver)
+        return RayExecutor(
+            run_dir,
+            address=self.ray_address,
+            workers=self.ray_workers,
+            resources=base,
+            stage_resources=per_stage,
+            temp_dir=self.ray_temp_dir,
+            log_to_driver=self.ray_log_to_driver,
+        )

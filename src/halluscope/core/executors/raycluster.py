@@ -21,6 +21,7 @@ from halluscope.core.hashing import sha256_hex
 RAY_SOCKET_MAX = 107
 _RAY_SESSION_SUFFIX = 66
 
+
 class _Worker:
     """Ray actor body: holds one stage function at a time (its backend loads once, in ``setup`` or on the first
     item); the executor hands an idle worker the next stage's function instead of starting a new process."""
@@ -49,9 +50,11 @@ def ray_temp_dir(run_dir: str | Path, temp_dir: str | Path | None = None) -> Pat
     if temp_dir is not None:
         path = Path(temp_dir).resolve()
         if len(str(path)) + _RAY_SESSION_SUFFIX > RAY_SOCKET_MAX:
-            raise HalluscopeError(f"the Ray temp folder {path} is {len(str(path))} characters; Ray's socket paths under it "
-                                  f"would pass {RAY_SOCKET_MAX} bytes. Use a path of at most "
-                                  f"{RAY_SOCKET_MAX - _RAY_SESSION_SUFFIX} characters, e.g. /tmp/hs-ray")
+            raise HalluscopeError(
+                f"the Ray temp folder {path} is {len(str(path))} characters; Ray's socket paths under it "
+                f"would pass {RAY_SOCKET_MAX} bytes. Use a path of at most "
+                f"{RAY_SOCKET_MAX - _RAY_SESSION_SUFFIX} characters, e.g. /tmp/hs-ray"
+            )
         return path
     inside = Path(run_dir).resolve() / ".ray"
     if len(str(inside)) + _RAY_SESSION_SUFFIX <= RAY_SOCKET_MAX:
@@ -63,8 +66,10 @@ def ray_temp_dir(run_dir: str | Path, temp_dir: str | Path | None = None) -> Pat
 def package_runtime_env() -> dict:
     """Ship this halluscope package to a remote cluster's workers (its dependencies must be installed there)."""
     package = Path(__file__).resolve().parents[2]  # src/halluscope (no import of the package itself: no cycle)
-    return {"py_modules": [str(package)],
-            "env_vars": {"RAY_USAGE_STATS_ENABLED": "0", "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "0")}}
+    return {
+        "py_modules": [str(package)],
+        "env_vars": {"RAY_USAGE_STATS_ENABLED": "0", "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "0")},
+    }
 
 
 @dataclass
@@ -102,8 +107,12 @@ class RayExecutor:
             raise MissingExtraError("ray", "ray") from None
         if not ray.is_initialized():
             address = self.address or os.environ.get("RAY_ADDRESS") or None
-            kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": self.log_to_driver,
-                                      "configure_logging": True, "logging_level": "warning"}
+            kwargs: dict[str, Any] = {
+                "include_dashboard": False,
+                "log_to_driver": self.log_to_driver,
+                "configure_logging": True,
+                "logging_level": "warning",
+            }
             if address:
                 kwargs["runtime_env"] = package_runtime_env()
                 ray.init(address=address, **kwargs)
@@ -153,8 +162,10 @@ class RayExecutor:
         if problem is not None:
             for a in actors:
                 ray.kill(a, no_restart=True)
-            raise HalluscopeError(f"Ray workers for stage '{stage}' failed to start: {problem}. Is halluscope with "
-                                  "its extras (and the model files) there where the workers run?") from None
+            raise HalluscopeError(
+                f"Ray workers for stage '{stage}' failed to start: {problem}. Is halluscope with "
+                "its extras (and the model files) there where the workers run?"
+            ) from None
         self.worker_start_s += time.perf_counter() - t0
         return actors
 
@@ -210,15 +221,23 @@ class RayExecutor:
                         if g == gen[k]:
                             replaced += 1
                             if replaced > self.max_replacements:
-                                raise HalluscopeError(f"Ray workers of stage '{stage}' died {replaced} times; last: "
-                                                      f"{_first_line(exc)}") from None
+                                raise HalluscopeError(
+                                    f"Ray workers of stage '{stage}' died {replaced} times; last: {_first_line(exc)}"
+                                ) from None
                             ray.kill(actors[k], no_restart=True)
                             actors[k] = self._spawn(ray, stage, fn, 1)[0]
                             gen[k] += 1
                             queues[(k, gen[k])] = []
                         if deaths.get(item_id, 0) >= self.max_item_attempts:
-                            yield item_id, x, False, (f"Ray worker died {deaths[item_id]} times while processing "
-                                                      f"this item: {_first_line(exc)}")
+                            yield (
+                                item_id,
+                                x,
+                                False,
+                                (
+                                    f"Ray worker died {deaths[item_id]} times while processing "
+                                    f"this item: {_first_line(exc)}"
+                                ),
+                            )
                         else:
                             retry.append((item_id, x, payload))
                         continue
@@ -307,8 +326,10 @@ class ActorPool:
                     if gen == self._gen[k]:
                         self._replaced += 1
                         if self._replaced > ex.max_replacements:
-                            raise HalluscopeError(f"Ray workers of stage '{self.stage}' died {self._replaced} times; "
-                                                  f"last: {_first_line(exc)}") from None
+                            raise HalluscopeError(
+                                f"Ray workers of stage '{self.stage}' died {self._replaced} times; "
+                                f"last: {_first_line(exc)}"
+                            ) from None
                         ray = ex._ray()
                         ray.kill(actor, no_restart=True)
                         self.actors[k] = (await asyncio.to_thread(ex._spawn, ray, self.stage, self.fn, 1))[0]

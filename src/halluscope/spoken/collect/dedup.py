@@ -23,11 +23,12 @@ def shingles(text: str, k: int) -> set[str]:
     words = re.findall(r"\w+", text.lower())
     if len(words) < k:
         return {" ".join(words)} if words else set()
-    return {" ".join(words[i:i + k]) for i in range(len(words) - k + 1)}
+    return {" ".join(words[i : i + k]) for i in range(len(words) - k + 1)}
 
 
-def dedup(rows: Sequence[dict], *, threshold: float = 0.8, shingle: int = 3, num_perm: int = 128,
-          seed: int = 1) -> tuple[list[dict], dict]:
+def dedup(
+    rows: Sequence[dict], *, threshold: float = 0.8, shingle: int = 3, num_perm: int = 128, seed: int = 1
+) -> tuple[list[dict], dict]:
     """Kept rows (input order) and the report: settings, counts and the removed pairs."""
     if not 0.0 < threshold <= 1.0:
         raise HalluscopeError(f"--threshold expects a Jaccard similarity in (0, 1], got {threshold}")
@@ -50,15 +51,27 @@ def dedup(rows: Sequence[dict], *, threshold: float = 0.8, shingle: int = 3, num
                 if exact >= threshold and (best is None or exact > best[1]):
                     best = (c, exact)
             if best is not None:
-                removed[r["id"]] = {"language": lang, "kept": best[0], "removed": r["id"],
-                                    "jaccard_estimate": round(float(m.jaccard(hashes[best[0]])), 4),
-                                    "jaccard_exact": round(best[1], 4)}
+                removed[r["id"]] = {
+                    "language": lang,
+                    "kept": best[0],
+                    "removed": r["id"],
+                    "jaccard_estimate": round(float(m.jaccard(hashes[best[0]])), 4),
+                    "jaccard_exact": round(best[1], 4),
+                }
                 continue
             lsh.insert(r["id"], m)
             sets[r["id"]], hashes[r["id"]] = sh, m
     kept = [r for r in rows if r["id"] not in removed]
-    report = {"method": "MinHash LSH (datasketch), exact Jaccard confirmation", "datasketch": ds.__version__,
-              "threshold": threshold, "shingle_words": shingle, "num_perm": num_perm, "seed": seed,
-              "input": len(rows), "kept": len(kept), "removed": len(removed),
-              "pairs": sorted(removed.values(), key=lambda p: (p["language"], p["removed"]))}
+    report = {
+        "method": "MinHash LSH (datasketch), exact Jaccard confirmation",
+        "datasketch": ds.__version__,
+        "threshold": threshold,
+        "shingle_words": shingle,
+        "num_perm": num_perm,
+        "seed": seed,
+        "input": len(rows),
+        "kept": len(kept),
+        "removed": len(removed),
+        "pairs": sorted(removed.values(), key=lambda p: (p["language"], p["removed"])),
+    }
     return kept, report

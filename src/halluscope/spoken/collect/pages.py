@@ -58,8 +58,11 @@ def read_page_list(source: Path) -> list[PageRef]:
     if source.is_dir():
         return [PageRef(p) for p in sorted(source.glob("*.htm*"))]
     if not source.is_file():
-        raise InputError("no such page list or folder", file=str(source), fix="pass a folder of saved .html pages or "
-                         "a .jsonl/.csv list with a 'page' column")
+        raise InputError(
+            "no such page list or folder",
+            file=str(source),
+            fix="pass a folder of saved .html pages or a .jsonl/.csv list with a 'page' column",
+        )
     if source.suffix == ".jsonl":
         rows = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
     else:
@@ -69,10 +72,23 @@ def read_page_list(source: Path) -> list[PageRef]:
     refs = []
     for i, r in enumerate(rows, 1):
         if not r.get("page"):
-            raise InputError("missing 'page'", file=str(source), row=i, field="page",
-                             fix="name the saved HTML file of every row (fetch pages first: halluscope does not crawl)")
-        refs.append(PageRef(source.parent / r["page"], r.get("url") or None, r.get("id") or None,
-                            r.get("language") or None, r.get("topic") or None, r.get("outlet") or None))
+            raise InputError(
+                "missing 'page'",
+                file=str(source),
+                row=i,
+                field="page",
+                fix="name the saved HTML file of every row (fetch pages first: halluscope does not crawl)",
+            )
+        refs.append(
+            PageRef(
+                source.parent / r["page"],
+                r.get("url") or None,
+                r.get("id") or None,
+                r.get("language") or None,
+                r.get("topic") or None,
+                r.get("outlet") or None,
+            )
+        )
     return refs
 
 
@@ -120,20 +136,35 @@ def collect_pages(refs: Sequence[PageRef], *, langs: Sequence[str] = LANGS) -> t
             skipped.append({"page": ref.page.name, "reason": f"id '{rid}' repeats an earlier page"})
             continue
         seen.add(rid)
-        rows.append({"id": rid, "language": lang, "text": text, "url": url, "outlet": outlet,
-                     "date": meta.get("date"), "topic": topic, "page": ref.page.name, "page_sha256": page_sha,
-                     "text_sha256": sha256_hex(text)})
+        rows.append(
+            {
+                "id": rid,
+                "language": lang,
+                "text": text,
+                "url": url,
+                "outlet": outlet,
+                "date": meta.get("date"),
+                "topic": topic,
+                "page": ref.page.name,
+                "page_sha256": page_sha,
+                "text_sha256": sha256_hex(text),
+            }
+        )
     if not rows:
-        raise HalluscopeError("no article text in any page; nothing collected. Fix: check the pages are article pages "
-                              "(trafilatura extracts the main text)")
+        raise HalluscopeError(
+            "no article text in any page; nothing collected. Fix: check the pages are article pages "
+            "(trafilatura extracts the main text)"
+        )
     return rows, skipped
 
 
 def write_jsonl(path: Path, rows: Sequence[dict]) -> Path:
     from halluscope.core.fs import atomic_write
 
-    return atomic_write(path, "".join(json.dumps({k: v for k, v in r.items() if v is not None}, ensure_ascii=False)
-                                      + "\n" for r in rows))
+    return atomic_write(
+        path,
+        "".join(json.dumps({k: v for k, v in r.items() if v is not None}, ensure_ascii=False) + "\n" for r in rows),
+    )
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -145,6 +176,10 @@ def read_jsonl(path: Path) -> list[dict]:
             try:
                 out.append(json.loads(line))
             except json.JSONDecodeError as exc:
-                raise InputError(f"not JSON ({exc.msg})", file=str(path), row=i,
-                                 fix="pass a .jsonl file written by 'halluscope corpus'") from None
+                raise InputError(
+                    f"not JSON ({exc.msg})",
+                    file=str(path),
+                    row=i,
+                    fix="pass a .jsonl file written by 'halluscope corpus'",
+                ) from None
     return out

@@ -35,23 +35,43 @@ def release(rows: Sequence[dict], pages: Path) -> list[dict]:
     out = []
     for r in rows:
         if r.get("translated_from"):
-            out.append({**{k: r.get(k) for k in META}, "kind": "translation", "text": r["text"],
-                        "translated_from": r["translated_from"], "translator": r.get("translator"),
-                        "valid": r.get("valid"), "text_sha256": sha256_hex(r["text"])})
+            out.append(
+                {
+                    **{k: r.get(k) for k in META},
+                    "kind": "translation",
+                    "text": r["text"],
+                    "translated_from": r["translated_from"],
+                    "translator": r.get("translator"),
+                    "valid": r.get("valid"),
+                    "text_sha256": sha256_hex(r["text"]),
+                }
+            )
             continue
         page = found.get(r.get("page_sha256") or "") or found.get(r.get("page") or "")
         if page is None:
-            raise HalluscopeError(f"article '{r['id']}': its page ({r.get('page')}, sha256 {r.get('page_sha256')}) is "
-                                  f"not in {pages}; a release needs every original's page. Fix: pass --pages with the "
-                                  "folder 'corpus collect' read")
+            raise HalluscopeError(
+                f"article '{r['id']}': its page ({r.get('page')}, sha256 {r.get('page_sha256')}) is "
+                f"not in {pages}; a release needs every original's page. Fix: pass --pages with the "
+                "folder 'corpus collect' read"
+            )
         extracted = page_text(page.read_text(encoding="utf-8", errors="replace"))
         start = extracted.find(r["text"])
         if start < 0:
-            raise HalluscopeError(f"article '{r['id']}': its text is not in the extraction of {page.name} (edited "
-                                  "after collect?). Fix: collect again, or release the page's text as collected")
-        out.append({**{k: r.get(k) for k in META}, "kind": "original", "page": page.name,
-                    "page_sha256": sha256_hex(page.read_bytes()), "extractor": extractor_version(),
-                    "offsets": [start, start + len(r["text"])], "text_sha256": sha256_hex(r["text"])})
+            raise HalluscopeError(
+                f"article '{r['id']}': its text is not in the extraction of {page.name} (edited "
+                "after collect?). Fix: collect again, or release the page's text as collected"
+            )
+        out.append(
+            {
+                **{k: r.get(k) for k in META},
+                "kind": "original",
+                "page": page.name,
+                "page_sha256": sha256_hex(page.read_bytes()),
+                "extractor": extractor_version(),
+                "offsets": [start, start + len(r["text"])],
+                "text_sha256": sha256_hex(r["text"]),
+            }
+        )
     return [{"format": FORMAT, **r} for r in out]
 
 
@@ -61,7 +81,9 @@ def rehydrate(released: Sequence[dict], pages: Path) -> tuple[list[dict], list[d
     rows, problems = [], []
     for r in released:
         if r.get("format") != FORMAT:
-            raise HalluscopeError(f"row '{r.get('id')}' is not a {FORMAT} release row; pass a file 'corpus release' wrote")
+            raise HalluscopeError(
+                f"row '{r.get('id')}' is not a {FORMAT} release row; pass a file 'corpus release' wrote"
+            )
         meta = {k: r[k] for k in META if r.get(k) is not None}
         if r["kind"] == "translation":
             text = r["text"]
@@ -73,8 +95,13 @@ def rehydrate(released: Sequence[dict], pages: Path) -> tuple[list[dict], list[d
             start, end = r["offsets"]
             text = page_text(page.read_text(encoding="utf-8", errors="replace"))[start:end]
         if sha256_hex(text) != r["text_sha256"]:
-            problems.append({"id": r["id"], "problem": "text sha256 differs (page changed or another extractor "
-                             f"version; released with {r.get('extractor', '-')}, here {extractor_version()})"})
+            problems.append(
+                {
+                    "id": r["id"],
+                    "problem": "text sha256 differs (page changed or another extractor "
+                    f"version; released with {r.get('extractor', '-')}, here {extractor_version()})",
+                }
+            )
             continue
         # the rows as 'collect' / 'translate' wrote them, key for key: the round trip is byte-identical
         head = {k: meta[k] for k in ("id", "language")}

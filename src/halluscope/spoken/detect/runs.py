@@ -61,7 +61,14 @@ def detect_runs(store: Store, command: str = "detect", stage: str = "detect") ->
     found = [(r, store.results(stage, r.stages[stage], Prediction)) for r in latest_runs(store, command)]
     found = [(r, preds) for r, preds in found if preds]
     labels = labelled_runs([r for r, _ in found], skip=column_options())
-    out = [DetectRun(label, method_label(r.config.detector, r.config.options),
-                     str(r.config.options.get("prompting", "direct")), r, preds)
-           for (label, r), (_, preds) in zip(labels, found)]
+    out = [
+        DetectRun(
+            label,
+            method_label(r.config.detector, r.config.options),
+            str(r.config.options.get("prompting", "direct")),
+            r,
+            preds,
+        )
+        for (label, r), (_, preds) in zip(labels, found)
+    ]
     return sorted(out, key=lambda d: (d.key, d.task, d.input))

@@ -55,5 +55,7 @@ def guard_splits(items: Iterable[Variant], splits: dict[str, Split], *, where: s
         shown = ", ".join(f"{s} {c[s]}" for s in SPLITS)
         empty = [s for s in SPLITS if c[s] == 0]
         if empty:
-            raise HalluscopeError(f"{where}: language '{lang}' has no {' and no '.join(empty)} items after {change} "
-                                  f"(items per split: {shown}). Fix: {fix}")
+            raise HalluscopeError(
+                f"{where}: language '{lang}' has no {' and no '.join(empty)} items after {change} "
+                f"(items per split: {shown}). Fix: {fix}"
+            )

@@ -35,9 +35,15 @@ class Subset(Record):
     cells: dict[str, dict[str, int]] = Field(description="'<language>/<label>' -> {'available', 'chosen'}.")
 
 
-def balanced_subset(items: Sequence[Variant], gold: Callable[[Variant], str], *, per_class: int, seed: int,
-                    duration: Callable[[Variant], float | None] | None = None,
-                    max_audio_s: float | None = None) -> tuple[list[Variant], dict[str, dict[str, int]]]:
+def balanced_subset(
+    items: Sequence[Variant],
+    gold: Callable[[Variant], str],
+    *,
+    per_class: int,
+    seed: int,
+    duration: Callable[[Variant], float | None] | None = None,
+    max_audio_s: float | None = None,
+) -> tuple[list[Variant], dict[str, dict[str, int]]]:
     """``per_class`` items of every (language, label) cell, seeded; a cell with fewer gives all it has (reported
     in the cells table, so an unbalanced subset is visible, as seed 000 reports its audio subsets)."""
     if per_class < 1:
@@ -59,25 +65,49 @@ def balanced_subset(items: Sequence[Variant], gold: Callable[[Variant], str], *,
         chosen += pick
         table[f"{key[0]}/{key[1]}"] = {"available": len(members), "chosen": len(pick)}
     if not chosen:
-        raise HalluscopeError(f"the balanced subset is empty: no item{' fits ' + str(max_audio_s) + ' s' if max_audio_s else ''}. "
-                              "Fix: raise -o subset_max_audio_s, or leave the subset options out")
+        raise HalluscopeError(
+            f"the balanced subset is empty: no item{' fits ' + str(max_audio_s) + ' s' if max_audio_s else ''}. "
+            "Fix: raise -o subset_max_audio_s, or leave the subset options out"
+        )
     return sorted(chosen, key=lambda v: v.id), table
 
 
-def subset_items(store: Store, items: Sequence[Variant], gold: Callable[[Variant], str], *, task: str, per_class: int,
-                 seed: int, duration: Callable[[Variant], float | None] | None = None,
-                 max_audio_s: float | None = None) -> list[Variant]:
+def subset_items(
+    store: Store,
+    items: Sequence[Variant],
+    gold: Callable[[Variant], str],
+    *,
+    task: str,
+    per_class: int,
+    seed: int,
+    duration: Callable[[Variant], float | None] | None = None,
+    max_audio_s: float | None = None,
+) -> list[Variant]:
     """The run's balanced subset for these settings: drawn once, stored, and read back on every later call."""
-    stage = Stage(STAGE, {"task": task, "per_class": per_class, "seed": seed, "max_audio_s": max_audio_s,
-                          "items": sorted(v.id for v in items)})
+    stage = Stage(
+        STAGE,
+        {
+            "task": task,
+            "per_class": per_class,
+            "seed": seed,
+            "max_audio_s": max_audio_s,
+            "items": sorted(v.id for v in items),
+        },
+    )
     name = f"{task}:{per_class}:{seed}:{max_audio_s}"
     stored = store.results(STAGE, stage.fingerprint, Subset).get(name)
     if stored is None:
-        chosen, cells = balanced_subset(items, gold, per_class=per_class, seed=seed, duration=duration,
-                                        max_audio_s=max_audio_s)
-        stored = Subset(task=task, per_class=per_class, seed=seed, max_audio_s=max_audio_s,
-                        ids=tuple(v.id for v in chosen), cells=cells)
+        chosen, cells = balanced_subset(
+            items, gold, per_class=per_class, seed=seed, duration=duration, max_audio_s=max_audio_s
+        )
+        stored = Subset(
+            task=task,
+            per_class=per_class,
+            seed=seed,
+            max_audio_s=max_audio_s,
+            ids=tuple(v.id for v in chosen),
+            cells=cells,
+        )
         store.put(STAGE, stage.fingerprint, name, stored)
     wanted = set(stored.ids)
     return [v for v in items if v.id in wanted]
-

@@ -19,10 +19,12 @@ def _pipeline(c: float, seed: int) -> Pipeline:
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import FeatureUnion, Pipeline
 
-    features = FeatureUnion([
-        ("word", TfidfVectorizer(analyzer="word", ngram_range=(1, 2), sublinear_tf=True, min_df=1)),
-        ("char", TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True, min_df=1)),
-    ])
+    features = FeatureUnion(
+        [
+            ("word", TfidfVectorizer(analyzer="word", ngram_range=(1, 2), sublinear_tf=True, min_df=1)),
+            ("char", TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True, min_df=1)),
+        ]
+    )
     clf = LogisticRegression(C=c, max_iter=2000, class_weight="balanced", random_state=seed)
     return Pipeline([("features", features), ("clf", clf)])
 
@@ -43,8 +45,14 @@ class TfidfDetector:
     def config(self) -> dict:
         return {"detector": "tfidf", "c_grid": list(self.c_grid), "seed": self.seed, "features": "word1-2+char_wb2-5"}
 
-    def fit(self, train_x: Sequence[str], train_y: Sequence[str], dev_x: Sequence[str], dev_y: Sequence[str],
-            labels: Sequence[str]) -> TfidfDetector:
+    def fit(
+        self,
+        train_x: Sequence[str],
+        train_y: Sequence[str],
+        dev_x: Sequence[str],
+        dev_y: Sequence[str],
+        labels: Sequence[str],
+    ) -> TfidfDetector:
         best = (-1.0, self.c_grid[0])
         if len(set(train_y)) < 2:
             # one class only: logistic regression cannot be fit; predict it (reported as such by the caller)

@@ -27,8 +27,17 @@ from halluscope.spoken.detect.run import DetectContext, DetectorKind, register_d
 VERSION = 1
 FEATURE_STAGE = "whitebox_features"
 INSTRUCTION = "Listen to the audio and repeat exactly what is said."
-FEATURES = ("entropy_mean", "entropy_max", "nll_mean", "nll_max", "kl_mean", "kl_max", "audio_gain_mean",
-            "attn_audio_mean", "attn_audio_max")
+FEATURES = (
+    "entropy_mean",
+    "entropy_max",
+    "nll_mean",
+    "nll_max",
+    "kl_mean",
+    "kl_max",
+    "audio_gain_mean",
+    "attn_audio_mean",
+    "attn_audio_max",
+)
 C_GRID = (0.01, 0.1, 1.0, 10.0)
 DEFAULTS = {"device": "auto", "audio_window_s": None, "max_text_tokens": 256}
 
@@ -46,8 +55,10 @@ class WhiteboxFeatures(Record):
 def _options(options: dict) -> dict:
     unknown = sorted(set(options) - set(DEFAULTS) - {"seed"})
     if unknown:
-        raise HalluscopeError(f"detector 'whitebox' does not take -o {', '.join(unknown)}; its options: "
-                              f"{', '.join(DEFAULTS)}. Fix: drop the option or check its spelling")
+        raise HalluscopeError(
+            f"detector 'whitebox' does not take -o {', '.join(unknown)}; its options: "
+            f"{', '.join(DEFAULTS)}. Fix: drop the option or check its spelling"
+        )
     return {k: options.get(k, v) for k, v in DEFAULTS.items()}
 
 
@@ -57,9 +68,17 @@ def _config(model: str, options: dict) -> dict:
     if not model:
         raise HalluscopeError("detector 'whitebox' needs a local audio LM: 'whitebox/<hf-audio directory>'")
     own = _options(options)
-    return {"detector": "whitebox", "version": VERSION, "model": model_identity(model), "c_grid": list(C_GRID),
-            "seed": options.get("seed", 0), "features": list(FEATURES), "instruction": INSTRUCTION,
-            "audio_window_s": own["audio_window_s"], "max_text_tokens": own["max_text_tokens"]}
+    return {
+        "detector": "whitebox",
+        "version": VERSION,
+        "model": model_identity(model),
+        "c_grid": list(C_GRID),
+        "seed": options.get("seed", 0),
+        "features": list(FEATURES),
+        "instruction": INSTRUCTION,
+        "audio_window_s": own["audio_window_s"],
+        "max_text_tokens": own["max_text_tokens"],
+    }
 
 
 def eager_text_attention(model: Any) -> bool:
@@ -104,7 +123,7 @@ def forced_pass(adapter: Any, messages: list[ChatMessage], clips: tuple, text: s
                 out = adapter.model(**t, output_attentions=True, return_dict=True)
             except (TypeError, ValueError, RuntimeError):
                 out = adapter.model(**t, return_dict=True)
-        logits = out.logits[0, n_prompt - 1:-1].float()  # the positions that predict the forced tokens
+        logits = out.logits[0, n_prompt - 1 : -1].float()  # the positions that predict the forced tokens
         attn = getattr(out, "attentions", None)
         mass = None
         if attn and all(a is not None for a in attn) and with_clips:
@@ -112,7 +131,7 @@ def forced_pass(adapter: Any, messages: list[ChatMessage], clips: tuple, text: s
             audio_pos = (t["input_ids"][0] == audio_id) if audio_id is not None else None
             if audio_pos is not None and bool(audio_pos.any()):
                 # mean over layers and heads of the weight each forced-token query puts on audio keys
-                stacked = torch.stack([a[0, :, n_prompt - 1:-1, :].float() for a in attn])  # layer, head, q, k
+                stacked = torch.stack([a[0, :, n_prompt - 1 : -1, :].float() for a in attn])  # layer, head, q, k
                 mass = stacked[..., audio_pos].sum(-1).mean((0, 1))
         return logits, mass, int(inputs.audio_tokens)
 
@@ -125,10 +144,23 @@ def forced_pass(adapter: Any, messages: list[ChatMessage], clips: tuple, text: s
     nll_b = -pb.gather(1, target[:, None])[:, 0]
     kl = (pa.exp() * (pa - pb)).sum(-1).clamp_min(0)
     m = mass if mass is not None else torch.zeros_like(entropy)
-    values = (entropy.mean(), entropy.max(), nll_a.mean(), nll_a.max(), kl.mean(), kl.max(), (nll_b - nll_a).mean(),
-              m.mean(), m.max())
-    return {"values": tuple(round(float(v), 6) for v in values), "tokens": int(ids.shape[1]),
-            "audio_tokens": audio_tokens, "attentions": mass is not None}
+    values = (
+        entropy.mean(),
+        entropy.max(),
+        nll_a.mean(),
+        nll_a.max(),
+        kl.mean(),
+        kl.max(),
+        (nll_b - nll_a).mean(),
+        m.mean(),
+        m.max(),
+    )
+    return {
+        "values": tuple(round(float(v), 6) for v in values),
+        "tokens": int(ids.shape[1]),
+        "audio_tokens": audio_tokens,
+        "attentions": mass is not None,
+    }
 
 
 def _features(ctx: DetectContext, own: dict) -> dict[str, WhiteboxFeatures]:
@@ -137,9 +169,18 @@ def _features(ctx: DetectContext, own: dict) -> dict[str, WhiteboxFeatures]:
     from halluscope.core.fs import safe_join
     from halluscope.spoken.detect.encoder import model_identity
 
-    stage = Stage(FEATURE_STAGE, {"version": VERSION, "model": model_identity(ctx.model), "input": ctx.input,
-                                  "instruction": INSTRUCTION, "audio_window_s": own["audio_window_s"],
-                                  "max_text_tokens": own["max_text_tokens"]}, ctx.stage.upstream)
+    stage = Stage(
+        FEATURE_STAGE,
+        {
+            "version": VERSION,
+            "model": model_identity(ctx.model),
+            "input": ctx.input,
+            "instruction": INSTRUCTION,
+            "audio_window_s": own["audio_window_s"],
+            "max_text_tokens": own["max_text_tokens"],
+        },
+        ctx.stage.upstream,
+    )
     state: dict[str, Any] = {}
 
     def adapter() -> Any:
@@ -158,18 +199,27 @@ def _features(ctx: DetectContext, own: dict) -> dict[str, WhiteboxFeatures]:
         a = adapter()
         samples, rate = load_verified(safe_join(ctx.build.run_dir, ref.path), ref.sha256)
         plan = plan_audio(samples, rate, window_s=a.window_s, audio_policy="truncate")
-        got = forced_pass(a, [ChatMessage(role="user", content=INSTRUCTION)], plan.clips, ctx.x_of(v),
-                          int(own["max_text_tokens"]))
+        got = forced_pass(
+            a, [ChatMessage(role="user", content=INSTRUCTION)], plan.clips, ctx.x_of(v), int(own["max_text_tokens"])
+        )
         return WhiteboxFeatures(item_id=v.id, **got)
 
-    out = run_stage(ctx.store, stage, [(v.id, v) for v in ctx.items], one, WhiteboxFeatures,
-                    description=f"whitebox features {ctx.input}", executor=None)
+    out = run_stage(
+        ctx.store,
+        stage,
+        [(v.id, v) for v in ctx.items],
+        one,
+        WhiteboxFeatures,
+        description=f"whitebox features {ctx.input}",
+        executor=None,
+    )
     state.clear()
     return out.results
 
 
-def _fit_predict(train_x: np.ndarray, train_y: list[str], dev_x: np.ndarray, dev_y: list[str], labels: tuple,
-                 seed: int) -> Any:
+def _fit_predict(
+    train_x: np.ndarray, train_y: list[str], dev_x: np.ndarray, dev_y: list[str], labels: tuple, seed: int
+) -> Any:
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -180,13 +230,15 @@ def _fit_predict(train_x: np.ndarray, train_y: list[str], dev_x: np.ndarray, dev
         return None
     best = (-1.0, C_GRID[0])
     for c in C_GRID if len(dev_y) else ():
-        model = make_pipeline(StandardScaler(), LogisticRegression(C=c, class_weight="balanced", max_iter=2000,
-                                                                   random_state=seed)).fit(train_x, train_y)
+        model = make_pipeline(
+            StandardScaler(), LogisticRegression(C=c, class_weight="balanced", max_iter=2000, random_state=seed)
+        ).fit(train_x, train_y)
         f1 = macro_f1(reference=dev_y, hypothesis=list(model.predict(dev_x)), labels=labels)
         if f1 > best[0]:
             best = (f1, c)
-    return make_pipeline(StandardScaler(), LogisticRegression(C=best[1], class_weight="balanced", max_iter=2000,
-                                                              random_state=seed)).fit(train_x, train_y)
+    return make_pipeline(
+        StandardScaler(), LogisticRegression(C=best[1], class_weight="balanced", max_iter=2000, random_state=seed)
+    ).fit(train_x, train_y)
 
 
 def _run_whitebox(ctx: DetectContext) -> None:
@@ -198,19 +250,33 @@ def _run_whitebox(ctx: DetectContext) -> None:
         if all(v.id in done for v in group if ctx.split_of(v) != "train"):
             continue
         part = {s: [v for v in group if ctx.split_of(v) == s] for s in ("train", "dev", "test")}
-        x = {s: np.array([feats[v.id].values for v in part[s]], dtype=np.float64).reshape(len(part[s]), len(FEATURES))
-             for s in part}
+        x = {
+            s: np.array([feats[v.id].values for v in part[s]], dtype=np.float64).reshape(len(part[s]), len(FEATURES))
+            for s in part
+        }
         y = {s: [ctx.gold(v) for v in part[s]] for s in part}
         model = _fit_predict(x["train"], y["train"], x["dev"], y["dev"], ctx.labels, ctx.seed)
         for split in ("dev", "test"):
             if not part[split]:
                 continue
-            predicted = [str(p) for p in model.predict(x[split])] if model is not None else [y["train"][0]] * len(part[split])
+            predicted = (
+                [str(p) for p in model.predict(x[split])] if model is not None else [y["train"][0]] * len(part[split])
+            )
             for v, p in zip(part[split], predicted):
-                ctx.put(Prediction(item_id=v.id, detector=ctx.spec, task=ctx.task, input=ctx.input,  # type: ignore[arg-type]
-                                   split=split, gold=ctx.gold(v), predicted=p,  # type: ignore[arg-type]
-                                   reason=None if model is not None else "one class in train: predicts it"))
+                ctx.put(
+                    Prediction(
+                        item_id=v.id,
+                        detector=ctx.spec,
+                        task=ctx.task,
+                        input=ctx.input,  # type: ignore[arg-type]
+                        split=split,
+                        gold=ctx.gold(v),
+                        predicted=p,  # type: ignore[arg-type]
+                        reason=None if model is not None else "one class in train: predicts it",
+                    )
+                )
 
 
-register_detector("whitebox", DetectorKind(run=_run_whitebox, inputs=("text", "transcript"), config=_config,
-                                           trains=True))
+register_detector(
+    "whitebox", DetectorKind(run=_run_whitebox, inputs=("text", "transcript"), config=_config, trains=True)
+)

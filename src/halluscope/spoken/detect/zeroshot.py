@@ -34,8 +34,15 @@ from halluscope.spoken.detect.subset import OPTIONS as SUBSET_OPTIONS
 from halluscope.spoken.detect.zeroshot_parse import parse_reply
 
 ZERO_SHOT_PROVIDERS = ("openai", "hf", "hf-audio", "cascade")
-OWN_OPTIONS = {"prompting": "direct", "system": None, "audio_policy": "truncate", "max_tokens": 256,
-               "llm_config": None, "subset": None, "subset_max_audio_s": None}  # subset: halluscope.spoken.detect.subset
+OWN_OPTIONS = {
+    "prompting": "direct",
+    "system": None,
+    "audio_policy": "truncate",
+    "max_tokens": 256,
+    "llm_config": None,
+    "subset": None,
+    "subset_max_audio_s": None,
+}  # subset: halluscope.spoken.detect.subset
 SYSTEM_PROMPTS = {"qwen-omni": "detect/system.qwen_omni"}
 # own options whose stage-config key is their old name (core.names.STORED_KEYS): stored fingerprints unchanged
 STORED = {"max_tokens": "max_new_tokens"}
@@ -60,8 +67,10 @@ def split_options(options: dict) -> tuple[dict, dict]:
     if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
         raise HalluscopeError(f"-o subset: expected a positive whole number of items per language and label, got {n!r}")
     if cap is not None and (n is None or isinstance(cap, bool) or not isinstance(cap, (int, float)) or cap <= 0):
-        raise HalluscopeError(f"-o subset_max_audio_s: expected a positive number of seconds with -o subset=N, got "
-                              f"{cap!r}{'' if n is not None else ' without -o subset'}")
+        raise HalluscopeError(
+            f"-o subset_max_audio_s: expected a positive number of seconds with -o subset=N, got "
+            f"{cap!r}{'' if n is not None else ' without -o subset'}"
+        )
     backend = {k: v for k, v in options.items() if k not in OWN_OPTIONS and k != "seed"}
     return own, backend
 
@@ -103,30 +112,53 @@ def mitigation_of(options: dict, provider: str):
     _, backend_opts = split_options(options)
     _, cfg = split_mitigation(backend_opts)
     if cfg is not None and "exposes_logits" not in CHAT_BACKENDS.capabilities(provider):
-        raise HalluscopeError(f"mitigation={cfg.method} needs logits of a local model: use hf-audio/<dir> "
-                              f"(aad, vcd, mti, dola) or hf/<dir> (dola), not {provider}/<model>")
+        raise HalluscopeError(
+            f"mitigation={cfg.method} needs logits of a local model: use hf-audio/<dir> "
+            f"(aad, vcd, mti, dola) or hf/<dir> (dola), not {provider}/<model>"
+        )
     return cfg
 
 
 def _config(spec_provider: str):
     def config(model: str, options: dict) -> dict:
         own, backend_opts = split_options(options)
-        out = {"model": f"{spec_provider}/{model}",
-               **{STORED.get(k, k): v for k, v in own.items()
-                  if k != "llm_config" and not (k in SUBSET_OPTIONS and v is None)},
-               "backend_options": backend_opts, "decoding": {"max_tokens": own["max_tokens"], "temperature": 0},
-               "prompts": prompt_files_hash()}
+        out = {
+            "model": f"{spec_provider}/{model}",
+            **{
+                STORED.get(k, k): v
+                for k, v in own.items()
+                if k != "llm_config" and not (k in SUBSET_OPTIONS and v is None)
+            },
+            "backend_options": backend_opts,
+            "decoding": {"max_tokens": own["max_tokens"], "temperature": 0},
+            "prompts": prompt_files_hash(),
+        }
         cfg = mitigation_of(options, spec_provider)
         if cfg is not None:  # only when on: unmitigated fingerprints stay what they were
             out["mitigation"] = cfg.key()
         return out
+
     return config
 
 
-def _prediction(ctx: DetectContext, v: Variant, response: ModelResponse | None, delivery: AudioDelivery | None,
-                request: ModelRequest | None, error: str | None = None) -> Prediction:
-    base = {"item_id": v.id, "detector": ctx.spec, "task": ctx.task, "input": ctx.input, "split": ctx.split_of(v),
-            "gold": ctx.gold(v), "zero_shot": True, "call_key": request.key() if request else None}
+def _prediction(
+    ctx: DetectContext,
+    v: Variant,
+    response: ModelResponse | None,
+    delivery: AudioDelivery | None,
+    request: ModelRequest | None,
+    error: str | None = None,
+) -> Prediction:
+    base = {
+        "item_id": v.id,
+        "detector": ctx.spec,
+        "task": ctx.task,
+        "input": ctx.input,
+        "split": ctx.split_of(v),
+        "gold": ctx.gold(v),
+        "zero_shot": True,
+        "call_key": request.key() if request else None,
+    }
     if response is None:  # skipped under the audio policy, or the clip could not be read: nothing was sent
         reason = "audio longer than the window; skipped by policy" if delivery is not None else "no readable audio clip"
         return Prediction(**base, predicted=None, status="error", reason=error or reason, audio=delivery)
@@ -136,8 +168,14 @@ def _prediction(ctx: DetectContext, v: Variant, response: ModelResponse | None, 
     reason = parsed.reason if parsed.answer != "none" else "answered 'none'"
     if parsed.status != "ok" and response.finish_reason == "length":  # a cut reply is a truncation, said so
         reason = f"{reason or 'no answer'} (reply cut at the token limit, finish_reason=length)"
-    return Prediction(**base, predicted=label_of(ctx.task, parsed.answer), status=parsed.status,  # type: ignore[arg-type]
-                      answer=parsed.answer, reason=reason, audio=delivery)
+    return Prediction(
+        **base,  # type: ignore[arg-type]
+        predicted=label_of(ctx.task, parsed.answer),
+        status=parsed.status,  # type: ignore[arg-type]
+        answer=parsed.answer,
+        reason=reason,
+        audio=delivery,
+    )
 
 
 def _items(ctx: DetectContext, own: dict) -> list[Variant]:
@@ -146,9 +184,17 @@ def _items(ctx: DetectContext, own: dict) -> list[Variant]:
         return ctx.items
     from halluscope.spoken.detect.subset import subset_items
 
-    dur = (lambda v: ref.duration_s if (ref := ctx.build.audio.get(v.id)) else None)
-    return subset_items(ctx.store, ctx.items, ctx.gold, task=ctx.task, per_class=own["subset"], seed=ctx.seed,
-                        duration=dur, max_audio_s=own["subset_max_audio_s"])
+    dur = lambda v: ref.duration_s if (ref := ctx.build.audio.get(v.id)) else None
+    return subset_items(
+        ctx.store,
+        ctx.items,
+        ctx.gold,
+        task=ctx.task,
+        per_class=own["subset"],
+        seed=ctx.seed,
+        duration=dur,
+        max_audio_s=own["subset_max_audio_s"],
+    )
 
 
 def _run_zero_shot(ctx: DetectContext) -> None:
@@ -160,8 +206,11 @@ def _run_zero_shot(ctx: DetectContext) -> None:
     backend = place(make_backend(ctx.spec, ctx.input, backend_opts, own["llm_config"]), ctx.executor)
     medium = "audio" if ctx.input == "audio" else "text"
     # predictions stored as transport errors by earlier versions (a request was sent, no reply came) are asked again
-    stale = {k for k, p in ctx.store.results(ctx.stage.name, ctx.stage.fingerprint, Prediction).items()
-             if p.status == "error" and p.call_key is not None}
+    stale = {
+        k
+        for k, p in ctx.store.results(ctx.stage.name, ctx.stage.fingerprint, Prediction).items()
+        if p.status == "error" and p.call_key is not None
+    }
     window = None
     if ctx.input == "audio":
         from halluscope.backends.audio_lm import audio_window_s
@@ -171,8 +220,9 @@ def _run_zero_shot(ctx: DetectContext) -> None:
     async def predict(caller: Caller, v: Variant) -> Prediction | str:
         text = None if ctx.input == "audio" else ctx.x_of(v)
         msgs = messages(ctx.task, medium=medium, prompting=own["prompting"], system=own["system"], text=text)
-        request = backend.request(msgs, tag=f"detect:{ctx.task}:{v.id}",
-                                  params={"max_tokens": int(own["max_tokens"]), "temperature": 0})
+        request = backend.request(
+            msgs, tag=f"detect:{ctx.task}:{v.id}", params={"max_tokens": int(own["max_tokens"]), "temperature": 0}
+        )
         delivery = None
         if ctx.input != "audio":
             response = await caller.complete(request)
@@ -196,14 +246,25 @@ def _run_zero_shot(ctx: DetectContext) -> None:
             return f"{ctx.spec}: {response.error}"
         return _prediction(ctx, v, response, delivery, request)
 
-    run_calls(ctx.store, ctx.stage, [(v.id, v) for v in _items(ctx, own)], backend, predict, None,
-              description=f"detect {ctx.spec} {ctx.task}/{ctx.input}", redo=stale)
+    run_calls(
+        ctx.store,
+        ctx.stage,
+        [(v.id, v) for v in _items(ctx, own)],
+        backend,
+        predict,
+        None,
+        description=f"detect {ctx.spec} {ctx.task}/{ctx.input}",
+        redo=stale,
+    )
 
 
-register_detector("openai", DetectorKind(run=_run_zero_shot, inputs=("text", "transcript", "audio"), config=_config("openai")))
+register_detector(
+    "openai", DetectorKind(run=_run_zero_shot, inputs=("text", "transcript", "audio"), config=_config("openai"))
+)
 register_detector("hf", DetectorKind(run=_run_zero_shot, inputs=("text", "transcript"), config=_config("hf")))
-register_detector("hf-audio", DetectorKind(run=_run_zero_shot, inputs=("text", "transcript", "audio"),
-                                           config=_config("hf-audio")))
+register_detector(
+    "hf-audio", DetectorKind(run=_run_zero_shot, inputs=("text", "transcript", "audio"), config=_config("hf-audio"))
+)
 # 'cascade/<asr>+<llm>': the cascaded baseline (ASR, then the text LLM on the transcript); audio only
 register_detector("cascade", DetectorKind(run=_run_zero_shot, inputs=("audio",), config=_config("cascade")))
 

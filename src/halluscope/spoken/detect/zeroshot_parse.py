@@ -20,12 +20,42 @@ KEYS = {"binary": "binary", "type": "type", "severity": "degree"}
 SCALES = {"binary": BINARY, "type": TYPE, "severity": SEVERITY}
 # keys models write instead of the asked one, in en / ru / kk; they answer only when the asked key is absent
 KEY_ALIASES = {
-    "binary": ("hallucination", "has_hallucination", "is_hallucination", "hallucinated", "answer", "label",
-               "галлюцинация", "ответ", "галлюцинация_бар", "жауап"),
-    "type": ("hallucination_type", "type_of_hallucination", "answer", "label", "category", "тип", "түрі", "ответ",
-             "жауап"),
-    "severity": ("severity", "level", "severity_level", "answer", "label", "степень", "уровень", "дәреже",
-                 "деңгей", "ответ", "жауап"),
+    "binary": (
+        "hallucination",
+        "has_hallucination",
+        "is_hallucination",
+        "hallucinated",
+        "answer",
+        "label",
+        "галлюцинация",
+        "ответ",
+        "галлюцинация_бар",
+        "жауап",
+    ),
+    "type": (
+        "hallucination_type",
+        "type_of_hallucination",
+        "answer",
+        "label",
+        "category",
+        "тип",
+        "түрі",
+        "ответ",
+        "жауап",
+    ),
+    "severity": (
+        "severity",
+        "level",
+        "severity_level",
+        "answer",
+        "label",
+        "степень",
+        "уровень",
+        "дәреже",
+        "деңгей",
+        "ответ",
+        "жауап",
+    ),
 }
 
 
@@ -44,7 +74,9 @@ def parse_reply(text: str | None, task: str) -> Parsed:
         raise ValueError(f"unknown task '{task}': expected binary, type or severity")
     r = read_key(text, KEYS[task], SCALES[task], aliases=KEY_ALIASES[task])
     if r.is_answer:
-        note = r.reason if r.key != KEYS[task] or "answers, the last" in r.reason or "outside a JSON" in r.reason else None
+        note = (
+            r.reason if r.key != KEYS[task] or "answers, the last" in r.reason or "outside a JSON" in r.reason else None
+        )
         return Parsed("ok", str(r.value), note)
     if r.status == "refusal":
         return Parsed("refusal", reason=r.reason)

@@ -6,5 +6,12 @@ from halluscope.spoken.generate.llm import LLMGenerator
 from halluscope.spoken.generate.perlang import PerLanguageGenerator, create_generator
 from halluscope.spoken.generate.rules import RulesGenerator
 
-__all__ = ["GENERATORS", "Generator", "LLMGenerator", "PerLanguageGenerator", "RulesGenerator", "create_generator",
-           "plan_rewrites"]
+__all__ = [
+    "GENERATORS",
+    "Generator",
+    "LLMGenerator",
+    "PerLanguageGenerator",
+    "RulesGenerator",
+    "create_generator",
+    "plan_rewrites",
+]

@@ -74,12 +74,15 @@ def severity_description(type: HallucinationType, severity: Severity, language: 
     return texts[severity]
 
 
-def generation_messages(article: Article, type: HallucinationType, severity: Severity, *,
-                        wording: str = "by_language") -> list[ChatMessage]:
-    prompt = template(f"generate/{type}.{article.language}").render({
-        "ARTICLE TEXT": article.text,
-        "SEVERITY LEVEL DESCRIPTION": severity_description(type, severity, article.language, wording),
-    })
+def generation_messages(
+    article: Article, type: HallucinationType, severity: Severity, *, wording: str = "by_language"
+) -> list[ChatMessage]:
+    prompt = template(f"generate/{type}.{article.language}").render(
+        {
+            "ARTICLE TEXT": article.text,
+            "SEVERITY LEVEL DESCRIPTION": severity_description(type, severity, article.language, wording),
+        }
+    )
     return [ChatMessage(role="user", content=prompt)]
 
 
@@ -91,8 +94,11 @@ def extract_full_text(reply: str, language: Language) -> str | None:
     """The text after the last localized "(full text)" header that has any text after it."""
     clean = _plain(reply)
     for m in reversed(list(full_text_markers(language).finditer(clean))):
-        lines = [ln for ln in re.sub(r"^[\s:：\-—–]*", "", clean[m.end():]).splitlines()
-                 if not re.fullmatch(r"\s*(```\w*|[-*_=]{3,})\s*", ln)]
+        lines = [
+            ln
+            for ln in re.sub(r"^[\s:：\-—–]*", "", clean[m.end() :]).splitlines()
+            if not re.fullmatch(r"\s*(```\w*|[-*_=]{3,})\s*", ln)
+        ]
         body = re.sub(r"\n{3,}", "\n\n", "\n".join(re.sub(r"^#+\s*", "", ln) for ln in lines)).strip()
         if len(body) >= 2 and body[0] == body[-1] and body[0] in "\"'«":
             body = body[1:-1].strip()
@@ -115,8 +121,9 @@ def _rated_lines(head: str, language: Language) -> list[tuple[str, str, int]]:
     return out
 
 
-def parse_self_assessment(reply: str, *, item_id: str, generator: str, language: Language,
-                          type: HallucinationType, severity: Severity) -> SelfAssessment:
+def parse_self_assessment(
+    reply: str, *, item_id: str, generator: str, language: Language, type: HallucinationType, severity: Severity
+) -> SelfAssessment:
     """Read the step-3 report from the part of the reply before the full-text header."""
     clean = _plain(reply)
     markers = list(full_text_markers(language).finditer(clean))
@@ -134,7 +141,11 @@ def parse_self_assessment(reply: str, *, item_id: str, generator: str, language:
         # translated names the alias lists do not know: the report follows the template's order
         found = {d.abbr: (rows[i][1], rows[i][2]) for i, d in enumerate(dims)}
     return SelfAssessment(
-        item_id=item_id, generator=generator, language=language, type=type, severity=severity,
+        item_id=item_id,
+        generator=generator,
+        language=language,
+        type=type,
+        severity=severity,
         ratings={d.abbr: found[d.abbr][1] for d in dims if d.abbr in found},
         verbal={d.abbr: found[d.abbr][0] for d in dims if d.abbr in found},
         unrated=tuple(d.abbr for d in dims if d.abbr not in found),
@@ -162,7 +173,7 @@ def prompt_echo(rewritten: str, prompt: str, source: str) -> str | None:
     article = " ".join(_words(source))
     words = _words(rewritten)
     for i in range(len(words) - ECHO_WORDS + 1):
-        run = " ".join(words[i:i + ECHO_WORDS])
+        run = " ".join(words[i : i + ECHO_WORDS])
         if f" {run} " in f" {instructions} " and f" {run} " not in f" {article} ":
             return run
     return None
@@ -194,13 +205,22 @@ def _identifier(candidates: tuple[str, ...], cls, model):
 LANGID_CANDIDATES = ("en", "ru", "kk", "uk", "be", "ky", "de", "fr", "es", "tr", "zh")
 
 
-def check_rewrite(source: str, rewritten: str, type: HallucinationType, *,
-                  finish_reason: str | None = None, prompt: str | None = None,
-                  language: Language | None = None) -> tuple[dict[str, bool], list[str]]:
+def check_rewrite(
+    source: str,
+    rewritten: str,
+    type: HallucinationType,
+    *,
+    finish_reason: str | None = None,
+    prompt: str | None = None,
+    language: Language | None = None,
+) -> tuple[dict[str, bool], list[str]]:
     """Post-generation checks and the reasons of those that failed (App. A.1 for context inconsistency; the
     echo, length and language screens when ``prompt`` and ``language`` are given)."""
-    checks = {"full_text_found": True, "complete": finish_reason != "length",
-              "differs_from_source": " ".join(rewritten.split()) != " ".join(source.split())}
+    checks = {
+        "full_text_found": True,
+        "complete": finish_reason != "length",
+        "differs_from_source": " ".join(rewritten.split()) != " ".join(source.split()),
+    }
     reasons = []
     if not checks["complete"]:
         reasons.append("reply cut off at the token limit (finish_reason=length)")
@@ -219,8 +239,10 @@ def check_rewrite(source: str, rewritten: str, type: HallucinationType, *,
         checks["not_too_short"] = ratio >= MIN_LENGTH_RATIO
         if not checks["not_too_short"]:
             n = len(rewritten.split())
-            reasons.append(f"far too short: {n} word{'s' * (n != 1)} for a {len(source.split())}-word source "
-                           f"({ratio:.2f}x, at least {MIN_LENGTH_RATIO:.2f}x expected)")
+            reasons.append(
+                f"far too short: {n} word{'s' * (n != 1)} for a {len(source.split())}-word source "
+                f"({ratio:.2f}x, at least {MIN_LENGTH_RATIO:.2f}x expected)"
+            )
     if language is not None:
         expected = language_of(source, LANGID_CANDIDATES)  # the source's language as langid sees it
         got = language_of(rewritten, LANGID_CANDIDATES)
@@ -235,7 +257,9 @@ def check_rewrite(source: str, rewritten: str, type: HallucinationType, *,
         ratio = len(rewritten.split()) / max(1, len(source.split()))
         checks["length_within_15pct"] = abs(ratio - 1.0) <= LENGTH_TOLERANCE
         if not checks["length_within_15pct"]:
-            reasons.append(f"length {ratio:.2f}x the source in words (allowed {1 - LENGTH_TOLERANCE:.2f}-{1 + LENGTH_TOLERANCE:.2f})")
+            reasons.append(
+                f"length {ratio:.2f}x the source in words (allowed {1 - LENGTH_TOLERANCE:.2f}-{1 + LENGTH_TOLERANCE:.2f})"
+            )
     return checks, reasons
 
 
@@ -258,16 +282,21 @@ class LLMGenerator:
 
     def config(self) -> dict:
         o = self.options
-        return {"generator": "llm", "version": VERSION, **self.backend.identity(),
-                "max_attempts": o.retries + 1,  # the stored key (core.names.STORED_KEYS): fingerprints unchanged
-                "fabrication_wording": o.fabrication_wording,
-                "max_tokens": o.max_tokens or {"base": o.max_tokens_base, "per_token": o.max_tokens_per_token},
-                "screen": {"min_length_ratio": MIN_LENGTH_RATIO, "echo_words": ECHO_WORDS, "langid": True},
-                "prompts": prompt_hash()}
+        return {
+            "generator": "llm",
+            "version": VERSION,
+            **self.backend.identity(),
+            "max_attempts": o.retries + 1,  # the stored key (core.names.STORED_KEYS): fingerprints unchanged
+            "fabrication_wording": o.fabrication_wording,
+            "max_tokens": o.max_tokens or {"base": o.max_tokens_base, "per_token": o.max_tokens_per_token},
+            "screen": {"min_length_ratio": MIN_LENGTH_RATIO, "echo_words": ECHO_WORDS, "langid": True},
+            "prompts": prompt_hash(),
+        }
 
     # -- the stage hook ---------------------------------------------------------------------------
-    def prepare(self, store: Store, stage: Stage, assignments: Sequence[Assignment], *, seed: int,
-                quiet: bool = False) -> None:
+    def prepare(
+        self, store: Store, stage: Stage, assignments: Sequence[Assignment], *, seed: int, quiet: bool = False
+    ) -> None:
         """Run every assignment's protocol concurrently; each call and each RewriteLog goes to the store."""
         if not assignments:
             return
@@ -277,16 +306,18 @@ class LLMGenerator:
     def rewrite(self, article: Article, *, type: HallucinationType, severity: Severity, seed: int) -> Variant:
         vid = variant_id(article.id, type, severity)
         if vid not in self._prepared:
-            results, self.stats = asyncio.run(self._run_all(None, None, [Assignment(article, type, severity)], seed,
-                                                            quiet=True))
+            results, self.stats = asyncio.run(
+                self._run_all(None, None, [Assignment(article, type, severity)], seed, quiet=True)
+            )
             self._prepared.update(results)
         result = self._prepared.pop(vid)
         if isinstance(result, ItemError):
             raise result
         return result
 
-    async def _run_all(self, store: Store | None, fp: str | None, assignments: Sequence[Assignment], seed: int, *,
-                       quiet: bool) -> tuple[dict[str, Variant | ItemError], CallStats]:
+    async def _run_all(
+        self, store: Store | None, fp: str | None, assignments: Sequence[Assignment], seed: int, *, quiet: bool
+    ) -> tuple[dict[str, Variant | ItemError], CallStats]:
         """The protocol of every assignment on the one runner: its RewriteLog goes to the log stage (every given
         assignment is asked: the build passes only those not done), its Variant or ItemError comes back."""
         out: dict[str, Variant | ItemError] = {}
@@ -297,34 +328,69 @@ class LLMGenerator:
 
         logs = StageKey(LOG_STAGE, fp) if store is not None and fp is not None else None
         items = [(a.variant_id, a) for a in assignments]
-        res = await arun_calls(store, logs, items, self.backend, fn, description=f"rewrite calls ({self.spec})",
-                               quiet=quiet, redo=[i for i, _ in items])
+        res = await arun_calls(
+            store,
+            logs,
+            items,
+            self.backend,
+            fn,
+            description=f"rewrite calls ({self.spec})",
+            quiet=quiet,
+            redo=[i for i, _ in items],
+        )
         return out, res.stats
 
     async def _protocol(self, caller: Caller, a: Assignment, seed: int) -> tuple[Variant | ItemError, RewriteLog]:
         article, vid = a.article, a.variant_id
         messages = generation_messages(article, a.type, a.severity, wording=self.options.fabrication_wording)
-        first = self.backend.request(messages, tag=f"generate:{vid}",
-                                     params={"max_tokens": max_tokens_for(article, self.options)})
-        asked, attempts, checks = await ask_rewrite(caller, first, article, a.type, self.options.retries,
-                                                    prompt=messages[-1].content)
+        first = self.backend.request(
+            messages, tag=f"generate:{vid}", params={"max_tokens": max_tokens_for(article, self.options)}
+        )
+        asked, attempts, checks = await ask_rewrite(
+            caller, first, article, a.type, self.options.retries, prompt=messages[-1].content
+        )
         sa = None
         if asked.ok:
-            sa = parse_self_assessment(asked.raw_text or "", item_id=vid, generator=self.spec,
-                                       language=article.language, type=a.type, severity=a.severity)
-        log = RewriteLog(item_id=vid, generator=self.spec, attempts=attempts, accepted=asked.ok, self_assessment=sa,
-                         usage=Usage(prompt_tokens=asked.prompt_tokens, completion_tokens=asked.completion_tokens),
-                         cost_usd=asked.cost_usd)
+            sa = parse_self_assessment(
+                asked.raw_text or "",
+                item_id=vid,
+                generator=self.spec,
+                language=article.language,
+                type=a.type,
+                severity=a.severity,
+            )
+        log = RewriteLog(
+            item_id=vid,
+            generator=self.spec,
+            attempts=attempts,
+            accepted=asked.ok,
+            self_assessment=sa,
+            usage=Usage(prompt_tokens=asked.prompt_tokens, completion_tokens=asked.completion_tokens),
+            cost_usd=asked.cost_usd,
+        )
         if asked.ok:
-            return Variant(id=vid, article_id=article.id, language=article.language, text=asked.value, label=1,
-                           type=a.type, severity=a.severity, generator=self.spec, seed=seed, checks=checks), log
+            return Variant(
+                id=vid,
+                article_id=article.id,
+                language=article.language,
+                text=asked.value,
+                label=1,
+                type=a.type,
+                severity=a.severity,
+                generator=self.spec,
+                seed=seed,
+                checks=checks,
+            ), log
         why = "; ".join(f"#{t.nonce} {t.status}: {t.reason}" for t in attempts)
-        return ItemError(f"{self.spec}: no acceptable {a.severity} {a.type} rewrite of '{article.id}' after "
-                         f"{len(attempts)} attempt(s) ({why})"), log
+        return ItemError(
+            f"{self.spec}: no acceptable {a.severity} {a.type} rewrite of '{article.id}' after "
+            f"{len(attempts)} attempt(s) ({why})"
+        ), log
 
 
-async def ask_rewrite(caller: Caller, first, article: Article, type: str, retries: int, *,
-                      prompt: str | None = None) -> tuple[Any, tuple[RewriteAttempt, ...], dict | None]:
+async def ask_rewrite(
+    caller: Caller, first, article: Article, type: str, retries: int, *, prompt: str | None = None
+) -> tuple[Any, tuple[RewriteAttempt, ...], dict | None]:
     """The rewrite protocol of one request on backends.runner.ask_until_parsed: each reply screened
     (``screen_rewrite``), rejected ones asked again up to ``retries`` more times. Returns the Asked outcome (its
     value the accepted text), a RewriteAttempt per attempt (a retry's reason says how it was sampled) and the
@@ -350,8 +416,9 @@ async def ask_rewrite(caller: Caller, first, article: Article, type: str, retrie
     return asked, tuple(out), screened[asked.keys[-1]][1] if asked.ok else None
 
 
-def screen_rewrite(resp, article: Article, type: str, nonce: int, *, prompt: str | None = None,
-                   max_tokens: int | None = None) -> tuple[RewriteAttempt, str | None, dict | None]:
+def screen_rewrite(
+    resp, article: Article, type: str, nonce: int, *, prompt: str | None = None, max_tokens: int | None = None
+) -> tuple[RewriteAttempt, str | None, dict | None]:
     """One reply to a rewrite request: its attempt record, and the accepted text with its checks (None if not)."""
     if resp.status in ("error", "refusal", "unparsable"):
         return RewriteAttempt(nonce=nonce, call_key=resp.key, status=resp.status, reason=resp.error), None, None
@@ -360,19 +427,50 @@ def screen_rewrite(resp, article: Article, type: str, nonce: int, *, prompt: str
     text = extract_full_text(resp.text or "", article.language)
     if text is None:
         if refusal := find_refusal(resp.text):  # a refusal in words, not flagged by the API
-            return RewriteAttempt(nonce=nonce, call_key=resp.key, status="refusal", reason=f"refusal: '{refusal}'"), None, None
+            return (
+                RewriteAttempt(nonce=nonce, call_key=resp.key, status="refusal", reason=f"refusal: '{refusal}'"),
+                None,
+                None,
+            )
         if cut:
-            return (RewriteAttempt(nonce=nonce, call_key=resp.key, status="truncated",
-                                   reason=f"reply cut at {limit} (finish_reason=length) before any text after a "
-                                          "'(full text)' header; raise max_tokens_per_token or set max_tokens in "
-                                          "the [generate] section of the LLM config"), None, None)
-        return (RewriteAttempt(nonce=nonce, call_key=resp.key, status="rejected",
-                               reason="no text after a '(full text)' header"), None, None)
-    checks, reasons = check_rewrite(article.text, text, type, finish_reason=resp.finish_reason, prompt=prompt,
-                                    language=article.language if prompt is not None else None)
+            return (
+                RewriteAttempt(
+                    nonce=nonce,
+                    call_key=resp.key,
+                    status="truncated",
+                    reason=f"reply cut at {limit} (finish_reason=length) before any text after a "
+                    "'(full text)' header; raise max_tokens_per_token or set max_tokens in "
+                    "the [generate] section of the LLM config",
+                ),
+                None,
+                None,
+            )
+        return (
+            RewriteAttempt(
+                nonce=nonce, call_key=resp.key, status="rejected", reason="no text after a '(full text)' header"
+            ),
+            None,
+            None,
+        )
+    checks, reasons = check_rewrite(
+        article.text,
+        text,
+        type,
+        finish_reason=resp.finish_reason,
+        prompt=prompt,
+        language=article.language if prompt is not None else None,
+    )
     if cut:
-        return (RewriteAttempt(nonce=nonce, call_key=resp.key, status="truncated",
-                               reason=f"reply cut at {limit} (finish_reason=length) inside the full text"), None, None)
+        return (
+            RewriteAttempt(
+                nonce=nonce,
+                call_key=resp.key,
+                status="truncated",
+                reason=f"reply cut at {limit} (finish_reason=length) inside the full text",
+            ),
+            None,
+            None,
+        )
     if reasons:
         return RewriteAttempt(nonce=nonce, call_key=resp.key, status="rejected", reason="; ".join(reasons)), None, None
     return RewriteAttempt(nonce=nonce, call_key=resp.key, status="accepted"), text, checks

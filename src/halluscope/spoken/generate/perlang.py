@@ -46,17 +46,21 @@ class PerLanguageGenerator:
         return canonical({lang: g.spec for lang, g in self.generators.items()})
 
     def config(self) -> dict:
-        return {"generator": "per-language",
-                "languages": {lang: g.config() for lang, g in sorted(self.generators.items())}}
+        return {
+            "generator": "per-language",
+            "languages": {lang: g.config() for lang, g in sorted(self.generators.items())},
+        }
 
     def _of(self, language: str) -> Generator:
         if language not in self.generators:
-            raise HalluscopeError(f"--generator '{self.spec}' names no generator for language '{language}'; add "
-                                  f"{language}=<spec>")
+            raise HalluscopeError(
+                f"--generator '{self.spec}' names no generator for language '{language}'; add {language}=<spec>"
+            )
         return self.generators[language]
 
-    def prepare(self, store: Any, stage: Any, assignments: Sequence[Assignment], *, seed: int,
-                quiet: bool = False) -> None:
+    def prepare(
+        self, store: Any, stage: Any, assignments: Sequence[Assignment], *, seed: int, quiet: bool = False
+    ) -> None:
         """LLM generators make their calls concurrently, each on its own language's assignments."""
         for lang, g in sorted(self.generators.items()):
             mine = [a for a in assignments if a.article.language == lang]

@@ -29,7 +29,9 @@ from halluscope.spoken.generate.base import GENERATORS, variant_id
 VERSION = 1
 MIN_CHANGES = {"mild": 1, "moderate": 2, "severe": 4}
 LENGTH_TOLERANCE = 0.15  # App. A.1, context inconsistency: output within +/-15% of the source length
-_NUM = re.compile(r"(?<![\w.,])\d{1,3}(?:(?:,\d{3})+|(?:[ \u00a0]\d{3})+)?(?:[.,]\d+)?(?![\w]|[.,]\d)|(?<![\w.,])\d+(?:[.,]\d+)?(?![\w]|[.,]\d)")
+_NUM = re.compile(
+    r"(?<![\w.,])\d{1,3}(?:(?:,\d{3})+|(?:[ \u00a0]\d{3})+)?(?:[.,]\d+)?(?![\w]|[.,]\d)|(?<![\w.,])\d+(?:[.,]\d+)?(?![\w]|[.,]\d)"
+)
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[\"'«“A-ZА-ЯЁӘҒҚҢӨҰҮҺІ0-9])")
 DECIMAL_SEP = {"en": ".", "ru": ",", "kk": ","}
 
@@ -50,8 +52,16 @@ def load_lexicon(language: str, path: str | None = None) -> dict:
         data = json.loads(ref.read_text(encoding="utf-8"))
     else:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-    for key in ("antonyms", "entities", "months", "connective_swaps", "intensity_swaps",
-                "fabrication_sentences", "context_sentences", "severe_framing"):
+    for key in (
+        "antonyms",
+        "entities",
+        "months",
+        "connective_swaps",
+        "intensity_swaps",
+        "fabrication_sentences",
+        "context_sentences",
+        "severe_framing",
+    ):
         if key not in data:
             raise HalluscopeError(f"lexicon for '{language}' lacks the key '{key}'")
     return data
@@ -136,8 +146,9 @@ class RulesGenerator:
                     hits.setdefault(idx, []).append((s, e, case, cap))
         return hits
 
-    def _entity_replacements(self, text: str, lex: dict, rng: random.Random,
-                             classes: tuple[str, ...] | None = None) -> list[_Group]:
+    def _entity_replacements(
+        self, text: str, lex: dict, rng: random.Random, classes: tuple[str, ...] | None = None
+    ) -> list[_Group]:
         """Replace every mention of one entity by another entity of its class, case by case."""
         groups = []
         for cls, paradigms in lex["entities"].items():
@@ -146,13 +157,18 @@ class RulesGenerator:
             hits = self._paradigm_hits(text, paradigms)
             present = set(hits)
             for idx, occ in hits.items():
-                others = [j for j in range(len(paradigms)) if j not in present
-                          and all(case in paradigms[j] for _, _, case, _ in occ)]
+                others = [
+                    j
+                    for j in range(len(paradigms))
+                    if j not in present and all(case in paradigms[j] for _, _, case, _ in occ)
+                ]
                 if not others:
                     continue
                 j = rng.choice(others)
-                edits = [_Edit(f"entity:{cls}", s, e, _cap(paradigms[j][case]) if cap else paradigms[j][case])
-                         for s, e, case, cap in occ]
+                edits = [
+                    _Edit(f"entity:{cls}", s, e, _cap(paradigms[j][case]) if cap else paradigms[j][case])
+                    for s, e, case, cap in occ
+                ]
                 groups.append(_Group(f"entity:{cls}", edits))
         return groups
 
@@ -165,10 +181,18 @@ class RulesGenerator:
             for x in range(len(ids)):
                 for y in range(x + 1, len(ids)):
                     a, b = ids[x], ids[y]
-                    if not all(c in paradigms[b] for *_, c, _ in hits[a]) or not all(c in paradigms[a] for *_, c, _ in hits[b]):
+                    if not all(c in paradigms[b] for *_, c, _ in hits[a]) or not all(
+                        c in paradigms[a] for *_, c, _ in hits[b]
+                    ):
                         continue
-                    edits = [_Edit("role_swap", s, e, _cap(paradigms[b][c]) if cap else paradigms[b][c]) for s, e, c, cap in hits[a]]
-                    edits += [_Edit("role_swap", s, e, _cap(paradigms[a][c]) if cap else paradigms[a][c]) for s, e, c, cap in hits[b]]
+                    edits = [
+                        _Edit("role_swap", s, e, _cap(paradigms[b][c]) if cap else paradigms[b][c])
+                        for s, e, c, cap in hits[a]
+                    ]
+                    edits += [
+                        _Edit("role_swap", s, e, _cap(paradigms[a][c]) if cap else paradigms[a][c])
+                        for s, e, c, cap in hits[b]
+                    ]
                     groups.append(_Group("role_swap", edits))
         return groups
 
@@ -188,7 +212,7 @@ class RulesGenerator:
         groups = []
         for m in _NUM.finditer(text):
             token = m.group(0)
-            after_text = text[m.end():m.end() + 2]
+            after_text = text[m.end() : m.end() + 2]
             if after_text.startswith("-") or after_text.startswith("%-"):
                 continue  # a suffix is glued to the number (Kazakh '5-ке', Russian '5-й'): its form depends on the number
             new = _alter_number(token, language, rng, slight=slight)
@@ -220,9 +244,17 @@ class RulesGenerator:
                 last_reason = f"checks failed: {', '.join(failed)}"
                 continue
             return Variant(
-                id=variant_id(article.id, type, severity), article_id=article.id, language=article.language,
-                text=text, label=1, type=type, severity=severity, generator=self.spec, seed=seed,
-                changes=tuple(changes), checks=checks,
+                id=variant_id(article.id, type, severity),
+                article_id=article.id,
+                language=article.language,
+                text=text,
+                label=1,
+                type=type,
+                severity=severity,
+                generator=self.spec,
+                seed=seed,
+                changes=tuple(changes),
+                checks=checks,
             )
         raise ItemError(
             f"rules generator could not make a {severity} {type} rewrite of article '{article.id}' "
@@ -260,16 +292,23 @@ class RulesGenerator:
         token_target = {"mild": 1, "moderate": rng.randint(2, 3), "severe": max(need, 6)}[severity]
         if type == "fabrication":
             token_target = {"mild": 1, "moderate": 1, "severe": 2}[severity]
-        chosen = _choose(pools, token_target, rng, prefer_lead=(severity == "severe"), lead_end=lead_end,
-                         avoid_lead=(severity == "mild"))
+        chosen = _choose(
+            pools,
+            token_target,
+            rng,
+            prefer_lead=(severity == "severe"),
+            lead_end=lead_end,
+            avoid_lead=(severity == "mild"),
+        )
         edits = sorted((e for g in chosen for e in g.edits), key=lambda e: e.start)
         changes: list[Change] = []
         out = text
         for e in reversed(edits):
-            out = out[:e.start] + e.after + out[e.end:]
+            out = out[: e.start] + e.after + out[e.end :]
         for e in edits:
-            changes.append(Change(kind=e.kind, before=text[e.start:e.end], after=e.after,
-                                  sentence=_sentence_of(bounds, e.start)))
+            changes.append(
+                Change(kind=e.kind, before=text[e.start : e.end], after=e.after, sentence=_sentence_of(bounds, e.start))
+            )
         # sentence-level operations
         out_sents = split_sentences(out)
         year = _article_year(article)
@@ -291,8 +330,9 @@ class RulesGenerator:
             if severity in ("moderate", "severe") and len(out_sents) >= 3:
                 i = rng.randint(1, len(out_sents) - 2)
                 out_sents[i], out_sents[i + 1] = out_sents[i + 1], out_sents[i]
-                changes.append(Change(kind="reorder", before=sentences[min(i, len(sentences) - 1)],
-                                      after=out_sents[i], sentence=i))
+                changes.append(
+                    Change(kind="reorder", before=sentences[min(i, len(sentences) - 1)], after=out_sents[i], sentence=i)
+                )
             n_claims = {"mild": 0 if changes else 1, "moderate": 1, "severe": 2}[severity]
             pool = list(lex["context_sentences"]) + (list(lex["severe_framing"]) if severity == "severe" else [])
             rng.shuffle(pool)
@@ -306,7 +346,9 @@ class RulesGenerator:
                 out_sents.insert(pos, claim)
                 extra += words
                 n_claims -= 1
-                changes.append(Change(kind="insert_claim", before="", after=claim, sentence=min(pos, len(sentences)) - 1))
+                changes.append(
+                    Change(kind="insert_claim", before="", after=claim, sentence=min(pos, len(sentences)) - 1)
+                )
         out = " ".join(out_sents)
         if len(changes) < need:
             raise ItemError(f"only {len(changes)} applicable edit(s), {severity} needs at least {need}")
@@ -343,8 +385,15 @@ def _article_year(article: Article) -> int:
     return max(years) if years else 2024
 
 
-def _choose(pools: dict[str, list[_Group]], target: int, rng: random.Random, *,
-            prefer_lead: bool, lead_end: int, avoid_lead: bool) -> list[_Group]:
+def _choose(
+    pools: dict[str, list[_Group]],
+    target: int,
+    rng: random.Random,
+    *,
+    prefer_lead: bool,
+    lead_end: int,
+    avoid_lead: bool,
+) -> list[_Group]:
     """Pick up to ``target`` non-overlapping groups, drawing from the pools in turn for variety."""
     chosen: list[_Group] = []
     taken: list[tuple[int, int]] = []

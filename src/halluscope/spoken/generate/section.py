@@ -15,8 +15,13 @@ from halluscope.spoken.build import load_build_or_none
 
 STATUSES = ("accepted", "rejected", "truncated", "unparsable", "refusal", "error")
 EXAMPLES = 3
-COLUMNS = [("generator", "generator"), ("status", "attempt status"), ("attempts", "attempts"), ("share", "share"),
-           ("examples", "example reasons")]
+COLUMNS = [
+    ("generator", "generator"),
+    ("status", "attempt status"),
+    ("attempts", "attempts"),
+    ("share", "share"),
+    ("examples", "example reasons"),
+]
 
 
 @register_section
@@ -41,9 +46,22 @@ def generation_section(store: Store) -> Section | None:
     rows = []
     for gen, c in sorted(counts.items()):
         total = sum(c.values())
-        rows += [{"generator": gen, "status": s, "attempts": c[s], "share": round(c[s] / total, 3),
-                  "examples": " | ".join(examples[(gen, s)])} for s in STATUSES if c[s]]
-    summary = "; ".join(f"{g}: {n['accepted']} item(s) accepted, {n['failed']} failed after every attempt"
-                        for g, n in sorted(items.items()))
-    return Section("LLM generation protocol (Lost in Speech App. A.1)",
-                   [f"{summary}.", Table("generation_attempts", COLUMNS, rows, title="Attempts by status")])
+        rows += [
+            {
+                "generator": gen,
+                "status": s,
+                "attempts": c[s],
+                "share": round(c[s] / total, 3),
+                "examples": " | ".join(examples[(gen, s)]),
+            }
+            for s in STATUSES
+            if c[s]
+        ]
+    summary = "; ".join(
+        f"{g}: {n['accepted']} item(s) accepted, {n['failed']} failed after every attempt"
+        for g, n in sorted(items.items())
+    )
+    return Section(
+        "LLM generation protocol (Lost in Speech App. A.1)",
+        [f"{summary}.", Table("generation_attempts", COLUMNS, rows, title="Attempts by status")],
+    )

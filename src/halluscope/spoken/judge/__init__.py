@@ -7,6 +7,12 @@ from halluscope.spoken.judge.sample import Sample, stratified_sample
 from halluscope.spoken.judge.tables import mean_rows
 
 __all__ = [
-    "JUDGE_PARAMS", "JudgeResult", "Sample", "build_judge",
-    "judge_messages", "mean_rows", "parse_judgement", "stratified_sample",
+    "JUDGE_PARAMS",
+    "JudgeResult",
+    "Sample",
+    "build_judge",
+    "judge_messages",
+    "mean_rows",
+    "parse_judgement",
+    "stratified_sample",
 ]

@@ -15,15 +15,17 @@ JUDGE_PARAMS = {"temperature": 0, "max_tokens": 300}
 
 def judge_messages(*, original: str, rewritten: str, type: HallucinationType, severity: Severity) -> list[ChatMessage]:
     dims = DIMENSIONS[type]
-    prompt = template("judge/quality").render({
-        "HALLUCINATION TYPE": type,
-        "SEVERITY LEVEL": severity,
-        "SEVERITY LEVEL DEFINITION": severity_texts()["judge"][type][severity],
-        "DIMENSION LIST": "\n".join(f"- {d.name}" for d in dims),
-        "DIMENSION KEYS": ", ".join(json.dumps(d.name) for d in dims),
-        "ORIGINAL ARTICLE TEXT": original,
-        "REWRITTEN ARTICLE TEXT": rewritten,
-    })
+    prompt = template("judge/quality").render(
+        {
+            "HALLUCINATION TYPE": type,
+            "SEVERITY LEVEL": severity,
+            "SEVERITY LEVEL DEFINITION": severity_texts()["judge"][type][severity],
+            "DIMENSION LIST": "\n".join(f"- {d.name}" for d in dims),
+            "DIMENSION KEYS": ", ".join(json.dumps(d.name) for d in dims),
+            "ORIGINAL ARTICLE TEXT": original,
+            "REWRITTEN ARTICLE TEXT": rewritten,
+        }
+    )
     return [ChatMessage(role="user", content=prompt)]
 
 

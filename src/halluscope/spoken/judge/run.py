@@ -54,15 +54,31 @@ class JudgeResult:
     files: list[Path] = field(default_factory=list)
 
     def summary(self) -> list[dict]:
-        return [{"judge": j, "scored": sum(x.status == "ok" for x in js.values()),
-                 "unscored": sum(x.status == "unscored" for x in js.values()), "failed": len(self.failed[j]),
-                 "calls": self.stats[j].calls, "from_store": self.stats[j].from_store}
-                for j, js in self.judgements.items()]
+        return [
+            {
+                "judge": j,
+                "scored": sum(x.status == "ok" for x in js.values()),
+                "unscored": sum(x.status == "unscored" for x in js.values()),
+                "failed": len(self.failed[j]),
+                "calls": self.stats[j].calls,
+                "from_store": self.stats[j].from_store,
+            }
+            for j, js in self.judgements.items()
+        ]
 
 
 def judge_stage(backend: ChatBackend, *, retries: int, generate_fp: str) -> Stage:
-    return Stage("judge", {"version": VERSION, **backend.identity(), "params": JUDGE_PARAMS, "retries": retries,
-                           "prompts": prompt_hash()}, (generate_fp,))
+    return Stage(
+        "judge",
+        {
+            "version": VERSION,
+            **backend.identity(),
+            "params": JUDGE_PARAMS,
+            "retries": retries,
+            "prompts": prompt_hash(),
+        },
+        (generate_fp,),
+    )
 
 
 async def _judge_one(caller: Caller, backend: ChatBackend, v: Variant, original: str, retries: int) -> Judgement | str:
@@ -74,19 +90,39 @@ async def _judge_one(caller: Caller, backend: ChatBackend, v: Variant, original:
         return scores, why
 
     # App. A.2: up to three retries on parse failure
-    asked = await ask_until_parsed(caller, backend.request(messages, tag=f"judge:{v.id}", params=JUDGE_PARAMS),
-                                   parse, retries)
+    asked = await ask_until_parsed(
+        caller, backend.request(messages, tag=f"judge:{v.id}", params=JUDGE_PARAMS), parse, retries
+    )
     if asked.status == "failed":  # no reply after the backend's own retries: failed, retried next run
         return f"{backend.spec}: {asked.error}"
     if asked.ok:
-        return Judgement(item_id=v.id, judge=backend.spec, status="ok", scores=asked.value, raw_text=asked.raw_text,
-                         attempts=len(asked.keys), call_keys=asked.keys)
-    return Judgement(item_id=v.id, judge=backend.spec, status="unscored", raw_text=asked.raw_text,
-                     unscored_reason=asked.reason, attempts=len(asked.keys), call_keys=asked.keys)
+        return Judgement(
+            item_id=v.id,
+            judge=backend.spec,
+            status="ok",
+            scores=asked.value,
+            raw_text=asked.raw_text,
+            attempts=len(asked.keys),
+            call_keys=asked.keys,
+        )
+    return Judgement(
+        item_id=v.id,
+        judge=backend.spec,
+        status="unscored",
+        raw_text=asked.raw_text,
+        unscored_reason=asked.reason,
+        attempts=len(asked.keys),
+        call_keys=asked.keys,
+    )
 
 
-async def _judge_all(store: Store, work: list[tuple[ChatBackend, Stage, list[Variant]]], samples: dict[str, Variant],
-                     retries: int, quiet: bool) -> tuple[dict[str, CallStats], list[StageOutage]]:
+async def _judge_all(
+    store: Store,
+    work: list[tuple[ChatBackend, Stage, list[Variant]]],
+    samples: dict[str, Variant],
+    retries: int,
+    quiet: bool,
+) -> tuple[dict[str, CallStats], list[StageOutage]]:
     """Every judge's stage at once on the one runner; a judge whose every call failed is returned as its
     StageOutage (raised after the report)."""
     outages: list[StageOutage] = []
@@ -94,13 +130,22 @@ async def _judge_all(store: Store, work: list[tuple[ChatBackend, Stage, list[Var
     total = sum(len(t) for _, _, t in work)
     pacing = lambda: " · ".join(x for b, _, _ in work if (x := getattr(b, "pacing_status", str)()))  # noqa: E731
     with progress("judge calls", total, quiet=quiet, status=pacing) as advance:
+
         async def one_judge(backend: ChatBackend, stage: Stage, todo: list[Variant]) -> None:
             async def fn(caller: Caller, v: Variant) -> Judgement | str:
                 return await _judge_one(caller, backend, v, samples[v.article_id].text, retries)
 
             try:
-                res = await arun_calls(store, stage, [(v.id, v) for v in todo], backend, fn, None,
-                                       description="judge calls", advance=advance)
+                res = await arun_calls(
+                    store,
+                    stage,
+                    [(v.id, v) for v in todo],
+                    backend,
+                    fn,
+                    None,
+                    description="judge calls",
+                    advance=advance,
+                )
                 stats[backend.spec] = res.stats
             except StageOutage as exc:
                 stats[backend.spec] = exc.summary.stats  # type: ignore[attr-defined]
@@ -120,8 +165,16 @@ def judge_routes(judge: str, langs: Sequence[str]) -> dict[str, str]:
     return resolve(judge, kind="judge", langs=langs, option="--judge")
 
 
-def build_judge(run_dir: str | Path, judges: Sequence[str], *, per_cell: int = 8, seed: int = 0, retries: int = 3,
-                config: LLMConfig | None = None, quiet: bool = False) -> JudgeResult:
+def build_judge(
+    run_dir: str | Path,
+    judges: Sequence[str],
+    *,
+    per_cell: int = 8,
+    seed: int = 0,
+    retries: int = 3,
+    config: LLMConfig | None = None,
+    quiet: bool = False,
+) -> JudgeResult:
     """Sample, judge (resuming), and write Table 9 / Table 10 / heatmaps into RUN/report/judge/."""
     if not judges:
         raise HalluscopeError("no judge given: name one such as openai/<model> (two or more for agreement tables)")
@@ -129,8 +182,9 @@ def build_judge(run_dir: str | Path, judges: Sequence[str], *, per_cell: int = 8
         twice = sorted({j for j in judges if judges.count(j) > 1})
         raise HalluscopeError(
             f"each judge may be named once, got {', '.join(twice)} twice. To use one model as two judges, give it a "
-            f"second name in the LLM config: [models.\"{twice[0]}-b\"] with model = \"<the server's model name>\" "
-            "(openai/...) or path = \"<checkpoint>\" (hf/...), and pass --judge under both names")
+            f'second name in the LLM config: [models."{twice[0]}-b"] with model = "<the server\'s model name>" '
+            '(openai/...) or path = "<checkpoint>" (hf/...), and pass --judge under both names'
+        )
     if per_cell < 1 or retries < 0:
         raise HalluscopeError(f"per_cell must be >= 1 and retries >= 0, got {per_cell} and {retries}")
     config = config if config is not None else load_llm_config()
@@ -139,22 +193,44 @@ def build_judge(run_dir: str | Path, judges: Sequence[str], *, per_cell: int = 8
         build = load_build(store)
         sample = stratified_sample(build.samples.values(), per_cell=per_cell, seed=seed)
         if not sample.ids:
-            raise HalluscopeError(f"{run_dir} has no hallucinated rewrites to judge; build with rewrites_per_article >= 1")
+            raise HalluscopeError(
+                f"{run_dir} has no hallucinated rewrites to judge; build with rewrites_per_article >= 1"
+            )
         langs = [lang for lang in LANGUAGES if any(build.samples[i].language == lang for i in sample.ids)]
         routes = {j: judge_routes(j, langs) for j in judges}  # judge name -> language -> backend spec
-        backends = {spec: LLM_BACKENDS.create(spec, config=config)
-                    for spec in dict.fromkeys(s for r in routes.values() for s in r.values())}
-        stages = {spec: judge_stage(b, retries=retries, generate_fp=build.stages["generate"]) for spec, b in backends.items()}
-        record_manifest(store, command="build judge",
-                        config={"judges": list(judges), "per_cell": per_cell, "seed": seed, "retries": retries,
-                                "judge_params": JUDGE_PARAMS, "prompts": prompt_hash(),
-                                **({"per_language": {j: r for j, r in routes.items() if is_per_language(j)},
-                                    "single": [backends[j].spec for j in judges if not is_per_language(j)]}
-                                   if any(map(is_per_language, judges)) else {})},
-                        seeds={"sample": seed},
-                        stages={f"judge:{backends[spec].spec}": st.fingerprint for spec, st in stages.items()})
-        wanted = {spec: [i for i in sample.ids if any(r[build.samples[i].language] == spec for r in routes.values())]
-                  for spec in backends}  # each backend's items, once however many judges share it
+        backends = {
+            spec: LLM_BACKENDS.create(spec, config=config)
+            for spec in dict.fromkeys(s for r in routes.values() for s in r.values())
+        }
+        stages = {
+            spec: judge_stage(b, retries=retries, generate_fp=build.stages["generate"]) for spec, b in backends.items()
+        }
+        record_manifest(
+            store,
+            command="build judge",
+            config={
+                "judges": list(judges),
+                "per_cell": per_cell,
+                "seed": seed,
+                "retries": retries,
+                "judge_params": JUDGE_PARAMS,
+                "prompts": prompt_hash(),
+                **(
+                    {
+                        "per_language": {j: r for j, r in routes.items() if is_per_language(j)},
+                        "single": [backends[j].spec for j in judges if not is_per_language(j)],
+                    }
+                    if any(map(is_per_language, judges))
+                    else {}
+                ),
+            },
+            seeds={"sample": seed},
+            stages={f"judge:{backends[spec].spec}": st.fingerprint for spec, st in stages.items()},
+        )
+        wanted = {
+            spec: [i for i in sample.ids if any(r[build.samples[i].language] == spec for r in routes.values())]
+            for spec in backends
+        }  # each backend's items, once however many judges share it
         work = []
         for spec, b in backends.items():
             done = store.done_ids("judge", stages[spec].fingerprint)
@@ -176,34 +252,62 @@ def build_judge(run_dir: str | Path, judges: Sequence[str], *, per_cell: int = 8
             for spec in dict.fromkeys(route.values()):
                 stats[j].add(calls.get(backends[spec].spec, CallStats()))
         logs = store.results(LOG_STAGE, build.stages["generate"], RewriteLog)
-        agreement = rating_agreement_rows({j: {k: v.scores for k, v in js.items() if v.status == "ok"}
-                                           for j, js in judgements.items()}, DIMENSION_ORDER)
+        agreement = rating_agreement_rows(
+            {j: {k: v.scores for k, v in js.items() if v.status == "ok"} for j, js in judgements.items()},
+            DIMENSION_ORDER,
+        )
         result = JudgeResult(run_dir, sample, judgements, failed, stats, agreement, {})
         for spec, js in judgements.items():
-            result.quality[spec] = mean_rows((build.samples[k].type, build.samples[k].severity, build.samples[k].language,
-                                              j.scores) for k, j in js.items() if j.status == "ok")
-        self_rows = mean_rows((v.type, v.severity, v.language, lg.self_assessment.ratings)
-                              for k, lg in logs.items() if lg.accepted and lg.self_assessment
-                              and (v := build.samples.get(k)) is not None)
-        unscored = ([{"judge": j, "item_id": k, "reason": x.unscored_reason} for j, js in judgements.items()
-                     for k, x in sorted(js.items()) if x.status == "unscored"]
-                    + [{"judge": j, "item_id": k, "reason": r} for j, fs in failed.items() for k, r in sorted(fs.items())])
-        summary = {"sampled": len(sample.ids), "per_cell": per_cell, "judges": result.summary(),
-                   "short_cells": [f"{t}/{s}/{lang} ({taken} of {per_cell})"
-                                   for (t, s, lang), (_, taken) in sample.short_cells.items()]}
+            result.quality[spec] = mean_rows(
+                (build.samples[k].type, build.samples[k].severity, build.samples[k].language, j.scores)
+                for k, j in js.items()
+                if j.status == "ok"
+            )
+        self_rows = mean_rows(
+            (v.type, v.severity, v.language, lg.self_assessment.ratings)
+            for k, lg in logs.items()
+            if lg.accepted and lg.self_assessment and (v := build.samples.get(k)) is not None
+        )
+        unscored = [
+            {"judge": j, "item_id": k, "reason": x.unscored_reason}
+            for j, js in judgements.items()
+            for k, x in sorted(js.items())
+            if x.status == "unscored"
+        ] + [{"judge": j, "item_id": k, "reason": r} for j, fs in failed.items() for k, r in sorted(fs.items())]
+        summary = {
+            "sampled": len(sample.ids),
+            "per_cell": per_cell,
+            "judges": result.summary(),
+            "short_cells": [
+                f"{t}/{s}/{lang} ({taken} of {per_cell})" for (t, s, lang), (_, taken) in sample.short_cells.items()
+            ],
+        }
         out = run_dir / "report" / "judge"
-        result.files = write_tables(out, agreement=result.agreement, quality=result.quality,
-                                    self_assessment=self_rows, summary=summary, unscored=unscored)
-        (out / "summary.json").write_text(json.dumps({**summary, "agreement": result.agreement,
-                                                      "calls": {j: s.as_dict() for j, s in stats.items()}},
-                                                     indent=2, ensure_ascii=False), encoding="utf-8")
+        result.files = write_tables(
+            out,
+            agreement=result.agreement,
+            quality=result.quality,
+            self_assessment=self_rows,
+            summary=summary,
+            unscored=unscored,
+        )
+        (out / "summary.json").write_text(
+            json.dumps(
+                {**summary, "agreement": result.agreement, "calls": {j: s.as_dict() for j, s in stats.items()}},
+                indent=2,
+                ensure_ascii=False,
+            ),
+            encoding="utf-8",
+        )
         result.files.append(out / "summary.json")
         if outages:  # after the report, so the other judges' tables are there
             raise outages[0]
         return result
 
 
-def stored_judgements(store: Store, lang_of: Mapping[str, str], *, latest_run: bool = False) -> dict[str, dict[str, Judgement]]:
+def stored_judgements(
+    store: Store, lang_of: Mapping[str, str], *, latest_run: bool = False
+) -> dict[str, dict[str, Judgement]]:
     """judge -> item -> Judgement over every 'build judge' run (or the latest only), each model's latest stage: a
     per-language judge gathers each item (``lang_of``: item -> language) from its language's model; every other
     judge is one stage."""
@@ -225,6 +329,7 @@ def stored_judgements(store: Store, lang_of: Mapping[str, str], *, latest_run: b
         if route is None:
             out[name] = got.get(name, {})
         else:
-            out[name] = {i: r[i] for i, lang in lang_of.items()
-                         if lang in route and i in (r := got.get(route[lang], {}))}
+            out[name] = {
+                i: r[i] for i, lang in lang_of.items() if lang in route and i in (r := got.get(route[lang], {}))
+            }
     return out

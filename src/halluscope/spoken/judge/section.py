@@ -18,9 +18,12 @@ def judge_section(store: Store) -> Section | None:
         return None
     doc = json.loads(tables.read_text(encoding="utf-8"))
     if "tables" not in doc or "summary" not in doc:  # written by 'build judge' in this layout since the Table type
-        raise InputError(f"{tables.name} predates this report layout", file=str(tables),
-                         fix=f"run 'halluscope build judge {store.run_dir} --judge ...' again "
-                             "(answered from the store, no model call)")
+        raise InputError(
+            f"{tables.name} predates this report layout",
+            file=str(tables),
+            fix=f"run 'halluscope build judge {store.run_dir} --judge ...' again "
+            "(answered from the store, no model call)",
+        )
     section = judge_section_from(doc)
     section.blocks.append("LaTeX tables and heatmap PNGs: report/judge/.")
     return section
