@@ -5,6 +5,8 @@ know how to run fails the default run."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from support import readme
@@ -33,8 +35,8 @@ def test_a_line_of_unknown_shape_is_refused():
     assert readme.classify(".venv/bin/halluscope quickstart").kind == "slow"  # the group's default: quickstart spoken
 
 
-def _run_all(work, kinds: set[str], env: dict[str, str]) -> list[str]:
-    ran = []
+def _run_all(work, kinds: set[str], env: dict[str, str]) -> dict[str, str]:
+    ran = {}
     for step in readme.steps():
         if step.kind == "export":
             continue  # the documented server variables already point at the scripted server
@@ -42,7 +44,7 @@ def _run_all(work, kinds: set[str], env: dict[str, str]) -> list[str]:
             continue
         proc = readme.run(step, work, env, timeout=1800)
         assert proc.returncode == 0, f"README example failed: {step.line}\n{proc.stdout[-3000:]}\n{proc.stderr[-4000:]}"
-        ran.append(step.line)
+        ran[step.line] = proc.stdout + proc.stderr
     return ran
 
 
@@ -50,10 +52,20 @@ def test_the_fast_readme_examples_run(tmp_path):
     env = readme.workdir(tmp_path)
     ran = _run_all(tmp_path, {"fast"}, env)
     assert any("corpus check" in line for line in ran) and any("score aha" in line for line in ran)
+    from support import REALDATA
+
+    if (REALDATA / "kuan_object_hallucination").is_dir():  # the real files: the README's figures are what it prints
+        said = re.search(r"`--compat` gives accuracy\s+([\d.]+) / ([\d.]+) / ([\d.]+)", readme.README.read_text("utf-8"))
+        assert said, "the README's figures on Kuan et al.'s questions"
+        printed = next(out for line, out in ran.items() if "score yesno" in line)
+        for group, figure in zip(("random", "popular", "adversar"), said.groups()):
+            assert re.search(rf"{group}\S*\s+│\s+957\s+│\s+{float(figure):.3f}", printed), (group, figure, printed)
 
 
 @pytest.mark.slow
 def test_every_readme_example_runs(tmp_path):
+    """Both quickstarts, a spoken build with Whisper base, detection by TF-IDF, a scripted API, a tiny random-weight
+    Qwen2-Audio and the Whisper base + SmolLM2 cascade, MISHAP, mitigation: about 20 minutes on 2 cores."""
     env = readme.workdir(tmp_path)
     with ChatServer(make_script({})) as server:  # a paid API's place: scripted, the real openai client on top
         env |= {"OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "EMPTY"}

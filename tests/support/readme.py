@@ -68,7 +68,7 @@ def _clips(work: Path) -> None:
 
 def _kuan(work: Path) -> None:
     """Kuan et al.'s questions and a model's predictions: the real files when the real-data folder is here."""
-    from conftest import REALDATA
+    from support import REALDATA
     from support.closedform_files import write_yesno
 
     real = REALDATA / "kuan_object_hallucination"
