@@ -71,7 +71,7 @@ def test_wheel_installs_in_a_clean_venv_and_its_quickstart_runs(wheel, tmp_path)
     assert "en" in halluscope("corpus", "check", "demo", "--json").stdout  # the demo corpus from the package
     quick = halluscope("quickstart", "--articles-per-language", "3", timeout=1800)
     report = work / "runs" / "quickstart" / "report" / "report.html"
-    assert report.is_file() and "report/report.html" in quick.stdout, quick.stdout[-2000:]
+    assert report.is_file() and "report/report.html" in quick.stdout + quick.stderr, quick.stderr[-2000:]
     halluscope("view", "runs/quickstart", "--export", "runs/quickstart/view")  # the viewer's static files
     assert any((work / "runs" / "quickstart" / "view").rglob("*.html"))
     with ChatServer(lambda req, n: Reply(content='The text reads as written.\n{"binary": "no"}')) as server:
