@@ -6,6 +6,7 @@ know how to run fails the default run."""
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
@@ -42,7 +43,9 @@ def _run_all(work, kinds: set[str], env: dict[str, str]) -> dict[str, str]:
             continue  # the documented server variables already point at the scripted server
         if step.kind not in kinds:
             continue
+        start = time.perf_counter()
         proc = readme.run(step, work, env, timeout=1800)
+        print(f"{time.perf_counter() - start:7.1f} s  {step.line}")  # pytest -s shows where the time goes
         assert proc.returncode == 0, f"README example failed: {step.line}\n{proc.stdout[-3000:]}\n{proc.stderr[-4000:]}"
         ran[step.line] = proc.stdout + proc.stderr
     return ran
