@@ -68,7 +68,7 @@ def test_the_fast_readme_examples_run(tmp_path):
 @pytest.mark.slow
 def test_every_readme_example_runs(tmp_path):
     """Both quickstarts, a spoken build with Whisper base, detection by TF-IDF, a scripted API, a tiny random-weight
-    Qwen2-Audio and the Whisper base + SmolLM2 cascade, MISHAP, mitigation: about 20 minutes on 2 cores."""
+    Qwen2-Audio and the Whisper base + SmolLM2 cascade, MISHAP, mitigation: 16 minutes on 2 shared cores."""
     env = readme.workdir(tmp_path)
     with ChatServer(make_script({})) as server:  # a paid API's place: scripted, the real openai client on top
         env |= {"OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "EMPTY"}
