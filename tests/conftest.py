@@ -5,6 +5,7 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from support import REALDATA  # noqa: E402 - real material nobody on the project wrote
 from support.corpus_fixtures import EN, KK, RU, write_jsonl  # noqa: E402
 
 
@@ -22,10 +23,6 @@ def tiny_rows() -> list[dict]:
 def tiny_corpus(tmp_path: Path, tiny_rows: list[dict]) -> Path:
     return write_jsonl(tmp_path / "corpus.jsonl", tiny_rows)
 
-
-# Real material nobody on the project wrote (../shared/realdata beside the clone, or $HALLUSCOPE_REALDATA).
-# A user's clone does not have it: tests that need it skip.
-REALDATA = Path(os.environ.get("HALLUSCOPE_REALDATA", Path(__file__).resolve().parents[1].parent / "shared" / "realdata"))
 
 
 @pytest.fixture

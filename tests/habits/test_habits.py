@@ -1,6 +1,7 @@
-"""The maintainer's habits, checked in the README's test command: ruff (the rule set in pyproject.toml), codespell,
-the import layers (import-linter's contract in pyproject.toml, every import counted, function-level ones too), and
-mypy on src/ against a baseline that may only shrink (tests/habits/mypy_baseline.json: errors per file)."""
+"""The maintainer's habits, checked in the README's test command: ruff (the rule set in pyproject.toml; `ruff format
+--check` once the repo-wide format lands), codespell, the import layers (import-linter's contract in pyproject.toml,
+every import counted, function-level ones too), and mypy on src/ against a baseline that may only shrink
+(tests/habits/mypy_baseline.json: errors per file)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,14 @@ def test_ruff():
     out = _run(_tool("ruff"), "check", "src", "tests", "benchmarks", "scripts", "docs", "--output-format", "concise")
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
 
+
+
+# Lands with the lead's repo-wide 'ruff format' (issue 32): until then the tree is not formatted and this is an expected
+# failure; strict, so once the tree is formatted it fails as an unexpected pass until this mark is removed.
+@pytest.mark.xfail(strict=True, reason="the repo-wide 'ruff format' has not landed yet; remove this mark with it")
+def test_ruff_format():
+    out = _run(_tool("ruff"), "format", "--check", "src", "tests", "benchmarks", "scripts")
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
 
 def test_codespell():
     out = _run(_tool("codespell"), "src", "tests", "benchmarks", "scripts", "docs", "README.md", "CHANGELOG.md")

@@ -4,6 +4,9 @@ import os
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
+# Real material nobody on the project wrote (../shared/realdata beside the clone, or $HALLUSCOPE_REALDATA).
+# A user's clone does not have it: tests that need it skip (the 'realdata' fixture).
+REALDATA = Path(os.environ.get("HALLUSCOPE_REALDATA", TESTS.parents[1] / "shared" / "realdata"))
 
 
 def pythonpath(*extra: Path) -> str:
