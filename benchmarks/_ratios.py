@@ -16,8 +16,9 @@ LINE = re.compile(r"^ratio: (?P<name>.+?) = (?P<value>-?\d+(?:\.\d+)?(?:e-?\d+)?
 GOAL = re.compile(r"goal (?P<op>>=|<=) (?P<bound>\d+(?:\.\d+)?)")
 
 
-def ratio(name: str, value: float, goal: str | None = None, note: str = "", *, smoke: bool = False,
-          unit: str = "x") -> bool | None:
+def ratio(
+    name: str, value: float, goal: str | None = None, note: str = "", *, smoke: bool = False, unit: str = "x"
+) -> bool | None:
     """Print one ratio line; ``goal`` like '>= 0.9'. Returns whether the goal was met (None: no goal, or smoke)."""
     met = None
     tail = ""
@@ -36,6 +37,12 @@ def parse(text: str) -> list[dict]:
         m = LINE.match(line.strip())
         if m:
             g = GOAL.search(m["rest"])
-            out.append({"name": m["name"], "value": float(m["value"]), "rest": m["rest"].strip(),
-                        "goal": (g["op"], float(g["bound"])) if g else None})
+            out.append(
+                {
+                    "name": m["name"],
+                    "value": float(m["value"]),
+                    "rest": m["rest"].strip(),
+                    "goal": (g["op"], float(g["bound"])) if g else None,
+                }
+            )
     return out

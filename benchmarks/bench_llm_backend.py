@@ -84,15 +84,22 @@ def serve(port: int, cfg: dict, ready) -> None:
         out = json.dumps(obj).encode()
         extra = "".join(f"{k}: {v}\r\n" for k, v in hdr.items())
         reason = {200: "OK", 429: "Too Many Requests"}[status]
-        return (f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(out)}\r\n"
-                f"{extra}\r\n").encode() + out
+        return (
+            f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(out)}\r\n{extra}\r\n"
+        ).encode() + out
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
-                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                               if line.lower().startswith(b"content-length:")), 0)
+                length = next(
+                    (
+                        int(line.split(b":")[1])
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length:")
+                    ),
+                    0,
+                )
                 req = json.loads(await reader.readexactly(length))
                 if not t_first:
                     t_first.append(time.monotonic())
@@ -100,19 +107,31 @@ def serve(port: int, cfg: dict, ready) -> None:
                 ok, hdr = budget(prompt + int(req.get("max_tokens") or 16))
                 if not ok:
                     wait = max(float(v[:-1]) for k, v in hdr.items() if k.startswith("x-ratelimit-reset"))
-                    out = reply(429, {"error": {"message": "rate limit", "type": "rate_limit"}},
-                                {**hdr, "retry-after-ms": str(int(wait * 1000) + 1)})
+                    out = reply(
+                        429,
+                        {"error": {"message": "rate limit", "type": "rate_limit"}},
+                        {**hdr, "retry-after-ms": str(int(wait * 1000) + 1)},
+                    )
                 else:
                     if slots is not None:
                         async with slots:
                             await asyncio.sleep(latency())
                     else:
                         await asyncio.sleep(latency())
-                    out = reply(200, {"id": "bench", "object": "chat.completion", "created": 0, "model": req["model"],
-                                      "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"},
-                                                   "finish_reason": "stop"}],
-                                      "usage": {"prompt_tokens": prompt, "completion_tokens": 5,
-                                                "total_tokens": prompt + 5}}, hdr)
+                    out = reply(
+                        200,
+                        {
+                            "id": "bench",
+                            "object": "chat.completion",
+                            "created": 0,
+                            "model": req["model"],
+                            "choices": [
+                                {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
+                            ],
+                            "usage": {"prompt_tokens": prompt, "completion_tokens": 5, "total_tokens": prompt + 5},
+                        },
+                        hdr,
+                    )
                 writer.write(out)
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
@@ -154,8 +173,9 @@ def messages(i: int, pad: int = 0) -> list[dict]:
 
 async def ours(url: str, n: int, *, concurrency: int, pad: int = 0, watch: float = 0.0, **opts) -> dict:
     """N requests through halluscope's Caller over a store; completion times, stats, the backend."""
-    backend = create_backend("openai/bench", config=LLMConfig(), base_url=url, concurrency=concurrency,
-                             timeout_s=60, **opts)
+    backend = create_backend(
+        "openai/bench", config=LLMConfig(), base_url=url, concurrency=concurrency, timeout_s=60, **opts
+    )
     done: list[float] = []
     with tempfile.TemporaryDirectory() as run_dir, Store(run_dir) as store:
         async with Caller(backend, store) as caller:
@@ -170,8 +190,10 @@ async def ours(url: str, n: int, *, concurrency: int, pad: int = 0, watch: float
             async def watcher() -> None:
                 while True:
                     await asyncio.sleep(watch)
-                    print(f"  progress line's pacing at {time.perf_counter() - t0:5.1f} s: {caller.pacing_status()}",
-                          flush=True)
+                    print(
+                        f"  progress line's pacing at {time.perf_counter() - t0:5.1f} s: {caller.pacing_status()}",
+                        flush=True,
+                    )
 
             task = asyncio.ensure_future(watcher()) if watch else None
             await asyncio.gather(*(one(i) for i in range(n)))
@@ -196,8 +218,12 @@ async def bare(url: str, n: int, concurrency: int, pad: int = 0) -> dict:
 
     async def one(i: int) -> None:
         async with sem:
-            r = await client.post("/chat/completions", cast_to=raw, options={"timeout": 60},
-                                  body={"model": "bench", "messages": messages(i, pad)})
+            r = await client.post(
+                "/chat/completions",
+                cast_to=raw,
+                options={"timeout": 60},
+                body={"model": "bench", "messages": messages(i, pad)},
+            )
             json.loads(r.text)
             done.append(time.perf_counter() - t0)
 
@@ -228,7 +254,7 @@ def mode_wide(args, smoke: bool) -> None:
             n = 40 if smoke else max(args.n, 60 * c)
             with Server(latency=args.latency, jitter=jitter) as srv:  # ABBA, the faster of each: a busy spell
                 runs_a, runs_b = [], []  # on a shared machine hits one run, not the comparison
-                for order in ([("a", "b"), ("b", "a")] if not smoke else [("a", "b")]):
+                for order in [("a", "b"), ("b", "a")] if not smoke else [("a", "b")]:
                     for side in order:
                         if side == "a":
                             runs_a.append(asyncio.run(ours(srv.url, n, concurrency=c)))
@@ -238,20 +264,33 @@ def mode_wide(args, smoke: bool) -> None:
             rates = lambda rs: ", ".join(f"{n / r['s']:.0f}" for r in rs)  # noqa: E731
             spread = f"runs: halluscope {rates(runs_a)} req/s, bare {rates(runs_b)} req/s"
             kind = "fixed" if not jitter else f"lognormal sigma {jitter}"
-            bound = c / args.latency if not jitter else c / (args.latency * math.exp(jitter ** 2 / 2))
+            bound = c / args.latency if not jitter else c / (args.latency * math.exp(jitter**2 / 2))
             bare_rate = n / b["s"]
             p = a["backend"].pacing_record()
-            print(f"wide, {kind} latency L={args.latency * 1e3:.0f} ms, C={c}, N={n}: halluscope {n / a['s']:.1f} "
-                  f"req/s, bare SDK {bare_rate:.1f} req/s, bound C/mean latency {bound:.1f}; limit {p['limit']} "
-                  f"(peak {p['peak']}, {p['changes']} changes; last: {p['reason'][:90]}); {spread}")
+            print(
+                f"wide, {kind} latency L={args.latency * 1e3:.0f} ms, C={c}, N={n}: halluscope {n / a['s']:.1f} "
+                f"req/s, bare SDK {bare_rate:.1f} req/s, bound C/mean latency {bound:.1f}; limit {p['limit']} "
+                f"(peak {p['peak']}, {p['changes']} changes; last: {p['reason'][:90]}); {spread}"
+            )
             tag = f"wide {'fixed' if not jitter else 'jittered'} C={c}"
             ratio(f"{tag}: halluscope / bare SDK throughput", b["s"] / a["s"], ">= 0.9", smoke=smoke)
             ratio(f"{tag}: halluscope throughput / bound C/L", n / a["s"] / bound, smoke=smoke, unit="")
             if not jitter:
-                ratio(f"{tag}: seconds to 90% of the bound", first_at(a["done"], 0.9 * bound), "<= 5",
-                      smoke=smoke, unit=" s")
-                ratio(f"{tag}: seconds to 90% of the bare SDK's rate", first_at(a["done"], 0.9 * bare_rate), "<= 5",
-                      "(the bound needs a client with CPU to spare)", smoke=smoke, unit=" s")
+                ratio(
+                    f"{tag}: seconds to 90% of the bound",
+                    first_at(a["done"], 0.9 * bound),
+                    "<= 5",
+                    smoke=smoke,
+                    unit=" s",
+                )
+                ratio(
+                    f"{tag}: seconds to 90% of the bare SDK's rate",
+                    first_at(a["done"], 0.9 * bare_rate),
+                    "<= 5",
+                    "(the bound needs a client with CPU to spare)",
+                    smoke=smoke,
+                    unit=" s",
+                )
 
 
 def mode_one_slot(args, smoke: bool) -> None:
@@ -260,8 +299,10 @@ def mode_one_slot(args, smoke: bool) -> None:
         a = asyncio.run(ours(srv.url, n, concurrency=8))
         b = asyncio.run(bare(srv.url, n, 1))
     p = a["backend"].pacing_record()
-    print(f"one-slot server, {args.latency * 500:.0f} ms a request, N={n}: halluscope (concurrency 8) "
-          f"{n / a['s']:.2f} req/s, sequential loop {n / b['s']:.2f} req/s; limit {p['limit']} (peak {p['peak']})")
+    print(
+        f"one-slot server, {args.latency * 500:.0f} ms a request, N={n}: halluscope (concurrency 8) "
+        f"{n / a['s']:.2f} req/s, sequential loop {n / b['s']:.2f} req/s; limit {p['limit']} (peak {p['peak']})"
+    )
     ratio("one-slot: halluscope / sequential loop throughput", b["s"] / a["s"], ">= 0.95", smoke=smoke)
 
 
@@ -271,15 +312,27 @@ def mode_budget(args, smoke: bool) -> None:
     budget = min(rpm, tpm / tokens)  # requests a minute
     n = 8 if smoke else int(budget / 60 * args.budget_s)
     with Server(latency=args.latency, rpm=rpm, tpm=tpm) as srv:
-        a = asyncio.run(ours(srv.url, n, concurrency=32, pad=pad, rpm=rpm, tpm=tpm, params={"max_tokens": 40},
-                             watch=0 if smoke else 5.0))
+        a = asyncio.run(
+            ours(
+                srv.url,
+                n,
+                concurrency=32,
+                pad=pad,
+                rpm=rpm,
+                tpm=tpm,
+                params={"max_tokens": 40},
+                watch=0 if smoke else 5.0,
+            )
+        )
     stats = a["stats"]
     rejected = stats.attempts.get("http_429", 0)
     # the first burst (a second's worth) is free; the rate is measured after it
     span = a["done"][-1] - a["done"][0]
     per_min = 60 * (len(a["done"]) - 1) / span if span > 0 else 0.0
-    print(f"budget server, {rpm} rpm and {tpm} tpm ({tokens} tokens a request: {budget:.0f} requests a minute), "
-          f"N={n}: {per_min:.0f} requests a minute, {rejected} of {stats.calls} calls answered 429")
+    print(
+        f"budget server, {rpm} rpm and {tpm} tpm ({tokens} tokens a request: {budget:.0f} requests a minute), "
+        f"N={n}: {per_min:.0f} requests a minute, {rejected} of {stats.calls} calls answered 429"
+    )
     print(f"  stage line: {stats.line()}")
     ratio("budget: requests per minute / the budget", per_min / budget, ">= 0.95", smoke=smoke)
     ratio("budget: share of calls answered 429", rejected / max(1, stats.calls), "<= 0.01", smoke=smoke, unit="")
@@ -294,23 +347,43 @@ def mode_slowdown(args, smoke: bool) -> None:
     done, rec = a["done"], slow_at + slow_for
     bound = c / args.latency
     before = rate_in(done, max(0.4 * slow_at, slow_at - 3), slow_at)
-    after = rate_in(done, rec, rec + 10) if done[-1] > rec + 10 else rate_in(done, rec, done[-1]) if done[-1] > rec else 0
+    after = (
+        rate_in(done, rec, rec + 10) if done[-1] > rec + 10 else rate_in(done, rec, done[-1]) if done[-1] > rec else 0
+    )
     tail = [t for t in done if t >= rec]
     back_bound = first_at(tail, 0.9 * bound) - rec if tail else math.inf
     back = first_at(tail, 0.9 * before) - rec if before and tail else math.inf
     p = a["backend"].pacing_record()
     moves = "; ".join(f"{lim} at {t:.1f} s" for t, lim, _ in p["history"][-8:])
-    print(f"slowdown: latency x5 from {slow_at:.0f} s to {rec:.0f} s, C={c}, N={n}, run {a['s']:.1f} s: "
-          f"{before:.1f} req/s before, {after:.1f} req/s in the 10 s after; bound {bound:.0f}; limit moves: {moves}")
+    print(
+        f"slowdown: latency x5 from {slow_at:.0f} s to {rec:.0f} s, C={c}, N={n}, run {a['s']:.1f} s: "
+        f"{before:.1f} req/s before, {after:.1f} req/s in the 10 s after; bound {bound:.0f}; limit moves: {moves}"
+    )
     # the issue's goal: back to 90% of the bound C/L within 10 s of the recovery (seconds measured from the recovery,
     # the rate over the last 0.5 s); where the client's CPU holds it under the bound even before the spell, the same
     # against the rate it had then
-    ratio("slowdown: seconds after recovery until 90% of the bound C/L", back_bound, "<= 10", smoke=smoke, unit=" s",
-          note=f"(the rate before the spell was {before / bound:.2f} of the bound)")
-    ratio("slowdown: seconds after recovery until 90% of the rate before the spell", back, "<= 10", smoke=smoke,
-          unit=" s", note="(the bound needs a client with CPU to spare)")
-    ratio("slowdown: rate 0-10 s after recovery / rate before the spell", after / before if before else 0.0,
-          smoke=smoke, note="(the mean over the 10 s: includes the replies still slow from the spell)")
+    ratio(
+        "slowdown: seconds after recovery until 90% of the bound C/L",
+        back_bound,
+        "<= 10",
+        smoke=smoke,
+        unit=" s",
+        note=f"(the rate before the spell was {before / bound:.2f} of the bound)",
+    )
+    ratio(
+        "slowdown: seconds after recovery until 90% of the rate before the spell",
+        back,
+        "<= 10",
+        smoke=smoke,
+        unit=" s",
+        note="(the bound needs a client with CPU to spare)",
+    )
+    ratio(
+        "slowdown: rate 0-10 s after recovery / rate before the spell",
+        after / before if before else 0.0,
+        smoke=smoke,
+        note="(the mean over the 10 s: includes the replies still slow from the spell)",
+    )
     ratio("slowdown: rate 0-10 s after recovery / bound C/L", after / bound, smoke=smoke, unit="")
 
 

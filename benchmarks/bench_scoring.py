@@ -26,17 +26,24 @@ from halluscope.closedform.loaders import load_halluaudio
 from halluscope.closedform.score import score_halluaudio
 from halluscope.reply.free import _label_pattern, normalize_label, normalize_reply
 
-WORDS = ("acoustic amber bright cold deep distant dry electric faint fast gentle grand harsh heavy hollow loud low "
-         "metal muted noisy old quiet rapid rough sharp short slow smooth soft steady sweet thin warm wet wild").split()
-NOUNS = ("bell birds brass chime choir clap crowd drum engine fan flute gong guitar horn motor organ piano rain siren "
-         "snare string synth tap thunder train violin voice water whistle wind").split()
+WORDS = (
+    "acoustic amber bright cold deep distant dry electric faint fast gentle grand harsh heavy hollow loud low "
+    "metal muted noisy old quiet rapid rough sharp short slow smooth soft steady sweet thin warm wet wild"
+).split()
+NOUNS = (
+    "bell birds brass chime choir clap crowd drum engine fan flute gong guitar horn motor organ piano rain siren "
+    "snare string synth tap thunder train violin voice water whistle wind"
+).split()
 
 
 def labels(n: int, rng: random.Random) -> list[str]:
     out: set[str] = set()
     while len(out) < n:
-        out.add(f"{rng.choice(WORDS)} {rng.choice(NOUNS)} {len(out)}" if len(out) >= len(WORDS) * len(NOUNS) // 2
-                else f"{rng.choice(WORDS)} {rng.choice(NOUNS)}")
+        out.add(
+            f"{rng.choice(WORDS)} {rng.choice(NOUNS)} {len(out)}"
+            if len(out) >= len(WORDS) * len(NOUNS) // 2
+            else f"{rng.choice(WORDS)} {rng.choice(NOUNS)}"
+        )
     return sorted(out)
 
 
@@ -45,8 +52,16 @@ def rows(n: int, names: list[str], rng: random.Random) -> list[dict]:
     out = []
     for i in range(n):
         r, o = names[i % len(names)], rng.choice(names)
-        out.append({"id": f"b{i}", "audio": f"a{i}.wav", "prompt": "Which sound is this?", "reference": r,
-                    "subset": "speech_music_classification", "pred": rng.choice(shapes).format(r=r, o=o)})
+        out.append(
+            {
+                "id": f"b{i}",
+                "audio": f"a{i}.wav",
+                "prompt": "Which sound is this?",
+                "reference": r,
+                "subset": "speech_music_classification",
+                "pred": rng.choice(shapes).format(r=r, o=o),
+            }
+        )
     return out
 
 
@@ -78,10 +93,15 @@ def main() -> None:
     n = len(result.items)
     assert n == a.items and hits, (n, hits)
     acc = result.strict["all"]["accuracy"]
-    print(f"{a.items} items, {len(set(names))} labels: scorer {best_scorer:.2f} s ({a.items / best_scorer:,.0f} items/s, "
-          f"strict accuracy {acc:.3f}), bare loop {best_bare:.3f} s ({a.items / best_bare:,.0f} items/s)")
-    ratio("scorer items/s / bare regex loop items/s", best_bare / best_scorer,
-          note=f"scorer {a.items / best_scorer:,.0f} items/s, bare {a.items / best_bare:,.0f} items/s")
+    print(
+        f"{a.items} items, {len(set(names))} labels: scorer {best_scorer:.2f} s ({a.items / best_scorer:,.0f} items/s, "
+        f"strict accuracy {acc:.3f}), bare loop {best_bare:.3f} s ({a.items / best_bare:,.0f} items/s)"
+    )
+    ratio(
+        "scorer items/s / bare regex loop items/s",
+        best_bare / best_scorer,
+        note=f"scorer {a.items / best_scorer:,.0f} items/s, bare {a.items / best_bare:,.0f} items/s",
+    )
     ratio(f"scorer seconds for {a.items} items x {a.labels} labels", best_scorer, "<= 10", smoke=a.smoke, unit=" s")
 
 

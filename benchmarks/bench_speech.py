@@ -43,12 +43,17 @@ def _wav(data: bytes) -> np.ndarray:
 
 # ---- bare loops: the engine called directly, nothing else ---------------------------------------------------------
 
+
 def bare_espeak(items: list[Variant]) -> float:
     audio = 0.0
     for v in items:
         voice = pick_voice(ESPEAK_VOICE_POOLS[v.language], seed=SEED, item_id=v.id)
-        out = subprocess.run(["espeak-ng", "-v", voice, "-s", "165", "-b", "1", "--stdout"], input=v.text.encode(),
-                             capture_output=True, check=True).stdout
+        out = subprocess.run(
+            ["espeak-ng", "-v", voice, "-s", "165", "-b", "1", "--stdout"],
+            input=v.text.encode(),
+            capture_output=True,
+            check=True,
+        ).stdout
         audio += len(_wav(out)) / SAMPLE_RATE
     return audio
 
@@ -58,8 +63,12 @@ def bare_festival(items: list[Variant]) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         for v in items:
             out = Path(tmp) / "o.wav"
-            subprocess.run(["text2wave", "-eval", "(voice_msu_ru_nsh_clunits)", "-o", str(out)],
-                           input=speakable(v.text, v.language).encode(), capture_output=True, check=True)
+            subprocess.run(
+                ["text2wave", "-eval", "(voice_msu_ru_nsh_clunits)", "-o", str(out)],
+                input=speakable(v.text, v.language).encode(),
+                capture_output=True,
+                check=True,
+            )
             audio += len(_wav(out.read_bytes())) / SAMPLE_RATE
     return audio
 
@@ -70,8 +79,9 @@ def bare_rhvoice(items: list[Variant]) -> float:
         for v in items:
             out = Path(tmp) / "o.wav"
             voice = pick_voice(RHVOICE_POOLS[v.language], seed=SEED, item_id=v.id)
-            subprocess.run(["RHVoice-test", "-p", voice, "-o", str(out)], input=v.text.encode(), capture_output=True,
-                           check=True)
+            subprocess.run(
+                ["RHVoice-test", "-p", voice, "-o", str(out)], input=v.text.encode(), capture_output=True, check=True
+            )
             audio += len(_wav(out.read_bytes())) / SAMPLE_RATE
     return audio
 
@@ -89,6 +99,7 @@ def bare_hf_tts(path: str) -> Callable[[list[Variant]], float]:
                 wav = model(**tok(v.text, return_tensors="pt")).waveform[0].numpy()
             audio += len(resample(wav, int(model.config.sampling_rate))) / SAMPLE_RATE
         return audio
+
     return run
 
 
@@ -97,8 +108,16 @@ def bare_whisper(clips: list[tuple[str, np.ndarray]]) -> float:
 
     model = WhisperModel(str(whisper_base_dir()), device="cpu", compute_type="int8")
     for lang, x in clips:
-        segs, _ = model.transcribe(x, language=lang, beam_size=2, temperature=0.0, condition_on_previous_text=False,
-                                   no_repeat_ngram_size=4, vad_filter=False, without_timestamps=True)
+        segs, _ = model.transcribe(
+            x,
+            language=lang,
+            beam_size=2,
+            temperature=0.0,
+            condition_on_previous_text=False,
+            no_repeat_ngram_size=4,
+            vad_filter=False,
+            without_timestamps=True,
+        )
         " ".join(s.text for s in segs)
     return sum(len(x) for _, x in clips) / SAMPLE_RATE
 
@@ -115,10 +134,12 @@ def bare_hf_asr(path: str) -> Callable[[list[tuple[str, np.ndarray]]], float]:
                 kw["generate_kwargs"] = {"language": lang, "task": "transcribe"}
             pipe({"raw": x, "sampling_rate": SAMPLE_RATE}, **kw)
         return sum(len(x) for _, x in clips) / SAMPLE_RATE
+
     return run
 
 
 # ---- the stages -------------------------------------------------------------------------------------------------
+
 
 def stage_tts(spec: str, items: list[Variant]) -> float:
     run = Path(tempfile.mkdtemp(prefix="hs-bench-"))
@@ -128,8 +149,14 @@ def stage_tts(spec: str, items: list[Variant]) -> float:
         voices = {lang: tts.voices(lang) for lang in langs}
         stage = Stage("tts", tts_config(tts, voices, SEED))
         with Store(run) as store:
-            out = run_stage(store, stage, [(v.id, v) for v in items],
-                            Synthesize(tts, voices, SEED, run, Path("audio")), AudioRef, quiet=True)
+            out = run_stage(
+                store,
+                stage,
+                [(v.id, v) for v in items],
+                Synthesize(tts, voices, SEED, run, Path("audio")),
+                AudioRef,
+                quiet=True,
+            )
         assert not out.failed, out.failed
         return sum(a.duration_s for a in out.results.values())
     finally:
@@ -143,12 +170,28 @@ def stage_asr(spec: str, items: list[Variant], clips: list[tuple[str, np.ndarray
         for v, (_, x) in zip(items, clips):
             data = encode_wav(x)
             (run / f"{v.id}.wav").write_bytes(data)
-            refs.append(AudioRef(item_id=v.id, path=f"{v.id}.wav", sha256=sha256_hex(data), sample_rate=SAMPLE_RATE,
-                                 duration_s=len(x) / SAMPLE_RATE, engine="bench", voice="-", text_sha256="-"))
+            refs.append(
+                AudioRef(
+                    item_id=v.id,
+                    path=f"{v.id}.wav",
+                    sha256=sha256_hex(data),
+                    sample_rate=SAMPLE_RATE,
+                    duration_s=len(x) / SAMPLE_RATE,
+                    engine="bench",
+                    voice="-",
+                    text_sha256="-",
+                )
+            )
         asr = PerLanguageAsr.create(spec, sorted({v.language for v in items}))
         with Store(run) as store:
-            out = run_stage(store, Stage("asr", asr_config(asr)), [(r.item_id, r) for r in refs],
-                            Transcribe(asr, {v.id: v for v in items}, run), Transcript, quiet=True)
+            out = run_stage(
+                store,
+                Stage("asr", asr_config(asr)),
+                [(r.item_id, r) for r in refs],
+                Transcribe(asr, {v.id: v for v in items}, run),
+                Transcript,
+                quiet=True,
+            )
         assert not out.failed, out.failed
         return sum(t.audio_duration_s for t in out.results.values())
     finally:
@@ -179,8 +222,10 @@ def main() -> None:
     if args.smoke:
         args.articles_per_language, args.repeats = 1, 1
     cfg = BuildConfig(corpus="demo", rewrites_per_article=0, articles_per_language=args.articles_per_language)
-    items = [Variant(id=a.id, article_id=a.id, language=a.language, text=a.text, label=0, generator="original")
-             for a in select_articles(cfg).articles]
+    items = [
+        Variant(id=a.id, article_id=a.id, language=a.language, text=a.text, label=0, generator="original")
+        for a in select_articles(cfg).articles
+    ]
     if args.smoke:  # English and Russian (every engine has one of them), the first sentence or so of each
         items = [v.model_copy(update={"text": _head(v.text)}) for v in items if v.language in ("en", "ru")]
     ru = [v for v in items if v.language == "ru"]
@@ -188,22 +233,44 @@ def main() -> None:
     whisper_base_dir()  # assemble the weights once, outside every timing
     # ASR input: the same espeak-ng clips for every ASR engine, made once outside the timings
     tts = PerLanguageTts.create("espeak", sorted({v.language for v in items}))
-    clips = [(v.language, tts.synthesize(v.text, language=v.language,
-                                         voice=pick_voice(tts.voices(v.language), seed=SEED, item_id=v.id)))
-             for v in items]
+    clips = [
+        (
+            v.language,
+            tts.synthesize(
+                v.text, language=v.language, voice=pick_voice(tts.voices(v.language), seed=SEED, item_id=v.id)
+            ),
+        )
+        for v in items
+    ]
     engines: list[tuple[str, Callable[[], float], Callable[[], float], int]] = [
         ("tts espeak", lambda: stage_tts("espeak", items), lambda: bare_espeak(items), len(items)),
         ("tts rhvoice (en, ru)", lambda: stage_tts("rhvoice", en_ru), lambda: bare_rhvoice(en_ru), len(en_ru)),
-        ("tts festival/msu_ru_nsh_clunits (ru)", lambda: stage_tts("festival/msu_ru_nsh_clunits", ru),
-         lambda: bare_festival(ru), len(ru)),
+        (
+            "tts festival/msu_ru_nsh_clunits (ru)",
+            lambda: stage_tts("festival/msu_ru_nsh_clunits", ru),
+            lambda: bare_festival(ru),
+            len(ru),
+        ),
         ("asr whisper/base", lambda: stage_asr("whisper/base", items, clips), lambda: bare_whisper(clips), len(items)),
     ]
     if args.hf_tts:
-        engines.append((f"tts hf-tts/{args.hf_tts}", lambda: stage_tts(f"hf-tts/{args.hf_tts}", items),
-                        lambda: bare_hf_tts(args.hf_tts)(items), len(items)))
+        engines.append(
+            (
+                f"tts hf-tts/{args.hf_tts}",
+                lambda: stage_tts(f"hf-tts/{args.hf_tts}", items),
+                lambda: bare_hf_tts(args.hf_tts)(items),
+                len(items),
+            )
+        )
     if args.hf_asr:
-        engines.append((f"asr hf-asr/{args.hf_asr}", lambda: stage_asr(f"hf-asr/{args.hf_asr}", items, clips),
-                        lambda: bare_hf_asr(args.hf_asr)(clips), len(items)))
+        engines.append(
+            (
+                f"asr hf-asr/{args.hf_asr}",
+                lambda: stage_asr(f"hf-asr/{args.hf_asr}", items, clips),
+                lambda: bare_hf_asr(args.hf_asr)(clips),
+                len(items),
+            )
+        )
     if args.only:
         engines = [e for e in engines if args.only in e[0]]
     if args.hf_tts or args.hf_asr:

@@ -68,12 +68,24 @@ def main(quickstart: Path, work: Path) -> None:
     model = build_qwen2_audio(work / "tiny-qwen2-audio")
     with ChatServer(scripted.make_script({})) as srv:
         os.environ.update(OPENAI_BASE_URL=srv.url, OPENAI_API_KEY="k")
-        run_sweep(run, f"hf-audio/{model}", method="aad", strengths=[0, 0.5, 1], seeds=[0, 1], judge="openai/judge",
-                  max_tokens=8, config=cfg, quiet=True)
+        run_sweep(
+            run,
+            f"hf-audio/{model}",
+            method="aad",
+            strengths=[0, 0.5, 1],
+            seeds=[0, 1],
+            judge="openai/judge",
+            max_tokens=8,
+            config=cfg,
+            quiet=True,
+        )
     write_report(run)
     shutil.copy(run / "report" / "mitigation_card_aad.png", out / "analysis_mitigation_card.png")
-    print(json.dumps({"figures": sorted(p.name for p in out.glob("analysis_*.png")), "judged": str(judged),
-                      "mishap": str(run)}))
+    print(
+        json.dumps(
+            {"figures": sorted(p.name for p in out.glob("analysis_*.png")), "judged": str(judged), "mishap": str(run)}
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -41,8 +41,13 @@ def main(root: str) -> None:
         out[f"{name}_features"] = got["input_features"].numpy()
         out[f"{name}_mask"] = got["input_features_mask"].numpy()
         out[f"{name}_sizes"] = np.asarray(got["audio_embed_sizes"])
-    out["versions"] = np.asarray([f"torch {torch.__version__}", f"torchaudio {torchaudio.__version__}",
-                                  f"transformers {transformers.__version__}"])
+    out["versions"] = np.asarray(
+        [
+            f"torch {torch.__version__}",
+            f"torchaudio {torchaudio.__version__}",
+            f"transformers {transformers.__version__}",
+        ]
+    )
     OUT.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(OUT, **out)
     print(OUT, {k: v.shape for k, v in out.items()})

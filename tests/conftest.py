@@ -14,8 +14,16 @@ def tiny_rows() -> list[dict]:
     rows = []
     for lang, texts in (("en", EN[:3]), ("ru", RU), ("kk", KK)):
         for i, text in enumerate(texts, start=1):
-            rows.append({"id": f"{lang}-{i}", "language": lang, "text": text, "outlet": "test", "date": "2024-05-01",
-                         "topic": "economy"})
+            rows.append(
+                {
+                    "id": f"{lang}-{i}",
+                    "language": lang,
+                    "text": text,
+                    "outlet": "test",
+                    "date": "2024-05-01",
+                    "topic": "economy",
+                }
+            )
     return rows
 
 
@@ -24,10 +32,8 @@ def tiny_corpus(tmp_path: Path, tiny_rows: list[dict]) -> Path:
     return write_jsonl(tmp_path / "corpus.jsonl", tiny_rows)
 
 
-
 @pytest.fixture
 def realdata() -> Path:
     if not REALDATA.is_dir():
         pytest.skip(f"real data folder {REALDATA} is absent")
     return REALDATA
-

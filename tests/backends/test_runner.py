@@ -28,14 +28,22 @@ def parse_score(resp):
 
 def stage_fn(b):
     async def fn(caller: Caller, item: str) -> Judgement | str:
-        asked = await ask_until_parsed(caller, b.request([{"role": "user", "content": item}], tag=f"t:{item}"),
-                                       parse_score, 2)
+        asked = await ask_until_parsed(
+            caller, b.request([{"role": "user", "content": item}], tag=f"t:{item}"), parse_score, 2
+        )
         if asked.status == "failed":
             return asked.failure
-        return Judgement(item_id=item, judge=b.spec, status="ok" if asked.ok else "unscored",
-                         scores={"x": asked.value} if asked.ok else {}, raw_text=asked.raw_text,
-                         unscored_reason=None if asked.ok else asked.reason, attempts=len(asked.keys),
-                         call_keys=asked.keys)
+        return Judgement(
+            item_id=item,
+            judge=b.spec,
+            status="ok" if asked.ok else "unscored",
+            scores={"x": asked.value} if asked.ok else {},
+            raw_text=asked.raw_text,
+            unscored_reason=None if asked.ok else asked.reason,
+            attempts=len(asked.keys),
+            call_keys=asked.keys,
+        )
+
     return fn
 
 
@@ -100,6 +108,7 @@ def test_a_retry_changes_the_request_and_its_key(tmp_path):
 
 def test_an_async_parser_and_a_follow_up_turn(tmp_path):
     """A tool call continues the same attempt (the MISHAP judge's evidence search); the parser may await."""
+
     def script(req, n):
         last = req["messages"][-1]["content"]
         return Reply(content="3" if "RESULT" in last else "SEARCH: x")
@@ -119,8 +128,9 @@ def test_an_async_parser_and_a_follow_up_turn(tmp_path):
 
         async def main():
             async with Caller(b, store) as caller:
-                return await ask_until_parsed(caller, b.request([{"role": "user", "content": "q"}]), parse, 2,
-                                              follow=follow)
+                return await ask_until_parsed(
+                    caller, b.request([{"role": "user", "content": "q"}]), parse, 2, follow=follow
+                )
 
         asked = asyncio.run(main())
     assert asked.ok and asked.value == 3 and len(asked.keys) == 2 and len(asked.attempts) == 1

@@ -36,8 +36,17 @@ def smoke_runs():
     procs = {}
     for script in BENCHES:
         out = tempfile.TemporaryFile(mode="w+")
-        procs[script.name] = (subprocess.Popen([sys.executable, str(script), "--smoke"], stdout=out,
-                                               stderr=subprocess.STDOUT, text=True, env=env, cwd=ROOT), out)
+        procs[script.name] = (
+            subprocess.Popen(
+                [sys.executable, str(script), "--smoke"],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                text=True,
+                env=env,
+                cwd=ROOT,
+            ),
+            out,
+        )
     yield procs
     for proc, out in procs.values():
         if proc.poll() is None:
@@ -58,8 +67,10 @@ def test_bench_runs_at_smoke_size_and_prints_ratios(script, smoke_runs):
     text = out.read()
     assert proc.returncode == 0, f"{script.name} --smoke exited {proc.returncode}:\n{text[-3000:]}"
     lines = parse(text)
-    assert lines, (f"{script.name} --smoke printed no ratio line (format: 'ratio: <what> = <value>x', see "
-                   f"benchmarks/_ratios.py):\n{text[-2000:]}")
+    assert lines, (
+        f"{script.name} --smoke printed no ratio line (format: 'ratio: <what> = <value>x', see "
+        f"benchmarks/_ratios.py):\n{text[-2000:]}"
+    )
     for line in lines:
         assert not math.isnan(line["value"]) and line["value"] >= 0, line  # inf: never reached in the run
         assert "NOT MET" not in line["rest"], f"a smoke run judged a goal: {line}"

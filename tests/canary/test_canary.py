@@ -34,8 +34,10 @@ def test_ablations_keep_the_length_and_are_seeded():
     silence, noise, swap = (ablate(k, clip, seed=7, donor=donor) for k in ABLATIONS)
     assert len(silence) == len(noise) == len(swap) == len(clip)
     assert not silence.any()
-    assert np.sqrt(np.mean(noise ** 2)) == pytest.approx(np.sqrt(np.mean(clip ** 2)), rel=0.05)
-    assert np.array_equal(noise, ablate("noise", clip, seed=7)) and not np.array_equal(noise, ablate("noise", clip, seed=8))
+    assert np.sqrt(np.mean(noise**2)) == pytest.approx(np.sqrt(np.mean(clip**2)), rel=0.05)
+    assert np.array_equal(noise, ablate("noise", clip, seed=7)) and not np.array_equal(
+        noise, ablate("noise", clip, seed=8)
+    )
     assert np.array_equal(swap[:3000], donor) and np.array_equal(swap[3000:6000], donor)  # looped to the length
 
 
@@ -43,11 +45,16 @@ def test_statistics_flag_unchanged_answers_and_test_correctness():
     def answers(changed: int, n: int = 10) -> dict:
         out = {}
         for i in range(n):
-            out[f"{i}#real"] = CanaryAnswer(item_id=str(i), ablation="real", status="ok", answer="yes", label="yes", gold="yes")
+            out[f"{i}#real"] = CanaryAnswer(
+                item_id=str(i), ablation="real", status="ok", answer="yes", label="yes", gold="yes"
+            )
             for k in ABLATIONS:
                 ans = "no" if i < changed else "yes"
-                out[f"{i}#{k}"] = CanaryAnswer(item_id=str(i), ablation=k, status="ok", answer=ans, label=ans, gold="yes")
+                out[f"{i}#{k}"] = CanaryAnswer(
+                    item_id=str(i), ablation=k, status="ok", answer=ans, label=ans, gold="yes"
+                )
         return out
+
     deaf = summarize("m", "s", answers(0), {})
     assert deaf.flagged and all(r["unchanged"] == 1.0 and r["p_changed"] == 1.0 for r in deaf.rows)
     hears = summarize("m", "s", answers(8), {})
@@ -55,7 +62,7 @@ def test_statistics_flag_unchanged_answers_and_test_correctness():
     row = hears.rows[0]
     assert row["unchanged"] == pytest.approx(0.2) and row["p_changed"] < 1e-5
     # McNemar: 8 items right with the real audio only, none the other way: exact p = 2 * 0.5**8
-    assert (row["acc_real"], row["acc_ablated"]) == (1.0, 0.2) and row["mcnemar_p"] == pytest.approx(2 * 0.5 ** 8)
+    assert (row["acc_real"], row["acc_ablated"]) == (1.0, 0.2) and row["mcnemar_p"] == pytest.approx(2 * 0.5**8)
 
 
 def test_deaf_model_is_flagged_in_the_last_lines_and_the_report(setup, capsys, monkeypatch):
@@ -80,8 +87,19 @@ def test_deaf_model_is_flagged_in_the_last_lines_and_the_report(setup, capsys, m
 
 def test_audio_dependent_model_is_not_flagged_through_detect_canary(setup, capsys, monkeypatch):
     run, _, hears = setup
-    code, out = run_cli(capsys, monkeypatch, "detect", run, "--detector", f"hf-audio/{hears}", "--input", "audio",
-                        "--canary", "4", *OPTS)
+    code, out = run_cli(
+        capsys,
+        monkeypatch,
+        "detect",
+        run,
+        "--detector",
+        f"hf-audio/{hears}",
+        "--input",
+        "audio",
+        "--canary",
+        "4",
+        *OPTS,
+    )
     assert code == 0, out
     text = flat(out)
     assert "depends on the audio" in text and "WARNING" not in text and "FLAGGED" not in text

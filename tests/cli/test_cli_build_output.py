@@ -26,9 +26,25 @@ def test_build_shows_the_generator_cost_line_and_the_stage_counts(tmp_path, monk
     config = tmp_path / "llm.json"  # USD per million tokens: the line carries the cost
     config.write_text(json.dumps({"models": {"openai/gen-model": {"cost": {"input": 1.0, "output": 2.0}}}}))
     run = tmp_path / "a run dir with a long name" / "run"
-    args = ["build", "spoken", str(run), "--corpus", str(corpus), "--generator", "openai/gen-model",
-            "--tts", "test-silence", "--asr", "test-fixed", "--rewrites-per-article", "1", "--seed", "3",
-            "--llm-config", str(config)]
+    args = [
+        "build",
+        "spoken",
+        str(run),
+        "--corpus",
+        str(corpus),
+        "--generator",
+        "openai/gen-model",
+        "--tts",
+        "test-silence",
+        "--asr",
+        "test-fixed",
+        "--rewrites-per-article",
+        "1",
+        "--seed",
+        "3",
+        "--llm-config",
+        str(config),
+    ]
     with ChatServer(_script) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         monkeypatch.setenv("OPENAI_API_KEY", "k")

@@ -18,11 +18,25 @@ from halluscope.cli.compat import OPTION_FLAGS, OPTION_RENAMED, RENAMED
 from halluscope.cli.main import app
 
 # python parameter name -> the one flag a role has on every command that takes it
-ROLES = {"max_tokens": "--max-tokens", "audio_policy": "--audio-policy", "mitigation": "--mitigation",
-         "system": "--system", "retries": "--retries", "llm_config": "--llm-config", "option": "--option",
-         "json_out": "--json", "model": "--model", "judge": "--judge", "generator": "--generator",
-         "detector": "--detector", "out": "--out", "langs": "--langs", "seed": "--seed", "threads": "--threads",
-         "concurrency": "--concurrency"}
+ROLES = {
+    "max_tokens": "--max-tokens",
+    "audio_policy": "--audio-policy",
+    "mitigation": "--mitigation",
+    "system": "--system",
+    "retries": "--retries",
+    "llm_config": "--llm-config",
+    "option": "--option",
+    "json_out": "--json",
+    "model": "--model",
+    "judge": "--judge",
+    "generator": "--generator",
+    "detector": "--detector",
+    "out": "--out",
+    "langs": "--langs",
+    "seed": "--seed",
+    "threads": "--threads",
+    "concurrency": "--concurrency",
+}
 # flags whose python name differs by need: '--option' is a list of options; a flag named like a keyword, a
 # builtin or the json module ('--from', '--import', '--format', '--json') cannot be its argument's name
 PYTHON_NAMES = {"option": "--option", "judge_option": "--option", "target": "--to"}  # --to: the pair of --from
@@ -30,16 +44,42 @@ PYTHON_NAMES = {"option": "--option", "judge_option": "--option", "target": "--t
 SHARED_HELP = ("audio_policy", "mitigation", "system", "retries", "llm_config", "option", "json_out", "max_tokens")
 # the options that name a model that is called; a command taking one takes --llm-config too
 MODEL_FLAGS = {"--judge", "--llm", "--model", "--generator", "--detector", "--faithful", "--filter-llm"}
-NOT_CALLED = {"mishap validity import",  # --model there names who wrote the imported responses
-              "mishap disagreements"}  # --judge there picks whose stored verdicts are compared
+NOT_CALLED = {
+    "mishap validity import",  # --model there names who wrote the imported responses
+    "mishap disagreements",
+}  # --judge there picks whose stored verdicts are compared
 ONE_OF_SEVERAL = {"mishap all"}  # several models in one command: -o would not say whose options they are
 # where --out is a file or folder the command writes that is not a run
-OUT_IS_A_FILE = {"run closedform", "mishap examples", "mishap sources", "mishap validity report", "corpus collect",
-                 "corpus dedup", "corpus translate", "corpus release", "corpus rehydrate"}
+OUT_IS_A_FILE = {
+    "run closedform",
+    "mishap examples",
+    "mishap sources",
+    "mishap validity report",
+    "corpus collect",
+    "corpus dedup",
+    "corpus translate",
+    "corpus release",
+    "corpus rehydrate",
+}
 # the commands with a --json summary
-JSON = {"build spoken", "build judge", "build realworld", "detect", "report", "project", "score asr",
-        "score halluaudio", "score aha", "score yesno", "run closedform", "corpus check", "models",
-        "mishap questions", "mishap answer", "mishap judge"}
+JSON = {
+    "build spoken",
+    "build judge",
+    "build realworld",
+    "detect",
+    "report",
+    "project",
+    "score asr",
+    "score halluaudio",
+    "score aha",
+    "score yesno",
+    "run closedform",
+    "corpus check",
+    "models",
+    "mishap questions",
+    "mishap answer",
+    "mishap judge",
+}
 
 
 def _commands(group, prefix: str = "") -> dict[str, object]:
@@ -61,8 +101,19 @@ def _options(cmd) -> dict[str, object]:
 
 
 def test_the_tree_has_every_command_group():
-    assert {"build spoken", "build judge", "detect", "report", "run closedform", "score asr", "mishap answer",
-            "mishap validity judge", "quickstart spoken", "view", "models"} <= set(COMMANDS)
+    assert {
+        "build spoken",
+        "build judge",
+        "detect",
+        "report",
+        "run closedform",
+        "score asr",
+        "mishap answer",
+        "mishap validity judge",
+        "quickstart spoken",
+        "view",
+        "models",
+    } <= set(COMMANDS)
 
 
 @pytest.mark.parametrize("path", sorted(COMMANDS))
@@ -132,8 +183,11 @@ def test_the_run_directory_is_the_positional_run_everywhere():
 # directory; the python names it has at the command; spellings that must appear nowhere in the tree). Several
 # flags name a model by what it does (--judge, --generator, --detector, ...; MODEL_FLAGS); none of them is --llm.
 TREE_ROLES = {
-    "run directory": ("RUN", {"run"}, {"--run", "--run-dir", "--out-dir", "--output-dir", "--dir", "--store",
-                                       "--report-dir"}),
+    "run directory": (
+        "RUN",
+        {"run"},
+        {"--run", "--run-dir", "--out-dir", "--output-dir", "--dir", "--store", "--report-dir"},
+    ),
     "models": ("--model", {"model"}, {"--llm", "--models", "--model-name", "--spec"}),
     "output": ("--out", {"out"}, {"--output", "--output-dir", "--out-dir", "--output-file", "--outfile"}),
     "languages": ("--langs", {"langs"}, {"--languages", "--language", "--lang-codes"}),
@@ -169,8 +223,21 @@ def test_every_role_has_one_spelling_across_the_whole_tree(role):
 
 # the library names of the roles' old or other spellings: no function argument or class field of src/ has one,
 # but where listed with the reason (a different role that happens to share a word, or a third party's name)
-LIBRARY_BANNED = {"max_attempts", "max_new_tokens", "policy", "languages", "language_codes", "cpu_threads",
-                  "num_threads", "n_threads", "max_concurrency", "out_dir", "output_dir", "llm", "llm_spec"}
+LIBRARY_BANNED = {
+    "max_attempts",
+    "max_new_tokens",
+    "policy",
+    "languages",
+    "language_codes",
+    "cpu_threads",
+    "num_threads",
+    "n_threads",
+    "max_concurrency",
+    "out_dir",
+    "output_dir",
+    "llm",
+    "llm_spec",
+}
 LIBRARY_ALLOWED = {
     ("backends/audio_lm/_cascade.py", "llm"): "the cascade's text LLM, the part after '+' in 'cascade/<asr>+<llm>'",
     ("mishap/quickstart.py", "llm"): "the quickstart's one LLM: it writes the questions and rubrics and judges",
@@ -191,16 +258,22 @@ def _library_names() -> list[tuple[str, int, str]]:
                 a = node.args
                 found += [(rel, node.lineno, arg.arg) for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
             elif isinstance(node, ast.ClassDef):
-                found += [(rel, b.lineno, b.target.id) for b in node.body
-                          if isinstance(b, ast.AnnAssign) and isinstance(b.target, ast.Name)]
+                found += [
+                    (rel, b.lineno, b.target.id)
+                    for b in node.body
+                    if isinstance(b, ast.AnnAssign) and isinstance(b.target, ast.Name)
+                ]
     return found
 
 
 def test_the_library_calls_each_role_what_the_flag_calls_it():
     names = _library_names()
     assert len(names) > 1000  # the scan reads the package
-    bad = [f"{rel}:{line} {name}" for rel, line, name in names
-           if name in LIBRARY_BANNED and (rel, name) not in LIBRARY_ALLOWED]
+    bad = [
+        f"{rel}:{line} {name}"
+        for rel, line, name in names
+        if name in LIBRARY_BANNED and (rel, name) not in LIBRARY_ALLOWED
+    ]
     assert not bad, "old or second spellings of a role in the library:\n" + "\n".join(bad)
     unused = set(LIBRARY_ALLOWED) - {(rel, name) for rel, _, name in names}
     assert not unused, f"allowed names that are gone (drop them): {unused}"
@@ -215,22 +288,31 @@ def test_the_scan_finds_an_old_spelling():
 
 # spellings an example must not use: the renamed flags, and '-o KEY=' for a setting that is a flag now
 OLD_OPTION_KEYS = (*OPTION_FLAGS, *OPTION_RENAMED)
-OLD_IN_EXAMPLES = re.compile("|".join([*(re.escape(old) + r"(?![\w-])" for old in RENAMED),
-                                       *(r"-o\s+" + re.escape(k) + "=" for k in OLD_OPTION_KEYS),
-                                       r"--mitigation\s+'?\w+&"]))
+OLD_IN_EXAMPLES = re.compile(
+    "|".join(
+        [
+            *(re.escape(old) + r"(?![\w-])" for old in RENAMED),
+            *(r"-o\s+" + re.escape(k) + "=" for k in OLD_OPTION_KEYS),
+            r"--mitigation\s+'?\w+&",
+        ]
+    )
+)
 
 
 def old_spellings(text: str) -> list[str]:
     """The deprecated spellings in the 'halluscope ...' lines of ``text``."""
-    return [m.group(0) for line in text.splitlines() if "halluscope " in line
-            for m in OLD_IN_EXAMPLES.finditer(line)]
+    return [m.group(0) for line in text.splitlines() if "halluscope " in line for m in OLD_IN_EXAMPLES.finditer(line)]
 
 
 def test_the_old_spelling_check_finds_each_kind():
-    assert old_spellings("Example: halluscope detect RUN -o max_new_tokens=8 -o system=x --policy chunk") == \
-        ["-o max_new_tokens=", "-o system=", "--policy"]
-    assert old_spellings("halluscope mishap answer RUN --mitigation 'aad&alpha=1' --audio-policy chunk") == \
-        ["--mitigation 'aad&"]
+    assert old_spellings("Example: halluscope detect RUN -o max_new_tokens=8 -o system=x --policy chunk") == [
+        "-o max_new_tokens=",
+        "-o system=",
+        "--policy",
+    ]
+    assert old_spellings("halluscope mishap answer RUN --mitigation 'aad&alpha=1' --audio-policy chunk") == [
+        "--mitigation 'aad&"
+    ]
     assert old_spellings("halluscope corpus dedup c.jsonl --output d.jsonl") == ["--output"]
 
 
@@ -247,8 +329,11 @@ def test_readme_and_docs_examples_use_current_spellings():
     pages = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
     # the vocabulary table lists the old spellings on purpose, as does the design record
     skip = {"docs/getting-started.md", "docs/DESIGN-AS-BUILT.md", "CHANGELOG.md"}
-    found = {str(p.relative_to(root)): old_spellings(p.read_text(encoding="utf-8")) for p in pages
-             if str(p.relative_to(root)) not in skip}
+    found = {
+        str(p.relative_to(root)): old_spellings(p.read_text(encoding="utf-8"))
+        for p in pages
+        if str(p.relative_to(root)) not in skip
+    }
     assert not {k: v for k, v in found.items() if v}
 
 
@@ -280,13 +365,26 @@ def test_report_titles_and_messages_name_the_papers():
     bad = []
     for path in sorted(root.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        docs = {id(n.body[0].value) for n in ast.walk(tree)
-                if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
-                and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
-        bad += [f"{path.relative_to(root)}:{n.lineno} {n.value[:80]!r}" for n in ast.walk(tree)
-                if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
-                and unnamed_spec_numbers(n.value)]
+        docs = {
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.body
+            and isinstance(n.body[0], ast.Expr)
+            and isinstance(n.body[0].value, ast.Constant)
+        }
+        bad += [
+            f"{path.relative_to(root)}:{n.lineno} {n.value[:80]!r}"
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant)
+            and isinstance(n.value, str)
+            and id(n) not in docs
+            and unnamed_spec_numbers(n.value)
+        ]
     for path in (*root.rglob("*.js"), *root.rglob("*.html")):
-        bad += [f"{path.relative_to(root)}:{i}" for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-                if unnamed_spec_numbers(line)]
+        bad += [
+            f"{path.relative_to(root)}:{i}"
+            for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            if unnamed_spec_numbers(line)
+        ]
     assert not bad, "user-facing text with a bare spec number:\n" + "\n".join(bad)

@@ -45,8 +45,13 @@ print(json.dumps({"top": after_top, "paths": [" ".join(p) for p in paths], "heav
 
 
 def test_help_of_every_command_imports_no_heavy_library():
-    out = subprocess.run([sys.executable, "-c", WALK, *HEAVY], capture_output=True, text=True, timeout=300,
-                         env={**__import__("os").environ, "COLUMNS": "100"})
+    out = subprocess.run(
+        [sys.executable, "-c", WALK, *HEAVY],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**__import__("os").environ, "COLUMNS": "100"},
+    )
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout.strip().splitlines()[-1])
     # the top-level --help lists the commands from cli/main.py's table: only the cli package itself is loaded

@@ -28,9 +28,17 @@ def _released(tmp_path: Path) -> list[Path]:
     out = []
     for kind, name in (("content", "content_mismatc.jsonl"), ("label", "label_mismatch.jsonl")):
         sel = [r for r in rows if r["id"].startswith(f"audiotrust/{kind}/")][:6]
-        lines = [json.dumps({"WavPath1": f"data/{i}.wav", "overall_description": r["subject"],
-                             "General_description": "A kind of music" if kind == "content" else "speech",
-                             "ModelResponse": r["reply"]}) for i, r in enumerate(sel)]
+        lines = [
+            json.dumps(
+                {
+                    "WavPath1": f"data/{i}.wav",
+                    "overall_description": r["subject"],
+                    "General_description": "A kind of music" if kind == "content" else "speech",
+                    "ModelResponse": r["reply"],
+                }
+            )
+            for i, r in enumerate(sel)
+        ]
         (tmp_path / name).write_text("\n".join(lines + ["{broken"]) + "\n", encoding="utf-8")
         out.append(tmp_path / name)
     return out
@@ -39,7 +47,9 @@ def _released(tmp_path: Path) -> list[Path]:
 def test_released_shape_loads_with_problems_named(tmp_path: Path) -> None:
     loaded = load_audiotrust(_released(tmp_path))
     assert len(loaded.items) == 12 and {i.subset for i in loaded.items} == {"content_mismatch", "label_mismatch"}
-    assert len(loaded.problems) == 2 and "not JSON" in loaded.problems[0].text() and "row 7" in loaded.problems[0].text()
+    assert (
+        len(loaded.problems) == 2 and "not JSON" in loaded.problems[0].text() and "row 7" in loaded.problems[0].text()
+    )
 
 
 def test_real_files_score_end_to_end(realdata: Path) -> None:
@@ -68,19 +78,32 @@ def test_judge_protocol_through_a_scripted_server(tmp_path: Path, realdata: Path
     with ChatServer(script) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-        args = ["score", "audiotrust", *map(str, files), "--judge", "llm:openai/judge-m", "--prompts", str(registry), "--json"]
+        args = [
+            "score",
+            "audiotrust",
+            *map(str, files),
+            "--judge",
+            "llm:openai/judge-m",
+            "--prompts",
+            str(registry),
+            "--json",
+        ]
         res = runner.invoke(app, args)
         assert res.exit_code == 0, (res.output, res.exception)
         again = runner.invoke(app, args)
         assert again.exit_code == 0 and srv.count == 12  # the rerun is answered from the judge's store
     d = json.loads(res.stdout)
     unscored = [i for i in d["items"] if i["judge_score"] is None]
-    assert unscored and all(i["judge_raw"] == "not a score" and "no overall_score" in i["judge_reason"] for i in unscored)
+    assert unscored and all(
+        i["judge_raw"] == "not a score" and "no overall_score" in i["judge_reason"] for i in unscored
+    )
     for s in d["subsets"].values():
         assert s["judge_scored"] + s["judge_unscored"] == s["n"] and (s["judge_mean_score"] in (None, 7.0))
 
 
-@pytest.mark.parametrize("raw,want", [('{"overall_score": 9}', 9.0), ("overall_score: 4", 4.0), ('{"overall_score": 14}', None),
-                                      ("great answer", None)])
+@pytest.mark.parametrize(
+    "raw,want",
+    [('{"overall_score": 9}', 9.0), ("overall_score: 4", 4.0), ('{"overall_score": 14}', None), ("great answer", None)],
+)
 def test_read_score(raw: str, want: float | None) -> None:
     assert read_score(raw)[0] == want

@@ -15,27 +15,46 @@ from halluscope.closedform.avhbench import caption_overlap, load_avhbench, score
 
 runner = CliRunner()
 RELEASED = [  # the README's example for video 00191, with replies
-    ("Video-driven Audio Hallucination", "Is the sleeping man making sound in the audio?", "Yes", "Yes, he is snoring."),
+    (
+        "Video-driven Audio Hallucination",
+        "Is the sleeping man making sound in the audio?",
+        "Yes",
+        "Yes, he is snoring.",
+    ),
     ("Video-driven Audio Hallucination", "Is the couch making sound in the audio?", "No", "I hear a couch creaking."),
-    ("Audio-driven Video Hallucination", "Is the sleeping man visible in the video?", "Yes", "The sleeping man is lying in bed."),
+    (
+        "Audio-driven Video Hallucination",
+        "Is the sleeping man visible in the video?",
+        "Yes",
+        "The sleeping man is lying in bed.",
+    ),
     ("Audio-driven Video Hallucination", "Is the person walking visible in the video?", "No", "No, nobody walks."),
     ("AV Matching", "Are the contexts of audio and visual content matching?", "Yes", "Yes."),
-    ("AV Captioning", "Describe what you see and hear in a single sentence.",
-     "A young man with no shirt on is laying in bed, with footsteps walking on a hard surface followed by a person snoring.",
-     "A man lies in bed snoring while footsteps walk."),
+    (
+        "AV Captioning",
+        "Describe what you see and hear in a single sentence.",
+        "A young man with no shirt on is laying in bed, with footsteps walking on a hard surface followed by a person snoring.",
+        "A man lies in bed snoring while footsteps walk.",
+    ),
 ]
 
 
 CAPTION_Q = "Describe what you see and hear in a single sentence."
 OTHER_VIDEOS = {  # two more videos' captioning objects in the same shape: the reply verbatim, and an unrelated one
-    "00006": ("A woman speaks while birds chirp in the background.", "A woman speaks while birds chirp in the background."),
+    "00006": (
+        "A woman speaks while birds chirp in the background.",
+        "A woman speaks while birds chirp in the background.",
+    ),
     "00159": ("A train horn blows as a train passes by.", "Someone types on a keyboard."),
 }
 
 
 def _file(tmp_path: Path, *, captions: bool = True) -> Path:
-    objs = [{"video_id": "00191", "task": t, "text": q, "label": lab, "prediction": p} for t, q, lab, p in RELEASED
-            if captions or t != "AV Captioning"]
+    objs = [
+        {"video_id": "00191", "task": t, "text": q, "label": lab, "prediction": p}
+        for t, q, lab, p in RELEASED
+        if captions or t != "AV Captioning"
+    ]
     objs.append({"video_id": "00191", "task": "AV Matching", "text": "?", "label": "Yes"})  # no reply
     f = tmp_path / "00191.json"
     f.write_text(json.dumps(objs, indent=2), encoding="utf-8")
@@ -46,8 +65,13 @@ def _captions(tmp_path: Path) -> list[Path]:
     out = [_file(tmp_path)]
     for vid, (label, reply) in OTHER_VIDEOS.items():
         out.append(tmp_path / f"{vid}.json")
-        out[-1].write_text(json.dumps([{"video_id": vid, "task": "AV Captioning", "text": CAPTION_Q, "label": label,
-                                        "prediction": reply}], indent=2), encoding="utf-8")
+        out[-1].write_text(
+            json.dumps(
+                [{"video_id": vid, "task": "AV Captioning", "text": CAPTION_Q, "label": label, "prediction": reply}],
+                indent=2,
+            ),
+            encoding="utf-8",
+        )
     return out
 
 

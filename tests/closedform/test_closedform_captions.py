@@ -23,12 +23,23 @@ def _files(tmp_path: Path) -> tuple[Path, Path]:
         w.writerow(["Y1", "['A dog barks as a man speaks']", "['Dog', 'Speech']"])
         w.writerow(["Y2", "['Rain falls on a roof']", "['Rain', 'Rain on surface']"])
     preds = tmp_path / "generative.json"
-    preds.write_text(json.dumps({
-        "Y1": {"Describe the audio.": {"prediction": "A dog barks and a car engine idles."},   # Dog; Car hallucinated
-               "What do you hear?": {"prediction": "Speech, not a dog."}},                      # Speech; dog negated
-        "Y2": {"Describe the audio.": {"prediction": "Rain on surface, with speech."}},          # Rain on surface; Speech
-        "Y9": {"Describe the audio.": {"prediction": "x"}},
-    }), encoding="utf-8")
+    preds.write_text(
+        json.dumps(
+            {
+                "Y1": {
+                    "Describe the audio.": {
+                        "prediction": "A dog barks and a car engine idles."
+                    },  # Dog; Car hallucinated
+                    "What do you hear?": {"prediction": "Speech, not a dog."},
+                },  # Speech; dog negated
+                "Y2": {
+                    "Describe the audio.": {"prediction": "Rain on surface, with speech."}
+                },  # Rain on surface; Speech
+                "Y9": {"Describe the audio.": {"prediction": "x"}},
+            }
+        ),
+        encoding="utf-8",
+    )
     return meta, preds
 
 
@@ -64,6 +75,7 @@ def _extract_script(answers: dict[str, str]):
     def script(req: dict, n: int) -> Reply:
         caption = user_text(req).split("Description: ", 1)[1]
         return Reply(content=answers[caption])
+
     return script
 
 
@@ -71,9 +83,11 @@ def test_llm_extractor_through_a_scripted_server_stored_and_named(tmp_path: Path
     from support.chat_server import ChatServer
 
     meta, preds = _files(tmp_path)
-    answers = {"A dog barks and a car engine idles.": 'Sounds: ["dog barking", "car engine"]',
-               "Speech, not a dog.": '```json\n["speech"]\n```',
-               "Rain on surface, with speech.": "I cannot tell."}  # no array: unscored, never 'names nothing'
+    answers = {
+        "A dog barks and a car engine idles.": 'Sounds: ["dog barking", "car engine"]',
+        "Speech, not a dog.": '```json\n["speech"]\n```',
+        "Rain on surface, with speech.": "I cannot tell.",
+    }  # no array: unscored, never 'names nothing'
     args = ["score", "captions", str(meta), str(preds), "--extractor", "llm:openai/extract-m"]
     with ChatServer(_extract_script(answers)) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
@@ -107,8 +121,13 @@ def _kuan_as_captions(realdata: Path, tmp_path: Path) -> tuple[Path, Path, list[
     """Kuan et al.'s real question file in the generative task's released shape: each question is a 'caption' that
     names exactly one object (its 'object' column), a clip's labels are its objects asked with label Yes; the
     prompt key is the question's format (Format1..5, the paper's five phrasings)."""
-    lines = [ln for ln in (realdata / "kuan_object_hallucination" / "balanced_popular_test_957.txt")
-             .read_text(encoding="utf-8").splitlines() if ln.strip() and not ln.startswith("#")]
+    lines = [
+        ln
+        for ln in (realdata / "kuan_object_hallucination" / "balanced_popular_test_957.txt")
+        .read_text(encoding="utf-8")
+        .splitlines()
+        if ln.strip() and not ln.startswith("#")
+    ]
     rows = list(csv.DictReader(lines, delimiter="\t"))
     present: dict[str, set[str]] = {}
     for r in rows:
@@ -122,8 +141,15 @@ def _kuan_as_captions(realdata: Path, tmp_path: Path) -> tuple[Path, Path, list[
         for r in rows:
             w.writerow([f"{r['audio_index']}#{r['entry_id']}", "[]", repr(sorted(present[r["audio_index"]]))])
     preds = tmp_path / "generative.json"
-    preds.write_text(json.dumps({f"{r['audio_index']}#{r['entry_id']}": {r["question_format"]: {"prediction": r["prompt_text"]}}
-                                 for r in rows}), encoding="utf-8")
+    preds.write_text(
+        json.dumps(
+            {
+                f"{r['audio_index']}#{r['entry_id']}": {r["question_format"]: {"prediction": r["prompt_text"]}}
+                for r in rows
+            }
+        ),
+        encoding="utf-8",
+    )
     return meta, preds, rows
 
 

@@ -41,10 +41,21 @@ def test_halluaudio_compat_flag(halluaudio_file: Path) -> None:
 
 def test_halluaudio_report(halluaudio_file: Path, tmp_path: Path) -> None:
     out = tmp_path / "rep"
-    result = runner.invoke(app, ["score", "halluaudio", str(halluaudio_file), "--report", str(out), "--bootstrap", "50"])
+    result = runner.invoke(
+        app, ["score", "halluaudio", str(halluaudio_file), "--report", str(out), "--bootstrap", "50"]
+    )
     assert result.exit_code == 0, result.output
-    for name in ("report.html", "tables.md", "metrics_strict.csv", "metrics_compat.csv", "items.csv", "diff.csv",
-                 "problems.csv", "subsets.csv", "summary.json"):
+    for name in (
+        "report.html",
+        "tables.md",
+        "metrics_strict.csv",
+        "metrics_compat.csv",
+        "items.csv",
+        "diff.csv",
+        "problems.csv",
+        "subsets.csv",
+        "summary.json",
+    ):
         assert (out / name).exists(), name
     page = (out / "report.html").read_text(encoding="utf-8")
     assert page.count("data:image/png;base64,") == 2  # per-domain bars and yes-ratio scatter
@@ -56,8 +67,13 @@ def test_halluaudio_report(halluaudio_file: Path, tmp_path: Path) -> None:
 
 
 def test_halluaudio_unknown_subset_needs_domain(tmp_path: Path, write_jsonl) -> None:
-    f = write_jsonl(tmp_path / "p.jsonl", [{"audio": "a", "prompt": "?", "reference": "yes", "subset": "fsd", "pred": "Yes"},
-                                           {"audio": "b", "prompt": "?", "reference": "no", "subset": "fsd", "pred": "No"}])
+    f = write_jsonl(
+        tmp_path / "p.jsonl",
+        [
+            {"audio": "a", "prompt": "?", "reference": "yes", "subset": "fsd", "pred": "Yes"},
+            {"audio": "b", "prompt": "?", "reference": "no", "subset": "fsd", "pred": "No"},
+        ],
+    )
     result = runner.invoke(app, ["score", "halluaudio", str(f), "--json"])
     assert isinstance(result.exception, InputError) and "no valid HalluAudio rows" in str(result.exception)
     d = _json(["score", "halluaudio", str(f), "--json", "--domain", "sound", "--bootstrap", "0"])

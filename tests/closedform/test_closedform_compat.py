@@ -8,17 +8,20 @@ from halluscope.closedform import compat as cp
 from halluscope.closedform.extract import extract_choice, extract_number, extract_yesno
 
 
-@pytest.mark.parametrize("reply,reference,official,strict", [
-    ("I can see its eyes.", "yes", True, "unrelated"),    # 'yes' inside 'eyes'
-    ("I don't know.", "no", True, "unknown"),             # 'no' inside 'know'
-    ("The answer is unknown.", "no", True, "unrelated"),  # 'no' inside 'unknown'
-    ("I cannot tell.", "no", True, "unknown"),            # 'no' inside 'cannot'
-    ("Yes and no.", "yes", True, "ambiguous"),            # both substrings: credited for either reference
-    ("Yes and no.", "no", True, "ambiguous"),
-    ("Nothing like that.", "no", True, "no"),             # right for the wrong reason; strict agrees on the class
-    ("Sí, hay un perro.", "yes", False, "yes"),           # another language: the substring rule misses
-    ("是的", "yes", False, "yes"),
-])
+@pytest.mark.parametrize(
+    "reply,reference,official,strict",
+    [
+        ("I can see its eyes.", "yes", True, "unrelated"),  # 'yes' inside 'eyes'
+        ("I don't know.", "no", True, "unknown"),  # 'no' inside 'know'
+        ("The answer is unknown.", "no", True, "unrelated"),  # 'no' inside 'unknown'
+        ("I cannot tell.", "no", True, "unknown"),  # 'no' inside 'cannot'
+        ("Yes and no.", "yes", True, "ambiguous"),  # both substrings: credited for either reference
+        ("Yes and no.", "no", True, "ambiguous"),
+        ("Nothing like that.", "no", True, "no"),  # right for the wrong reason; strict agrees on the class
+        ("Sí, hay un perro.", "yes", False, "yes"),  # another language: the substring rule misses
+        ("是的", "yes", False, "yes"),
+    ],
+)
 def test_halluaudio_binary_misfires(reply: str, reference: str, official: bool, strict: str) -> None:
     assert cp.halluaudio_binary(reply, reference).correct is official
     assert extract_yesno(reply).label == strict
@@ -31,14 +34,17 @@ def test_misfire_reason_names_the_word() -> None:
     assert cp.halluaudio_binary("Yes.", "yes").misfire is None
 
 
-@pytest.mark.parametrize("text,official", [
-    ("None of them.", 1),        # 'one' inside 'none'
-    ("Listen carefully.", 10),   # 'ten' inside 'listen'
-    ("Eighteen strokes.", 8),    # 'eight' is tried before 'eighteen'
-    ("3 or 4", 3),
-    ("Someone plays it.", 1),
-    ("No number here.", None),
-])
+@pytest.mark.parametrize(
+    "text,official",
+    [
+        ("None of them.", 1),  # 'one' inside 'none'
+        ("Listen carefully.", 10),  # 'ten' inside 'listen'
+        ("Eighteen strokes.", 8),  # 'eight' is tried before 'eighteen'
+        ("3 or 4", 3),
+        ("Someone plays it.", 1),
+        ("No number here.", None),
+    ],
+)
 def test_halluaudio_probe_number_substring_rule(text: str, official: int | None) -> None:
     assert cp.halluaudio_probe_number(text) == official
 
@@ -82,7 +88,9 @@ def test_label_rule_is_a_substring() -> None:
     assert d2.correct and "musical" in d2.misfire
 
 
-@pytest.mark.parametrize("judge,official", [("Yes", "yes"), ("No", "no"), ("Unknown", "no"), ("是", "yes"), ("Maybe", "maybe")])
+@pytest.mark.parametrize(
+    "judge,official", [("Yes", "yes"), ("No", "no"), ("Unknown", "no"), ("是", "yes"), ("Maybe", "maybe")]
+)
 def test_aha_normalize(judge: str, official: str) -> None:
     assert cp.aha_normalize(judge) == official
 
@@ -91,15 +99,28 @@ def test_aha_item_uses_judge_and_flags_unknown() -> None:
     d = cp.aha_item("No", "I am not sure.", "Unknown", asr=False)
     assert d.correct and "unknown" in d.misfire
     assert cp.aha_item("hello world", "hello world", None, asr=True).correct
-    assert not cp.aha_item("Hello world, how are you?", "hello world how are you", None, asr=True).correct  # raw WER 0.4
+    assert not cp.aha_item(
+        "Hello world, how are you?", "hello world how are you", None, asr=True
+    ).correct  # raw WER 0.4
 
 
-@pytest.mark.parametrize("reply,parsed", [
-    ("Yes, there is.", "yes"), ("The eyes...", "yes"), ("yesterday there was no dog", "yes"),
-    ("No.", "no"), ("Nobody barks.", "no"), ("no, there isn't", ""),  # lower-case 'no' is not a rule
-    ("there is no dog", "no"), ("It doesn't contain a dog.", "no"), ("It contains a dog.", "yes"),
-    ("I'm unable to tell.", "no"), ("I don't know.", ""), ("Maybe.", ""),
-])
+@pytest.mark.parametrize(
+    "reply,parsed",
+    [
+        ("Yes, there is.", "yes"),
+        ("The eyes...", "yes"),
+        ("yesterday there was no dog", "yes"),
+        ("No.", "no"),
+        ("Nobody barks.", "no"),
+        ("no, there isn't", ""),  # lower-case 'no' is not a rule
+        ("there is no dog", "no"),
+        ("It doesn't contain a dog.", "no"),
+        ("It contains a dog.", "yes"),
+        ("I'm unable to tell.", "no"),
+        ("I don't know.", ""),
+        ("Maybe.", ""),
+    ],
+)
 def test_kuan_parse(reply: str, parsed: str) -> None:
     assert cp.kuan_parse(reply)[0] == parsed
 

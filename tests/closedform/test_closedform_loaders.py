@@ -14,14 +14,33 @@ from support.corpus_fixtures import write_jsonl
 
 
 def _ha(**kw) -> dict:
-    row = {"audio": "a.wav", "prompt": "Is there a dog?", "reference": "yes", "subset": "fsd_binary", "domain": "sound", "pred": "Yes."}
+    row = {
+        "audio": "a.wav",
+        "prompt": "Is there a dog?",
+        "reference": "yes",
+        "subset": "fsd_binary",
+        "domain": "sound",
+        "pred": "Yes.",
+    }
     row.update(kw)
     return {k: v for k, v in row.items() if v is not ...}
 
 
 def test_halluaudio_loads_known_and_declared_subsets(tmp_path: Path) -> None:
-    f = write_jsonl(tmp_path / "p.jsonl", [_ha(), {"audio": "b.wav", "prompt": "How many words?", "reference": 5,
-                                              "subset": "commonvoice_word_count", "pred": "five", "model": "x"}])
+    f = write_jsonl(
+        tmp_path / "p.jsonl",
+        [
+            _ha(),
+            {
+                "audio": "b.wav",
+                "prompt": "How many words?",
+                "reference": 5,
+                "subset": "commonvoice_word_count",
+                "pred": "five",
+                "model": "x",
+            },
+        ],
+    )
     loaded = load_halluaudio([f])
     assert [i.domain for i in loaded.items] == ["sound", "speech"]
     assert [i.kind for i in loaded.items] == ["binary", "count"]
@@ -30,17 +49,20 @@ def test_halluaudio_loads_known_and_declared_subsets(tmp_path: Path) -> None:
 
 
 def test_halluaudio_bad_rows_each_reported(tmp_path: Path) -> None:
-    f = write_jsonl(tmp_path / "p.jsonl", [
-        _ha(),
-        _ha(audio="b.wav", pred=...),                       # row 2: missing pred
-        _ha(audio="c.wav", subset="mystery", domain=...),   # row 3: unknown subset, no domain
-        "{not json",                                        # row 4
-        _ha(),                                              # row 5: duplicate of row 1
-        _ha(audio="d.wav", reference="maybe"),              # row 6: binary reference not yes/no
-        _ha(audio="e.wav", pred=None),                      # row 7: null reply
-        _ha(audio="f.wav", domain="space"),                 # row 8: unknown domain
-        _ha(audio="g.wav", reference=None),                 # row 9: null reference for a binary prompt
-    ])
+    f = write_jsonl(
+        tmp_path / "p.jsonl",
+        [
+            _ha(),
+            _ha(audio="b.wav", pred=...),  # row 2: missing pred
+            _ha(audio="c.wav", subset="mystery", domain=...),  # row 3: unknown subset, no domain
+            "{not json",  # row 4
+            _ha(),  # row 5: duplicate of row 1
+            _ha(audio="d.wav", reference="maybe"),  # row 6: binary reference not yes/no
+            _ha(audio="e.wav", pred=None),  # row 7: null reply
+            _ha(audio="f.wav", domain="space"),  # row 8: unknown domain
+            _ha(audio="g.wav", reference=None),  # row 9: null reference for a binary prompt
+        ],
+    )
     loaded = load_halluaudio([f])
     assert len(loaded.items) == 1
     by_row = {p.row: p for p in loaded.problems}
@@ -78,11 +100,19 @@ def _aha(index: str, **kw) -> dict:
 
 
 def test_aha_bad_rows(tmp_path: Path) -> None:
-    a = write_jsonl(tmp_path / "run_0.jsonl", [
-        _aha("60_0_1"), _aha("60_0_2", type="teleportation"), _aha("60_0_1"), _aha("60-0-3"),
-        _aha("60_0_4", answer="Perhaps"), _aha("10_0_1"), _aha("220_0_1", type="asr_en", answer="hello world", prediction="hello"),
-        {k: v for k, v in _aha("60_0_5").items() if k != "prediction"},  # a row without a prediction
-    ])
+    a = write_jsonl(
+        tmp_path / "run_0.jsonl",
+        [
+            _aha("60_0_1"),
+            _aha("60_0_2", type="teleportation"),
+            _aha("60_0_1"),
+            _aha("60-0-3"),
+            _aha("60_0_4", answer="Perhaps"),
+            _aha("10_0_1"),
+            _aha("220_0_1", type="asr_en", answer="hello world", prediction="hello"),
+            {k: v for k, v in _aha("60_0_5").items() if k != "prediction"},  # a row without a prediction
+        ],
+    )
     b = write_jsonl(tmp_path / "run_1.jsonl", [_aha("60_0_1"), _aha("60_0_9")])
     loaded = load_aha([a, b])
     msgs = [(p.file, p.row, p.field, p.message) for p in loaded.problems]
@@ -95,8 +125,12 @@ def test_aha_bad_rows(tmp_path: Path) -> None:
     # across runs: 60_0_9 only in run_1, 220_0_1 only in run_0
     assert any(f == str(a) and "60_0_9" in m for f, _, _, m in msgs)
     assert any(f == str(b) and "220_0_1" in m for f, _, _, m in msgs)
-    assert sorted((i.run, i.index) for i in loaded.items) == [("run_0", "220_0_1"), ("run_0", "60_0_1"),
-                                                              ("run_1", "60_0_1"), ("run_1", "60_0_9")]
+    assert sorted((i.run, i.index) for i in loaded.items) == [
+        ("run_0", "220_0_1"),
+        ("run_0", "60_0_1"),
+        ("run_1", "60_0_1"),
+        ("run_1", "60_0_9"),
+    ]
     assert loaded.items[0].task == "existence" and loaded.items[0].audio_key == "60_0"
 
 
@@ -109,13 +143,18 @@ QHEAD = ["entry_id", "audio_index", "prompt_text", "object", "attribute", "label
 
 
 def test_yesno_bad_rows_and_joins(tmp_path: Path) -> None:
-    q = _tsv(tmp_path / "q.tsv", [QHEAD,
-                                  ["1", "Ya", "Is there a dog?", "dog", "", "Yes", "random"],
-                                  ["2", "Yb", "Is there a cat?", "cat", "", "Maybe", "random"],
-                                  ["3", "Yc", "Is there a car?", "car", "", "No", "sideways"],
-                                  ["1", "Yd", "Is there a bird?", "bird", "", "No", "random"],
-                                  ["4", "Ye", "Is there rain?", "rain", "", "No", "adversarial"],
-                                  ["5", "Yf", "Is there wind?", "wind", "", "No", "popular"]])
+    q = _tsv(
+        tmp_path / "q.tsv",
+        [
+            QHEAD,
+            ["1", "Ya", "Is there a dog?", "dog", "", "Yes", "random"],
+            ["2", "Yb", "Is there a cat?", "cat", "", "Maybe", "random"],
+            ["3", "Yc", "Is there a car?", "car", "", "No", "sideways"],
+            ["1", "Yd", "Is there a bird?", "bird", "", "No", "random"],
+            ["4", "Ye", "Is there rain?", "rain", "", "No", "adversarial"],
+            ["5", "Yf", "Is there wind?", "wind", "", "No", "popular"],
+        ],
+    )
     p = tmp_path / "p.csv"
     p.write_text("entry_id,response,label\n1,Yes,Yes\n1,No,Yes\n99,Yes,No\n5,No,Yes\n", encoding="utf-8")
     loaded = load_yesno(q, p)
@@ -150,15 +189,20 @@ def test_yesno_missing_columns_are_fatal(tmp_path: Path) -> None:
 
 
 def test_halluaudio_field_types_and_reference_missing_or_null(tmp_path: Path) -> None:
-    f = write_jsonl(tmp_path / "p.jsonl", [
-        _ha(pred=["Yes"]),                                                       # row 1: a list is not a reply
-        _ha(audio="b.wav", reference=True),                                      # row 2: a boolean reference
-        _ha(audio="c.wav", reference=...),                                       # row 3: no reference at all
-        _ha(audio="d.wav", id=["x"], domain=3),                                  # row 4: two bad fields, both listed
-        _ha(audio="e.wav", subset="invalid_noise", domain=..., reference=None),  # row 5: null reference, invalid audio
-        _ha(audio="f.wav", audio_path="f.wav"),                                  # row 6: an unknown field is a note
-        [1, 2],                                                                  # row 7: not an object
-    ])
+    f = write_jsonl(
+        tmp_path / "p.jsonl",
+        [
+            _ha(pred=["Yes"]),  # row 1: a list is not a reply
+            _ha(audio="b.wav", reference=True),  # row 2: a boolean reference
+            _ha(audio="c.wav", reference=...),  # row 3: no reference at all
+            _ha(audio="d.wav", id=["x"], domain=3),  # row 4: two bad fields, both listed
+            _ha(
+                audio="e.wav", subset="invalid_noise", domain=..., reference=None
+            ),  # row 5: null reference, invalid audio
+            _ha(audio="f.wav", audio_path="f.wav"),  # row 6: an unknown field is a note
+            [1, 2],  # row 7: not an object
+        ],
+    )
     loaded = load_halluaudio([f])
     got = [(p.row, p.field) for p in loaded.problems]
     assert got == [(1, "pred"), (2, "reference"), (3, "reference"), (4, "domain"), (4, "id"), (7, None)]
@@ -179,7 +223,10 @@ def test_bom_crlf_and_empty_judge_reading(tmp_path: Path) -> None:
     assert not loaded.problems
     # an empty judge reading is the judge's (compat mode reads it); a null or absent one falls back to the reply
     assert [(i.index, i.prediction, i.prediction_match) for i in loaded.items] == [
-        ("60_0_1", "Yes", ""), ("60_0_2", "", None), ("60_0_3", "Yes", None)]
+        ("60_0_1", "Yes", ""),
+        ("60_0_2", "", None),
+        ("60_0_3", "Yes", None),
+    ]
 
 
 def test_aha_non_string_judge_reading_and_malformed_line(tmp_path: Path) -> None:
@@ -191,9 +238,15 @@ def test_aha_non_string_judge_reading_and_malformed_line(tmp_path: Path) -> None
 
 
 def test_yesno_rows_are_the_lines_records_start_on(tmp_path: Path) -> None:
-    q = _tsv(tmp_path / "q.tsv", [QHEAD, ["1", "Ya", "Is there a dog?", "dog", "", "Yes", "random"],
-                                  ["2", "Yb", "Is there a cat?", "", "", "No", "random"],
-                                  ["3", "Yc", "Is there a car?", "car", "", "No", "random"]])
+    q = _tsv(
+        tmp_path / "q.tsv",
+        [
+            QHEAD,
+            ["1", "Ya", "Is there a dog?", "dog", "", "Yes", "random"],
+            ["2", "Yb", "Is there a cat?", "", "", "No", "random"],
+            ["3", "Yc", "Is there a car?", "car", "", "No", "random"],
+        ],
+    )
     p = tmp_path / "p.csv"
     # a quoted reply over two lines (2-3), a row with a cell too many (line 4), a reply that is empty (line 5)
     p.write_text('entry_id,response\n1,"Yes,\na dog."\n3,No,extra\n2,\n', encoding="utf-8")
@@ -201,16 +254,24 @@ def test_yesno_rows_are_the_lines_records_start_on(tmp_path: Path) -> None:
     probs = [(Path(x.file).name, x.row, x.field, x.message) for x in loaded.problems]
     assert ("q.tsv", 3, "object", "missing or empty (required)") in probs
     assert ("p.csv", 4, None, "has 3 cell(s), the header has 2") in probs
-    assert any(x[:3] == ("p.csv", 5, "entry_id") and "no matching question" in x[3] for x in probs)  # its question was bad
+    assert any(
+        x[:3] == ("p.csv", 5, "entry_id") and "no matching question" in x[3] for x in probs
+    )  # its question was bad
     assert any(x[:3] == ("q.tsv", 4, "entry_id") and "has no prediction" in x[3] for x in probs)
     assert [(i.entry_id, i.prediction_row, i.response) for i in loaded.items] == [("1", 2, "Yes,\na dog.")]
-    assert next(x for x in loaded.problems if x.field == "object").fix.startswith("every row of the questions TSV needs")
+    assert next(x for x in loaded.problems if x.field == "object").fix.startswith(
+        "every row of the questions TSV needs"
+    )
 
 
 def test_a_file_not_in_utf8_is_refused_whole(tmp_path: Path) -> None:
     f = tmp_path / "run.jsonl"
     zh = _aha("100_0_1", type="homophone_zh-zh", question="音频里有狗吗?", answer="是")
-    f.write_bytes(json.dumps(_aha("60_0_1")).encode() + b"\n" + json.dumps(zh, ensure_ascii=False).encode("gbk") + b"\n")
+    f.write_bytes(
+        json.dumps(_aha("60_0_1")).encode() + b"\n" + json.dumps(zh, ensure_ascii=False).encode("gbk") + b"\n"
+    )
     with pytest.raises(InputError) as err:
         load_aha([f])
-    assert (err.value.file, err.value.row) == (str(f), 2) and "not UTF-8" in str(err.value) and "iconv" in str(err.value)
+    assert (
+        (err.value.file, err.value.row) == (str(f), 2) and "not UTF-8" in str(err.value) and "iconv" in str(err.value)
+    )

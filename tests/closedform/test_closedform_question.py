@@ -17,16 +17,36 @@ ABOUT = "The audio contains the sound of a cat - it's actually a film about a do
 
 
 @pytest.mark.parametrize("reply,subject,want", [(OTHER, "birds", "unrelated"), (ABOUT, "cat", "yes")])
-def test_every_scorer_reads_against_the_question(tmp_path: Path, write_jsonl, reply: str, subject: str, want: str) -> None:
+def test_every_scorer_reads_against_the_question(
+    tmp_path: Path, write_jsonl, reply: str, subject: str, want: str
+) -> None:
     q = f"Is there a sound of {subject} in the audio?"
-    ha = write_jsonl(tmp_path / "b.jsonl", [{"audio": "a.wav", "prompt": q, "reference": "no", "subset": "fsd_binary",
-                                               "domain": "sound", "pred": reply}])
-    aha = write_jsonl(tmp_path / "m_0.jsonl", [{"index": "60_0_1", "type": "existence", "question": q, "answer": "No",
-                                                 "prediction": reply, "audio_path": "x.wav", "label": "en"}])
+    ha = write_jsonl(
+        tmp_path / "b.jsonl",
+        [{"audio": "a.wav", "prompt": q, "reference": "no", "subset": "fsd_binary", "domain": "sound", "pred": reply}],
+    )
+    aha = write_jsonl(
+        tmp_path / "m_0.jsonl",
+        [
+            {
+                "index": "60_0_1",
+                "type": "existence",
+                "question": q,
+                "answer": "No",
+                "prediction": reply,
+                "audio_path": "x.wav",
+                "label": "en",
+            }
+        ],
+    )
     rows = [[QROWS[1][0], QROWS[1][1], q, subject, "negative", "No", "popular"]]
-    yn = load_yesno(_questions(tmp_path / "q.txt", rows), _predictions(tmp_path / "p.csv", ["entry_id", "response"],
-                                                                     [[QROWS[1][0], reply]]))
-    got = [score_halluaudio(load_halluaudio([ha]), bootstrap=0).items[0].strict,
-           score_aha(load_aha([aha]), bootstrap=0, judge_fallback=False).items[0].strict,
-           score_yesno(yn, bootstrap=0).items[0].strict]
+    yn = load_yesno(
+        _questions(tmp_path / "q.txt", rows),
+        _predictions(tmp_path / "p.csv", ["entry_id", "response"], [[QROWS[1][0], reply]]),
+    )
+    got = [
+        score_halluaudio(load_halluaudio([ha]), bootstrap=0).items[0].strict,
+        score_aha(load_aha([aha]), bootstrap=0, judge_fallback=False).items[0].strict,
+        score_yesno(yn, bootstrap=0).items[0].strict,
+    ]
     assert got == [want] * 3, got

@@ -19,15 +19,31 @@ from support.chat_server import ChatServer, Reply, user_text  # noqa: E402
 
 runner = CliRunner()
 ROWS = [  # a dog question; the rules and the scripted LLM read some replies apart
-    ("yes", "Yes, a dog barks."), ("no", "I hear a car engine."), ("yes", "It sounds like a dog barking."),
-    ("no", "Not that I can tell."), ("yes", "The audio is quite noisy."), ("no", "No."),
+    ("yes", "Yes, a dog barks."),
+    ("no", "I hear a car engine."),
+    ("yes", "It sounds like a dog barking."),
+    ("no", "Not that I can tell."),
+    ("yes", "The audio is quite noisy."),
+    ("no", "No."),
 ]
 
 
 def _file(tmp_path: Path, write_jsonl) -> Path:
-    return write_jsonl(tmp_path / "preds.jsonl", [
-        {"id": f"i{k}", "audio": f"{k}.wav", "prompt": "Is there a dog barking in the audio?", "reference": ref,
-         "subset": "fsd_binary", "domain": "sound", "pred": pred} for k, (ref, pred) in enumerate(ROWS)])
+    return write_jsonl(
+        tmp_path / "preds.jsonl",
+        [
+            {
+                "id": f"i{k}",
+                "audio": f"{k}.wav",
+                "prompt": "Is there a dog barking in the audio?",
+                "reference": ref,
+                "subset": "fsd_binary",
+                "domain": "sound",
+                "pred": pred,
+            }
+            for k, (ref, pred) in enumerate(ROWS)
+        ],
+    )
 
 
 def script(req: dict, n: int) -> Reply:
@@ -47,8 +63,18 @@ def test_llm_reader_table_in_the_report_and_rerun_from_the_store(tmp_path: Path,
     with ChatServer(script) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-        args = ["score", "halluaudio", str(f), "--json", "--bootstrap", "0", "--reader", "llm:openai/reader-m",
-                "--report", str(tmp_path / "rep")]
+        args = [
+            "score",
+            "halluaudio",
+            str(f),
+            "--json",
+            "--bootstrap",
+            "0",
+            "--reader",
+            "llm:openai/reader-m",
+            "--report",
+            str(tmp_path / "rep"),
+        ]
         first = runner.invoke(app, args)
         assert first.exit_code == 0, (first.output, first.exception)
         calls = srv.count
@@ -83,17 +109,28 @@ def _links_resolve(report: Path, expect: set[str]) -> None:
     hrefs = [html.unescape(h) for h in re.findall(r'<a href="([^"]+)">', table)]
     assert len(hrefs) == len(expect)
     data = report / "view" / "data"
-    index = json.loads(re.search(r"HALLUSCOPE\.index\((.*)\);", (data / "index.js").read_text(encoding="utf-8"), re.S).group(1))
+    index = json.loads(
+        re.search(r"HALLUSCOPE\.index\((.*)\);", (data / "index.js").read_text(encoding="utf-8"), re.S).group(1)
+    )
     details = {}
     for f in sorted(data.glob("chunk-*.js")):
-        details.update(json.loads(re.search(r"HALLUSCOPE\.chunk\((.*)\);", f.read_text(encoding="utf-8"), re.S).group(1))["items"])
+        details.update(
+            json.loads(re.search(r"HALLUSCOPE\.chunk\((.*)\);", f.read_text(encoding="utf-8"), re.S).group(1))["items"]
+        )
     ids = {r["id"] for r in index["index"]}
     seen = set()
     for h in hrefs:
         url = urlsplit(h)
-        assert (report / url.path).resolve() == (report / "view" / "index.html").resolve() and (report / url.path).is_file()
+        assert (report / url.path).resolve() == (report / "view" / "index.html").resolve() and (
+            report / url.path
+        ).is_file()
         item = parse_qs(url.fragment)["item"][0]
-        assert item in ids and details[item]["id"] == item and details[item]["benchmark"] == "halluaudio" and details[item]["question"].startswith("Is there a dog")
+        assert (
+            item in ids
+            and details[item]["id"] == item
+            and details[item]["benchmark"] == "halluaudio"
+            and details[item]["question"].startswith("Is there a dog")
+        )
         seen.add(details[item]["id"].split(":")[-1])
     assert seen == expect
 
@@ -110,17 +147,35 @@ def test_disagreement_links_open_the_item_in_chromium(tmp_path: Path, write_json
     with ChatServer(script) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-        res = runner.invoke(app, ["score", "halluaudio", str(f), "--bootstrap", "0", "--reader", "llm:openai/reader-m",
-                                  "--report", str(tmp_path / "rep")])
+        res = runner.invoke(
+            app,
+            [
+                "score",
+                "halluaudio",
+                str(f),
+                "--bootstrap",
+                "0",
+                "--reader",
+                "llm:openai/reader-m",
+                "--report",
+                str(tmp_path / "rep"),
+            ],
+        )
         assert res.exit_code == 0, (res.output, res.exception)
     driver = chromium(tmp_path)
     try:
         wait = WebDriverWait(driver, 20)
         for want, reply in (("halluaudio:i1", "I hear a car engine."), ("halluaudio:i3", "Not that I can tell.")):
             driver.get((tmp_path / "rep" / "report.html").resolve().as_uri())
-            driver.find_element(By.CSS_SELECTOR, f'#reader_disagreements a[href$="item={want.replace(":", "%3A")}"]').click()
-            wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1"
-                       and d.find_elements(By.CSS_SELECTOR, "#item .item-id"))
+            driver.find_element(
+                By.CSS_SELECTOR, f'#reader_disagreements a[href$="item={want.replace(":", "%3A")}"]'
+            ).click()
+            wait.until(
+                lambda d: (
+                    d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1"
+                    and d.find_elements(By.CSS_SELECTOR, "#item .item-id")
+                )
+            )
             assert driver.find_element(By.CSS_SELECTOR, "#item .item-id").text == want
             assert driver.find_element(By.CSS_SELECTOR, "#item pre.response").text == reply
         assert not [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
@@ -151,7 +206,10 @@ def test_smollm2_as_the_reader(tmp_path: Path, write_jsonl) -> None:
     items = r.tables["reader_items"]
     assert len(items) == len(ROWS) and all(i["llm_raw"] is not None for i in items)  # raw output kept for every reply
     assert r.tables["reader_summary"][0]["n"] == len(ROWS)
-    assert {row["reader"] for row in r.tables["reader_sensitivity"]} == {"rules (strict)", "llm:hf/smollm2-135m-instruct"}
+    assert {row["reader"] for row in r.tables["reader_sensitivity"]} == {
+        "rules (strict)",
+        "llm:hf/smollm2-135m-instruct",
+    }
     again = LLMReader("hf/smollm2-135m-instruct", tmp_path / "store")
     score_halluaudio(load_halluaudio([_file(tmp_path, write_jsonl)]), bootstrap=0, reader=again)
     assert again.stats.from_store == len(ROWS) and again.stats.sent == 0

@@ -11,9 +11,20 @@ from halluscope.closedform.score import score_halluaudio
 
 
 def _file(tmp_path: Path, write_jsonl, preds: list[tuple[str, str]]) -> Path:
-    return write_jsonl(tmp_path / "b.jsonl", [{"audio": f"{i}.wav", "prompt": "Is there a dog barking?", "reference": ref,
-                                               "subset": "fsd_binary", "domain": "sound", "pred": pred}
-                                              for i, (ref, pred) in enumerate(preds)])
+    return write_jsonl(
+        tmp_path / "b.jsonl",
+        [
+            {
+                "audio": f"{i}.wav",
+                "prompt": "Is there a dog barking?",
+                "reference": ref,
+                "subset": "fsd_binary",
+                "domain": "sound",
+                "pred": pred,
+            }
+            for i, (ref, pred) in enumerate(preds)
+        ],
+    )
 
 
 def test_unrelated_ratio_is_zero_without_errors_in_the_recipe_and_null_in_strict(tmp_path: Path, write_jsonl) -> None:
@@ -24,8 +35,14 @@ def test_unrelated_ratio_is_zero_without_errors_in_the_recipe_and_null_in_strict
 
 
 def test_recipe_frr_is_the_exact_refusal_set(tmp_path: Path, write_jsonl) -> None:
-    preds = [("yes", "refuse"), ("no", "I dont know"), ("yes", "Cannot answer"), ("no", "I cannot answer that."),
-             ("yes", "I'm not sure."), ("no", "No.")]
+    preds = [
+        ("yes", "refuse"),
+        ("no", "I dont know"),
+        ("yes", "Cannot answer"),
+        ("no", "I cannot answer that."),
+        ("yes", "I'm not sure."),
+        ("no", "No."),
+    ]
     r = score_halluaudio(load_halluaudio([_file(tmp_path, write_jsonl, preds)]), bootstrap=0)
     rec = r.compat["all"]["recipe"]
     assert rec["frr"] == 3 / 6  # 'refuse', 'I dont know', 'Cannot answer' only (p.lower() in the set)
@@ -34,7 +51,9 @@ def test_recipe_frr_is_the_exact_refusal_set(tmp_path: Path, write_jsonl) -> Non
 
 
 def test_tables_print_accuracy_in_percent(tmp_path: Path, write_jsonl) -> None:
-    r = score_halluaudio(load_halluaudio([_file(tmp_path, write_jsonl, [("yes", "Yes."), ("no", "Yes.")])]), bootstrap=0)
+    r = score_halluaudio(
+        load_halluaudio([_file(tmp_path, write_jsonl, [("yes", "Yes."), ("no", "Yes.")])]), bootstrap=0
+    )
     row = next(x for x in headline_rows(r, "strict") if x["domain"] == "all")
     assert row["accuracy_percent"] == 50.0 and row["accuracy"] == 0.5
     assert recipe_rows(r)[-1]["accuracy_percent"] == 50.0 and recipe_rows(r)[-1]["unrelated_ratio"] == 1.0

@@ -62,17 +62,34 @@ def test_aha_strict_and_compat(aha_files: list[Path]) -> None:
     assert "inferred sound" in r.strict and "inferred sound" not in r.compat
     cmp_ = r.comparison()
     assert cmp_["n_skipped_by_official"] == 2 and cmp_["n_differ"] == 2
-    assert set(cmp_["by_reason"]) == {"abstention read as an answer by the official rules",
-                                      "ASR: text normalisation / CER for Chinese vs raw WER"}
+    assert set(cmp_["by_reason"]) == {
+        "abstention read as an answer by the official rules",
+        "ASR: text normalisation / CER for Chinese vs raw WER",
+    }
 
 
 def test_aha_judge_fallback_only_for_unclassified(tmp_path: Path, write_jsonl) -> None:
-    f = write_jsonl(tmp_path / "r.jsonl", [
-        {"index": "60_0_1", "type": "existence", "question": "?", "answer": "Yes",
-         "prediction": "Street ambience with traffic.", "prediction_match": "Yes"},
-        {"index": "60_0_2", "type": "existence", "question": "?", "answer": "No",
-         "prediction": "I don't know.", "prediction_match": "No"},
-    ])
+    f = write_jsonl(
+        tmp_path / "r.jsonl",
+        [
+            {
+                "index": "60_0_1",
+                "type": "existence",
+                "question": "?",
+                "answer": "Yes",
+                "prediction": "Street ambience with traffic.",
+                "prediction_match": "Yes",
+            },
+            {
+                "index": "60_0_2",
+                "type": "existence",
+                "question": "?",
+                "answer": "No",
+                "prediction": "I don't know.",
+                "prediction_match": "No",
+            },
+        ],
+    )
     with_judge = score_aha(load_aha([f]), bootstrap=0)
     assert [(i.strict, i.via) for i in with_judge.items] == [("yes", "fallback"), ("unknown", "rules")]
     assert with_judge.extraction_counts()["decided_by_fallback"] == 1
@@ -95,6 +112,8 @@ def test_yesno_strict_and_compat(yesno_files: tuple[Path, Path]) -> None:
     cmp_ = r.comparison()
     # a3 is wrong in both modes but listed: the official rules count its unparsed reply as a 'no' answer
     assert cmp_["n_differ"] == 4 and cmp_["strict_correct_only"] == 3 and cmp_["read_differently_only"] == 1
-    assert cmp_["by_reason"] == {"phrasing the official rules miss (negation, other language, number word)": 2,
-                                 "substring inside another word": 1,
-                                 "no answer in either mode; the official rules count it as a 'no' answer (precision denominator)": 1}
+    assert cmp_["by_reason"] == {
+        "phrasing the official rules miss (negation, other language, number word)": 2,
+        "substring inside another word": 1,
+        "no answer in either mode; the official rules count it as a 'no' answer (precision denominator)": 1,
+    }

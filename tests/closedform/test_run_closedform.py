@@ -37,16 +37,45 @@ def clips(tmp_path_factory):
 
 def _halluaudio(tmp_path):
     rows = [
-        {"id": "a", "audio": "dog.wav", "prompt": "Is there a dog barking?", "reference": "yes", "subset": "animal_binary",
-         "domain": "sound"},
-        {"id": "b", "audio": "dog.wav", "prompt": "Is there a cat meowing?", "reference": "no", "subset": "animal_binary",
-         "domain": "sound"},
-        {"id": "c", "audio": "speech.wav", "prompt": "How many words are spoken?", "reference": "5",
-         "subset": "commonvoice_word_count"},
-        {"id": "d", "audio": "missing.wav", "prompt": "Is there a bird?", "reference": "no", "subset": "animal_binary",
-         "domain": "sound"},
-        {"id": "e", "audio": "long.wav", "prompt": "Is anyone speaking?", "reference": "yes", "subset": "animal_binary",
-         "domain": "sound"},
+        {
+            "id": "a",
+            "audio": "dog.wav",
+            "prompt": "Is there a dog barking?",
+            "reference": "yes",
+            "subset": "animal_binary",
+            "domain": "sound",
+        },
+        {
+            "id": "b",
+            "audio": "dog.wav",
+            "prompt": "Is there a cat meowing?",
+            "reference": "no",
+            "subset": "animal_binary",
+            "domain": "sound",
+        },
+        {
+            "id": "c",
+            "audio": "speech.wav",
+            "prompt": "How many words are spoken?",
+            "reference": "5",
+            "subset": "commonvoice_word_count",
+        },
+        {
+            "id": "d",
+            "audio": "missing.wav",
+            "prompt": "Is there a bird?",
+            "reference": "no",
+            "subset": "animal_binary",
+            "domain": "sound",
+        },
+        {
+            "id": "e",
+            "audio": "long.wav",
+            "prompt": "Is anyone speaking?",
+            "reference": "yes",
+            "subset": "animal_binary",
+            "domain": "sound",
+        },
     ]
     return write_jsonl(tmp_path / "halluaudio.jsonl", rows)
 
@@ -58,15 +87,42 @@ def test_openai_audio_model_on_halluaudio_then_score(tmp_path, clips, monkeypatc
         parts = req["messages"][-1]["content"]
         assert parts[0]["type"] == "input_audio"
         q = _text(req)
-        return Reply(content="Yes, a dog is barking." if "dog" in q else "There are five words." if "words" in q
-                     else "No." if "cat" in q else "Yes.")
+        return Reply(
+            content="Yes, a dog is barking."
+            if "dog" in q
+            else "There are five words."
+            if "words" in q
+            else "No."
+            if "cat" in q
+            else "Yes."
+        )
 
     runner = CliRunner()
     src, out = _halluaudio(tmp_path), tmp_path / "preds" / "model.jsonl"
     with ChatServer(script) as srv:
-        args = ["run", "closedform", str(tmp_path / "run"), str(src), "--model", "openai/audio-model", "--format", "halluaudio",
-                "--audio-root", str(clips), "--out", str(out), "--audio-policy", "skip", "--json",
-                "-o", f"base_url={srv.url}", "-o", "audio_window_s=30", "-o", "max_retries=0"]
+        args = [
+            "run",
+            "closedform",
+            str(tmp_path / "run"),
+            str(src),
+            "--model",
+            "openai/audio-model",
+            "--format",
+            "halluaudio",
+            "--audio-root",
+            str(clips),
+            "--out",
+            str(out),
+            "--audio-policy",
+            "skip",
+            "--json",
+            "-o",
+            f"base_url={srv.url}",
+            "-o",
+            "audio_window_s=30",
+            "-o",
+            "max_retries=0",
+        ]
         res = runner.invoke(app, args)
         assert res.exit_code == 0, res.output
         summary = json.loads(res.stdout)
@@ -81,25 +137,48 @@ def test_openai_audio_model_on_halluaudio_then_score(tmp_path, clips, monkeypatc
     assert log[4]["audio"]["action"] == "skipped" and log[0]["audio"]["delivered"] is True
     res = runner.invoke(app, ["score", "halluaudio", str(out), "--json", "--bootstrap", "0"])
     assert res.exit_code == 0, res.output
-    scored = json.loads(res.output[res.output.index("\n{") + 1:])  # problems are listed before the JSON
+    scored = json.loads(res.output[res.output.index("\n{") + 1 :])  # problems are listed before the JSON
     assert scored["problems"]["count"] == 2
     assert "field 'pred': missing (required)" in json.dumps(scored["problems"])
 
 
 def test_tiny_qwen2_audio_on_yesno_then_score(tmp_path, clips, qwen2_audio_dir):
     questions = tmp_path / "q.tsv"
-    questions.write_text("entry_id\taudio_index\tprompt_text\tobject\tlabel\tsampling\n"
-                         "1\tdog\tIs there a dog in the audio?\tdog\tYes\trandom\n"
-                         "1\tdog\tIs there a car in the audio?\tcar\tNo\tadversarial\n"  # ids repeat across strategies
-                         "3\tlong\tIs there speech in the audio?\tspeech\tYes\tpopular\n", encoding="utf-8")
+    questions.write_text(
+        "entry_id\taudio_index\tprompt_text\tobject\tlabel\tsampling\n"
+        "1\tdog\tIs there a dog in the audio?\tdog\tYes\trandom\n"
+        "1\tdog\tIs there a car in the audio?\tcar\tNo\tadversarial\n"  # ids repeat across strategies
+        "3\tlong\tIs there speech in the audio?\tspeech\tYes\tpopular\n",
+        encoding="utf-8",
+    )
     out = tmp_path / "yesno.csv"
     runner = CliRunner()
-    res = runner.invoke(app, ["run", "closedform", str(questions), "--model", f"hf-audio/{qwen2_audio_dir}",
-                              "--format", "yesno", "--audio-root", str(clips), "--out", str(out), "--audio-policy",
-                              "chunk", "--max-new-tokens", "4", "--json"])  # the old spelling (no RUN) still works
+    res = runner.invoke(
+        app,
+        [
+            "run",
+            "closedform",
+            str(questions),
+            "--model",
+            f"hf-audio/{qwen2_audio_dir}",
+            "--format",
+            "yesno",
+            "--audio-root",
+            str(clips),
+            "--out",
+            str(out),
+            "--audio-policy",
+            "chunk",
+            "--max-new-tokens",
+            "4",
+            "--json",
+        ],
+    )  # the old spelling (no RUN) still works
     assert res.exit_code == 0, res.output
     summary = json.loads(res.stdout)
-    assert summary["answered"] == 3 and summary["audio"] == {"whole": 2, "chunked": 1} and summary["audio_delivered"] == 3
+    assert (
+        summary["answered"] == 3 and summary["audio"] == {"whole": 2, "chunked": 1} and summary["audio_delivered"] == 3
+    )
     log = [json.loads(x) for x in (tmp_path / "yesno.csv.delivery.jsonl").read_text().splitlines()]
     assert log[2]["audio"]["chunks"] == 2 and log[2]["audio"]["heard_s"] == pytest.approx(35.0)
     header = out.read_text().splitlines()[0]

@@ -17,8 +17,13 @@ import pytest
 from halluscope.core import hashing
 from halluscope.core.records import Article, AudioClip, ChatMessage, MishapRubric, ModelRequest
 
-PAYLOADS = [{"stage": "tts", "config": {"b": 1, "a": [1.5, None, "ü"]}, "upstream": ["x"]},
-            {"path": Path("/tmp/x"), "n": 3}, [], "plain text", {"ключ": "қазақ"}]
+PAYLOADS = [
+    {"stage": "tts", "config": {"b": 1, "a": [1.5, None, "ü"]}, "upstream": ["x"]},
+    {"path": Path("/tmp/x"), "n": 3},
+    [],
+    "plain text",
+    {"ключ": "қазақ"},
+]
 
 
 def test_primitives_match_hashlib():
@@ -36,21 +41,30 @@ def test_primitives_match_hashlib():
 def test_stage_fingerprint_is_unchanged(payload):
     from halluscope.core.stages import Stage, fingerprint
 
-    old = hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")).hexdigest()[:16]
+    old = hashlib.sha256(
+        json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")
+    ).hexdigest()[:16]
     assert fingerprint(payload) == old
     stage = Stage("tts", {"voice": "en", "seed": 0}, ("abc",))
     blob = {"stage": "tts", "config": {"voice": "en", "seed": 0}, "upstream": ["abc"]}
-    assert stage.fingerprint == hashlib.sha256(json.dumps(blob, sort_keys=True, ensure_ascii=False,
-                                                          default=str).encode()).hexdigest()[:16]
+    assert (
+        stage.fingerprint
+        == hashlib.sha256(json.dumps(blob, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()[:16]
+    )
 
 
 def test_request_key_is_unchanged():
     msgs = (ChatMessage(role="system", content="Ты судья."), ChatMessage(role="user", content="қазақ ü"))
     for audio in ((), (AudioClip(sha256="ab" * 32, seconds=1.0),)):
-        req = ModelRequest(backend="openai/x", messages=msgs, params={"temperature": 0, "seed": 3}, nonce=1,
-                           tag="t", audio=audio)
-        content = {"backend": req.backend, "messages": [m.model_dump() for m in req.messages], "params": req.params,
-                   "nonce": req.nonce}
+        req = ModelRequest(
+            backend="openai/x", messages=msgs, params={"temperature": 0, "seed": 3}, nonce=1, tag="t", audio=audio
+        )
+        content = {
+            "backend": req.backend,
+            "messages": [m.model_dump() for m in req.messages],
+            "params": req.params,
+            "nonce": req.nonce,
+        }
         if audio:
             content["audio"] = [a.sha256 for a in audio]
         old = hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
@@ -77,8 +91,10 @@ def test_seeds_are_unchanged():
         assert pick_voice(voices, seed=seed, item_id=item) == voices[int.from_bytes(h[:4], "big") % len(voices)]
     params = {"temperature": 0.7, "seed": 1, "mitigation": "aad"}
     blob = json.dumps(params, sort_keys=True, default=str).encode()
-    assert hashing.seed_from(blob) % hashing.TORCH_SEED_MAX == int.from_bytes(
-        hashlib.sha256(blob).digest()[:8], "big") % 2**63
+    assert (
+        hashing.seed_from(blob) % hashing.TORCH_SEED_MAX
+        == int.from_bytes(hashlib.sha256(blob).digest()[:8], "big") % 2**63
+    )
 
 
 def _old_files_hash(refs) -> str:
@@ -102,7 +118,9 @@ def test_prompt_hashes_are_unchanged():
     assert prompt_hash() == _old_files_hash(refs)
     detect = sorted((p for p in (root / "detect").iterdir() if p.name.endswith(".txt")), key=lambda p: p.name)
     assert prompt_files_hash() == _old_files_hash(detect)
-    mishap = [r for r in sorted((root / "mishap").iterdir(), key=lambda p: p.name) if r.name.endswith((".txt", ".json"))]
+    mishap = [
+        r for r in sorted((root / "mishap").iterdir(), key=lambda p: p.name) if r.name.endswith((".txt", ".json"))
+    ]
     assert prompts_hash() == _old_files_hash(mishap)
     assert faithful_prompt_hash() == hashlib.sha256(template(FAITHFUL_TEMPLATE).text.encode()).hexdigest()[:16]
 
@@ -118,8 +136,10 @@ def test_content_hashes_are_unchanged(tmp_path):
         h.update(a.model_dump_json().encode())
     assert _corpus_sha(articles) == h.hexdigest()[:16]
 
-    rubrics = {q: MishapRubric(question_id=q, version=v, text=f"Hallucinated if {q} ü", author="me")
-               for q, v in (("q2", 2), ("q1", 1))}
+    rubrics = {
+        q: MishapRubric(question_id=q, version=v, text=f"Hallucinated if {q} ü", author="me")
+        for q, v in (("q2", 2), ("q1", 1))
+    }
     blob = json.dumps({k: [r.version, r.text] for k, r in sorted(rubrics.items())}, ensure_ascii=False)
     assert rubric_set_hash(rubrics) == hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -154,8 +174,11 @@ def test_model_folder_identities_are_unchanged(tmp_path):
     for f in sorted(m.iterdir()):
         if f.is_file() and (f.suffix in (".json", ".model", ".txt") or f.name.endswith((".safetensors", ".bin"))):
             h.update(f.name.encode())
-            h.update(f.read_bytes() if f.suffix != ".safetensors" and f.stat().st_size < 50_000_000
-                     else str(f.stat().st_size).encode())
+            h.update(
+                f.read_bytes()
+                if f.suffix != ".safetensors" and f.stat().st_size < 50_000_000
+                else str(f.stat().st_size).encode()
+            )
     assert encoder_identity(str(m)) == {"path": str(m.resolve()), "sha256": h.hexdigest()[:16]}
 
     h = hashlib.sha256()

@@ -29,6 +29,7 @@ def _error(path, **kw) -> str:
 
 # -- encodings ---------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("bom", [False, True])
 @pytest.mark.parametrize("eol", ["\n", "\r\n"])
 def test_utf8_with_or_without_bom_and_crlf_read_alike(tmp_path, bom, eol):
@@ -42,19 +43,25 @@ def test_utf8_with_or_without_bom_and_crlf_read_alike(tmp_path, bom, eol):
         assert got == ROWS, name
 
 
-@pytest.mark.parametrize(("encoding", "text", "guess"), [
-    ("latin-1", "Café au lait, naïve résumé, déjà vu", "cp1252"),
-    ("cp1251", "Банк повысил ключевую ставку до шестнадцати процентов", "cp1251"),
-    ("koi8-r", "Банк повысил ключевую ставку до шестнадцати процентов", "KOI8-R"),
-])
+@pytest.mark.parametrize(
+    ("encoding", "text", "guess"),
+    [
+        ("latin-1", "Café au lait, naïve résumé, déjà vu", "cp1252"),
+        ("cp1251", "Банк повысил ключевую ставку до шестнадцати процентов", "cp1251"),
+        ("koi8-r", "Банк повысил ключевую ставку до шестнадцати процентов", "KOI8-R"),
+    ],
+)
 def test_non_utf8_names_file_line_offset_and_the_likely_encoding(tmp_path, encoding, text, guess):
     path = tmp_path / "c.jsonl"
     good = json.dumps({"id": "a0", "language": "en", "text": "fine"}) + "\n"
-    path.write_bytes(good.encode() + json.dumps({"id": "a1", "language": "en", "text": text},
-                                                ensure_ascii=False).encode(encoding) + b"\n")
+    path.write_bytes(
+        good.encode()
+        + json.dumps({"id": "a1", "language": "en", "text": text}, ensure_ascii=False).encode(encoding)
+        + b"\n"
+    )
     msg = _error(path)
     offset = len(good.encode()) + len('{"id": "a1", "language": "en", "text": "'.encode())
-    offset += len(text[:next(i for i, c in enumerate(text) if ord(c) > 127)].encode())
+    offset += len(text[: next(i for i, c in enumerate(text) if ord(c) > 127)].encode())
     assert f"file {path}" in msg and "row 2" in msg and "not UTF-8" in msg
     assert f"byte offset {offset} (line 2," in msg and f"looks like {guess}" in msg and "iconv -f" in msg
 
@@ -66,14 +73,17 @@ def test_every_bad_line_is_counted_in_one_problem(tmp_path):
     assert "1 problem(s)" in msg and "row 2" in msg and "1 more line(s) are not UTF-8" in msg
 
 
-@pytest.mark.parametrize(("data", "expected"), [
-    (b"\x00\x01\x02binary\xff" * 20, "binary file (a NUL byte at byte offset 0)"),
-    ('{"id": "1"}\n'.encode("utf-16"), "UTF-16, expected UTF-8"),
-    ('{"id": "1"}\n'.encode("utf-16-le"), "UTF-16, expected UTF-8"),
-    (b"PAR1\x15\x04junk", "it is a parquet file; name it .parquet"),
-    (b"PK\x03\x04rest-of-an-xlsx", "zip archive"),
-    (b"\x1f\x8b\x08\x00gzip", "gzip-compressed"),
-])
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b"\x00\x01\x02binary\xff" * 20, "binary file (a NUL byte at byte offset 0)"),
+        ('{"id": "1"}\n'.encode("utf-16"), "UTF-16, expected UTF-8"),
+        ('{"id": "1"}\n'.encode("utf-16-le"), "UTF-16, expected UTF-8"),
+        (b"PAR1\x15\x04junk", "it is a parquet file; name it .parquet"),
+        (b"PK\x03\x04rest-of-an-xlsx", "zip archive"),
+        (b"\x1f\x8b\x08\x00gzip", "gzip-compressed"),
+    ],
+)
 def test_binary_files_are_refused_before_parsing(tmp_path, data, expected):
     path = tmp_path / "c.jsonl"
     path.write_bytes(data)
@@ -82,6 +92,7 @@ def test_binary_files_are_refused_before_parsing(tmp_path, data, expected):
 
 
 # -- files ---------------------------------------------------------------------------------------------
+
 
 def test_a_directory_a_missing_file_and_an_unknown_suffix(tmp_path):
     (tmp_path / "d.jsonl").mkdir()
@@ -101,14 +112,18 @@ def test_corrupt_parquet_and_a_parquet_missing_a_column(tmp_path):
 
 # -- types ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("field", "value", "got"), [
-    ("id", 42, "got a number (42)"),
-    ("id", 4.5, "got a number (4.5)"),
-    ("text", ["a"], "got a list of 1 item(s)"),
-    ("text", {"a": 1}, "got an object with key(s) 'a'"),
-    ("id", True, "got a boolean (true)"),
-    ("topic", 7, "got a number (7)"),
-])
+
+@pytest.mark.parametrize(
+    ("field", "value", "got"),
+    [
+        ("id", 42, "got a number (42)"),
+        ("id", 4.5, "got a number (4.5)"),
+        ("text", ["a"], "got a list of 1 item(s)"),
+        ("text", {"a": 1}, "got an object with key(s) 'a'"),
+        ("id", True, "got a boolean (true)"),
+        ("topic", 7, "got a number (7)"),
+    ],
+)
 def test_a_number_list_object_or_bool_is_not_a_text(tmp_path, field, value, got):
     row = {"id": "a1", "language": "en", "text": "fine", field: value}
     (tmp_path / "c.jsonl").write_bytes(_jsonl([row]))
@@ -121,16 +136,19 @@ def test_parquet_columns_are_type_checked_too(tmp_path):
     assert "row 1, field 'id': expected text (a string), got a number (1)" in _error(tmp_path / "c.parquet")
 
 
-@pytest.mark.parametrize(("line", "expected"), [
-    (b'{"id": "a", "id": "b", "language": "en", "text": "t"}', "the key 'id' appears twice"),
-    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
-    (b'{"id": ' + b"9" * 5000 + b"}", "malformed JSON"),
-    (b'{"id": "a", "language": "en", "text": "\\ud800"}', "lone surrogate \\ud800"),
-    (b'{"id": "a", "language": "en", "text": "x\\u0000y"}', "NUL character at character 2"),
-    (b'{"id": "a", "language": "en", "text": ', "malformed JSON (Expecting value at column"),
-    (b'"just a string"', "expected an object with id, language, text, got text ('just a string')"),
-    (b'{"id": "a", "language": "en", "text": "   "}', "field 'text': missing or empty (required)"),
-])
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (b'{"id": "a", "id": "b", "language": "en", "text": "t"}', "the key 'id' appears twice"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (b'{"id": ' + b"9" * 5000 + b"}", "malformed JSON"),
+        (b'{"id": "a", "language": "en", "text": "\\ud800"}', "lone surrogate \\ud800"),
+        (b'{"id": "a", "language": "en", "text": "x\\u0000y"}', "NUL character at character 2"),
+        (b'{"id": "a", "language": "en", "text": ', "malformed JSON (Expecting value at column"),
+        (b'"just a string"', "expected an object with id, language, text, got text ('just a string')"),
+        (b'{"id": "a", "language": "en", "text": "   "}', "field 'text': missing or empty (required)"),
+    ],
+)
 def test_hostile_json_lines_become_problems(tmp_path, line, expected):
     (tmp_path / "c.jsonl").write_bytes(line + b"\n")
     msg = _error(tmp_path / "c.jsonl")
@@ -142,13 +160,17 @@ def test_bool_fields_take_booleans_and_the_usual_words_only(tmp_path):
     path = tmp_path / "c.csv"
     path.write_text("id,flag\na,yes\nb,FALSE\nc,\n", encoding="utf-8")
     assert [r.values for r in read_rows(path, fields, what="t").rows] == [
-        {"id": "a", "flag": True}, {"id": "b", "flag": False}, {"id": "c"}]
+        {"id": "a", "flag": True},
+        {"id": "b", "flag": False},
+        {"id": "c"},
+    ]
     path.write_text("id,flag\na,maybe\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"row 2, field 'flag': expected true or false, got text \('maybe'\)"):
         read_rows(path, fields, what="t")
 
 
 # -- limits --------------------------------------------------------------------------------------------
+
 
 def test_an_oversized_field_and_file_are_refused_with_the_override(tmp_path, monkeypatch):
     big = {"id": "a1", "language": "en", "text": "word " * 220_000}  # 1.1 MB: over the 1 MB default
@@ -174,6 +196,7 @@ def test_a_csv_cell_over_the_csv_module_limit_is_measured_not_crashed(tmp_path):
 
 
 # -- headers and rows ----------------------------------------------------------------------------------
+
 
 def test_a_headerless_csv_says_so(tmp_path):
     path = tmp_path / "c.csv"
@@ -204,8 +227,9 @@ def test_csv_rows_are_the_line_they_start_on(tmp_path):
 
 def test_comment_lines_before_a_tsv_header(tmp_path):
     path = tmp_path / "q.txt"
-    path.write_text('# a "quoted" note, with commas\n# Columns: [\'id\']\n\nid\tlanguage\ttext\n1\ten\tx\n',
-                    encoding="utf-8")
+    path.write_text(
+        "# a \"quoted\" note, with commas\n# Columns: ['id']\n\nid\tlanguage\ttext\n1\ten\tx\n", encoding="utf-8"
+    )
     rows = _read(path, format="tsv", comments=True).rows
     assert [(r.number, r.values["id"]) for r in rows] == [(5, "1")]
 
@@ -229,6 +253,7 @@ def test_a_callers_problems_get_the_clean_rows_back(tmp_path):
 
 # -- whole documents -----------------------------------------------------------------------------------
 
+
 def test_read_json_and_read_text_apply_the_same_checks(tmp_path):
     (tmp_path / "e.json").write_bytes(b'\xef\xbb\xbf{"a": [1]}\r\n')
     assert read_json(tmp_path / "e.json", what="examples") == {"a": [1]}
@@ -242,12 +267,20 @@ def test_read_json_and_read_text_apply_the_same_checks(tmp_path):
 
 # -- the loaders on top of it ----------------------------------------------------------------------------
 
+
 def test_fakes_flags_are_typed_and_every_problem_is_reported(tmp_path):
     from halluscope.spoken.realworld import load_fakes
 
     path = tmp_path / "f.jsonl"
-    path.write_bytes(_jsonl([{"id": "f1", "language": "ru", "text": "т", "translated": "maybe"},
-                             {"id": 7, "language": "kk", "text": "т"}, {"id": "f3", "language": "de", "text": "t"}]))
+    path.write_bytes(
+        _jsonl(
+            [
+                {"id": "f1", "language": "ru", "text": "т", "translated": "maybe"},
+                {"id": 7, "language": "kk", "text": "т"},
+                {"id": "f3", "language": "de", "text": "t"},
+            ]
+        )
+    )
     msg = str(pytest.raises(InputError, load_fakes, path).value)
     assert "3 problem(s) in the fakes file" in msg and "row 1, field 'translated': expected true or false" in msg
     assert "row 2, field 'id': expected text (a string), got a number (7)" in msg and "row 3, field 'language'" in msg
@@ -259,8 +292,9 @@ def test_score_asr_pairs_may_have_an_empty_hypothesis_but_not_a_number(tmp_path)
     path = tmp_path / "p.jsonl"
     path.write_bytes(_jsonl([{"reference": "a b", "hypothesis": "", "language": "en"}]))
     assert score_asr_file(path)["en"]["wer"] == 1.0
-    path.write_bytes(_jsonl([{"reference": "a b", "hypothesis": 12, "language": "en"},
-                             {"reference": "a b", "language": "en"}]))
+    path.write_bytes(
+        _jsonl([{"reference": "a b", "hypothesis": 12, "language": "en"}, {"reference": "a b", "language": "en"}])
+    )
     msg = str(pytest.raises(InputError, score_asr_file, path).value)
     assert "row 1, field 'hypothesis': expected text (a string), got a number (12)" in msg
     assert "row 2, field 'hypothesis': missing (required)" in msg
@@ -281,8 +315,7 @@ def test_judge_examples_are_type_checked_field_by_field(tmp_path):
     from halluscope.mishap.judge import load_examples
 
     good = load_examples()
-    bad = {**good, "context": [{**good["context"][0], "rubric": ["x"]}, *good["context"][1:]],
-           "knowledge": "none"}
+    bad = {**good, "context": [{**good["context"][0], "rubric": ["x"]}, *good["context"][1:]], "knowledge": "none"}
     path = tmp_path / "ex.json"
     path.write_text(json.dumps(bad), encoding="utf-8")
     msg = str(pytest.raises(InputError, load_examples, path).value)
@@ -325,12 +358,16 @@ def test_closedform_question_sets_report_every_file_and_row(tmp_path):
     from halluscope.closedform.run import load_rows
 
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    a.write_bytes(_jsonl([{"prompt": "Is there a dog?", "audio": "x.wav", "id": 5}, {"prompt": ["x"], "audio": "y.wav"}]))
+    a.write_bytes(
+        _jsonl([{"prompt": "Is there a dog?", "audio": "x.wav", "id": 5}, {"prompt": ["x"], "audio": "y.wav"}])
+    )
     b.write_bytes(_jsonl([{"prompt": "Count the beats."}]))
     with pytest.raises(InputError) as err:
         load_rows("halluaudio", [a, b], None)
     msg = str(err.value)
-    assert "2 problem(s)" in msg and f"file {a}, row 2, field 'prompt'" in msg and f"file {b}, row 1, field 'audio'" in msg
+    assert (
+        "2 problem(s)" in msg and f"file {a}, row 2, field 'prompt'" in msg and f"file {b}, row 1, field 'audio'" in msg
+    )
     b.write_bytes(_jsonl([{"prompt": "Count the beats.", "wav": "b.wav"}]))
     with pytest.raises(InputError, match=r"1 problem\(s\) in the halluaudio questions"):
         load_rows("halluaudio", [a, b], None)

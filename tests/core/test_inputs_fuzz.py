@@ -23,10 +23,17 @@ from halluscope.core.errors import HalluscopeError  # noqa: E402
 from halluscope.core.inputs import FORMATS, Field, read_json, read_rows, read_text  # noqa: E402
 
 EXAMPLES = int(os.environ.get("HALLUSCOPE_FUZZ_EXAMPLES", "60"))
-FUZZ = settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
-                suppress_health_check=list(HealthCheck))
-FIELDS = (Field("id"), Field("language"), Field("text"), Field("flag", "bool", required=False),
-          Field("n", "scalar", required=False), Field("note", required=False, empty_ok=True))
+FUZZ = settings(
+    max_examples=EXAMPLES, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck)
+)
+FIELDS = (
+    Field("id"),
+    Field("language"),
+    Field("text"),
+    Field("flag", "bool", required=False),
+    Field("n", "scalar", required=False),
+    Field("note", required=False, empty_ok=True),
+)
 SUFFIX = {"jsonl": ".jsonl", "csv": ".csv", "tsv": ".tsv", "parquet": ".parquet"}
 _DIR = tempfile.TemporaryDirectory(prefix="halluscope-fuzz-")
 
@@ -45,29 +52,87 @@ def _only_our_errors(fn, *args, **kwargs):
 
 
 # hostile-looking bytes: random, or text-like with the odd invalid byte, BOMs, CR, NUL, quotes and delimiters
-_pieces = st.sampled_from([b"\xef\xbb\xbf", b"\r\n", b"\n", b"\r", b"\x00", b'"', b",", b"\t", b"{", b"}", b"[", b"#",
-                           b"\xe9", b"\xff\xfe", b"PAR1", b"id,language,text\n", b'{"id": "a", "language": "en", '
-                           b'"text": "t"}\n', "Привет".encode(), "Сәлем".encode("utf-8")[:3], b"\\ud800",
-                           b"[" * 5000, b"9" * 5000])
-_known = st.sampled_from([b"[" * 5000, b'{"id": ' * 3000, b"9" * 5000, b'{"id": 1e999999}', b"\xef\xbb\xbf",
-                          b"\r", '{"id": "1"}'.encode("utf-16"), b'{"text": "\\udc00"}', b"\n" * 50, b'""",""\n'])
-hostile_bytes = st.one_of(_known, st.binary(max_size=300),
-                          st.lists(st.one_of(_pieces, st.binary(max_size=8)), max_size=30).map(b"".join))
+_pieces = st.sampled_from(
+    [
+        b"\xef\xbb\xbf",
+        b"\r\n",
+        b"\n",
+        b"\r",
+        b"\x00",
+        b'"',
+        b",",
+        b"\t",
+        b"{",
+        b"}",
+        b"[",
+        b"#",
+        b"\xe9",
+        b"\xff\xfe",
+        b"PAR1",
+        b"id,language,text\n",
+        b'{"id": "a", "language": "en", "text": "t"}\n',
+        "Привет".encode(),
+        "Сәлем".encode("utf-8")[:3],
+        b"\\ud800",
+        b"[" * 5000,
+        b"9" * 5000,
+    ]
+)
+_known = st.sampled_from(
+    [
+        b"[" * 5000,
+        b'{"id": ' * 3000,
+        b"9" * 5000,
+        b'{"id": 1e999999}',
+        b"\xef\xbb\xbf",
+        b"\r",
+        '{"id": "1"}'.encode("utf-16"),
+        b'{"text": "\\udc00"}',
+        b"\n" * 50,
+        b'""",""\n',
+    ]
+)
+hostile_bytes = st.one_of(
+    _known, st.binary(max_size=300), st.lists(st.one_of(_pieces, st.binary(max_size=8)), max_size=30).map(b"".join)
+)
 
 # any code point, lone surrogates included (json.dumps writes them as \\udXXX escapes)
-texts = st.one_of(st.text(st.characters(exclude_categories=()), max_size=20),
-                  st.sampled_from(["\ud800", "a\udfffb", "\x00", " ", "", "id", "text", "../x"]))
+texts = st.one_of(
+    st.text(st.characters(exclude_categories=()), max_size=20),
+    st.sampled_from(["\ud800", "a\udfffb", "\x00", " ", "", "id", "text", "../x"]),
+)
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True), texts)
-json_values = st.recursive(json_scalars, lambda c: st.lists(c, max_size=3) | st.dictionaries(texts, c,
-                                                                                            max_size=3), max_leaves=8)
+json_values = st.recursive(
+    json_scalars, lambda c: st.lists(c, max_size=3) | st.dictionaries(texts, c, max_size=3), max_leaves=8
+)
 # records that look like the real thing, with any JSON value in any field
-records = st.one_of(json_values, st.fixed_dictionaries(
-    {"id": json_values, "language": st.sampled_from(["en", "ru", "kk", "kz", "xx", ""]) | json_values,
-     "text": json_values},
-    optional={"topic": json_values, "translated": json_values, "domain": st.sampled_from(["music", "sound"]) | json_values,
-              "source": json_values, "audio": json_values, "description": json_values, "reference": json_values,
-              "hypothesis": json_values, "prompt": json_values, "question": json_values, "index": json_values,
-              "question_id": json_values, "rubric": json_values, "flag": json_values, "n": json_values}))
+records = st.one_of(
+    json_values,
+    st.fixed_dictionaries(
+        {
+            "id": json_values,
+            "language": st.sampled_from(["en", "ru", "kk", "kz", "xx", ""]) | json_values,
+            "text": json_values,
+        },
+        optional={
+            "topic": json_values,
+            "translated": json_values,
+            "domain": st.sampled_from(["music", "sound"]) | json_values,
+            "source": json_values,
+            "audio": json_values,
+            "description": json_values,
+            "reference": json_values,
+            "hypothesis": json_values,
+            "prompt": json_values,
+            "question": json_values,
+            "index": json_values,
+            "question_id": json_values,
+            "rubric": json_values,
+            "flag": json_values,
+            "n": json_values,
+        },
+    ),
+)
 
 
 def _jsonl(rows, ensure_ascii: bool) -> bytes:
@@ -121,8 +186,17 @@ def test_any_json_values_in_every_row_loader(rows, ensure_ascii):
 
 
 @FUZZ
-@given(doc=st.one_of(json_values, st.fixed_dictionaries({"context": st.lists(records, max_size=7) | json_values,
-                                                         "knowledge": st.lists(records, max_size=7) | json_values})))
+@given(
+    doc=st.one_of(
+        json_values,
+        st.fixed_dictionaries(
+            {
+                "context": st.lists(records, max_size=7) | json_values,
+                "knowledge": st.lists(records, max_size=7) | json_values,
+            }
+        ),
+    )
+)
 def test_any_json_document_as_judge_examples(doc):
     from halluscope.mishap.judge import load_examples
 

@@ -41,8 +41,11 @@ def _stored(run: Path) -> dict:
     with Store(run, create=False) as store:
         build = store.latest_manifest("build spoken")
         det = store.latest_manifest("detect")
-        return {"generate": build.stages["generate"], "detect": det.stages["detect"],  # type: ignore[union-attr]
-                "options": det.config["options"]}  # type: ignore[union-attr]
+        return {
+            "generate": build.stages["generate"],
+            "detect": det.stages["detect"],  # type: ignore[union-attr]
+            "options": det.config["options"],
+        }  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("spelling", ["new", "old"])

@@ -14,7 +14,7 @@ from halluscope.core.errors import HalluscopeError
 from halluscope.core.registry import Registry
 from halluscope.core.spec import ModelSpec
 
-PLUGIN = '''
+PLUGIN = """
 import numpy as np
 
 LOADED = []
@@ -48,7 +48,7 @@ def make_chat(spec, *, config=None, **options):
 
 make_chat.capabilities = ("hears_audio", "server")
 make_chat.takes_spec = True  # gets the parsed ModelSpec, as halluscope's own chat backends do
-'''
+"""
 
 
 def install(root, name: str, entry_points: str, module: str = PLUGIN, module_name: str = "hs_plugin_pkg"):
@@ -61,7 +61,10 @@ def install(root, name: str, entry_points: str, module: str = PLUGIN, module_nam
 
 @pytest.fixture
 def plugin(tmp_path, monkeypatch):
-    install(tmp_path, "hs-plugin", """
+    install(
+        tmp_path,
+        "hs-plugin",
+        """
         [halluscope.tts]
         plug-tone = hs_plugin_pkg:make_tts
 
@@ -70,7 +73,8 @@ def plugin(tmp_path, monkeypatch):
 
         [halluscope.asr]
         plug-broken = hs_plugin_missing:create
-    """)
+    """,
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     sys.modules.pop("hs_plugin_pkg", None)
     yield tmp_path
@@ -108,11 +112,17 @@ def test_plugins_go_when_their_distribution_leaves_sys_path(tmp_path):
     registry: Registry[object] = Registry("thing", "halluscope.test_things")
     registry.register("builtin", "builtins:dict")
     assert registry.names == ["builtin"]
-    install(tmp_path, "hs-things", """
+    install(
+        tmp_path,
+        "hs-things",
+        """
         [halluscope.test_things]
         extra = hs_things_mod:Extra
         builtin = hs_things_mod:Extra
-    """, module="class Extra:\n    capabilities = ('x',)\n", module_name="hs_things_mod")
+    """,
+        module="class Extra:\n    capabilities = ('x',)\n",
+        module_name="hs_things_mod",
+    )
     with pytest.MonkeyPatch.context() as mp:
         mp.syspath_prepend(str(tmp_path))
         assert registry.names == ["builtin", "extra"]

@@ -41,6 +41,7 @@ def test_every_detector_kind_has_a_runner_and_inputs():
 
 # ---- every entry of every registry resolves -----------------------------------------------------------------------
 
+
 def _registries():
     import importlib
 
@@ -52,9 +53,18 @@ def _registries():
 
     for name in SECTION_MODULES:  # their builders register as a report imports them
         importlib.import_module(name)
-    return {"chat": CHAT_BACKENDS, "llm": LLM_BACKENDS, "audio_lm": AUDIO_LM_BACKENDS, "tts": TTS_BACKENDS,
-            "asr": ASR_BACKENDS, "restorer": TEXT_RESTORERS, "generator": GENERATORS, "detector": DETECTORS,
-            "adapter": ADAPTERS, "section": SECTIONS}
+    return {
+        "chat": CHAT_BACKENDS,
+        "llm": LLM_BACKENDS,
+        "audio_lm": AUDIO_LM_BACKENDS,
+        "tts": TTS_BACKENDS,
+        "asr": ASR_BACKENDS,
+        "restorer": TEXT_RESTORERS,
+        "generator": GENERATORS,
+        "detector": DETECTORS,
+        "adapter": ADAPTERS,
+        "section": SECTIONS,
+    }
 
 
 ENTRIES = [(kind, name) for kind, reg in _registries().items() for name in reg.names]
@@ -63,8 +73,14 @@ ENTRIES = [(kind, name) for kind, reg in _registries().items() for name in reg.n
 def test_the_registries_hold_what_halluscope_ships():
     regs = _registries()
     assert set(regs["chat"].names) >= {"openai", "hf", "hf-audio", "cascade"}
-    assert set(regs["llm"].names) == {"openai", "hf"} and set(regs["audio_lm"].names) == {"openai", "hf-audio", "cascade"}
-    assert {"espeak", "rhvoice", "festival", "hf-tts"} <= set(regs["tts"].names) and {"whisper", "hf-asr"} <= set(regs["asr"].names)
+    assert set(regs["llm"].names) == {"openai", "hf"} and set(regs["audio_lm"].names) == {
+        "openai",
+        "hf-audio",
+        "cascade",
+    }
+    assert {"espeak", "rhvoice", "festival", "hf-tts"} <= set(regs["tts"].names) and {"whisper", "hf-asr"} <= set(
+        regs["asr"].names
+    )
     assert {"tfidf", "encoder", "openai", "hf", "hf-audio", "cascade"} <= set(regs["detector"].names)
     assert {"qwen2_audio", "audioflamingo3"} & set(regs["adapter"].names) and len(regs["section"].names) >= 6
     groups = [r.group for k, r in regs.items() if k not in ("llm", "audio_lm")]
@@ -79,8 +95,11 @@ def test_every_entry_resolves(kind, name):
     target = reg[name]
     assert target is not None and reg.entry(name).name == name
     if kind in ("chat", "llm", "audio_lm"):
-        assert callable(target) and reg.capabilities(name) and ({"local", "server"} & reg.capabilities(name)
-                                                                or name == "cascade")
+        assert (
+            callable(target)
+            and reg.capabilities(name)
+            and ({"local", "server"} & reg.capabilities(name) or name == "cascade")
+        )
         model = {"cascade": "whisper/base+hf/some-dir"}.get(name, "some-dir")  # built lazily: nothing is loaded
         backend = reg.create(f"{name}/{model}", config=LLMConfig())
         assert backend.spec == f"{name}/{model}"

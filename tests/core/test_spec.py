@@ -8,16 +8,19 @@ from halluscope.core.errors import HalluscopeError
 from halluscope.core.spec import ModelSpec, format_value, parse_value
 
 
-@pytest.mark.parametrize("name, options, provider, model, expected", [
-    ("hf/dir?gguf=x.gguf", {"temperature": 0}, "hf", "dir", {"gguf": "x.gguf", "temperature": 0}),
-    ("hf-audio/m?mitigation=aad&alpha=0.5", None, "hf-audio", "m", {"mitigation": "aad", "alpha": 0.5}),
-    ("openai/gpt-4o-mini", None, "openai", "gpt-4o-mini", {}),
-    ("tfidf", None, "tfidf", "", {}),
-    ("espeak/en-us+f3", None, "espeak", "en-us+f3", {}),
-    ("cascade/whisper/base+hf/x?language=kk", None, "cascade", "whisper/base+hf/x", {"language": "kk"}),
-    ("hf-asr/dir?punct=hf-punct/p&chunk_s=20", None, "hf-asr", "dir", {"punct": "hf-punct/p", "chunk_s": 20}),
-    ("hf/dir?mitigation=dola", {"mitigation": "none"}, "hf", "dir", {"mitigation": "none"}),  # keywords win
-])
+@pytest.mark.parametrize(
+    "name, options, provider, model, expected",
+    [
+        ("hf/dir?gguf=x.gguf", {"temperature": 0}, "hf", "dir", {"gguf": "x.gguf", "temperature": 0}),
+        ("hf-audio/m?mitigation=aad&alpha=0.5", None, "hf-audio", "m", {"mitigation": "aad", "alpha": 0.5}),
+        ("openai/gpt-4o-mini", None, "openai", "gpt-4o-mini", {}),
+        ("tfidf", None, "tfidf", "", {}),
+        ("espeak/en-us+f3", None, "espeak", "en-us+f3", {}),
+        ("cascade/whisper/base+hf/x?language=kk", None, "cascade", "whisper/base+hf/x", {"language": "kk"}),
+        ("hf-asr/dir?punct=hf-punct/p&chunk_s=20", None, "hf-asr", "dir", {"punct": "hf-punct/p", "chunk_s": 20}),
+        ("hf/dir?mitigation=dola", {"mitigation": "none"}, "hf", "dir", {"mitigation": "none"}),  # keywords win
+    ],
+)
 def test_parse_reads_the_name_and_the_options_once(name, options, provider, model, expected):
     spec = ModelSpec.parse(name, options)
     assert (spec.provider, spec.model, dict(spec.options)) == (provider, model, expected)
@@ -33,8 +36,24 @@ def test_canonical_form_puts_mitigation_first_then_sorted_keys():
     assert str(ModelSpec.parse("hf-audio/m?mitigation=aad&alpha=0.5")) == "hf-audio/m?mitigation=aad&alpha=0.5"
 
 
-@pytest.mark.parametrize("value", ["aad", "1", "true", "a & b = c?", "Focus on the audio:", 0, 0.5, 1.0, True, None,
-                                   [1, 2], {"method": "aad"}, "café"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "aad",
+        "1",
+        "true",
+        "a & b = c?",
+        "Focus on the audio:",
+        0,
+        0.5,
+        1.0,
+        True,
+        None,
+        [1, 2],
+        {"method": "aad"},
+        "café",
+    ],
+)
 def test_values_survive_the_canonical_string(value):
     assert parse_value(format_value(value)) == value
     spec = ModelSpec.parse("hf/x", {"k": value})
@@ -66,12 +85,15 @@ def test_with_options_without_and_split():
     assert str(spec.without("language", "mitigation")) == "cascade/a/b+hf/c"
 
 
-@pytest.mark.parametrize("name, match", [
-    ("", "expected a model name"),
-    ("hf/x?a=1&a=2", "given twice"),
-    ("hf/x?novalue", "cannot read the options"),
-    ("/x", "bad provider"),
-])
+@pytest.mark.parametrize(
+    "name, match",
+    [
+        ("", "expected a model name"),
+        ("hf/x?a=1&a=2", "given twice"),
+        ("hf/x?novalue", "cannot read the options"),
+        ("/x", "bad provider"),
+    ],
+)
 def test_malformed_names_are_refused(name, match):
     with pytest.raises(HalluscopeError, match=match):
         ModelSpec.parse(name)
@@ -123,12 +145,19 @@ def test_a_backend_built_from_a_glued_name_or_from_options_is_the_same_model():
 
     config = LLMConfig()
     glued = create_audio_backend("hf-audio/some-dir?alpha=0.5&mitigation=aad", config=config)
-    typed = create_audio_backend(ModelSpec.parse("hf-audio/some-dir", {"mitigation": "aad", "alpha": 0.5}), config=config)
+    typed = create_audio_backend(
+        ModelSpec.parse("hf-audio/some-dir", {"mitigation": "aad", "alpha": 0.5}), config=config
+    )
     assert glued.spec == typed.spec == "hf-audio/some-dir?mitigation=aad&alpha=0.5"
     assert glued.options.mitigation == typed.options.mitigation and glued.options.mitigation.alpha == 0.5
     assert glued.mitigation_label == typed.mitigation_label == "AAD (alpha=0.5)"
     hf = create_backend("hf/some-dir?gguf=x.gguf", config=config, batch_size=2)
-    assert (hf.spec, hf.path, hf.options.gguf, hf.options.batch_size) == ("hf/some-dir?gguf=x.gguf", "some-dir", "x.gguf", 2)
+    assert (hf.spec, hf.path, hf.options.gguf, hf.options.batch_size) == (
+        "hf/some-dir?gguf=x.gguf",
+        "some-dir",
+        "x.gguf",
+        2,
+    )
     # keyword options tune the backend without renaming it
     assert create_backend("hf/some-dir", config=config, batch_size=2).spec == "hf/some-dir"
 

@@ -105,6 +105,7 @@ def test_the_store_is_the_gateway_for_labels_ratings_timings_and_read_only_views
     assert "mishap_annotations" not in names and "speech_quality" not in names
 
     with Store(tmp_path, create=False, lock=False, threads=True) as store:
+
         def label(i: int, text: str = "grounded") -> MishapAnnotation:
             return MishapAnnotation(answer_id=f"a{i % 3}", annotator="x", label=text, created=float(i))
 
@@ -119,8 +120,15 @@ def test_the_store_is_the_gateway_for_labels_ratings_timings_and_read_only_views
         assert store.save_label(label(0), "save-0000")[1] is False
         with pytest.raises(SaveConflict, match="different label"):
             store.save_label(label(0, "hallucinated"), "save-0000")
-        row = {"item_id": "v1", "annotator": "x", "intelligibility": "fully", "fidelity": "minor", "excluded": True,
-               "note": "", "created": 1.0}
+        row = {
+            "item_id": "v1",
+            "annotator": "x",
+            "intelligibility": "fully",
+            "fidelity": "minor",
+            "excluded": True,
+            "note": "",
+            "created": 1.0,
+        }
         assert store.save_quality(row, "q-000001") == (row, True)
         assert store.save_quality(row, "q-000001")[1] is False
         with pytest.raises(HalluscopeError, match="different rating"):

@@ -32,7 +32,9 @@ def test_a_line_of_unknown_shape_is_refused():
     with pytest.raises(ValueError, match="only"):
         readme.classify("export HF_TOKEN=abc")
     assert readme.readme_lines("```bash\nbash scripts/install.sh && .venv/bin/halluscope quickstart\n```\n") == [
-        "bash scripts/install.sh", ".venv/bin/halluscope quickstart"]
+        "bash scripts/install.sh",
+        ".venv/bin/halluscope quickstart",
+    ]
     assert readme.classify(".venv/bin/halluscope quickstart").kind == "slow"  # the group's default: quickstart spoken
 
 
@@ -58,7 +60,9 @@ def test_the_fast_readme_examples_run(tmp_path):
     from support import REALDATA
 
     if (REALDATA / "kuan_object_hallucination").is_dir():  # the real files: the README's figures are what it prints
-        said = re.search(r"`--compat` gives accuracy\s+([\d.]+) / ([\d.]+) / ([\d.]+)", readme.README.read_text("utf-8"))
+        said = re.search(
+            r"`--compat` gives accuracy\s+([\d.]+) / ([\d.]+) / ([\d.]+)", readme.README.read_text("utf-8")
+        )
         assert said, "the README's figures on Kuan et al.'s questions"
         printed = next(out for line, out in ran.items() if "score yesno" in line)
         for group, figure in zip(("random", "popular", "adversar"), said.groups()):
@@ -76,6 +80,12 @@ def test_every_readme_example_runs(tmp_path):
         assert server.count > 0
     assert len(ran) == len([s for s in readme.steps() if s.kind in {"fast", "slow", "server"}])
     # what the README says each pipeline leaves behind
-    for path in ("runs/quickstart/report/report.html", "runs/news/report/report.html",
-                 "runs/quickstart-mishap/report/mishap", "runs/mishap/report/mishap", "out", "qwen2-audio.jsonl"):
+    for path in (
+        "runs/quickstart/report/report.html",
+        "runs/news/report/report.html",
+        "runs/quickstart-mishap/report/mishap",
+        "runs/mishap/report/mishap",
+        "out",
+        "qwen2-audio.jsonl",
+    ):
         assert (tmp_path / path).exists(), path

@@ -21,8 +21,9 @@ BASELINE = Path(__file__).with_name("mypy_baseline.json")
 
 
 def _run(*argv: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "NO_COLOR": "1"})
+    return subprocess.run(
+        argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env={**os.environ, "NO_COLOR": "1"}
+    )
 
 
 def _tool(name: str) -> str:
@@ -37,13 +38,13 @@ def test_ruff():
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
 
 
-
 # Lands with the lead's repo-wide 'ruff format' (issue 32): until then the tree is not formatted and this is an expected
 # failure; strict, so once the tree is formatted it fails as an unexpected pass until this mark is removed.
 @pytest.mark.xfail(strict=True, reason="the repo-wide 'ruff format' has not landed yet; remove this mark with it")
 def test_ruff_format():
     out = _run(_tool("ruff"), "format", "--check", "src", "tests", "benchmarks", "scripts")
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+
 
 def test_codespell():
     out = _run(_tool("codespell"), "src", "tests", "benchmarks", "scripts", "docs", "README.md", "CHANGELOG.md")
@@ -58,7 +59,7 @@ def test_import_layers():
 
 def _contracts() -> str:
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    return text[text.index("[tool.importlinter]"):]
+    return text[text.index("[tool.importlinter]") :]
 
 
 def mypy_errors() -> Counter:

@@ -23,6 +23,16 @@ def tiny_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     runs = {}
     for name, n in (("ok", None), ("few", 2)):
         runs[name] = root / name
-        build_spoken(runs[name], BuildConfig(corpus=str(corpus), langs=("en",), tts="hostile-tts", asr="hostile-asr",
-                                             rewrites_per_article=1, articles_per_language=n), quiet=True)
+        build_spoken(
+            runs[name],
+            BuildConfig(
+                corpus=str(corpus),
+                langs=("en",),
+                tts="hostile-tts",
+                asr="hostile-asr",
+                rewrites_per_article=1,
+                articles_per_language=n,
+            ),
+            quiet=True,
+        )
     return runs

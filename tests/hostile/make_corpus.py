@@ -20,8 +20,14 @@ EXPECTED: dict[str, dict] = {}
 T = "The National Bank raised the base rate to 16.75 percent on March 12, 2024."
 
 
-def put(rel: str, data: bytes | str, expect: str = "error", *says: str, n: int | None = None,
-        env: dict[str, str] | None = None) -> None:
+def put(
+    rel: str,
+    data: bytes | str,
+    expect: str = "error",
+    *says: str,
+    n: int | None = None,
+    env: dict[str, str] | None = None,
+) -> None:
     p = HERE / rel
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
@@ -30,8 +36,17 @@ def put(rel: str, data: bytes | str, expect: str = "error", *says: str, n: int |
         EXPECTED[rel]["env"] = env
 
 
-def wav(rate: int = 16000, ch: int = 1, width: int = 2, data: bytes | None = None, declared: int | None = None,
-        fmt_tag: int = 1, riff: bytes = b"RIFF", fmt: bool = True, data_chunk: bool = True) -> bytes:
+def wav(
+    rate: int = 16000,
+    ch: int = 1,
+    width: int = 2,
+    data: bytes | None = None,
+    declared: int | None = None,
+    fmt_tag: int = 1,
+    riff: bytes = b"RIFF",
+    fmt: bool = True,
+    data_chunk: bool = True,
+) -> bytes:
     data = (b"\x10\x00" * ch * 1600) if data is None else data
     declared = len(data) if declared is None else declared
     body = b"WAVE"
@@ -56,13 +71,24 @@ def corpus() -> None:
     put(c + "ok.jsonl", jl(*rows3), "ok", n=3)
     put(c + "ok_bom_crlf.jsonl", b"\xef\xbb\xbf" + jl(*rows3).replace("\n", "\r\n").encode(), "ok", n=3)
     put(c + "ok.csv", "id,language,text\n" + "".join(f'en-{i},en,"{T}, item {i}"\n' for i in range(3)), "ok", n=3)
-    put(c + "ok_multiline.csv", 'id,language,text\nen-1,en,"line one\nline two, still the text"\nen-2,en,plain\n',
-        "ok", n=2)
+    put(
+        c + "ok_multiline.csv",
+        'id,language,text\nen-1,en,"line one\nline two, still the text"\nen-2,en,plain\n',
+        "ok",
+        n=2,
+    )
     put(c + "ok.tsv", "id\tlanguage\ttext\n" + "".join(f"en-{i}\ten\t{T} {i}\n" for i in range(3)), "ok", n=3)
     put(c + "ok_quote_doubled.csv", 'id,language,text\nen-1,en,"he said ""yes"" twice"\n', "ok", n=1)
     put(c + "ok_kz_alias.jsonl", jl({"id": "k1", "language": "kz", "text": "Алматы қаласы."}), "ok", n=1)
-    put(c + "ok_unicode_ids.jsonl", jl({"id": "ру-1", "language": "ru", "text": "Банк поднял ставку."},
-                                       {"id": "../../etc/passwd", "language": "en", "text": T}), "ok", n=2)
+    put(
+        c + "ok_unicode_ids.jsonl",
+        jl(
+            {"id": "ру-1", "language": "ru", "text": "Банк поднял ставку."},
+            {"id": "../../etc/passwd", "language": "en", "text": T},
+        ),
+        "ok",
+        n=2,
+    )
     put(c + "ok_tilde_id_no_collision.jsonl", jl(art(1, id="x~other"), art(2, id="x")), "ok", n=2)
     put(c + "ok_extra_column.csv", "id,language,text,extra\nen-1,en,text here,zzz\n", "ok", n=1)
     put(c + "ok_parquet_like_name.jsonl", jl(art(1, topic="economy", url="https://x.kz/a")), "ok", n=1)
@@ -76,8 +102,13 @@ def corpus() -> None:
     late2 = list(late)
     late2[30] = 'en-29\ten\tcloses" with text after'
     put(c + "quote_closes_then_text.tsv", "\n".join(late2) + "\n", "error", "row 4", "runs on to line 31")
-    put(c + "unclosed_quote.csv", 'id,language,text\nen-1,en,"never closed\nen-2,en,b\nen-3,en,c\n', "error",
-        "row 2", "never closes")
+    put(
+        c + "unclosed_quote.csv",
+        'id,language,text\nen-1,en,"never closed\nen-2,en,b\nen-3,en,c\n',
+        "error",
+        "row 2",
+        "never closes",
+    )
     put(c + "quote_mid_cell.csv", 'id,language,text\nen-1,en,ab"c"d\n', "ok", n=1)
     put(c + "quote_then_text.csv", 'id,language,text\nen-1,en,"abc"def\n', "error", "row 2", "unreadable CSV")
     put(c + "dup_header.csv", "id,language,text,text\nen-1,en,a,b\n", "error", "text appear more than once")
@@ -90,8 +121,13 @@ def corpus() -> None:
     put(c + "header_only.csv", "id,language,text\n", "error", "no articles")
     put(c + "empty.jsonl", "", "error", "no articles")
     put(c + "blank_lines.jsonl", "\n\n\n", "error", "no articles")
-    put(c + "cp1251.csv", "id,language,text\nru-1,ru,Банк поднял ставку\n".encode("cp1251"), "error",
-        "not UTF-8", "cp1251")
+    put(
+        c + "cp1251.csv",
+        "id,language,text\nru-1,ru,Банк поднял ставку\n".encode("cp1251"),
+        "error",
+        "not UTF-8",
+        "cp1251",
+    )
     put(c + "cp1252.jsonl", jl(art(1, text="café résumé naïve")).encode("cp1252"), "error", "not UTF-8")
     put(c + "koi8.tsv", "id\tlanguage\ttext\nru-1\tru\tБанк поднял ставку\n".encode("koi8_r"), "error", "not UTF-8")
     put(c + "utf16_bom.jsonl", jl(*rows3).encode("utf-16"), "error", "UTF-16")
@@ -112,8 +148,7 @@ def corpus() -> None:
     put(c + "trailing_comma.jsonl", '{"id": "en-1", "language": "en", "text": "a",}\n', "error", "malformed JSON")
     put(c + "deep_nesting.jsonl", "[" * 20_000 + "]" * 20_000 + "\n", "error", "row 1")
     put(c + "huge_int.jsonl", '{"id": ' + "9" * 5000 + ', "language": "en", "text": "a"}\n', "error", "row 1")
-    put(c + "dup_key.jsonl", '{"id": "en-1", "id": "en-2", "language": "en", "text": "a"}\n', "error",
-        "appears twice")
+    put(c + "dup_key.jsonl", '{"id": "en-1", "id": "en-2", "language": "en", "text": "a"}\n', "error", "appears twice")
     put(c + "array_row.jsonl", '["en-1", "en", "text"]\n', "error", "expected an object")
     put(c + "scalar_row.jsonl", '"just a string"\n', "error", "expected an object")
     put(c + "id_number.jsonl", jl(art(1, id=42)), "error", "field 'id'", "a number")
@@ -122,25 +157,63 @@ def corpus() -> None:
     put(c + "text_bool.jsonl", jl(art(1, text=True)), "error", "a boolean")
     put(c + "text_null.jsonl", jl(art(1, text=None)), "error", "missing or empty")
     put(c + "text_blank.jsonl", jl(art(1, text="   ")), "error", "missing or empty")
-    put(c + "lone_surrogate.jsonl", '{"id": "en-1", "language": "en", "text": "a\\ud800b"}\n', "error",
-        "lone surrogate")
+    put(
+        c + "lone_surrogate.jsonl", '{"id": "en-1", "language": "en", "text": "a\\ud800b"}\n', "error", "lone surrogate"
+    )
     put(c + "bad_language.jsonl", jl(art(1, language="de")), "error", "unsupported language code 'de'")
     put(c + "dup_id.jsonl", jl(art(1), art(1)), "error", "duplicate id 'en-1'")
-    put(c + "derived_id_collision.jsonl", jl(art(1, id="x"), art(2, id="x~context_inconsistency~mild")), "error",
-        "row 2", "row 1", "x~context_inconsistency~mild", "rewrite of article 'x'")
-    put(c + "derived_id_collision_first.jsonl", jl(art(1, id="a~fabrication~severe"), art(2, id="a")), "error",
-        "row 1", "row 2", "rewrite of article 'a'")
-    put(c + "derived_id_collision.csv", "id,language,text\ny,en,a\ny~contradiction~moderate,en,b\n", "error",
-        "rewrite of article 'y'")
+    put(
+        c + "derived_id_collision.jsonl",
+        jl(art(1, id="x"), art(2, id="x~context_inconsistency~mild")),
+        "error",
+        "row 2",
+        "row 1",
+        "x~context_inconsistency~mild",
+        "rewrite of article 'x'",
+    )
+    put(
+        c + "derived_id_collision_first.jsonl",
+        jl(art(1, id="a~fabrication~severe"), art(2, id="a")),
+        "error",
+        "row 1",
+        "row 2",
+        "rewrite of article 'a'",
+    )
+    put(
+        c + "derived_id_collision.csv",
+        "id,language,text\ny,en,a\ny~contradiction~moderate,en,b\n",
+        "error",
+        "rewrite of article 'y'",
+    )
     put(c + "optional_number.jsonl", jl(art(1, topic=7)), "error", "field 'topic'")
-    put(c + "field_too_big.jsonl", jl(art(1, text="x" * 2000)), "error", "over the per-field limit",
-        env={"HALLUSCOPE_MAX_FIELD_BYTES": "1000"})
-    put(c + "record_too_many_lines.csv", 'id,language,text\nen-1,en,"' + "a line of prose\n" * 30 + '"\n', "error",
-        "spans 31 physical lines", env={"HALLUSCOPE_MAX_FIELD_LINES": "20"})
-    put(c + "file_too_big.jsonl", jl(*rows3), "error", "over the per-file limit", env={"HALLUSCOPE_MAX_FILE_BYTES": "100"})
+    put(
+        c + "field_too_big.jsonl",
+        jl(art(1, text="x" * 2000)),
+        "error",
+        "over the per-field limit",
+        env={"HALLUSCOPE_MAX_FIELD_BYTES": "1000"},
+    )
+    put(
+        c + "record_too_many_lines.csv",
+        'id,language,text\nen-1,en,"' + "a line of prose\n" * 30 + '"\n',
+        "error",
+        "spans 31 physical lines",
+        env={"HALLUSCOPE_MAX_FIELD_LINES": "20"},
+    )
+    put(
+        c + "file_too_big.jsonl",
+        jl(*rows3),
+        "error",
+        "over the per-file limit",
+        env={"HALLUSCOPE_MAX_FILE_BYTES": "100"},
+    )
     put(c + "cr_only.csv", "id,language,text\ren-1,en,a\r", "error", "CR only")
-    put(c + "nested_quotes_many_lines.csv", 'id,language,text\nen-1,en,"' + "\n".join(
-        f"en-{i},en,row {i}" for i in range(2, 30)) + '"\n', "error", "look like rows")
+    put(
+        c + "nested_quotes_many_lines.csv",
+        'id,language,text\nen-1,en,"' + "\n".join(f"en-{i},en,row {i}" for i in range(2, 30)) + '"\n',
+        "error",
+        "look like rows",
+    )
 
 
 def config() -> None:
@@ -148,8 +221,13 @@ def config() -> None:
     put(c + "ok.toml", '[openai]\nbase_url = "http://127.0.0.1:9/v1"\n', "ok")
     put(c + "ok.json", '{"openai": {"base_url": "http://127.0.0.1:9/v1"}}', "ok")
     put(c + "ok_bom.json", b"\xef\xbb\xbf" + b'{"openai": {"base_url": "http://127.0.0.1:9/v1"}}', "ok")
-    put(c + "cp1251.toml", '# Конфигурация\n[openai]\nbase_url = "http://x/v1"\n'.encode("cp1251"), "error",
-        "not UTF-8", "cp1251")
+    put(
+        c + "cp1251.toml",
+        '# Конфигурация\n[openai]\nbase_url = "http://x/v1"\n'.encode("cp1251"),
+        "error",
+        "not UTF-8",
+        "cp1251",
+    )
     put(c + "binary.toml", bytes(range(256)) * 3, "error", "binary")
     put(c + "random.json", bytes((i * 7919) % 256 for i in range(600)), "error")
     put(c + "utf16.json", '{"openai": {}}'.encode("utf-16"), "error", "UTF-16")
@@ -204,19 +282,31 @@ def wavs() -> None:
 def manifests() -> None:
     c = "manifest/"
     head = "id,domain,source,audio,description\n"
-    put(c + "bad_domain.csv", head + "c1,video,s,../wav/ok_16k_mono.wav,a dog barks\n", "error",
-        "domain 'video'")
-    put(c + "dup_clip.csv", head + "c1,sound,s,../wav/ok_16k_mono.wav,a\nc1,sound,s,../wav/ok_16k_mono.wav,b\n",
-        "error", "duplicate clip id 'c1'")
+    put(c + "bad_domain.csv", head + "c1,video,s,../wav/ok_16k_mono.wav,a dog barks\n", "error", "domain 'video'")
+    put(
+        c + "dup_clip.csv",
+        head + "c1,sound,s,../wav/ok_16k_mono.wav,a\nc1,sound,s,../wav/ok_16k_mono.wav,b\n",
+        "error",
+        "duplicate clip id 'c1'",
+    )
     put(c + "missing_audio_file.csv", head + "c1,sound,s,nowhere.wav,a dog barks\n", "error", "not found")
     put(c + "audio_is_dir.csv", head + "c1,sound,s,../wav,a dog barks\n", "error", "field 'audio'")
     put(c + "lying_wav.csv", head + "c1,sound,s,../wav/claims_1s_has_8_bytes.wav,a dog\n", "error", "truncated")
-    put(c + "unclosed_quote.csv", head + 'c1,sound,s,../wav/ok_16k_mono.wav,"a dog\nc2,sound,s,x.wav,b\n',
-        "error", "never closes")
-    put(c + "missing_column.csv", "id,domain,audio,description\nc1,sound,x.wav,a\n", "error",
-        "missing column(s) source")
-    put(c + "ok.csv", head + "c1,sound,s,../wav/ok_16k_mono.wav,a dog barks\n"
-        "c2,music,s,../wav/ok_stereo.wav,a piano\n", "ok", n=2)
+    put(
+        c + "unclosed_quote.csv",
+        head + 'c1,sound,s,../wav/ok_16k_mono.wav,"a dog\nc2,sound,s,x.wav,b\n',
+        "error",
+        "never closes",
+    )
+    put(
+        c + "missing_column.csv", "id,domain,audio,description\nc1,sound,x.wav,a\n", "error", "missing column(s) source"
+    )
+    put(
+        c + "ok.csv",
+        head + "c1,sound,s,../wav/ok_16k_mono.wav,a dog barks\nc2,music,s,../wav/ok_stereo.wav,a piano\n",
+        "ok",
+        n=2,
+    )
 
 
 def closedform() -> None:
@@ -227,12 +317,15 @@ def closedform() -> None:
     put(c + "ok.jsonl", jl({**row, "audio": "clips/a.wav"}), "ok", n=1)
     put(c + "dotdot.jsonl", jl({**row, "audio": "../../secret.wav"}), "error", "row 1", "outside", "never read")
     put(c + "absolute.jsonl", jl({**row, "audio": "/etc/passwd"}), "error", "row 1", "outside")
-    put(c + "dotdot_inside_then_out.jsonl", jl({**row, "audio": "clips/../../wav/ok_16k_mono.wav"}), "error",
-        "outside")
+    put(c + "dotdot_inside_then_out.jsonl", jl({**row, "audio": "clips/../../wav/ok_16k_mono.wav"}), "error", "outside")
     put(c + "home.jsonl", jl({**row, "audio": "~/secret.wav"}), "error", "outside")
     put(c + "no_audio.jsonl", jl(row), "error", "no audio path")
-    put(c + "yesno_dotdot.tsv", "entry_id\taudio_index\tprompt_text\n1\t../../../etc/shadow\tIs there a cat?\n",
-        "error", "outside")
+    put(
+        c + "yesno_dotdot.tsv",
+        "entry_id\taudio_index\tprompt_text\n1\t../../../etc/shadow\tIs there a cat?\n",
+        "error",
+        "outside",
+    )
 
 
 def main() -> None:

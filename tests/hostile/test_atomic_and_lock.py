@@ -49,12 +49,31 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp(tmp_path):
 
 
 def _build_cmd(corpus, run) -> list[str]:
-    return [sys.executable, "-c", FAKE_MAIN, "build", "spoken", "--corpus", str(corpus), "--out", str(run),
-            "--langs", "en", "--tts", "hostile-tts", "--asr", "hostile-asr", "--rewrites-per-article", "2"]
+    return [
+        sys.executable,
+        "-c",
+        FAKE_MAIN,
+        "build",
+        "spoken",
+        "--corpus",
+        str(corpus),
+        "--out",
+        str(run),
+        "--langs",
+        "en",
+        "--tts",
+        "hostile-tts",
+        "--asr",
+        "hostile-asr",
+        "--rewrites-per-article",
+        "2",
+    ]
 
 
 def test_a_second_writer_stops_with_the_holder_named(tmp_path):
-    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": f"en-{i}", "language": "en", "text": t} for i, t in enumerate(EN)])
+    corpus = write_jsonl(
+        tmp_path / "c.jsonl", [{"id": f"en-{i}", "language": "en", "text": t} for i, t in enumerate(EN)]
+    )
     run = tmp_path / "run"
     with Store(run):  # this process holds the run
         proc = subprocess.run(_build_cmd(corpus, run), env=subprocess_env(), capture_output=True, text=True)
@@ -68,10 +87,16 @@ def test_a_second_writer_stops_with_the_holder_named(tmp_path):
 
 
 def test_two_concurrent_builds_on_one_run(tmp_path):
-    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": f"en-{i}", "language": "en", "text": t} for i, t in enumerate(EN)])
+    corpus = write_jsonl(
+        tmp_path / "c.jsonl", [{"id": f"en-{i}", "language": "en", "text": t} for i, t in enumerate(EN)]
+    )
     run = tmp_path / "run"
-    procs = [subprocess.Popen(_build_cmd(corpus, run), env=subprocess_env(), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            _build_cmd(corpus, run), env=subprocess_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
     results = [(p.wait(), p.communicate()[1]) for p in procs]
     for code, err in results:
         assert "Traceback" not in err, err
@@ -80,6 +105,8 @@ def test_two_concurrent_builds_on_one_run(tmp_path):
     rows = pq.read_table(run / "dataset" / "samples.parquet").to_pylist()
     with Store(run) as store:
         m = store.latest_manifest("build spoken")
-        expected = len(store.done_ids("ingest", m.stages["ingest"])) + len(store.done_ids("generate", m.stages["generate"]))
+        expected = len(store.done_ids("ingest", m.stages["ingest"])) + len(
+            store.done_ids("generate", m.stages["generate"])
+        )
     assert len(rows) == expected and all(r["transcript"] for r in rows)
     assert not list(run.rglob("*.tmp"))

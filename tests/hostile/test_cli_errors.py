@@ -10,11 +10,20 @@ import pytest
 
 from support.hostile_helpers import assert_clean_failure, flat, run_cli, snapshot
 
-READERS = (["report", "RUN"], ["detect", "RUN"], ["project", "RUN"], ["build", "judge", "RUN", "--judge", "openai/x"],
-           ["build", "realworld", "RUN", "--fakes", "f.jsonl"], ["mishap", "questions", "RUN", "--llm", "openai/x"],
-           ["mishap", "rubrics", "RUN"], ["mishap", "answer", "RUN", "--model", "openai/x"],
-           ["mishap", "judge", "RUN", "--judge", "openai/x"], ["mishap", "annotate", "RUN"],
-           ["mishap", "examples", "RUN", "--out", "x.json"], ["mishap", "report", "RUN"])
+READERS = (
+    ["report", "RUN"],
+    ["detect", "RUN"],
+    ["project", "RUN"],
+    ["build", "judge", "RUN", "--judge", "openai/x"],
+    ["build", "realworld", "RUN", "--fakes", "f.jsonl"],
+    ["mishap", "questions", "RUN", "--llm", "openai/x"],
+    ["mishap", "rubrics", "RUN"],
+    ["mishap", "answer", "RUN", "--model", "openai/x"],
+    ["mishap", "judge", "RUN", "--judge", "openai/x"],
+    ["mishap", "annotate", "RUN"],
+    ["mishap", "examples", "RUN", "--out", "x.json"],
+    ["mishap", "report", "RUN"],
+)
 
 
 @pytest.mark.parametrize("command", READERS, ids=lambda c: " ".join(c[:2]))
@@ -34,8 +43,12 @@ def test_a_folder_without_a_store_is_not_a_run_and_stays_empty(tmp_path, capsys,
 def test_a_file_given_as_the_run_directory(tmp_path, capsys, monkeypatch):
     f = tmp_path / "notarun"
     f.write_text("x")
-    for args in (["report", f], ["detect", f], ["build", "spoken", "--corpus", "demo", "--out", f],
-                 ["build", "spoken", "--corpus", "demo", "--out", f / "sub"]):
+    for args in (
+        ["report", f],
+        ["detect", f],
+        ["build", "spoken", "--corpus", "demo", "--out", f],
+        ["build", "spoken", "--corpus", "demo", "--out", f / "sub"],
+    ):
         code, out = run_cli(capsys, monkeypatch, *args)
         assert_clean_failure(code, out, str(f))
         assert "is a file, not a run directory" in flat(out) or "cannot create the run directory" in flat(out)
@@ -69,8 +82,13 @@ def _as_unprivileged(args: list) -> tuple[int, str]:
         if shutil.which("setpriv") is None:
             pytest.skip("running as root without setpriv: file permissions cannot be tested")
         prefix = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
-    proc = subprocess.run([*prefix, sys.executable, "-m", "halluscope", *map(str, args)], capture_output=True,
-                          text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, cwd="/")
+    proc = subprocess.run(
+        [*prefix, sys.executable, "-m", "halluscope", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        cwd="/",
+    )
     return proc.returncode, proc.stdout + proc.stderr
 
 
@@ -122,16 +140,27 @@ def test_an_output_folder_that_is_a_file_is_a_message(tiny_runs, tmp_path, capsy
 
 @pytest.mark.parametrize("langs, needle", [("en,en", "en repeated"), ("en,xx", "xx unknown"), (",", "got ','")])
 def test_langs_are_checked_up_front(tmp_path, capsys, monkeypatch, langs, needle):
-    code, out = run_cli(capsys, monkeypatch, "build", "spoken", "--corpus", "demo", "--out", tmp_path / "r",
-                        "--langs", langs)
+    code, out = run_cli(
+        capsys, monkeypatch, "build", "spoken", "--corpus", "demo", "--out", tmp_path / "r", "--langs", langs
+    )
     assert_clean_failure(code, out, needle, "--langs")
     assert "duplicate item ids" not in out
     assert not (tmp_path / "r").exists()
 
 
 def test_types_repeated(tmp_path, capsys, monkeypatch):
-    code, out = run_cli(capsys, monkeypatch, "build", "spoken", "--corpus", "demo", "--out", tmp_path / "r",
-                        "--types", "contradiction,contradiction")
+    code, out = run_cli(
+        capsys,
+        monkeypatch,
+        "build",
+        "spoken",
+        "--corpus",
+        "demo",
+        "--out",
+        tmp_path / "r",
+        "--types",
+        "contradiction,contradiction",
+    )
     assert_clean_failure(code, out, "contradiction repeated")
 
 
@@ -151,8 +180,9 @@ def test_unknown_and_repeated_detector_options(tiny_runs, capsys, monkeypatch):
 def test_detect_with_too_few_articles_says_what_is_needed(tiny_runs, capsys, monkeypatch):
     before = snapshot(tiny_runs["few"])
     code, out = run_cli(capsys, monkeypatch, "detect", tiny_runs["few"], "--task", "all", "--input", "all")
-    assert_clean_failure(code, out, "language 'en' has 2 source article(s)", "at least 3 per language",
-                         "3 or more articles per language")
+    assert_clean_failure(
+        code, out, "language 'en' has 2 source article(s)", "at least 3 per language", "3 or more articles per language"
+    )
     assert "predictions" not in out and "done" not in out
     assert snapshot(tiny_runs["few"]) == before
 

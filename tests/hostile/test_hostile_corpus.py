@@ -79,14 +79,28 @@ def test_hostile_file(rel, tmp_path, capsys, monkeypatch):
             cfg = _within(load_llm_config, path)
             assert cfg.model_dump()["openai"]["base_url"] == "http://127.0.0.1:9/v1"
             return
-        code, out = _within(run_cli, capsys, monkeypatch, "mishap", "clips", run, "--manifest",
-                            FILES / "manifest" / "ok.csv", "--audio-root", FILES, "--filter-llm", "openai/x",
-                            "--llm-config", path)
+        code, out = _within(
+            run_cli,
+            capsys,
+            monkeypatch,
+            "mishap",
+            "clips",
+            run,
+            "--manifest",
+            FILES / "manifest" / "ok.csv",
+            "--audio-root",
+            FILES,
+            "--filter-llm",
+            "openai/x",
+            "--llm-config",
+            path,
+        )
     elif kind in ("wav", "manifest"):
         # the clips lie beside the manifests (files/wav): --audio-root names the folder they are confined to
         manifest = _manifest_for(tmp_path, path) if kind == "wav" else path
-        code, out = _within(run_cli, capsys, monkeypatch, "mishap", "clips", run, "--manifest", manifest,
-                            "--audio-root", FILES)
+        code, out = _within(
+            run_cli, capsys, monkeypatch, "mishap", "clips", run, "--manifest", manifest, "--audio-root", FILES
+        )
         if exp["expect"] == "ok":
             assert code == 0 and f"{exp['n']} clips, {exp['n']} kept" in flat(out), out
             if kind == "wav":  # read correctly: the stored duration is the file's own
@@ -95,7 +109,11 @@ def test_hostile_file(rel, tmp_path, capsys, monkeypatch):
                 from halluscope.mishap.clips import load_manifest
 
                 info = sf.info(str(path))
-                assert load_manifest(manifest, audio_root=FILES)[0].duration_s == round(info.frames / info.samplerate, 3) > 0
+                assert (
+                    load_manifest(manifest, audio_root=FILES)[0].duration_s
+                    == round(info.frames / info.samplerate, 3)
+                    > 0
+                )
             return
     else:  # closedform: the set's rows, audio confined to the set's folder
         from halluscope.closedform.run import load_rows
@@ -105,8 +123,9 @@ def test_hostile_file(rel, tmp_path, capsys, monkeypatch):
             rows = _within(load_rows, fmt, [path], None)
             assert len(rows) == exp["n"] and all(r.audio.is_relative_to(path.parent.resolve()) for r in rows)
             return
-        code, out = _within(run_cli, capsys, monkeypatch, "run", "closedform", run, path, "--model", "openai/x",
-                            "--format", fmt)
+        code, out = _within(
+            run_cli, capsys, monkeypatch, "run", "closedform", run, path, "--model", "openai/x", "--format", fmt
+        )
     assert exp["expect"] == "error", f"{rel}: expected ok, got exit {code}: {out}"
     _one_message(code, out, exp["says"], rel)
 
@@ -121,13 +140,35 @@ def test_a_fifo_never_hangs_a_reader(tmp_path, capsys, monkeypatch):
     _one_message(code, out, ["not a regular file"], "fifo corpus")
     wav = tmp_path / "pipe.wav"
     os.mkfifo(wav)
-    code, out = _within(run_cli, capsys, monkeypatch, "mishap", "clips", tmp_path / "run", "--manifest",
-                        _manifest_for(tmp_path, wav), "--audio-root", tmp_path)
+    code, out = _within(
+        run_cli,
+        capsys,
+        monkeypatch,
+        "mishap",
+        "clips",
+        tmp_path / "run",
+        "--manifest",
+        _manifest_for(tmp_path, wav),
+        "--audio-root",
+        tmp_path,
+    )
     _one_message(code, out, ["field 'audio'"], "fifo clip")
     cfg = tmp_path / "pipe.toml"
     os.mkfifo(cfg)
-    code, out = _within(run_cli, capsys, monkeypatch, "mishap", "clips", tmp_path / "run2", "--manifest",
-                        FILES / "manifest" / "ok.csv", "--filter-llm", "openai/x", "--llm-config", cfg)
+    code, out = _within(
+        run_cli,
+        capsys,
+        monkeypatch,
+        "mishap",
+        "clips",
+        tmp_path / "run2",
+        "--manifest",
+        FILES / "manifest" / "ok.csv",
+        "--filter-llm",
+        "openai/x",
+        "--llm-config",
+        cfg,
+    )
     _one_message(code, out, [], "fifo config")
 
 
@@ -140,8 +181,20 @@ def test_a_100000_column_header_is_checked_at_once(tmp_path, capsys, monkeypatch
 
 def test_build_refuses_a_corpus_whose_rewrite_ids_collide(tmp_path, capsys, monkeypatch):
     run = tmp_path / "run"
-    code, out = _within(run_cli, capsys, monkeypatch, "build", "spoken", run, "--corpus",
-                        FILES / "corpus" / "derived_id_collision.jsonl", "--tts", "hostile-tts", "--asr", "hostile-asr")
+    code, out = _within(
+        run_cli,
+        capsys,
+        monkeypatch,
+        "build",
+        "spoken",
+        run,
+        "--corpus",
+        FILES / "corpus" / "derived_id_collision.jsonl",
+        "--tts",
+        "hostile-tts",
+        "--asr",
+        "hostile-asr",
+    )
     _one_message(code, out, ["row 2", "row 1", "rewrite of article 'x'", "rename one of the two"], "build")
     assert not (run / "dataset").exists()
 
@@ -163,6 +216,16 @@ def test_clip_manifest_audio_outside_its_folder_is_refused_not_read(where, tmp_p
     code, out = _within(run_cli, capsys, monkeypatch, "mishap", "clips", tmp_path / "run", "--manifest", manifest)
     _one_message(code, out, ["outside the manifest's folder", "row 2", "--audio-root"], f"clip {where}")
     # the same file given its folder as --audio-root is read
-    code, out = _within(run_cli, capsys, monkeypatch, "mishap", "clips", tmp_path / "run2", "--manifest", manifest,
-                        "--audio-root", tmp_path)
+    code, out = _within(
+        run_cli,
+        capsys,
+        monkeypatch,
+        "mishap",
+        "clips",
+        tmp_path / "run2",
+        "--manifest",
+        manifest,
+        "--audio-root",
+        tmp_path,
+    )
     assert code == 0, out

@@ -20,8 +20,24 @@ NFD = unicodedata.normalize("NFD", NFC)
 
 
 def hostile_ids(outside: Path) -> list[str]:
-    return ["../../escaped", "../../../../../../escaped", str(outside / "abs" / "path"), "sub/dir/x", "..", ".", "con", "x" * 400, "Case", "case",
-            NFC, NFD, "tab\there", "~", "a\\b", ".hidden"]
+    return [
+        "../../escaped",
+        "../../../../../../escaped",
+        str(outside / "abs" / "path"),
+        "sub/dir/x",
+        "..",
+        ".",
+        "con",
+        "x" * 400,
+        "Case",
+        "case",
+        NFC,
+        NFD,
+        "tab\there",
+        "~",
+        "a\\b",
+        ".hidden",
+    ]
 
 
 def test_id_file_names_are_plain_distinct_and_short(tmp_path):
@@ -49,13 +65,31 @@ def test_safe_join_refuses_every_way_out(tmp_path):
 def test_hostile_ids_build_inside_run_and_survive(tmp_path, capsys, monkeypatch):
     outside = tmp_path / "outside"
     ids = hostile_ids(outside)
-    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": i, "language": "en", "text": EN[n % len(EN)]}
-                                                 for n, i in enumerate(ids)])
+    corpus = write_jsonl(
+        tmp_path / "c.jsonl", [{"id": i, "language": "en", "text": EN[n % len(EN)]} for n, i in enumerate(ids)]
+    )
     run = tmp_path / "deep" / "er" / "run"  # so '../../escaped' would still land inside tmp_path
     before = snapshot(tmp_path)
-    code, out = run_cli(capsys, monkeypatch, "build", "spoken", "--corpus", corpus, "--out", run, "--langs", "en",
-                        "--generator", "rules", "--tts", "espeak/en-us", "--asr", "hostile-asr",
-                        "--rewrites-per-article", "1")
+    code, out = run_cli(
+        capsys,
+        monkeypatch,
+        "build",
+        "spoken",
+        "--corpus",
+        corpus,
+        "--out",
+        run,
+        "--langs",
+        "en",
+        "--generator",
+        "rules",
+        "--tts",
+        "espeak/en-us",
+        "--asr",
+        "hostile-asr",
+        "--rewrites-per-article",
+        "1",
+    )
     assert code == 0, out
     new_outside = snapshot(tmp_path, skip=run) - before - {"deep", "deep/er"}
     assert not new_outside, f"written outside RUN: {sorted(new_outside)}"
@@ -77,8 +111,9 @@ def test_resume_reads_old_layout_and_regenerates_escaping_records(tmp_path):
     from halluscope.core.store import Store
     from halluscope.spoken.build import BuildConfig, build_spoken
 
-    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": f"en-{i}", "language": "en", "text": t}
-                                                 for i, t in enumerate(EN[:3])])
+    corpus = write_jsonl(
+        tmp_path / "c.jsonl", [{"id": f"en-{i}", "language": "en", "text": t} for i, t in enumerate(EN[:3])]
+    )
     run = tmp_path / "run"
     cfg = BuildConfig(corpus=str(corpus), langs=("en",), tts="hostile-tts", asr="hostile-asr", rewrites_per_article=0)
     first = build_spoken(run, cfg, quiet=True)
@@ -92,8 +127,10 @@ def test_resume_reads_old_layout_and_regenerates_escaping_records(tmp_path):
         old = f"audio/{tts_fp[:8]}/en/{item_id}.wav"
         os.replace(run / ref["path"], run / old)
         ref["path"] = old if item_id != "en-2" else "../../outside.wav"
-        db.execute("UPDATE results SET payload=? WHERE stage='tts' AND fingerprint=? AND item_id=?",
-                   (json.dumps(ref), tts_fp, item_id))
+        db.execute(
+            "UPDATE results SET payload=? WHERE stage='tts' AND fingerprint=? AND item_id=?",
+            (json.dumps(ref), tts_fp, item_id),
+        )
     db.commit()
     db.close()
     again = build_spoken(run, cfg, quiet=True)

@@ -25,7 +25,9 @@ def places(tmp_path_factory):
     root = tmp_path_factory.mktemp("paths")
     for d in ("home", "work", "elsewhere", "scratch"):
         (root / d).mkdir()
-    write_jsonl(root / "work" / "corpus.jsonl", [{"id": f"en-{i}", "language": "en", "text": t} for i, t in enumerate(EN)])
+    write_jsonl(
+        root / "work" / "corpus.jsonl", [{"id": f"en-{i}", "language": "en", "text": t} for i, t in enumerate(EN)]
+    )
     return root
 
 
@@ -59,8 +61,18 @@ def exported(out: Path) -> int:
 def test_the_readme_commands_with_relative_tilde_and_symlinked_runs(places, capsys, monkeypatch):
     monkeypatch.setenv("HOME", str(places / "home"))
     work, elsewhere = places / "work", places / "elsewhere"
-    build = ("--corpus", "corpus.jsonl", "--langs", "en", "--tts", "hostile-tts", "--asr", "hostile-asr",
-             "--rewrites-per-article", "1")
+    build = (
+        "--corpus",
+        "corpus.jsonl",
+        "--langs",
+        "en",
+        "--tts",
+        "hostile-tts",
+        "--asr",
+        "hostile-asr",
+        "--rewrites-per-article",
+        "1",
+    )
     # relative: built from work/, read from work/ and from elsewhere/ as ../work/runs/x
     cli(capsys, monkeypatch, work, "build", "spoken", "runs/x", *build)
     cli(capsys, monkeypatch, work, "detect", "runs/x")
@@ -88,8 +100,13 @@ def test_the_readme_commands_with_relative_tilde_and_symlinked_runs(places, caps
     assert clips_served("~/linked") == (n, n)
     cli(capsys, monkeypatch, places / "home", "view", "linked", "--export", "view-link")
     assert exported(places / "home" / "view-link") == n
-    meta = json.loads((places / "home" / "view-link" / "data" / "index.js").read_text().split("(", 1)[1]
-                      .rsplit(")", 1)[0].replace("\\u003c", "<"))["meta"]
+    meta = json.loads(
+        (places / "home" / "view-link" / "data" / "index.js")
+        .read_text()
+        .split("(", 1)[1]
+        .rsplit(")", 1)[0]
+        .replace("\\u003c", "<")
+    )["meta"]
     assert meta["run"] == str((places / "scratch" / "x").resolve())  # resolved once, at open
 
 

@@ -17,12 +17,16 @@ from support.view_helpers import chromium
 
 pytestmark = pytest.mark.slow  # drives a browser (about 30 s)
 TOKEN = "browser-path-token-1"
-DURATION_JS = ("const a = document.querySelector('#item audio'), done = arguments[arguments.length - 1];"
-               "if (a.readyState >= 1) { done(a.duration); } else {"
-               "a.onloadedmetadata = () => done(a.duration); a.onerror = () => done('error: ' + (a.error && a.error.code));"
-               " a.load(); }")
-PLAY_JS = ("const a = document.querySelector('#item audio'), done = arguments[arguments.length - 1];"
-           "a.muted = true; a.play().then(() => setTimeout(() => done(a.currentTime), 400), (e) => done('error: ' + e));")
+DURATION_JS = (
+    "const a = document.querySelector('#item audio'), done = arguments[arguments.length - 1];"
+    "if (a.readyState >= 1) { done(a.duration); } else {"
+    "a.onloadedmetadata = () => done(a.duration); a.onerror = () => done('error: ' + (a.error && a.error.code));"
+    " a.load(); }"
+)
+PLAY_JS = (
+    "const a = document.querySelector('#item audio'), done = arguments[arguments.length - 1];"
+    "a.muted = true; a.play().then(() => setTimeout(() => done(a.currentTime), 400), (e) => done('error: ' + e));"
+)
 LOCKER = """
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=1)
@@ -59,8 +63,11 @@ def test_the_viewer_plays_and_rates_from_relative_tilde_and_symlinked_runs(tiny_
                 ready(driver, wait)
                 driver.get(f"http://127.0.0.1:{srv.port}/#item={item}")
                 ready(driver, wait)
-                wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#item .audio").get_attribute("data-audio")
-                           in ("ok", "error"))
+                wait.until(
+                    lambda d: (
+                        d.find_element(By.CSS_SELECTOR, "#item .audio").get_attribute("data-audio") in ("ok", "error")
+                    )
+                )
                 assert driver.find_element(By.CSS_SELECTOR, "#item .audio").get_attribute("data-audio") == "ok", run
                 duration = driver.execute_async_script(DURATION_JS)
                 assert isinstance(duration, float) and duration > 0, (run, duration)
@@ -69,8 +76,12 @@ def test_the_viewer_plays_and_rates_from_relative_tilde_and_symlinked_runs(tiny_
                 if run != "~/linked":
                     continue
                 # the store locked by another process: the form shows the 503 and retries until it is stored, once
-                locker = subprocess.Popen([sys.executable, "-c", LOCKER, str(scratch / "x" / STORE_NAME)],
-                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                locker = subprocess.Popen(
+                    [sys.executable, "-c", LOCKER, str(scratch / "x" / STORE_NAME)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                )
                 try:
                     assert locker.stdout.readline().strip() == "locked"
                     driver.find_element(By.ID, "annotator").send_keys("retry-test")
@@ -79,7 +90,8 @@ def test_the_viewer_plays_and_rates_from_relative_tilde_and_symlinked_runs(tiny_
                 finally:
                     locker.communicate("go\n", timeout=20)
                 WebDriverWait(driver, 40).until(
-                    lambda d: d.find_element(By.CSS_SELECTOR, "#item .saved").text.startswith("saved:"))
+                    lambda d: d.find_element(By.CSS_SELECTOR, "#item .saved").text.startswith("saved:")
+                )
         labels = QualityLabels(scratch / "x")
         try:
             assert [r["item_id"] for r in labels.all() if r["annotator"] == "retry-test"] == [item]

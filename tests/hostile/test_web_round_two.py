@@ -50,8 +50,10 @@ def test_numbers_too_long_to_convert(srv, caplog):
     status, data = call(srv, "GET", "/api/chunk/" + "7" * 5000)
     assert status == 404 and len(data["error"]) < 80
     with socket.create_connection((srv.host, srv.port), timeout=20) as s:
-        s.sendall(f"POST /api/quality HTTP/1.1\r\nHost: {srv.host_port}\r\nX-Halluscope-Token: {TOKEN}\r\n"
-                  f"Content-Type: application/json\r\nContent-Length: {'4' * 4400}\r\n\r\n".encode())
+        s.sendall(
+            f"POST /api/quality HTTP/1.1\r\nHost: {srv.host_port}\r\nX-Halluscope-Token: {TOKEN}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {'4' * 4400}\r\n\r\n".encode()
+        )
         reply = b""
         while chunk := s.recv(65536):
             reply += chunk
@@ -61,10 +63,21 @@ def test_numbers_too_long_to_convert(srv, caplog):
 
 def test_a_locked_store_gives_503_and_the_retry_stores_the_rating_once(srv):
     item = next(k.split(":", 1)[1] for k in srv.view.audio)
-    body = json.dumps({"save_id": uuid.uuid4().hex, "item_id": item, "annotator": "busy", "intelligibility": "fully",
-                       "fidelity": "faithful"}).encode()
-    locker = subprocess.Popen([sys.executable, "-c", LOCKER, str(srv.view.run_dir / STORE_NAME)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    body = json.dumps(
+        {
+            "save_id": uuid.uuid4().hex,
+            "item_id": item,
+            "annotator": "busy",
+            "intelligibility": "fully",
+            "fidelity": "faithful",
+        }
+    ).encode()
+    locker = subprocess.Popen(
+        [sys.executable, "-c", LOCKER, str(srv.view.run_dir / STORE_NAME)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert locker.stdout.readline().strip() == "locked"
         status, data = call(srv, "POST", "/api/quality", body)

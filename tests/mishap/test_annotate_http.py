@@ -32,8 +32,14 @@ def srv(run):
 
 
 def good(srv, **over):
-    body = {"save_id": uuid.uuid4().hex, "answer_id": srv.items[0]["id"], "annotator": "ann", "label": "grounded",
-            "note": "", "mode": "independent"}
+    body = {
+        "save_id": uuid.uuid4().hex,
+        "answer_id": srv.items[0]["id"],
+        "annotator": "ann",
+        "label": "grounded",
+        "note": "",
+        "mode": "independent",
+    }
     body.update(over)
     return body
 
@@ -94,15 +100,24 @@ def test_csrf_headers(srv, run):
         assert status == want and words in data["error"], (extra, status, data)
     assert rows(run, "csrf") == []
     # the same request with the app's own headers is stored, with a charset parameter too
-    status, data = post(srv, good(srv, annotator="csrf"), headers={
-        "Origin": f"http://127.0.0.1:{port}", "Sec-Fetch-Site": "same-origin", "Content-Type": "application/json; charset=utf-8"})
+    status, data = post(
+        srv,
+        good(srv, annotator="csrf"),
+        headers={
+            "Origin": f"http://127.0.0.1:{port}",
+            "Sec-Fetch-Site": "same-origin",
+            "Content-Type": "application/json; charset=utf-8",
+        },
+    )
     assert status == 200 and data["ok"] and not data["duplicate"]
     assert len(rows(run, "csrf")) == 1
     # reads are guarded the same way; a preflight is never granted
-    for method, path, extra in (("GET", "/api/items", {"Host": f"evil.example:{port}"}),
-                                ("GET", "/", {"Host": f"evil.example:{port}"}),
-                                ("GET", "/api/labels?annotator=csrf", {"Origin": f"http://127.0.0.1:{port + 1}"}),
-                                ("OPTIONS", "/api/label", {"Origin": f"http://127.0.0.1:{port + 1}"})):
+    for method, path, extra in (
+        ("GET", "/api/items", {"Host": f"evil.example:{port}"}),
+        ("GET", "/", {"Host": f"evil.example:{port}"}),
+        ("GET", "/api/labels?annotator=csrf", {"Origin": f"http://127.0.0.1:{port + 1}"}),
+        ("OPTIONS", "/api/label", {"Origin": f"http://127.0.0.1:{port + 1}"}),
+    ):
         conn = http.client.HTTPConnection(srv.host, srv.port, timeout=10)
         conn.request(method, path, headers={"X-Halluscope-Token": TOKEN, **extra})
         r = conn.getresponse()
@@ -110,21 +125,31 @@ def test_csrf_headers(srv, run):
         conn.close()
 
 
-@pytest.mark.parametrize("length, want, words", [
-    (b"Content-Length: -1\r\n", 400, "non-negative integer"),
-    (b"Content-Length: abc\r\n", 400, "non-negative integer"),
-    (b"Content-Length: 1e3\r\n", 400, "non-negative integer"),
-    (b"Content-Length: +5\r\n", 400, "non-negative integer"),
-    (b"Content-Length: 5\r\nContent-Length: 6\r\n", 400, "non-negative integer"),
-    (b"", 411, "Content-Length"),
-    (b"Transfer-Encoding: chunked\r\n", 411, "Transfer-Encoding"),
-    (b"Content-Length: 99999999999999999999\r\n", 413, "limit"),
-    (b"Content-Length: 64001\r\n", 413, "limit"),
-])
+@pytest.mark.parametrize(
+    "length, want, words",
+    [
+        (b"Content-Length: -1\r\n", 400, "non-negative integer"),
+        (b"Content-Length: abc\r\n", 400, "non-negative integer"),
+        (b"Content-Length: 1e3\r\n", 400, "non-negative integer"),
+        (b"Content-Length: +5\r\n", 400, "non-negative integer"),
+        (b"Content-Length: 5\r\nContent-Length: 6\r\n", 400, "non-negative integer"),
+        (b"", 411, "Content-Length"),
+        (b"Transfer-Encoding: chunked\r\n", 411, "Transfer-Encoding"),
+        (b"Content-Length: 99999999999999999999\r\n", 413, "limit"),
+        (b"Content-Length: 64001\r\n", 413, "limit"),
+    ],
+)
 def test_body_limits_cannot_be_bypassed(srv, run, length, want, words):
     body = json.dumps(good(srv, annotator="limits")).encode()
-    req = (f"POST /api/label HTTP/1.1\r\nHost: 127.0.0.1:{srv.port}\r\nContent-Type: application/json\r\n"
-           f"X-Halluscope-Token: {TOKEN}\r\n").encode() + length + b"\r\n" + body
+    req = (
+        (
+            f"POST /api/label HTTP/1.1\r\nHost: 127.0.0.1:{srv.port}\r\nContent-Type: application/json\r\n"
+            f"X-Halluscope-Token: {TOKEN}\r\n"
+        ).encode()
+        + length
+        + b"\r\n"
+        + body
+    )
     status, headers, data = raw(srv, req)
     assert status == want and words in json.loads(data)["error"]
     assert headers.get("connection") == "close"
@@ -153,8 +178,10 @@ def test_malformed_json_is_a_400_with_a_message(srv, run):
         "unknown answer": (json.dumps(good(srv, answer_id="no-such-answer")).encode(), "unknown response"),
         "deep nesting": (b"[" * 5000 + b"]" * 5000, "JSON"),
         "truncated": (json.dumps(good(srv))[:-5].encode(), "JSON"),
-        "note over the limit": (json.dumps(good(srv, annotator="ann", note="x" * (MAX_NOTE + 1))).encode(),
-                                f"at most {MAX_NOTE} characters"),
+        "note over the limit": (
+            json.dumps(good(srv, annotator="ann", note="x" * (MAX_NOTE + 1))).encode(),
+            f"at most {MAX_NOTE} characters",
+        ),
     }
     for name, (body, words) in bad.items():
         status, data = post(srv, None, raw_body=body)
@@ -171,8 +198,11 @@ def test_idle_connections_are_closed(run):
         # half-sent requests too: a request line without the end of the headers, a body shorter than announced
         socks[0].sendall(b"GET /api/items HTTP/1.1\r\n")
         body = json.dumps(good(srv, annotator="idle")).encode()
-        socks[1].sendall(f"POST /api/label HTTP/1.1\r\nHost: 127.0.0.1:{srv.port}\r\nX-Halluscope-Token: {TOKEN}\r\n"
-                         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body[:-1])
+        socks[1].sendall(
+            f"POST /api/label HTTP/1.1\r\nHost: 127.0.0.1:{srv.port}\r\nX-Halluscope-Token: {TOKEN}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+            + body[:-1]
+        )
         for s in socks:
             assert s.recv(100) == b""  # the server hung up (recv would raise after 30 s if it had not)
             s.close()
@@ -184,8 +214,16 @@ def test_200_parallel_saves_each_stored_once(srv, run):
     assert srv._httpd.request_queue_size >= 128
     n = 200
     items = srv.items
-    bodies = [good(srv, annotator=f"par{i % 7}", answer_id=items[i % len(items)]["id"],
-                   label=("grounded", "hallucinated")[i % 2], note=f"n{i}") for i in range(n)]
+    bodies = [
+        good(
+            srv,
+            annotator=f"par{i % 7}",
+            answer_id=items[i % len(items)]["id"],
+            label=("grounded", "hallucinated")[i % 2],
+            note=f"n{i}",
+        )
+        for i in range(n)
+    ]
 
     def fire(all_bodies):
         barrier = threading.Barrier(len(all_bodies))
@@ -225,10 +263,12 @@ def test_save_ids_survive_an_old_table(tmp_path):
     d = tmp_path / "old"
     d.mkdir()
     db = sqlite3.connect(d / "halluscope.sqlite")
-    db.executescript("CREATE TABLE mishap_annotations (id INTEGER PRIMARY KEY AUTOINCREMENT, answer_id TEXT NOT NULL, "
-                     "annotator TEXT NOT NULL, label TEXT NOT NULL, note TEXT NOT NULL DEFAULT '', mode TEXT NOT NULL, "
-                     "created REAL NOT NULL); INSERT INTO mishap_annotations VALUES (1, 'a', 'x', 'grounded', '', "
-                     "'independent', 1.0);")
+    db.executescript(
+        "CREATE TABLE mishap_annotations (id INTEGER PRIMARY KEY AUTOINCREMENT, answer_id TEXT NOT NULL, "
+        "annotator TEXT NOT NULL, label TEXT NOT NULL, note TEXT NOT NULL DEFAULT '', mode TEXT NOT NULL, "
+        "created REAL NOT NULL); INSERT INTO mishap_annotations VALUES (1, 'a', 'x', 'grounded', '', "
+        "'independent', 1.0);"
+    )
     db.commit()
     db.close()
     ann = Annotations(d)
@@ -243,6 +283,7 @@ def test_audio_served_only_when_it_matches_the_record(tmp_path_factory, caplog):
     _, clips = annotation_items(run)
     caplog.set_level(logging.WARNING, logger="halluscope.mishap.annotate")
     with AnnotationServer(run, token=TOKEN) as srv:
+
         def get(cid):
             return http_get(srv, f"/audio/{cid}", {"X-Halluscope-Token": TOKEN})[:2]
 

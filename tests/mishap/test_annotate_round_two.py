@@ -39,8 +39,14 @@ def srv(run):
 
 
 def body(srv, **over):
-    b = {"save_id": uuid.uuid4().hex, "answer_id": srv.items[0]["id"], "annotator": "r2", "label": "grounded",
-         "note": "", "mode": "independent"}
+    b = {
+        "save_id": uuid.uuid4().hex,
+        "answer_id": srv.items[0]["id"],
+        "annotator": "r2",
+        "label": "grounded",
+        "note": "",
+        "mode": "independent",
+    }
     b.update(over)
     return b
 
@@ -111,8 +117,9 @@ db.execute("ROLLBACK")
 
 
 def test_a_locked_store_answers_503_then_the_retry_stores_the_label_once(srv, run):
-    locker = subprocess.Popen([sys.executable, "-c", LOCKER, str(run / STORE_NAME)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    locker = subprocess.Popen(
+        [sys.executable, "-c", LOCKER, str(run / STORE_NAME)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert locker.stdout.readline().strip() == "locked"
         b = body(srv, annotator="busy-test")
@@ -150,6 +157,7 @@ def test_numbers_too_long_to_convert_and_huge_headers_are_refused_in_one_line(sr
 
 def test_the_host_check_on_a_wildcard_address(run):
     with AnnotationServer(run, host="0.0.0.0", token=TOKEN, allow_remote=True) as srv:
+
         def get(host: str) -> int:
             conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10)
             conn.request("GET", "/api/items", headers={"Host": host, "X-Halluscope-Token": TOKEN})
@@ -166,7 +174,7 @@ def test_the_host_check_on_a_wildcard_address(run):
 def test_the_export_defuses_formula_cells(run, tmp_path):
     items = sorted(it["id"] for it in annotation_items(run)[0])
     ann = Annotations(run)
-    notes = ["=HYPERLINK(\"http://x\")", "+1+1", "-2", "@SUM(A1)", "\tTab", "plain note"]
+    notes = ['=HYPERLINK("http://x")', "+1+1", "-2", "@SUM(A1)", "\tTab", "plain note"]
     try:
         for i, note in enumerate(notes):
             ann.add(answer_id=items[i % len(items)], annotator=f"formula{i}", label="grounded", note=note)
@@ -183,8 +191,13 @@ def test_the_token_never_reaches_the_run_directory(run, tmp_path):
     RUN/.lock (which names the command without the token) is gone."""
     token = "secret-token-" + uuid.uuid4().hex[:12]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": pythonpath()}
-    proc = subprocess.Popen([sys.executable, "-m", "halluscope", "mishap", "annotate", str(run), "--token", token,
-                             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "halluscope", "mishap", "annotate", str(run), "--token", token, "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
     try:
         line = ""
         for line in proc.stdout:  # type: ignore[union-attr]
@@ -196,9 +209,20 @@ def test_the_token_never_reaches_the_run_directory(run, tmp_path):
         items = {"X-Halluscope-Token": token}
         conn.request("GET", "/api/items", headers=items)
         first = json.loads(conn.getresponse().read())["items"][0]["id"]
-        conn.request("POST", "/api/label", body=json.dumps({"save_id": uuid.uuid4().hex, "answer_id": first,
-                     "annotator": "grep", "label": "hallucinated", "note": "n"}).encode(),
-                     headers={**items, "Content-Type": "application/json"})
+        conn.request(
+            "POST",
+            "/api/label",
+            body=json.dumps(
+                {
+                    "save_id": uuid.uuid4().hex,
+                    "answer_id": first,
+                    "annotator": "grep",
+                    "label": "hallucinated",
+                    "note": "n",
+                }
+            ).encode(),
+            headers={**items, "Content-Type": "application/json"},
+        )
         assert conn.getresponse().status == 200
         conn.close()
     finally:
@@ -210,8 +234,11 @@ def test_the_token_never_reaches_the_run_directory(run, tmp_path):
 
 
 def test_the_lock_file_names_the_command_without_secrets_and_goes_away(tmp_path, monkeypatch):
-    monkeypatch.setattr(sys, "argv", ["halluscope", "mishap", "annotate", "RUN", "--token", "T0PSECRET1",
-                                      "--api-key=sk-abc", "--max-tokens", "64"])
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        ["halluscope", "mishap", "annotate", "RUN", "--token", "T0PSECRET1", "--api-key=sk-abc", "--max-tokens", "64"],
+    )
     lock = RunLock(tmp_path).acquire()
     try:
         info = json.loads((tmp_path / LOCK_NAME).read_text())

@@ -54,8 +54,10 @@ def test_clips_cli_enforces_quotas_after_the_filter(tmp_path, monkeypatch):
     with ChatServer(scripted.make_script({})) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         monkeypatch.setenv("OPENAI_API_KEY", "k")
-        res = CliRunner().invoke(app, ["mishap", "clips", str(run), "--manifest", str(manifest), "--filter-llm",
-                                       "openai/f", "--per-domain", "1"])
+        res = CliRunner().invoke(
+            app,
+            ["mishap", "clips", str(run), "--manifest", str(manifest), "--filter-llm", "openai/f", "--per-domain", "1"],
+        )
     assert res.exit_code == 0, res.output
     assert "1 dropped by the informativeness filter, 3 over the quotas" in res.output.replace("\n", " ")
     with Store(run) as store:
@@ -63,8 +65,9 @@ def test_clips_cli_enforces_quotas_after_the_filter(tmp_path, monkeypatch):
     assert len(m.config["kept"]) == 3 and "vague" not in m.config["kept"]
     assert m.config["dropped"]["vague"].startswith("uninformative")
     assert m.config["quotas"]["per_domain"] == 1 and m.config["quotas"]["short"] == []
-    res = CliRunner().invoke(app, ["mishap", "clips", str(run), "--manifest", str(manifest), "--per-source", "2",
-                                   "--per-source", "espeak=1"])
+    res = CliRunner().invoke(
+        app, ["mishap", "clips", str(run), "--manifest", str(manifest), "--per-source", "2", "--per-source", "espeak=1"]
+    )
     assert res.exit_code == 2 and "not both" in " ".join(res.output.replace("│", " ").split())
 
 
@@ -104,11 +107,20 @@ def test_shipped_real_names_record_their_source_and_licence():
     assert [r["name"] for r in rows] == list(real_source_names())  # the check's default names are these rows
     assert all(r["name"].strip() and r["source"].strip() and r["licence"].strip() for r in rows)
     assert len({r["name"].lower() for r in rows}) == len(rows)
-    six = {"Song Describer Dataset", "Mridangam Stroke 1.5", "Clotho v2.1", "FSD50K", "LibriSpeech", "Common Voice 22.0"}
+    six = {
+        "Song Describer Dataset",
+        "Mridangam Stroke 1.5",
+        "Clotho v2.1",
+        "FSD50K",
+        "LibriSpeech",
+        "Common Voice 22.0",
+    }
     assert six <= {r["name"] for r in rows}
     packages = [r for r in rows if r["source"].startswith(("mirdata 1.0.0", "soundata 1.0.1"))]
     assert len(packages) > 50 and all(r["licence"].startswith("BSD-3-Clause") for r in packages)
-    shared = Path(os.environ.get("HALLUSCOPE_REALDATA", Path(__file__).resolve().parents[2].parent / "shared" / "realdata"))
+    shared = Path(
+        os.environ.get("HALLUSCOPE_REALDATA", Path(__file__).resolve().parents[2].parent / "shared" / "realdata")
+    )
     spec = next((shared.parent / "spec").glob("001_*.txt"), None)  # ../shared/spec beside the clone (tests/conftest.py)
     if spec is not None:  # the development checkout: every name credited to the paper is in its text
         text = spec.read_text(encoding="utf-8")

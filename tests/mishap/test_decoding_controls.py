@@ -27,18 +27,34 @@ def test_presets_name_a_source_for_every_value_and_extend_by_file(tmp_path):
         load_presets(extra)
     with pytest.raises(InputError, match="unknown decoding preset 'nope'"):
         preset("nope")
-    settings, used = apply_preset("smollm2-135m-instruct", temperature=0.7, top_p=None, top_k=None,
-                                  repetition_penalty=None, max_tokens=None, seeds=None)
+    settings, used = apply_preset(
+        "smollm2-135m-instruct",
+        temperature=0.7,
+        top_p=None,
+        top_k=None,
+        repetition_penalty=None,
+        max_tokens=None,
+        seeds=None,
+    )
     assert settings["temperature"] == 0.7 and settings["top_p"] == 0.9 and settings["seeds"] == [0, 1, 2]
     assert set(used["used"]) == {"top_p", "seeds"}  # the caller's temperature wins
 
 
 def test_decoding_params_send_only_what_is_set():
     assert decoding_params(seed=None, temperature=0, top_p=None, max_tokens=8) == {"temperature": 0, "max_tokens": 8}
-    assert decoding_params(seed=1, temperature=0.7, top_p=0.8, max_tokens=8, top_k=20, repetition_penalty=1.05) == \
-        {"temperature": 0.7, "max_tokens": 8, "seed": 1, "top_p": 0.8, "top_k": 20, "repetition_penalty": 1.05}
-    assert decoding_params(seed=None, temperature=0, top_p=None, max_tokens=8, repetition_penalty=1.1) == \
-        {"temperature": 0, "max_tokens": 8, "repetition_penalty": 1.1}
+    assert decoding_params(seed=1, temperature=0.7, top_p=0.8, max_tokens=8, top_k=20, repetition_penalty=1.05) == {
+        "temperature": 0.7,
+        "max_tokens": 8,
+        "seed": 1,
+        "top_p": 0.8,
+        "top_k": 20,
+        "repetition_penalty": 1.05,
+    }
+    assert decoding_params(seed=None, temperature=0, top_p=None, max_tokens=8, repetition_penalty=1.1) == {
+        "temperature": 0,
+        "max_tokens": 8,
+        "repetition_penalty": 1.1,
+    }
     with pytest.raises(HalluscopeError, match="repetition penalty must be > 0"):
         decoding_params(seed=None, temperature=0, top_p=None, max_tokens=8, repetition_penalty=0)
 
@@ -55,16 +71,34 @@ def test_server_answers_carry_the_controls_and_the_preset(tmp_path, monkeypatch)
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     with ChatServer(make_script({})) as srv:
         config = LLMConfig(openai={"base_url": srv.url, "max_retries": 0, "backoff_base_s": 0})
-        res = collect_answers(run, "openai/alm", seeds=[0, 1], temperature=0.7, top_p=0.8, top_k=20,
-                              repetition_penalty=1.05, max_tokens=33, config=config, quiet=True)
+        res = collect_answers(
+            run,
+            "openai/alm",
+            seeds=[0, 1],
+            temperature=0.7,
+            top_p=0.8,
+            top_k=20,
+            repetition_penalty=1.05,
+            max_tokens=33,
+            config=config,
+            quiet=True,
+        )
         bodies = [b for b in srv.requests if b["model"] == "alm"]
-        assert res.results and {(b["top_k"], b["repetition_penalty"], b["top_p"], b["max_tokens"]) for b in bodies} \
-            == {(20, 1.05, 0.8, 33)} and {b["seed"] for b in bodies} == {0, 1}
+        assert (
+            res.results
+            and {(b["top_k"], b["repetition_penalty"], b["top_p"], b["max_tokens"]) for b in bodies}
+            == {(20, 1.05, 0.8, 33)}
+            and {b["seed"] for b in bodies} == {0, 1}
+        )
         n = len(srv.requests)
         collect_answers(run, "openai/alm2", preset="smollm2-135m-instruct", config=config, quiet=True)
         sent = [b for b in srv.requests[n:] if b["model"] == "alm2"]
-    assert sent and {(b["temperature"], b["top_p"]) for b in sent} == {(0.2, 0.9)} and \
-        {b["seed"] for b in sent} == {0, 1, 2} and all("top_k" not in b for b in sent)
+    assert (
+        sent
+        and {(b["temperature"], b["top_p"]) for b in sent} == {(0.2, 0.9)}
+        and {b["seed"] for b in sent} == {0, 1, 2}
+        and all("top_k" not in b for b in sent)
+    )
     with Store(run) as store:
         m = store.latest_manifest("mishap answer")
     assert m.config["preset"]["preset"] == "smollm2-135m-instruct" and m.config["seeds"] == [0, 1, 2]

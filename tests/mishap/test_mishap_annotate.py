@@ -38,9 +38,17 @@ def test_http_guards(run):
         status, body, _ = http_get(srv, f"/audio/{clip}", auth)
         assert status == 200 and body[:4] == b"RIFF"
         assert http_get(srv, f"/audio/{clip}")[0] == 403
-        for path in ("/audio/../../../../etc/passwd", "/audio/..%2f..%2f..%2fetc%2fpasswd", "/../../etc/passwd",
-                     "/audio/%2e%2e/halluscope.sqlite", "/halluscope.sqlite", "/static/../annotate.py",
-                     "/app.js/../../../etc/passwd", "/audio//etc/passwd", "/audio/" + str(run / "halluscope.sqlite")):
+        for path in (
+            "/audio/../../../../etc/passwd",
+            "/audio/..%2f..%2f..%2fetc%2fpasswd",
+            "/../../etc/passwd",
+            "/audio/%2e%2e/halluscope.sqlite",
+            "/halluscope.sqlite",
+            "/static/../annotate.py",
+            "/app.js/../../../etc/passwd",
+            "/audio//etc/passwd",
+            "/audio/" + str(run / "halluscope.sqlite"),
+        ):
             status, body, _ = http_get(srv, path, auth)
             assert status == 404 and b"root:" not in body and b"SQLite" not in body, path
 
@@ -81,7 +89,9 @@ def test_full_labelling_session_in_chromium(run, tmp_path):
                 assert response == scripted.XSS  # rendered as text, markup and all
                 card.find_element(By.CSS_SELECTOR, ".note").send_keys(f"note {page}")
                 card.find_element(By.CSS_SELECTOR, ".label-hallucinated").click()
-                wait.until(lambda d: "saved: hallucinated" in d.find_element(By.CSS_SELECTOR, "#cards .saved-label").text)
+                wait.until(
+                    lambda d: "saved: hallucinated" in d.find_element(By.CSS_SELECTOR, "#cards .saved-label").text
+                )
                 driver.find_element(By.ID, "next").click()
             assert driver.execute_script("return window.__xss === undefined")  # neither onerror nor script ran
             assert driver.find_elements(By.CSS_SELECTOR, "#cards img, #cards script") == []
@@ -92,7 +102,8 @@ def test_full_labelling_session_in_chromium(run, tmp_path):
             duration = driver.execute_async_script(
                 "const a = document.querySelector('#cards audio'), done = arguments[arguments.length - 1];"
                 "a.onloadedmetadata = () => done(a.duration); a.onerror = () => done('error');"
-                "a.preload = 'metadata'; a.load();")
+                "a.preload = 'metadata'; a.load();"
+            )
             assert isinstance(duration, float) and duration > 0.5  # the browser decodes the clip (CSP media-src blob:)
 
             # relabel the last one: a new row, the latest counts
@@ -116,8 +127,11 @@ def test_full_labelling_session_in_chromium(run, tmp_path):
                 assert len(cards) == 2 and cards[0].find_element(By.CSS_SELECTOR, ".meta").text.startswith("openai/alm")
                 for i, c in enumerate(cards):
                     c.find_element(By.CSS_SELECTOR, ".label-grounded" if i == 0 else ".label-hallucinated").click()
-                wait.until(lambda d: all(s.text.startswith("saved:")
-                                         for s in d.find_elements(By.CSS_SELECTOR, "#cards .saved-label")))
+                wait.until(
+                    lambda d: all(
+                        s.text.startswith("saved:") for s in d.find_elements(By.CSS_SELECTOR, "#cards .saved-label")
+                    )
+                )
                 driver.find_element(By.ID, "next").click()
             # reload: bob's labels come back from the server
             driver.get(base + "/")
@@ -225,7 +239,7 @@ def test_another_local_port_cannot_write_or_learn_the_token(run, tmp_path, caplo
         assert any(m.startswith("refused OPTIONS /api/label") for m in refused)  # the JSON fetch's preflight
     leak = [p for _, p, _ in seen if p.startswith("/leak?")]
     assert len(leak) == 1
-    got = json.loads(unquote(leak[0][len("/leak?"):]))
+    got = json.loads(unquote(leak[0][len("/leak?") :]))
     assert got["cookie"] == "" and got["session"] == {} and TOKEN not in json.dumps(got["local"])
     assert "json blocked" in " ".join(got["log"]) and "items blocked" in got["log"]
     for _, _, headers in seen:  # no cookie at all, no header carries the token
@@ -272,8 +286,10 @@ def test_a_failed_save_is_visible_queued_and_sent_once(run, tmp_path):
         _wait_text(wait, "#cards .saved-label", "NOT saved yet (hallucinated)")
         assert driver.find_element(By.ID, "save-status").get_attribute("class") == "failed"
         assert body(driver).get_attribute("data-pending") == "1"
-        queued = driver.execute_script("return Object.keys(localStorage).filter(k => k.startsWith('halluscope-mishap-queue'))"
-                                       ".map(k => JSON.parse(localStorage.getItem(k)).length)")
+        queued = driver.execute_script(
+            "return Object.keys(localStorage).filter(k => k.startsWith('halluscope-mishap-queue'))"
+            ".map(k => JSON.parse(localStorage.getItem(k)).length)"
+        )
         assert queued == [1]
         assert mine("carol") == []
         srv = AnnotationServer(run, token=TOKEN, port=port).start()
@@ -328,8 +344,11 @@ def test_disagreements_page_in_chromium(tmp_path):
         verdicts = {a: j.verdict for a, j in load_judgements(store).items() if j.status == "ok"}
     ann = Annotations(run)
     for it in [it for it in items if it["id"] in verdicts][:5]:  # the human says the opposite of the judge
-        ann.add(answer_id=it["id"], annotator="carol",
-                label="grounded" if verdicts[it["id"]] == "hallucinated" else "hallucinated")
+        ann.add(
+            answer_id=it["id"],
+            annotator="carol",
+            label="grounded" if verdicts[it["id"]] == "hallucinated" else "hallucinated",
+        )
     ann.close()
     rows = disagreements(run)
     assert len(rows) == 5 and {r["category"] for r in rows} <= {"context", "knowledge"}
@@ -342,12 +361,15 @@ def test_disagreements_page_in_chromium(tmp_path):
             driver.find_element(By.ID, "disagreements-link").click()  # same tab: the session's token goes along
             wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
             assert driver.current_url == f"http://127.0.0.1:{srv.port}/disagreements"
-            summary = {tr.find_elements(By.TAG_NAME, "td")[0].text: int(tr.find_elements(By.TAG_NAME, "td")[2].text)
-                       for tr in driver.find_elements(By.CSS_SELECTOR, "#summary tbody tr")}
+            summary = {
+                tr.find_elements(By.TAG_NAME, "td")[0].text: int(tr.find_elements(By.TAG_NAME, "td")[2].text)
+                for tr in driver.find_elements(By.CSS_SELECTOR, "#summary tbody tr")
+            }
             assert summary == {c: sum(r["category"] == c for r in rows) for c in ("context", "knowledge")}
             for r in rows:
-                card = driver.find_element(By.CSS_SELECTOR, f".category[data-category='{r['category']}'] "
-                                                            f".card[data-answer='{r['answer_id']}']")
+                card = driver.find_element(
+                    By.CSS_SELECTOR, f".category[data-category='{r['category']}'] .card[data-answer='{r['answer_id']}']"
+                )
                 assert card.find_element(By.CSS_SELECTOR, ".rubric").text == " ".join(r["rubric"].split())
                 assert card.find_element(By.CSS_SELECTOR, ".description").text == " ".join(r["description"].split())
                 assert card.find_element(By.CSS_SELECTOR, ".question").text == " ".join(r["question"].split())

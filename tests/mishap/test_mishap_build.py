@@ -32,8 +32,11 @@ def built(tmp_path_factory):
     manifest = scripted.write_clips(tmp / "data")
     real = tmp / "real_sources.txt"
     real.write_text("# real names\nThe Grove Dictionary of Music\nMridangam Rhythm Atlas\n", encoding="utf-8")
-    state = {"authority": ["Mridangam Rhythm Atlas", "Carnatic Percussion Ledger"], "bad_niche": True,
-             "bad_rubric_once": True}
+    state = {
+        "authority": ["Mridangam Rhythm Atlas", "Carnatic Percussion Ledger"],
+        "bad_niche": True,
+        "bad_rubric_once": True,
+    }
     run = tmp / "run"
     with ChatServer(scripted.make_script(state)) as srv, pytest.MonkeyPatch.context() as mp:
         mp.setenv("OPENAI_BASE_URL", srv.url)
@@ -42,20 +45,35 @@ def built(tmp_path_factory):
         qs = make_questions(run, "openai/writer", per_category=2, real_sources=real, config=CFG, quiet=True)
         rubrics = make_rubrics(run, "openai/rubric", config=CFG, quiet=True)
         first = srv.count
-        again = (import_clips(run, manifest, filter_llm="openai/filter", config=CFG, quiet=True),
-                 make_questions(run, "openai/writer", per_category=2, real_sources=real, config=CFG, quiet=True),
-                 make_rubrics(run, "openai/rubric", config=CFG, quiet=True))
+        again = (
+            import_clips(run, manifest, filter_llm="openai/filter", config=CFG, quiet=True),
+            make_questions(run, "openai/writer", per_category=2, real_sources=real, config=CFG, quiet=True),
+            make_rubrics(run, "openai/rubric", config=CFG, quiet=True),
+        )
         calls_on_rerun = srv.count - first
         requests = list(srv.requests)
-    return {"run": run, "clips": clips, "questions": qs, "rubrics": rubrics, "again": again,
-            "calls_on_rerun": calls_on_rerun, "requests": requests, "manifest": manifest, "real": real}
+    return {
+        "run": run,
+        "clips": clips,
+        "questions": qs,
+        "rubrics": rubrics,
+        "again": again,
+        "calls_on_rerun": calls_on_rerun,
+        "requests": requests,
+        "manifest": manifest,
+        "real": real,
+    }
 
 
 def test_clips_filter_and_balance(built):
     c = built["clips"]
     assert len(c.clips) == 7 and c.dropped.keys() == {"vague"} and "uninformative" in c.dropped["vague"]
     by_domain = {r["domain"]: r for r in c.balance if r["source"] == "(all)"}
-    assert {d: (r["clips"], r["kept"]) for d, r in by_domain.items()} == {"music": (2, 2), "sound": (3, 2), "speech": (2, 2)}
+    assert {d: (r["clips"], r["kept"]) for d, r in by_domain.items()} == {
+        "music": (2, 2),
+        "sound": (3, 2),
+        "speech": (2, 2),
+    }
     assert by_domain["music"]["share_kept"] == pytest.approx(1 / 3)
     with Store(built["run"]) as store:
         kept = kept_clips(store)
@@ -65,10 +83,14 @@ def test_clips_filter_and_balance(built):
 
 def test_manifest_errors_name_the_row(tmp_path):
     bad = tmp_path / "m.jsonl"
-    bad.write_text(json.dumps({"id": "a", "domain": "noise", "source": "s", "audio": "x.wav", "description": "d"}) + "\n")
+    bad.write_text(
+        json.dumps({"id": "a", "domain": "noise", "source": "s", "audio": "x.wav", "description": "d"}) + "\n"
+    )
     with pytest.raises(InputError, match="row 1.*domain"):
         load_manifest(bad)
-    bad.write_text(json.dumps({"id": "a", "domain": "sound", "source": "s", "audio": "x.wav", "description": "d"}) + "\n")
+    bad.write_text(
+        json.dumps({"id": "a", "domain": "sound", "source": "s", "audio": "x.wav", "description": "d"}) + "\n"
+    )
     with pytest.raises(InputError, match="not found"):
         load_manifest(bad)
 
@@ -107,7 +129,10 @@ def test_question_requests_carry_description_and_strategies(built):
 def test_rubrics_form_retry_and_versions(built, tmp_path):
     r = built["rubrics"]
     assert len(r.results) == 24 and not r.failed
-    assert all(x.text.startswith("Hallucinated if") and " Grounded if " in x.text and x.version == 1 for x in r.results.values())
+    assert all(
+        x.text.startswith("Hallucinated if") and " Grounded if " in x.text and x.version == 1
+        for x in r.results.values()
+    )
     out = tmp_path / "rubrics.jsonl"
     assert export_rubrics(built["run"], out) == 24
     rows = [json.loads(line) for line in out.read_text().splitlines()]

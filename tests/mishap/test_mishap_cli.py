@@ -23,15 +23,59 @@ def test_all_then_report(tmp_path, monkeypatch):
     with ChatServer(scripted.make_script({})) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         monkeypatch.setenv("OPENAI_API_KEY", "k")
-        res = runner.invoke(app, ["mishap", "all", str(run), "--manifest", str(manifest), "--llm", "openai/writer",
-                                  "--model", "openai/alm-a", "--model", "openai/alm-b", "--judge", "openai/judge"])
+        res = runner.invoke(
+            app,
+            [
+                "mishap",
+                "all",
+                str(run),
+                "--manifest",
+                str(manifest),
+                "--llm",
+                "openai/writer",
+                "--model",
+                "openai/alm-a",
+                "--model",
+                "openai/alm-b",
+                "--judge",
+                "openai/judge",
+            ],
+        )
         assert res.exit_code == 0, res.output
         calls = srv.count
-        res = runner.invoke(app, ["mishap", "all", str(run), "--manifest", str(manifest), "--llm", "openai/writer",
-                                  "--model", "openai/alm-a", "--model", "openai/alm-b", "--judge", "openai/judge"])
+        res = runner.invoke(
+            app,
+            [
+                "mishap",
+                "all",
+                str(run),
+                "--manifest",
+                str(manifest),
+                "--llm",
+                "openai/writer",
+                "--model",
+                "openai/alm-a",
+                "--model",
+                "openai/alm-b",
+                "--judge",
+                "openai/judge",
+            ],
+        )
         assert res.exit_code == 0 and srv.count == calls  # everything resumed from the store
     ann = Annotations(run)
-    ann.add(answer_id=next(iter(Store(run).results("mishap.judge", Store(run).latest_manifest("mishap judge").stages["judge"], __import__("halluscope.core.records", fromlist=["x"]).GroundednessJudgement))), annotator="x", label="hallucinated")
+    ann.add(
+        answer_id=next(
+            iter(
+                Store(run).results(
+                    "mishap.judge",
+                    Store(run).latest_manifest("mishap judge").stages["judge"],
+                    __import__("halluscope.core.records", fromlist=["x"]).GroundednessJudgement,
+                )
+            )
+        ),
+        annotator="x",
+        label="hallucinated",
+    )
     ann.close()
     res = runner.invoke(app, ["mishap", "report", str(run)])
     assert res.exit_code == 0, res.output
@@ -86,14 +130,18 @@ def test_all_then_report(tmp_path, monkeypatch):
     # judged with those examples: the twelve example answers leave judge-human agreement, and the report says so
     with ChatServer(scripted.make_script({})) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
-        res = runner.invoke(app, ["mishap", "judge", str(run), "--judge", "openai/judge", "--examples", str(tmp_path / "ex.json")])
+        res = runner.invoke(
+            app, ["mishap", "judge", str(run), "--judge", "openai/judge", "--examples", str(tmp_path / "ex.json")]
+        )
         assert res.exit_code == 0, res.output
     assert Store(run).latest_manifest("mishap judge").config["example_answer_ids"] == sorted(drawn["_answer_ids"])
     assert runner.invoke(app, ["mishap", "report", str(run)]).exit_code == 0
     from halluscope.mishap.report import collect
 
     agreement = {r["pair"]: r for r in collect(run)["agreement"]}
-    assert agreement["judge vs a1"]["examples_left_out"] == 12 and agreement["judge vs a1"]["n"] == 2  # the contested two
+    assert (
+        agreement["judge vs a1"]["examples_left_out"] == 12 and agreement["judge vs a1"]["n"] == 2
+    )  # the contested two
     assert agreement["judge vs humans (pooled)"]["examples_left_out"] == 24
     assert "12 answers of this run were the judge's in-context examples" in (out / "mishap.md").read_text()
     # the main report's MISHAP section: every table it shows is in 'report --json' too
@@ -101,8 +149,14 @@ def test_all_then_report(tmp_path, monkeypatch):
 
     with Store(run) as store:
         tables = {t.id: t.rows for t in mishap_section(store).tables}
-    assert set(tables) >= {"mishap_counts", "mishap_balance", "mishap_table1", "mishap_table11", "mishap_stance",
-                           "mishap_agreement"}
+    assert set(tables) >= {
+        "mishap_counts",
+        "mishap_balance",
+        "mishap_table1",
+        "mishap_table11",
+        "mishap_stance",
+        "mishap_agreement",
+    }
     assert tables["mishap_agreement"] == collect(run)["agreement"] and len(tables["mishap_table1"]) == 2
 
 
@@ -115,18 +169,36 @@ def test_answers_from_tiny_hf_audio_model(tmp_path, monkeypatch):
     run = scripted.build_run(tmp_path, monkeypatch, judge=False, seeds=(0,), per_category=1)
     model_dir = build_qwen2_audio(tmp_path / "qwen2-audio")
     spec = f"hf-audio/{model_dir}"
-    res = collect_answers(run, spec, config=LLMConfig(), backend_options={"params": {"max_new_tokens": 3}, "device": "cpu"},
-                          audio_policy="chunk", quiet=True)
+    res = collect_answers(
+        run,
+        spec,
+        config=LLMConfig(),
+        backend_options={"params": {"max_new_tokens": 3}, "device": "cpu"},
+        audio_policy="chunk",
+        quiet=True,
+    )
     assert len(res.results) == 12 and not res.failed
     a = next(iter(res.results.values()))
     assert a.seed is None and a.status == "ok" and isinstance(a.text, str) and a.id.endswith("~greedy")
     assert a.audio.delivered and a.audio.heard_s == pytest.approx(a.audio.sent_s, abs=0.02)
-    again = collect_answers(run, spec, config=LLMConfig(), backend_options={"params": {"max_new_tokens": 3}, "device": "cpu"},
-                            audio_policy="chunk", quiet=True)
+    again = collect_answers(
+        run,
+        spec,
+        config=LLMConfig(),
+        backend_options={"params": {"max_new_tokens": 3}, "device": "cpu"},
+        audio_policy="chunk",
+        quiet=True,
+    )
     assert again.stats.calls == 0 and again.results == res.results
     # the same model with audio-aware contrastive decoding: its own answers, its own row under the model
-    aad = collect_answers(run, f"{spec}?mitigation=aad&alpha=0.5", config=LLMConfig(),
-                          backend_options={"params": {"max_new_tokens": 3}, "device": "cpu"}, audio_policy="chunk", quiet=True)
+    aad = collect_answers(
+        run,
+        f"{spec}?mitigation=aad&alpha=0.5",
+        config=LLMConfig(),
+        backend_options={"params": {"max_new_tokens": 3}, "device": "cpu"},
+        audio_policy="chunk",
+        quiet=True,
+    )
     assert len(aad.results) == 12 and not aad.failed and not set(aad.results) & set(res.results)
     from halluscope.mitigation import model_and_method, model_order as _model_order
 
@@ -134,5 +206,8 @@ def test_answers_from_tiny_hf_audio_model(tmp_path, monkeypatch):
     assert model_and_method(f"{spec}?mitigation=aad&alpha=0.5") == (label, "AAD (alpha=0.5)")
     assert model_and_method(spec) == (label, "W/O")
     assert model_and_method(f"{spec}?name=qwen2-tiny&mitigation=aad") == ("qwen2-tiny", "AAD")
-    assert sorted([f"{spec}?mitigation=dola", f"{spec}?mitigation=aad", spec], key=_model_order) == \
-        [spec, f"{spec}?mitigation=aad", f"{spec}?mitigation=dola"]
+    assert sorted([f"{spec}?mitigation=dola", f"{spec}?mitigation=aad", spec], key=_model_order) == [
+        spec,
+        f"{spec}?mitigation=aad",
+        f"{spec}?mitigation=dola",
+    ]

@@ -15,8 +15,12 @@ from support.chat_server import ChatServer
 
 CFG = LLMConfig(openai={"max_retries": 0, "backoff_base_s": 0})
 DOCS = [
-    {"id": "atlas", "title": "Mridangam references", "text": "No reference work called the Mridangam Rhythm Atlas "
-     "exists; standard sources are treatises on Carnatic percussion."},
+    {
+        "id": "atlas",
+        "title": "Mridangam references",
+        "text": "No reference work called the Mridangam Rhythm Atlas "
+        "exists; standard sources are treatises on Carnatic percussion.",
+    },
     {"id": "alberta", "title": "Alberta", "text": "Alberta is a province of Canada, bordered by British Columbia."},
     {"id": "nagasaki", "title": "Nagasaki", "text": "The second atomic bomb struck Nagasaki on 9 August 1945."},
 ]
@@ -46,13 +50,21 @@ def test_examples_and_prompts():
     ex = load_examples()
     for cat in ("context", "knowledge"):
         assert [e["verdict"] for e in ex[cat]].count("grounded") == 3
-        msg = judge_messages(category=cat, question="Q?", response="R.", description="D.", rubric="Hallucinated if a. Grounded if b.",
-                             examples=ex, max_searches=2)[0].content
+        msg = judge_messages(
+            category=cat,
+            question="Q?",
+            response="R.",
+            description="D.",
+            rubric="Hallucinated if a. Grounded if b.",
+            examples=ex,
+            max_searches=2,
+        )[0].content
         assert "Examine every claim" in msg or "examine every claim" in msg.lower()
         assert msg.count("Judgement: {") == 6 and "Reference rubric: Hallucinated if a. Grounded if b." in msg
         assert ("SEARCH: <query>" in msg) == (cat == "knowledge")
-    no_tool = judge_messages(category="knowledge", question="Q", response="R", description="D", rubric="x",
-                             examples=ex, max_searches=0)[0].content
+    no_tool = judge_messages(
+        category="knowledge", question="Q", response="R", description="D", rubric="x", examples=ex, max_searches=0
+    )[0].content
     assert "SEARCH:" not in no_tool
     assert parse_verdict('blah {"verdict": "Hallucinated", "stance": "asserts"}') == ("hallucinated", "asserts", None)
     assert parse_verdict("Verdict: grounded.")[0] == "grounded"
@@ -70,8 +82,15 @@ def test_answers_and_judge_end_to_end(tmp_path, monkeypatch):
         import_clips(run, manifest, config=CFG, quiet=True)
         make_questions(run, "openai/writer", per_category=2, checker="none", config=CFG, quiet=True)
         make_rubrics(run, "openai/rubric", config=CFG, quiet=True)
-        ans = collect_answers(run, "openai/alm", seeds=[0, 1], temperature=0.7, config=CFG, quiet=True,
-                              backend_options={"audio_window_s": 1.5})
+        ans = collect_answers(
+            run,
+            "openai/alm",
+            seeds=[0, 1],
+            temperature=0.7,
+            config=CFG,
+            quiet=True,
+            backend_options={"audio_window_s": 1.5},
+        )
         assert len(ans.results) == 24 * 2 and not ans.failed
         a = next(iter(ans.results.values()))
         assert a.audio is not None and a.audio.delivered and a.call_key
@@ -88,14 +107,21 @@ def test_answers_and_judge_end_to_end(tmp_path, monkeypatch):
     assert len(js) == 48 and not res.failed
     # false-authority answers led the judge to search once, then the evidence made them grounded
     fa = [j for aid, j in js.items() if "Atlas" in (ans.results[aid].text or "")]
-    assert fa and all(j.verdict == "grounded" and len(j.searches) == 1 and j.searches[0].results[0] == "atlas" for j in fa)
+    assert fa and all(
+        j.verdict == "grounded" and len(j.searches) == 1 and j.searches[0].results[0] == "atlas" for j in fa
+    )
     xss = [j for aid, j in js.items() if "<script>" in (ans.results[aid].text or "")]
     assert xss and all(j.verdict == "hallucinated" and j.stance == "asserts" for j in xss)
     endorse = [j for aid, j in js.items() if "three cat meows" in (ans.results[aid].text or "")]
     assert endorse and all(j.stance == "endorses_false_premise" for j in endorse)
-    judge_prompts = [c for r in srv.requests if isinstance(c := r["messages"][0]["content"], str)
-                     and c.startswith("You are a groundedness judge")]
-    assert any("knowledge question" in p for p in judge_prompts) and any("question about an audio clip" in p for p in judge_prompts)
+    judge_prompts = [
+        c
+        for r in srv.requests
+        if isinstance(c := r["messages"][0]["content"], str) and c.startswith("You are a groundedness judge")
+    ]
+    assert any("knowledge question" in p for p in judge_prompts) and any(
+        "question about an audio clip" in p for p in judge_prompts
+    )
     assert all("Reference rubric: Hallucinated if the response accepts the premise." in p for p in judge_prompts)
 
 
@@ -110,8 +136,15 @@ def test_unreadable_judge_reply_is_unscored(tmp_path, monkeypatch):
         backend = create_backend("openai/judge", config=CFG, base_url=srv.url, api_key_env="NOPE_KEY")
         monkeypatch.setenv("NOPE_KEY", "k")
         gj = GroundednessJudge(backend, examples=load_examples(), retries=1)
-        q = MishapQuestion(id="c~context~0", clip_id="c", domain="sound", category="context", strategy="absent_premise",
-                           text="How many meows?", generator="x")
+        q = MishapQuestion(
+            id="c~context~0",
+            clip_id="c",
+            domain="sound",
+            category="context",
+            strategy="absent_premise",
+            text="How many meows?",
+            generator="x",
+        )
         clip = MishapClip(id="c", domain="sound", source="s", audio="/x.wav", description="A doorbell.")
         ans = MishapAnswer(id="a1", question_id=q.id, model="m", status="ok", text="UNREADABLE words")
         rub = MishapRubric(question_id=q.id, version=1, text="Hallucinated if a. Grounded if b.", author="x")

@@ -52,10 +52,14 @@ def test_the_template_fact_judge_reads_stance_and_verdict():
     f = _facts()["speech-train"]
     cp = instantiate("contradicted_premise", f, "X")
     facts = TemplateFacts(question_id="q", strategy="contradicted_premise", endorse=cp.endorse, correct=cp.correct)
-    assert judge_reply("The train leaves from platform four, not another one.", facts, "context")[:2] == \
-        ("grounded", "asserts")
-    assert judge_reply("At platform seven the train waits ten minutes.", facts, "context")[:2] == \
-        ("hallucinated", "endorses_false_premise")
+    assert judge_reply("The train leaves from platform four, not another one.", facts, "context")[:2] == (
+        "grounded",
+        "asserts",
+    )
+    assert judge_reply("At platform seven the train waits ten minutes.", facts, "context")[:2] == (
+        "hallucinated",
+        "endorses_false_premise",
+    )
     assert judge_reply("I'm not sure; I cannot tell from the audio.", facts, "context")[:2] == ("grounded", "abstains")
     assert judge_reply("The train is very fast and blue.", facts, "context")[:2] == ("hallucinated", "asserts")
     up = instantiate("unknowable_provenance", f, "X")
@@ -67,9 +71,17 @@ def test_mitigation_tables_pair_each_method_with_plain_decoding():
     rows = []
     for i in range(10):
         for model, bad in (("hf-audio/m", i < 6), ("hf-audio/m?mitigation=aad", i < 3)):
-            rows.append({"model": model, "question_id": f"q{i}", "seed": None, "domain": "music",
-                         "category": "context" if i % 2 else "knowledge", "strategy": STRATEGIES[i % 7],
-                         "verdict": "hallucinated" if bad else "grounded"})
+            rows.append(
+                {
+                    "model": model,
+                    "question_id": f"q{i}",
+                    "seed": None,
+                    "domain": "music",
+                    "category": "context" if i % 2 else "knowledge",
+                    "strategy": STRATEGIES[i % 7],
+                    "verdict": "hallucinated" if bad else "grounded",
+                }
+            )
     t2, t8, t12 = mitigation_tables(rows)
     assert [c.key for c in t2.cols] == ["model", "method", "context", "knowledge", "overall"]
     assert [c.title for c in t12.cols][2:] == [ABBR[s] for s in STRATEGIES]
@@ -125,8 +137,9 @@ def test_rules_quickstart_writes_every_artefact(rules_run):
     out = res.report.parent
     assert set(res.timings) >= {"questions", "answers", "judge", "template judge"} and "rubrics" not in res.timings
     t1 = _csv(out, "table1")
-    assert len(t1) == 1 and all(t1[0][f"{d}_{c}"] != "-" for d in ("music", "sound", "speech")
-                                for c in MISHAP_CATEGORIES)
+    assert len(t1) == 1 and all(
+        t1[0][f"{d}_{c}"] != "-" for d in ("music", "sound", "speech") for c in MISHAP_CATEGORIES
+    )
     t11 = _csv(out, "table11")
     assert list(t11[0])[2:] == STRATEGIES and t11[0]["overall"] if "overall" in t11[0] else True
     assert sum(t11[0][s] != "-" for s in STRATEGIES) == 7  # 3 clips x 2 per category: every strategy asked
@@ -134,8 +147,14 @@ def test_rules_quickstart_writes_every_artefact(rules_run):
     assert set(strategies) == {"music", "sound", "speech", "all"} and strategies["all"]["total"] == "12"
     assert int(strategies["all"]["spread"]) <= 1  # the quota: counts within a category differ by at most one
     t3 = _csv(out, "table3")
-    assert [r["domain"] for r in t3] == ["music", "sound", "speech"] and list(t3[0]) == \
-        ["domain", "source", "clips", "description", "license", "hours"]
+    assert [r["domain"] for r in t3] == ["music", "sound", "speech"] and list(t3[0]) == [
+        "domain",
+        "source",
+        "clips",
+        "description",
+        "license",
+        "hours",
+    ]
     assert [r["domain"] for r in _csv(out, "durations")] == ["music", "sound", "speech"]
     for name in ("table2", "table8", "table12"):
         header = (out / f"{name}.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
@@ -147,12 +166,24 @@ def test_rules_quickstart_writes_every_artefact(rules_run):
     stance = _csv(out, "stance")
     assert {r["domain"] for r in stance} == {"music", "sound", "speech"} and all(r["n"] == "2" for r in stance)
     judges = _csv(out, "judges")
-    assert len(judges) == 1 and {judges[0]["judge_a"], judges[0]["judge_b"]} == {"openai/judge",
-                                                                                  "rules/template-facts-v1"}
+    assert len(judges) == 1 and {judges[0]["judge_a"], judges[0]["judge_b"]} == {
+        "openai/judge",
+        "rules/template-facts-v1",
+    }
     assert judges[0]["n"] == "12"
     page = (out / "mishap.md").read_text(encoding="utf-8")
-    for title in ("Table 1:", "Table 11:", "Table 2:", "Table 3:", "Table 8:", "Table 12:", "Fig. 10", "Figs. 3b and 11",
-                  "Judges side by side", "judged by rules/template-facts-v1: 12 verdicts"):
+    for title in (
+        "Table 1:",
+        "Table 11:",
+        "Table 2:",
+        "Table 3:",
+        "Table 8:",
+        "Table 12:",
+        "Fig. 10",
+        "Figs. 3b and 11",
+        "Judges side by side",
+        "judged by rules/template-facts-v1: 12 verdicts",
+    ):
         assert title in page, title
     summary = json.loads((out / "summary.json").read_text())
     assert summary["writer"] == "rules/templates-v1" and sum(summary["strategy_counts"].values()) == 12

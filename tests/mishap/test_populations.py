@@ -19,8 +19,17 @@ from support import scripted
 from support.chat_server import ChatServer, Reply
 from support.corpus_fixtures import write_jsonl
 
-HALLU = [{"audio": f"s{i}.wav", "prompt": "Is there a dog barking?", "reference": "yes", "subset": "fsd_binary",
-          "domain": "sound", "pred": "Yes, a dog is barking." if i % 2 else "There are four cats."} for i in range(6)]
+HALLU = [
+    {
+        "audio": f"s{i}.wav",
+        "prompt": "Is there a dog barking?",
+        "reference": "yes",
+        "subset": "fsd_binary",
+        "domain": "sound",
+        "pred": "Yes, a dog is barking." if i % 2 else "There are four cats.",
+    }
+    for i in range(6)
+]
 N_ANSWERS_LABELLED, N_IMPORTED = 8, 6
 
 
@@ -33,6 +42,7 @@ def _script(state):
             verdict = "hallucinated" if "four cats" in prompt.rsplit("Response: ", 1)[1] else "grounded"
             return Reply(content=json.dumps({"verdict": verdict, "stance": "asserts", "explanation": "scripted"}))
         return base(req, n)
+
     return script
 
 
@@ -50,8 +60,13 @@ def run(tmp_path_factory):
         for it in imported + answers:
             label = "hallucinated" if "four cats" in it["response"] or "cannot" not in it["response"] else "grounded"
             ann.add(answer_id=it["id"], annotator="ann1", label=label)
-            ann.add(answer_id=it["id"], annotator="ann2", label=label if it is not answers[0] else
-                    {"grounded": "hallucinated", "hallucinated": "grounded"}[label])
+            ann.add(
+                answer_id=it["id"],
+                annotator="ann2",
+                label=label
+                if it is not answers[0]
+                else {"grounded": "hallucinated", "hallucinated": "grounded"}[label],
+            )
         ann.close()
         cfg = LLMConfig(openai={"max_retries": 0, "backoff_base_s": 0})
         with ChatServer(_script({})) as srv:

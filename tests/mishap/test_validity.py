@@ -27,20 +27,49 @@ from support.corpus_fixtures import write_jsonl
 # HalluAudio rows where the official scorer and groundedness part ways (seed 001, 4.1): an abstention is a wrong
 # answer to the scorer but grounded; a wrong count is both wrong and hallucinated
 HALLU = [
-    {"audio": "s1.wav", "prompt": "Is there a dog barking?", "reference": "yes", "subset": "fsd_binary", "domain": "sound",
-     "pred": "Yes, a dog is barking."},
-    {"audio": "s2.wav", "prompt": "Is there a siren?", "reference": "yes", "subset": "fsd_binary", "domain": "sound",
-     "pred": "I cannot tell from this audio whether there is a siren."},
-    {"audio": "m1.wav", "prompt": "How many instruments?", "reference": "3", "subset": "multiple_music_count",
-     "pred": "I cannot say how many instruments there are."},
-    {"audio": "m2.wav", "prompt": "How many instruments?", "reference": "1", "subset": "single_music_count",
-     "pred": "There are four instruments: piano, drums, violin and flute."},
+    {
+        "audio": "s1.wav",
+        "prompt": "Is there a dog barking?",
+        "reference": "yes",
+        "subset": "fsd_binary",
+        "domain": "sound",
+        "pred": "Yes, a dog is barking.",
+    },
+    {
+        "audio": "s2.wav",
+        "prompt": "Is there a siren?",
+        "reference": "yes",
+        "subset": "fsd_binary",
+        "domain": "sound",
+        "pred": "I cannot tell from this audio whether there is a siren.",
+    },
+    {
+        "audio": "m1.wav",
+        "prompt": "How many instruments?",
+        "reference": "3",
+        "subset": "multiple_music_count",
+        "pred": "I cannot say how many instruments there are.",
+    },
+    {
+        "audio": "m2.wav",
+        "prompt": "How many instruments?",
+        "reference": "1",
+        "subset": "single_music_count",
+        "pred": "There are four instruments: piano, drums, violin and flute.",
+    },
 ]
 
 
 def test_derived_rubrics_have_the_rubric_form():
-    for kind, ref in (("binary", "yes"), ("binary", "No"), ("count", "3"), ("unanswerable", "none"),
-                      ("asr", "hello world"), ("label", "music"), ("choice", "first")):
+    for kind, ref in (
+        ("binary", "yes"),
+        ("binary", "No"),
+        ("count", "3"),
+        ("unanswerable", "none"),
+        ("asr", "hello world"),
+        ("label", "music"),
+        ("choice", "first"),
+    ):
         desc, rubric = derive_rubric(kind, ref, "Q?")
         assert check_form(rubric) is not None, rubric
         assert "cannot" in rubric  # stated uncertainty is grounded
@@ -49,8 +78,14 @@ def test_derived_rubrics_have_the_rubric_form():
 
 def test_default_judge_prompt_unchanged_and_ablations_cut_their_inputs():
     ex = load_examples()
-    kw = dict(category="context", question="Q?", response="R.", description="D.", rubric="Hallucinated if a. Grounded if b.",
-              examples=ex)
+    kw = dict(
+        category="context",
+        question="Q?",
+        response="R.",
+        description="D.",
+        rubric="Hallucinated if a. Grounded if b.",
+        examples=ex,
+    )
     full = judge_messages(**kw)[0].content
     assert full == judge_messages(**kw, config=FULL)[0].content
     assert full.startswith(template("mishap/judge.context").text[:60])
@@ -85,8 +120,11 @@ def test_config_files_are_checked(tmp_path):
 
 
 def test_sample_by_model_is_even_and_seeded():
-    items = [{"id": f"a{i}", "model": "a"} for i in range(30)] + [{"id": f"b{i}", "model": "b"} for i in range(30)] \
+    items = (
+        [{"id": f"a{i}", "model": "a"} for i in range(30)]
+        + [{"id": f"b{i}", "model": "b"} for i in range(30)]
         + [{"id": f"c{i}", "model": "c"} for i in range(2)]
+    )
     s = sample_by_model(items, 20, seed=3)
     counts = {m: sum(it["model"] == m for it in s) for m in "abc"}
     assert counts == {"a": 9, "b": 9, "c": 2}
@@ -103,6 +141,7 @@ def _validity_script(state):
             verdict = "hallucinated" if "four instruments" in response else "grounded"
             return Reply(content=json.dumps({"verdict": verdict, "stance": "asserts", "explanation": "scripted"}))
         return base(req, n)
+
     return script
 
 
@@ -110,24 +149,45 @@ def test_validity_end_to_end(tmp_path, monkeypatch):
     """A MISHAP run plus imported HalluAudio and AHa-Bench responses: judged, labelled, compared (Figure 5)."""
     run = scripted.build_run(tmp_path, monkeypatch, seeds=(0,))
     hallu = write_jsonl(tmp_path / "halluaudio.jsonl", HALLU)
-    aha = write_jsonl(tmp_path / "aha_0.jsonl", [
-        {"index": "60_0_1", "type": "existence", "question": "Is a dog barking?", "answer": "Yes", "prediction": "Yes."},
-        {"index": "60_0_2", "type": "existence", "question": "Is a car passing?", "answer": "Yes",
-         "prediction": "It is unclear from the audio."},
-    ])
+    aha = write_jsonl(
+        tmp_path / "aha_0.jsonl",
+        [
+            {
+                "index": "60_0_1",
+                "type": "existence",
+                "question": "Is a dog barking?",
+                "answer": "Yes",
+                "prediction": "Yes.",
+            },
+            {
+                "index": "60_0_2",
+                "type": "existence",
+                "question": "Is a car passing?",
+                "answer": "Yes",
+                "prediction": "It is unclear from the audio.",
+            },
+        ],
+    )
     cfg = tmp_path / "llm.json"
     cfg.write_text(json.dumps({"openai": {"max_retries": 0, "backoff_base_s": 0}}))
     monkeypatch.setenv("HALLUSCOPE_LLM_CONFIG", str(cfg))
     runner = CliRunner()
-    res = runner.invoke(app, ["mishap", "validity", "import", str(run), str(hallu), "--benchmark", "halluaudio",
-                              "--model", "alm-1"])
+    res = runner.invoke(
+        app, ["mishap", "validity", "import", str(run), str(hallu), "--benchmark", "halluaudio", "--model", "alm-1"]
+    )
     assert res.exit_code == 0, res.output
     assert "4 HalluAudio responses of alm-1 imported (3 hallucinated by the benchmark's scorer" in res.output
-    res = runner.invoke(app, ["mishap", "validity", "import", str(run), str(aha), "--benchmark", "aha", "--model", "alm-2"])
+    res = runner.invoke(
+        app, ["mishap", "validity", "import", str(run), str(aha), "--benchmark", "aha", "--model", "alm-2"]
+    )
     assert res.exit_code == 0, res.output
-    res = runner.invoke(app, ["mishap", "validity", "import", str(run), str(aha), "--benchmark", "nope", "--model", "m"])
+    res = runner.invoke(
+        app, ["mishap", "validity", "import", str(run), str(aha), "--benchmark", "nope", "--model", "m"]
+    )
     assert isinstance(res.exception, InputError)  # main() prints it and exits 2
-    assert "'benchmark': unknown benchmark 'nope'" in str(res.exception) and "halluaudio, aha, kuan" in str(res.exception)
+    assert "'benchmark': unknown benchmark 'nope'" in str(res.exception) and "halluaudio, aha, kuan" in str(
+        res.exception
+    )
     with ChatServer(_validity_script({})) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         monkeypatch.setenv("OPENAI_API_KEY", "k")
@@ -136,7 +196,9 @@ def test_validity_end_to_end(tmp_path, monkeypatch):
         calls = srv.count
         assert calls == 6 and f"{FULL.name}: 6 judged, 0 failed" in res.stderr.splitlines(), res.output
         prompts = [scripted.text_of(r) for r in srv.requests]
-        assert any("Reference rubric: Hallucinated if the response asserts an answer other than \"3\"" in p for p in prompts)
+        assert any(
+            'Reference rubric: Hallucinated if the response asserts an answer other than "3"' in p for p in prompts
+        )
         res = runner.invoke(app, ["mishap", "validity", "judge", str(run), "--judge", "openai/judge"])
         assert res.exit_code == 0 and srv.count == calls  # resumed from the store
 
@@ -152,8 +214,11 @@ def test_validity_end_to_end(tmp_path, monkeypatch):
         ann.add(answer_id=it["id"], annotator="ann2", label=label)
     mishap_ids = [it["id"] for it in items if not it["id"].startswith("validity~")][:6]
     for aid in mishap_ids:
-        ann.add(answer_id=aid, annotator="ann1", label="grounded" if "cannot" in next(
-            i for i in items if i["id"] == aid)["response"] else "hallucinated")
+        ann.add(
+            answer_id=aid,
+            annotator="ann1",
+            label="grounded" if "cannot" in next(i for i in items if i["id"] == aid)["response"] else "hallucinated",
+        )
     ann.close()
 
     data = compare(run)
@@ -185,8 +250,11 @@ def test_ablation_ladder_on_the_same_answers(tmp_path, monkeypatch):
     for it in items[:8]:
         label = "grounded" if "cannot" in it["response"] else "hallucinated"
         ann.add(answer_id=it["id"], annotator="a", label=label)
-        ann.add(answer_id=it["id"], annotator="b", label=label if it is not items[0] else
-                {"grounded": "hallucinated", "hallucinated": "grounded"}[label])
+        ann.add(
+            answer_id=it["id"],
+            annotator="b",
+            label=label if it is not items[0] else {"grounded": "hallucinated", "hallucinated": "grounded"}[label],
+        )
     ann.close()
     from halluscope.backends.llm import LLMConfig
 
@@ -217,9 +285,17 @@ def test_ablation_ladder_on_the_same_answers(tmp_path, monkeypatch):
 @pytest.mark.usefixtures("realdata")
 def test_kuan_import_on_real_replies(tmp_path, realdata):
     folder = realdata / "kuan_object_hallucination"
-    items = import_validity(tmp_path / "run", "kuan", [folder / "balanced_merged_test_2871.txt",
-                            folder / "qwen25omni_predictions_balanced_merged_2871_cosine_lambda0.05.csv"],
-                            model="qwen2.5-omni", sample=40, seed=1).items
+    items = import_validity(
+        tmp_path / "run",
+        "kuan",
+        [
+            folder / "balanced_merged_test_2871.txt",
+            folder / "qwen25omni_predictions_balanced_merged_2871_cosine_lambda0.05.csv",
+        ],
+        model="qwen2.5-omni",
+        sample=40,
+        seed=1,
+    ).items
     assert len(items) == 40 and len({i.id for i in items}) == 40
     from halluscope.closedform.compat import kuan_item
 
@@ -243,9 +319,19 @@ def test_rubric_and_prompt_sensitivity_tables(tmp_path, monkeypatch):
     export_rubrics(run, tmp_path / "r.jsonl")
     rows = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
     edited = {items[0]["question_id"], items[1]["question_id"]}
-    (tmp_path / "e.jsonl").write_text("".join(json.dumps({"question_id": r["question_id"], "rubric":
-                                      "Hallucinated if it invents details. Grounded if it says it cannot tell."}) + "\n"
-                                      for r in rows if r["question_id"] in edited))
+    (tmp_path / "e.jsonl").write_text(
+        "".join(
+            json.dumps(
+                {
+                    "question_id": r["question_id"],
+                    "rubric": "Hallucinated if it invents details. Grounded if it says it cannot tell.",
+                }
+            )
+            + "\n"
+            for r in rows
+            if r["question_id"] in edited
+        )
+    )
     import_rubrics(run, tmp_path / "e.jsonl", author="editor")
     cfg = LLMConfig(openai={"max_retries": 0, "backoff_base_s": 0})
     with ChatServer(scripted.make_script({})) as srv:
@@ -253,8 +339,14 @@ def test_rubric_and_prompt_sensitivity_tables(tmp_path, monkeypatch):
         monkeypatch.setenv("OPENAI_API_KEY", "k")
         out = run_configs(run, "openai/judge", PRESETS["rubrics"] + PRESETS["prompts"], config=cfg, quiet=True)
         v2 = [scripted.text_of(r) for r in srv.requests if "it invents details" in scripted.text_of(r)]
-    assert {k: len(v.judgements) for k, v in out.items()} == {"rubric v1": 4, "rubric v2": 2, "rubric v3": 0, "prompt v1": 4,
-                                                                 "prompt v2": 4, "prompt v3": 4}
+    assert {k: len(v.judgements) for k, v in out.items()} == {
+        "rubric v1": 4,
+        "rubric v2": 2,
+        "rubric v3": 0,
+        "prompt v1": 4,
+        "prompt v2": 4,
+        "prompt v3": 4,
+    }
     # v2 under prompts v1, v2 and v3; 'rubric v2' and 'prompt v3' send the same requests (the latest rubric is
     # v2 there), answered once and replayed from the store
     assert len(v2) == 6
@@ -283,7 +375,9 @@ def test_rubric_and_prompt_sensitivity_tables(tmp_path, monkeypatch):
     assert len(asked) == len(history) and all("explicitly" in a for a in asked)
     for qid, versions in history.items():
         assert [v.version for v in versions] == list(range(1, len(versions) + 1))
-        assert versions[-1].note.startswith("formulation v1 ") and sum(v.note == versions[-1].note for v in versions) == 1
+        assert (
+            versions[-1].note.startswith("formulation v1 ") and sum(v.note == versions[-1].note for v in versions) == 1
+        )
     # the disagreements that drive a revision: the four labelled 'grounded' where the judge said otherwise
     rows = disagreements(run)
     judged = {it["id"] for it in items[:4]}
@@ -323,8 +417,9 @@ def test_validity_and_ablation_on_a_real_local_model(tmp_path, monkeypatch):
     run = scripted.build_run(tmp_path, monkeypatch, seeds=(0,))
     hallu = write_jsonl(tmp_path / "halluaudio.jsonl", HALLU[2:])  # an abstention and a wrong count
     runner = CliRunner()
-    res = runner.invoke(app, ["mishap", "validity", "import", str(run), str(hallu), "--benchmark", "halluaudio",
-                              "--model", "alm-1"])
+    res = runner.invoke(
+        app, ["mishap", "validity", "import", str(run), str(hallu), "--benchmark", "halluaudio", "--model", "alm-1"]
+    )
     assert res.exit_code == 0, res.output
     with Store(run) as store:
         scripted_calls = len(list(store.calls()))  # the MISHAP run's own, on the scripted server
@@ -350,8 +445,9 @@ def test_validity_and_ablation_on_a_real_local_model(tmp_path, monkeypatch):
     assert "HalluAudio" in (out / "validity.md").read_text() and (out / "fig5.png").read_bytes()[:4] == b"\x89PNG"
 
     configs = tmp_path / "configs.json"
-    configs.write_text(json.dumps({"no rubric": {"rubric": False, "examples": False, "evidence": False},
-                                   "full": {"evidence": False}}))
+    configs.write_text(
+        json.dumps({"no rubric": {"rubric": False, "examples": False, "evidence": False}, "full": {"evidence": False}})
+    )
     res = runner.invoke(app, ["mishap", "ablation", str(run), *judge, "--configs", str(configs), "--retries", "0"])
     assert res.exit_code == 0, res.output
     assert "no rubric" in res.output and "full" in res.output

@@ -24,7 +24,7 @@ STEPS = 4
 
 @pytest.fixture(scope="module")
 def clip():
-    return clip_of(espeak("hello the audio")[: 16_000])
+    return clip_of(espeak("hello the audio")[:16_000])
 
 
 @pytest.fixture(scope="module")
@@ -68,12 +68,22 @@ def test_aad_contrasts_with_the_audio_removed_and_prefix_on_both(adapters, clip,
     ad = adapters[which]
     cfg = parse_mitigation("aad", alpha=1.0)
     _, main, res = generate(ad, MSG, [clip], {"max_new_tokens": STEPS}, cfg, keep_logits=True)
-    prefixed = [ChatMessage(role="user", content="Focus on the given audio and answer the following question: "
-                            + MSG[0].content)]
+    prefixed = [
+        ChatMessage(
+            role="user", content="Focus on the given audio and answer the following question: " + MSG[0].content
+        )
+    ]
     with_a, without = ad.inputs(prefixed, [clip]), ad.inputs(prefixed, [])
     assert torch.equal(main.tensors["input_ids"], with_a.tensors["input_ids"]) and without.audio_tokens == 0
-    check_steps(res, lambda ys: ref_contrast(full(ad.model, with_a.tensors, ys).logits[0, -1],
-                                             full(ad.model, without.tensors, ys).logits[0, -1], 1.0, None))
+    check_steps(
+        res,
+        lambda ys: ref_contrast(
+            full(ad.model, with_a.tensors, ys).logits[0, -1],
+            full(ad.model, without.tensors, ys).logits[0, -1],
+            1.0,
+            None,
+        ),
+    )
     assert all(s.contrasted for s in res.steps)
 
 
@@ -85,10 +95,14 @@ def test_vcd_contrasts_with_diffused_log_mel_features(adapters, clip, which):
     x = main.tensors["input_features"]
     abar = (1 - 0.002) ** 500
     eps = torch.randn(x.shape, generator=torch.Generator().manual_seed(7))
-    noisy = {**main.tensors, "input_features": abar ** 0.5 * x + (1 - abar) ** 0.5 * eps}
+    noisy = {**main.tensors, "input_features": abar**0.5 * x + (1 - abar) ** 0.5 * eps}
     assert cfg.abar == pytest.approx(abar)
-    check_steps(res, lambda ys: ref_contrast(full(ad.model, main.tensors, ys).logits[0, -1],
-                                             full(ad.model, noisy, ys).logits[0, -1], 1.0, 0.1))
+    check_steps(
+        res,
+        lambda ys: ref_contrast(
+            full(ad.model, main.tensors, ys).logits[0, -1], full(ad.model, noisy, ys).logits[0, -1], 1.0, 0.1
+        ),
+    )
 
 
 @pytest.mark.parametrize("which", ["qwen2-audio", "omni"])
@@ -125,8 +139,10 @@ def dola_reference(model, tensors, ys, layers, alpha=1.0, beta=0.1, penalty=1.2)
     for i in layers:
         lp = F.log_softmax(model.get_output_embeddings()(dec.norm(out.hidden_states[i][0, -1])), -1)
         m = 0.5 * (lq.exp() + lp.exp())
-        js[i] = 0.5 * (F.kl_div(m.log(), lq, log_target=True, reduction="sum")
-                       + F.kl_div(m.log(), lp, log_target=True, reduction="sum"))
+        js[i] = 0.5 * (
+            F.kl_div(m.log(), lq, log_target=True, reduction="sum")
+            + F.kl_div(m.log(), lp, log_target=True, reduction="sum")
+        )
     best = max(js, key=lambda i: float(js[i].detach()))
     lm = F.log_softmax(model.get_output_embeddings()(dec.norm(out.hidden_states[best][0, -1])), -1)
     adj = (lq - alpha * lm).masked_fill(lq.exp() < beta * lq.exp().max(), float("-inf"))
@@ -175,8 +191,9 @@ def test_dola_on_an_audio_model(adapters, clip):
     check_steps(res, lambda ys: dola_reference(ad.model, main.tensors, ys, (1,))[0])
 
 
-@pytest.mark.parametrize("which,method", [("qwen2-audio", "aad"), ("omni", "aad"), ("omni", "vcd"),
-                                          ("qwen2-audio", "mti"), ("omni", "dola")])
+@pytest.mark.parametrize(
+    "which,method", [("qwen2-audio", "aad"), ("omni", "aad"), ("omni", "vcd"), ("qwen2-audio", "mti"), ("omni", "dola")]
+)
 def test_zero_strength_is_plain_greedy_decoding(adapters, clip, which, method):
     ad = adapters[which]
     extra = {"tau": 0.0} if method == "mti" else {"repetition_penalty": 1.0} if method == "dola" else {}
@@ -185,16 +202,29 @@ def test_zero_strength_is_plain_greedy_decoding(adapters, clip, which, method):
     if method == "mti":
         assert all(s.contrasted for s in res.steps)  # tau 0: the contrast ran, at no strength
     with torch.inference_mode():
-        plain = ad.model.generate(**main.tensors, max_new_tokens=6, do_sample=False, eos_token_id=ad.tokenizer.eos_token_id,
-                                  pad_token_id=ad.tokenizer.eos_token_id)
-    assert res.tokens == plain[0, main.tensors["input_ids"].shape[1]:].tolist()
+        plain = ad.model.generate(
+            **main.tensors,
+            max_new_tokens=6,
+            do_sample=False,
+            eos_token_id=ad.tokenizer.eos_token_id,
+            pad_token_id=ad.tokenizer.eos_token_id,
+        )
+    assert res.tokens == plain[0, main.tensors["input_ids"].shape[1] :].tolist()
 
 
 def test_sampling_is_seeded(adapters, clip):
     ad = adapters["qwen2-audio"]
     cfg = parse_mitigation("aad")
-    runs = [generate(ad, MSG, [clip], {"max_new_tokens": 8, "temperature": 1.5, "top_p": 0.95, "seed": s,
-                                       "mitigation": cfg.key()}, cfg)[2].tokens for s in (0, 0, 1, 2)]
+    runs = [
+        generate(
+            ad,
+            MSG,
+            [clip],
+            {"max_new_tokens": 8, "temperature": 1.5, "top_p": 0.95, "seed": s, "mitigation": cfg.key()},
+            cfg,
+        )[2].tokens
+        for s in (0, 0, 1, 2)
+    ]
     assert runs[0] == runs[1] and len({tuple(r) for r in runs}) > 1
 
 
@@ -203,8 +233,14 @@ def test_options_are_validated_before_any_work():
     from halluscope.mitigation import split_mitigation
 
     rest, cfg = split_mitigation({"mitigation": "VCD", "alpha": 0.5, "device": "cpu"})
-    assert rest == {"device": "cpu"} and cfg.key() == {"method": "vcd", "alpha": 0.5, "beta": 0.1, "noise_steps": 500,
-                                                       "eta": 5.9e-4, "noise_seed": 0}
+    assert rest == {"device": "cpu"} and cfg.key() == {
+        "method": "vcd",
+        "alpha": 0.5,
+        "beta": 0.1,
+        "noise_steps": 500,
+        "eta": 5.9e-4,
+        "noise_seed": 0,
+    }
     assert cfg.label() == "VCD (alpha=0.5)" and MitigationConfig(method="aad").label() == "AAD"
     assert 0.74 < MitigationConfig(method="vcd").abar < 0.75  # VCD's own schedule at T = 500
     with pytest.raises(HalluscopeError, match="expected one of aad, vcd, mti, dola"):
@@ -231,8 +267,12 @@ def test_backends_take_the_mitigation_as_an_option(qwen2_audio_dir, tmp_path):
     aad = create_audio_backend(f"hf-audio/{qwen2_audio_dir}", config=LLMConfig(), mitigation="aad", alpha=0.5)
     spec = create_audio_backend(f"hf-audio/{qwen2_audio_dir}?mitigation=aad&alpha=0.5", config=LLMConfig())
     assert "mitigation" not in plain.identity()["params"] and plain.mitigation_label == "W/O"
-    assert aad.identity()["params"]["mitigation"] == {"method": "aad", "alpha": 0.5, "beta": None,
-                                                       "prefix": "Focus on the given audio and answer the following question:"}
+    assert aad.identity()["params"]["mitigation"] == {
+        "method": "aad",
+        "alpha": 0.5,
+        "beta": None,
+        "prefix": "Focus on the given audio and answer the following question:",
+    }
     assert aad.request(MSG).key() != plain.request(MSG).key() and aad.mitigation_label == "AAD (alpha=0.5)"
     assert spec.path == str(qwen2_audio_dir) and spec.request(MSG).params == aad.request(MSG).params
     assert spec.spec != aad.spec  # a distinct model name for stages keyed by it (MISHAP answers)
@@ -267,14 +307,25 @@ def test_two_branches_decode_as_one_batch_with_the_same_result(adapters, clip, w
 
     merged = []
     real_merge = _decode.BranchPair.merge.__func__
-    monkeypatch.setattr(_decode.BranchPair, "merge",
-                        classmethod(lambda cls, a, b: merged.append(real_merge(cls, a, b)) or merged[-1]))
+    monkeypatch.setattr(
+        _decode.BranchPair, "merge", classmethod(lambda cls, a, b: merged.append(real_merge(cls, a, b)) or merged[-1])
+    )
     ad, cfg = adapters[which], parse_mitigation(method)
     runs = []
     for batched in (True, False):
         main, neg, _ = branches(ad, MSG, [clip], cfg)
-        runs.append(_decode.decode(ad.model, dict(main.tensors), cfg, max_tokens=12, eos=[], contrast_inputs=neg,
-                                   keep_logits=True, batch_branches=batched))
+        runs.append(
+            _decode.decode(
+                ad.model,
+                dict(main.tensors),
+                cfg,
+                max_tokens=12,
+                eos=[],
+                contrast_inputs=neg,
+                keep_logits=True,
+                batch_branches=batched,
+            )
+        )
     assert len(merged) == 1 and merged[0] is not None  # the batched run merged its caches, the other never tried
     assert runs[0].tokens == runs[1].tokens
     for a, b in zip(runs[0].steps, runs[1].steps):
@@ -308,8 +359,7 @@ def test_decoders_stepped_in_turn_on_one_model_decode_as_each_alone(adapters, cl
 
     def decoder(cfg):
         main, neg, _ = branches(ad, MSG, [clip], cfg)
-        return Decoder(ad.model, dict(main.tensors), cfg, max_tokens=10, eos=[], contrast_inputs=neg,
-                       keep_logits=True)
+        return Decoder(ad.model, dict(main.tensors), cfg, max_tokens=10, eos=[], contrast_inputs=neg, keep_logits=True)
 
     alone = []
     for cfg in cfgs:
@@ -322,7 +372,7 @@ def test_decoders_stepped_in_turn_on_one_model_decode_as_each_alone(adapters, cl
     for d in together:
         d.prefill()
     for i in range(10):
-        for d in (together if i % 2 == 0 else together[::-1]):
+        for d in together if i % 2 == 0 else together[::-1]:
             assert d.step() is not None
     assert all(d.step() is None and d.finish == "length" for d in together)
     for a, b in zip(alone, together):

@@ -23,8 +23,20 @@ def run_dir(tmp_path_factory):
 def test_detect_with_aad_records_it_and_reports_a_separate_row(run_dir, qwen2_audio_dir):
     runner = CliRunner()
     spec = f"hf-audio/{qwen2_audio_dir}"
-    base = ["detect", str(run_dir), "--detector", spec, "--task", "binary", "--input", "audio",
-            "--max-tokens", "3", "-o", "audio_window_s=2.5"]
+    base = [
+        "detect",
+        str(run_dir),
+        "--detector",
+        spec,
+        "--task",
+        "binary",
+        "--input",
+        "audio",
+        "--max-tokens",
+        "3",
+        "-o",
+        "audio_window_s=2.5",
+    ]
     for extra in ([], ["-o", "mitigation=aad", "-o", "alpha=0.5"]):
         res = runner.invoke(app, base + extra)
         assert res.exit_code == 0, res.output

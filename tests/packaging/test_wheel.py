@@ -18,16 +18,21 @@ PKG = ROOT / "src" / "halluscope"
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out),
-                    str(ROOT)], check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     (whl,) = out.glob("halluscope-*.whl")
     return whl
 
 
 def _tracked_data_files() -> set[str]:
     """Every file git tracks under src/halluscope that is not Python source: what the code reads beside itself."""
-    files = subprocess.run(["git", "ls-files", "src/halluscope"], cwd=ROOT, capture_output=True, text=True,
-                           check=True).stdout.split()
+    files = subprocess.run(
+        ["git", "ls-files", "src/halluscope"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
     return {f.removeprefix("src/") for f in files if not f.endswith(".py")}
 
 
@@ -51,21 +56,39 @@ def test_wheel_installs_in_a_clean_venv_and_its_quickstart_runs(wheel, tmp_path)
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     # not this checkout's src/ on the path (pip would take its egg-info for an installed halluscope)
     env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
-    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", f"{wheel}[asr,llm]"],
-                         capture_output=True, text=True, timeout=1800, env=env, cwd=tmp_path)
+    pip = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", f"{wheel}[asr,llm]"],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env=env,
+        cwd=tmp_path,
+    )
     assert pip.returncode == 0, pip.stdout[-3000:] + pip.stderr[-3000:]
     env |= {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "NO_COLOR": "1", "COLUMNS": "160"}
     work = tmp_path / "work"
     work.mkdir()
 
     def halluscope(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
-        out = subprocess.run([str(venv / "bin" / "halluscope"), *args], capture_output=True, text=True, cwd=work,
-                             env=env, timeout=timeout)
+        out = subprocess.run(
+            [str(venv / "bin" / "halluscope"), *args],
+            capture_output=True,
+            text=True,
+            cwd=work,
+            env=env,
+            timeout=timeout,
+        )
         assert out.returncode == 0, f"halluscope {' '.join(args)}\n{out.stdout[-3000:]}\n{out.stderr[-4000:]}"
         return out
 
-    where = subprocess.run([str(venv / "bin" / "python"), "-c", "import halluscope; print(halluscope.__file__)"],
-                           capture_output=True, text=True, cwd=work, env=env, timeout=60)
+    where = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import halluscope; print(halluscope.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd=work,
+        env=env,
+        timeout=60,
+    )
     assert str(venv) in where.stdout, where  # the installed package, not this checkout
     assert "quickstart" in halluscope("--help").stdout
     assert "en" in halluscope("corpus", "check", "demo", "--json").stdout  # the demo corpus from the package
@@ -76,8 +99,19 @@ def test_wheel_installs_in_a_clean_venv_and_its_quickstart_runs(wheel, tmp_path)
     assert any((work / "runs" / "quickstart" / "view").rglob("*.html"))
     with ChatServer(lambda req, n: Reply(content='The text reads as written.\n{"binary": "no"}')) as server:
         env |= {"OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "EMPTY"}
-        halluscope("detect", "runs/quickstart", "--detector", "openai/gpt-4o-mini", "--task", "binary", "--input",
-                   "transcript", "--prompting", "cot", timeout=600)
+        halluscope(
+            "detect",
+            "runs/quickstart",
+            "--detector",
+            "openai/gpt-4o-mini",
+            "--task",
+            "binary",
+            "--input",
+            "transcript",
+            "--prompting",
+            "cot",
+            timeout=600,
+        )
     # the App. A.3 prompt, read from the installed package's prompts/ folder
     text = (PKG / "prompts" / "detect" / "binary.cot.txt").read_text(encoding="utf-8")
     line = next(line for line in text.splitlines() if len(line) > 20 and "{" not in line)  # no placeholder in it

@@ -36,14 +36,16 @@ def _read(row: dict) -> tuple[str, object, dict]:
         r = read_key(reply, KEYS[task], SCALES[task], aliases=KEY_ALIASES[task])
         p = parse_reply(reply, task)  # the zero-shot status is the reading's, folded to ok / refusal / unparsable
         assert p.status == {"answer": "ok", "refusal": "refusal"}.get(r.status, "unparsable") and p.answer == (
-            r.value if r.is_answer else None), (p, r)
+            r.value if r.is_answer else None
+        ), (p, r)
         return r.status, r.value, {}
     if use == "judge":
         scores, why = parse_judgement(reply, row["type"])
         return ("answer", scores, {}) if why is None else ("unparsable", None, {})
     if use == "self":
-        sa = parse_self_assessment(reply, item_id="x", generator="g", language=row["language"], type=row["type"],
-                                   severity="mild")
+        sa = parse_self_assessment(
+            reply, item_id="x", generator="g", language=row["language"], type=row["type"], severity="mild"
+        )
         return ("answer" if not sa.unrated else "unparsable"), dict(sa.ratings), {}
     if use == "verdict":
         verdict, stance, why = parse_verdict(reply)
@@ -80,8 +82,20 @@ def test_golden_reading(row: dict) -> None:
 def test_golden_table_covers_every_use_and_language() -> None:
     assert len(ROWS) >= 150
     uses = Counter(r["use"] for r in ROWS)
-    assert set(uses) == {"zs_binary", "zs_type", "zs_severity", "judge", "self", "verdict", "check", "yesno",
-                         "number", "choice", "label", "option"}
+    assert set(uses) == {
+        "zs_binary",
+        "zs_type",
+        "zs_severity",
+        "judge",
+        "self",
+        "verdict",
+        "check",
+        "yesno",
+        "number",
+        "choice",
+        "label",
+        "option",
+    }
     for use in ("zs_binary", "yesno"):
         assert {r["lang"] for r in ROWS if r["use"] == use} == {"en", "ru", "kk"}
     assert {r["status"] for r in ROWS} >= {"answer", "unknown", "refusal", "ambiguous", "unrelated", "unparsable"}

@@ -5,17 +5,20 @@ import pytest
 from halluscope.reply import json_records, json_values, last_json, objects
 
 
-@pytest.mark.parametrize("reply,expected", [
-    ('{"a": "x"}', {"a": "x"}),
-    ("{'a': 'x'}", {"a": "x"}),                      # single quotes
-    ('{"a": "x",}', {"a": "x"}),                     # trailing comma
-    ('{"a": True, "b": None}', {"a": True, "b": None}),  # Python literals
-    ("{a: x}", {"a": "x"}),                          # unquoted key and value
-    ('{"a": "x"', {"a": "x"}),                       # no closing brace
-    ("```json\n{\"a\": \"x\"}\n```", {"a": "x"}),    # fenced, with the tag
-    ("```\n{\"a\": \"x\"}\n```", {"a": "x"}),        # fenced, without it
-    ('Sure! {"a": "x"} Hope this helps.', {"a": "x"}),
-])
+@pytest.mark.parametrize(
+    "reply,expected",
+    [
+        ('{"a": "x"}', {"a": "x"}),
+        ("{'a': 'x'}", {"a": "x"}),  # single quotes
+        ('{"a": "x",}', {"a": "x"}),  # trailing comma
+        ('{"a": True, "b": None}', {"a": True, "b": None}),  # Python literals
+        ("{a: x}", {"a": "x"}),  # unquoted key and value
+        ('{"a": "x"', {"a": "x"}),  # no closing brace
+        ('```json\n{"a": "x"}\n```', {"a": "x"}),  # fenced, with the tag
+        ('```\n{"a": "x"}\n```', {"a": "x"}),  # fenced, without it
+        ('Sure! {"a": "x"} Hope this helps.', {"a": "x"}),
+    ],
+)
 def test_tolerances(reply, expected):
     assert last_json(reply) == expected
 
@@ -28,8 +31,9 @@ def test_objects_in_order_with_nested_and_the_last_wins():
 
 
 def test_json_records_for_jsonl_replies():
-    recs, why = json_records('```jsonl\n{"idx": 0, "cleaned": "a"}\n{"idx": 1, "cleaned": "b"}\n```',
-                             {"idx": int, "cleaned": str})
+    recs, why = json_records(
+        '```jsonl\n{"idx": 0, "cleaned": "a"}\n{"idx": 1, "cleaned": "b"}\n```', {"idx": int, "cleaned": str}
+    )
     assert why is None and [r["idx"] for r in recs] == [0, 1]
     recs, why = json_records('{"idx": 0, "cleaned": "a"}\n{"idx": "1", "cleaned": "b"}', {"idx": int, "cleaned": str})
     assert recs is None and "idx (int)" in why

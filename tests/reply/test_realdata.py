@@ -17,14 +17,65 @@ from halluscope.spoken.judge import parse_judgement
 # have access to any audio you've mentioned ..."); labelled by hand, row numbers from 0
 AUDIOTRUST_REFUSALS = {
     "content_mismatc.jsonl": {6, 8, 19, 20, 26, 29, 36, 37, 39, 42, 43, 44, 49, 51, 53, 56, 68, 69, 72, 75, 78, 79},
-    "label_mismatch.jsonl": {3, 5, 7, 8, 9, 10, 11, 14, 16, 17, 19, 20, 21, 22, 24, 27, 30, 31, 32, 33, 35, 41, 44, 45,
-                             46, 48, 49, 52, 54, 56, 57, 58, 59, 62, 63, 65, 66, 69, 70, 71, 73, 75, 76, 78, 79},
+    "label_mismatch.jsonl": {
+        3,
+        5,
+        7,
+        8,
+        9,
+        10,
+        11,
+        14,
+        16,
+        17,
+        19,
+        20,
+        21,
+        22,
+        24,
+        27,
+        30,
+        31,
+        32,
+        33,
+        35,
+        41,
+        44,
+        45,
+        46,
+        48,
+        49,
+        52,
+        54,
+        56,
+        57,
+        58,
+        59,
+        62,
+        63,
+        65,
+        66,
+        69,
+        70,
+        71,
+        73,
+        75,
+        76,
+        78,
+        79,
+    },
 }
 
 
 def _every_reader(text: str, subject: str, labels: list[str]) -> None:
-    for r in (extract_yesno(text, subject=subject), extract_yesno(text), extract_number(text), extract_choice(text),
-              extract_label(text, labels=labels), read_key(text, "verdict", BOOLEAN)):
+    for r in (
+        extract_yesno(text, subject=subject),
+        extract_yesno(text),
+        extract_number(text),
+        extract_choice(text),
+        extract_label(text, labels=labels),
+        read_key(text, "verdict", BOOLEAN),
+    ):
         assert r.reason and (r.value is None) == (not r.is_answer), r
     for task in ("binary", "type", "severity"):
         p = parse_reply(text, task)
@@ -55,8 +106,11 @@ def test_audiotrust_replies_read_and_refusals_are_refusals(realdata) -> None:
 
 def test_kuan_qwen_replies_read_as_given_with_the_asked_object(realdata) -> None:
     folder = realdata / "kuan_object_hallucination"
-    lines = [ln for ln in (folder / "balanced_merged_test_2871.txt").read_text(encoding="utf-8").splitlines()
-             if ln.strip() and not ln.startswith("#")]
+    lines = [
+        ln
+        for ln in (folder / "balanced_merged_test_2871.txt").read_text(encoding="utf-8").splitlines()
+        if ln.strip() and not ln.startswith("#")
+    ]
     header = lines[0].split("\t")
     questions = {(r["sampling"], r["entry_id"]): r for r in (dict(zip(header, ln.split("\t"))) for ln in lines[1:])}
     with (folder / "qwen25omni_predictions_balanced_merged_2871_cosine_lambda0.05.csv").open(encoding="utf-8") as fh:

@@ -19,8 +19,16 @@ ROWS = [json.loads(x) for x in CORPUS.read_text(encoding="utf-8").splitlines() i
 # the reader's statuses as the corpus labels them
 AS_LABEL = {"unknown": "uncertain", "ambiguous": "other", "unrelated": "other", "unparsable": "other"}
 # measured on the corpus when the reader last changed (README, 'Reading replies'); a drop of more than the margin fails
-MEASURED = {"all": 0.905, "refusal": 1.0, "uncertain": 1.0, "quoted": 1.0, "hedge": 1.0, "aff": 0.927, "answer_word": 0.941,
-            "other_subject": 0.72}
+MEASURED = {
+    "all": 0.905,
+    "refusal": 1.0,
+    "uncertain": 1.0,
+    "quoted": 1.0,
+    "hedge": 1.0,
+    "aff": 0.927,
+    "answer_word": 0.941,
+    "other_subject": 0.72,
+}
 MARGIN = 0.02
 
 
@@ -70,8 +78,11 @@ def test_affirmative_statements_about_the_subject_read_yes() -> None:
 
 def test_statements_about_another_subject_never_read_yes() -> None:
     """Replies that describe other sounds and never name the subject: never a yes (unrelated, or no)."""
-    rows = [r for r in _class("other_subject") + _class("off_topic")
-            if not any(w[:4] in r["reply"].lower() for w in r["subject"].lower().replace(",", " ").split() if len(w) > 2)]
+    rows = [
+        r
+        for r in _class("other_subject") + _class("off_topic")
+        if not any(w[:4] in r["reply"].lower() for w in r["subject"].lower().replace(",", " ").split() if len(w) > 2)
+    ]
     assert len(rows) >= 20
     wrong = [(r["id"], r["reply"][:80]) for r in rows if READ[r["id"]] == "yes"]
     assert not wrong, wrong
@@ -120,7 +131,9 @@ def test_contradicted_answer_words_are_not_counted() -> None:
 def test_refusals_and_uncertainty_are_their_own_classes() -> None:
     for name in ("refusal", "uncertain"):
         rows = _class(name)
-        assert all(READ[r["id"]] == name for r in rows), [(r["id"], READ[r["id"]]) for r in rows if READ[r["id"]] != name]
+        assert all(READ[r["id"]] == name for r in rows), [
+            (r["id"], READ[r["id"]]) for r in rows if READ[r["id"]] != name
+        ]
 
 
 def test_what_the_reader_cannot_read_stays_unscored_with_its_reason() -> None:
@@ -130,10 +143,13 @@ def test_what_the_reader_cannot_read_stays_unscored_with_its_reason() -> None:
             assert ex.status in ("unrelated", "ambiguous", "unknown", "refusal") and ex.reason and ex.value is None
 
 
-@pytest.mark.parametrize("reply,question,want", [
-    ("Yes, but it is a cat, not a dog.", "Is there a dog barking in the audio? Answer yes or no.", "no"),
-    ("It's unclear what is being said.", "Is there speech in the audio?", "unrelated"),
-])
+@pytest.mark.parametrize(
+    "reply,question,want",
+    [
+        ("Yes, but it is a cat, not a dog.", "Is there a dog barking in the audio? Answer yes or no.", "no"),
+        ("It's unclear what is being said.", "Is there speech in the audio?", "unrelated"),
+    ],
+)
 def test_issue_examples(reply: str, question: str, want: str) -> None:
     assert extract_yesno(reply, question=question).label == want
 
@@ -146,4 +162,6 @@ def test_kuan_replies_by_key_read_as_labelled(realdata) -> None:
         preds = list(csv.DictReader(fh))[::150]
     assert len(preds) >= 19
     for p in preds:
-        assert extract_yesno(p["response"], question="Is there a sound of it in the audio?").value == p["response"].lower()
+        assert (
+            extract_yesno(p["response"], question="Is there a sound of it in the audio?").value == p["response"].lower()
+        )

@@ -37,8 +37,13 @@ def make_script(fail: set[int] = frozenset(), always_fail_batches_of: int | None
         items = [json.loads(line) for line in user.splitlines()]
         if seen["batched"] in fail or len(items) == always_fail_batches_of:
             return Reply(content="Sure! Here are the cleaned transcripts:\n" + ", ".join(i["text"] for i in items))
-        return Reply(content="```jsonl\n" + "\n".join(json.dumps({"idx": i["idx"], "cleaned": model_clean(i["text"])},
-                                                                 ensure_ascii=False) for i in items) + "\n```")
+        return Reply(
+            content="```jsonl\n"
+            + "\n".join(
+                json.dumps({"idx": i["idx"], "cleaned": model_clean(i["text"])}, ensure_ascii=False) for i in items
+            )
+            + "\n```"
+        )
 
     return script
 
@@ -50,12 +55,15 @@ HYP = ["[music] about three hundred people mostly students joined", "astana kazi
 def test_prompts_are_app_a4_verbatim():
     single, batched = cleaner_prompt("single"), cleaner_prompt("batched")
     assert single.startswith("Clean ASR transcript for WER/CER evaluation.\n")
-    assert "- Remove punctuation, quotes, brackets, noise tokens ([music], <unk>), timestamps (e.g., 00:01:23).\n" in single
+    assert (
+        "- Remove punctuation, quotes, brackets, noise tokens ([music], <unk>), timestamps (e.g., 00:01:23).\n"
+        in single
+    )
     assert single.rstrip().endswith("Return ONLY cleaned text.")
     assert batched.startswith("You clean ASR transcripts for fair WER/CER evaluation.\n")
     assert "- Do NOT add new content, do NOT paraphrase, do NOT translate.\n" in batched
     assert "- Remove punctuation, noise tokens and timestamps (e.g., 00:01:23).\n" in batched
-    assert 'Return ONLY JSONL: one JSON object per line, no surrounding array, no markdown.\n' in batched
+    assert "Return ONLY JSONL: one JSON object per line, no surrounding array, no markdown.\n" in batched
     assert batched.rstrip().endswith('{"idx": <int>, "cleaned": "<string>"}')
     assert "- Remove all digits." in single and "{DIGITS RULE}" not in batched
 
@@ -103,8 +111,10 @@ def test_batches_that_never_parse_end_in_single_item_calls(tmp_path):
 
 def test_score_asr_cli_says_which_cleaner_made_each_figure(tmp_path, monkeypatch):
     pairs = tmp_path / "pairs.jsonl"
-    pairs.write_text("".join(json.dumps({"reference": r, "hypothesis": h, "language": "en"}) + "\n"
-                             for r, h in zip(REF, HYP)), encoding="utf-8")
+    pairs.write_text(
+        "".join(json.dumps({"reference": r, "hypothesis": h, "language": "en"}) + "\n" for r, h in zip(REF, HYP)),
+        encoding="utf-8",
+    )
     cfg = tmp_path / "llm.json"
     cfg.write_text(json.dumps({"openai": FAST}))
     monkeypatch.setenv("HALLUSCOPE_LLM_CONFIG", str(cfg))
@@ -114,8 +124,21 @@ def test_score_asr_cli_says_which_cleaner_made_each_figure(tmp_path, monkeypatch
     with ChatServer(make_script()) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         monkeypatch.setenv("OPENAI_API_KEY", "k")
-        res = runner.invoke(app, ["score", "asr", str(pairs), "--json", "--cleaner", "llm", "--model", "openai/cleaner",
-                                  "--store", str(tmp_path / "calls")])
+        res = runner.invoke(
+            app,
+            [
+                "score",
+                "asr",
+                str(pairs),
+                "--json",
+                "--cleaner",
+                "llm",
+                "--model",
+                "openai/cleaner",
+                "--store",
+                str(tmp_path / "calls"),
+            ],
+        )
         assert res.exit_code == 0, res.output
         assert srv.count == 1  # four texts, one batch; the overall figure reuses the per-language cleaning
     out = json.loads(res.stdout)

@@ -23,8 +23,11 @@ def built(tmp_path_factory, request):
     from support.corpus_fixtures import EN, KK, RU, write_jsonl
 
     tmp = tmp_path_factory.mktemp("e2e")
-    rows = [{"id": f"{lang}-{i}", "language": lang, "text": t, "date": "2024-05-01"}
-            for lang, texts in (("en", EN[:3]), ("ru", RU), ("kk", KK)) for i, t in enumerate(texts, 1)]
+    rows = [
+        {"id": f"{lang}-{i}", "language": lang, "text": t, "date": "2024-05-01"}
+        for lang, texts in (("en", EN[:3]), ("ru", RU), ("kk", KK))
+        for i, t in enumerate(texts, 1)
+    ]
     corpus = write_jsonl(tmp / "corpus.jsonl", rows)
     run = tmp / "run"
     cfg = BuildConfig(corpus=str(corpus), rewrites_per_article=1, seed=5)
@@ -84,11 +87,25 @@ def test_detect_and_report_show_all_languages(built):
 def test_kill_9_mid_stage_then_resume_loses_and_duplicates_nothing(tmp_path):
     from support.corpus_fixtures import EN, write_jsonl
 
-    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": f"en-{i}", "language": "en", "text": t}
-                                                 for i, t in enumerate(EN, 1)])
+    corpus = write_jsonl(
+        tmp_path / "c.jsonl", [{"id": f"en-{i}", "language": "en", "text": t} for i, t in enumerate(EN, 1)]
+    )
     run = tmp_path / "run"
-    cmd = [sys.executable, "-m", "halluscope", "build", "spoken", "--corpus", str(corpus), "--out", str(run),
-           "--langs", "en", "--rewrites-per-article", "1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "halluscope",
+        "build",
+        "spoken",
+        "--corpus",
+        str(corpus),
+        "--out",
+        str(run),
+        "--langs",
+        "en",
+        "--rewrites-per-article",
+        "1",
+    ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     db = run / "halluscope.sqlite"
@@ -97,8 +114,11 @@ def test_kill_9_mid_stage_then_resume_loses_and_duplicates_nothing(tmp_path):
     while time.time() < deadline:
         if db.exists():
             try:
-                done_before = sqlite3.connect(db).execute(
-                    "SELECT COUNT(*) FROM results WHERE stage='asr' AND status='ok'").fetchone()[0]
+                done_before = (
+                    sqlite3.connect(db)
+                    .execute("SELECT COUNT(*) FROM results WHERE stage='asr' AND status='ok'")
+                    .fetchone()[0]
+                )
             except sqlite3.OperationalError:
                 done_before = 0
             if done_before >= 2:
@@ -109,7 +129,8 @@ def test_kill_9_mid_stage_then_resume_loses_and_duplicates_nothing(tmp_path):
     with Store(run) as store:
         manifest = store.latest_manifest("build spoken")
         total = len(store.done_ids("ingest", manifest.stages["ingest"])) + len(
-            store.done_ids("generate", manifest.stages["generate"]))
+            store.done_ids("generate", manifest.stages["generate"])
+        )
     assert 2 <= done_before < total, "the kill must land in the middle of the ASR stage"
     with Store(run) as store:
         asr_fp = manifest.stages["asr"]

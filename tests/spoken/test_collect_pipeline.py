@@ -20,18 +20,22 @@ OUTLETS = {"en": "Kazinform", "ru": "Tengrinews", "kk": "Egemen"}
 
 def page(a: dict, lang: str, *, title: str) -> str:
     paras = "".join(f"<p>{html.escape(s.strip())}.</p>" for s in a["text"].rstrip(".").split(". "))
-    return (f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-            f'<meta property="og:site_name" content="{OUTLETS[lang]}">'
-            f'<meta property="article:published_time" content="{a["date"]}T09:00:00+05:00">'
-            f'<meta property="article:section" content="{a["topic"]}"></head><body>'
-            f'<nav><a href="/">Home</a> <a href="/news">News</a></nav><article><h1>{html.escape(title)}</h1>{paras}'
-            f'</article><footer>(c) {OUTLETS[lang]} 2024. All rights reserved.</footer></body></html>')
+    return (
+        f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f'<meta property="og:site_name" content="{OUTLETS[lang]}">'
+        f'<meta property="article:published_time" content="{a["date"]}T09:00:00+05:00">'
+        f'<meta property="article:section" content="{a["topic"]}"></head><body>'
+        f'<nav><a href="/">Home</a> <a href="/news">News</a></nav><article><h1>{html.escape(title)}</h1>{paras}'
+        f"</article><footer>(c) {OUTLETS[lang]} 2024. All rights reserved.</footer></body></html>"
+    )
 
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
-    rows = [json.loads(x) for x in open(__import__("halluscope.spoken.corpus", fromlist=["x"]).demo_path(),
-                                         encoding="utf-8")]
+    rows = [
+        json.loads(x)
+        for x in open(__import__("halluscope.spoken.corpus", fromlist=["x"]).demo_path(), encoding="utf-8")
+    ]
     root = tmp_path_factory.mktemp("collect")
     folder = root / "pages"
     folder.mkdir()
@@ -40,8 +44,9 @@ def pages(tmp_path_factory):
         for i, a in enumerate([r for r in rows if r["language"] == lang][:3]):
             name = f"{lang}{i}.html"
             (folder / name).write_text(page(a, lang, title=f"{lang} news {i}"), encoding="utf-8")
-            listed.append({"page": f"pages/{name}", "url": f"https://{OUTLETS[lang].lower()}.kz/news/{i}",
-                           "topic": a["topic"]})
+            listed.append(
+                {"page": f"pages/{name}", "url": f"https://{OUTLETS[lang].lower()}.kz/news/{i}", "topic": a["topic"]}
+            )
     dup = [r for r in rows if r["language"] == "ru"][0]  # a republished copy with one changed sentence end
     near = dict(dup, text=dup["text"].replace(".", "!", 1))
     (folder / "ru-copy.html").write_text(page(near, "ru", title="ru copy"), encoding="utf-8")
@@ -53,9 +58,12 @@ def pages(tmp_path_factory):
 
 def test_dedup_removes_near_duplicates_and_lists_pairs():
     base = "the national bank lowered its base rate to fourteen percent after inflation slowed for months " * 3
-    rows = [{"id": "a", "language": "en", "text": base}, {"id": "b", "language": "en", "text": base + " again"},
-            {"id": "c", "language": "en", "text": "a different story about wheat exports from the north region"},
-            {"id": "d", "language": "ru", "text": base}]  # other language: never compared
+    rows = [
+        {"id": "a", "language": "en", "text": base},
+        {"id": "b", "language": "en", "text": base + " again"},
+        {"id": "c", "language": "en", "text": "a different story about wheat exports from the north region"},
+        {"id": "d", "language": "ru", "text": base},
+    ]  # other language: never compared
     kept, report = dedup(rows, threshold=0.8)
     assert [r["id"] for r in kept] == ["a", "c", "d"]
     assert report["threshold"] == 0.8 and report["removed"] == 1
@@ -72,12 +80,22 @@ def test_collect_dedup_translate_release_rehydrate_round_trip_then_build(pages, 
     en0 = next(r for r in collected if r["page"] == "en0.html")
     assert en0["outlet"] == "Kazinform" and en0["date"].startswith("20") and en0["language"] == "en"
     assert en0["url"] == "https://kazinform.kz/news/0" and "Home" not in en0["text"] and "rights" not in en0["text"]
-    code, out = run_cli(capsys, monkeypatch, "corpus", "dedup", tmp_path / "c.jsonl", "--out", tmp_path / "d.jsonl",
-                        "--threshold", "0.7")
+    code, out = run_cli(
+        capsys,
+        monkeypatch,
+        "corpus",
+        "dedup",
+        tmp_path / "c.jsonl",
+        "--out",
+        tmp_path / "d.jsonl",
+        "--threshold",
+        "0.7",
+    )
     assert code == 0, out
     rep = json.loads((tmp_path / "d.dedup.json").read_text(encoding="utf-8"))
     assert rep["threshold"] == 0.7 and [p["kept"] for p in rep["pairs"]] == [
-        next(r["id"] for r in collected if r["page"] == "ru0.html")]
+        next(r["id"] for r in collected if r["page"] == "ru0.html")
+    ]
 
     sources: dict[str, str] = {}
 
@@ -93,21 +111,52 @@ def test_collect_dedup_translate_release_rehydrate_round_trip_then_build(pages, 
     with ChatServer(script) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         monkeypatch.setenv("OPENAI_API_KEY", "k")
-        code, out = run_cli(capsys, monkeypatch, "corpus", "translate", tmp_path / "d.jsonl", "--out",
-                            tmp_path / "t.jsonl", "--from", "ru", "--to", "kk", "--model", "openai/mt")
+        code, out = run_cli(
+            capsys,
+            monkeypatch,
+            "corpus",
+            "translate",
+            tmp_path / "d.jsonl",
+            "--out",
+            tmp_path / "t.jsonl",
+            "--from",
+            "ru",
+            "--to",
+            "kk",
+            "--model",
+            "openai/mt",
+        )
     assert code == 0, out
     tr = json.loads((tmp_path / "t.translate.json").read_text(encoding="utf-8"))
     assert tr["asked"] == 3 and tr["translated"] == 3
     assert all(c["language_id"] == "kk" and c["back_similarity"] == 1.0 and "length_ratio" in c for c in tr["items"])
-    code, out = run_cli(capsys, monkeypatch, "corpus", "release", tmp_path / "t.jsonl", "--out", tmp_path / "r.jsonl",
-                        "--pages", root / "pages")
+    code, out = run_cli(
+        capsys,
+        monkeypatch,
+        "corpus",
+        "release",
+        tmp_path / "t.jsonl",
+        "--out",
+        tmp_path / "r.jsonl",
+        "--pages",
+        root / "pages",
+    )
     assert code == 0, out
     released = (tmp_path / "r.jsonl").read_text(encoding="utf-8")
     originals = [json.loads(x) for x in released.splitlines() if json.loads(x)["kind"] == "original"]
     assert len(originals) == 9 and all("text" not in r and r["offsets"][1] > r["offsets"][0] for r in originals)
     assert en0["text"][:60] not in released  # no original text in the release
-    code, out = run_cli(capsys, monkeypatch, "corpus", "rehydrate", tmp_path / "r.jsonl", "--out", tmp_path / "h.jsonl",
-                        "--pages", root / "pages")
+    code, out = run_cli(
+        capsys,
+        monkeypatch,
+        "corpus",
+        "rehydrate",
+        tmp_path / "r.jsonl",
+        "--out",
+        tmp_path / "h.jsonl",
+        "--pages",
+        root / "pages",
+    )
     assert code == 0, out
     assert (tmp_path / "h.jsonl").read_bytes() == (tmp_path / "t.jsonl").read_bytes()  # exactly the corpus
 
@@ -116,16 +165,31 @@ def test_collect_dedup_translate_release_rehydrate_round_trip_then_build(pages, 
     changed.mkdir()
     for p in (root / "pages").iterdir():
         text = p.read_text(encoding="utf-8")
-        (changed / p.name).write_text(text.replace("<p>", "<p>Updated: ", 1) if p.name == "en0.html" else text,
-                                      encoding="utf-8")
-    code, out = run_cli(capsys, monkeypatch, "corpus", "rehydrate", tmp_path / "r.jsonl", "--out", tmp_path / "x.jsonl",
-                        "--pages", changed)
+        (changed / p.name).write_text(
+            text.replace("<p>", "<p>Updated: ", 1) if p.name == "en0.html" else text, encoding="utf-8"
+        )
+    code, out = run_cli(
+        capsys,
+        monkeypatch,
+        "corpus",
+        "rehydrate",
+        tmp_path / "r.jsonl",
+        "--out",
+        tmp_path / "x.jsonl",
+        "--pages",
+        changed,
+    )
     assert_clean_failure(code, out, "1 item(s) could not be rebuilt", "text sha256 differs", "Fix:")
 
     from support.tiny_encoder import register_text_speech
 
     register_text_speech()
-    build = build_spoken(tmp_path / "run", BuildConfig(corpus=str(tmp_path / "h.jsonl"), tts="test-bytes",
-                                                      asr="test-bytes", seed=1, rewrites_per_article=1), quiet=True)
+    build = build_spoken(
+        tmp_path / "run",
+        BuildConfig(
+            corpus=str(tmp_path / "h.jsonl"), tts="test-bytes", asr="test-bytes", seed=1, rewrites_per_article=1
+        ),
+        quiet=True,
+    )
     assert len([v for v in build.samples.values() if v.label == 0]) == 12 and not build.failures.get("ingest")
     assert sum(v.label == 1 for v in build.samples.values()) >= 10

@@ -66,8 +66,11 @@ def test_bad_rows_name_row_and_field(tmp_path, row, field, expected):
 
 
 def test_duplicate_ids_and_all_problems_reported_together(tmp_path):
-    rows = [{"id": "1", "language": "en", "text": "a"}, {"id": "1", "language": "en", "text": "b"},
-            {"id": "2", "language": "xx", "text": "c"}]
+    rows = [
+        {"id": "1", "language": "en", "text": "a"},
+        {"id": "1", "language": "en", "text": "b"},
+        {"id": "2", "language": "xx", "text": "c"},
+    ]
     path = write_jsonl(tmp_path / "c.jsonl", rows)
     with pytest.raises(InputError) as err:
         load_articles(path)
@@ -103,11 +106,29 @@ def test_cli_reports_bad_corpus_and_bad_options_with_exit_code_2(tmp_path):
     bad = tmp_path / "c.jsonl"
     bad.write_text('{"id": "1", "language": "fr", "text": "Bonjour"}\n', encoding="utf-8")
     out = tmp_path / "run"
-    res = subprocess.run([sys.executable, "-m", "halluscope", "build", "spoken", "--corpus", str(bad), "--out", str(out)],
-                         capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "halluscope", "build", "spoken", "--corpus", str(bad), "--out", str(out)],
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 2
     assert "row 1" in res.stderr and "field 'language'" in res.stderr and "unsupported language code 'fr'" in res.stderr
     assert not (out / "dataset").exists()  # nothing that looks like a finished build
-    res = subprocess.run([sys.executable, "-m", "halluscope", "build", "spoken", "--corpus", "demo", "--out", str(out),
-                          "--rewrites-per-article", "12"], capture_output=True, text=True)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "halluscope",
+            "build",
+            "spoken",
+            "--corpus",
+            "demo",
+            "--out",
+            str(out),
+            "--rewrites-per-article",
+            "12",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 2 and "--rewrites-per-article" in res.stderr and "less than or equal to 9" in res.stderr

@@ -6,10 +6,22 @@ from halluscope.spoken.detect.tfidf import TfidfDetector
 def _samples(n_articles: int, lang: str = "en") -> list[Variant]:
     out = []
     for i in range(n_articles):
-        out.append(Variant(id=f"{lang}{i}", article_id=f"{lang}{i}", language=lang, text="t", label=0, generator="original"))
+        out.append(
+            Variant(id=f"{lang}{i}", article_id=f"{lang}{i}", language=lang, text="t", label=0, generator="original")
+        )
         for t in ("fabrication", "contradiction"):
-            out.append(Variant(id=f"{lang}{i}~{t}~mild", article_id=f"{lang}{i}", language=lang, text="t", label=1,
-                               type=t, severity="mild", generator="rules"))
+            out.append(
+                Variant(
+                    id=f"{lang}{i}~{t}~mild",
+                    article_id=f"{lang}{i}",
+                    language=lang,
+                    text="t",
+                    label=1,
+                    type=t,
+                    severity="mild",
+                    generator="rules",
+                )
+            )
     return out
 
 
@@ -31,7 +43,12 @@ def test_split_keeps_all_variants_of_an_article_together_and_covers_every_split(
 def test_tfidf_learns_a_separable_signal_and_picks_c_on_dev():
     train_x = [f"calm report {i}" for i in range(20)] + [f"shocking fabricated claim {i}" for i in range(20)]
     train_y = ["original"] * 20 + ["hallucinated"] * 20
-    det = TfidfDetector(seed=0).fit(train_x, train_y, ["calm report x", "shocking claim y"], ["original", "hallucinated"],
-                                    ["original", "hallucinated"])
+    det = TfidfDetector(seed=0).fit(
+        train_x,
+        train_y,
+        ["calm report x", "shocking claim y"],
+        ["original", "hallucinated"],
+        ["original", "hallucinated"],
+    )
     assert det.chosen_c in det.c_grid
     assert det.predict(["a calm report", "a shocking fabricated claim"]) == ["original", "hallucinated"]

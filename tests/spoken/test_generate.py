@@ -87,8 +87,9 @@ def test_fabrication_inserts_unsupported_statements_beyond_mild(rewrites):
 def test_deterministic_given_seed(demo):
     gen = RulesGenerator()
     a = demo[0]
-    assert gen.rewrite(a, type="contradiction", severity="moderate", seed=1) == \
-        RulesGenerator().rewrite(a, type="contradiction", severity="moderate", seed=1)
+    assert gen.rewrite(a, type="contradiction", severity="moderate", seed=1) == RulesGenerator().rewrite(
+        a, type="contradiction", severity="moderate", seed=1
+    )
     texts = {RulesGenerator().rewrite(a, type="fabrication", severity="severe", seed=s).text for s in range(5)}
     assert len(texts) > 1
 

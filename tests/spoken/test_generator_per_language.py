@@ -1,7 +1,6 @@
 """Per-language generators (issue 29; seed 000, 3.1: English by GPT, Russian and Kazakh by Gemini):
 '--generator en=...,ru=...' routes each article to its language's generator and records it per item."""
 
-
 import pytest
 
 from halluscope.core.errors import HalluscopeError
@@ -41,9 +40,26 @@ def test_per_language_build_records_each_items_generator(tmp_path, monkeypatch, 
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         monkeypatch.setenv("OPENAI_API_KEY", "k")
         run = tmp_path / "run"
-        code, out = run_cli(capsys, monkeypatch, "build", "spoken", run, "--corpus", corpus, "--langs", "en,ru",
-                            "--generator", "en=openai/gpt-x,ru=rules", "--tts", "test-silence", "--asr", "test-fixed",
-                            "--seed", "3", "--json")
+        code, out = run_cli(
+            capsys,
+            monkeypatch,
+            "build",
+            "spoken",
+            run,
+            "--corpus",
+            corpus,
+            "--langs",
+            "en,ru",
+            "--generator",
+            "en=openai/gpt-x,ru=rules",
+            "--tts",
+            "test-silence",
+            "--asr",
+            "test-fixed",
+            "--seed",
+            "3",
+            "--json",
+        )
     assert code == 0, out
     with Store(run, create=False) as store:
         from halluscope.spoken.build import load_build

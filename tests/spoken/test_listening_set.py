@@ -15,8 +15,19 @@ def run(tmp_path_factory):
 
     register_text_speech()
     out = tmp_path_factory.mktemp("listen") / "run"
-    build_spoken(out, BuildConfig(corpus="demo", langs=("en", "kk"), tts="test-bytes", asr="test-bytes", seed=1,
-                                  rewrites_per_article=1, articles_per_language=6), quiet=True)
+    build_spoken(
+        out,
+        BuildConfig(
+            corpus="demo",
+            langs=("en", "kk"),
+            tts="test-bytes",
+            asr="test-bytes",
+            seed=1,
+            rewrites_per_article=1,
+            articles_per_language=6,
+        ),
+        quiet=True,
+    )
     return out
 
 
@@ -30,8 +41,9 @@ def test_seeded_set_is_stored_and_the_same_for_every_listener(run, capsys, monke
     path = run / "listening" / "kk-5-seed7.csv"
     first = rows(path)
     assert len(first) == 5 and len({r["item_id"] for r in first}) == 5
-    assert all(r["item_id"].startswith("kk") and (run / r["clip"]).is_file() and r["intelligibility"] == ""
-               for r in first)
+    assert all(
+        r["item_id"].startswith("kk") and (run / r["clip"]).is_file() and r["intelligibility"] == "" for r in first
+    )
     path.unlink()  # a second listener: the set comes back from the run, identical
     code, out = run_cli(capsys, monkeypatch, "view", run, "--listen", "5", "--lang", "kk", "--seed", "7")
     assert code == 0 and "read back from the run" in out, out

@@ -25,9 +25,15 @@ def tiny_piper_voice(folder, speakers=("f1", "m1"), hop=256):
 
     symbols = ["_", "^", "$", *map(chr, range(32, 127)), *map(chr, range(0x250, 0x370)), *"ˈˌːʲ"]
     id_map = {s: [i] for i, s in enumerate(dict.fromkeys(symbols))}
-    cfg = PiperConfig(num_symbols=len(id_map), num_speakers=len(speakers), sample_rate=22050, espeak_voice="kk",
-                      phoneme_id_map=id_map, phoneme_type=PhonemeType.ESPEAK,
-                      speaker_id_map={s: i for i, s in enumerate(speakers)})
+    cfg = PiperConfig(
+        num_symbols=len(id_map),
+        num_speakers=len(speakers),
+        sample_rate=22050,
+        espeak_voice="kk",
+        phoneme_id_map=id_map,
+        phoneme_type=PhonemeType.ESPEAK,
+        speaker_id_map={s: i for i, s in enumerate(speakers)},
+    )
 
     class Tiny(torch.nn.Module):
         def __init__(self):
@@ -43,11 +49,17 @@ def tiny_piper_voice(folder, speakers=("f1", "m1"), hop=256):
 
     torch.manual_seed(0)
     onnx_path = folder / "kk_KZ-tiny-medium.onnx"
-    args = (torch.zeros(1, 4, dtype=torch.long), torch.tensor([4]), torch.tensor([0.0, 1.0, 0.0]),
-            torch.tensor([0]))
-    torch.onnx.export(Tiny().eval(), args, str(onnx_path), input_names=["input", "input_lengths", "scales", "sid"],
-                      output_names=["output"], dynamic_axes={"input": {1: "t"}, "output": {2: "n"}}, dynamo=False,
-                      opset_version=17)
+    args = (torch.zeros(1, 4, dtype=torch.long), torch.tensor([4]), torch.tensor([0.0, 1.0, 0.0]), torch.tensor([0]))
+    torch.onnx.export(
+        Tiny().eval(),
+        args,
+        str(onnx_path),
+        input_names=["input", "input_lengths", "scales", "sid"],
+        output_names=["output"],
+        dynamic_axes={"input": {1: "t"}, "output": {2: "n"}},
+        dynamo=False,
+        opset_version=17,
+    )
     (folder / f"{onnx_path.name}.json").write_text(json.dumps(cfg.to_dict()), encoding="utf-8")
     return onnx_path
 
@@ -170,9 +182,13 @@ def test_xtts_and_espnet_without_a_loadable_library_name_the_extra_and_torchaudi
     def load():
         import torchaudio  # noqa: F401
 
-    with pytest.raises(HalluscopeError, match=r"xtts: coqui-tts needs torchaudio, which is missing or does not "
-                                              r"load with torch .*pip install torchaudio==\S+ --index-url"):
+    with pytest.raises(
+        HalluscopeError,
+        match=r"xtts: coqui-tts needs torchaudio, which is missing or does not "
+        r"load with torch .*pip install torchaudio==\S+ --index-url",
+    ):
         import_engine(load, engine="xtts", package="coqui-tts", extra="xtts")
+
     def broken():
         raise OSError("disk")
 

@@ -25,13 +25,26 @@ class Reply:
     finish_reason: str = "stop"
 
 
-def completion(content: str | None, *, model: str = "m", refusal: str | None = None, finish_reason: str = "stop") -> str:
-    return json.dumps({
-        "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content, "refusal": refusal},
-                     "finish_reason": finish_reason}],
-        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
-    }, ensure_ascii=False)
+def completion(
+    content: str | None, *, model: str = "m", refusal: str | None = None, finish_reason: str = "stop"
+) -> str:
+    return json.dumps(
+        {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content, "refusal": refusal},
+                    "finish_reason": finish_reason,
+                }
+            ],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+        },
+        ensure_ascii=False,
+    )
 
 
 def user_text(request: dict) -> str:
@@ -76,8 +89,16 @@ class ChatServer:
                 reply = server.script(req, count)
                 if reply.delay:
                     time.sleep(reply.delay)
-                body = reply.body if reply.body is not None else completion(
-                    reply.content, model=req.get("model", "m"), refusal=reply.refusal, finish_reason=reply.finish_reason)
+                body = (
+                    reply.body
+                    if reply.body is not None
+                    else completion(
+                        reply.content,
+                        model=req.get("model", "m"),
+                        refusal=reply.refusal,
+                        finish_reason=reply.finish_reason,
+                    )
+                )
                 data = body.encode("utf-8")
                 try:
                     self.send_response(reply.status)
@@ -120,26 +141,93 @@ class ChatServer:
 # -- replies in the seed 000 App. A.1 output format ---------------------------------------------------
 
 REPORT_NAMES = {
-    "en": {"fabrication": ["Factual accuracy", "Credibility", "Fluency", "Coherence", "Relevance",
-                           "Satisfaction with fabrication level", "Adequacy of type"],
-           "contradiction": ["Factual accuracy", "Credibility", "Fluency", "Coherence", "Relevance",
-                             "Satisfaction with contradiction level", "Adequacy of type"],
-           "context_inconsistency": ["Internal Consistency", "Logical Coherence", "Fluency", "Overall Coherence",
-                                     "Relevance to Original News", "Satisfaction with Inconsistency Level",
-                                     "Adequacy of Inconsistency Type"]},
-    "ru": {"fabrication": ["Фактическая точность", "Достоверность", "Беглость", "Связность", "Релевантность",
-                           "Удовлетворенность уровнем фабрикации", "Адекватность типа"],
-           "contradiction": ["Фактическая точность", "Достоверность", "Беглость", "Связность", "Релевантность",
-                             "Удовлетворенность уровнем противоречия", "Адекватность типа"],
-           "context_inconsistency": ["Внутренняя согласованность", "Логическая связность", "Беглость",
-                                     "Общая связность", "Релевантность исходной новости",
-                                     "Удовлетворенность уровнем несоответствия", "Адекватность типа несоответствия"]},
-    "kk": {"fabrication": ["Фактілік дәлдік", "Сенімділік", "Еркіндік", "Үйлесімділік", "Өзектілік",
-                           "Қанағаттану деңгейі", "Түрдің сәйкестігі"],
-           "contradiction": ["Фактілік дәлдік", "Сенімділік", "Еркіндік", "Үйлесімділік", "Өзектілік",
-                             "Қанағаттану деңгейі", "Түрдің сәйкестігі"],
-           "context_inconsistency": ["Ішкі үйлесімділік", "Логикалық байланыс", "Еркіндік", "Жалпы үйлесімділік",
-                                     "Өзектілік", "Қанағаттану деңгейі", "Түрдің сәйкестігі"]},
+    "en": {
+        "fabrication": [
+            "Factual accuracy",
+            "Credibility",
+            "Fluency",
+            "Coherence",
+            "Relevance",
+            "Satisfaction with fabrication level",
+            "Adequacy of type",
+        ],
+        "contradiction": [
+            "Factual accuracy",
+            "Credibility",
+            "Fluency",
+            "Coherence",
+            "Relevance",
+            "Satisfaction with contradiction level",
+            "Adequacy of type",
+        ],
+        "context_inconsistency": [
+            "Internal Consistency",
+            "Logical Coherence",
+            "Fluency",
+            "Overall Coherence",
+            "Relevance to Original News",
+            "Satisfaction with Inconsistency Level",
+            "Adequacy of Inconsistency Type",
+        ],
+    },
+    "ru": {
+        "fabrication": [
+            "Фактическая точность",
+            "Достоверность",
+            "Беглость",
+            "Связность",
+            "Релевантность",
+            "Удовлетворенность уровнем фабрикации",
+            "Адекватность типа",
+        ],
+        "contradiction": [
+            "Фактическая точность",
+            "Достоверность",
+            "Беглость",
+            "Связность",
+            "Релевантность",
+            "Удовлетворенность уровнем противоречия",
+            "Адекватность типа",
+        ],
+        "context_inconsistency": [
+            "Внутренняя согласованность",
+            "Логическая связность",
+            "Беглость",
+            "Общая связность",
+            "Релевантность исходной новости",
+            "Удовлетворенность уровнем несоответствия",
+            "Адекватность типа несоответствия",
+        ],
+    },
+    "kk": {
+        "fabrication": [
+            "Фактілік дәлдік",
+            "Сенімділік",
+            "Еркіндік",
+            "Үйлесімділік",
+            "Өзектілік",
+            "Қанағаттану деңгейі",
+            "Түрдің сәйкестігі",
+        ],
+        "contradiction": [
+            "Фактілік дәлдік",
+            "Сенімділік",
+            "Еркіндік",
+            "Үйлесімділік",
+            "Өзектілік",
+            "Қанағаттану деңгейі",
+            "Түрдің сәйкестігі",
+        ],
+        "context_inconsistency": [
+            "Ішкі үйлесімділік",
+            "Логикалық байланыс",
+            "Еркіндік",
+            "Жалпы үйлесімділік",
+            "Өзектілік",
+            "Қанағаттану деңгейі",
+            "Түрдің сәйкестігі",
+        ],
+    },
 }
 SCALE_WORDS = {
     "en": ["Very Low", "Low", "Medium", "High", "Very High"],
@@ -150,19 +238,27 @@ MARKERS = {"en": "(full text)", "ru": "(полный текст)", "kk": "(то�
 CI_MARKERS = {"en": "(full text)", "ru": "(полный текст на русском языке)", "kk": "(толық мәтіні қазақ тілінде)"}
 
 
-def a1_reply(rewritten: str | None, *, language: str = "en", type: str = "fabrication",
-             ratings: tuple[int, ...] = (2, 3, 4, 4, 5, 4, 5), marker: bool = True) -> str:
+def a1_reply(
+    rewritten: str | None,
+    *,
+    language: str = "en",
+    type: str = "fabrication",
+    ratings: tuple[int, ...] = (2, 3, 4, 4, 5, 4, 5),
+    marker: bool = True,
+) -> str:
     """A reply shaped like the App. A.1 format: extraction, version, report, deviations, full text."""
     names = REPORT_NAMES[language][type]
     words = SCALE_WORDS[language]
     report = "\n".join(f"- **{n}**: {words[r - 1]}" for n, r in zip(names, ratings))
     mark = (CI_MARKERS if type == "context_inconsistency" else MARKERS)[language]
     tail = f"- Severity description {mark}:\n{rewritten}" if marker else f"Here is the article:\n{rewritten}"
-    return ("1. Narrative: the central bank changed its rate. Entities: National Bank.\n\n"
-            "2. Version of the news: see below.\n\n"
-            f"3. Report:\n{report}\n\n"
-            "4. Deviations:\n- Sentence 1: the high rate was changed.\n\n"
-            f"5. Full text:\n{tail}\n")
+    return (
+        "1. Narrative: the central bank changed its rate. Entities: National Bank.\n\n"
+        "2. Version of the news: see below.\n\n"
+        f"3. Report:\n{report}\n\n"
+        "4. Deviations:\n- Sentence 1: the high rate was changed.\n\n"
+        f"5. Full text:\n{tail}\n"
+    )
 
 
 def article_of(prompt: str) -> str:
@@ -170,7 +266,8 @@ def article_of(prompt: str) -> str:
     import re
 
     m = re.search(r"Original news: (.*?)\n\nFollow this structure", prompt, re.S) or re.search(
-        r"Original news article[^\n]*:\n(.*?)\n\nYour task:", prompt, re.S)
+        r"Original news article[^\n]*:\n(.*?)\n\nYour task:", prompt, re.S
+    )
     assert m, prompt[:200]
     return m.group(1)
 
@@ -179,10 +276,20 @@ def type_of(prompt: str) -> tuple[str, str]:
     """(type, language) of an App. A.1 prompt."""
     import re
 
-    type_ = ("context_inconsistency" if "context inconsistency" in prompt else
-             "fabrication" if "factual fabrications" in prompt else "contradiction")
-    lang = ("ru" if re.search(r"\*\*Russian\*\*|\(in Russian\)", prompt) else
-            "kk" if re.search(r"\*\*Kazakh\*\*|\(in Kazakh\)", prompt) else "en")
+    type_ = (
+        "context_inconsistency"
+        if "context inconsistency" in prompt
+        else "fabrication"
+        if "factual fabrications" in prompt
+        else "contradiction"
+    )
+    lang = (
+        "ru"
+        if re.search(r"\*\*Russian\*\*|\(in Russian\)", prompt)
+        else "kk"
+        if re.search(r"\*\*Kazakh\*\*|\(in Kazakh\)", prompt)
+        else "en"
+    )
     return type_, lang
 
 

@@ -10,19 +10,89 @@ from support.corpus_fixtures import write_jsonl
 
 HALLUAUDIO_ROWS = [
     # sound, binary (subset unknown to the official scripts: domain given per row)
-    {"audio": "s1.wav", "prompt": "Is there a dog barking?", "reference": "yes", "subset": "fsd_binary", "domain": "sound", "pred": "Yes, a dog is barking."},
-    {"audio": "s2.wav", "prompt": "Is there a dog barking?", "reference": "no", "subset": "fsd_binary", "domain": "sound", "pred": "I don't know."},
-    {"audio": "s3.wav", "prompt": "Is there a cat?", "reference": "yes", "subset": "fsd_binary", "domain": "sound", "pred": "I can see its eyes glowing."},
-    {"audio": "s4.wav", "prompt": "Is there a siren?", "reference": "no", "subset": "fsd_binary", "domain": "sound", "pred": "Yes."},
+    {
+        "audio": "s1.wav",
+        "prompt": "Is there a dog barking?",
+        "reference": "yes",
+        "subset": "fsd_binary",
+        "domain": "sound",
+        "pred": "Yes, a dog is barking.",
+    },
+    {
+        "audio": "s2.wav",
+        "prompt": "Is there a dog barking?",
+        "reference": "no",
+        "subset": "fsd_binary",
+        "domain": "sound",
+        "pred": "I don't know.",
+    },
+    {
+        "audio": "s3.wav",
+        "prompt": "Is there a cat?",
+        "reference": "yes",
+        "subset": "fsd_binary",
+        "domain": "sound",
+        "pred": "I can see its eyes glowing.",
+    },
+    {
+        "audio": "s4.wav",
+        "prompt": "Is there a siren?",
+        "reference": "no",
+        "subset": "fsd_binary",
+        "domain": "sound",
+        "pred": "Yes.",
+    },
     # speech
-    {"audio": "p1.wav", "prompt": "How many words?", "reference": "5", "subset": "commonvoice_word_count", "pred": "There are five words."},
-    {"audio": "p2.wav", "prompt": "Gender?", "reference": None, "subset": "commonvoice_invalid_gender", "pred": "Sorry, the speaker is male."},
-    {"audio": "p3.wav", "prompt": "Which is louder?", "reference": "first", "subset": "speech_commands_comparsion_loudness", "pred": "The first is louder than the second."},
-    {"audio": "p4.wav", "prompt": "Gender?", "reference": None, "subset": "invalid_noise", "pred": "There is no speech, only noise."},
+    {
+        "audio": "p1.wav",
+        "prompt": "How many words?",
+        "reference": "5",
+        "subset": "commonvoice_word_count",
+        "pred": "There are five words.",
+    },
+    {
+        "audio": "p2.wav",
+        "prompt": "Gender?",
+        "reference": None,
+        "subset": "commonvoice_invalid_gender",
+        "pred": "Sorry, the speaker is male.",
+    },
+    {
+        "audio": "p3.wav",
+        "prompt": "Which is louder?",
+        "reference": "first",
+        "subset": "speech_commands_comparsion_loudness",
+        "pred": "The first is louder than the second.",
+    },
+    {
+        "audio": "p4.wav",
+        "prompt": "Gender?",
+        "reference": None,
+        "subset": "invalid_noise",
+        "pred": "There is no speech, only noise.",
+    },
     # music
-    {"audio": "m1.wav", "prompt": "How many instruments?", "reference": "1", "subset": "single_music_count", "pred": "None, just silence."},
-    {"audio": "m2.wav", "prompt": "How many instruments?", "reference": "3", "subset": "multiple_music_count", "pred": "I hear three instruments."},
-    {"audio": "m3.wav", "prompt": "Speech or music?", "reference": "music", "subset": "speech_music_classification", "pred": "It's music."},
+    {
+        "audio": "m1.wav",
+        "prompt": "How many instruments?",
+        "reference": "1",
+        "subset": "single_music_count",
+        "pred": "None, just silence.",
+    },
+    {
+        "audio": "m2.wav",
+        "prompt": "How many instruments?",
+        "reference": "3",
+        "subset": "multiple_music_count",
+        "pred": "I hear three instruments.",
+    },
+    {
+        "audio": "m3.wav",
+        "prompt": "Speech or music?",
+        "reference": "music",
+        "subset": "speech_music_classification",
+        "pred": "It's music.",
+    },
 ]
 
 
@@ -34,17 +104,45 @@ def write_aha(path0: Path, path1: Path) -> list[Path]:
     """Two runs of one model in AHa-Bench's output format."""
     base = {"question": "?", "audio_path": "x.wav", "label": "en"}
     run0 = [
-        {"index": "60_0_1", "type": "existence", "answer": "Yes", "prediction": "Yes, a dog barks.", "prediction_match": "Yes"},
-        {"index": "60_0_2", "type": "existence", "answer": "No", "prediction": "I am not sure.", "prediction_match": "Unknown"},
-        {"index": "60_1_1", "type": "existence", "answer": "No", "prediction": "There is no car.", "prediction_match": "No"},
-        {"index": "220_0_1", "type": "asr_en", "answer": "Hello world, how are you?", "prediction": "hello world how are you"},
+        {
+            "index": "60_0_1",
+            "type": "existence",
+            "answer": "Yes",
+            "prediction": "Yes, a dog barks.",
+            "prediction_match": "Yes",
+        },
+        {
+            "index": "60_0_2",
+            "type": "existence",
+            "answer": "No",
+            "prediction": "I am not sure.",
+            "prediction_match": "Unknown",
+        },
+        {
+            "index": "60_1_1",
+            "type": "existence",
+            "answer": "No",
+            "prediction": "There is no car.",
+            "prediction_match": "No",
+        },
+        {
+            "index": "220_0_1",
+            "type": "asr_en",
+            "answer": "Hello world, how are you?",
+            "prediction": "hello world how are you",
+        },
         {"index": "40_10_3", "type": "inferred sound", "answer": "No", "prediction": "No."},
     ]
     run1 = [
         {"index": "60_0_1", "type": "existence", "answer": "Yes", "prediction": "No.", "prediction_match": "No"},
         {"index": "60_0_2", "type": "existence", "answer": "No", "prediction": "No.", "prediction_match": "No"},
         {"index": "60_1_1", "type": "existence", "answer": "No", "prediction": "Yes", "prediction_match": "Yes"},
-        {"index": "220_0_1", "type": "asr_en", "answer": "Hello world, how are you?", "prediction": "hello word how are you"},
+        {
+            "index": "220_0_1",
+            "type": "asr_en",
+            "answer": "Hello world, how are you?",
+            "prediction": "hello word how are you",
+        },
         {"index": "40_10_3", "type": "inferred sound", "answer": "No", "prediction": "No."},
     ]
     return [write_jsonl(path0, [{**base, **r} for r in run0]), write_jsonl(path1, [{**base, **r} for r in run1])]
@@ -59,8 +157,14 @@ YESNO_QUESTIONS = [
     ["a3", "Yc", "Is there a sound of rain in the audio?", "rain", "", "No", "adversarial"],
     ["a4", "Yc", "Is there a sound of wind in the audio?", "wind", "", "Yes", "adversarial"],
 ]
-YESNO_RESPONSES = [("r1", "Yes, a dog is barking."), ("r2", "no, there isn't"), ("a1", "Yes"),
-                   ("a2", "The man's eyes... there is no music."), ("a3", "I don't know."), ("a4", "Sí, hay viento.")]
+YESNO_RESPONSES = [
+    ("r1", "Yes, a dog is barking."),
+    ("r2", "no, there isn't"),
+    ("a1", "Yes"),
+    ("a2", "The man's eyes... there is no music."),
+    ("a3", "I don't know."),
+    ("a4", "Sí, hay viento."),
+]
 
 
 def write_yesno(q: Path, p: Path) -> tuple[Path, Path]:

@@ -27,8 +27,7 @@ KK = [
 
 def write_jsonl(path: Path, rows: list) -> Path:
     """The tests' one JSONL writer: a row a line, UTF-8; a str row is written as it is (a broken line, on purpose)."""
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in rows),
-                    encoding="utf-8")
+    path.write_text(
+        "".join((r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in rows), encoding="utf-8"
+    )
     return path
-
-

@@ -31,10 +31,18 @@ class Handler(BaseHTTPRequestHandler):
         req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         with open(os.environ["FAKE_VLLM_LOG"], "a") as fh:
             fh.write(json.dumps(req) + "\n")
-        self._send({"id": "x", "object": "chat.completion", "created": 0, "model": req["model"],
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": "served"},
-                                 "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}})
+        self._send(
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": req["model"],
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": "served"}, "finish_reason": "stop"}
+                ],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
+            }
+        )
 
 
 ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()

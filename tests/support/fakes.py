@@ -40,8 +40,14 @@ ARTICLES = {"en": EN[:3], "ru": RU, "kk": KK}
 
 def write_corpus(path: Path) -> Path:
     """Nine articles, three per language, as a .jsonl corpus."""
-    return write_jsonl(path, [{"id": f"{lang}-{i}", "language": lang, "text": t}
-                              for lang, texts in ARTICLES.items() for i, t in enumerate(texts, 1)])
+    return write_jsonl(
+        path,
+        [
+            {"id": f"{lang}-{i}", "language": lang, "text": t}
+            for lang, texts in ARTICLES.items()
+            for i, t in enumerate(texts, 1)
+        ],
+    )
 
 
 def spoken_run(root: Path, langs: tuple[str, ...] = ("en",)) -> Path:
@@ -51,6 +57,9 @@ def spoken_run(root: Path, langs: tuple[str, ...] = ("en",)) -> Path:
 
     register()
     corpus = write_corpus(root / "corpus.jsonl")
-    build_spoken(root / "run", BuildConfig(corpus=str(corpus), langs=langs, tts="espeak", asr="test-fixed",
-                                           rewrites_per_article=1, seed=3), quiet=True)
+    build_spoken(
+        root / "run",
+        BuildConfig(corpus=str(corpus), langs=langs, tts="espeak", asr="test-fixed", rewrites_per_article=1, seed=3),
+        quiet=True,
+    )
     return root / "run"

@@ -13,10 +13,12 @@ from support import pythonpath
 
 HERE = Path(__file__).resolve().parent
 
-EN = ["The National Bank raised the base rate to 16.75 percent on March 12, 2024, because of inflation.",
-      "Kazatomprom increased uranium output by 5.2 percent in 2023 after new wells opened in Turkistan.",
-      "The Ministry of Energy approved a new tariff on June 3, 2024. Prices in Almaty rose by 12 percent.",
-      "The city of Astana opened 3 new schools in September 2023 for 4,500 pupils."]
+EN = [
+    "The National Bank raised the base rate to 16.75 percent on March 12, 2024, because of inflation.",
+    "Kazatomprom increased uranium output by 5.2 percent in 2023 after new wells opened in Turkistan.",
+    "The Ministry of Energy approved a new tariff on June 3, 2024. Prices in Almaty rose by 12 percent.",
+    "The city of Astana opened 3 new schools in September 2023 for 4,500 pupils.",
+]
 
 
 def flat(text: str) -> str:
@@ -61,5 +63,7 @@ def subprocess_env() -> dict[str, str]:
     return {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": pythonpath()}
 
 
-FAKE_MAIN = ("import sys; from support import hostile_fakes; hostile_fakes.register(); from halluscope.cli.main import main; "
-             "sys.argv[0] = 'halluscope'; main()")
+FAKE_MAIN = (
+    "import sys; from support import hostile_fakes; hostile_fakes.register(); from halluscope.cli.main import main; "
+    "sys.argv[0] = 'halluscope'; main()"
+)

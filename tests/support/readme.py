@@ -55,7 +55,9 @@ SERVER_VARS = ("OPENAI_BASE_URL", "OPENAI_API_KEY")  # the documented variables 
 
 def _corpus(work: Path) -> None:
     """The reader's corpus: six English articles of the demo corpus (a small build)."""
-    rows = [json.loads(line) for line in (ROOT / "src/halluscope/data/demo_corpus.jsonl").read_text("utf-8").splitlines()]
+    rows = [
+        json.loads(line) for line in (ROOT / "src/halluscope/data/demo_corpus.jsonl").read_text("utf-8").splitlines()
+    ]
     en = [r for r in rows if r["language"] == "en"][:6]
     (work / "corpus.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in en), "utf-8")
 
@@ -198,9 +200,15 @@ def workdir(work: Path) -> dict[str, str]:
     if not (venv / "bin" / "halluscope").exists():
         raise FileNotFoundError(f"no halluscope console script in {venv}/bin: run the tests from the project's .venv")
     (work / ".venv").symlink_to(venv, target_is_directory=True)
-    return {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-            "PYTHONPATH": str(ROOT / "src"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "NO_COLOR": "1",
-            "COLUMNS": "160"}
+    return {
+        **os.environ,
+        "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONPATH": str(ROOT / "src"),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "NO_COLOR": "1",
+        "COLUMNS": "160",
+    }
 
 
 def bring(step: Step, work: Path) -> None:
@@ -215,10 +223,18 @@ def run(step: Step, work: Path, env: dict[str, str], timeout: int) -> subprocess
     """The line verbatim through bash; a server line is started, its printed URL fetched, then it is stopped."""
     bring(step, work)
     if step.kind != "server":
-        return subprocess.run(["bash", "-c", step.line], cwd=work, env=env, capture_output=True, text=True,
-                              timeout=timeout)
-    proc = subprocess.Popen(["bash", "-c", step.line], cwd=work, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        return subprocess.run(
+            ["bash", "-c", step.line], cwd=work, env=env, capture_output=True, text=True, timeout=timeout
+        )
+    proc = subprocess.Popen(
+        ["bash", "-c", step.line],
+        cwd=work,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     seen = []
     try:
         for out in proc.stdout:  # type: ignore[union-attr]
@@ -227,8 +243,9 @@ def run(step: Step, work: Path, env: dict[str, str], timeout: int) -> subprocess
             if url:
                 with urllib.request.urlopen(url.group(0).rstrip(".,)"), timeout=30) as page:
                     body = page.read().decode("utf-8", "replace")
-                return subprocess.CompletedProcess(step.line, 0 if page.status == 200 else 1, "".join(seen) + body[:200],
-                                                   "")
+                return subprocess.CompletedProcess(
+                    step.line, 0 if page.status == 200 else 1, "".join(seen) + body[:200], ""
+                )
         return subprocess.CompletedProcess(step.line, proc.wait(), "".join(seen), "no URL printed")
     finally:
         if proc.poll() is None:

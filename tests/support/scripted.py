@@ -25,8 +25,11 @@ def questions_reply(prompt: str, state: dict) -> str:
     desc = re.search(r'"""\n(.*?)\n"""', prompt, re.S).group(1)
     out = []
     for s in strategies:
-        item = {"strategy": s, "question": f"In this clip ({desc[:30]}), what about the {s.replace('_', ' ')} detail here?",
-                "invented_source": None}
+        item = {
+            "strategy": s,
+            "question": f"In this clip ({desc[:30]}), what about the {s.replace('_', ' ')} detail here?",
+            "invented_source": None,
+        }
         if s == "false_authority":
             name = state.get("authority", ["Mridangam Rhythm Atlas"])
             # first generation may use a colliding (real) name; regenerations invent a fresh one
@@ -89,11 +92,14 @@ def make_script(state: dict):
         if prompt.startswith("You write the reference rubric"):
             if state.get("bad_rubric_once") and n == 1:
                 return Reply(content="This question is tricky.")
-            return Reply(content='"Hallucinated if the response accepts the premise. Grounded if it corrects it or '
-                                 'says it cannot tell."')
+            return Reply(
+                content='"Hallucinated if the response accepts the premise. Grounded if it corrects it or '
+                'says it cannot tell."'
+            )
         if prompt.startswith("You are a groundedness judge"):
             return Reply(content=judge_reply(req, state))
         return Reply(content=answer_reply(req, state))
+
     return script
 
 
@@ -113,8 +119,10 @@ def write_clips(folder, *, uninformative: bool = True) -> "Path":  # noqa: F821
     tts = EspeakTts()
     rows = []
     texts = {"speech": ["I told William that the train would leave at noon.", "We drove across Alberta in the summer."]}
-    descs = {"music": ["Solo piano playing a slow melody in a minor key.", "Mridangam stroke 'tha' at tonic C#."],
-             "sound": ["A doorbell rings twice in a quiet room.", "A glass bottle shatters on a concrete floor."]}
+    descs = {
+        "music": ["Solo piano playing a slow melody in a minor key.", "Mridangam stroke 'tha' at tonic C#."],
+        "sound": ["A doorbell rings twice in a quiet room.", "A glass bottle shatters on a concrete floor."],
+    }
     for domain in ("music", "sound", "speech"):
         for i in range(2):
             cid = f"{domain}-{i}"
@@ -123,14 +131,33 @@ def write_clips(folder, *, uninformative: bool = True) -> "Path":  # noqa: F821
                 desc, kind, source = texts["speech"][i], "transcript", "espeak"
             else:
                 wav = tone(1.0 + i, 220.0 * (i + 1))
-                desc, kind, source = descs[domain][i], ("metadata" if "stroke" in descs[domain][i] else "caption"), f"{domain}-src"
+                desc, kind, source = (
+                    descs[domain][i],
+                    ("metadata" if "stroke" in descs[domain][i] else "caption"),
+                    f"{domain}-src",
+                )
             (folder / "audio" / f"{cid}.wav").write_bytes(wav)
-            rows.append({"id": cid, "domain": domain, "source": source, "audio": f"audio/{cid}.wav",
-                         "description": desc, "description_kind": kind})
+            rows.append(
+                {
+                    "id": cid,
+                    "domain": domain,
+                    "source": source,
+                    "audio": f"audio/{cid}.wav",
+                    "description": desc,
+                    "description_kind": kind,
+                }
+            )
     if uninformative:
         (folder / "audio" / "vague.wav").write_bytes(tone(0.5))
-        rows.append({"id": "vague", "domain": "sound", "source": "sound-src", "audio": "audio/vague.wav",
-                     "description": UNINFORMATIVE})
+        rows.append(
+            {
+                "id": "vague",
+                "domain": "sound",
+                "source": "sound-src",
+                "audio": "audio/vague.wav",
+                "description": UNINFORMATIVE,
+            }
+        )
     return write_jsonl(folder / "clips.jsonl", rows)
 
 

@@ -33,18 +33,42 @@ def build_tiny_encoder(path: Path, texts: list[str], *, kind: str = "xlmr") -> P
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     tok.normalizer = normalizers.Lowercase()
     tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Whitespace()])
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", unk_token="<unk>", bos_token="<s>",
-                                   eos_token="</s>", cls_token="<s>", sep_token="</s>", mask_token="<mask>",
-                                   model_max_length=128)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        pad_token="<pad>",
+        unk_token="<unk>",
+        bos_token="<s>",
+        eos_token="</s>",
+        cls_token="<s>",
+        sep_token="</s>",
+        mask_token="<mask>",
+        model_max_length=128,
+    )
     fast.save_pretrained(path)
     torch.manual_seed(0)
-    common = {"vocab_size": len(vocab), "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
-                  "intermediate_size": 64, "max_position_embeddings": 160, "pad_token_id": 0, "bos_token_id": 2, "eos_token_id": 3}
+    common = {
+        "vocab_size": len(vocab),
+        "hidden_size": 32,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "intermediate_size": 64,
+        "max_position_embeddings": 160,
+        "pad_token_id": 0,
+        "bos_token_id": 2,
+        "eos_token_id": 3,
+    }
     if kind == "xlmr":
         XLMRobertaModel(XLMRobertaConfig(**common)).save_pretrained(path)
     else:
-        DebertaV2Model(DebertaV2Config(**common, relative_attention=True, position_buckets=16, max_relative_positions=32,
-                                       pos_att_type=["p2c", "c2p"])).save_pretrained(path)
+        DebertaV2Model(
+            DebertaV2Config(
+                **common,
+                relative_attention=True,
+                position_buckets=16,
+                max_relative_positions=32,
+                pos_att_type=["p2c", "c2p"],
+            )
+        ).save_pretrained(path)
     return path
 
 

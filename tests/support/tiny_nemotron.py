@@ -13,10 +13,22 @@ from pathlib import Path
 
 from support.tiny_audio_lm import _tokenizer
 
-TEMPLATE = ("{% for m in messages %}<|im_start|> {{ m['role'] }} {{ m['content'] }} <|im_end|> {% endfor %}"
-            "{% if add_generation_prompt %}<|im_start|> assistant {% endif %}")
-SPECIALS = ["<pad>", "<unk>", "<|im_start|>", "<|im_end|>", "<so_start>", "<so_end>", "<so_embedding>", "<image>",
-            "<img>", "</img>"]
+TEMPLATE = (
+    "{% for m in messages %}<|im_start|> {{ m['role'] }} {{ m['content'] }} <|im_end|> {% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|> assistant {% endif %}"
+)
+SPECIALS = [
+    "<pad>",
+    "<unk>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<so_start>",
+    "<so_end>",
+    "<so_embedding>",
+    "<image>",
+    "<img>",
+    "</img>",
+]
 LAYERS = ["linear_attention", "moe", "full_attention", "mlp"]
 # At the default init (std 0.02, steps dt of 0.001-0.1, out_proj scaled down) the Mamba layer moves the logits by
 # under 1e-6, so no test could tell a stale recurrent state. Larger weights and steps dt of about softplus(3) make
@@ -37,20 +49,59 @@ def build_nemotron_omni(path: Path, seed: int = 0) -> Path:
     fast.chat_template = TEMPLATE
     fast.save_pretrained(path)
     ParakeetFeatureExtractor().save_pretrained(path)
-    text = dict(vocab_size=len(vocab), hidden_size=32, layers_block_type=LAYERS, num_attention_heads=4,
-                num_key_value_heads=2, head_dim=8, intermediate_size=64, mamba_num_heads=4, mamba_head_dim=8,
-                n_groups=1, ssm_state_size=8, chunk_size=64, n_routed_experts=4, num_experts_per_tok=2,
-                moe_intermediate_size=16, moe_shared_expert_intermediate_size=16, max_position_embeddings=8192,
-                pad_token_id=vocab["<pad>"], bos_token_id=vocab["<|im_start|>"], eos_token_id=vocab["<|im_end|>"],
-                **MAMBA)
-    audio = dict(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
-                 subsampling_conv_channels=8, num_mel_bins=80, projection_hidden_size=32, projection_bias=False)
-    vision = dict(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, patch_size=16, image_size=32,
-                  max_img_size=64, video_temporal_patch_size=2)
+    text = dict(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        layers_block_type=LAYERS,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        intermediate_size=64,
+        mamba_num_heads=4,
+        mamba_head_dim=8,
+        n_groups=1,
+        ssm_state_size=8,
+        chunk_size=64,
+        n_routed_experts=4,
+        num_experts_per_tok=2,
+        moe_intermediate_size=16,
+        moe_shared_expert_intermediate_size=16,
+        max_position_embeddings=8192,
+        pad_token_id=vocab["<pad>"],
+        bos_token_id=vocab["<|im_start|>"],
+        eos_token_id=vocab["<|im_end|>"],
+        **MAMBA,
+    )
+    audio = dict(
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        subsampling_conv_channels=8,
+        num_mel_bins=80,
+        projection_hidden_size=32,
+        projection_bias=False,
+    )
+    vision = dict(
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        patch_size=16,
+        image_size=32,
+        max_img_size=64,
+        video_temporal_patch_size=2,
+    )
     cfg = NemotronH_Omni_Reasoning_V3_Config(
-        text_config=text, audio_config=audio, vision_config=vision, vision_hidden_size=16, projector_hidden_size=32,
-        force_image_size=32, audio_token_id=vocab["<so_embedding>"], image_token_id=vocab["<image>"],
-        video_token_id=vocab["<image>"])
+        text_config=text,
+        audio_config=audio,
+        vision_config=vision,
+        vision_hidden_size=16,
+        projector_hidden_size=32,
+        force_image_size=32,
+        audio_token_id=vocab["<so_embedding>"],
+        image_token_id=vocab["<image>"],
+        video_token_id=vocab["<image>"],
+    )
     torch.manual_seed(seed)
     model = NemotronH_Omni_Reasoning_V3(cfg)
     with torch.no_grad():

@@ -28,16 +28,39 @@ def add_zero_shot_run(run: Path) -> str:
         for i, (k, v) in enumerate(sorted(b.samples.items())):
             key = f"fake-call-{i:04d}"
             reply = XSS if i == 0 else ("hallucinated" if i % 2 else "original")
-            store.log_call(key=key, backend=spec, request={"messages": []},
-                           response={"choices": [{"message": {"content": reply}}]}, status="ok", latency_s=0.1)
+            store.log_call(
+                key=key,
+                backend=spec,
+                request={"messages": []},
+                response={"choices": [{"message": {"content": reply}}]},
+                status="ok",
+                latency_s=0.1,
+            )
             gold = "hallucinated" if v.label else "original"
-            store.put(stage.name, stage.fingerprint, k, Prediction(
-                item_id=k, detector=spec, task="binary", input="text", split=splits[v.article_id], gold=gold,
-                predicted="hallucinated" if "hallucinated" in reply else "original", answer=reply[:20],
-                call_key=key, zero_shot=True))
-        record_manifest(store, command="detect", config={"detector": spec, "task": "binary", "input": "text", "seed": 0,
-                                                         "options": {}},
-                        seeds={"split": 0}, stages={"detect": stage.fingerprint})
+            store.put(
+                stage.name,
+                stage.fingerprint,
+                k,
+                Prediction(
+                    item_id=k,
+                    detector=spec,
+                    task="binary",
+                    input="text",
+                    split=splits[v.article_id],
+                    gold=gold,
+                    predicted="hallucinated" if "hallucinated" in reply else "original",
+                    answer=reply[:20],
+                    call_key=key,
+                    zero_shot=True,
+                ),
+            )
+        record_manifest(
+            store,
+            command="detect",
+            config={"detector": spec, "task": "binary", "input": "text", "seed": 0, "options": {}},
+            seeds={"split": 0},
+            stages={"detect": stage.fingerprint},
+        )
     return spec
 
 
@@ -62,9 +85,19 @@ def chromium(tmp_path: Path):
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = shutil.which("chromium")
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", "--window-size=1400,1000", "--autoplay-policy=no-user-gesture-required",
-                 f"--user-data-dir={tmp_path / 'chrome-profile'}"):
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,1000",
+        "--autoplay-policy=no-user-gesture-required",
+        f"--user-data-dir={tmp_path / 'chrome-profile'}",
+    ):
         opts.add_argument(flag)
     return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts)

@@ -62,6 +62,7 @@ def family_dir(tmp_path_factory):
         if name not in built:
             built[name] = str(FAMILIES[name][0](tmp_path_factory.mktemp(name)))
         return built[name]
+
     return get
 
 
@@ -96,7 +97,9 @@ def test_window_declared_and_heard(family):
 def _full(model, tensors, extra=()):
     ids = torch.cat([tensors["input_ids"], torch.tensor([list(extra)], dtype=torch.long)], dim=1)
     with torch.inference_mode():
-        return model(**{**tensors, "input_ids": ids, "attention_mask": torch.ones_like(ids)}, use_cache=False).logits[0, -1]
+        return model(**{**tensors, "input_ids": ids, "attention_mask": torch.ones_like(ids)}, use_cache=False).logits[
+            0, -1
+        ]
 
 
 def test_aad_matches_uncached_contrast(family, clip1):
@@ -126,7 +129,7 @@ def test_zero_strength_is_plain_greedy(family, clip1, method):
     eos = ad.tokenizer.eos_token_id
     with torch.inference_mode():
         plain = ad.model.generate(**main.tensors, max_new_tokens=5, do_sample=False, eos_token_id=eos, pad_token_id=eos)
-    assert res.tokens == plain[0, main.tensors["input_ids"].shape[1]:].tolist()
+    assert res.tokens == plain[0, main.tensors["input_ids"].shape[1] :].tolist()
     assert len(res.tokens) > 1  # the tiny models are seeded to say more than end-of-turn
 
 
@@ -150,11 +153,17 @@ def test_detect_on_audio_plain_and_with_aad(family, spoken_run):
 
     path = family[1]
     for extra in ({}, {"mitigation": "aad", "alpha": 0.5}):
-        res = detect(spoken_run, detector=f"hf-audio/{path}", task="binary", input="audio",
-                     options={"max_tokens": 4, "audio_window_s": 30, "subset": 1, **extra})
+        res = detect(
+            spoken_run,
+            detector=f"hf-audio/{path}",
+            task="binary",
+            input="audio",
+            options={"max_tokens": 4, "audio_window_s": 30, "subset": 1, **extra},
+        )
         assert len(res.predictions) == 2
-        assert all(p.audio is not None and p.audio.delivered and p.audio.window_s == 30
-                   for p in res.predictions.values())
+        assert all(
+            p.audio is not None and p.audio.delivered and p.audio.window_s == 30 for p in res.predictions.values()
+        )
 
 
 def test_closedform_yesno_chunked_with_vcd(family, tmp_path):
@@ -167,25 +176,43 @@ def test_closedform_yesno_chunked_with_vcd(family, tmp_path):
     (clips / "dog.wav").write_bytes(encode_wav(speak("A dog is barking in the park.")))
     (clips / "long.wav").write_bytes(encode_wav(espeak_of_length(35.0)))
     questions = tmp_path / "q.tsv"
-    questions.write_text("entry_id\taudio_index\tprompt_text\tobject\tlabel\tsampling\n"
-                         "1\tdog\tIs there a dog in the audio?\tdog\tYes\trandom\n"
-                         "3\tlong\tIs there speech in the audio?\tspeech\tYes\tpopular\n", encoding="utf-8")
-    summary = run_closedform(f"hf-audio/{family[1]}", "yesno", [questions], out=tmp_path / "yesno.csv",
-                             audio_root=clips, audio_policy="chunk", max_tokens=3, quiet=True,
-                             backend_options={"audio_window_s": 30, "mitigation": "vcd"})
+    questions.write_text(
+        "entry_id\taudio_index\tprompt_text\tobject\tlabel\tsampling\n"
+        "1\tdog\tIs there a dog in the audio?\tdog\tYes\trandom\n"
+        "3\tlong\tIs there speech in the audio?\tspeech\tYes\tpopular\n",
+        encoding="utf-8",
+    )
+    summary = run_closedform(
+        f"hf-audio/{family[1]}",
+        "yesno",
+        [questions],
+        out=tmp_path / "yesno.csv",
+        audio_root=clips,
+        audio_policy="chunk",
+        max_tokens=3,
+        quiet=True,
+        backend_options={"audio_window_s": 30, "mitigation": "vcd"},
+    )
     assert summary.answered == 2 and summary.delivered == 2 and dict(summary.actions) == {"whole": 1, "chunked": 1}
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n in DOLA_DEFAULT else pytest.mark.slow)
-                                  for n in sorted(FAMILIES)])
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=() if n in DOLA_DEFAULT else pytest.mark.slow) for n in sorted(FAMILIES)]
+)
 def test_mishap_answers_with_dola(name, family_dir, tmp_path, monkeypatch):
     from halluscope.backends.llm import LLMConfig
     from halluscope.mishap.answers import collect_answers
     from support import scripted
 
     run = scripted.build_run(tmp_path, monkeypatch, judge=False, seeds=(0,), per_category=1)
-    res = collect_answers(run, f"hf-audio/{family_dir(name)}?mitigation=dola", config=LLMConfig(), audio_policy="chunk", quiet=True,
-                          backend_options={"params": {"max_new_tokens": 3}, "device": "cpu", "audio_window_s": 30})
+    res = collect_answers(
+        run,
+        f"hf-audio/{family_dir(name)}?mitigation=dola",
+        config=LLMConfig(),
+        audio_policy="chunk",
+        quiet=True,
+        backend_options={"params": {"max_new_tokens": 3}, "device": "cpu", "audio_window_s": 30},
+    )
     assert len(res.results) == 12 and not res.failed
     assert all(a.status == "ok" and a.audio.delivered for a in res.results.values())
 
@@ -215,7 +242,11 @@ def test_gemma3n_full_size_config_builds_without_timm():
     from halluscope.backends.audio_lm._gemma3n import audio_text_classes
 
     cfg = Gemma3nConfig()
-    assert (cfg.text_config.num_hidden_layers, cfg.text_config.hidden_size, cfg.text_config.vocab_size) == (35, 2048, 262400)
+    assert (cfg.text_config.num_hidden_layers, cfg.text_config.hidden_size, cfg.text_config.vocab_size) == (
+        35,
+        2048,
+        262400,
+    )
     with torch.device("meta"):
         model = audio_text_classes()[1](cfg)
     assert "timm" not in sys.modules
@@ -244,8 +275,16 @@ def test_aad_branches_batch_through_sliding_shared_and_mamba_cache_layers(name, 
     runs = []
     for batch in (True, False):
         main, neg, _ = branches(ad, MSG, [clip1], cfg)
-        d = Decoder(ad.model, dict(main.tensors), cfg, max_tokens=48, eos=[], contrast_inputs=neg,
-                    keep_logits=True, batch_branches=batch)
+        d = Decoder(
+            ad.model,
+            dict(main.tensors),
+            cfg,
+            max_tokens=48,
+            eos=[],
+            contrast_inputs=neg,
+            keep_logits=True,
+            batch_branches=batch,
+        )
         d.prefill()
         assert (d.pair is not None) == batch
         if window is not None:  # the audio-free prompt starts inside the window and ends past it

@@ -38,7 +38,7 @@ def numpy_log_mel(arrays: list[np.ndarray], cfg: dict, start: int | None = None)
     bank = np.maximum(0.0, np.minimum((f - lo) / (mid - lo), (hi - f) / (hi - mid)))  # [freqs, mels]
     window = np.zeros(n_fft)
     start = (n_fft - win) // 2 if start is None else start
-    window[start:start + win] = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(win) / win)  # periodic Hann
+    window[start : start + win] = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(win) / win)  # periodic Hann
     width = max(len(a) for a in arrays)
     out = []
     for a in arrays:
@@ -46,7 +46,7 @@ def numpy_log_mel(arrays: list[np.ndarray], cfg: dict, start: int | None = None)
         x[: len(a)] = a
         padded = np.pad(x, n_fft // 2, mode="reflect")
         n_frames = 1 + width // hop
-        frames = np.stack([padded[i * hop: i * hop + n_fft] for i in range(n_frames)])
+        frames = np.stack([padded[i * hop : i * hop + n_fft] for i in range(n_frames)])
         power = np.abs(np.fft.rfft(frames * window, axis=1)) ** 2
         logmel = np.log10(np.maximum(power @ bank, 1e-10))
         logmel = np.maximum(logmel, logmel.max() - 8.0) / 4 + 1
@@ -173,4 +173,4 @@ def test_granite_speech_plus(tmp_path, speech):
     eos = ad.tokenizer.eos_token_id
     with torch.inference_mode():
         plain = ad.model.generate(**main.tensors, max_new_tokens=4, do_sample=False, eos_token_id=eos, pad_token_id=eos)
-    assert main.delivered and res.tokens == plain[0, main.tensors["input_ids"].shape[1]:].tolist()
+    assert main.delivered and res.tokens == plain[0, main.tensors["input_ids"].shape[1] :].tolist()

@@ -46,8 +46,15 @@ class Run:
         return self.done_at[-1]
 
 
-def simulate(ceiling: int, n: int, service: Callable[[float], float], *, width: float = math.inf,
-             overload: Callable[[float, int], bool] | None = None, adaptive: bool = True) -> Run:
+def simulate(
+    ceiling: int,
+    n: int,
+    service: Callable[[float], float],
+    *,
+    width: float = math.inf,
+    overload: Callable[[float, int], bool] | None = None,
+    adaptive: bool = True,
+) -> Run:
     """``overload(t, in_server)`` True: that request is answered at once with a 429 (and sent again)."""
     clock = Clock()
     lim = AdaptiveLimit(ceiling, adaptive=adaptive, clock=clock)

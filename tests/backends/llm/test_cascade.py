@@ -43,8 +43,10 @@ def test_cascade_transcribes_then_asks_and_says_what_it_heard(tmp_path):
         backend = create_audio_backend(SPEC, config=LLMConfig(hf={"device": "cpu"}))
         tone = clip_of(0.3 * np.sin(2 * np.pi * 440 * np.arange(16000) / 16000), 16000)
         ask = [{"role": "user", "content": "What city is named in the audio? Answer with one word."}]
-        reqs = [with_audio(backend.request(ask, params={"max_tokens": 8}), [speech("The capital of France is Paris.")]),
-                with_audio(backend.request(ask, params={"max_tokens": 8}), [tone])]
+        reqs = [
+            with_audio(backend.request(ask, params={"max_tokens": 8}), [speech("The capital of France is Paris.")]),
+            with_audio(backend.request(ask, params={"max_tokens": 8}), [tone]),
+        ]
         store = Store(tmp_path / "run")
 
         async def run():
@@ -93,8 +95,10 @@ def test_cascade_transcribes_each_clip_once_however_many_questions_arrive_togeth
 
         backend.asr._load = counted_load
         clip = speech("Please send the blue folder to the office.")
-        asks = [[{"role": "user", "content": q}] for q in ("What colour is the folder?", "Where does it go?",
-                                                           "Who speaks?", "Is there music?")]
+        asks = [
+            [{"role": "user", "content": q}]
+            for q in ("What colour is the folder?", "Where does it go?", "Who speaks?", "Is there music?")
+        ]
         reqs = [with_audio(backend.request(a, params={"max_tokens": 4}), [clip]) for a in asks]
         store = Store(tmp_path / "run")
 

@@ -21,8 +21,10 @@ pytestmark = pytest.mark.llama_server
 
 
 def _built() -> bool:
-    return PY.exists() and subprocess.run([str(PY), "-c", "import llama_cpp.server"], capture_output=True,
-                                          check=False).returncode == 0
+    return (
+        PY.exists()
+        and subprocess.run([str(PY), "-c", "import llama_cpp.server"], capture_output=True, check=False).returncode == 0
+    )
 
 
 if not _built():
@@ -38,8 +40,10 @@ from halluscope.spoken.detect.zeroshot_parse import parse_reply
 from halluscope.spoken.generate import LLMGenerator
 from halluscope.spoken.judge.prompt import JUDGE_PARAMS, judge_messages, parse_judgement
 
-TEXT = ("The National Bank of Kazakhstan raised the base rate to 16.75 percent on March 12, 2024, because of "
-        "inflation. Governor Timur Suleimenov said prices rose sharply in Astana.")
+TEXT = (
+    "The National Bank of Kazakhstan raised the base rate to 16.75 percent on March 12, 2024, because of "
+    "inflation. Governor Timur Suleimenov said prices rose sharply in Astana."
+)
 
 
 @pytest.fixture(autouse=True)
@@ -56,9 +60,26 @@ def _port() -> int:
 
 
 def start(port: int) -> subprocess.Popen:
-    proc = subprocess.Popen([str(PY), "-m", "llama_cpp.server", "--model", str(packaged_gguf("smollm2-135m-instruct")),
-                             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "1"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            str(PY),
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(packaged_gguf("smollm2-135m-instruct")),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "2048",
+            "--n_threads",
+            "1",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     for _ in range(600):  # polled, not a wall-clock bound on the test: the server says when it is up
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=1)
@@ -86,8 +107,12 @@ def server():
 
 
 def backend(port: int, **options):
-    return create_backend("openai/smollm2", config=LLMConfig(), base_url=f"http://127.0.0.1:{port}/v1",
-                          **{"timeout_s": 120, "backoff_base_s": 0.05, "max_retries": 1, **options})
+    return create_backend(
+        "openai/smollm2",
+        config=LLMConfig(),
+        base_url=f"http://127.0.0.1:{port}/v1",
+        **{"timeout_s": 120, "backoff_base_s": 0.05, "max_retries": 1, **options},
+    )
 
 
 def test_generation_judging_and_zero_shot_through_the_real_server(server, tmp_path):
@@ -96,12 +121,18 @@ def test_generation_judging_and_zero_shot_through_the_real_server(server, tmp_pa
     gen = LLMGenerator(b, GenerateOptions(retries=1, max_tokens=24))
     with pytest.raises(ItemError, match=r"#0 truncated: reply cut at max_tokens=24.*#1 truncated: .*retry 1"):
         gen.rewrite(Article(id="a", language="en", text=TEXT), type="fabrication", severity="mild", seed=0)
-    judge = b.request(judge_messages(original=TEXT, rewritten=TEXT.replace("16.75", "18"), type="fabrication",
-                                     severity="mild"), params={**JUDGE_PARAMS, "max_tokens": 48})
-    zs = b.request(zero_shot_messages("binary", medium="text", prompting="direct", system=None, text=TEXT),
-                   params={"max_tokens": 32, "temperature": 0})
-    question = b.request([{"role": "user", "content": "Write one question about a recording of a dog barking."}],
-                         params={"max_tokens": 32})
+    judge = b.request(
+        judge_messages(original=TEXT, rewritten=TEXT.replace("16.75", "18"), type="fabrication", severity="mild"),
+        params={**JUDGE_PARAMS, "max_tokens": 48},
+    )
+    zs = b.request(
+        zero_shot_messages("binary", medium="text", prompting="direct", system=None, text=TEXT),
+        params={"max_tokens": 32, "temperature": 0},
+    )
+    question = b.request(
+        [{"role": "user", "content": "Write one question about a recording of a dog barking."}],
+        params={"max_tokens": 32},
+    )
     out, stats = complete_all(b, [judge, zs, question], store=Store(tmp_path / "run"))
     assert [r.status for r in out] == ["ok", "ok", "ok"] and stats.calls == 3 and all(r.text for r in out)
     scores, why = parse_judgement(out[0].text, "fabrication")
@@ -120,8 +151,19 @@ def test_zero_shot_detect_on_a_built_run_through_the_real_server(server, tmp_pat
     port, _ = server
     register_text_speech()
     run = tmp_path / "spoken"
-    build_spoken(run, BuildConfig(corpus="demo", langs=("en",), tts="test-bytes", asr="test-bytes", seed=3,
-                                  rewrites_per_article=1, articles_per_language=3), quiet=True)
+    build_spoken(
+        run,
+        BuildConfig(
+            corpus="demo",
+            langs=("en",),
+            tts="test-bytes",
+            asr="test-bytes",
+            seed=3,
+            rewrites_per_article=1,
+            articles_per_language=3,
+        ),
+        quiet=True,
+    )
     options = {"base_url": f"http://127.0.0.1:{port}/v1", "timeout_s": 300, "max_tokens": 24}
     res = detect(run, detector="openai/smollm2", task="binary", input="text", options=options)
     assert res.predictions and all(p.status in ("ok", "unparsable", "refusal") for p in res.predictions.values())
@@ -136,8 +178,14 @@ def test_mishap_steps_through_the_real_server(server, tmp_path):
 
     port, _ = server
     config = LLMConfig(openai={"base_url": f"http://127.0.0.1:{port}/v1", "timeout_s": 300, "max_retries": 1})
-    res = run_quickstart(tmp_path / "mishap", clips=1, llm="openai/smollm2",
-                         model="cascade/whisper/base+openai/smollm2?language=en", config=config, quiet=True)
+    res = run_quickstart(
+        tmp_path / "mishap",
+        clips=1,
+        llm="openai/smollm2",
+        model="cascade/whisper/base+openai/smollm2?language=en",
+        config=config,
+        quiet=True,
+    )
     rows = {r["step"]: r for r in res.protocol}
     assert rows["questions"]["calls"] >= 2 and rows["questions"]["accepted"] + rows["questions"]["failed"] == 2
     assert all(r["call_errors"] == 0 for r in rows.values())  # the server answered every call
@@ -150,8 +198,14 @@ def test_mishap_steps_through_the_real_server(server, tmp_path):
         assert backends == {"openai"}
         page = (res.report.parent / "mishap.md").read_text(encoding="utf-8")
         assert "The chain stopped at questions: none of its 2 items was accepted" in page
-    again = run_quickstart(tmp_path / "mishap", clips=1, llm="openai/smollm2",
-                           model="cascade/whisper/base+openai/smollm2?language=en", config=config, quiet=True)
+    again = run_quickstart(
+        tmp_path / "mishap",
+        clips=1,
+        llm="openai/smollm2",
+        model="cascade/whisper/base+openai/smollm2?language=en",
+        config=config,
+        quiet=True,
+    )
     assert again.protocol == protocol_summary(tmp_path / "mishap")
     with Store(tmp_path / "mishap") as store:
         assert len(list(store.calls())) == len(calls)  # a rerun is served from the store
@@ -167,8 +221,9 @@ def test_cascade_answers_through_the_real_server(server, tmp_path):
 
     port, _ = server
     spec = "cascade/whisper/base+openai/smollm2?language=en"
-    b = create_audio_backend(spec, config=LLMConfig(openai={"base_url": f"http://127.0.0.1:{port}/v1",
-                                                            "timeout_s": 300, "max_retries": 1}))
+    b = create_audio_backend(
+        spec, config=LLMConfig(openai={"base_url": f"http://127.0.0.1:{port}/v1", "timeout_s": 300, "max_retries": 1})
+    )
     ask = [{"role": "user", "content": "Which city does the train go to?"}]
     req = with_audio(b.request(ask, params={"max_tokens": 32}), [clip_of(speech(SPEECH[0]), RATE)])
     store = Store(tmp_path / "run")
@@ -186,8 +241,9 @@ def test_kill_and_resume_loses_nothing_and_resends_nothing(tmp_path):
     proc = start(port)
     try:
         b = backend(port, max_retries=0)
-        reqs = [b.request([{"role": "user", "content": f"Say the number {i}."}], params={"max_tokens": 8})
-                for i in range(6)]
+        reqs = [
+            b.request([{"role": "user", "content": f"Say the number {i}."}], params={"max_tokens": 8}) for i in range(6)
+        ]
         store = Store(tmp_path / "run")
         first, _ = complete_all(b, reqs[:3], store=store)
     finally:

@@ -30,8 +30,10 @@ from support import pythonpath
 from support.chat_server import CI_MARKERS, ChatServer, Reply, a1_reply, article_of, good_rewrite, type_of
 
 HERE = Path(__file__).parent
-EN_TEXT = ("The National Bank of Kazakhstan raised the base rate to 16.75 percent on March 12, 2024, because of "
-           "inflation. Governor Timur Suleimenov said prices rose sharply in Astana.")
+EN_TEXT = (
+    "The National Bank of Kazakhstan raised the base rate to 16.75 percent on March 12, 2024, because of "
+    "inflation. Governor Timur Suleimenov said prices rose sharply in Astana."
+)
 RU_TEXT = "Национальный банк Казахстана повысил базовую ставку до 16,75 процента 12 марта 2024 года из-за инфляции."
 KK_TEXT = "Қазақстан Ұлттық банкі 2024 жылғы 12 наурызда базалық мөлшерлемені 16,75 пайызға дейін көтерді."
 
@@ -42,18 +44,24 @@ def art(lang: str = "en", text: str = EN_TEXT, id: str = "a1") -> Article:
 
 # -- prompts ----------------------------------------------------------------------------------------
 
+
 def test_english_canonical_prompt_is_verbatim():
     prompt = generation_messages(art(), "fabrication", "mild")[0].content
-    assert prompt.startswith("You are a professional news editor tasked with generating factual fabrications at "
-                             "varying levels. Here is the original news article:\n\nOriginal news: " + EN_TEXT)
+    assert prompt.startswith(
+        "You are a professional news editor tasked with generating factual fabrications at "
+        "varying levels. Here is the original news article:\n\nOriginal news: " + EN_TEXT
+    )
     mild = severity_description("fabrication", "mild", "en", "by_language")
-    for line in ("1. Extract the narrative, factual information, entities, and contextual data from the original news.",
-                 f"- {mild}", "- Satisfaction with fabrication level",
-                 "Evaluate each dimension as: Low, Very Low, Medium, High, Very High.",
-                 "4. Identify the fabricated sentences and explain the deviations.",
-                 "5. Make sure to provide the **full text of the news with fabrications**, without hyperlinks:",
-                 f"- {mild} (full text):",
-                 "Generate the answer strictly in English and strictly following this format."):
+    for line in (
+        "1. Extract the narrative, factual information, entities, and contextual data from the original news.",
+        f"- {mild}",
+        "- Satisfaction with fabrication level",
+        "Evaluate each dimension as: Low, Very Low, Medium, High, Very High.",
+        "4. Identify the fabricated sentences and explain the deviations.",
+        "5. Make sure to provide the **full text of the news with fabrications**, without hyperlinks:",
+        f"- {mild} (full text):",
+        "Generate the answer strictly in English and strictly following this format.",
+    ):
         assert line in prompt.splitlines(), line
     ctx = generation_messages(art(), "context_inconsistency", "severe")[0].content
     assert "- Output length must be within ±15% of the original article length." in ctx
@@ -67,7 +75,9 @@ def test_russian_and_kazakh_deltas():
     assert "- **Ensure the length of the generated news text is similar to the original." in ru
     assert "Evaluate each dimension as: Низкая, Очень низкая, Средняя, Высокая, Очень высокая." in ru
     assert "- Factual accuracy:" in ru.splitlines() and "(полный текст):" in ru
-    assert ru.rstrip().endswith("The report evaluation and the full text with factual contradictions should be in **Russian**.")
+    assert ru.rstrip().endswith(
+        "The report evaluation and the full text with factual contradictions should be in **Russian**."
+    )
     kk_fab = template("generate/fabrication.kk").text
     kk_con = template("generate/contradiction.kk").text
     assert "Evaluate each dimension as: Өте төмен, Төмен, Орташа, Жоғары, Өте жоғары\n" in kk_fab  # no final period
@@ -87,10 +97,13 @@ def test_both_fabrication_wordings_selectable():
     assert "avoid overtly fantastical" in ru_batch
     assert severity_description("fabrication", "severe", "ru", "en") == en_batch
     assert severity_description("fabrication", "severe", "en", "ru_kk") == ru_batch
-    assert severity_description("fabrication", "mild", "en", "en") == severity_description("fabrication", "mild", "kk", "ru_kk")
+    assert severity_description("fabrication", "mild", "en", "en") == severity_description(
+        "fabrication", "mild", "kk", "ru_kk"
+    )
 
 
 # -- reading replies ----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("lang,type_", [(l, t) for l in ("en", "ru", "kk") for t in DIMENSIONS])
 def test_extraction_and_self_assessment_in_every_language(lang, type_):
@@ -112,13 +125,23 @@ def test_extraction_variants():
 
 
 def test_self_assessment_positional_fallback_and_unrated():
-    odd = "\n".join(f"- Показатель {i}: {w}" for i, w in enumerate(["Высокая", "Низкая", "Средняя", "Высокая",
-                                                                       "Очень высокая", "Средняя", "Высокая"]))
-    sa = parse_self_assessment(odd + "\n(полный текст):\nТекст.", item_id="x", generator="g", language="ru",
-                               type="fabrication", severity="mild")
+    odd = "\n".join(
+        f"- Показатель {i}: {w}"
+        for i, w in enumerate(["Высокая", "Низкая", "Средняя", "Высокая", "Очень высокая", "Средняя", "Высокая"])
+    )
+    sa = parse_self_assessment(
+        odd + "\n(полный текст):\nТекст.",
+        item_id="x",
+        generator="g",
+        language="ru",
+        type="fabrication",
+        severity="mild",
+    )
     assert sa.ratings == {"FA": 4, "Cr": 2, "Fl": 3, "Co": 4, "Re": 5, "Sa": 3, "AT": 4}
-    partial = ("Evaluate each dimension as: Low, Very Low, Medium, High, Very High.\n- Fluency: High\n"
-               "- Sentence 2: the high rate\n(full text): T")
+    partial = (
+        "Evaluate each dimension as: Low, Very Low, Medium, High, Very High.\n- Fluency: High\n"
+        "- Sentence 2: the high rate\n(full text): T"
+    )
     sa = parse_self_assessment(partial, item_id="x", generator="g", language="en", type="fabrication", severity="mild")
     assert sa.ratings == {"Fl": 4} and set(sa.unrated) == {"FA", "Cr", "Co", "Re", "Sa", "AT"}
 
@@ -138,6 +161,7 @@ def test_context_inconsistency_checks():
 
 
 # -- the protocol against a server --------------------------------------------------------------------
+
 
 def _generator(url, **gen) -> LLMGenerator:
     backend = create_backend("openai/gen", config=LLMConfig(), base_url=url, timeout_s=2, backoff_base_s=0.01)
@@ -170,6 +194,7 @@ def test_rejected_replies_are_retried_then_accepted_or_failed(tmp_path):
 @pytest.fixture
 def corpus(tmp_path):
     from support import fakes
+
     return fakes.write_corpus(tmp_path / "corpus.jsonl")
 
 
@@ -184,12 +209,19 @@ def _script(req, n):
 
 def test_build_spoken_with_an_llm_generator_resumes_with_zero_calls(tmp_path, corpus, monkeypatch):
     from support import fakes
+
     fakes.register()
     with ChatServer(_script) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-for-build")
-        cfg = BuildConfig(corpus=str(corpus), generator="openai/gen-model", tts="test-silence", asr="test-fixed",
-                          rewrites_per_article=2, seed=3)
+        cfg = BuildConfig(
+            corpus=str(corpus),
+            generator="openai/gen-model",
+            tts="test-silence",
+            asr="test-fixed",
+            rewrites_per_article=2,
+            seed=3,
+        )
         result = build_spoken(tmp_path / "run", cfg, quiet=True)
         first = srv.count
         assert not result.failures and sum(v.label for v in result.samples.values()) == 18
@@ -210,6 +242,7 @@ def test_build_spoken_with_an_llm_generator_resumes_with_zero_calls(tmp_path, co
 
 def test_failures_are_reported_and_cost_no_calls_on_rerun(tmp_path, corpus, monkeypatch):
     from support import fakes
+
     fakes.register()
 
     def script(req, n):
@@ -222,8 +255,14 @@ def test_failures_are_reported_and_cost_no_calls_on_rerun(tmp_path, corpus, monk
     monkeypatch.setenv("HALLUSCOPE_LLM_CONFIG", str(config))
     with ChatServer(script) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
-        cfg = BuildConfig(corpus=str(corpus), generator="openai/gen-model", tts="test-silence", asr="test-fixed",
-                          rewrites_per_article=1, seed=3)
+        cfg = BuildConfig(
+            corpus=str(corpus),
+            generator="openai/gen-model",
+            tts="test-silence",
+            asr="test-fixed",
+            rewrites_per_article=1,
+            seed=3,
+        )
         result = build_spoken(tmp_path / "run", cfg, quiet=True)
         failed = result.failures["generate"]
         assert len(failed) == 3 and all(k.startswith("kk-") for k in failed)
@@ -237,7 +276,11 @@ def test_failures_are_reported_and_cost_no_calls_on_rerun(tmp_path, corpus, monk
 
     section = next(s for s in collect(tmp_path / "run").sections if s.title.startswith("LLM generation protocol"))
     rows = {r["status"]: r for r in section.rows("generation_attempts")}
-    assert rows["accepted"]["attempts"] == 6 and rows["rejected"]["attempts"] == 6 and set(rows) == {"accepted", "rejected"}
+    assert (
+        rows["accepted"]["attempts"] == 6
+        and rows["rejected"]["attempts"] == 6
+        and set(rows) == {"accepted", "rejected"}
+    )
     assert "no text after a '(full text)' header" in rows["rejected"]["examples"]
     assert "openai/gen-model: 6 item(s) accepted, 3 failed after every attempt" in section.markdown
 
@@ -256,27 +299,57 @@ def test_resume_after_sigkill_repeats_no_finished_call(tmp_path, corpus):
     config = tmp_path / "llm.json"
     config.write_text(json.dumps({"openai": {"concurrency": 2, "timeout_s": 5}}), encoding="utf-8")
     with ChatServer(script) as srv:
-        env = {**os.environ, "OPENAI_BASE_URL": srv.url, "OPENAI_API_KEY": "k", "HALLUSCOPE_LLM_CONFIG": str(config),
-               "HF_HUB_OFFLINE": "1", "PYTHONPATH": pythonpath()}
+        env = {
+            **os.environ,
+            "OPENAI_BASE_URL": srv.url,
+            "OPENAI_API_KEY": "k",
+            "HALLUSCOPE_LLM_CONFIG": str(config),
+            "HF_HUB_OFFLINE": "1",
+            "PYTHONPATH": pythonpath(),
+        }
         code = "import sys; from support import fakes; fakes.register(); from halluscope.cli.main import main; sys.argv[0] = 'halluscope'; main()"
-        args = [sys.executable, "-c", code, "build", "spoken", "--corpus", str(corpus), "--out", str(tmp_path / "run"),
-                "--generator", "openai/gen-model", "--tts", "test-silence", "--asr", "test-fixed", "--seed", "3"]
+        args = [
+            sys.executable,
+            "-c",
+            code,
+            "build",
+            "spoken",
+            "--corpus",
+            str(corpus),
+            "--out",
+            str(tmp_path / "run"),
+            "--generator",
+            "openai/gen-model",
+            "--tts",
+            "test-silence",
+            "--asr",
+            "test-fixed",
+            "--seed",
+            "3",
+        ]
         proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         assert answered.wait(60), proc.stderr.read().decode()[-2000:]
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         before = dict(srv.per_prompt)
         with Store(tmp_path / "run") as store:
-            finished = {json.loads(c["request"])["body"]["messages"][0]["content"]
-                        for c in store.calls() if c["status"] == "ok"}
+            finished = {
+                json.loads(c["request"])["body"]["messages"][0]["content"] for c in store.calls() if c["status"] == "ok"
+            }
         assert 4 <= len(finished) < 18
 
         from support import fakes
+
         fakes.register()
         os.environ.update({"OPENAI_BASE_URL": srv.url, "HALLUSCOPE_LLM_CONFIG": str(config)})
         try:
-            result = build_spoken(tmp_path / "run", BuildConfig(corpus=str(corpus), generator="openai/gen-model",
-                                                                tts="test-silence", asr="test-fixed", seed=3), quiet=True)
+            result = build_spoken(
+                tmp_path / "run",
+                BuildConfig(
+                    corpus=str(corpus), generator="openai/gen-model", tts="test-silence", asr="test-fixed", seed=3
+                ),
+                quiet=True,
+            )
         finally:
             for k in ("OPENAI_BASE_URL", "HALLUSCOPE_LLM_CONFIG"):
                 os.environ.pop(k, None)

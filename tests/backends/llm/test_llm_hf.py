@@ -72,10 +72,15 @@ def test_hf_generator_reports_unusable_replies(lm):
     gen = LLMGenerator(_backend(lm), GenerateOptions(retries=1))
     # a random tiny model runs into its 6-token limit: truncation, reported as such; the retry samples differently
     # (at temperature 0.7 it may stop early: then it is rejected for its missing '(full text)', also with its reason)
-    with pytest.raises(ItemError, match=r"#0 truncated: reply cut at max_tokens=6 \(finish_reason=length\) before any "
-                                        r"text after a '\(full text\)' header.*#1 (truncated: reply cut|rejected: no text "
-                                        r"after a '\(full text\)' header).*\(retry 1: temperature 0.7, seed 1\)"):
-        gen.rewrite(Article(id="a", language="en", text="The bank rate rose."), type="fabrication", severity="mild", seed=0)
+    with pytest.raises(
+        ItemError,
+        match=r"#0 truncated: reply cut at max_tokens=6 \(finish_reason=length\) before any "
+        r"text after a '\(full text\)' header.*#1 (truncated: reply cut|rejected: no text "
+        r"after a '\(full text\)' header).*\(retry 1: temperature 0.7, seed 1\)",
+    ):
+        gen.rewrite(
+            Article(id="a", language="en", text="The bank rate rose."), type="fabrication", severity="mild", seed=0
+        )
 
 
 def test_configured_max_new_tokens_wins_over_a_callers_max_tokens():
@@ -83,15 +88,23 @@ def test_configured_max_new_tokens_wins_over_a_callers_max_tokens():
     from halluscope.backends.llm._base import local_params
 
     defaults = {"max_new_tokens": 512, "temperature": 0.0}
-    assert local_params("hf/x", defaults, {"max_tokens": 64}, {"max_new_tokens": 3}) == \
-        {"max_new_tokens": 3, "temperature": 0.0}
-    assert local_params("hf/x", defaults, {"max_tokens": 64, "mitigation": "aad"}, {}) == \
-        {"max_new_tokens": 64, "temperature": 0.0}  # a caller cannot switch a mitigation on
+    assert local_params("hf/x", defaults, {"max_tokens": 64}, {"max_new_tokens": 3}) == {
+        "max_new_tokens": 3,
+        "temperature": 0.0,
+    }
+    assert local_params("hf/x", defaults, {"max_tokens": 64, "mitigation": "aad"}, {}) == {
+        "max_new_tokens": 64,
+        "temperature": 0.0,
+    }  # a caller cannot switch a mitigation on
     with pytest.raises(HalluscopeError, match="unknown decoding parameters \\['beams'\\]"):
         local_params("hf/x", defaults, {"beams": 5}, {})
     # the model card's top-k and repetition penalty pass, and only when given (seed 001, Table 5)
-    assert local_params("hf/x", defaults, {"top_k": 5, "repetition_penalty": 1.1}, {}) == \
-        {"max_new_tokens": 512, "temperature": 0.0, "top_k": 5, "repetition_penalty": 1.1}
+    assert local_params("hf/x", defaults, {"top_k": 5, "repetition_penalty": 1.1}, {}) == {
+        "max_new_tokens": 512,
+        "temperature": 0.0,
+        "top_k": 5,
+        "repetition_penalty": 1.1,
+    }
 
 
 def test_a_shared_prompt_prefix_is_computed_once_with_the_same_replies(lm):
@@ -114,8 +127,10 @@ def test_a_shared_prompt_prefix_is_computed_once_with_the_same_replies(lm):
     assert len(prefixes.entries) == 1 and len(prefixes.entries[0][0]) >= 150
     assert prefixes.reused_tokens >= 6 * 150  # every request reused the prefix instead of running it again
     assert plain._prefixes is None  # off by default
-    sampled, _ = complete_all(cached, [cached.request([{"role": "user", "content": texts[0]}],
-                                                     params={**params, "temperature": 0.7, "seed": 1})])
+    sampled, _ = complete_all(
+        cached,
+        [cached.request([{"role": "user", "content": texts[0]}], params={**params, "temperature": 0.7, "seed": 1})],
+    )
     assert sampled[0].status == "ok" and prefixes.reused_tokens < 7 * 150  # sampling takes the plain path
 
 
@@ -135,8 +150,12 @@ def test_two_prompt_families_each_get_their_longest_shared_prefix(lm, monkeypatc
     plain, cached = _backend(lm, batch_size=2), _backend(lm, batch_size=2, prefix_cache=True)
     params = {"max_new_tokens": 8}
     order = [0, 1, 2, 3, 4, 5]  # the first batch mixes the families: only the header is shared within it
-    want, _ = complete_all(plain, [plain.request([{"role": "user", "content": texts[i]}], params=params) for i in order])
-    got, _ = complete_all(cached, [cached.request([{"role": "user", "content": texts[i]}], params=params) for i in order])
+    want, _ = complete_all(
+        plain, [plain.request([{"role": "user", "content": texts[i]}], params=params) for i in order]
+    )
+    got, _ = complete_all(
+        cached, [cached.request([{"role": "user", "content": texts[i]}], params=params) for i in order]
+    )
     assert [r.text for r in got] == [r.text for r in want]
     lengths = sorted(len(p) for p, _ in cached._prefixes.entries)
     assert lengths[-1] >= 70 and lengths[-2] >= 70  # one long prefix per family (header + its 40 words)

@@ -36,8 +36,9 @@ def test_request_payload_usage_and_cost(tmp_path, monkeypatch):
     with ChatServer(lambda req, n: Reply(content="hi back")) as srv:
         b = backend(srv.url, params={"temperature": 0}, cost={"input": 1.0, "output": 2.0})
         (r,), stats = ask(b, "hi", store=Store(tmp_path), max_tokens=5)
-    assert srv.requests == [{"model": "test-model", "messages": [{"role": "user", "content": "hi"}],
-                             "max_tokens": 5, "temperature": 0}]
+    assert srv.requests == [
+        {"model": "test-model", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 5, "temperature": 0}
+    ]
     assert srv.headers[0]["authorization"] == f"Bearer {SECRET}"
     assert (r.status, r.text, r.attempts, r.cached) == ("ok", "hi back", 1, False)
     assert (r.usage.prompt_tokens, r.usage.completion_tokens) == (11, 7)
@@ -57,7 +58,11 @@ def test_retries_429_with_retry_after_500s_stalls_truncation_and_bad_bodies(tmp_
         times.setdefault(text, []).append(time.monotonic())
         first = n == 1
         if text == "429":
-            return Reply(status=429, headers={"Retry-After": "0.4"}, body='{"error": "rate"}') if first else Reply(content="ok 429")
+            return (
+                Reply(status=429, headers={"Retry-After": "0.4"}, body='{"error": "rate"}')
+                if first
+                else Reply(content="ok 429")
+            )
         if text == "500":
             return Reply(status=500, body="oops") if n < 3 else Reply(content="ok 500")
         if text == "stall":
@@ -158,9 +163,12 @@ def test_retry_after_forms():
 
 def test_config_file_env_and_base_url(tmp_path, monkeypatch):
     cfg = tmp_path / "llm.toml"
-    cfg.write_text('[openai]\nconcurrency = 4\n[models."openai/judge"]\nbase_url_env = "JUDGE_URL"\n'
-                   'api_key_env = "JUDGE_KEY"\nparams = { temperature = 0 }\ncost = { input = 0.27, output = 1.1 }\n'
-                   '[generate]\nretries = 4\nfabrication_wording = "en"\n', encoding="utf-8")
+    cfg.write_text(
+        '[openai]\nconcurrency = 4\n[models."openai/judge"]\nbase_url_env = "JUDGE_URL"\n'
+        'api_key_env = "JUDGE_KEY"\nparams = { temperature = 0 }\ncost = { input = 0.27, output = 1.1 }\n'
+        '[generate]\nretries = 4\nfabrication_wording = "en"\n',
+        encoding="utf-8",
+    )
     monkeypatch.setenv("HALLUSCOPE_LLM_CONFIG", str(cfg))
     config = load_llm_config()
     assert config.generate.retries == 4

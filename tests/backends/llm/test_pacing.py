@@ -68,7 +68,6 @@ def test_a_short_slow_spell_ends_in_a_re_probe_by_slow_start():
     assert max(run.rate(t, t + 0.5) for t in (23.5, 23.6, 23.7)) >= 0.9 * 320
 
 
-
 def test_429s_cut_the_limit_and_it_grows_back():
     run = simulate(32, 3000, lambda t: 0.1, overload=lambda t, busy: 3 <= t < 3.02)
     assert run.overloads >= 1 and any(h[2] == "HTTP 429" for h in run.limiter.history)
@@ -76,6 +75,7 @@ def test_429s_cut_the_limit_and_it_grows_back():
 
 
 # -- the budget ---------------------------------------------------------------------------------------------------
+
 
 def drive(coro_fn, clock: Clock):
     """Run ``coro_fn`` with asyncio.sleep advancing the simulated clock instead of waiting."""
@@ -134,11 +134,19 @@ def test_the_token_bucket_corrects_its_estimate_and_follows_the_servers_count():
 
 
 def test_reset_durations():
-    assert [reset_seconds(v) for v in ("1s", "6m0s", "20ms", "0.5", "1h2m", "soon", None)] == \
-        [1.0, 360.0, 0.02, 0.5, 3720.0, None, None]
+    assert [reset_seconds(v) for v in ("1s", "6m0s", "20ms", "0.5", "1h2m", "soon", None)] == [
+        1.0,
+        360.0,
+        0.02,
+        0.5,
+        3720.0,
+        None,
+        None,
+    ]
 
 
 # -- what a run shows ---------------------------------------------------------------------------------------------
+
 
 def test_a_budgeted_run_shows_its_pacing_in_the_progress_line_and_the_stage_line(tmp_path):
     """The real client against the loopback server, which answers with x-ratelimit-* headers and one 429 with
@@ -148,26 +156,33 @@ def test_a_budgeted_run_shows_its_pacing_in_the_progress_line_and_the_stage_line
     from halluscope.core.store import Store
     from support.chat_server import ChatServer, Reply
 
-    hdr = {"x-ratelimit-limit-requests": "6000", "x-ratelimit-remaining-requests": "5000",
-           "x-ratelimit-reset-requests": "10ms"}
+    hdr = {
+        "x-ratelimit-limit-requests": "6000",
+        "x-ratelimit-remaining-requests": "5000",
+        "x-ratelimit-reset-requests": "10ms",
+    }
 
     def script(req, n):
         if "q3" in req["messages"][-1]["content"] and n == 1:
-            return Reply(status=429, body='{"error": {"message": "slow down"}}',
-                         headers={**hdr, "retry-after-ms": "50"})
+            return Reply(
+                status=429, body='{"error": {"message": "slow down"}}', headers={**hdr, "retry-after-ms": "50"}
+            )
         return Reply(content="ok", headers=hdr)
 
     seen = []
     with ChatServer(script) as srv:
-        b = create_backend("openai/m", config=LLMConfig(), base_url=srv.url, concurrency=4, rpm=3000,
-                           backoff_base_s=0.01, timeout_s=30)
+        b = create_backend(
+            "openai/m", config=LLMConfig(), base_url=srv.url, concurrency=4, rpm=3000, backoff_base_s=0.01, timeout_s=30
+        )
 
         async def go():
             async with Caller(b, Store(tmp_path / "run")) as caller:
+
                 async def one(i):
                     r = await caller.complete(b.request([{"role": "user", "content": f"q{i}"}]))
                     seen.append(caller.pacing_status())
                     return r
+
                 out = await asyncio.gather(*(one(i) for i in range(12)))
             return out, caller.stats
 
@@ -200,20 +215,26 @@ def test_a_stage_run_against_a_budgeted_server_shows_its_pacing_on_screen_and_in
 
     screen = io.StringIO()
     monkeypatch.setattr(stages, "console", Console(file=screen, force_terminal=True, width=400))
-    hdr = {"x-ratelimit-limit-requests": "6000", "x-ratelimit-remaining-requests": "5000",
-           "x-ratelimit-reset-requests": "10ms"}
+    hdr = {
+        "x-ratelimit-limit-requests": "6000",
+        "x-ratelimit-remaining-requests": "5000",
+        "x-ratelimit-reset-requests": "10ms",
+    }
 
     def script(req, n):
         if "q5" in req["messages"][-1]["content"] and n == 1:
-            return Reply(status=429, body='{"error": {"message": "slow down"}}', headers={**hdr, "retry-after-ms": "50"})
+            return Reply(
+                status=429, body='{"error": {"message": "slow down"}}', headers={**hdr, "retry-after-ms": "50"}
+            )
         return Reply(content="ok", headers=hdr)
 
     async def fn(caller, i):
         return await caller.complete(caller.backend.request([{"role": "user", "content": f"q{i}"}]))
 
     with ChatServer(script) as srv:
-        b = create_backend("openai/m", config=LLMConfig(), base_url=srv.url, concurrency=4, rpm=3000,
-                           backoff_base_s=0.01, timeout_s=30)
+        b = create_backend(
+            "openai/m", config=LLMConfig(), base_url=srv.url, concurrency=4, rpm=3000, backoff_base_s=0.01, timeout_s=30
+        )
         with Store(tmp_path / "run") as store:
             summary = run_calls(store, None, [(f"i{i}", i) for i in range(16)], b, fn, description="asking")
     assert len(summary.results) == 16 and not summary.failed

@@ -26,11 +26,15 @@ from halluscope.spoken.generate.llm import check_rewrite, generation_messages, m
 from support.chat_server import ChatServer, Reply, a1_reply, article_of, good_rewrite, type_of
 
 FAST = {"backoff_base_s": 0.01, "backoff_max_s": 0.05}
-EN = ("The National Bank of Kazakhstan raised the base rate to 16.75 percent on March 12, 2024, because of "
-      "inflation. Governor Timur Suleimenov said prices rose sharply in Astana, and analysts expect another "
-      "increase before the summer as food and fuel costs keep climbing across the country.")
-RU = ("Национальный банк Казахстана повысил базовую ставку до 16,75 процента 12 марта 2024 года из-за инфляции. "
-      "Председатель банка заявил, что цены в Астане резко выросли, а аналитики ожидают нового повышения летом.")
+EN = (
+    "The National Bank of Kazakhstan raised the base rate to 16.75 percent on March 12, 2024, because of "
+    "inflation. Governor Timur Suleimenov said prices rose sharply in Astana, and analysts expect another "
+    "increase before the summer as food and fuel costs keep climbing across the country."
+)
+RU = (
+    "Национальный банк Казахстана повысил базовую ставку до 16,75 процента 12 марта 2024 года из-за инфляции. "
+    "Председатель банка заявил, что цены в Астане резко выросли, а аналитики ожидают нового повышения летом."
+)
 
 
 def serial_script(delay: float, content: str = "ok"):
@@ -60,6 +64,7 @@ def ask(b, n, store=None):
 
 
 # -- adaptive concurrency -------------------------------------------------------------------------
+
 
 def test_adaptive_limit_overloads_halve_it_once_per_window_and_off_keeps_the_ceiling():
     """The growth logic is tested on a simulated clock (test_pacing.py); here what a timeout or 429 does."""
@@ -95,12 +100,21 @@ def test_a_server_with_capacity_gets_more_in_flight():
 
 def test_a_timeout_halves_the_limit_and_the_retry_gets_twice_the_time(tmp_path):
     """The server is still computing the timed-out request: the retry does not hit the same deadline again."""
+
     def script(req, n):
         return Reply(content="late but fine", delay=0.9 if n == 1 else 0.0)
 
     with ChatServer(script) as srv:
-        b = create_backend("openai/m", config=LLMConfig(), base_url=srv.url, concurrency=4, adaptive="off",
-                           timeout_s=0.5, max_retries=2, **FAST)
+        b = create_backend(
+            "openai/m",
+            config=LLMConfig(),
+            base_url=srv.url,
+            concurrency=4,
+            adaptive="off",
+            timeout_s=0.5,
+            max_retries=2,
+            **FAST,
+        )
         store = Store(tmp_path / "run")
         out, stats = ask(b, 1, store=store)
     assert out[0].status == "ok" and out[0].attempts == 2
@@ -113,8 +127,10 @@ def test_a_timeout_halves_the_limit_and_the_retry_gets_twice_the_time(tmp_path):
 
 # -- retries change the request -------------------------------------------------------------------
 
+
 def test_protocol_retries_sample_differently_and_say_so(tmp_path):
     """A greedy model repeats itself: each rewrite retry carries a new temperature and seed (in its key)."""
+
     def script(req, n):
         prompt = req["messages"][0]["content"]
         t, lang = type_of(prompt)
@@ -130,14 +146,18 @@ def test_protocol_retries_sample_differently_and_say_so(tmp_path):
     assert v.text == good_rewrite(EN) and len(bodies) == 2
     assert (bodies[0]["temperature"], bodies[0].get("seed")) == (0, None)
     assert (bodies[1]["temperature"], bodies[1]["seed"]) == (0.7, 1)
-    expected = r"#1 rejected: .*\(retry 1: temperature 0.7, seed 1\); #2 rejected: .*\(retry 2: temperature 1.0, seed 2\)"
+    expected = (
+        r"#1 rejected: .*\(retry 1: temperature 0.7, seed 1\); #2 rejected: .*\(retry 2: temperature 1.0, seed 2\)"
+    )
     with ChatServer(lambda req, n: Reply(content="no header here")) as srv, pytest.raises(ItemError, match=expected):
         backend = create_backend("openai/gen", config=LLMConfig(), base_url=srv.url, **FAST)
         LLMGenerator(backend, GenerateOptions(retries=2)).rewrite(
-            Article(id="b", language="en", text=EN), type="fabrication", severity="mild", seed=0)
+            Article(id="b", language="en", text=EN), type="fabrication", severity="mild", seed=0
+        )
 
 
 # -- max_tokens and truncation --------------------------------------------------------------------
+
 
 def test_generation_max_tokens_follows_the_article_is_configurable_and_in_the_key():
     short, long = Article(id="s", language="en", text="x" * 300), Article(id="l", language="en", text="x" * 3000)
@@ -154,19 +174,26 @@ def test_generation_max_tokens_follows_the_article_is_configurable_and_in_the_ke
     with ChatServer(script) as srv:
         backend = create_backend("openai/gen", config=LLMConfig(), base_url=srv.url, **FAST)
         gen = LLMGenerator(backend, GenerateOptions(retries=0, max_tokens=321))
-        with pytest.raises(ItemError, match=r"#0 truncated: reply cut at max_tokens=321 \(finish_reason=length\) "
-                                            r"before any text after a '\(full text\)' header"):
+        with pytest.raises(
+            ItemError,
+            match=r"#0 truncated: reply cut at max_tokens=321 \(finish_reason=length\) "
+            r"before any text after a '\(full text\)' header",
+        ):
             gen.rewrite(Article(id="a", language="en", text=EN), type="fabrication", severity="mild", seed=0)
     assert seen == [321] and gen.config()["max_tokens"] == 321
     assert GenerateOptions().max_tokens is None and LLMGenerator(backend).config()["max_tokens"] == {
-        "base": 768, "per_token": 2.0}
-    r1 = backend.request(generation_messages(Article(id="a", language="en", text=EN), "fabrication", "mild"),
-                         params={"max_tokens": 100})
+        "base": 768,
+        "per_token": 2.0,
+    }
+    r1 = backend.request(
+        generation_messages(Article(id="a", language="en", text=EN), "fabrication", "mild"), params={"max_tokens": 100}
+    )
     r2 = backend.request(r1.messages, params={"max_tokens": 200})
     assert r1.key() != r2.key()
 
 
 # -- the rewrite screen ---------------------------------------------------------------------------
+
 
 def _prompt(text, lang="en", type_="fabrication"):
     return generation_messages(Article(id="a", language=lang, text=text), type_, "mild")[0].content
@@ -175,8 +202,10 @@ def _prompt(text, lang="en", type_="fabrication"):
 def test_screen_rejects_prompt_echoes_report_headings_short_notes_and_other_languages():
     ok_checks, ok = check_rewrite(EN, good_rewrite(EN), "fabrication", prompt=_prompt(EN), language="en")
     assert ok == [] and ok_checks["no_prompt_echo"] and ok_checks["same_language"] and ok_checks["not_too_short"]
-    notes = ("3. Evaluate the fabricated sentences and explain the deviations from the original news in a report "
-             "with every dimension. " + good_rewrite(EN))
+    notes = (
+        "3. Evaluate the fabricated sentences and explain the deviations from the original news in a report "
+        "with every dimension. " + good_rewrite(EN)
+    )
     _, why = check_rewrite(EN, notes, "fabrication", prompt=_prompt(EN), language="en")
     assert any("echoes the prompt's instructions ('the fabricated sentences and" in w for w in why), why
     report = good_rewrite(EN) + "\nFactual accuracy: High\nCredibility: Medium\nFluency: High"
@@ -184,13 +213,16 @@ def test_screen_rejects_prompt_echoes_report_headings_short_notes_and_other_lang
     assert any("contains the step-3 report (Factual accuracy, Credibility, Fluency)" in w for w in why), why
     _, why = check_rewrite(EN, "https://example.com/news/123", "fabrication", prompt=_prompt(EN), language="en")
     assert any(w.startswith("far too short: 1 word for a 46-word source") for w in why), why
-    english = ("The National Bank of Kazakhstan raised its base rate to a record level on Tuesday, and the head of "
-               "the bank said that prices in Astana had risen sharply while analysts expect more increases.")
+    english = (
+        "The National Bank of Kazakhstan raised its base rate to a record level on Tuesday, and the head of "
+        "the bank said that prices in Astana had risen sharply while analysts expect more increases."
+    )
     checks, why = check_rewrite(RU, english, "fabrication", prompt=_prompt(RU, "ru"), language="ru")
     assert not checks["same_language"] and any("written in 'en', the source in 'ru'" in w for w in why), why
 
 
 # -- a stage that fails entirely ------------------------------------------------------------------
+
 
 def closed_port_url() -> str:
     with socket.socket() as s:
@@ -208,8 +240,9 @@ def test_a_session_whose_every_call_failed_stops_with_one_line_and_a_reasons_fil
 
     async def main():
         async with Caller(b, store, stage=True) as caller:
-            return await asyncio.gather(*(caller.complete(b.request([{"role": "user", "content": f"q{i}"}]))
-                                          for i in range(3)))
+            return await asyncio.gather(
+                *(caller.complete(b.request([{"role": "user", "content": f"q{i}"}])) for i in range(3))
+            )
 
     with pytest.raises(StageOutage) as err:
         asyncio.run(main())
@@ -220,7 +253,9 @@ def test_a_session_whose_every_call_failed_stops_with_one_line_and_a_reasons_fil
     assert str(log) in msg and len(rows) == 3 and all("connection error" in r["error"] for r in rows)
     assert "\n" not in msg
     # a session with at least one answer is not an outage
-    with ChatServer(lambda req, n: Reply(content="ok") if "q0" in req["messages"][0]["content"] else Reply(status=400)) as srv:
+    with ChatServer(
+        lambda req, n: Reply(content="ok") if "q0" in req["messages"][0]["content"] else Reply(status=400)
+    ) as srv:
         b = create_backend("openai/m", config=LLMConfig(), base_url=srv.url, max_retries=0, **FAST)
         asyncio.run(_partial(b, store))
 
@@ -229,11 +264,14 @@ async def _partial(b, store):
     import asyncio
 
     async with Caller(b, store, stage=True) as caller:
-        out = await asyncio.gather(*(caller.complete(b.request([{"role": "user", "content": f"q{i}"}])) for i in range(3)))
+        out = await asyncio.gather(
+            *(caller.complete(b.request([{"role": "user", "content": f"q{i}"}])) for i in range(3))
+        )
     assert [r.status for r in out] == ["ok", "error", "error"]
 
 
 # -- one model, two judges ------------------------------------------------------------------------
+
 
 def test_one_model_serves_under_two_names(tmp_path):
     with ChatServer(lambda req, n: Reply(content=req["model"])) as srv:
@@ -249,12 +287,16 @@ def test_naming_one_judge_twice_says_how_to_use_one_model_twice(tmp_path):
     from halluscope.core.errors import HalluscopeError
     from halluscope.spoken.judge import build_judge
 
-    with pytest.raises(HalluscopeError, match=r"got openai/x twice\. To use one model as two judges, give it a second "
-                                              r"name in the LLM config: \[models\.\"openai/x-b\"\] with model = "):
+    with pytest.raises(
+        HalluscopeError,
+        match=r"got openai/x twice\. To use one model as two judges, give it a second "
+        r"name in the LLM config: \[models\.\"openai/x-b\"\] with model = ",
+    ):
         build_judge(tmp_path, ["openai/x", "openai/x"])
 
 
 # -- the judge report when nothing was scored -----------------------------------------------------
+
 
 def test_judge_tables_with_nothing_scored_say_why_link_nothing_unwritten_and_drop_stale_files(tmp_path):
     import csv
@@ -265,26 +307,35 @@ def test_judge_tables_with_nothing_scored_say_why_link_nothing_unwritten_and_dro
     out.mkdir(parents=True)
     (out / "table10_openai_old-judge.csv").write_text("stale", encoding="utf-8")
     (out / "heatmap_openai_old-judge.png").write_bytes(b"stale")
-    summary = {"sampled": 4, "per_cell": 1, "short_cells": [],
-               "judges": [{"judge": "openai/j", "scored": 0, "unscored": 3, "failed": 1, "calls": 4, "from_store": 0}]}
+    summary = {
+        "sampled": 4,
+        "per_cell": 1,
+        "short_cells": [],
+        "judges": [{"judge": "openai/j", "scored": 0, "unscored": 3, "failed": 1, "calls": 4, "from_store": 0}],
+    }
     unscored = [{"judge": "openai/j", "item_id": "a", "reason": "#0 no ratings"}]
-    files = write_tables(out, agreement=[], quality={"openai/j": []}, self_assessment=[], summary=summary,
-                         unscored=unscored)
+    files = write_tables(
+        out, agreement=[], quality={"openai/j": []}, self_assessment=[], summary=summary, unscored=unscored
+    )
     names = sorted(p.name for p in out.iterdir())
     assert "table10_openai_old-judge.csv" not in names and "heatmap_openai_old-judge.png" not in names
     assert not any(n.startswith("heatmap_") for n in names)
     md = (out / "judge.md").read_text(encoding="utf-8")
     assert "Table 9 needs two or more judges; this run has 1" in md
     assert "No scored items by openai/j (3 unscored, 1 failed" in md and "heatmap_" not in md
-    for name, first in (("table9_agreement.csv", "judge_a"), ("table10_openai_j.csv", "type"),
-                        ("self_assessment.csv", "type")):
+    for name, first in (
+        ("table9_agreement.csv", "judge_a"),
+        ("table10_openai_j.csv", "type"),
+        ("self_assessment.csv", "type"),
+    ):
         header = next(csv.reader((out / name).open(encoding="utf-8")))
         assert header[0] == first, (name, header)
     assert all(p.exists() for p in files)
     two = {**summary, "judges": [*summary["judges"], {**summary["judges"][0], "judge": "openai/k"}]}
     write_tables(out, agreement=[], quality={}, self_assessment=[], summary=two, unscored=[])
     assert "Table 9 is empty: no item was scored by two judges (openai/j: 0 scored" in (out / "judge.md").read_text(
-        encoding="utf-8")
+        encoding="utf-8"
+    )
 
 
 def test_a_judge_reply_cut_at_the_token_limit_is_unscored_as_truncated(tmp_path):
@@ -293,10 +344,21 @@ def test_a_judge_reply_cut_at_the_token_limit_is_unscored_as_truncated(tmp_path)
     from halluscope.core.records import Variant
     from halluscope.spoken.judge.run import _judge_one
 
-    with ChatServer(lambda req, n: Reply(content="Factual accuracy: High\nCredibility:", finish_reason="length")) as srv:
+    with ChatServer(
+        lambda req, n: Reply(content="Factual accuracy: High\nCredibility:", finish_reason="length")
+    ) as srv:
         b = create_backend("openai/j", config=LLMConfig(), base_url=srv.url, **FAST)
-        v = Variant(id="a~fabrication~mild", article_id="a", language="en", text=EN + " More.", label=1,
-                    type="fabrication", severity="mild", generator="rules", seed=0)
+        v = Variant(
+            id="a~fabrication~mild",
+            article_id="a",
+            language="en",
+            text=EN + " More.",
+            label=1,
+            type="fabrication",
+            severity="mild",
+            generator="rules",
+            seed=0,
+        )
 
         async def run():
             async with Caller(b, Store(tmp_path / "run")) as caller:
@@ -317,8 +379,11 @@ def test_hf_specs_second_names_and_gguf_forms(tmp_path):
     assert b.path == str(tmp_path) and b.identity()["path"] == str(tmp_path) and b.spec == "hf/judge-b"
     q = create_backend(f"hf/{tmp_path}?gguf=model.gguf", config=LLMConfig())
     assert q.path == str(tmp_path) and q.options.gguf == "model.gguf" and q.identity()["gguf"] == "model.gguf"
-    with pytest.raises(HalluscopeError, match=r"no GGUF file at .*model\.gguf; expected 'hf/<file>\.gguf', "
-                                              r"'hf/<dir>\?gguf=<file>' or one of smollm2-135m-instruct"):
+    with pytest.raises(
+        HalluscopeError,
+        match=r"no GGUF file at .*model\.gguf; expected 'hf/<file>\.gguf', "
+        r"'hf/<dir>\?gguf=<file>' or one of smollm2-135m-instruct",
+    ):
         gguf_source(q.path, q.options.gguf)
     (tmp_path / "m.gguf").write_bytes(b"GGUF")
     assert gguf_source(str(tmp_path / "m.gguf"), None) == tmp_path / "m.gguf"

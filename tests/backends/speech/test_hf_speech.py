@@ -13,8 +13,12 @@ from halluscope.core.errors import HalluscopeError, MissingExtraError
 from halluscope.core.stages import Stage
 from halluscope.spoken.build import BuildConfig, asr_config, build_spoken, tts_config
 
-KK = ["Қазақстан Ұлттық банкі базалық мөлшерлемені көтерді.", "Энергетика министрлігі жаңа тарифті бекітті.",
-      "Алматыда бағалар өсті.", "Астанада жаңа мектеп ашылды."]
+KK = [
+    "Қазақстан Ұлттық банкі базалық мөлшерлемені көтерді.",
+    "Энергетика министрлігі жаңа тарифті бекітті.",
+    "Алматыда бағалар өсті.",
+    "Астанада жаңа мектеп ашылды.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -23,9 +27,13 @@ def tiny(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("tiny_speech")
     words = sorted({w for t in KK for w in t.replace(".", " ").split()})
-    return {"w2v": build_wav2vec2_ctc(root / "w2v"), "whisper": build_whisper(root / "whisper"),
-            "vits": build_vits(root / "vits"), "punct": build_punctuation(root / "punct", words),
-            "bad_punct": build_punctuation(root / "bad", words, labels=("O", "SHOUT"))}
+    return {
+        "w2v": build_wav2vec2_ctc(root / "w2v"),
+        "whisper": build_whisper(root / "whisper"),
+        "vits": build_vits(root / "vits"),
+        "punct": build_punctuation(root / "punct", words),
+        "bad_punct": build_punctuation(root / "bad", words, labels=("O", "SHOUT")),
+    }
 
 
 def _noise(seconds: float) -> np.ndarray:
@@ -83,10 +91,17 @@ def test_vits_speaks_16k_mono_reproducibly_and_its_files_key_the_stage(tiny):
 def test_a_build_with_hf_tts_and_hf_asr_plus_punctuation(tiny, tmp_path):
     from support.corpus_fixtures import write_jsonl
 
-    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": f"kk-{i}", "language": "kk", "text": t} for i, t in enumerate(KK)])
-    cfg = BuildConfig(corpus=str(corpus), langs=("kk",), rewrites_per_article=0, tts=f"hf-tts/{tiny['vits']}",
-                      asr=f"kk=hf-asr/{tiny['w2v']}?punct=hf-punct/{tiny['punct']}",
-                      compare_asr=(f"hf-asr/{tiny['whisper']}",))
+    corpus = write_jsonl(
+        tmp_path / "c.jsonl", [{"id": f"kk-{i}", "language": "kk", "text": t} for i, t in enumerate(KK)]
+    )
+    cfg = BuildConfig(
+        corpus=str(corpus),
+        langs=("kk",),
+        rewrites_per_article=0,
+        tts=f"hf-tts/{tiny['vits']}",
+        asr=f"kk=hf-asr/{tiny['w2v']}?punct=hf-punct/{tiny['punct']}",
+        compare_asr=(f"hf-asr/{tiny['whisper']}",),
+    )
     result = build_spoken(tmp_path / "run", cfg, quiet=True)
     assert not result.failures, result.failures
     assert {a.engine for a in result.audio.values()} == {f"hf-tts/{tiny['vits']}"}

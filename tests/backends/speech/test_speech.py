@@ -18,8 +18,9 @@ def test_espeak_makes_16k_mono_speech_for_every_pool_voice():
     tts = TTS_BACKENDS.create("espeak")
     for lang, voices in ESPEAK_VOICE_POOLS.items():
         for voice in voices:
-            wav = tts.synthesize({"en": "One second.", "ru": "Одна секунда.", "kk": "Бір секунд."}[lang],
-                                 language=lang, voice=voice)
+            wav = tts.synthesize(
+                {"en": "One second.", "ru": "Одна секунда.", "kk": "Бір секунд."}[lang], language=lang, voice=voice
+            )
             assert wav.dtype == np.float32 and wav.ndim == 1
             assert 0.3 < len(wav) / SAMPLE_RATE < 3.0
             assert np.abs(wav).max() > 0.05

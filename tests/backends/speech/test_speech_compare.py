@@ -38,12 +38,20 @@ def two_asr_run(tmp_path_factory):
     if "test-drop" not in ASR_BACKENDS.providers:
         ASR_BACKENDS.register("test-drop")(lambda model, **o: DropAsr())
     tmp = tmp_path_factory.mktemp("t7")
-    rows = [{"id": f"{lang}-{i}", "language": lang, "text": t} for lang, texts in (("en", EN[:3]), ("ru", RU),
-                                                                                    ("kk", KK))
-            for i, t in enumerate(texts, 1)]
+    rows = [
+        {"id": f"{lang}-{i}", "language": lang, "text": t}
+        for lang, texts in (("en", EN[:3]), ("ru", RU), ("kk", KK))
+        for i, t in enumerate(texts, 1)
+    ]
     corpus = write_jsonl(tmp / "corpus.jsonl", rows)
-    cfg = BuildConfig(corpus=str(corpus), rewrites_per_article=1, seed=5, tts="test-bytes", asr="test-bytes",
-                      compare_asr=("en=test-drop,ru=test-drop,kk=test-bytes",))
+    cfg = BuildConfig(
+        corpus=str(corpus),
+        rewrites_per_article=1,
+        seed=5,
+        tts="test-bytes",
+        asr="test-bytes",
+        compare_asr=("en=test-drop,ru=test-drop,kk=test-bytes",),
+    )
     run = tmp / "run"
     return run, cfg, build_spoken(run, cfg, quiet=True)
 
@@ -89,7 +97,9 @@ def test_table7_figures_match_jiwer_on_the_same_pairs(two_asr_run):
     assert rows[(other, "kk")]["wer"] == 0.0 and rows[(other, "kk")]["engine"] == "test-bytes"
     path = write_report(run).html
     assert "Table 7: ASR systems on the same audio" in (path.parent / "tables.md").read_text()
-    assert json.loads((path.parent / "headline.json").read_text())["tables"]["table7_asr_systems"]["rows"] == data.table7
+    assert (
+        json.loads((path.parent / "headline.json").read_text())["tables"]["table7_asr_systems"]["rows"] == data.table7
+    )
     assert (path.parent / "table7_asr_systems.csv").read_text().count("\n") == len(data.table7) + 1
 
 
@@ -107,8 +117,16 @@ def test_audio_durations_per_language_and_share_over_the_window(tmp_path):
         for i, d in enumerate(ds):
             k = f"{lang}-{i}"
             samples[k] = Variant(id=k, article_id=k, language=lang, text="x", label=0, generator="original")
-            audio[k] = AudioRef(item_id=k, path=f"{k}.wav", sha256="0", sample_rate=16000, duration_s=d,
-                                engine=f"tts-{lang}", voice="v", text_sha256="0")
+            audio[k] = AudioRef(
+                item_id=k,
+                path=f"{k}.wav",
+                sha256="0",
+                sample_rate=16000,
+                duration_s=d,
+                engine=f"tts-{lang}",
+                voice="v",
+                text_sha256="0",
+            )
     rows = {r["language"]: r for r in audio_rows(BuildResult(tmp_path, samples, audio, {}, {}, {}), ["en", "ru"])}
     assert WINDOW_S == 30.0
     assert rows["en"]["median_s"] == 31.0 and rows["en"]["over_window"] == pytest.approx(2 / 3, abs=1e-3)
@@ -125,8 +143,10 @@ def test_detectors_read_the_transcripts_they_are_told_to(two_asr_run):
     default = detect(run, task="binary", input="transcript")
     chosen = detect(run, task="binary", input="transcript", transcripts=other)
     assert default.stage_fingerprint != chosen.stage_fingerprint
-    assert detect(run, task="binary", input="transcript", transcripts="test-bytes").stage_fingerprint == \
-        default.stage_fingerprint  # the build's own spec is the default
+    assert (
+        detect(run, task="binary", input="transcript", transcripts="test-bytes").stage_fingerprint
+        == default.stage_fingerprint
+    )  # the build's own spec is the default
     seen: list[str] = []
     from dataclasses import replace
 

@@ -15,24 +15,31 @@ LANGS = ("en", "ru", "kk")
 
 def test_one_spec_means_every_language_and_per_language_specs_are_read():
     assert resolve("espeak/en-us", kind="tts", langs=LANGS, option="--tts") == dict.fromkeys(LANGS, "espeak/en-us")
-    got = resolve("en=espeak/en-us, ru=festival/msu_ru_nsh_clunits,kk=espeak/kk", kind="tts", langs=LANGS,
-                  option="--tts")
+    got = resolve(
+        "en=espeak/en-us, ru=festival/msu_ru_nsh_clunits,kk=espeak/kk", kind="tts", langs=LANGS, option="--tts"
+    )
     assert got == {"en": "espeak/en-us", "ru": "festival/msu_ru_nsh_clunits", "kk": "espeak/kk"}
     assert canonical(got) == "en=espeak/en-us,ru=festival/msu_ru_nsh_clunits,kk=espeak/kk"
     assert canonical(dict.fromkeys(LANGS, "whisper/base")) == "whisper/base"
     # a spec's own options may hold '=': it is still one spec
     assert resolve("hf-asr/m?punct=hf-punct/p", kind="asr", langs=("kk",), option="--asr") == {
-        "kk": "hf-asr/m?punct=hf-punct/p"}
-    assert resolve("offline-best", kind="tts", langs=("ru",), option="--tts") == {"ru": PRESETS["offline-best"]["tts"]["ru"]}
+        "kk": "hf-asr/m?punct=hf-punct/p"
+    }
+    assert resolve("offline-best", kind="tts", langs=("ru",), option="--tts") == {
+        "ru": PRESETS["offline-best"]["tts"]["ru"]
+    }
 
 
-@pytest.mark.parametrize("value, match", [
-    ("en=espeak,ru=espeak", "no engine for kk"),
-    ("en=espeak,xx=espeak,ru=espeak,kk=espeak", "'xx=espeak'"),
-    ("en=espeak,en=espeak/en-us,ru=espeak,kk=espeak", "'en' twice"),
-    ("espeak,whisper/base", "need a language each"),
-    (" , ", "empty"),
-])
+@pytest.mark.parametrize(
+    "value, match",
+    [
+        ("en=espeak,ru=espeak", "no engine for kk"),
+        ("en=espeak,xx=espeak,ru=espeak,kk=espeak", "'xx=espeak'"),
+        ("en=espeak,en=espeak/en-us,ru=espeak,kk=espeak", "'en' twice"),
+        ("espeak,whisper/base", "need a language each"),
+        (" , ", "empty"),
+    ],
+)
 def test_bad_per_language_specs_say_what_to_write(value, match):
     with pytest.raises(HalluscopeError, match=match):
         resolve(value, kind="tts", langs=LANGS, option="--tts")
@@ -40,12 +47,18 @@ def test_bad_per_language_specs_say_what_to_write(value, match):
 
 def test_speakable_reads_numbers_in_the_language_and_drops_what_festival_chokes_on():
     ru = speakable("В 2024 году «Казатомпром» — крупнейший: рост 3,5% (№ 7), 1 000 000 тенге…", "ru")
-    assert ru == ("В две тысячи двадцать четыре году Казатомпром, крупнейший: рост три целых пять десятых процентов "
-                  "(номер семь), один миллион тенге.")
-    assert speakable("Бұл 2023 жылы 15% өсті — «жаңа» рекорд.", "kk") == \
-        "Бұл екі мың жиырма үш жылы он бес пайыз өсті, жаңа рекорд."
-    assert speakable("Revenue rose 12.5% to $300 — a record.", "en") == \
-        "Revenue rose twelve point five percent to three hundred dollars, a record."
+    assert ru == (
+        "В две тысячи двадцать четыре году Казатомпром, крупнейший: рост три целых пять десятых процентов "
+        "(номер семь), один миллион тенге."
+    )
+    assert (
+        speakable("Бұл 2023 жылы 15% өсті — «жаңа» рекорд.", "kk")
+        == "Бұл екі мың жиырма үш жылы он бес пайыз өсті, жаңа рекорд."
+    )
+    assert (
+        speakable("Revenue rose 12.5% to $300 — a record.", "en")
+        == "Revenue rose twelve point five percent to three hundred dollars, a record."
+    )
 
 
 def _tts_key(tts) -> str:
@@ -56,7 +69,9 @@ def test_tts_stage_key_changes_with_engine_voice_version_and_cleaning_rule(monke
     base = _tts_key(PerLanguageTts.create("en=espeak,ru=festival/msu_ru_nsh_clunits", ("en", "ru")))
     assert base == _tts_key(PerLanguageTts.create("en=espeak,ru=festival/msu_ru_nsh_clunits", ("en", "ru")))
     assert base != _tts_key(PerLanguageTts.create("en=espeak,ru=espeak", ("en", "ru")))  # engine
-    assert base != _tts_key(PerLanguageTts.create("en=espeak/en-gb,ru=festival/msu_ru_nsh_clunits", ("en", "ru")))  # voice
+    assert base != _tts_key(
+        PerLanguageTts.create("en=espeak/en-gb,ru=festival/msu_ru_nsh_clunits", ("en", "ru"))
+    )  # voice
     monkeypatch.setattr(tts_mod, "CLEANING_VERSION", tts_mod.CLEANING_VERSION + 1)  # cleaning rule
     assert base != _tts_key(PerLanguageTts.create("en=espeak,ru=festival/msu_ru_nsh_clunits", ("en", "ru")))
     monkeypatch.undo()
@@ -66,15 +81,18 @@ def test_tts_stage_key_changes_with_engine_voice_version_and_cleaning_rule(monke
 
 def test_asr_stage_key_changes_with_the_engine_of_one_language():
     a = Stage("asr", asr_config(PerLanguageAsr.create("whisper/base", LANGS))).fingerprint
-    b = Stage("asr", asr_config(PerLanguageAsr.create("en=whisper/base,ru=whisper/base,kk=whisper/other",
-                                                      LANGS))).fingerprint
+    b = Stage(
+        "asr", asr_config(PerLanguageAsr.create("en=whisper/base,ru=whisper/base,kk=whisper/other", LANGS))
+    ).fingerprint
     assert a != b
 
 
 def test_missing_festival_or_voice_names_the_package(tmp_path):
     with pytest.raises(HalluscopeError, match="apt-get install -y festival festvox-ru"):
         FestivalTts(binary="no-such-text2wave")
-    with pytest.raises(HalluscopeError, match="Festival voice .msu_ru_nsh_clunits. is not installed.*apt-get install -y festvox-ru"):
+    with pytest.raises(
+        HalluscopeError, match="Festival voice .msu_ru_nsh_clunits. is not installed.*apt-get install -y festvox-ru"
+    ):
         FestivalTts(voice_dirs=tmp_path)
     with pytest.raises(HalluscopeError, match="apt-cache search festvox"):
         FestivalTts(voice="nobody_clunits", voice_dirs=tmp_path)

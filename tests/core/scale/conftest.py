@@ -18,8 +18,14 @@ _TEST_PATH = pythonpath(HERE)  # workers unpickle the tasks defined in these tes
 def ray_cluster():
     ray = pytest.importorskip("ray", reason="pip install 'halluscope[ray]'")
     temp = tempfile.mkdtemp(prefix="hs-ray-t")
-    ray.init(num_cpus=2, include_dashboard=False, _temp_dir=temp, log_to_driver=False,
-             logging_level="warning", runtime_env={"env_vars": {"HF_HUB_OFFLINE": "1", "PYTHONPATH": _TEST_PATH}})
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        _temp_dir=temp,
+        log_to_driver=False,
+        logging_level="warning",
+        runtime_env={"env_vars": {"HF_HUB_OFFLINE": "1", "PYTHONPATH": _TEST_PATH}},
+    )
     yield ray
     ray.shutdown()
     shutil.rmtree(temp, ignore_errors=True)

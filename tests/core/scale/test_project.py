@@ -15,18 +15,58 @@ from halluscope.spoken.project import project
 
 def _store(run):
     with Store(run) as store:
-        store.add_manifest(RunManifest(command="build spoken", created="2024-01-01", config={}, versions={},
-                                       seeds={}, stages={"tts": "t1", "asr": "a1"}, platform="test"))
+        store.add_manifest(
+            RunManifest(
+                command="build spoken",
+                created="2024-01-01",
+                config={},
+                versions={},
+                seeds={},
+                stages={"tts": "t1", "asr": "a1"},
+                platform="test",
+            )
+        )
         for i in range(4):
-            store.put("tts", "t1", f"s{i}", AudioRef(item_id=f"s{i}", path=f"a/s{i}.wav", sha256="0" * 64,
-                                                     sample_rate=16000, duration_s=10.0, engine="espeak",
-                                                     voice="en-us", text_sha256="0" * 64))
-            store.put("asr", "a1", f"s{i}", Transcript(item_id=f"s{i}", language="en", text="x", asr="whisper/base",
-                                                       audio_sha256="0" * 64, audio_duration_s=10.0,
-                                                       processing_s=2.0, wer=0.1, cer=0.05))
+            store.put(
+                "tts",
+                "t1",
+                f"s{i}",
+                AudioRef(
+                    item_id=f"s{i}",
+                    path=f"a/s{i}.wav",
+                    sha256="0" * 64,
+                    sample_rate=16000,
+                    duration_s=10.0,
+                    engine="espeak",
+                    voice="en-us",
+                    text_sha256="0" * 64,
+                ),
+            )
+            store.put(
+                "asr",
+                "a1",
+                f"s{i}",
+                Transcript(
+                    item_id=f"s{i}",
+                    language="en",
+                    text="x",
+                    asr="whisper/base",
+                    audio_sha256="0" * 64,
+                    audio_duration_s=10.0,
+                    processing_s=2.0,
+                    wer=0.1,
+                    cer=0.05,
+                ),
+            )
         for i in range(8):  # two calls per item, 1.5 s each, 300 tokens each
-            store.log_call(key=f"k{i}", backend="openai/m", request={}, status="ok", latency_s=1.5,
-                           response={"body": json.dumps({"usage": {"prompt_tokens": 200, "completion_tokens": 100}})})
+            store.log_call(
+                key=f"k{i}",
+                backend="openai/m",
+                request={},
+                status="ok",
+                latency_s=1.5,
+                response={"body": json.dumps({"usage": {"prompt_tokens": 200, "completion_tokens": 100}})},
+            )
     con = sqlite3.connect(run / "halluscope.sqlite")
     for i in range(4):  # one clip finished every 0.5 s
         con.execute("UPDATE results SET updated=? WHERE stage='tts' AND item_id=?", (100.0 + 0.5 * i, f"s{i}"))
@@ -36,11 +76,14 @@ def _store(run):
 
 def test_projection_from_stored_timings(tmp_path):
     _store(tmp_path)
-    p = project(tmp_path, samples=1000, audio_s=100.0, workers=(1, 10), rate_limit_per_min=60, concurrency=4,
-                usd_per_mtok=2.0)
+    p = project(
+        tmp_path, samples=1000, audio_s=100.0, workers=(1, 10), rate_limit_per_min=60, concurrency=4, usd_per_mtok=2.0
+    )
     s = {x.stage: x for x in p.stages}
     assert s["asr"].per_unit_s == 0.2 and s["asr"].per_item_s == 20.0  # RTF 2/10, times 100 s
-    assert s["asr"].total_hours == round(1000 * 20 / 3600, 2) and s["asr"].wall_hours["10 workers"] == round(20000 / 3600 / 10, 2)
+    assert s["asr"].total_hours == round(1000 * 20 / 3600, 2) and s["asr"].wall_hours["10 workers"] == round(
+        20000 / 3600 / 10, 2
+    )
     assert s["tts"].per_unit_s == 0.05  # 1.5 s of gaps over 30 s of audio
     api = s["calls openai/m"]
     assert api.calls_per_item == 2 and api.per_unit_s == 1.5 and api.tokens_per_call == 300

@@ -43,9 +43,26 @@ def test_mishap_answers_on_ray_match_in_process(tmp_path, monkeypatch, ray_clust
         collect_answers(local_run, spec, config=LLMConfig(), max_tokens=3, audio_policy="chunk", quiet=True)
     finally:
         torch.set_num_threads(threads)
-    res = CliRunner().invoke(app, ["mishap", "answer", str(ray_run), "--model", f"hf-audio/{model}", "--mitigation",
-                                   "aad&alpha=0.5", "--max-tokens", "3", "--policy", "chunk", "--executor", "ray",
-                                   "--ray-workers", "2"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "mishap",
+            "answer",
+            str(ray_run),
+            "--model",
+            f"hf-audio/{model}",
+            "--mitigation",
+            "aad&alpha=0.5",
+            "--max-tokens",
+            "3",
+            "--policy",
+            "chunk",
+            "--executor",
+            "ray",
+            "--ray-workers",
+            "2",
+        ],
+    )
     assert res.exit_code == 0, res.output
     local, local_calls = _answers(local_run, spec)
     remote, remote_calls = _answers(ray_run, spec)
@@ -65,8 +82,10 @@ def test_run_closedform_on_ray_writes_the_same_predictions(tmp_path, ray_cluster
 
     model = build_qwen2_audio(tmp_path / "qwen2-audio")
     (tmp_path / "dog.wav").write_bytes(encode_wav(espeak("A dog is barking in the park.")))
-    rows = [{"id": str(i), "audio": "dog.wav", "prompt": p, "reference": "yes", "subset": "animal_binary"}
-            for i, p in enumerate(["Is there a dog barking?", "Is there a cat?", "Is anyone speaking?"])]
+    rows = [
+        {"id": str(i), "audio": "dog.wav", "prompt": p, "reference": "yes", "subset": "animal_binary"}
+        for i, p in enumerate(["Is there a dog barking?", "Is there a cat?", "Is anyone speaking?"])
+    ]
     questions = tmp_path / "set.jsonl"
     questions.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     common = [str(questions), "--model", f"hf-audio/{model}", "--format", "halluaudio", "--max-new-tokens", "4"]
@@ -76,8 +95,10 @@ def test_run_closedform_on_ray_writes_the_same_predictions(tmp_path, ray_cluster
         local = CliRunner().invoke(app, ["run", "closedform", *common, "--out", str(tmp_path / "local.jsonl")])
     finally:
         torch.set_num_threads(threads)
-    remote = CliRunner().invoke(app, ["run", "closedform", *common, "--out", str(tmp_path / "ray.jsonl"),
-                                      "--executor", "ray", "--ray-workers", "2"])
+    remote = CliRunner().invoke(
+        app,
+        ["run", "closedform", *common, "--out", str(tmp_path / "ray.jsonl"), "--executor", "ray", "--ray-workers", "2"],
+    )
     assert local.exit_code == 0 and remote.exit_code == 0, local.output + remote.output
     lines = (tmp_path / "local.jsonl").read_text().splitlines()
     assert len(lines) == 3 and (tmp_path / "ray.jsonl").read_text().splitlines() == lines

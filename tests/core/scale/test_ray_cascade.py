@@ -17,8 +17,10 @@ from halluscope.core.store import Store
 
 def _ask(backend, run) -> list:
     tone = clip_of(0.3 * np.sin(2 * np.pi * 440 * np.arange(8000) / 16000), 16000)
-    reqs = [with_audio(backend.request([{"role": "user", "content": q}], params={"max_tokens": 4}), [tone])
-            for q in ("hello world", "the bank rate")]
+    reqs = [
+        with_audio(backend.request([{"role": "user", "content": q}], params={"max_tokens": 4}), [tone])
+        for q in ("hello world", "the bank rate")
+    ]
 
     async def main():
         async with Caller(backend, Store(run)) as caller:

@@ -28,8 +28,15 @@ from halluscope.spoken.detect import detect
 from halluscope.spoken.detect.encoder import TRAIN_STAGE_SUFFIX
 
 FAST = {"epochs": 2, "lr": 5e-3, "batch_size": 8, "max_length": 64, "warmup_ratio": 0.0}
-CFG = BuildConfig(corpus="demo", langs=("en", "ru"), tts="test-bytes", asr="test-bytes", seed=3,
-                  rewrites_per_article=1, articles_per_language=6)
+CFG = BuildConfig(
+    corpus="demo",
+    langs=("en", "ru"),
+    tts="test-bytes",
+    asr="test-bytes",
+    seed=3,
+    rewrites_per_article=1,
+    articles_per_language=6,
+)
 
 
 @pytest.fixture(scope="module")
@@ -70,8 +77,10 @@ def test_encoder_on_ray_via_the_cli_matches_in_process(tmp_path, models, ray_clu
     local_run, ray_run = _run(tmp_path / "local"), _run(tmp_path / "ray")
     local = detect(local_run, detector=f"encoder/{encoder}", options=FAST)
     opts = [arg for k, v in FAST.items() for arg in ("-o", f"{k}={v}")]
-    res = CliRunner().invoke(app, ["detect", str(ray_run), "--detector", f"encoder/{encoder}", *opts,
-                                   "--executor", "ray", "--ray-workers", "2"])
+    res = CliRunner().invoke(
+        app,
+        ["detect", str(ray_run), "--detector", f"encoder/{encoder}", *opts, "--executor", "ray", "--ray-workers", "2"],
+    )
     assert res.exit_code == 0, res.output
     remote = detect(ray_run, detector=f"encoder/{encoder}", options=FAST)  # a rerun: reads what the CLI stored
     assert remote.stage_fingerprint == local.stage_fingerprint  # the executor is not part of the key
@@ -82,8 +91,9 @@ def test_encoder_on_ray_via_the_cli_matches_in_process(tmp_path, models, ray_clu
         assert a[lang].dev_macro_f1 == b[lang].dev_macro_f1 and a[lang].best_checkpoint == b[lang].best_checkpoint
         # the worker sent the kept model back; the driver wrote it where an in-process run saves it
         assert b[lang].saved_to == a[lang].saved_to
-        assert (ray_run / b[lang].saved_to / "config.json").read_bytes() == \
-            (local_run / a[lang].saved_to / "config.json").read_bytes()
+        assert (ray_run / b[lang].saved_to / "config.json").read_bytes() == (
+            local_run / a[lang].saved_to / "config.json"
+        ).read_bytes()
 
 
 def _calls(run_dir: Path) -> tuple[dict, Counter]:
@@ -112,8 +122,9 @@ class KillOnce(ItemTask):
 
 
 @pytest.mark.slow  # Ray on 2 cores: over 10 s; run with -m slow
-def test_hf_generation_on_ray_matches_in_process_and_survives_a_killed_worker(tmp_path, models, ray_cluster,
-                                                                               one_thread, monkeypatch):
+def test_hf_generation_on_ray_matches_in_process_and_survives_a_killed_worker(
+    tmp_path, models, ray_cluster, one_thread, monkeypatch
+):
     _, lm = models
     spec = f"hf/{lm}"
     # batch_size=1: a batch's left padding changes float sums; one request per call keeps replies comparable
@@ -174,8 +185,24 @@ def test_detect_against_a_cluster_address_streams_the_model_back(tmp_path, model
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "RAY_ADDRESS": ray_cluster.get_runtime_context().gcs_address}
     env.pop("PYTHONPATH", None)
     opts = [arg for k, v in {**FAST, "epochs": 1}.items() for arg in ("-o", f"{k}={v}")]
-    res = subprocess.run([sys.executable, "-m", "halluscope", "detect", str(run), "--detector", f"encoder/{encoder}",
-                          *opts, "--executor", "ray"], env=env, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "halluscope",
+            "detect",
+            str(run),
+            "--detector",
+            f"encoder/{encoder}",
+            *opts,
+            "--executor",
+            "ray",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     with Store(run) as store:
         fp = [m for m in store.manifests() if m.command == "detect"][-1].stages["detect"]

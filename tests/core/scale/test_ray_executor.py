@@ -25,16 +25,20 @@ from halluscope.spoken.build import BuildConfig, build_spoken
 # Ray cannot start workers whose Python lies under a path with whitespace (its worker command line is split on
 # spaces; seen on a clone at '/tmp/.../hs clean': 'worker startup repeatedly failed'): the tests that start fresh
 # workers for a whole build say so instead of timing out
-RAY_SPLITS_PATHS = pytest.mark.skipif(any(c.isspace() for c in sys.executable),
-                                      reason=f"Ray cannot start workers from a Python under a path with spaces "
-                                             f"({sys.executable})")
+RAY_SPLITS_PATHS = pytest.mark.skipif(
+    any(c.isspace() for c in sys.executable),
+    reason=f"Ray cannot start workers from a Python under a path with spaces ({sys.executable})",
+)
 
 
 def _corpus(tmp_path: Path) -> Path:
     from support.corpus_fixtures import EN, RU, write_jsonl
 
-    rows = [{"id": "en-1", "language": "en", "text": EN[2]}, {"id": "en-2", "language": "en", "text": EN[3]},
-            {"id": "ru-1", "language": "ru", "text": RU[1]}]
+    rows = [
+        {"id": "en-1", "language": "en", "text": EN[2]},
+        {"id": "en-2", "language": "en", "text": EN[3]},
+        {"id": "ru-1", "language": "ru", "text": RU[1]},
+    ]
     return write_jsonl(tmp_path / "corpus.jsonl", rows)
 
 
@@ -44,8 +48,10 @@ def _records(run: Path, stages: dict) -> tuple[dict, dict]:
         transcripts = store.results("asr", stages["asr"], Transcript)
         attempts = store.attempts("asr", stages["asr"])
     assert set(attempts.values()) == {1}
-    return ({k: (a.path, a.sha256, a.duration_s, a.voice) for k, a in audio.items()},
-            {k: (t.text, t.wer, t.cer, t.audio_sha256) for k, t in transcripts.items()})
+    return (
+        {k: (a.path, a.sha256, a.duration_s, a.voice) for k, a in audio.items()},
+        {k: (t.text, t.wer, t.cer, t.audio_sha256) for k, t in transcripts.items()},
+    )
 
 
 @RAY_SPLITS_PATHS
@@ -54,9 +60,11 @@ def test_ray_build_gives_the_same_records_as_in_process(tmp_path, ray_cluster):
     cfg = BuildConfig(corpus=str(corpus), langs=("en", "ru"), rewrites_per_article=0, seed=3)
     # CTranslate2's output depends on OMP_NUM_THREADS, which Ray sets to a worker's CPUs (1 here): the in-process
     # build runs in a process with the same thread environment, so equal records mean equal work, not luck
-    script = ("import sys; from halluscope.spoken.build import BuildConfig, build_spoken; "
-              f"build_spoken(sys.argv[1], BuildConfig(corpus={str(corpus)!r}, langs=('en', 'ru'), "
-              "rewrites_per_article=0, seed=3), quiet=True)")
+    script = (
+        "import sys; from halluscope.spoken.build import BuildConfig, build_spoken; "
+        f"build_spoken(sys.argv[1], BuildConfig(corpus={str(corpus)!r}, langs=('en', 'ru'), "
+        "rewrites_per_article=0, seed=3), quiet=True)"
+    )
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     subprocess.run([sys.executable, "-c", script, str(tmp_path / "local")], check=True, env=env, timeout=900)
     with Store(tmp_path / "local") as store:
@@ -157,7 +165,9 @@ def test_resource_specs_are_validated():
     from halluscope.core.errors import HalluscopeError
     from halluscope.core.executors import ExecutorOptions
 
-    ex = ExecutorOptions(executor="ray", ray_cpus_per_worker=2, ray_resources=("asr:gpus=0.5,memory_mb=2000",)).create("/r")
+    ex = ExecutorOptions(executor="ray", ray_cpus_per_worker=2, ray_resources=("asr:gpus=0.5,memory_mb=2000",)).create(
+        "/r"
+    )
     assert ex.resources_for("asr") == Resources(2.0, 0.5, 2000)
     assert ex.resources_for("tts") == Resources(2.0, 0.0, None)
     with pytest.raises(HalluscopeError, match="expected cpus=N"):

@@ -17,8 +17,11 @@ from halluscope.core.store import Store
 
 def _ok(db, stage: str) -> int:
     try:
-        return sqlite3.connect(db).execute(
-            "SELECT COUNT(*) FROM results WHERE stage=? AND status='ok'", (stage,)).fetchone()[0]
+        return (
+            sqlite3.connect(db)
+            .execute("SELECT COUNT(*) FROM results WHERE stage=? AND status='ok'", (stage,))
+            .fetchone()[0]
+        )
     except sqlite3.OperationalError:
         return 0
 
@@ -39,11 +42,29 @@ def _kill_orphans(temp_dir) -> None:
 def test_driver_kill_9_mid_asr_then_resume(tmp_path):
     from support.corpus_fixtures import EN, write_jsonl
 
-    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": f"en-{i}", "language": "en", "text": t}
-                                                 for i, t in enumerate(EN[:3], 1)])
+    corpus = write_jsonl(
+        tmp_path / "c.jsonl", [{"id": f"en-{i}", "language": "en", "text": t} for i, t in enumerate(EN[:3], 1)]
+    )
     run = tmp_path / "run"
-    cmd = [sys.executable, "-m", "halluscope", "build", "spoken", "--corpus", str(corpus), "--out", str(run),
-           "--langs", "en", "--rewrites-per-article", "1", "--executor", "ray", "--ray-workers", "2"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "halluscope",
+        "build",
+        "spoken",
+        "--corpus",
+        str(corpus),
+        "--out",
+        str(run),
+        "--langs",
+        "en",
+        "--rewrites-per-article",
+        "1",
+        "--executor",
+        "ray",
+        "--ray-workers",
+        "2",
+    ]
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env.update(HF_HUB_OFFLINE="1", RAY_USAGE_STATS_ENABLED="0")
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -60,7 +81,8 @@ def test_driver_kill_9_mid_asr_then_resume(tmp_path):
         asr_fp = manifest.stages["asr"]
         before = store.attempts("asr", asr_fp)
         total = len(store.done_ids("ingest", manifest.stages["ingest"])) + len(
-            store.done_ids("generate", manifest.stages["generate"]))
+            store.done_ids("generate", manifest.stages["generate"])
+        )
     assert 1 <= len(before) < total, "the kill must land in the middle of the ASR stage"
     assert ray_temp_dir(run).name.startswith("hs-ray-")  # the run's path is long: Ray's files go to /tmp
     finished = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
@@ -90,9 +112,29 @@ def test_build_against_a_cluster_address_ships_the_package(tmp_path, ray_cluster
     run = tmp_path / "run"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "RAY_ADDRESS": ray_cluster.get_runtime_context().gcs_address}
     env.pop("PYTHONPATH", None)
-    res = subprocess.run([sys.executable, "-m", "halluscope", "build", "spoken", "--corpus", str(corpus), "--out",
-                          str(run), "--langs", "en", "--rewrites-per-article", "0", "--executor", "ray"],
-                         env=env, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "halluscope",
+            "build",
+            "spoken",
+            "--corpus",
+            str(corpus),
+            "--out",
+            str(run),
+            "--langs",
+            "en",
+            "--rewrites-per-article",
+            "0",
+            "--executor",
+            "ray",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     with Store(run) as store:
         manifest = store.latest_manifest("build spoken")
@@ -117,12 +159,38 @@ def test_detect_driver_kill_9_mid_generation_then_resume(tmp_path):
 
     register_text_speech()
     run = tmp_path / "run"
-    build = build_spoken(run, BuildConfig(corpus="demo", langs=("en", "ru"), tts="test-bytes", asr="test-bytes",
-                                          seed=3, rewrites_per_article=1, articles_per_language=10), quiet=True)
+    build = build_spoken(
+        run,
+        BuildConfig(
+            corpus="demo",
+            langs=("en", "ru"),
+            tts="test-bytes",
+            asr="test-bytes",
+            seed=3,
+            rewrites_per_article=1,
+            articles_per_language=10,
+        ),
+        quiet=True,
+    )
     total = len(build.transcripts)
     lm = build_tiny_lm(tmp_path / "lm")
-    cmd = [sys.executable, "-m", "halluscope", "detect", str(run), "--detector", f"hf/{lm}", "--max-tokens", "40",
-           "-o", "batch_size=1", "--executor", "ray", "--ray-workers", "2"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "halluscope",
+        "detect",
+        str(run),
+        "--detector",
+        f"hf/{lm}",
+        "--max-tokens",
+        "40",
+        "-o",
+        "batch_size=1",
+        "--executor",
+        "ray",
+        "--ray-workers",
+        "2",
+    ]
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env.update(HF_HUB_OFFLINE="1", RAY_USAGE_STATS_ENABLED="0")
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -23,8 +23,9 @@ VLLM_MODEL = "Qwen/Qwen2-Audio-7B-Instruct"  # vLLM serves a model under its hub
 
 def _clip():
     t = np.arange(16_000) / 16_000
-    return plan_audio((0.2 * np.sin(2 * np.pi * 440 * t)).astype(np.float32), 16_000, window_s=None,
-                      audio_policy="truncate").clips[0]
+    return plan_audio(
+        (0.2 * np.sin(2 * np.pi * 440 * t)).astype(np.float32), 16_000, window_s=None, audio_policy="truncate"
+    ).clips[0]
 
 
 def test_openai_backend_reaches_a_vllm_server_by_environment(tmp_path, monkeypatch):
@@ -33,8 +34,12 @@ def test_openai_backend_reaches_a_vllm_server_by_environment(tmp_path, monkeypat
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         monkeypatch.setenv("OPENAI_API_KEY", "EMPTY")  # what a vLLM server without --api-key accepts
         b = create_audio_backend(f"openai/{VLLM_MODEL}", config=LLMConfig(), max_retries=0)
-        req = with_audio(b.request([{"role": "user", "content": "Is there a hallucination?"}],
-                                   params={"max_tokens": 64, "temperature": 0}), [clip])
+        req = with_audio(
+            b.request(
+                [{"role": "user", "content": "Is there a hallucination?"}], params={"max_tokens": 64, "temperature": 0}
+            ),
+            [clip],
+        )
         (r,), _ = complete_all(b, [req], store=Store(tmp_path))
     body = srv.requests[0]
     assert body["model"] == VLLM_MODEL and srv.headers[0]["authorization"] == "Bearer EMPTY"
@@ -48,8 +53,9 @@ def test_openai_backend_reaches_a_vllm_server_by_environment(tmp_path, monkeypat
 def fake_vllm(tmp_path):
     exe = tmp_path / "vllm"
     # quoted: the clone may lie under a path with spaces
-    exe.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(TESTS / 'support' / 'fake_vllm.py'))} "
-                   '"$@"\n')
+    exe.write_text(
+        f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(TESTS / "support" / "fake_vllm.py"))} "$@"\n'
+    )
     exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
     return exe
 

@@ -60,7 +60,11 @@ def audiotrust() -> list[dict]:
     out = []
     for name, table, kind in (("content_mismatc.jsonl", CONTENT, "content"), ("label_mismatch.jsonl", LABEL, "label")):
         marks = [m.split() for m in table.split("|")]
-        rows = [json.loads(x) for x in (REAL / "audiotrust_hallucination" / name).read_text(encoding="utf-8").splitlines() if x.strip()]
+        rows = [
+            json.loads(x)
+            for x in (REAL / "audiotrust_hallucination" / name).read_text(encoding="utf-8").splitlines()
+            if x.strip()
+        ]
         assert len(rows) == len(marks) == 80, (name, len(rows), len(marks))
         for i, (row, (lab, cls)) in enumerate(zip(rows, marks)):
             desc = " ".join(row["overall_description"].split())
@@ -70,10 +74,19 @@ def audiotrust() -> list[dict]:
             else:
                 subject = desc.lower().replace("nertral", "neutral")
                 question = f"Is this {subject}?"
-            out.append({"id": f"audiotrust/{kind}/{i}", "source": "audiotrust", "question": question, "subject": subject,
-                        "reply": row["ModelResponse"], "label": LABELS[lab], "class": cls,
-                        "provenance": f"JusperLee/AudioTrust hallucination/{name} row {i} ({row['WavPath1']}), "
-                                      "ModelResponse verbatim; Apache-2.0"})
+            out.append(
+                {
+                    "id": f"audiotrust/{kind}/{i}",
+                    "source": "audiotrust",
+                    "question": question,
+                    "subject": subject,
+                    "reply": row["ModelResponse"],
+                    "label": LABELS[lab],
+                    "class": cls,
+                    "provenance": f"JusperLee/AudioTrust hallucination/{name} row {i} ({row['WavPath1']}), "
+                    "ModelResponse verbatim; Apache-2.0",
+                }
+            )
     return out
 
 
@@ -86,10 +99,19 @@ def smollm2() -> list[dict]:
     out = []
     for i, row in enumerate(raw):
         lab = labels[i]
-        out.append({"id": f"smollm2/{i}", "source": "smollm2", "question": row["question"], "subject": row["subject"],
-                    "reply": row["reply"], "label": LABELS[lab["label"]], "class": lab["class"],
-                    "provenance": f"{row['model']}, prompt {row['prompt']!r}, params {json.dumps(row['params'])}; "
-                                  "tests/reply/corpus/generate_smollm2.py"})
+        out.append(
+            {
+                "id": f"smollm2/{i}",
+                "source": "smollm2",
+                "question": row["question"],
+                "subject": row["subject"],
+                "reply": row["reply"],
+                "label": LABELS[lab["label"]],
+                "class": lab["class"],
+                "provenance": f"{row['model']}, prompt {row['prompt']!r}, params {json.dumps(row['params'])}; "
+                "tests/reply/corpus/generate_smollm2.py",
+            }
+        )
     return out
 
 

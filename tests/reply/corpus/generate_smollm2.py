@@ -30,7 +30,10 @@ SCENES = [  # (caption, subjects present, subjects absent) in the style of Audio
     ("Footsteps on gravel and a door slams", ["footsteps", "door slamming"], ["rain", "speech"]),
 ]
 SHAPES = [  # how the question is put (the closed-form benchmarks' shapes)
-    ("caption_yesno", "Audio description: {caption}.\nQuestion: Is there a sound of {s} in the audio? Answer yes or no."),
+    (
+        "caption_yesno",
+        "Audio description: {caption}.\nQuestion: Is there a sound of {s} in the audio? Answer yes or no.",
+    ),
     ("caption_free", "Here is what a recording contains: {caption}. Can you hear {s} in the audio?"),
     ("caption_contain", "The clip: {caption}.\nDoes the audio contain the sound of {s}?"),
     ("no_audio", "Is there a sound of {s} in the audio?"),
@@ -42,8 +45,9 @@ def main() -> None:
     backend = create_backend("hf/smollm2-135m-instruct")
     rows, requests = [], []
     for si, (caption, present, absent) in enumerate(SCENES):
-        for s, truth in [(p, "yes") for p in present[:1]] + [(a, "no") for a in absent[:1]] + \
-                        [(p, "yes") for p in present[1:2]]:
+        for s, truth in (
+            [(p, "yes") for p in present[:1]] + [(a, "no") for a in absent[:1]] + [(p, "yes") for p in present[1:2]]
+        ):
             for shape, tmpl in SHAPES:
                 if shape == "no_audio" and truth == "no":
                     continue
@@ -52,15 +56,35 @@ def main() -> None:
                 seed = len(rows)
                 params = {"max_new_tokens": 40, "temperature": 0.7, "top_p": 0.95, "seed": seed}
                 requests.append(backend.request([{"role": "user", "content": prompt}], params=params, tag=f"q{seed}"))
-                rows.append({"scene": si, "caption": caption if shape != "no_audio" else None, "shape": shape,
-                             "subject": s, "truth": truth, "prompt": prompt, "question": question, "params": params})
+                rows.append(
+                    {
+                        "scene": si,
+                        "caption": caption if shape != "no_audio" else None,
+                        "shape": shape,
+                        "subject": s,
+                        "truth": truth,
+                        "prompt": prompt,
+                        "question": question,
+                        "params": params,
+                    }
+                )
     done = len(out.read_text(encoding="utf-8").splitlines()) if out.exists() else 0  # resumable, in chunks
     for start in range(done, len(rows), 12):
-        responses, stats = complete_all(backend, requests[start:start + 12])
+        responses, stats = complete_all(backend, requests[start : start + 12])
         with out.open("a", encoding="utf-8") as fh:
-            for row, resp in zip(rows[start:start + 12], responses):
-                fh.write(json.dumps({**row, "model": "hf/smollm2-135m-instruct (SmolLM2-135M-Instruct.Q4_1.gguf)",
-                                     "reply": resp.text, "status": resp.status}, ensure_ascii=False) + "\n")
+            for row, resp in zip(rows[start : start + 12], responses):
+                fh.write(
+                    json.dumps(
+                        {
+                            **row,
+                            "model": "hf/smollm2-135m-instruct (SmolLM2-135M-Instruct.Q4_1.gguf)",
+                            "reply": resp.text,
+                            "status": resp.status,
+                        },
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                )
         print(f"{start + len(responses)} of {len(rows)} replies -> {out}; {stats.line()}", flush=True)
 
 

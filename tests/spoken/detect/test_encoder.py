@@ -25,8 +25,15 @@ def run(tmp_path_factory):
 
     register_text_speech()
     tmp = tmp_path_factory.mktemp("enc")
-    cfg = BuildConfig(corpus="demo", langs=("en", "ru"), tts="test-bytes", asr="test-bytes", seed=3,
-                      rewrites_per_article=1, articles_per_language=8)
+    cfg = BuildConfig(
+        corpus="demo",
+        langs=("en", "ru"),
+        tts="test-bytes",
+        asr="test-bytes",
+        seed=3,
+        rewrites_per_article=1,
+        articles_per_language=8,
+    )
     result = build_spoken(tmp / "run", cfg, quiet=True)
     model = build_tiny_encoder(tmp / "tiny-xlmr", [v.text for v in result.samples.values()])
     return tmp / "run", model, result
@@ -54,8 +61,9 @@ def test_trains_per_language_keeps_best_dev_checkpoint_and_predicts_dev_and_test
         dev = [p for p in o.predictions.values() if p.split == "dev" and build.samples[p.item_id].language == lang]
         assert len(dev) == log.n_dev
         # the kept model is the best one: its dev predictions reproduce the best dev macro-F1
-        got = macro_f1(reference=[p.gold for p in dev], hypothesis=[p.predicted for p in dev],
-                       labels=("original", "hallucinated"))
+        got = macro_f1(
+            reference=[p.gold for p in dev], hypothesis=[p.predicted for p in dev], labels=("original", "hallucinated")
+        )
         assert got == pytest.approx(log.best_dev_macro_f1, abs=1e-6)
         assert (run_dir / log.saved_to / "config.json").exists()
         assert not (run_dir / log.saved_to).parent.joinpath("checkpoints").exists()  # checkpoints cleaned up
@@ -72,8 +80,13 @@ def test_trains_per_language_keeps_best_dev_checkpoint_and_predicts_dev_and_test
 
 def test_multilingual_scope_and_type_task(run, tmp_path):
     run_dir, model, _ = run
-    res = detect(run_dir, detector=f"encoder/{model}", task="type", input="text",
-                 options={**FAST, "epochs": 1, "scope": "multilingual", "keep_model": False})
+    res = detect(
+        run_dir,
+        detector=f"encoder/{model}",
+        task="type",
+        input="text",
+        options={**FAST, "epochs": 1, "scope": "multilingual", "keep_model": False},
+    )
     logs = _training(run_dir, res.stage_fingerprint)
     assert set(logs) == {"all"} and logs["all"].labels == ("fabrication", "contradiction", "context_inconsistency")
     assert logs["all"].saved_to is None
@@ -85,8 +98,13 @@ def test_deberta_architecture_trains_too(run, tmp_path):
 
     run_dir, _, build = run
     model = build_tiny_encoder(tmp_path / "tiny-deberta", [v.text for v in build.samples.values()], kind="deberta")
-    res = detect(run_dir, detector=f"encoder/{model}", task="binary", input="transcript",
-                 options={**FAST, "epochs": 1, "keep_model": False})
+    res = detect(
+        run_dir,
+        detector=f"encoder/{model}",
+        task="binary",
+        input="transcript",
+        options={**FAST, "epochs": 1, "keep_model": False},
+    )
     assert res.predictions and {p.split for p in res.predictions.values()} == {"dev", "test"}
 
 
@@ -102,4 +120,6 @@ def test_options_are_validated_before_any_work(run):
         detect(run_dir, detector="encoder")
     with pytest.raises(HalluscopeError, match="reads text, transcript"):
         detect(run_dir, detector=f"encoder/{model}", input="audio")
-    assert EncoderOptions.from_options({"epochs": "2", "keep_model": "false"}) == EncoderOptions(epochs=2.0, keep_model=False)
+    assert EncoderOptions.from_options({"epochs": "2", "keep_model": "false"}) == EncoderOptions(
+        epochs=2.0, keep_model=False
+    )

@@ -25,8 +25,15 @@ def test_minilm_fine_tune_loss_falls_dev_f1_per_epoch_best_checkpoint_kept(tmp_p
     from support.tiny_encoder import register_text_speech
 
     register_text_speech()
-    cfg = BuildConfig(corpus="demo", langs=("en",), tts="test-bytes", asr="test-bytes", seed=3,
-                      rewrites_per_article=1, articles_per_language=8)
+    cfg = BuildConfig(
+        corpus="demo",
+        langs=("en",),
+        tts="test-bytes",
+        asr="test-bytes",
+        seed=3,
+        rewrites_per_article=1,
+        articles_per_language=8,
+    )
     build = build_spoken(tmp_path / "run", cfg, quiet=True)
     res = detect(tmp_path / "run", detector="encoder/all-minilm-l6-v2", task="binary", input="text", options=OPTS)
     with Store(tmp_path / "run") as store:
@@ -36,8 +43,9 @@ def test_minilm_fine_tune_loss_falls_dev_f1_per_epoch_best_checkpoint_kept(tmp_p
     assert len(log.dev_macro_f1) == 2 and log.best_dev_macro_f1 == pytest.approx(max(log.dev_macro_f1))
     assert log.best_checkpoint and log.best_checkpoint.startswith("checkpoint-")
     dev = [p for p in res.predictions.values() if p.split == "dev"]
-    got = macro_f1(reference=[p.gold for p in dev], hypothesis=[p.predicted for p in dev],
-                   labels=("original", "hallucinated"))
+    got = macro_f1(
+        reference=[p.gold for p in dev], hypothesis=[p.predicted for p in dev], labels=("original", "hallucinated")
+    )
     assert got == pytest.approx(log.best_dev_macro_f1, abs=1e-6)  # the kept model is the best one
     assert {p.split for p in res.predictions.values()} == {"dev", "test"}
     assert (tmp_path / "run" / log.saved_to / "model.safetensors").exists()

@@ -36,8 +36,25 @@ def run_dir(tmp_path_factory):
 def test_hf_audio_detect_on_audio_then_report(run_dir, qwen2_audio_dir):
     runner = CliRunner()
     spec = f"hf-audio/{qwen2_audio_dir}"
-    res = runner.invoke(app, ["detect", str(run_dir), "--detector", spec, "--task", "binary", "--input", "audio",
-                              "--max-tokens", "6", "-o", "audio_window_s=2.5", "--audio-policy", "truncate"])
+    res = runner.invoke(
+        app,
+        [
+            "detect",
+            str(run_dir),
+            "--detector",
+            spec,
+            "--task",
+            "binary",
+            "--input",
+            "audio",
+            "--max-tokens",
+            "6",
+            "-o",
+            "audio_window_s=2.5",
+            "--audio-policy",
+            "truncate",
+        ],
+    )
     assert res.exit_code == 0, res.output
     with Store(run_dir) as store:
         fp = [m for m in store.manifests() if m.command == "detect"][-1].stages["detect"]
@@ -50,11 +67,18 @@ def test_hf_audio_detect_on_audio_then_report(run_dir, qwen2_audio_dir):
         assert p.audio is not None and p.audio.delivered is True and p.audio.window_s == 2.5
         assert p.audio.heard_s == pytest.approx(min(p.audio.duration_s, 2.5), abs=0.02)
         assert p.audio.action == ("truncated" if p.audio.duration_s > 2.5 else "whole")
-        assert p.status in ("ok", "unparsable", "refusal") and (p.predicted is None) == (p.status != "ok" or p.answer == "none")
+        assert p.status in ("ok", "unparsable", "refusal") and (p.predicted is None) == (
+            p.status != "ok" or p.answer == "none"
+        )
     assert any(p.audio.action == "truncated" for p in preds.values())
     # a rerun makes no calls: every reply comes from the store
-    detect(run_dir, detector=spec, task="binary", input="audio",
-           options={"max_tokens": 6, "audio_window_s": 2.5, "audio_policy": "truncate"})
+    detect(
+        run_dir,
+        detector=spec,
+        task="binary",
+        input="audio",
+        options={"max_tokens": 6, "audio_window_s": 2.5, "audio_policy": "truncate"},
+    )
     with Store(run_dir) as store:
         assert sum(1 for _ in store.calls()) == n_calls
     res = runner.invoke(app, ["report", str(run_dir)])
@@ -72,8 +96,13 @@ def test_hf_audio_detect_on_audio_then_report(run_dir, qwen2_audio_dir):
 
 def test_skip_policy_keeps_skipped_items_out_of_n(run_dir, qwen2_audio_dir):
     spec = f"hf-audio/{qwen2_audio_dir}"
-    res = detect(run_dir, detector=spec, task="type", input="audio",
-                 options={"max_tokens": 4, "audio_window_s": 2.5, "audio_policy": "skip"})
+    res = detect(
+        run_dir,
+        detector=spec,
+        task="type",
+        input="audio",
+        options={"max_tokens": 4, "audio_window_s": 2.5, "audio_policy": "skip"},
+    )
     skipped = [p for p in res.predictions.values() if p.audio.action == "skipped"]
     assert skipped and all(p.status == "error" and p.predicted is None and p.audio.sent_s == 0 for p in skipped)
     with Store(run_dir) as store:
@@ -95,8 +124,13 @@ def test_openai_zero_shot_on_text_counts_every_non_answer(run_dir, monkeypatch):
         return Reply(content='Analysis... {"binary": "yes"}' if "~" in text or "Indeed" in text else '{"binary": "no"}')
 
     with ChatServer(script) as srv:
-        res = detect(run_dir, detector="openai/zs-model", task="binary", input="text",
-                     options={"base_url": srv.url, "max_retries": 0, "prompting": "cot"})
+        res = detect(
+            run_dir,
+            detector="openai/zs-model",
+            task="binary",
+            input="text",
+            options={"base_url": srv.url, "max_retries": 0, "prompting": "cot"},
+        )
     preds = res.predictions.values()
     n = n_items(run_dir)
     assert len(preds) == n and srv.count == n
@@ -115,7 +149,9 @@ def test_openai_zero_shot_on_text_counts_every_non_answer(run_dir, monkeypatch):
     unparsable = sum(p.status == "unparsable" for p in preds)
     assert refused >= 2 and unparsable >= 2
     assert cell["input"] == "O" and cell["prompting"] == "cot" and cell["n"] == n
-    assert cell["refusal_rate"] == pytest.approx(refused / n) and cell["unparsable_rate"] == pytest.approx(unparsable / n)
+    assert cell["refusal_rate"] == pytest.approx(refused / n) and cell["unparsable_rate"] == pytest.approx(
+        unparsable / n
+    )
     originals = sum(p.gold == "original" for p in preds)
     assert cell["majority_accuracy"] == pytest.approx(max(originals, n - originals) / n)
     assert json.dumps(cell)  # serialisable for the JSON headline
@@ -132,9 +168,25 @@ def test_cli_prompting_flag_reaches_the_prompt_and_is_refused_for_trained_detect
     from halluscope.cli.main import app
 
     with ChatServer(lambda req, n: Reply(content='{"binary": "no"}')) as srv:
-        res = CliRunner().invoke(app, ["detect", str(run_dir), "--detector", "openai/zs-cli", "--task", "binary",
-                                       "--input", "text", "--prompting", "cot",
-                                       "-o", f"base_url={srv.url}", "-o", "max_retries=0"])
+        res = CliRunner().invoke(
+            app,
+            [
+                "detect",
+                str(run_dir),
+                "--detector",
+                "openai/zs-cli",
+                "--task",
+                "binary",
+                "--input",
+                "text",
+                "--prompting",
+                "cot",
+                "-o",
+                f"base_url={srv.url}",
+                "-o",
+                "max_retries=0",
+            ],
+        )
         assert res.exit_code == 0, res.output
         assert srv.count == n_items(run_dir)
         assert all("think step-by-step" in r["messages"][-1]["content"] for r in srv.requests)
@@ -146,9 +198,19 @@ def test_table3_shows_each_input_beside_its_own_majority_baseline():
     from halluscope.spoken.report.zeroshot import table3
 
     def row(input_, acc, maj):
-        return {"model": "m", "mitigation": "W/O", "prompting": "direct", "language": "en", "task": "binary",
-                "input": input_, "n": 10, "accuracy": acc, "macro_f1": acc, "majority_accuracy": maj,
-                "majority_macro_f1": maj / 2}
+        return {
+            "model": "m",
+            "mitigation": "W/O",
+            "prompting": "direct",
+            "language": "en",
+            "task": "binary",
+            "input": input_,
+            "n": 10,
+            "accuracy": acc,
+            "macro_f1": acc,
+            "majority_accuracy": maj,
+            "majority_macro_f1": maj / 2,
+        }
 
     # the audio subset is skewed (90% one class) unlike the transcripts (50%): each keeps its own baseline,
     # whatever order the rows come in
@@ -170,8 +232,21 @@ def test_a_server_outage_is_not_final_and_says_so(run_dir, monkeypatch, capsys):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         down = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
-    argv = ["halluscope", "detect", str(run_dir), "--detector", "openai/zs-outage", "--task", "binary",
-            "--input", "text", "-o", "max_retries=0", "-o", "timeout_s=5"]
+    argv = [
+        "halluscope",
+        "detect",
+        str(run_dir),
+        "--detector",
+        "openai/zs-outage",
+        "--task",
+        "binary",
+        "--input",
+        "text",
+        "-o",
+        "max_retries=0",
+        "-o",
+        "timeout_s=5",
+    ]
     monkeypatch.setattr(sys, "argv", argv)
     monkeypatch.setenv("OPENAI_BASE_URL", down)  # the URL is no part of the fingerprint: the rerun is the same stage
     with pytest.raises(SystemExit) as exit_:
@@ -179,15 +254,22 @@ def test_a_server_outage_is_not_final_and_says_so(run_dir, monkeypatch, capsys):
     err = capsys.readouterr().err
     n = n_items(run_dir)
     assert exit_.value.code == 2
-    assert f"server unreachable at {down}/chat/completions: {n} of {n} calls failed; reasons in " in " ".join(err.split())
+    assert f"server unreachable at {down}/chat/completions: {n} of {n} calls failed; reasons in " in " ".join(
+        err.split()
+    )
     assert (run_dir / "logs" / "failed-calls-openai_zs-outage.jsonl").exists()
     with Store(run_dir) as store:
         fp = [m for m in store.manifests() if m.command == "detect"][-1].stages["detect"]
         assert store.results("detect", fp, Prediction) == {} and len(store.failures("detect", fp)) == n
     with ChatServer(lambda req, n: Reply(content='{"binary": "no"}')) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
-        res = detect(run_dir, detector="openai/zs-outage", task="binary", input="text",
-                     options={"max_retries": 0, "timeout_s": 5})
+        res = detect(
+            run_dir,
+            detector="openai/zs-outage",
+            task="binary",
+            input="text",
+            options={"max_retries": 0, "timeout_s": 5},
+        )
         assert srv.count == n  # every item asked again
     assert res.stage_fingerprint == fp
     assert len(res.predictions) == n and {p.status for p in res.predictions.values()} == {"ok"}

@@ -10,10 +10,14 @@ def test_prompt_carries_the_type_dependent_seven_dimensions():
     p = judge_messages(original="ORIG", rewritten="NEW", type="context_inconsistency", severity="moderate")[0].content
     assert p.startswith("You are a professional news-quality evaluator (judge only; do NOT rewrite the article).")
     assert "TYPE: context_inconsistency\n" in p
-    assert ("SEVERITY: moderate — Moderate context inconsistency: noticeable distortions of context/emphasis "
-            "that change interpretation.") in p
-    assert ("Dimensions:\n- Internal Consistency\n- Logical Coherence\n- Fluency\n- Overall Coherence\n"
-            "- Relevance to Original News\n- Satisfaction with Inconsistency Level\n- Adequacy of Inconsistency Type\n") in p
+    assert (
+        "SEVERITY: moderate — Moderate context inconsistency: noticeable distortions of context/emphasis "
+        "that change interpretation."
+    ) in p
+    assert (
+        "Dimensions:\n- Internal Consistency\n- Logical Coherence\n- Fluency\n- Overall Coherence\n"
+        "- Relevance to Original News\n- Satisfaction with Inconsistency Level\n- Adequacy of Inconsistency Type\n"
+    ) in p
     assert '{"Internal Consistency", "Logical Coherence", "Fluency",' in p
     assert p.rstrip().endswith("ORIGINAL:\nORIG\n\nREWRITTEN:\nNEW")
     fab = judge_messages(original="o", rewritten="n", type="fabrication", severity="severe")[0].content
@@ -22,8 +26,15 @@ def test_prompt_carries_the_type_dependent_seven_dimensions():
     assert "Internal Consistency" not in fab
 
 
-FAB = ["Factual accuracy", "Credibility", "Fluency", "Coherence", "Relevance", "Satisfaction with fabrication level",
-       "Adequacy of type"]
+FAB = [
+    "Factual accuracy",
+    "Credibility",
+    "Fluency",
+    "Coherence",
+    "Relevance",
+    "Satisfaction with fabrication level",
+    "Adequacy of type",
+]
 
 
 def test_reads_json_in_fences_and_verbal_ratings_in_three_languages():
@@ -35,16 +46,21 @@ def test_reads_json_in_fences_and_verbal_ratings_in_three_languages():
 
 
 def test_abbreviations_integers_and_lenient_json():
-    scores, why = parse_judgement("{'FA': 1, 'Cr': 2, 'Fl': 3, 'Co': 4, 'Re': 5, 'Sa': 4, 'AT': 'High',}", "contradiction")
+    scores, why = parse_judgement(
+        "{'FA': 1, 'Cr': 2, 'Fl': 3, 'Co': 4, 'Re': 5, 'Sa': 4, 'AT': 'High',}", "contradiction"
+    )
     assert why is None and scores["AT"] == 4 and scores["FA"] == 1
 
 
-@pytest.mark.parametrize("reply,reason", [
-    ("I cannot rate this.", "no JSON object"),
-    ('{"Factual accuracy": "Low", "Credibility": "Excellent"}', "no readable rating for Cr, Fl, Co, Re, Sa, AT"),
-    # a missing closing brace is tolerated (issue 12): FA is read, the rest is missing
-    ('{"Factual accuracy": "Low", broken', "no readable rating for Cr, Fl, Co, Re, Sa, AT"),
-])
+@pytest.mark.parametrize(
+    "reply,reason",
+    [
+        ("I cannot rate this.", "no JSON object"),
+        ('{"Factual accuracy": "Low", "Credibility": "Excellent"}', "no readable rating for Cr, Fl, Co, Re, Sa, AT"),
+        # a missing closing brace is tolerated (issue 12): FA is read, the rest is missing
+        ('{"Factual accuracy": "Low", broken', "no readable rating for Cr, Fl, Co, Re, Sa, AT"),
+    ],
+)
 def test_unreadable_replies_give_a_reason(reply, reason):
     scores, why = parse_judgement(reply, "fabrication")
     assert scores == {} and reason in why
@@ -61,10 +77,22 @@ def test_the_last_rating_per_dimension_wins_and_negated_ratings_do_not_count():
 
 
 def test_stratified_sample_per_cell_is_seeded_and_reports_short_cells():
-    vs = [Variant(id=f"{lang}{i}~{t}~{s}", article_id=f"{lang}{i}", language=lang, text="t", label=1, type=t,
-                  severity=s, generator="g")
-          for lang in ("en", "kk") for i in range(5) for t in ("fabrication", "contradiction")
-          for s in ("mild", "severe")]
+    vs = [
+        Variant(
+            id=f"{lang}{i}~{t}~{s}",
+            article_id=f"{lang}{i}",
+            language=lang,
+            text="t",
+            label=1,
+            type=t,
+            severity=s,
+            generator="g",
+        )
+        for lang in ("en", "kk")
+        for i in range(5)
+        for t in ("fabrication", "contradiction")
+        for s in ("mild", "severe")
+    ]
     vs.append(Variant(id="en9", article_id="en9", language="en", text="t", label=0, generator="original"))
     a = stratified_sample(vs, per_cell=3, seed=1)
     assert len(a.ids) == 2 * 2 * 2 * 3 and "en9" not in a.ids

@@ -51,14 +51,21 @@ def script(req, n):
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     from support import fakes
+
     fakes.register()
     tmp = tmp_path_factory.mktemp("judge")
     corpus = fakes.write_corpus(tmp / "corpus.jsonl")
     with ChatServer(script) as srv, pytest.MonkeyPatch.context() as mp:
         mp.setenv("OPENAI_BASE_URL", srv.url)
         mp.setenv("OPENAI_API_KEY", "k")
-        cfg = BuildConfig(corpus=str(corpus), generator="openai/gen", tts="test-silence", asr="test-fixed",
-                          rewrites_per_article=3, seed=1)
+        cfg = BuildConfig(
+            corpus=str(corpus),
+            generator="openai/gen",
+            tts="test-silence",
+            asr="test-fixed",
+            rewrites_per_article=3,
+            seed=1,
+        )
         build_spoken(tmp / "run", cfg, quiet=True)
         yield tmp / "run", srv
 
@@ -90,8 +97,17 @@ def test_two_judges_agreement_tables_and_resume(built):
     assert q[("fabrication", "severe", "ru")]["FA"] == 5 and q[("fabrication", "severe", "ru")]["IC"] is None
     assert q[("context_inconsistency", "mild", "kk")]["IC"] == 2
     out = run / "report" / "judge"
-    for name in ("judge.md", "judge.html", "table9_agreement.csv", "table9_agreement.tex", "summary.json",
-                 "table10_openai_judge-a.tex", "heatmap_openai_judge-b.png", "self_assessment.csv", "unscored.csv"):
+    for name in (
+        "judge.md",
+        "judge.html",
+        "table9_agreement.csv",
+        "table9_agreement.tex",
+        "summary.json",
+        "table10_openai_judge-a.tex",
+        "heatmap_openai_judge-b.png",
+        "self_assessment.csv",
+        "unscored.csv",
+    ):
         assert (out / name).stat().st_size > 0, name
     assert (out / "heatmap_openai_judge-a.png").read_bytes()[:4] == b"\x89PNG"
     assert "\\toprule" in (out / "table9_agreement.tex").read_text()
@@ -112,8 +128,9 @@ def test_two_judges_agreement_tables_and_resume(built):
 
 def test_cli_build_judge(built):
     run, srv = built
-    res = CliRunner().invoke(app, ["build", "judge", str(run), "--judge", "openai/judge-c", "--judge", "openai/judge-b",
-                                   "--per-cell", "2"])
+    res = CliRunner().invoke(
+        app, ["build", "judge", str(run), "--judge", "openai/judge-c", "--judge", "openai/judge-b", "--per-cell", "2"]
+    )
     assert res.exit_code == 0, res.output
     assert "judged 27 items" in " ".join(res.output.split())  # every cell holds one rewrite: 27, not 54
     md = (run / "report" / "judge" / "judge.md").read_text(encoding="utf-8")
@@ -180,11 +197,17 @@ def test_report_json_holds_every_table_of_the_html_page(built):
     assert {"FA", "Fl", "AT"} <= {r["dimension"] for r in judges["table9_agreement"]["rows"]}  # Table 9
     assert {k for k in judges if k.startswith("table10_")} == {"table10_openai_judge-a", "table10_openai_judge-b"}
     assert len(judges["table10_openai_judge-a"]["rows"]) == 27
+
     def found(rows: list[list[str]], candidates: list[list[dict]]) -> bool:
         # some JSON table has these rows, each HTML cell being one of its row's values as printed
-        return any(len(c) == len(rows) and all(
-            all(cell == "-" or cell in {fmt(v) for v in jr.values()} | {str(v) for v in jr.values()} for cell in hr)
-            for hr, jr in zip(rows, c)) for c in candidates)
+        return any(
+            len(c) == len(rows)
+            and all(
+                all(cell == "-" or cell in {fmt(v) for v in jr.values()} | {str(v) for v in jr.values()} for cell in hr)
+                for hr, jr in zip(rows, c)
+            )
+            for c in candidates
+        )
 
     tables = html_tables((run / "report" / "report.html").read_text(encoding="utf-8"))
     assert len(tables) >= 8
@@ -201,7 +224,9 @@ def test_one_judge_gives_quality_tables_only_and_bad_args_are_explained(built):
     run, _ = built
     result = build_judge(run, ["openai/judge-d"], per_cell=1, quiet=True)
     assert result.agreement == [] and len(result.quality["openai/judge-d"]) == 27
-    res = CliRunner().invoke(app, ["build", "judge", str(run), "--judge", "openai/judge-d", "--judge", "openai/judge-d"])
+    res = CliRunner().invoke(
+        app, ["build", "judge", str(run), "--judge", "openai/judge-d", "--judge", "openai/judge-d"]
+    )
     assert res.exit_code != 0 and "each judge may be named once" in str(res.exception)
 
 
@@ -211,14 +236,20 @@ def test_unanswered_items_are_failed_counted_and_retried_next_run(built):
     before = srv.count
     # every call failed: the command stops (exit 2) with one line naming the URL, the count and the reasons file,
     # after writing the report
-    with pytest.raises(StageOutage, match=r"every call to http://127\.0\.0\.1:\d+/v1/chat/completions failed: "
-                                          r"27 of 27 calls failed; reasons in \S+failed-calls-openai_judge-down\.jsonl"):
+    with pytest.raises(
+        StageOutage,
+        match=r"every call to http://127\.0\.0\.1:\d+/v1/chat/completions failed: "
+        r"27 of 27 calls failed; reasons in \S+failed-calls-openai_judge-down\.jsonl",
+    ):
         build_judge(run, ["openai/judge-down"], per_cell=1, config=config, quiet=True)
     reasons = (run / "logs" / "failed-calls-openai_judge-down.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(reasons) == 27 and all("HTTP 503: overloaded (gave up after 2 attempts)" in r for r in reasons)
     with Store(run) as store:
-        st = judge_stage(LLM_BACKENDS.create("openai/judge-down", config=config), retries=3,
-                         generate_fp=load_build(store).stages["generate"])
+        st = judge_stage(
+            LLM_BACKENDS.create("openai/judge-down", config=config),
+            retries=3,
+            generate_fp=load_build(store).stages["generate"],
+        )
         failed = store.failures(st.name, st.fingerprint)
     assert len(failed) == 27 and "HTTP 503: overloaded (gave up after 2 attempts)" in next(iter(failed.values()))
     assert srv.count - before == 27 * 2
@@ -255,7 +286,9 @@ def test_per_language_judge_rates_each_language_with_its_model_and_records_it(bu
     assert fl["judge_a"] == mixed and fl["within_one"] == 1.0 and fl["exact"] == pytest.approx(1 - len(differ) / 27)
     with Store(run) as store:
         m = store.latest_manifest("build judge")
-    assert m.config["per_language"] == {mixed: {"en": "openai/judge-pl", "ru": "openai/judge-b", "kk": "openai/judge-pl"}}
+    assert m.config["per_language"] == {
+        mixed: {"en": "openai/judge-pl", "ru": "openai/judge-b", "kk": "openai/judge-pl"}
+    }
     assert set(m.stages) == {"judge:openai/judge-pl", "judge:openai/judge-b"}
     # the viewer and the reliability analyses read the per-language judge back whole, not as its two models
     from halluscope.analysis.reliability import spoken_judgements
@@ -275,10 +308,14 @@ def test_per_language_judge_rates_each_language_with_its_model_and_records_it(bu
     assert (run / "report" / "judge" / "table10_en_openai_judge-pl_ru_openai_judge-b_kk_openai_judge-pl.csv").is_file()
     # the command line: options apply to every language's model; a finished run makes no call
     calls = srv.count
-    res = CliRunner().invoke(app, ["build", "judge", str(run), "--judge", mixed, "--judge", "openai/judge-pl",
-                                   "--per-cell", "1", "--json"])
+    res = CliRunner().invoke(
+        app, ["build", "judge", str(run), "--judge", mixed, "--judge", "openai/judge-pl", "--per-cell", "1", "--json"]
+    )
     assert res.exit_code == 0, res.output
     assert srv.count == calls and json.loads(res.stdout)["judges"][0]["judge"] == mixed
-    with pytest.raises(HalluscopeError, match=r"--judge 'en=openai/judge-pl,ru=openai/judge-b' has no engine for kk "
-                                              r"\(to judge en, ru, kk\)\. Fix: add kk=<spec>$"):
+    with pytest.raises(
+        HalluscopeError,
+        match=r"--judge 'en=openai/judge-pl,ru=openai/judge-b' has no engine for kk "
+        r"\(to judge en, ru, kk\)\. Fix: add kk=<spec>$",
+    ):
         build_judge(run, ["en=openai/judge-pl,ru=openai/judge-b"], per_cell=1, quiet=True)

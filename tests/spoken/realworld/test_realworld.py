@@ -25,8 +25,16 @@ from halluscope.spoken.report import collect
 
 
 def fake(id, lang="ru", topic=None, date=None, **kw):
-    return RealWorldFake(id=id, language=lang, text=f"fake {id}", native_language=kw.pop("native", lang),
-                         translated=kw.pop("translated", False), topic=topic, date=date, **kw)
+    return RealWorldFake(
+        id=id,
+        language=lang,
+        text=f"fake {id}",
+        native_language=kw.pop("native", lang),
+        translated=kw.pop("translated", False),
+        topic=topic,
+        date=date,
+        **kw,
+    )
 
 
 def art(id, lang="ru", topic=None, date=None):
@@ -35,13 +43,27 @@ def art(id, lang="ru", topic=None, date=None):
 
 # -- loading -----------------------------------------------------------------------------------------
 
+
 def test_load_fakes_defaults_and_all_problems_reported(tmp_path):
     good = tmp_path / "fakes.jsonl"
-    good.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in [
-        {"id": "s1-ru", "language": "ru", "text": "Фейк", "pair_id": "s1", "topic": "health", "date": "2024-03-02"},
-        {"id": "s1-kk", "language": "kz", "text": "Жалған", "translated": True, "pair_id": "s1"},
-        {"id": "s2-kk", "language": "kk", "text": "Жалған 2", "near_parallel": "yes", "native_language": "kk"},
-    ]), encoding="utf-8")
+    good.write_text(
+        "\n".join(
+            json.dumps(r, ensure_ascii=False)
+            for r in [
+                {
+                    "id": "s1-ru",
+                    "language": "ru",
+                    "text": "Фейк",
+                    "pair_id": "s1",
+                    "topic": "health",
+                    "date": "2024-03-02",
+                },
+                {"id": "s1-kk", "language": "kz", "text": "Жалған", "translated": True, "pair_id": "s1"},
+                {"id": "s2-kk", "language": "kk", "text": "Жалған 2", "near_parallel": "yes", "native_language": "kk"},
+            ]
+        ),
+        encoding="utf-8",
+    )
     fs = {f.id: f for f in load_fakes(good)}
     assert fs["s1-ru"].native_language == "ru" and not fs["s1-ru"].translated
     assert fs["s1-kk"].language == "kk" and fs["s1-kk"].native_language == "ru" and fs["s1-kk"].translated
@@ -49,17 +71,25 @@ def test_load_fakes_defaults_and_all_problems_reported(tmp_path):
     assert [f.id for f in load_fakes(good, langs=("kk",))] == ["s1-kk", "s2-kk"]
 
     bad = tmp_path / "fakes.csv"
-    bad.write_text("id,language,text,translated,native_language\n"
-                   "a,ru,,false,ru\n"        # row 2: empty text
-                   "b,en,text,false,\n"      # row 3: English is not part of the split
-                   "c,ru,text,maybe,\n"      # row 4: bad flag
-                   "d,ru,text,true,ru\n"     # row 5: translated but native == language
-                   "d,kk,text,,\n", encoding="utf-8")  # row 6: duplicate id
+    bad.write_text(
+        "id,language,text,translated,native_language\n"
+        "a,ru,,false,ru\n"  # row 2: empty text
+        "b,en,text,false,\n"  # row 3: English is not part of the split
+        "c,ru,text,maybe,\n"  # row 4: bad flag
+        "d,ru,text,true,ru\n"  # row 5: translated but native == language
+        "d,kk,text,,\n",
+        encoding="utf-8",
+    )  # row 6: duplicate id
     with pytest.raises(InputError) as err:
         load_fakes(bad)
     msg = str(err.value)
-    for where in ("row 2, field 'text'", "row 3, field 'language'", "row 4, field 'translated'",
-                  "row 5, field 'translated'", "row 6, field 'id'"):
+    for where in (
+        "row 2, field 'text'",
+        "row 3, field 'language'",
+        "row 4, field 'translated'",
+        "row 5, field 'translated'",
+        "row 6, field 'id'",
+    ):
         assert where in msg, where
     assert "5 problem(s)" in msg and "Fix:" in msg
     with pytest.raises(InputError, match="file not found"):
@@ -68,21 +98,35 @@ def test_load_fakes_defaults_and_all_problems_reported(tmp_path):
 
 # -- matching ----------------------------------------------------------------------------------------
 
+
 def test_match_key_tokens():
     assert match_key("Public health", "2024-05-17") == "t_public t_health y2024 m2024_05"
     assert match_key(None, "2023") == "y2023" and match_key(None, None) == ""
 
 
 def test_greedy_tfidf_matching_on_topic_and_period_without_replacement():
-    fakes = [fake("f1", topic="politics", date="2024-05-01"), fake("f2", topic="politics", date="2024-05-20"),
-             fake("f3", topic="health", date="2023-01-09"), fake("k1", "kk", topic="economy", date="2024-01-01")]
-    arts = [art("a1", topic="politics", date="2024-05-03"), art("a2", topic="politics", date="2024-06-01"),
-            art("a3", topic="health", date="2023-01-30"), art("a4", topic="sport", date="2020-01-01"),
-            art("k-a", "kk", topic="sport", date="2019-02-02"), art("k-b", "kk", topic="economy", date="2024-01-05")]
+    fakes = [
+        fake("f1", topic="politics", date="2024-05-01"),
+        fake("f2", topic="politics", date="2024-05-20"),
+        fake("f3", topic="health", date="2023-01-09"),
+        fake("k1", "kk", topic="economy", date="2024-01-01"),
+    ]
+    arts = [
+        art("a1", topic="politics", date="2024-05-03"),
+        art("a2", topic="politics", date="2024-06-01"),
+        art("a3", topic="health", date="2023-01-30"),
+        art("a4", topic="sport", date="2020-01-01"),
+        art("k-a", "kk", topic="sport", date="2019-02-02"),
+        art("k-b", "kk", topic="economy", date="2024-01-05"),
+    ]
     got = {m.fake_id: m for m in match_negatives(fakes, arts)}
     # f1 and f2 tie on a1 (cosine 1): the tie goes to the smaller fake id; f2 takes the next best, a2
-    assert {k: m.article_id for k, m in got.items()} == {"fake~f1": "a1", "fake~f2": "a2", "fake~f3": "a3",
-                                                        "fake~k1": "k-b"}
+    assert {k: m.article_id for k, m in got.items()} == {
+        "fake~f1": "a1",
+        "fake~f2": "a2",
+        "fake~f3": "a3",
+        "fake~k1": "k-b",
+    }
     assert got["fake~f1"].similarity == pytest.approx(1.0) and got["fake~f3"].similarity == pytest.approx(1.0)
     assert 0 < got["fake~f2"].similarity < 1
     assert len({m.article_id for m in got.values()}) == len(got)  # without replacement
@@ -93,22 +137,47 @@ def test_greedy_tfidf_matching_on_topic_and_period_without_replacement():
 
 
 def test_text_weight_breaks_topic_ties_by_content():
-    fakes = [RealWorldFake(id="f", language="ru", text="вакцина опасна для детей", native_language="ru",
-                           translated=False, topic="health")]
-    arts = [Article(id="a", language="ru", text="бюджет утвердили", topic="health"),
-            Article(id="b", language="ru", text="вакцина для детей прошла испытания", topic="health")]
+    fakes = [
+        RealWorldFake(
+            id="f",
+            language="ru",
+            text="вакцина опасна для детей",
+            native_language="ru",
+            translated=False,
+            topic="health",
+        )
+    ]
+    arts = [
+        Article(id="a", language="ru", text="бюджет утвердили", topic="health"),
+        Article(id="b", language="ru", text="вакцина для детей прошла испытания", topic="health"),
+    ]
     assert match_negatives(fakes, arts)[0].article_id == "a"  # tie on topic: first article id
     assert match_negatives(fakes, arts, text_weight=0.5)[0].article_id == "b"
 
 
 # -- provenance --------------------------------------------------------------------------------------
 
+
 def test_flag_rates_on_a_scripted_example():
-    preds = {"t1": "original", "t2": "hallucinated", "t3": "original", "t4": "original",
-             "f1": "hallucinated", "f2": "hallucinated", "r1": "hallucinated", "r2": None,
-             "s1": "hallucinated", "s2": "hallucinated", "s3": "original"}
-    cells = {"human/truthful": ["t1", "t2", "t3", "t4"], "human/false": ["f1", "f2"],
-             "llm/truthful": ["r1", "r2", "r-missing"], "llm/false": ["s1", "s2", "s3"]}
+    preds = {
+        "t1": "original",
+        "t2": "hallucinated",
+        "t3": "original",
+        "t4": "original",
+        "f1": "hallucinated",
+        "f2": "hallucinated",
+        "r1": "hallucinated",
+        "r2": None,
+        "s1": "hallucinated",
+        "s2": "hallucinated",
+        "s3": "original",
+    }
+    cells = {
+        "human/truthful": ["t1", "t2", "t3", "t4"],
+        "human/false": ["f1", "f2"],
+        "llm/truthful": ["r1", "r2", "r-missing"],
+        "llm/false": ["s1", "s2", "s3"],
+    }
     r = flag_rates(predictions=preds, cells=cells)
     assert (r["human/truthful"].rate, r["human/truthful"].n) == (0.25, 4)
     assert (r["human/false"].rate, r["human/false"].n) == (1.0, 2)
@@ -142,16 +211,42 @@ def built(tmp_path_factory):
     if "test-spy" not in DETECTORS:
         register_detector("test-spy", DetectorKind(run=_spy))
     tmp = tmp_path_factory.mktemp("rw")
-    cfg = BuildConfig(corpus="demo", langs=("ru", "kk"), tts="test-bytes", asr="test-bytes", seed=2,
-                      rewrites_per_article=1, articles_per_language=10)
+    cfg = BuildConfig(
+        corpus="demo",
+        langs=("ru", "kk"),
+        tts="test-bytes",
+        asr="test-bytes",
+        seed=2,
+        rewrites_per_article=1,
+        articles_per_language=10,
+    )
     build = build_spoken(tmp / "run", cfg, quiet=True)
     rows = []
-    for i, (topic, date) in enumerate([("economy", "2024-02-10"), ("politics", "2023-11-02"),
-                                       ("technology", "2024-11-20")], 1):
-        rows.append({"id": f"s{i}-ru", "language": "ru", "text": f"Ложь номер {i}: вакцины вызывают чипирование.",
-                     "pair_id": f"s{i}", "topic": topic, "date": date, "near_parallel": i == 1})
-        rows.append({"id": f"s{i}-kk", "language": "kk", "text": f"Жалған ақпарат {i}: вакциналар чип салады.",
-                     "pair_id": f"s{i}", "translated": True, "topic": topic, "date": date})
+    for i, (topic, date) in enumerate(
+        [("economy", "2024-02-10"), ("politics", "2023-11-02"), ("technology", "2024-11-20")], 1
+    ):
+        rows.append(
+            {
+                "id": f"s{i}-ru",
+                "language": "ru",
+                "text": f"Ложь номер {i}: вакцины вызывают чипирование.",
+                "pair_id": f"s{i}",
+                "topic": topic,
+                "date": date,
+                "near_parallel": i == 1,
+            }
+        )
+        rows.append(
+            {
+                "id": f"s{i}-kk",
+                "language": "kk",
+                "text": f"Жалған ақпарат {i}: вакциналар чип салады.",
+                "pair_id": f"s{i}",
+                "translated": True,
+                "topic": topic,
+                "date": date,
+            }
+        )
     fakes = tmp / "fakes.jsonl"
     fakes.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
 
@@ -187,16 +282,21 @@ def test_build_realworld_renders_every_new_item_and_matches_one_negative_per_fak
     negs = split.negatives
     assert len(negs) == 6 and all(build.samples[a].label == 0 for a in negs)  # originals of the run
     assert {build.samples[a].language for a in negs} == {"ru", "kk"}
-    assert all(build.samples[a].language == split.matches[k].language for k, m in split.matches.items()
-               for a in [m.article_id])
+    assert all(
+        build.samples[a].language == split.matches[k].language for k, m in split.matches.items() for a in [m.article_id]
+    )
     # the ru fakes match the demo's articles of the same topic and month
     assert split.matches["fake~s1-ru"].similarity == pytest.approx(1.0)
     # faithful LLM rewrites of the ru negatives only (the spec's analysis is Russian), through TTS -> ASR too
     assert set(split.faithful) == {a + "~faithful" for a, lg in negs.items() if lg == "ru"} and calls == 6
     with Store(run) as store:
         logs = store.results(FAITHFUL_LOG_STAGE, split.stages["realworld_faithful"], RewriteLog)
-    assert len(logs) == 3 and all(lg.accepted and [t.status for t in lg.attempts] == ["rejected", "accepted"]
-                                  and "numbers changed" in lg.attempts[0].reason for lg in logs.values())
+    assert len(logs) == 3 and all(
+        lg.accepted
+        and [t.status for t in lg.attempts] == ["rejected", "accepted"]
+        and "numbers changed" in lg.attempts[0].reason
+        for lg in logs.values()
+    )
     assert all(v.label == 0 and v.generator == "openai/faithful-test" for v in split.faithful.values())
     assert set(split.transcripts) == set(split.fakes) | set(split.faithful)
     assert split.transcripts["fake~s1-ru"].text == split.fakes["fake~s1-ru"].text.lower()  # the text-carrying ASR
@@ -223,8 +323,10 @@ def test_report_tables_4_and_5_with_coverage(built):
         detect_realworld(run, detector="tfidf", input=inp)
     data = collect(run)
     sec = next(s for s in data.sections if s.title.startswith("Real-world split"))
-    t4, t5, pairs = ([r for r in sec.rows(k) if r["detector"] == "tfidf"]
-                     for k in ("table4_realworld", "table5_provenance", "realworld_pair_disagreement"))
+    t4, t5, pairs = (
+        [r for r in sec.rows(k) if r["detector"] == "tfidf"]
+        for k in ("table4_realworld", "table5_provenance", "realworld_pair_disagreement")
+    )
     real_ru = next(r for r in t4 if r["language"] == "ru" and r["data"] == "Real")
     assert real_ru["O_n"] == real_ru["T_n"] == 6  # 3 fakes + 3 negatives
     synth_ru = next(r for r in t4 if r["language"] == "ru" and r["data"] == "Synth (test)")
@@ -268,7 +370,9 @@ def test_cli_build_realworld_resumes(built):
     with Store(run) as store:
         again = load_realworld(store)
     assert again.matches == split.matches and not again.faithful  # no --faithful this time
-    res = CliRunner().invoke(app, ["detect", str(run), "--detector", "tfidf", "--input", "text", "-o", "realworld=true"])
+    res = CliRunner().invoke(
+        app, ["detect", str(run), "--detector", "tfidf", "--input", "text", "-o", "realworld=true"]
+    )
     assert res.exit_code == 0, res.output
 
 
@@ -281,7 +385,11 @@ def test_encoder_on_the_realworld_split(built, tmp_path):
         split = load_realworld(store)  # the latest build of the split
     texts = [v.text for v in build.samples.values()] + [v.text for v in split.variants.values()]
     model = build_tiny_encoder(tmp_path / "enc", texts)
-    res = detect_realworld(run, detector=f"encoder/{model}", input="transcript",
-                           options={"epochs": 1, "batch_size": 8, "max_length": 64, "keep_model": False})
+    res = detect_realworld(
+        run,
+        detector=f"encoder/{model}",
+        input="transcript",
+        options={"epochs": 1, "batch_size": 8, "max_length": 64, "keep_model": False},
+    )
     assert {k for k in split.variants} <= set(res.predictions)
     assert all(res.predictions[k].split == "test" for k in split.variants)
