@@ -51,6 +51,11 @@ def units(n: int, clusters: Sequence[str] | None) -> int:
     return n if clusters is None else len(set(clusters))
 
 
+def _whole(x: np.ndarray) -> bool:
+    """Whole numbers whose every resampled sum is exact in float64 (below 2**53), so summation order cannot matter."""
+    return bool(np.all(x == np.round(x))) and float(np.abs(x).max(initial=0.0)) * len(x) < 2.0**53
+
+
 def percentile_ci(values: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float]:
     """The percentile interval of bootstrap replicates (2.5th and 97.5th percentiles at 95%)."""
     tail = round((1 - confidence) * 50, 9)  # 2.5 exactly at 95%, not 2.5000000000000022
@@ -67,8 +72,12 @@ def ratio_ci(*, numerator: Sequence[float], denominator: Sequence[float], cluste
     if clusters is not None:  # each cluster's items summed first: the same draws over (clusters, not items) columns
         idx, n_units = cluster_index(clusters)
         num, den = np.bincount(idx, num, n_units), np.bincount(idx, den, n_units)
-    w = resample_weights(len(num), rounds=bootstrap, seed=seed)
-    nums, dens = w @ num, w @ den
+    draws = np.random.default_rng(seed).integers(0, len(num), (bootstrap, len(num)))  # resample_weights' draws
+    if _whole(num) and _whole(den):  # whole numbers sum exactly in any order: the drawn values summed directly
+        nums, dens = np.take(num, draws).sum(1), np.take(den, draws).sum(1)
+    else:  # a weighted sum per row of the count matrix, as every other reader of the draws does
+        w = _counts(draws, len(num))
+        nums, dens = w @ num, w @ den
     ok = dens > 0
     if not ok.any():
         return None
