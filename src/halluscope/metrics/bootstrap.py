@@ -51,9 +51,9 @@ def units(n: int, clusters: Sequence[str] | None) -> int:
     return n if clusters is None else len(set(clusters))
 
 
-def _whole(x: np.ndarray) -> bool:
+def whole_numbers(x: np.ndarray) -> bool:
     """Whole numbers whose every resampled sum is exact in float64 (below 2**53), so summation order cannot matter."""
-    return bool(np.all(x == np.round(x))) and float(np.abs(x).max(initial=0.0)) * len(x) < 2.0**53
+    return bool(np.all(x == np.round(x))) and float(np.abs(x).max(initial=0.0)) * x.size < 2.0**53
 
 
 def percentile_ci(values: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float]:
@@ -73,7 +73,7 @@ def ratio_ci(*, numerator: Sequence[float], denominator: Sequence[float], cluste
         idx, n_units = cluster_index(clusters)
         num, den = np.bincount(idx, num, n_units), np.bincount(idx, den, n_units)
     draws = np.random.default_rng(seed).integers(0, len(num), (bootstrap, len(num)))  # resample_weights' draws
-    if _whole(num) and _whole(den):  # whole numbers sum exactly in any order: the drawn values summed directly
+    if whole_numbers(num) and whole_numbers(den):  # whole numbers sum exactly in any order: the drawn values summed directly
         nums, dens = np.take(num, draws).sum(1), np.take(den, draws).sum(1)
     else:  # a weighted sum per row of the count matrix, as every other reader of the draws does
         w = _counts(draws, len(num))
