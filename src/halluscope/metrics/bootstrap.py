@@ -46,6 +46,20 @@ def resample_weights(n: int, *, rounds: int, seed: int, clusters: Sequence[str] 
     return _counts(rng.integers(0, units, (rounds, units)), units)[:, idx]
 
 
+def resampled_sums(columns: np.ndarray, *, rounds: int, seed: int, clusters: Sequence[str] | None = None) -> np.ndarray:
+    """(rounds, m): ``resample_weights(...) @ columns`` (items x m), from the same draws. Whole numbers with
+    clusters are summed per cluster first, so the draw counts stay (rounds, clusters), never (rounds, items):
+    their sums are exact in any order, the figures identical."""
+    cols = np.asarray(columns, dtype=float)
+    if clusters is None or not whole_numbers(cols):
+        return resample_weights(len(cols), rounds=rounds, seed=seed, clusters=clusters) @ cols
+    if len(clusters) != len(cols):
+        raise ValueError(f"{len(cols)} items but {len(clusters)} cluster names; pass one cluster (e.g. article id) per item")
+    idx, n_units = cluster_index(clusters)
+    per = np.stack([np.bincount(idx, c, n_units) for c in cols.T], axis=1).reshape(n_units, cols.shape[1])
+    return _counts(np.random.default_rng(seed).integers(0, n_units, (rounds, n_units)), n_units) @ per
+
+
 def units(n: int, clusters: Sequence[str] | None) -> int:
     """How many units a resample draws: the items, or the distinct clusters."""
     return n if clusters is None else len(set(clusters))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from halluscope.metrics.bootstrap import CI, percentile_ci, ratio_ci, resample_weights, units
+from halluscope.metrics.bootstrap import CI, percentile_ci, ratio_ci, resampled_sums, units
 
 INVALID = "__invalid__"
 
@@ -88,9 +88,27 @@ def replicates(ref: Sequence[str], hyp: Sequence[str | None], labels: Sequence[s
 
     Accuracy compares the labels themselves, as the point estimate does: a reference outside ``labels`` answered
     None was counted right by the replicates before (both coded 'outside'), wrong by scikit-learn."""
+    return _from_sums(weights @ _columns(ref, hyp, labels), len(labels))
+
+
+def _columns(ref: Sequence[str], hyp: Sequence[str | None], labels: Sequence[str]) -> np.ndarray:
+    """Per item: 1, correct, then each class's TP, FP, FN (0/1): the sums every replicate is made of."""
     r, h = encode(ref, labels), encode(hyp, labels)
-    correct = np.array([x is not None and x == y for x, y in zip(hyp, ref)])
-    return _weighted(correct, weights) / weights.sum(axis=1), macro_f1_rows(r, h, len(labels), weights)
+    cols = [np.ones(len(r)), np.array([x is not None and x == y for x, y in zip(hyp, ref)], dtype=float)]
+    for c in range(len(labels)):
+        is_ref, is_hyp = r == c, h == c
+        cols += [is_hyp & is_ref, is_hyp & ~is_ref, ~is_hyp & is_ref]
+    return np.column_stack(cols).astype(float)
+
+
+def _from_sums(sums: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Accuracy and macro-F1 per row of _columns' (weighted) sums, as accuracy_rows and macro_f1_rows make them."""
+    f1: np.ndarray | float = 0.0
+    for c in range(k):
+        tp, fp, fn = sums[:, 2 + 3 * c], sums[:, 3 + 3 * c], sums[:, 4 + 3 * c]
+        denom = 2 * tp + fp + fn
+        f1 = f1 + np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
+    return sums[:, 1] / sums[:, 0], np.atleast_1d(f1 / k)
 
 
 def score_classification(
@@ -115,7 +133,8 @@ def score_classification(
     f1 = macro_f1(reference=ref, hypothesis=hyp, labels=labels)
     acc_ci = f1_ci = None
     if bootstrap > 0 and units(len(ref), clusters) > 1:
-        accs, f1s = replicates(ref, hyp, labels, resample_weights(len(ref), rounds=bootstrap, seed=seed, clusters=clusters))
+        sums = resampled_sums(_columns(ref, hyp, labels), rounds=bootstrap, seed=seed, clusters=clusters)
+        accs, f1s = _from_sums(sums, len(labels))
         acc_ci, f1_ci = percentile_ci(accs), percentile_ci(f1s)
     return ClassificationScore(acc, f1, len(ref), sum(h is None for h in hypothesis), acc_ci, f1_ci)
 
