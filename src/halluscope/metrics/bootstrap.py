@@ -29,20 +29,19 @@ def cluster_index(clusters: Sequence[str]) -> tuple[np.ndarray, int]:
 
 
 def draws(units: int, rounds: int, seed: int) -> np.ndarray:
-    """The seeded draws, ``default_rng(seed).integers(0, units, (rounds, units))``, read-only: the last few of
-    at most 16 MB each are kept (a pure function; a report's cells share a few sizes: a severity table asks for
-    288 intervals of 29 sizes)."""
+    """The seeded draws, ``default_rng(seed).integers(0, units, (rounds, units))``, read-only: the last four of
+    at most 32 MB each are kept (a pure function; a report's cells share a few sizes: a severity table asks for
+    288 intervals of 29 sizes, in runs of two or three)."""
     return _kept(units, rounds, seed) if units * rounds <= 4_000_000 else _draw(units, rounds, seed)
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=4)
 def _kept(units: int, rounds: int, seed: int) -> np.ndarray:
     return _draw(units, rounds, seed)
 
 
 def _draw(units: int, rounds: int, seed: int) -> np.ndarray:
-    out = np.random.default_rng(seed).integers(0, units, (rounds, units))
-    out = out.astype(np.int32) if units < 2**31 else out  # the same values in half the memory
+    out = np.random.default_rng(seed).integers(0, units, (rounds, units))  # int64: what np.take indexes fastest
     out.flags.writeable = False
     return out
 
