@@ -57,15 +57,26 @@ def _weighted(mask: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
 def macro_f1_rows(ref: np.ndarray, hyp: np.ndarray, k: int, weights: np.ndarray | None = None) -> np.ndarray:
     """Macro-F1 over classes 0..k-1 of each row of ``hyp`` (rows x items, or one row), each item counted
     ``weights`` times (rows x items; once if None); scikit-learn's zero_division=0."""
-    f1: np.ndarray | float = 0.0
+    return macro_f1_from(class_counts(ref, hyp, k, weights))
+
+
+def class_counts(ref: np.ndarray, hyp: np.ndarray, k: int, weights: np.ndarray | None = None) -> list[tuple]:
+    """Per class 0..k-1, the per-row (weighted) (TP, FP, FN) macro_f1_rows is made of."""
+    out = []
     for c in range(k):
         is_ref, is_hyp = ref == c, hyp == c
-        tp = _weighted(is_hyp & is_ref, weights)
-        fp = _weighted(is_hyp & ~is_ref, weights)
-        fn = _weighted(~is_hyp & is_ref, weights)
+        out.append((_weighted(is_hyp & is_ref, weights), _weighted(is_hyp & ~is_ref, weights),
+                    _weighted(~is_hyp & is_ref, weights)))
+    return out
+
+
+def macro_f1_from(counts: Sequence[tuple]) -> np.ndarray:
+    """Macro-F1 per row of each class's (TP, FP, FN); scikit-learn's zero_division=0."""
+    f1: np.ndarray | float = 0.0
+    for tp, fp, fn in counts:
         denom = 2 * tp + fp + fn
         f1 = f1 + np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
-    return np.atleast_1d(f1 / k)
+    return np.atleast_1d(f1 / len(counts))
 
 
 def accuracy_rows(ref: np.ndarray, hyp: np.ndarray, k: int, weights: np.ndarray | None = None) -> np.ndarray:
@@ -103,12 +114,8 @@ def _columns(ref: Sequence[str], hyp: Sequence[str | None], labels: Sequence[str
 
 def _from_sums(sums: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Accuracy and macro-F1 per row of _columns' (weighted) sums, as accuracy_rows and macro_f1_rows make them."""
-    f1: np.ndarray | float = 0.0
-    for c in range(k):
-        tp, fp, fn = sums[:, 2 + 3 * c], sums[:, 3 + 3 * c], sums[:, 4 + 3 * c]
-        denom = 2 * tp + fp + fn
-        f1 = f1 + np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
-    return sums[:, 1] / sums[:, 0], np.atleast_1d(f1 / k)
+    return sums[:, 1] / sums[:, 0], macro_f1_from([(sums[:, 2 + 3 * c], sums[:, 3 + 3 * c], sums[:, 4 + 3 * c])
+                                                   for c in range(k)])
 
 
 def score_classification(
