@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from halluscope.metrics.bootstrap import percentile_ci, ratio_ci, resample_weights
+from halluscope.metrics.bootstrap import percentile_ci, ratio_ci, resample_weights, resampled_sums
 
 
 def test_item_resamples_are_the_seeded_integer_draws():
@@ -45,3 +45,20 @@ def test_ratio_ci_with_clusters_sums_within_clusters():
     totals = ratio_ci(numerator=[1, 2, 0], denominator=[2, 2, 2], bootstrap=300, seed=2)
     assert got == pytest.approx(totals)
     assert ratio_ci(numerator=num, denominator=den, clusters=["x"] * 6) is None
+
+
+@pytest.mark.parametrize("clusters", [None, "articles"])
+@pytest.mark.parametrize("whole", [True, False])
+def test_fast_paths_give_the_count_matrix_figures_exactly(clusters, whole):
+    # ratio_ci and resampled_sums skip the (rounds, items) count matrix for whole numbers; the figures must be
+    # bit-for-bit those of the matrix product over the same draws (fractions take the matrix path)
+    rng = np.random.default_rng(7)
+    n = 240
+    cols = rng.integers(0, 3, (n, 3)).astype(float) + (0.0 if whole else 0.1)
+    names = [f"a{i % 70}" for i in rng.permutation(n)] if clusters else None
+    w = resample_weights(n, rounds=400, seed=5, clusters=names)
+    assert np.array_equal(resampled_sums(cols, rounds=400, seed=5, clusters=names), w @ cols)
+    num, den = cols[:, 0], cols[:, 1] + 1
+    if names is None:
+        nums, dens = w @ num, w @ den
+        assert ratio_ci(numerator=num, denominator=den, bootstrap=400, seed=5) == percentile_ci(nums / dens)

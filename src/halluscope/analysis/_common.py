@@ -12,7 +12,7 @@ import numpy as np
 
 from halluscope.core.records import Prediction, Transcript, Variant
 from halluscope.core.store import Store
-from halluscope.metrics.bootstrap import CI, percentile_ci, ratio_ci, resample_weights
+from halluscope.metrics.bootstrap import CI, percentile_ci, ratio_ci, resample_weights, whole_numbers
 
 BOOTSTRAP = 1000
 ROUNDS = 2000  # permutation rounds
@@ -102,10 +102,16 @@ def cluster_permutation(counts_a: np.ndarray, counts_b: np.ndarray, stat: Stat, 
     obs = float(stat(a.sum(0)[None])[0] - stat(b.sum(0)[None])[0])
     pooled = np.vstack([a, b])
     rng = np.random.default_rng(seed)
-    perm = np.argsort(rng.random((rounds, len(pooled))), axis=1)
-    in_a = np.zeros((rounds, len(pooled)))
-    np.put_along_axis(in_a, perm[:, :len(a)], 1.0, axis=1)
-    sa, sb = in_a @ pooled, (1.0 - in_a) @ pooled
+    keys = rng.random((rounds, len(pooled)))  # a random order per round; group A: its first len(a) clusters
+    # only which clusters come first matters, not their order: a partition finds the same set as a full sort
+    first = (np.argpartition(keys, len(a) - 1, axis=1) if 0 < len(a) < len(pooled) else np.argsort(keys, axis=1))
+    if whole_numbers(pooled):  # whole counts sum exactly in any order: A's drawn rows summed directly, B the rest
+        sa = np.stack([np.take(np.ascontiguousarray(col), first[:, :len(a)]).sum(1) for col in pooled.T], axis=1)
+        sa, sb = sa.reshape(rounds, pooled.shape[1]), pooled.sum(0) - sa
+    else:
+        in_a = np.zeros((rounds, len(pooled)))
+        np.put_along_axis(in_a, first[:, :len(a)], 1.0, axis=1)
+        sa, sb = in_a @ pooled, (1.0 - in_a) @ pooled
     with np.errstate(divide="ignore", invalid="ignore"):
         d = stat(sa) - stat(sb)
     d = d[np.isfinite(d)]

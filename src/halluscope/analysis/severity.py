@@ -32,9 +32,14 @@ def severity_rows(samples: dict[str, Variant], runs: dict[tuple[str, str], dict[
         for lang in [*langs, ALL]:
             in_lang = [v for v in items if lang == ALL or v.language == lang]
             originals = [v for v in in_lang if v.label == 0]
+            cells: dict[tuple[str | None, str | None], list[Variant]] = {}  # (type or 'all', severity) -> rewrites
+            for v in in_lang:
+                if v.label == 1:
+                    cells.setdefault((v.type, v.severity), []).append(v)
+                    cells.setdefault((ALL, v.severity), []).append(v)
             for typ in [*TYPES, ALL]:
                 for sev in SEVERITIES:
-                    pos = [v for v in in_lang if v.label == 1 and v.severity == sev and typ in (ALL, v.type)]
+                    pos = cells.get((typ, sev))
                     if not pos:
                         continue
                     hit = [pred[v.id] == "hallucinated" for v in pos]

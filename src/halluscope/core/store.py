@@ -193,6 +193,11 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def version(self) -> tuple[int, int]:
+        """Changes when anything is written to the store, by this connection or another: a reader's cache key."""
+        with self._mutex:
+            return self._db.execute("PRAGMA data_version").fetchone()[0], self._db.total_changes
+
     # -- stage results -------------------------------------------------------------------------
     def done_ids(self, stage: str, fingerprint: str) -> set[str]:
         rows = self._db.execute(

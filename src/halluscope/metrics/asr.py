@@ -55,16 +55,21 @@ def normalize_for_wer(text: str) -> str:
     text = text.lower()
     if "'" in text or "\u2019" in text or "\u02bc" in text:
         text = _APOSTROPHE.sub("", text)
-    new = set(text).difference(_SEEN)
-    for ch in new:  # digits; punctuation: quotes, brackets, hyphens and dashes (Pd) alike; symbols (%, $, <, >, ₸)
-        cat = unicodedata.category(ch)
-        _BLANKED[ord(ch)] = " " if cat == "Nd" or cat[0] in "PS" else ch
-    _SEEN.update(new)
     return " ".join(text.translate(_BLANKED).split())  # str.split's whitespace is the regex \s's
 
 
-_BLANKED: dict[int, str] = {}  # str.translate's table, grown with the characters met (keyed by code point)
-_SEEN: set[str] = set()  # the characters in it
+class _Blanked(dict):
+    """str.translate's table (code point -> character), grown with the characters met: digits; punctuation:
+    quotes, brackets, hyphens and dashes (Pd) alike; symbols (%, $, <, >, ₸) become a space, the rest stay."""
+
+    def __missing__(self, cp: int) -> str:
+        ch = chr(cp)
+        cat = unicodedata.category(ch)
+        out = self[cp] = " " if cat == "Nd" or cat[0] in "PS" else ch
+        return out
+
+
+_BLANKED = _Blanked()
 
 
 class Cleaner(Protocol):
@@ -109,6 +114,8 @@ _RUNS_OF_SPACE = re.compile(r"\s\s+")
 
 def _words(s: str) -> list[str]:
     """The words jiwer's default WER transform makes of ``s``: whitespace runs to one space, stripped, split on ' '."""
+    if s.isprintable():  # its only whitespace is ' ' (any other is a control or separator): str.split's words
+        return s.split()
     return [w for w in _RUNS_OF_SPACE.sub(" ", s).strip().split(" ") if w]
 
 
@@ -120,7 +127,14 @@ def edit_counts(reference: str, hypothesis: str) -> tuple[int, int, int, int]:
     12,000-item report spent minutes there)."""
     rw, hw = _words(reference), _words(hypothesis)
     rc, hc = reference.strip(), hypothesis.strip()
-    return Levenshtein.distance(rw, hw), len(rw), Levenshtein.distance(rc, hc), len(rc)
+    # score_hint: the band rapidfuzz starts from (widened until the distance fits, so still exact), about an ASR's
+    # error rate; without it every pair of 4,000-character articles pays the full matrix
+    return (Levenshtein.distance(rw, hw, score_hint=_hint(len(rw), len(hw))), len(rw),
+            Levenshtein.distance(rc, hc, score_hint=_hint(len(rc), len(hc))), len(rc))
+
+
+def _hint(a: int, b: int) -> int:
+    return max(abs(a - b), max(a, b) // 8, 8)
 
 
 def score_asr(*, reference: Sequence[str], hypothesis: Sequence[str], cleaner: Cleaner | None = None) -> AsrScore:

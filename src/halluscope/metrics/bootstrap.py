@@ -13,6 +13,7 @@ intervals halluscope printed before this module existed are reproduced exactly.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -27,10 +28,28 @@ def cluster_index(clusters: Sequence[str]) -> tuple[np.ndarray, int]:
     return np.array([pos[c] for c in clusters], dtype=np.int64), len(keys)
 
 
-def _counts(draws: np.ndarray, units: int) -> np.ndarray:
+def draws(units: int, rounds: int, seed: int) -> np.ndarray:
+    """The seeded draws, ``default_rng(seed).integers(0, units, (rounds, units))``, read-only: the last four of
+    at most 32 MB each are kept (a pure function; a report's cells share a few sizes: a severity table asks for
+    288 intervals of 29 sizes, in runs of two or three)."""
+    return _kept(units, rounds, seed) if units * rounds <= 4_000_000 else _draw(units, rounds, seed)
+
+
+@lru_cache(maxsize=4)
+def _kept(units: int, rounds: int, seed: int) -> np.ndarray:
+    return _draw(units, rounds, seed)
+
+
+def _draw(units: int, rounds: int, seed: int) -> np.ndarray:
+    out = np.random.default_rng(seed).integers(0, units, (rounds, units))  # int64: what np.take indexes fastest
+    out.flags.writeable = False
+    return out
+
+
+def _counts(drawn: np.ndarray, units: int) -> np.ndarray:
     """Per row, how many times each unit 0..units-1 was drawn."""
-    rounds = draws.shape[0]
-    flat = (draws + np.arange(rounds, dtype=np.int64)[:, None] * units).ravel()
+    rounds = drawn.shape[0]
+    flat = (drawn + np.arange(rounds, dtype=np.int64)[:, None] * units).ravel()
     return np.bincount(flat, minlength=rounds * units).reshape(rounds, units).astype(np.float64)
 
 
@@ -39,16 +58,34 @@ def resample_weights(n: int, *, rounds: int, seed: int, clusters: Sequence[str] 
     item) whole clusters are drawn."""
     if clusters is not None and len(clusters) != n:
         raise ValueError(f"{n} items but {len(clusters)} cluster names; pass one cluster (e.g. article id) per item")
-    rng = np.random.default_rng(seed)
     if clusters is None:
-        return _counts(rng.integers(0, n, (rounds, n)), n)
+        return _counts(draws(n, rounds, seed), n)
     idx, units = cluster_index(clusters)
-    return _counts(rng.integers(0, units, (rounds, units)), units)[:, idx]
+    return _counts(draws(units, rounds, seed), units)[:, idx]
+
+
+def resampled_sums(columns: np.ndarray, *, rounds: int, seed: int, clusters: Sequence[str] | None = None) -> np.ndarray:
+    """(rounds, m): ``resample_weights(...) @ columns`` (items x m), from the same draws. Whole numbers with
+    clusters are summed per cluster first, so the draw counts stay (rounds, clusters), never (rounds, items):
+    their sums are exact in any order, the figures identical."""
+    cols = np.asarray(columns, dtype=float)
+    if clusters is None or not whole_numbers(cols):
+        return resample_weights(len(cols), rounds=rounds, seed=seed, clusters=clusters) @ cols
+    if len(clusters) != len(cols):
+        raise ValueError(f"{len(cols)} items but {len(clusters)} cluster names; pass one cluster (e.g. article id) per item")
+    idx, n_units = cluster_index(clusters)
+    per = np.stack([np.bincount(idx, c, n_units) for c in cols.T], axis=1).reshape(n_units, cols.shape[1])
+    return _counts(draws(n_units, rounds, seed), n_units) @ per
 
 
 def units(n: int, clusters: Sequence[str] | None) -> int:
     """How many units a resample draws: the items, or the distinct clusters."""
     return n if clusters is None else len(set(clusters))
+
+
+def whole_numbers(x: np.ndarray) -> bool:
+    """Whole numbers whose every resampled sum is exact in float64 (below 2**53), so summation order cannot matter."""
+    return bool(np.all(x == np.round(x))) and float(np.abs(x).max(initial=0.0)) * x.size < 2.0**53
 
 
 def percentile_ci(values: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float]:
@@ -67,8 +104,12 @@ def ratio_ci(*, numerator: Sequence[float], denominator: Sequence[float], cluste
     if clusters is not None:  # each cluster's items summed first: the same draws over (clusters, not items) columns
         idx, n_units = cluster_index(clusters)
         num, den = np.bincount(idx, num, n_units), np.bincount(idx, den, n_units)
-    w = resample_weights(len(num), rounds=bootstrap, seed=seed)
-    nums, dens = w @ num, w @ den
+    drawn = draws(len(num), bootstrap, seed)  # resample_weights' draws
+    if whole_numbers(num) and whole_numbers(den):  # whole numbers sum exactly in any order: the drawn values summed directly
+        nums, dens = np.take(num, drawn).sum(1), np.take(den, drawn).sum(1)
+    else:  # a weighted sum per row of the count matrix, as every other reader of the draws does
+        w = _counts(drawn, len(num))
+        nums, dens = w @ num, w @ den
     ok = dens > 0
     if not ok.any():
         return None

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from halluscope.metrics.bootstrap import CI, percentile_ci, ratio_ci, resample_weights, units
+from halluscope.metrics.bootstrap import CI, percentile_ci, ratio_ci, resampled_sums, units
 
 INVALID = "__invalid__"
 
@@ -57,15 +57,26 @@ def _weighted(mask: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
 def macro_f1_rows(ref: np.ndarray, hyp: np.ndarray, k: int, weights: np.ndarray | None = None) -> np.ndarray:
     """Macro-F1 over classes 0..k-1 of each row of ``hyp`` (rows x items, or one row), each item counted
     ``weights`` times (rows x items; once if None); scikit-learn's zero_division=0."""
-    f1: np.ndarray | float = 0.0
+    return macro_f1_from(class_counts(ref, hyp, k, weights))
+
+
+def class_counts(ref: np.ndarray, hyp: np.ndarray, k: int, weights: np.ndarray | None = None) -> list[tuple]:
+    """Per class 0..k-1, the per-row (weighted) (TP, FP, FN) macro_f1_rows is made of."""
+    out = []
     for c in range(k):
         is_ref, is_hyp = ref == c, hyp == c
-        tp = _weighted(is_hyp & is_ref, weights)
-        fp = _weighted(is_hyp & ~is_ref, weights)
-        fn = _weighted(~is_hyp & is_ref, weights)
+        out.append((_weighted(is_hyp & is_ref, weights), _weighted(is_hyp & ~is_ref, weights),
+                    _weighted(~is_hyp & is_ref, weights)))
+    return out
+
+
+def macro_f1_from(counts: Sequence[tuple]) -> np.ndarray:
+    """Macro-F1 per row of each class's (TP, FP, FN); scikit-learn's zero_division=0."""
+    f1: np.ndarray | float = 0.0
+    for tp, fp, fn in counts:
         denom = 2 * tp + fp + fn
         f1 = f1 + np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
-    return np.atleast_1d(f1 / k)
+    return np.atleast_1d(f1 / len(counts))
 
 
 def accuracy_rows(ref: np.ndarray, hyp: np.ndarray, k: int, weights: np.ndarray | None = None) -> np.ndarray:
@@ -88,9 +99,23 @@ def replicates(ref: Sequence[str], hyp: Sequence[str | None], labels: Sequence[s
 
     Accuracy compares the labels themselves, as the point estimate does: a reference outside ``labels`` answered
     None was counted right by the replicates before (both coded 'outside'), wrong by scikit-learn."""
+    return _from_sums(weights @ _columns(ref, hyp, labels), len(labels))
+
+
+def _columns(ref: Sequence[str], hyp: Sequence[str | None], labels: Sequence[str]) -> np.ndarray:
+    """Per item: 1, correct, then each class's TP, FP, FN (0/1): the sums every replicate is made of."""
     r, h = encode(ref, labels), encode(hyp, labels)
-    correct = np.array([x is not None and x == y for x, y in zip(hyp, ref)])
-    return _weighted(correct, weights) / weights.sum(axis=1), macro_f1_rows(r, h, len(labels), weights)
+    cols = [np.ones(len(r)), np.array([x is not None and x == y for x, y in zip(hyp, ref)], dtype=float)]
+    for c in range(len(labels)):
+        is_ref, is_hyp = r == c, h == c
+        cols += [is_hyp & is_ref, is_hyp & ~is_ref, ~is_hyp & is_ref]
+    return np.column_stack(cols).astype(float)
+
+
+def _from_sums(sums: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Accuracy and macro-F1 per row of _columns' (weighted) sums, as accuracy_rows and macro_f1_rows make them."""
+    return sums[:, 1] / sums[:, 0], macro_f1_from([(sums[:, 2 + 3 * c], sums[:, 3 + 3 * c], sums[:, 4 + 3 * c])
+                                                   for c in range(k)])
 
 
 def score_classification(
@@ -115,7 +140,8 @@ def score_classification(
     f1 = macro_f1(reference=ref, hypothesis=hyp, labels=labels)
     acc_ci = f1_ci = None
     if bootstrap > 0 and units(len(ref), clusters) > 1:
-        accs, f1s = replicates(ref, hyp, labels, resample_weights(len(ref), rounds=bootstrap, seed=seed, clusters=clusters))
+        sums = resampled_sums(_columns(ref, hyp, labels), rounds=bootstrap, seed=seed, clusters=clusters)
+        accs, f1s = _from_sums(sums, len(labels))
         acc_ci, f1_ci = percentile_ci(accs), percentile_ci(f1s)
     return ClassificationScore(acc, f1, len(ref), sum(h is None for h in hypothesis), acc_ci, f1_ci)
 

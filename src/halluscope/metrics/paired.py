@@ -16,7 +16,7 @@ from itertools import product
 import numpy as np
 
 from halluscope.metrics.bootstrap import percentile_ci, resample_weights, units
-from halluscope.metrics.classification import accuracy_rows, encode, macro_f1_rows
+from halluscope.metrics.classification import accuracy_rows, class_counts, encode, macro_f1_from, macro_f1_rows
 
 EXACT_LIMIT = 16  # up to 2**16 swap patterns are enumerated; beyond, rounds are sampled
 
@@ -127,6 +127,8 @@ def paired_randomization(*, reference: Sequence[str], hypothesis_a: Sequence[str
 def _count_hits(ref: np.ndarray, a: np.ndarray, b: np.ndarray, diff: np.ndarray, patterns: np.ndarray,
                 fn: object, k: int, threshold: float) -> int:
     """How many swap patterns give |metric(A') - metric(B')| >= threshold."""
+    if fn in (macro_f1_rows, accuracy_rows):  # counts: the unswapped items' once, plus each row's swapped items'
+        return int((np.abs(_swapped_deltas(ref, a, b, diff, patterns, fn, k)) >= threshold).sum())
     ra = np.repeat(a[None, :], len(patterns), axis=0)
     rb = np.repeat(b[None, :], len(patterns), axis=0)
     sub_a, sub_b = ra[:, diff], rb[:, diff]
@@ -134,3 +136,22 @@ def _count_hits(ref: np.ndarray, a: np.ndarray, b: np.ndarray, diff: np.ndarray,
     rb[:, diff] = np.where(patterns, sub_a, sub_b)
     deltas = fn(ref, ra, k) - fn(ref, rb, k)  # type: ignore[operator]
     return int((np.abs(deltas) >= threshold).sum())
+
+
+def _swapped_deltas(ref: np.ndarray, a: np.ndarray, b: np.ndarray, diff: np.ndarray, patterns: np.ndarray,
+                    fn: object, k: int) -> np.ndarray:
+    """metric(A') - metric(B') per pattern from whole-number counts (the same integers, so the same figures as
+    the metric over every item), touching only the items A and B disagree on."""
+    same = np.ones(len(ref), dtype=bool)
+    same[diff] = False
+    rd, da, db = ref[diff], a[diff], b[diff]
+    sa, sb = np.where(patterns, db, da), np.where(patterns, da, db)
+    if fn is accuracy_rows:
+        base = int((a[same] == ref[same]).sum())
+        return (base + (sa == rd).sum(1)) / len(ref) - (base + (sb == rd).sum(1)) / len(ref)
+    fixed = class_counts(ref[same], a[same], k)
+
+    def f1(rows: np.ndarray) -> np.ndarray:
+        return macro_f1_from([tuple(x + y for x, y in zip(c0, c)) for c0, c in zip(fixed, class_counts(rd, rows, k))])
+
+    return f1(sa) - f1(sb)

@@ -10,7 +10,8 @@ to the label where one string must tell every run apart (the viewer's run filter
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, replace
 
 from halluscope.core.records import Prediction
 from halluscope.core.runs import Run, labelled_runs, latest_runs
@@ -56,8 +57,23 @@ class DetectRun:
         return " · ".join([self.label, *extra])
 
 
+_READ: weakref.WeakKeyDictionary[Store, dict[tuple[str, str], tuple[tuple[int, int], list[DetectRun]]]] = (
+    weakref.WeakKeyDictionary())
+
+
 def detect_runs(store: Store, command: str = "detect", stage: str = "detect") -> list[DetectRun]:
-    """Every distinct run of ``command`` with predictions, by key, task and input."""
+    """Every distinct run of ``command`` with predictions, by key, task and input: read once per open store while
+    nothing is written to it (every report section asks; a write by anyone reads again), each caller getting its
+    own predictions dicts (the records themselves are frozen)."""
+    version = store.version()
+    per_store = _READ.setdefault(store, {})
+    hit = per_store.get((command, stage))
+    if hit is None or hit[0] != version:
+        hit = per_store[(command, stage)] = (version, _read(store, command, stage))
+    return [replace(d, predictions=dict(d.predictions)) for d in hit[1]]
+
+
+def _read(store: Store, command: str, stage: str) -> list[DetectRun]:
     found = [(r, store.results(stage, r.stages[stage], Prediction)) for r in latest_runs(store, command)]
     found = [(r, preds) for r, preds in found if preds]
     labels = labelled_runs([r for r, _ in found], skip=column_options())
