@@ -45,14 +45,22 @@ ZERO_SHOT = ("openai/detector-a", "openai/detector-b")
 
 def _articles(n: int, rng: random.Random) -> list[tuple[str, str, str]]:
     """``n`` (id, language, text) articles of about 200 words: three demo-corpus articles of one language each."""
-    rows = [json.loads(line) for line in (resources.files("halluscope") / "data" / "demo_corpus.jsonl")
-            .read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [
+        json.loads(line)
+        for line in (resources.files("halluscope") / "data" / "demo_corpus.jsonl")
+        .read_text(encoding="utf-8")
+        .splitlines()
+        if line.strip()
+    ]
     by_lang: dict[str, list[str]] = {}
     for r in rows:
         by_lang.setdefault(r["language"], []).append(r["text"])
     langs = sorted(by_lang)
-    return [(f"{lang}-{i:05d}", lang, " ".join(rng.sample(by_lang[lang], 3)))
-            for i in range(n) for lang in [langs[i % len(langs)]]]
+    return [
+        (f"{lang}-{i:05d}", lang, " ".join(rng.sample(by_lang[lang], 3)))
+        for i in range(n)
+        for lang in [langs[i % len(langs)]]
+    ]
 
 
 def write_spoken(run: Path, n_items: int, rng: random.Random) -> None:
@@ -87,11 +95,21 @@ def write_spoken(run: Path, n_items: int, rng: random.Random) -> None:
     (run / "audio").mkdir(parents=True, exist_ok=True)
     cells = [(t, s) for t in TYPES for s in SEVERITIES]
     with Store(run) as store:
-        record_manifest(store, command="build spoken",
-                        config={"corpus": "bench", "langs": ["en", "kk", "ru"], "generator": gen, "tts": "espeak",
-                                "asr": "whisper/base", "seed": 13, "rewrites_per_article": 2},
-                        seeds={"generate": 13, "voices": 13},
-                        stages={s.name: s.fingerprint for s in (ingest, generate, tts, asr)})
+        record_manifest(
+            store,
+            command="build spoken",
+            config={
+                "corpus": "bench",
+                "langs": ["en", "kk", "ru"],
+                "generator": gen,
+                "tts": "espeak",
+                "asr": "whisper/base",
+                "seed": 13,
+                "rewrites_per_article": 2,
+            },
+            seeds={"generate": 13, "voices": 13},
+            stages={s.name: s.fingerprint for s in (ingest, generate, tts, asr)},
+        )
         store._db.execute("BEGIN")  # one transaction for the bulk write (each put is its own otherwise)
         for n, (aid, lang, text) in enumerate(_articles(max(1, n_items // 3), rng)):
             samples = [Variant(id=aid, article_id=aid, language=lang, text=text, label=0, generator="original")]
@@ -101,32 +119,80 @@ def write_spoken(run: Path, n_items: int, rng: random.Random) -> None:
                 typ, sev = cells[(2 * n + r) % len(cells)]
                 at = rng.randrange(len(words))
                 new = f"{rng.randint(2, 9999)}"
-                rewritten = " ".join(words[:at] + [new] + words[at + 1:])
-                v = Variant(id=f"{aid}~{typ}~{sev}", article_id=aid, language=lang, text=rewritten, label=1, type=typ,
-                            severity=sev, generator=gen, seed=13,
-                            changes=(Change(kind="number", before=words[at], after=new, sentence=-1),),
-                            checks={"changed": True, "length": True})
+                rewritten = " ".join(words[:at] + [new] + words[at + 1 :])
+                v = Variant(
+                    id=f"{aid}~{typ}~{sev}",
+                    article_id=aid,
+                    language=lang,
+                    text=rewritten,
+                    label=1,
+                    type=typ,
+                    severity=sev,
+                    generator=gen,
+                    seed=13,
+                    changes=(Change(kind="number", before=words[at], after=new, sentence=-1),),
+                    checks={"changed": True, "length": True},
+                )
                 store.put(generate.name, generate.fingerprint, v.id, v)
                 dims = DIMENSIONS[typ]
-                sa = SelfAssessment(item_id=v.id, generator=gen, language=lang, type=typ, severity=sev,
-                                    ratings={d.abbr: rng.randint(2, 5) for d in dims},
-                                    verbal={d.abbr: "High" for d in dims})
-                store.put(LOG_STAGE, generate.fingerprint, v.id, RewriteLog(
-                    item_id=v.id, generator=gen, accepted=True, self_assessment=sa,
-                    attempts=(RewriteAttempt(nonce=0, call_key=f"gen-{v.id}", status="accepted"),)))
+                sa = SelfAssessment(
+                    item_id=v.id,
+                    generator=gen,
+                    language=lang,
+                    type=typ,
+                    severity=sev,
+                    ratings={d.abbr: rng.randint(2, 5) for d in dims},
+                    verbal={d.abbr: "High" for d in dims},
+                )
+                store.put(
+                    LOG_STAGE,
+                    generate.fingerprint,
+                    v.id,
+                    RewriteLog(
+                        item_id=v.id,
+                        generator=gen,
+                        accepted=True,
+                        self_assessment=sa,
+                        attempts=(RewriteAttempt(nonce=0, call_key=f"gen-{v.id}", status="accepted"),),
+                    ),
+                )
                 samples.append(v)
             for v in samples[:n_items]:
                 rel = f"audio/{v.id.replace('~', '_')}.wav"
                 (run / rel).write_bytes(wav)
-                store.put(tts.name, tts.fingerprint, v.id, AudioRef(
-                    item_id=v.id, path=rel, sha256=wav_sha, sample_rate=16_000, duration_s=0.2, engine=f"espeak/{v.language}",
-                    voice=v.language, text_sha256=sha256_hex(v.text.encode())))
+                store.put(
+                    tts.name,
+                    tts.fingerprint,
+                    v.id,
+                    AudioRef(
+                        item_id=v.id,
+                        path=rel,
+                        sha256=wav_sha,
+                        sample_rate=16_000,
+                        duration_s=0.2,
+                        engine=f"espeak/{v.language}",
+                        voice=v.language,
+                        text_sha256=sha256_hex(v.text.encode()),
+                    ),
+                )
                 ws = v.text.split()
                 heard = " ".join(w for w in ws if rng.random() > 0.06)  # an ASR that drops about 6% of the words
-                store.put(asr.name, asr.fingerprint, v.id, Transcript(
-                    item_id=v.id, language=v.language, text=heard, asr="whisper/base", audio_sha256=wav_sha,
-                    audio_duration_s=0.2, processing_s=0.1, wer=item_error_rate(v.text, heard, chinese=False),
-                    cer=None))
+                store.put(
+                    asr.name,
+                    asr.fingerprint,
+                    v.id,
+                    Transcript(
+                        item_id=v.id,
+                        language=v.language,
+                        text=heard,
+                        asr="whisper/base",
+                        audio_sha256=wav_sha,
+                        audio_duration_s=0.2,
+                        processing_s=0.1,
+                        wer=item_error_rate(v.text, heard, chinese=False),
+                        cer=None,
+                    ),
+                )
         store._db.execute("COMMIT")
 
 
@@ -147,18 +213,43 @@ def write_zero_shot(run: Path, spec: str, rng: random.Random) -> None:
         for k, v in sorted(b.samples.items()):
             key = f"{spec}-call-{k}"
             reply = rng.choice(("hallucinated", "original", "The article is original.", "I cannot tell."))
-            store.log_call(key=key, backend=spec, request={"messages": [{"role": "user", "content": v.text}]},
-                           response={"choices": [{"message": {"content": reply}}]}, status="ok", latency_s=0.4)
+            store.log_call(
+                key=key,
+                backend=spec,
+                request={"messages": [{"role": "user", "content": v.text}]},
+                response={"choices": [{"message": {"content": reply}}]},
+                status="ok",
+                latency_s=0.4,
+            )
             gold = "hallucinated" if v.label else "original"
             label = "hallucinated" if "hallucinated" in reply else "original" if "original" in reply else None
-            store.put(stage.name, stage.fingerprint, k, Prediction(
-                item_id=k, detector=spec, task="binary", input="text", split=splits[v.article_id], gold=gold,
-                predicted=label, status="ok" if label else "unparsable", answer=label,
-                reason=None if label else "no label in the reply", call_key=key, zero_shot=True))
+            store.put(
+                stage.name,
+                stage.fingerprint,
+                k,
+                Prediction(
+                    item_id=k,
+                    detector=spec,
+                    task="binary",
+                    input="text",
+                    split=splits[v.article_id],
+                    gold=gold,
+                    predicted=label,
+                    status="ok" if label else "unparsable",
+                    answer=label,
+                    reason=None if label else "no label in the reply",
+                    call_key=key,
+                    zero_shot=True,
+                ),
+            )
         store._db.execute("COMMIT")
-        record_manifest(store, command="detect", config={"detector": spec, "task": "binary", "input": "text", "seed": 0,
-                                                         "options": {}},
-                        seeds={"split": 0}, stages={"detect": stage.fingerprint})
+        record_manifest(
+            store,
+            command="detect",
+            config={"detector": spec, "task": "binary", "input": "text", "seed": 0, "options": {}},
+            seeds={"split": 0},
+            stages={"detect": stage.fingerprint},
+        )
 
 
 def judge_script(req: dict, n: int):  # type: ignore[no-untyped-def]
@@ -240,8 +331,9 @@ def view_pages(run: Path) -> tuple[float, float, int, int]:
         t_later = time.perf_counter() - t1
     assert first and page and all(d["id"] == k for k, d in first.items()), "a page came back empty"
     rewrites = [d for d in first.values() if d["kind"] == "spoken" and d["label"] == 1]
-    assert rewrites and all(d["self_assessment"] and d["transcript"]["alignment"] and len(d["predictions"]) >= 2
-                            for d in rewrites), "a rewrite's detail lacks its self-assessment, alignment or predictions"
+    assert rewrites and all(
+        d["self_assessment"] and d["transcript"]["alignment"] and len(d["predictions"]) >= 2 for d in rewrites
+    ), "a rewrite's detail lacks its self-assessment, alignment or predictions"
     return t_first, t_later, len(index), later + 1
 
 
@@ -265,27 +357,45 @@ def main() -> None:
             n_read = read_store(run)
             t_read = min(t_read, time.perf_counter() - t0)
             t0 = time.perf_counter()
-            proc = subprocess.run([sys.executable, "-m", "halluscope", "report", str(run)], capture_output=True,
-                                  text=True, env=env)
+            proc = subprocess.run(
+                [sys.executable, "-m", "halluscope", "report", str(run)], capture_output=True, text=True, env=env
+            )
             t_report = min(t_report, time.perf_counter() - t0)
             if proc.returncode:
-                raise SystemExit(f"halluscope report failed ({proc.returncode}):\n{proc.stdout[-2000:]}{proc.stderr[-3000:]}")
+                raise SystemExit(
+                    f"halluscope report failed ({proc.returncode}):\n{proc.stdout[-2000:]}{proc.stderr[-3000:]}"
+                )
             f, later, n_index, page_no = view_pages(run)
             t_first, t_later = min(t_first, f), min(t_later, later)
         doc = json.loads((run / "report" / "headline.json").read_text(encoding="utf-8"))
         titles = [s["title"] for s in doc["sections"]]
-    print(f"store: {n_read} records and replies read in {t_read:.2f} s; report: {len(titles)} sections, "
-          f"{len(doc['tables'])} tables in {t_report:.2f} s; viewer: {n_index} items, first page {t_first:.2f} s, "
-          f"page {page_no} {t_later:.2f} s", flush=True)
+    print(
+        f"store: {n_read} records and replies read in {t_read:.2f} s; report: {len(titles)} sections, "
+        f"{len(doc['tables'])} tables in {t_report:.2f} s; viewer: {n_index} items, first page {t_first:.2f} s, "
+        f"page {page_no} {t_later:.2f} s",
+        flush=True,
+    )
     print("sections: " + "; ".join(titles))
     missing = [w for w in ("MISHAP", "judge", "detect") if not any(w.lower() in t.lower() for t in titles)]
     if missing:
         raise SystemExit(f"the report has no section about {missing}: {titles}")
-    ratio(f"report seconds at {a.items} spoken items", t_report, "<= 10", smoke=a.smoke, unit=" s",
-          note=f"reading the store alone {t_read:.2f} s")
+    ratio(
+        f"report seconds at {a.items} spoken items",
+        t_report,
+        "<= 10",
+        smoke=a.smoke,
+        unit=" s",
+        note=f"reading the store alone {t_read:.2f} s",
+    )
     ratio("report seconds / reading the store alone", t_report / t_read)
-    ratio(f"viewer first page seconds at {a.items} spoken items", t_first, "<= 2", smoke=a.smoke, unit=" s",
-          note=f"reading the store alone {t_read:.2f} s")
+    ratio(
+        f"viewer first page seconds at {a.items} spoken items",
+        t_first,
+        "<= 2",
+        smoke=a.smoke,
+        unit=" s",
+        note=f"reading the store alone {t_read:.2f} s",
+    )
     ratio("viewer first page / reading the store alone", t_first / t_read)
     ratio(f"viewer page {page_no} seconds", t_later, unit=" s", note=f"reading the store alone {t_read:.2f} s")
 

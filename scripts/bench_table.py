@@ -42,8 +42,11 @@ COMMANDS = {
 def machine() -> str:
     cpu = "unknown CPU"
     try:
-        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                   if line.startswith("model name"))
+        cpu = next(
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        )
     except (OSError, StopIteration):
         pass
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
@@ -55,11 +58,20 @@ def run(name: str, args: list[str]) -> int:
     if not script.is_file():
         raise SystemExit(f"no such bench: {script}")
     cmd = [".venv/bin/python", f"benchmarks/{name}.py", *args]
-    head = [f"# command: {shlex.join(cmd)}", f"# date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC",
-            f"# machine: {machine()}"]
+    head = [
+        f"# command: {shlex.join(cmd)}",
+        f"# date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC",
+        f"# machine: {machine()}",
+    ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    proc = subprocess.Popen([sys.executable, str(script), *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, cwd=ROOT, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=ROOT,
+        env=env,
+    )
     lines = []
     assert proc.stdout is not None
     for line in proc.stdout:
@@ -74,13 +86,18 @@ def run(name: str, args: list[str]) -> int:
 
 def render() -> str:
     benches = sorted(p.stem for p in (ROOT / "benchmarks").glob("bench_*.py"))
-    out = ["# Performance", "",
-           "Every figure below is a `ratio:` line a bench printed, copied by `scripts/bench_table.py render` from "
-           "its saved output (`benchmarks/results/`); the command that produced it and the date are beside it. "
-           "To measure again: `.venv/bin/python scripts/bench_table.py run <bench> [args]`, then `render`. The test "
-           "suite runs every bench with `--smoke` (tests/benchmarks), which checks that it still runs and prints "
-           "these lines, never its speed.", "",
-           f"Regenerated {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC.", ""]
+    out = [
+        "# Performance",
+        "",
+        "Every figure below is a `ratio:` line a bench printed, copied by `scripts/bench_table.py render` from "
+        "its saved output (`benchmarks/results/`); the command that produced it and the date are beside it. "
+        "To measure again: `.venv/bin/python scripts/bench_table.py run <bench> [args]`, then `render`. The test "
+        "suite runs every bench with `--smoke` (tests/benchmarks), which checks that it still runs and prints "
+        "these lines, never its speed.",
+        "",
+        f"Regenerated {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC.",
+        "",
+    ]
     for name in benches:
         saved = RESULTS / f"{name}.txt"
         doc = ast.get_docstring(ast.parse((ROOT / "benchmarks" / f"{name}.py").read_text(encoding="utf-8"))) or ""
@@ -89,10 +106,15 @@ def render() -> str:
             out += [f"Not measured yet: `.venv/bin/python scripts/bench_table.py run {name}`.", ""]
             continue
         text = saved.read_text(encoding="utf-8")
-        meta = {k.strip(): v.strip() for k, _, v in (line[2:].partition(":") for line in text.splitlines()
-                                                     if line.startswith("# "))}
-        out += [f"Command: `{meta.get('command', '?')}`  ", f"Date: {meta.get('date', '?')}; machine: "
-                f"{meta.get('machine', '?')}; exit status {meta.get('exit', '?')}", ""]
+        meta = {
+            k.strip(): v.strip()
+            for k, _, v in (line[2:].partition(":") for line in text.splitlines() if line.startswith("# "))
+        }
+        out += [
+            f"Command: `{meta.get('command', '?')}`  ",
+            f"Date: {meta.get('date', '?')}; machine: {meta.get('machine', '?')}; exit status {meta.get('exit', '?')}",
+            "",
+        ]
         rows = parse(text)
         if not rows:
             out += ["(no ratio line in the saved output)", ""]

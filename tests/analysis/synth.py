@@ -17,8 +17,17 @@ from halluscope.core.store import Store
 
 
 def manifest(store: Store, command: str, config: dict, stages: dict) -> None:
-    store.add_manifest(RunManifest(command=command, created="2026-01-01T00:00:00", config=config, versions={},
-                                   seeds={}, stages=stages, platform="test"))
+    store.add_manifest(
+        RunManifest(
+            command=command,
+            created="2026-01-01T00:00:00",
+            config=config,
+            versions={},
+            seeds={},
+            stages=stages,
+            platform="test",
+        )
+    )
 
 
 def original(article: str, lang: str = "en", text: str = "x") -> Variant:
@@ -26,13 +35,29 @@ def original(article: str, lang: str = "en", text: str = "x") -> Variant:
 
 
 def rewrite(article: str, typ: str, sev: str, lang: str = "en") -> Variant:
-    return Variant(id=f"{article}~{typ}~{sev}", article_id=article, language=lang, text="y", label=1, type=typ,
-                   severity=sev, generator="rules")
+    return Variant(
+        id=f"{article}~{typ}~{sev}",
+        article_id=article,
+        language=lang,
+        text="y",
+        label=1,
+        type=typ,
+        severity=sev,
+        generator="rules",
+    )
 
 
 def transcript(v: Variant, text: str, wer: float | None = None) -> Transcript:
-    return Transcript(item_id=v.id, language=v.language, text=text, asr="whisper/base", audio_sha256="0",
-                      audio_duration_s=1.0, processing_s=0.1, wer=wer)
+    return Transcript(
+        item_id=v.id,
+        language=v.language,
+        text=text,
+        asr="whisper/base",
+        audio_sha256="0",
+        audio_duration_s=1.0,
+        processing_s=0.1,
+        wer=wer,
+    )
 
 
 def store_build(store: Store, samples: list[Variant], transcripts: list[Transcript] = ()) -> None:
@@ -42,16 +67,33 @@ def store_build(store: Store, samples: list[Variant], transcripts: list[Transcri
         store.put("ingest", "ingest-synth", v.id, v)
     for t in transcripts:
         store.put("asr", "asr-synth", t.item_id, t)
-    manifest(store, "build spoken", {}, {"ingest": "ingest-synth", "generate": "generate-synth", "tts": "tts-synth",
-                                         "asr": "asr-synth"})
+    manifest(
+        store,
+        "build spoken",
+        {},
+        {"ingest": "ingest-synth", "generate": "generate-synth", "tts": "tts-synth", "asr": "asr-synth"},
+    )
 
 
 def detect_run(store: Store, detector: str, task: str, inp: str, preds: dict[str, tuple[str, str | None]]) -> None:
     """``preds``: item id -> (gold, predicted); all on the test split."""
     fp = f"{detector}-{task}-{inp}"
     for i, (g, p) in preds.items():
-        store.put("detect", fp, i, Prediction(item_id=i, detector=detector, task=task, input=inp, split="test",
-                                              gold=g, predicted=p, status="ok" if p else "unparsable"))
+        store.put(
+            "detect",
+            fp,
+            i,
+            Prediction(
+                item_id=i,
+                detector=detector,
+                task=task,
+                input=inp,
+                split="test",
+                gold=g,
+                predicted=p,
+                status="ok" if p else "unparsable",
+            ),
+        )
     manifest(store, "detect", {"detector": detector, "task": task, "input": inp, "seed": 0}, {"detect": fp})
 
 
@@ -65,8 +107,12 @@ def spoken_judge(store: Store, judge: str, scores: dict[str, dict[str, int] | No
 def mishap_judge(store: Store, judge: str, verdicts: dict[str, str | None]) -> str:
     fp = f"mjudge-{judge}"
     for aid, v in verdicts.items():
-        store.put("mishap.judge", fp, aid, GroundednessJudgement(answer_id=aid, judge=judge,
-                                                                 status="ok" if v else "unscored", verdict=v))
+        store.put(
+            "mishap.judge",
+            fp,
+            aid,
+            GroundednessJudgement(answer_id=aid, judge=judge, status="ok" if v else "unscored", verdict=v),
+        )
     manifest(store, "mishap judge", {"judge": judge}, {"judge": fp})
     return fp
 
@@ -76,7 +122,14 @@ def human(store: Store, aid: str, who: str, label: str) -> None:
 
 
 def answer(store: Store, fp: str, qid: str, model: str, seed: int | None, text: str, key: str) -> MishapAnswer:
-    a = MishapAnswer(id=f"{qid}~{model}~{'greedy' if seed is None else f's{seed}'}", question_id=qid, model=model,
-                     seed=seed, status="ok", text=text, call_key=key)
+    a = MishapAnswer(
+        id=f"{qid}~{model}~{'greedy' if seed is None else f's{seed}'}",
+        question_id=qid,
+        model=model,
+        seed=seed,
+        status="ok",
+        text=text,
+        call_key=key,
+    )
     store.put("mishap.answers", fp, a.id, a)
     return a

@@ -34,8 +34,13 @@ def severity_run(tmp_path_factory):
     T.update({f"a{i}~fabrication~severe": "hallucinated" for i in (0, 1)})
     with Store(run) as store:
         for inp, got in (("text", O), ("transcript", T)):
-            detect_run(store, "tfidf", "binary", inp, {v.id: ("hallucinated" if v.label else "original",
-                                                              got.get(v.id, "original")) for v in samples})
+            detect_run(
+                store,
+                "tfidf",
+                "binary",
+                inp,
+                {v.id: ("hallucinated" if v.label else "original", got.get(v.id, "original")) for v in samples},
+            )
         store_build(store, samples)
         section = severity_section(store)
     return run, section
@@ -57,8 +62,17 @@ def test_severity_rates_f1_and_minimum_detectable_severity(severity_run):
     assert mds[("O", "all")]["mds"] == "moderate" and mds[("O", "all")]["mds_confident"] == "severe"
     assert mds[("T", "fabrication")]["mds"] == "severe" and mds[("T", "fabrication")]["mds_confident"] is None
     # a severity the cell has no rewrite of is no evidence either way: moderate alone at rate 1 is detectable
-    only = [{"detector": "d", "input": "O", "language": "en", "type": "fabrication", "severity": "moderate",
-             "rate": 1.0, "rate_ci": None}]
+    only = [
+        {
+            "detector": "d",
+            "input": "O",
+            "language": "en",
+            "type": "fabrication",
+            "severity": "moderate",
+            "rate": 1.0,
+            "rate_ci": None,
+        }
+    ]
     assert minimum_detectable(only)[0]["mds"] == "moderate" and minimum_detectable(only)[0]["mds_confident"] is None
     write_folder(run / "out", [s], title="t")  # Markdown, HTML, CSV, JSON through the one renderer
     assert (run / "out" / "severity_en.png").stat().st_size > 1000
@@ -67,7 +81,10 @@ def test_severity_rates_f1_and_minimum_detectable_severity(severity_run):
 
     tex = {p.name: p.read_text() for p in write_analysis_latex(run / "out" / "analysis", [s])}
     assert set(tex) == {"severity_detection.tex", "minimum_detectable_severity.tex"}
-    assert "\\label{tab:severity_detection}" in tex["severity_detection.tex"] and "\\toprule" in tex["severity_detection.tex"]
+    assert (
+        "\\label{tab:severity_detection}" in tex["severity_detection.tex"]
+        and "\\toprule" in tex["severity_detection.tex"]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -81,12 +98,24 @@ def fidelity_run(tmp_path_factory):
     flip = {"original": "hallucinated", "hallucinated": "original"}
     with Store(run) as store:
         detect_run(store, "tfidf", "binary", "text", {i: (g, g) for i, g in gold.items()})
-        detect_run(store, "tfidf", "binary", "transcript",
-                   {i: (g, g if wer[i] < 0.5 else flip[g]) for i, g in gold.items()})
-        for n, (item, who, lab) in enumerate([("a0", "ann", "fully"), ("a0", "bob", "fully"),
-                                              ("a3", "ann", "poorly"), ("a3", "bob", "unintelligible")]):
-            store.save_quality({"item_id": item, "annotator": who, "intelligibility": lab, "fidelity": "faithful",
-                                "excluded": False, "note": "", "created": 1.0}, f"save-{n:06d}")
+        detect_run(
+            store, "tfidf", "binary", "transcript", {i: (g, g if wer[i] < 0.5 else flip[g]) for i, g in gold.items()}
+        )
+        for n, (item, who, lab) in enumerate(
+            [("a0", "ann", "fully"), ("a0", "bob", "fully"), ("a3", "ann", "poorly"), ("a3", "bob", "unintelligible")]
+        ):
+            store.save_quality(
+                {
+                    "item_id": item,
+                    "annotator": who,
+                    "intelligibility": lab,
+                    "fidelity": "faithful",
+                    "excluded": False,
+                    "note": "",
+                    "created": 1.0,
+                },
+                f"save-{n:06d}",
+            )
         store_build(store, samples, trs)
         section = fidelity_section(store)
     return section
@@ -120,10 +149,21 @@ def parity_run(tmp_path_factory):
                 preds[v.id] = (g, g if lang == "en" else {"original": "hallucinated", "hallucinated": "original"}[g])
     with Store(run) as store:
         detect_run(store, "tfidf", "binary", "text", preds)
-        for n, (item, lab, out) in enumerate([("en0", "fully", False), ("en1", "mostly", False), ("ru0", "poorly", True),
-                                              ("ru1", "mostly", False)]):
-            store.save_quality({"item_id": item, "annotator": "ann", "intelligibility": lab, "fidelity": "faithful",
-                                "excluded": out, "note": "", "created": 1.0}, f"save-{n:06d}")
+        for n, (item, lab, out) in enumerate(
+            [("en0", "fully", False), ("en1", "mostly", False), ("ru0", "poorly", True), ("ru1", "mostly", False)]
+        ):
+            store.save_quality(
+                {
+                    "item_id": item,
+                    "annotator": "ann",
+                    "intelligibility": lab,
+                    "fidelity": "faithful",
+                    "excluded": out,
+                    "note": "",
+                    "created": 1.0,
+                },
+                f"save-{n:06d}",
+            )
         store_build(store, samples, trs)
         section = parity_section(store)
     return section
@@ -142,7 +182,13 @@ def test_language_parity_normaliser_effect_f1_and_holm_tests(parity_run):
     tests = {(t["metric"], t["input"]): t for t in parity_run.rows("language_parity_tests")}
     assert len(tests) == 3
     acc = tests[("accuracy", "O")]
-    assert (acc["lang_a"], acc["lang_b"], acc["value_a"], acc["value_b"], acc["difference"]) == ("en", "ru", 1.0, 0.0, 1.0)
+    assert (acc["lang_a"], acc["lang_b"], acc["value_a"], acc["value_b"], acc["difference"]) == (
+        "en",
+        "ru",
+        1.0,
+        0.0,
+        1.0,
+    )
     # 8 articles, 4 per language: 2 of the C(8, 4) = 70 reassignments are as extreme (p about 2/70)
     assert 0.01 < acc["p"] < 0.06
     assert tests[("WER", None)]["difference"] == pytest.approx(-0.5)

@@ -17,7 +17,9 @@ def test_alpha_by_hand():
     # a third rater missing item d: n = 11, n_h = 5, n_g = 6, disagreeing pairs 2: 1 - 10 * 2 / 60 = 2/3
     three = {**two, "C": dict(zip("abc", "hhg"))}
     assert alpha(three, level="nominal", domain="gh") == pytest.approx(2 / 3)
-    assert alpha({"A": {"a": 3, "b": 5}, "B": {"a": 3, "b": 5}}, level="ordinal", domain=range(1, 6)) == pytest.approx(1.0)
+    assert alpha({"A": {"a": 3, "b": 5}, "B": {"a": 3, "b": 5}}, level="ordinal", domain=range(1, 6)) == pytest.approx(
+        1.0
+    )
     assert alpha({"A": {"a": 3}, "B": {"a": 3}}, level="ordinal", domain=range(1, 6)) is None  # one value: undefined
     assert alpha({"A": {"a": 3}}, level="ordinal", domain=range(1, 6)) is None
 
@@ -35,8 +37,12 @@ def judged_run(tmp_path_factory):
     ref = dict(zip(["q1", "q2", "q3", "q4", "q5", "q6"], "hhhggg"))
     lab = {"h": "hallucinated", "g": "grounded", None: None}
     A, B, C = "hhggghh", "hgggghN", "hhhgNgg"  # seven answers; N = unscored; q7 has no human label
-    samples = [original("a0"), rewrite("a0", "fabrication", "mild"), original("a1", "ru"),
-               rewrite("a1", "fabrication", "mild", "ru")]
+    samples = [
+        original("a0"),
+        rewrite("a0", "fabrication", "mild"),
+        original("a1", "ru"),
+        rewrite("a1", "fabrication", "mild", "ru"),
+    ]
     with Store(run) as store:
         for name, votes in (("openai/a", A), ("openai/b", B), ("openai/c", C)):
             mishap_judge(store, name, {f"q{i + 1}": lab[None if v == "N" else v] for i, v in enumerate(votes)})
@@ -44,10 +50,16 @@ def judged_run(tmp_path_factory):
             for aid, v in ref.items():
                 human(store, aid, who, lab[v])
         # spoken judges: perfect agreement in English, one disagreement of 4 points in Russian
-        spoken_judge(store, "openai/j1", {"a0~fabrication~mild": {"FA": 2}, "a0": {"FA": 5}, "a1": {"FA": 4},
-                                          "a1~fabrication~mild": {"FA": 1}})
-        spoken_judge(store, "openai/j2", {"a0~fabrication~mild": {"FA": 2}, "a0": {"FA": 5}, "a1": {"FA": 4},
-                                          "a1~fabrication~mild": None})
+        spoken_judge(
+            store,
+            "openai/j1",
+            {"a0~fabrication~mild": {"FA": 2}, "a0": {"FA": 5}, "a1": {"FA": 4}, "a1~fabrication~mild": {"FA": 1}},
+        )
+        spoken_judge(
+            store,
+            "openai/j2",
+            {"a0~fabrication~mild": {"FA": 2}, "a0": {"FA": 5}, "a1": {"FA": 4}, "a1~fabrication~mild": None},
+        )
         store_build(store, samples)
         section = reliability_section(store)
     return run, section
@@ -61,17 +73,22 @@ def test_reliability_tables(judged_run):
     assert alphas[("Lost in Speech", "FA", "ru")]["alpha"] is None  # one pairable item with one value: undefined
     m = alphas[("MISHAP-Bench", "groundedness", "all")]
     assert (m["judges"], m["humans"], m["items"], m["unscored"]) == (3, 2, 7, 2)
-    assert alphas[("Lost in Speech", "FA", "ru")]["unscored"] == 1 and alphas[("Lost in Speech", "FA", "en")]["unscored"] == 0
+    assert (
+        alphas[("Lost in Speech", "FA", "ru")]["unscored"] == 1
+        and alphas[("Lost in Speech", "FA", "en")]["unscored"] == 0
+    )
     corr = {(r["judge_a"], r["judge_b"]): r for r in s.rows("judge_error_correlation")}
     # errors against the humans: A 001001, B 011001, C 000010 (unscored = wrong)
-    assert corr[("openai/a", "openai/b")]["error_r"] == pytest.approx(2 ** -0.5)
-    assert corr[("openai/a", "openai/c")]["error_r"] == pytest.approx(-(10 ** -0.5))
-    assert corr[("openai/b", "openai/c")]["error_r"] == pytest.approx(-(5 ** -0.5))
+    assert corr[("openai/a", "openai/b")]["error_r"] == pytest.approx(2**-0.5)
+    assert corr[("openai/a", "openai/c")]["error_r"] == pytest.approx(-(10**-0.5))
+    assert corr[("openai/b", "openai/c")]["error_r"] == pytest.approx(-(5**-0.5))
     assert corr[("openai/a", "openai/b")]["both_wrong"] == 2
     assert "independent judges" in s.table("judge_error_correlation").notes[0]
     assert "3.00 of 3" in s.table("judge_error_correlation").notes[0]  # mean r below 0: clipped to k
     panel = {r["judge"]: r for r in s.rows("judge_panel")}
-    assert panel["openai/a"]["accuracy"] == pytest.approx(4 / 6) and panel["openai/b"]["accuracy"] == pytest.approx(3 / 6)
+    assert panel["openai/a"]["accuracy"] == pytest.approx(4 / 6) and panel["openai/b"]["accuracy"] == pytest.approx(
+        3 / 6
+    )
     assert panel["openai/c"]["accuracy"] == pytest.approx(5 / 6) and panel["openai/c"]["unscored"] == 1
     p = panel["panel (majority of 3)"]
     assert (p["answers"], p["unscored"], p["rate"], p["accuracy"]) == (7, 1, 0.5, pytest.approx(4 / 6))
@@ -89,9 +106,12 @@ def test_reliability_tables(judged_run):
 def card_run(tmp_path_factory):
     run = tmp_path_factory.mktemp("card")
     M = "hf-audio/tiny"
-    arms = [("plain greedy", M, None, None), ("plain sampled", M, None, [0, 1]),
-            ("aad alpha=0", f"{M}?mitigation=aad&alpha=0.0", 0.0, [0, 1]),
-            ("aad alpha=1", f"{M}?mitigation=aad&alpha=1.0", 1.0, [0, 1])]
+    arms = [
+        ("plain greedy", M, None, None),
+        ("plain sampled", M, None, [0, 1]),
+        ("aad alpha=0", f"{M}?mitigation=aad&alpha=0.0", 0.0, [0, 1]),
+        ("aad alpha=1", f"{M}?mitigation=aad&alpha=1.0", 1.0, [0, 1]),
+    ]
     plain = {"q1": "h", "q2": "h", "q3": "g", "q4": "g"}
     verdicts: dict[str, str | None] = {}
     lab = {"h": "hallucinated", "g": "grounded"}
@@ -112,13 +132,31 @@ def card_run(tmp_path_factory):
                     key = f"k-{name}-{q}-{seed}"
                     a = answer(store, fp, q, model, seed, text, key)
                     verdicts[a.id] = None if (name, q, seed) == ("aad alpha=1", "q4", 1) else lab[v]
-                    store.log_call(key=key, backend=model, request={}, response={"completion_tokens": 10},
-                                   status="ok", latency_s=cost)
+                    store.log_call(
+                        key=key,
+                        backend=model,
+                        request={},
+                        response={"completion_tokens": 10},
+                        status="ok",
+                        latency_s=cost,
+                    )
             cfg_arms.append({"arm": name, "model": model, "strength": strength, "seeds": seeds, "answers": fp})
         jfp = mishap_judge(store, "openai/judge", verdicts)
-        manifest(store, "mitigation sweep", {"model": M, "method": "aad", "strengths": [0.0, 1.0], "seeds": [0, 1],
-                                             "temperature": 0.7, "judge": "openai/judge", "arms": cfg_arms,
-                                             "judge_stages": [jfp]}, {})
+        manifest(
+            store,
+            "mitigation sweep",
+            {
+                "model": M,
+                "method": "aad",
+                "strengths": [0.0, 1.0],
+                "seeds": [0, 1],
+                "temperature": 0.7,
+                "judge": "openai/judge",
+                "arms": cfg_arms,
+                "judge_stages": [jfp],
+            },
+            {},
+        )
         sections = cards_section(store)
     return run, sections
 
@@ -128,13 +166,24 @@ def test_mitigation_card(card_run):
     assert len(sections) == 1
     rows = {r["arm"]: r for r in sections[0].rows("mitigation_card_aad")}
     base = rows["plain sampled"]
-    assert (base["answers"], base["rate"], base["ms_per_token"], base["rate_change"]) == (8, 0.5, pytest.approx(10.0), None)
+    assert (base["answers"], base["rate"], base["ms_per_token"], base["rate_change"]) == (
+        8,
+        0.5,
+        pytest.approx(10.0),
+        None,
+    )
     zero = rows["aad alpha=0"]
-    assert (zero["rate_change"], zero["agreement"], zero["cost_ratio"], zero["rate_change_ci"]) == \
-        (0.0, 1.0, pytest.approx(1.0), (0.0, 0.0))
+    assert (zero["rate_change"], zero["agreement"], zero["cost_ratio"], zero["rate_change_ci"]) == (
+        0.0,
+        1.0,
+        pytest.approx(1.0),
+        (0.0, 0.0),
+    )
     one = rows["aad alpha=1"]
     assert one["unscored"] == 1 and one["rate"] == pytest.approx(1 / 7)  # the unscored answer is not a rate's item
-    assert one["pairs"] == 8 and one["rate_change"] == pytest.approx(-3 / 7) and one["agreement"] == pytest.approx(5 / 8)
+    assert (
+        one["pairs"] == 8 and one["rate_change"] == pytest.approx(-3 / 7) and one["agreement"] == pytest.approx(5 / 8)
+    )
     lo, hi = one["rate_change_ci"]
     assert -1.0 <= lo <= -3 / 7 <= hi <= 0.0
     assert one["cost_ratio"] == pytest.approx(2.0) and one["ms_per_token"] == pytest.approx(20.0)
@@ -157,7 +206,9 @@ def test_sweep_refuses_bad_input_before_any_work(tmp_path):
     assert res.exit_code == 2 and "comma-separated strengths" in res.output
     res = CliRunner().invoke(app, [*base, "--method", "nope"])
     assert "unknown mitigation 'nope'" in str(res.exception)
-    res = CliRunner().invoke(app, ["mitigation", "sweep", str(tmp_path / "run"), "--model", "hf-audio/x?mitigation=aad"])
+    res = CliRunner().invoke(
+        app, ["mitigation", "sweep", str(tmp_path / "run"), "--model", "hf-audio/x?mitigation=aad"]
+    )
     assert "already names a mitigation" in str(res.exception)
     res = CliRunner().invoke(app, [*base, "--temperature", "0"])
     assert "--temperature > 0" in str(res.exception)

@@ -31,7 +31,7 @@ def test_report_of_a_judged_mishap_run_has_judge_reliability(tmp_path, monkeypat
             store.save_label(MishapAnnotation(answer_id=aid, annotator="bob", label=flip, created=1.0))
     res = CliRunner().invoke(app, ["report", str(run), "--json"])
     assert res.exit_code == 0, res.output
-    doc = json.loads(res.output[res.output.index("{"):])
+    doc = json.loads(res.output[res.output.index("{") :])
     assert any(s["title"].startswith("Judge reliability") for s in doc["sections"])
     row = doc["tables"]["judge_alpha"]["rows"][0]
     assert (row["judges"], row["humans"], row["items"]) == (2, 2, len(ids))

@@ -15,13 +15,18 @@ def test_report_of_a_spoken_build_has_the_detection_analyses(tmp_path):
     fakes.register()
     corpus = fakes.write_corpus(tmp_path / "corpus.jsonl")
     run = tmp_path / "run"
-    build_spoken(run, BuildConfig(corpus=str(corpus), langs=("en", "ru"), tts="test-silence", asr="test-fixed",
-                                  rewrites_per_article=3, seed=1), quiet=True)
+    build_spoken(
+        run,
+        BuildConfig(
+            corpus=str(corpus), langs=("en", "ru"), tts="test-silence", asr="test-fixed", rewrites_per_article=3, seed=1
+        ),
+        quiet=True,
+    )
     for inp in ("text", "transcript"):
         detect(run, task="binary", input=inp)
     res = CliRunner().invoke(app, ["report", str(run), "--json"])
     assert res.exit_code == 0, res.output
-    doc = json.loads(res.output[res.output.index("{"):])
+    doc = json.loads(res.output[res.output.index("{") :])
     titles = [s["title"] for s in doc["sections"]]
     for head in ("Severity-resolved detection", "Fidelity strata", "Language parity"):
         assert any(t.startswith(head) for t in titles), (head, titles)

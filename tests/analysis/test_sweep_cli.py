@@ -17,14 +17,30 @@ from support.tiny_audio_lm import qwen2_audio_dir  # noqa: F401 - fixture
 @pytest.mark.slow  # about 90 s on the busy 2-core machine (espeak clips, the tiny model, 84 + 84 AAD generations)
 def test_sweep_runs_the_grid_resumes_and_reports_a_card(tmp_path, monkeypatch, qwen2_audio_dir):  # noqa: F811
     run = scripted.build_run(tmp_path, judge=False, seeds=(0,), per_category=1)
-    args = ["mitigation", "sweep", str(run), "--model", f"hf-audio/{qwen2_audio_dir}", "--method", "aad",
-            "--strength", "0,1", "--seeds", "0,1", "--judge", "openai/judge", "--max-tokens", "4", "--json"]
+    args = [
+        "mitigation",
+        "sweep",
+        str(run),
+        "--model",
+        f"hf-audio/{qwen2_audio_dir}",
+        "--method",
+        "aad",
+        "--strength",
+        "0,1",
+        "--seeds",
+        "0,1",
+        "--judge",
+        "openai/judge",
+        "--max-tokens",
+        "4",
+        "--json",
+    ]
     with ChatServer(scripted.make_script({})) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         monkeypatch.setenv("OPENAI_API_KEY", "k")
         res = CliRunner().invoke(app, args)
         assert res.exit_code == 0, res.output
-        cfg = json.loads(res.output[res.output.index("{"):])
+        cfg = json.loads(res.output[res.output.index("{") :])
         with Store(run) as store:
             calls = sum(1 for _ in store.calls())
         again = CliRunner().invoke(app, args)  # resumable: every answer and verdict comes from the store
@@ -35,7 +51,7 @@ def test_sweep_runs_the_grid_resumes_and_reports_a_card(tmp_path, monkeypatch, q
     assert len(cfg["judge_stages"]) == 2
     res = CliRunner().invoke(app, ["report", str(run), "--json"])
     assert res.exit_code == 0, res.output
-    doc = json.loads(res.output[res.output.index("{"):])
+    doc = json.loads(res.output[res.output.index("{") :])
     rows = {r["arm"]: r for r in doc["tables"]["mitigation_card_aad"]["rows"]}
     n_questions = rows["plain greedy"]["answers"]
     assert n_questions > 0 and rows["plain sampled"]["answers"] == 2 * n_questions

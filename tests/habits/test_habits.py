@@ -38,9 +38,7 @@ def test_ruff():
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
 
 
-# Lands with the lead's repo-wide 'ruff format' (issue 32): until then the tree is not formatted and this is an expected
-# failure; strict, so once the tree is formatted it fails as an unexpected pass until this mark is removed.
-@pytest.mark.xfail(strict=True, reason="the repo-wide 'ruff format' has not landed yet; remove this mark with it")
+# the tree stays as 'ruff format' writes it (the pre-commit hook formats a commit's files)
 def test_ruff_format():
     out = _run(_tool("ruff"), "format", "--check", "src", "tests", "benchmarks", "scripts")
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]

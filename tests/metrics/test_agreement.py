@@ -52,13 +52,18 @@ def test_rows_pair_judges_over_items_both_scored():
     def j(judge, item, status="ok", **scores):
         return Judgement(item_id=item, judge=judge, status=status, scores=scores)
 
-    A = {"x": j("A", "x", FA=1, Fl=5), "y": j("A", "y", FA=2, Fl=4), "z": j("A", "z", FA=5, Fl=5),
-         "w": j("A", "w", "unscored")}
+    A = {
+        "x": j("A", "x", FA=1, Fl=5),
+        "y": j("A", "y", FA=2, Fl=4),
+        "z": j("A", "z", FA=5, Fl=5),
+        "w": j("A", "w", "unscored"),
+    }
     B = {"x": j("B", "x", FA=1, Fl=4), "y": j("B", "y", FA=3, Fl=4), "w": j("B", "w", FA=5, Fl=5)}
     C = {"x": j("C", "x", FA=2, Fl=4)}
     judged = {"A": A, "B": B, "C": C}
-    rows = rating_agreement_rows({r: {k: v.scores for k, v in js.items() if v.status == "ok"} for r, js in judged.items()},
-                                 ["Fl", "FA"])
+    rows = rating_agreement_rows(
+        {r: {k: v.scores for k, v in js.items() if v.status == "ok"} for r, js in judged.items()}, ["Fl", "FA"]
+    )
     ab = {r["dimension"]: r for r in rows if (r["judge_a"], r["judge_b"]) == ("A", "B")}
     assert set(ab) == {"Fl", "FA"} and ab["FA"]["n"] == 2  # z: B missing; w: A unscored
     assert ab["FA"]["kappa_quadratic"] == pytest.approx(rating_agreement(a=[1, 2], b=[1, 3]).kappa_quadratic)

@@ -60,6 +60,7 @@ def test_clustered_interval_is_wider_on_articles_scored_all_right_or_all_wrong()
     items = score_classification(reference=ref, hypothesis=hyp, labels=labels, seed=0)
     clustered = score_classification(reference=ref, hypothesis=hyp, labels=labels, seed=0, clusters=arts)
     assert items.accuracy == clustered.accuracy and items.macro_f1 == clustered.macro_f1
+
     def width(ci):
         return ci[1] - ci[0]
 
@@ -77,4 +78,3 @@ def test_interval_brackets_accuracy_when_a_reference_is_outside_the_label_set():
     w = resample_weights(4, rounds=300, seed=0)
     assert (accs == (w[:, 0] + w[:, 1]) / 4).all()
     assert s.accuracy_ci[0] <= s.accuracy <= s.accuracy_ci[1]
-

@@ -43,8 +43,7 @@ def test_exact_randomization_matches_the_enumeration_by_hand():
     ref = [H, H, H, O, O, H]
     a = [H, H, H, O, O, O]
     b = [O, O, O, O, O, O]
-    r = paired_randomization(reference=ref, hypothesis_a=a, hypothesis_b=b, labels=BIN, metric="accuracy",
-                             bootstrap=0)
+    r = paired_randomization(reference=ref, hypothesis_a=a, hypothesis_b=b, labels=BIN, metric="accuracy", bootstrap=0)
     assert r.exact and r.rounds == 8
     assert r.difference == pytest.approx(0.5) and r.p_value == pytest.approx(0.25)
 
@@ -85,8 +84,9 @@ def test_fast_macro_f1_equals_sklearn_with_invalid_and_absent_labels():
     for _ in range(20):
         ref = list(rng.choice(labels[:2], 15))  # 'severe' never in the reference
         hyp = [None if rng.random() < 0.2 else str(x) for x in rng.choice(labels, 15)]
-        expected = f1_score(ref, ["__invalid__" if h is None else h for h in hyp], labels=list(labels),
-                            average="macro", zero_division=0)
+        expected = f1_score(
+            ref, ["__invalid__" if h is None else h for h in hyp], labels=list(labels), average="macro", zero_division=0
+        )
         assert macro_f1(reference=ref, hypothesis=hyp, labels=labels) == pytest.approx(expected)
 
 

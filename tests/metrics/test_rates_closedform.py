@@ -56,13 +56,21 @@ def test_count_probe_scores_by_hand() -> None:
 
 
 def test_halluaudio_official_scores_by_hand() -> None:
-    s = halluaudio_official_scores(correct=[True, False, True, True], refusal=[False, False, True, False],
-                                   subset=["single_music_count", "single_music_count", "x", "x"],
-                                   probe=["No", "Unrelated", None, None])
+    s = halluaudio_official_scores(
+        correct=[True, False, True, True],
+        refusal=[False, False, True, False],
+        subset=["single_music_count", "single_music_count", "x", "x"],
+        probe=["No", "Unrelated", None, None],
+    )
     # all rows are the denominator: 3/4 correct, 1/4 refusals
     assert s.accuracy == 0.75 and s.refusal_rate == 0.25
     # probe: 2 rows, 0 Yes, 1 Unrelated; correct 1 of the 2 - 1 related -> 1.0
-    assert s.probes["single_music_count"] == {"n": 2, "yes_pred_ratio": 0.0, "unrelated_ratio": 0.5, "conditional_accuracy": 1.0}
+    assert s.probes["single_music_count"] == {
+        "n": 2,
+        "yes_pred_ratio": 0.0,
+        "unrelated_ratio": 0.5,
+        "conditional_accuracy": 1.0,
+    }
 
 
 AHA = dict(
@@ -102,8 +110,11 @@ def test_aha_undefined_rates() -> None:
 
 
 def test_yesno_scores_by_hand() -> None:
-    s = yesno_scores(reference=["yes", "yes", "yes", "no", "no", "no"],
-                     hypothesis=["yes", "no", "refusal", "yes", "no", "no"], bootstrap=0)
+    s = yesno_scores(
+        reference=["yes", "yes", "yes", "no", "no", "no"],
+        hypothesis=["yes", "no", "refusal", "yes", "no", "no"],
+        bootstrap=0,
+    )
     # positive 'yes': TP 1, FP 1, FN 2 (the 'no' and the refusal), TN 2
     assert (s.tp, s.fp, s.fn, s.tn) == (1, 1, 2, 2)
     assert s.precision == pytest.approx(1 / 2) and s.recall == pytest.approx(1 / 3)
@@ -112,14 +123,20 @@ def test_yesno_scores_by_hand() -> None:
     assert s.accuracy == pytest.approx(3 / 6) and s.yes_rate == pytest.approx(2 / 6)
     # answered (yes/no) 5, right 3 -> 3/5
     assert s.n_answered == 5 and s.accuracy_answered == pytest.approx(3 / 5)
-    neg = yesno_scores(reference=["yes", "yes", "yes", "no", "no", "no"],
-                       hypothesis=["yes", "no", "refusal", "yes", "no", "no"], positive="no", bootstrap=0)
+    neg = yesno_scores(
+        reference=["yes", "yes", "yes", "no", "no", "no"],
+        hypothesis=["yes", "no", "refusal", "yes", "no", "no"],
+        positive="no",
+        bootstrap=0,
+    )
     # positive 'no': TP 2 (items 5, 6), FP 1 (item 2), FN 1 (item 4) -> P 2/3, R 2/3
     assert neg.precision == pytest.approx(2 / 3) and neg.recall == pytest.approx(2 / 3)
 
 
 def test_kuan_official_scores_by_hand() -> None:
-    s = kuan_official_scores(reference=["yes", "yes", "yes", "no", "no", "no"], parsed=["yes", "no", "", "yes", "no", "no"])
+    s = kuan_official_scores(
+        reference=["yes", "yes", "yes", "no", "no", "no"], parsed=["yes", "no", "", "yes", "no", "no"]
+    )
     # positive class 'no'. right: items 1, 5, 6 -> 3/6. said 'no' or nothing: 4; right 'no': 2 -> P = 2/4
     assert s.accuracy == 0.5 and s.precision == 0.5
     # gold 'no': 3 -> R = 2/3; F1 = 2 * 0.5 * 0.6667 / 1.1667 = 0.5714

@@ -26,17 +26,23 @@ def test_kappa_and_agr_by_hand():
 
 def test_rates_with_wilson_ci_and_unscored():
     r = rate(k=3, n=10)  # Wilson 95%: [0.1078, 0.6032]
-    assert r.rate == 0.3 and r.ci_low == pytest.approx(0.1078, abs=1e-4) and r.ci_high == pytest.approx(0.6032, abs=1e-4)
+    assert (
+        r.rate == 0.3 and r.ci_low == pytest.approx(0.1078, abs=1e-4) and r.ci_high == pytest.approx(0.6032, abs=1e-4)
+    )
     assert rate(k=0, n=0).rate is None
     rows = [{"model": "m", "domain": "music", "category": "context", "verdict": v} for v in (H, H, G, None)]
     rows += [{"model": "m", "domain": "speech", "category": "context", "verdict": G}]
     out = hallucination_rates(rows, by=("model", "domain"))
-    assert [(o["domain"], o["n"], o["hallucinated"], o["unscored"]) for o in out] == [("music", 3, 2, 1), ("speech", 1, 0, 0)]
+    assert [(o["domain"], o["n"], o["hallucinated"], o["unscored"]) for o in out] == [
+        ("music", 3, 2, 1),
+        ("speech", 1, 0, 0),
+    ]
     assert out[0]["rate"] == pytest.approx(2 / 3)
     # a verdict outside the label space is an error, never silently counted as unscored
     with pytest.raises(HalluscopeError, match="verdicts must be one of"):
-        hallucination_rates(rows + [{"model": "m", "domain": "music", "category": "context", "verdict": "yes"}],
-                            by=("model",))
+        hallucination_rates(
+            rows + [{"model": "m", "domain": "music", "category": "context", "verdict": "yes"}], by=("model",)
+        )
 
 
 def test_stance_rates():
@@ -61,6 +67,10 @@ def test_judge_human_agreement_leaves_out_the_judges_examples():
     jh = {r["pair"]: r for r in judge_human_agreement(judge, human, exclude={"a", "b"})}
     # x keeps c (disagree) and d (agree); y labelled only examples: a row with n = 0 that says so
     assert (jh["judge vs x"]["n"], jh["judge vs x"]["n_agree"], jh["judge vs x"]["examples_left_out"]) == (2, 1, 2)
-    assert (jh["judge vs y"]["n"], jh["judge vs y"]["agreement_rate"], jh["judge vs y"]["examples_left_out"]) == (0, None, 2)
+    assert (jh["judge vs y"]["n"], jh["judge vs y"]["agreement_rate"], jh["judge vs y"]["examples_left_out"]) == (
+        0,
+        None,
+        2,
+    )
     assert (jh["judge vs humans (pooled)"]["n"], jh["judge vs humans (pooled)"]["examples_left_out"]) == (2, 4)
     assert all(r["examples_left_out"] == 0 for r in judge_human_agreement(judge, human))

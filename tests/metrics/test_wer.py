@@ -11,13 +11,22 @@ from halluscope.metrics.asr import normalize_for_wer, score_asr
     ("raw", "expected"),
     [
         # lowercase, punctuation, digits and symbols removed, hyphens to spaces (seed 000, 3.3 / A.4)
-        ("The state-owned bank raised rates to 16.75% on March 12, 2024.", "the state owned bank raised rates to on march"),
+        (
+            "The state-owned bank raised rates to 16.75% on March 12, 2024.",
+            "the state owned bank raised rates to on march",
+        ),
         # noise tags in [] or <> and timestamps go; words in parentheses are speech and stay (App. A.4)
         ("[music] Hello <unk> world (inaudible) 00:01:23 again", "hello world inaudible again"),
         ("Astana (Kazinform) [Reuters] {update} <b>", "astana kazinform reuters update b"),
         ("<|0.00|> [BLANK_AUDIO] [Music playing] <s> don't <|endoftext|>", "dont"),
-        ("Национальный банк — «Самрук-Қазына» повысил ставку до 16,75 процента!", "национальный банк самрук қазына повысил ставку до процента"),
-        ("Қазақстан Ұлттық банкі 2024 жылғы 12 наурызда мөлшерлемені көтерді.", "қазақстан ұлттық банкі жылғы наурызда мөлшерлемені көтерді"),
+        (
+            "Национальный банк — «Самрук-Қазына» повысил ставку до 16,75 процента!",
+            "национальный банк самрук қазына повысил ставку до процента",
+        ),
+        (
+            "Қазақстан Ұлттық банкі 2024 жылғы 12 наурызда мөлшерлемені көтерді.",
+            "қазақстан ұлттық банкі жылғы наурызда мөлшерлемені көтерді",
+        ),
         ("  Many   spaces\tand\nnewlines  ", "many spaces and newlines"),
         ("Ёлка—ЁЖ", "ёлка ёж"),
     ],
@@ -30,37 +39,76 @@ def test_normalisation(raw, expected):
 # error in en ('grew' -> 'grow') and one in ru ('студенты' -> 'студент'), each one character; the last two
 # columns are App. A.4's result written by hand (None: the hypothesis cleans to the same as the reference).
 PAIRS = [
-    ("en", "Astana (Kazinform) The National Bank kept its base rate unchanged.",
-     "[music] Astana Kazinform, the national bank kept its base rate unchanged",
-     "astana kazinform the national bank kept its base rate unchanged", None),
-    ("en", 'About 300 people (mostly students) joined the "Clean City" campaign.',
-     "00:00:05 about 300 people, mostly students, joined the clean city campaign <unk>",
-     "about people mostly students joined the clean city campaign", None),
-    ("en", "The minister said [the plan] would start in {spring}.",
-     "The minister said the plan would start in spring. [NOISE]",
-     "the minister said the plan would start in spring", None),
-    ("en", "The akimat's budget grew by 12%, officials said.",
-     "<|0.00|> the akimat's budget grow by 12 % officials said <|endoftext|>",
-     "the akimats budget grew by officials said", "the akimats budget grow by officials said"),
-    ("ru", "Астана (Казинформ) — Национальный банк сохранил базовую ставку.",
-     "Астана, Казинформ. Национальный банк сохранил базовую ставку [музыка]",
-     "астана казинформ национальный банк сохранил базовую ставку", None),
-    ("ru", "«Самрук-Қазына» объявил о выплате дивидендов.",
-     "00:01:23 Самрук Қазына объявил о выплате дивидендов",
-     "самрук қазына объявил о выплате дивидендов", None),
-    ("ru", "В акции приняли участие около 500 человек (в основном студенты).",
-     "в акции приняли участие около 500 человек, в основном студент <unk>",
-     "в акции приняли участие около человек в основном студенты",
-     "в акции приняли участие около человек в основном студент"),
-    ("kk", "Астана (Kazinform) – Ұлттық банк базалық мөлшерлемені өзгеріссіз қалдырды.",
-     "Астана Kazinform Ұлттық банк базалық мөлшерлемені өзгеріссіз қалдырды",
-     "астана kazinform ұлттық банк базалық мөлшерлемені өзгеріссіз қалдырды", None),
-    ("kk", "«Қазатомпром» компаниясы [жаңа] кен орнын ашты.",
-     "[Music] Қазатомпром компаниясы жаңа кен орнын ашты.",
-     "қазатомпром компаниясы жаңа кен орнын ашты", None),
-    ("kk", "Шараға 200-ге жуық адам қатысты (негізінен студенттер).",
-     "шараға 200-ге жуық адам қатысты, негізінен студенттер. 00:00:12 <noise>",
-     "шараға ге жуық адам қатысты негізінен студенттер", None),
+    (
+        "en",
+        "Astana (Kazinform) The National Bank kept its base rate unchanged.",
+        "[music] Astana Kazinform, the national bank kept its base rate unchanged",
+        "astana kazinform the national bank kept its base rate unchanged",
+        None,
+    ),
+    (
+        "en",
+        'About 300 people (mostly students) joined the "Clean City" campaign.',
+        "00:00:05 about 300 people, mostly students, joined the clean city campaign <unk>",
+        "about people mostly students joined the clean city campaign",
+        None,
+    ),
+    (
+        "en",
+        "The minister said [the plan] would start in {spring}.",
+        "The minister said the plan would start in spring. [NOISE]",
+        "the minister said the plan would start in spring",
+        None,
+    ),
+    (
+        "en",
+        "The akimat's budget grew by 12%, officials said.",
+        "<|0.00|> the akimat's budget grow by 12 % officials said <|endoftext|>",
+        "the akimats budget grew by officials said",
+        "the akimats budget grow by officials said",
+    ),
+    (
+        "ru",
+        "Астана (Казинформ) — Национальный банк сохранил базовую ставку.",
+        "Астана, Казинформ. Национальный банк сохранил базовую ставку [музыка]",
+        "астана казинформ национальный банк сохранил базовую ставку",
+        None,
+    ),
+    (
+        "ru",
+        "«Самрук-Қазына» объявил о выплате дивидендов.",
+        "00:01:23 Самрук Қазына объявил о выплате дивидендов",
+        "самрук қазына объявил о выплате дивидендов",
+        None,
+    ),
+    (
+        "ru",
+        "В акции приняли участие около 500 человек (в основном студенты).",
+        "в акции приняли участие около 500 человек, в основном студент <unk>",
+        "в акции приняли участие около человек в основном студенты",
+        "в акции приняли участие около человек в основном студент",
+    ),
+    (
+        "kk",
+        "Астана (Kazinform) – Ұлттық банк базалық мөлшерлемені өзгеріссіз қалдырды.",
+        "Астана Kazinform Ұлттық банк базалық мөлшерлемені өзгеріссіз қалдырды",
+        "астана kazinform ұлттық банк базалық мөлшерлемені өзгеріссіз қалдырды",
+        None,
+    ),
+    (
+        "kk",
+        "«Қазатомпром» компаниясы [жаңа] кен орнын ашты.",
+        "[Music] Қазатомпром компаниясы жаңа кен орнын ашты.",
+        "қазатомпром компаниясы жаңа кен орнын ашты",
+        None,
+    ),
+    (
+        "kk",
+        "Шараға 200-ге жуық адам қатысты (негізінен студенттер).",
+        "шараға 200-ге жуық адам қатысты, негізінен студенттер. 00:00:12 <noise>",
+        "шараға ге жуық адам қатысты негізінен студенттер",
+        None,
+    ),
 ]
 
 
@@ -68,8 +116,12 @@ def test_brackets_quotes_noise_tags_and_timestamps_cost_nothing():
     for _, ref, hyp, ref_clean, hyp_clean in PAIRS:
         assert normalize_for_wer(ref) == ref_clean
         assert normalize_for_wer(hyp) == (hyp_clean or ref_clean)
-    by_lang = {lang: score_asr(reference=[p[1] for p in PAIRS if p[0] == lang],
-                               hypothesis=[p[2] for p in PAIRS if p[0] == lang]) for lang in ("en", "ru", "kk")}
+    by_lang = {
+        lang: score_asr(
+            reference=[p[1] for p in PAIRS if p[0] == lang], hypothesis=[p[2] for p in PAIRS if p[0] == lang]
+        )
+        for lang in ("en", "ru", "kk")
+    }
     # en: 1 word error of 35 words, 1 character of 211; ru: 1 of 22 words, 1 of 157 characters; kk: none
     assert (by_lang["en"].wer, by_lang["en"].cer) == (pytest.approx(1 / 35), pytest.approx(1 / 211))
     assert (by_lang["ru"].wer, by_lang["ru"].cer) == (pytest.approx(1 / 22), pytest.approx(1 / 157))
@@ -113,8 +165,12 @@ def test_edit_counts_are_what_jiwer_counts_on_real_text(realdata):
     from halluscope.metrics.asr import RuleCleaner, edit_counts
 
     rng = random.Random(0)
-    lines = [x for p in sorted((realdata / "speech_en").rglob("*.txt"))
-             for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
+    lines = [
+        x
+        for p in sorted((realdata / "speech_en").rglob("*.txt"))
+        for x in p.read_text(encoding="utf-8").splitlines()
+        if x.strip()
+    ]
     assert len(lines) >= 7
     pairs = [("a  b\tc ", " a b  c"), ("x", ""), ("\u0430\u049b\u0448\u0430", "\u0430\u043a\u0448\u0430")]
     for line in lines * 4:
@@ -123,8 +179,9 @@ def test_edit_counts_are_what_jiwer_counts_on_real_text(realdata):
         garbled.insert(rng.randrange(len(garbled) + 1), "inserted")
         pairs.append((line, " ".join(garbled)))
     for cleaner in (RuleCleaner(), RawText()):
-        cleaned = [(r, h) for r, h in zip(cleaner.clean([r for r, _ in pairs]), cleaner.clean([h for _, h in pairs]))
-                   if r]
+        cleaned = [
+            (r, h) for r, h in zip(cleaner.clean([r for r, _ in pairs]), cleaner.clean([h for _, h in pairs])) if r
+        ]
         for r, h in cleaned:
             we, wn, ce, cn = edit_counts(r, h)
             w, c = jiwer.process_words(r, h), jiwer.process_characters(r, h)

@@ -33,13 +33,20 @@ def check_latex(tex: str, ncols: int) -> None:
         assert depth >= 0
     assert depth == 0
     if shutil.which("pdflatex"):  # Debian texlive-latex-base + texlive-latex-recommended (booktabs)
-        doc = ("\\documentclass{article}\n\\usepackage[utf8]{inputenc}\n\\usepackage{booktabs}\n"
-               "\\usepackage{textcomp}\n\\begin{document}\n"
-               + tex.replace("κ", "kappa").replace("ρ", "rho").replace("\u2020", "+") + "\n\\end{document}\n")
+        doc = (
+            "\\documentclass{article}\n\\usepackage[utf8]{inputenc}\n\\usepackage{booktabs}\n"
+            "\\usepackage{textcomp}\n\\begin{document}\n"
+            + tex.replace("κ", "kappa").replace("ρ", "rho").replace("\u2020", "+")
+            + "\n\\end{document}\n"
+        )
         with tempfile.TemporaryDirectory() as d:
             (Path(d) / "table.tex").write_text(doc, encoding="utf-8")
-            proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape",
-                                   "table.tex"], capture_output=True, timeout=120, cwd=d)
+            proc = subprocess.run(
+                ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "table.tex"],
+                capture_output=True,
+                timeout=120,
+                cwd=d,
+            )
             assert proc.returncode == 0 and (Path(d) / "table.pdf").stat().st_size > 0, proc.stdout[-2000:]
 
 
@@ -58,10 +65,24 @@ def report(tmp_path_factory):
     register_text_speech()
     tmp = tmp_path_factory.mktemp("paper")
     run = tmp / "run"
-    build_spoken(run, BuildConfig(corpus="demo", langs=("en", "ru", "kk"), tts="test-bytes", asr="test-bytes", seed=2,
-                                  rewrites_per_article=1, articles_per_language=7), quiet=True)
-    rows = [{"id": f"f{i}-{lang}", "language": lang, "text": f"Fake {i} {lang}.", "topic": "economy"}
-            for i in range(2) for lang in ("ru", "kk")]
+    build_spoken(
+        run,
+        BuildConfig(
+            corpus="demo",
+            langs=("en", "ru", "kk"),
+            tts="test-bytes",
+            asr="test-bytes",
+            seed=2,
+            rewrites_per_article=1,
+            articles_per_language=7,
+        ),
+        quiet=True,
+    )
+    rows = [
+        {"id": f"f{i}-{lang}", "language": lang, "text": f"Fake {i} {lang}.", "topic": "economy"}
+        for i in range(2)
+        for lang in ("ru", "kk")
+    ]
     (tmp / "fakes.jsonl").write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
     build_realworld(run, tmp / "fakes.jsonl", quiet=True)
     for inp in ("text", "transcript"):
@@ -71,9 +92,16 @@ def report(tmp_path_factory):
     with Store(run) as store:
         build = load_build(store)
         langs = ["en", "ru", "kk"]
-        data = ReportData(run_dir=run, languages=langs, dataset=_dataset_rows(build, langs), asr=[],
-                          detection=_detection_rows(store, build, langs), failures=[], excluded=0,
-                          table7=table7_rows(build, langs))
+        data = ReportData(
+            run_dir=run,
+            languages=langs,
+            dataset=_dataset_rows(build, langs),
+            asr=[],
+            detection=_detection_rows(store, build, langs),
+            failures=[],
+            excluded=0,
+            table7=table7_rows(build, langs),
+        )
         sections = [realworld_section(store)]
     section = paper_section(data, sections)
     write_paper_tables(run / "report" / "paper", [section])
@@ -100,12 +128,20 @@ def test_tables_1_to_5_in_every_format_with_the_papers_order(report):
     assert order == [(lang, "B", s) for lang in ("EN", "RU", "KZ") for s in "OT"]
     assert [c["title"] for c in t2["columns"]][3:] == ["tfidf Acc", "tfidf F1"]
     t4 = json.loads((paper / "paper_table4.json").read_text(encoding="utf-8"))
-    assert [(r["language"], r["data"]) for r in t4["rows"]] == [("RU", "Synth (test)"), ("RU", "Real"),
-                                                               ("KZ", "Synth (test)"), ("KZ", "Real")]
+    assert [(r["language"], r["data"]) for r in t4["rows"]] == [
+        ("RU", "Synth (test)"),
+        ("RU", "Real"),
+        ("KZ", "Synth (test)"),
+        ("KZ", "Real"),
+    ]
     assert all(r["O0"] is not None and r["T0"] is not None for r in t4["rows"])
     t5 = json.loads((paper / "paper_table5.json").read_text(encoding="utf-8"))
     assert [(r["language"], r["input"], r["provenance"]) for r in t5["rows"][:4]] == [
-        ("RU", "O", "Human"), ("RU", "O", "LLM"), ("RU", "T", "Human"), ("RU", "T", "LLM")]
+        ("RU", "O", "Human"),
+        ("RU", "O", "LLM"),
+        ("RU", "T", "Human"),
+        ("RU", "T", "LLM"),
+    ]
     assert t5["rows"][0]["n_false"] == 2 and t5["rows"][0]["n_truthful"] == 2
     for n, cols in ((1, 11), (2, 5), (4, 4), (5, 8)):
         check_latex((paper / f"paper_table{n}.tex").read_text(encoding="utf-8"), cols)
@@ -115,21 +151,42 @@ def test_tables_1_to_5_in_every_format_with_the_papers_order(report):
 
 
 def test_table2_rows_lang_task_split_and_a_column_pair_per_detector():
-    det = [{"detector": d, "language": lang, "task": t, "split": sp, "accuracy": .5, "macro_f1": f}
-           for d, f in (("enc-a", .4), ("enc-b", .6)) for lang in ("kk", "en") for t in ("severity", "binary", "type")
-           for sp in ("T", "O")]
+    det = [
+        {"detector": d, "language": lang, "task": t, "split": sp, "accuracy": 0.5, "macro_f1": f}
+        for d, f in (("enc-a", 0.4), ("enc-b", 0.6))
+        for lang in ("kk", "en")
+        for t in ("severity", "binary", "type")
+        for sp in ("T", "O")
+    ]
     t = table2(det)
     assert [(r["language"], r["task"], r["split"]) for r in t.rows] == [
-        (lang, task, sp) for lang in ("EN", "KZ") for task in "BTL" for sp in "OT"]
+        (lang, task, sp) for lang in ("EN", "KZ") for task in "BTL" for sp in "OT"
+    ]
     assert [c.title for c in t.cols] == ["Lang", "Task", "Split", "enc-a Acc", "enc-a F1", "enc-b Acc", "enc-b F1"]
     assert all(r["best"] == ["f11"] for r in t.rows) and t.markdown().count("**0.600**") == 12
 
 
 def test_best_cells_are_bold_in_every_view():
-    cells = [{"model": m, "language": "en", "input": "T", "task": t, "accuracy": a, "macro_f1": f, "n": 10,
-              "prompting": "direct"}
-             for m, t, a, f in (("m1", "binary", .6, .5), ("m2", "binary", .7, .61), ("m1", "severity", .4, .3),
-                                ("m2", "severity", .3, .2), ("m1", "type", .3, .25), ("m2", "type", .3, .25))]
+    cells = [
+        {
+            "model": m,
+            "language": "en",
+            "input": "T",
+            "task": t,
+            "accuracy": a,
+            "macro_f1": f,
+            "n": 10,
+            "prompting": "direct",
+        }
+        for m, t, a, f in (
+            ("m1", "binary", 0.6, 0.5),
+            ("m2", "binary", 0.7, 0.61),
+            ("m1", "severity", 0.4, 0.3),
+            ("m2", "severity", 0.3, 0.2),
+            ("m1", "type", 0.3, 0.25),
+            ("m2", "type", 0.3, 0.25),
+        )
+    ]
     t = table3(cells)
     assert [c.title for c in t.cols][3:] == ["B Acc", "B F1", "B n", "T Acc", "T F1", "T n", "L Acc", "L F1", "L n"]
     assert t.rows[0]["best"] == ["T_f1", "L_f1"] and t.rows[1]["best"] == ["B_f1", "T_f1"]  # ties both bold
@@ -137,14 +194,38 @@ def test_best_cells_are_bold_in_every_view():
     tex = t.latex()
     assert "\\textbf{0.610}" in tex and "\\textbf{0.500}" not in tex
     check_latex(tex, 12)
-    t7 = table7([{"asr": "whisper/base", "language": "kk", "wer": .9, "cer": .5},
-                 {"asr": "hf-asr/w2v", "language": "kk", "wer": .4, "cer": .2}])
+    t7 = table7(
+        [
+            {"asr": "whisper/base", "language": "kk", "wer": 0.9, "cer": 0.5},
+            {"asr": "hf-asr/w2v", "language": "kk", "wer": 0.4, "cer": 0.2},
+        ]
+    )
     assert t7.rows[1]["best"] == ["kk_wer"] and "KZ WER" in [c.title for c in t7.cols]
-    t9 = table9([{"judge_a": "a", "judge_b": "b", "dimension": d, "kappa_quadratic": .8, "spearman_rho": .9,
-                  "within_one": 1.0, "n": 8} for d in ("Sa", "FA", "AT")])
+    t9 = table9(
+        [
+            {
+                "judge_a": "a",
+                "judge_b": "b",
+                "dimension": d,
+                "kappa_quadratic": 0.8,
+                "spearman_rho": 0.9,
+                "within_one": 1.0,
+                "n": 8,
+            }
+            for d in ("Sa", "FA", "AT")
+        ]
+    )
     assert [r["dimension"] for r in t9.rows] == ["AT", "FA", "Sa"]  # seed 000, 3.4's order
-    t10 = table10("claude", [{"type": "fabrication", "severity": "severe", "language": "kk", "n": 8},
-                             {"type": "contradiction", "severity": "mild", "language": "ru", "n": 8},
-                             {"type": "contradiction", "severity": "mild", "language": "en", "n": 8}])
-    assert [(r["type"], r["language"]) for r in t10.rows] == [("contradiction", "EN"), ("contradiction", "RU"),
-                                                               ("fabrication", "KZ")]
+    t10 = table10(
+        "claude",
+        [
+            {"type": "fabrication", "severity": "severe", "language": "kk", "n": 8},
+            {"type": "contradiction", "severity": "mild", "language": "ru", "n": 8},
+            {"type": "contradiction", "severity": "mild", "language": "en", "n": 8},
+        ],
+    )
+    assert [(r["type"], r["language"]) for r in t10.rows] == [
+        ("contradiction", "EN"),
+        ("contradiction", "RU"),
+        ("fabrication", "KZ"),
+    ]

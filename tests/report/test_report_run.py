@@ -26,7 +26,9 @@ def mishap_run(tmp_path_factory):
 
 def shown_tables(page: str) -> dict[str, int]:
     """id -> number of body rows of every table the page shows (an empty table is a <p id=...> saying why)."""
-    out = {m.group(1): m.group(2).count("<tr><td") for m in re.finditer(r'<table id="([^"]+)">(.*?)</table>', page, re.S)}
+    out = {
+        m.group(1): m.group(2).count("<tr><td") for m in re.finditer(r'<table id="([^"]+)">(.*?)</table>', page, re.S)
+    }
     out.update({m.group(1): 0 for m in re.finditer(r'<p id="([^"]+)"><em>', page)})
     return out
 
@@ -67,7 +69,9 @@ def test_mishap_report_folder_is_the_same_section(mishap_run):
     res = CliRunner().invoke(app, ["mishap", "report", str(mishap_run)])
     assert res.exit_code == 0, res.output
     folder, main = mishap_run / "report" / "mishap", mishap_run / "report"
-    assert (folder / "table1.csv").read_text(encoding="utf-8") == (main / "mishap_table1.csv").read_text(encoding="utf-8")
+    assert (folder / "table1.csv").read_text(encoding="utf-8") == (main / "mishap_table1.csv").read_text(
+        encoding="utf-8"
+    )
     assert (folder / "stance.png").exists() and json.loads((folder / "summary.json").read_text())["judged"] > 0
 
 
@@ -78,14 +82,37 @@ def test_a_run_with_nothing_to_report_says_so(tmp_path):
 
 
 HALLUAUDIO = [
-    {"audio": "s1.wav", "prompt": "Is there a dog barking?", "reference": "yes", "subset": "fsd_binary", "domain": "sound",
-     "pred": "Yes, a dog is barking."},
-    {"audio": "s2.wav", "prompt": "Is there a dog barking?", "reference": "no", "subset": "fsd_binary", "domain": "sound",
-     "pred": "I don't know."},
-    {"audio": "s4.wav", "prompt": "Is there a siren?", "reference": "no", "subset": "fsd_binary", "domain": "sound",
-     "pred": "Yes."},
-    {"audio": "p1.wav", "prompt": "How many words?", "reference": "5", "subset": "commonvoice_word_count",
-     "pred": "There are five words."},
+    {
+        "audio": "s1.wav",
+        "prompt": "Is there a dog barking?",
+        "reference": "yes",
+        "subset": "fsd_binary",
+        "domain": "sound",
+        "pred": "Yes, a dog is barking.",
+    },
+    {
+        "audio": "s2.wav",
+        "prompt": "Is there a dog barking?",
+        "reference": "no",
+        "subset": "fsd_binary",
+        "domain": "sound",
+        "pred": "I don't know.",
+    },
+    {
+        "audio": "s4.wav",
+        "prompt": "Is there a siren?",
+        "reference": "no",
+        "subset": "fsd_binary",
+        "domain": "sound",
+        "pred": "Yes.",
+    },
+    {
+        "audio": "p1.wav",
+        "prompt": "How many words?",
+        "reference": "5",
+        "subset": "commonvoice_word_count",
+        "pred": "There are five words.",
+    },
 ]
 
 
@@ -134,8 +161,19 @@ def test_mishap_only_closedform_only_and_all_three_runs_share_one_page_structure
     _closedform_predictions(closedform)
     shutil.copytree(mishap_run, every, ignore=shutil.ignore_patterns("report"))
     _closedform_predictions(every)
-    build_spoken(every, BuildConfig(corpus="demo", langs=("en",), tts="test-bytes", asr="test-bytes", seed=1,
-                                    rewrites_per_article=1, articles_per_language=3), quiet=True)
+    build_spoken(
+        every,
+        BuildConfig(
+            corpus="demo",
+            langs=("en",),
+            tts="test-bytes",
+            asr="test-bytes",
+            seed=1,
+            rewrites_per_article=1,
+            articles_per_language=3,
+        ),
+        quiet=True,
+    )
     import halluscope.spoken.build as spoken_build
 
     reads, load = [], spoken_build.load_build
@@ -156,8 +194,9 @@ def test_mishap_only_closedform_only_and_all_three_runs_share_one_page_structure
     # the spoken build's core section first and its paper tables last, around the registered sections
     assert titles["every"][0] == SPOKEN_TITLE and titles["every"][-1] == PAPER_TITLE
     # registration order: the MISHAP section before the closed-form files, each exactly as in its own run
-    assert [t for t in titles["every"] if t in titles["mishap"] + titles["closedform"]] == \
-        titles["mishap"] + titles["closedform"]
+    assert [t for t in titles["every"] if t in titles["mishap"] + titles["closedform"]] == titles["mishap"] + titles[
+        "closedform"
+    ]
     for single in ("mishap", "closedform"):
         for section in docs[single]["sections"]:
             assert section in docs["every"]["sections"]

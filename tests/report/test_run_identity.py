@@ -30,8 +30,12 @@ def run(tmp_path_factory):
     model = f"openai/{root}/zs-model"  # a model named by a temporary path
     with ChatServer(_reply) as srv:
         base = {"base_url": srv.url, "max_retries": 0}
-        for opts in ({"system": "Be brief."}, {"system": "Be careful."}, {"system": "Be brief.", "subset": 1},
-                     {"system": "Be brief."}):
+        for opts in (
+            {"system": "Be brief."},
+            {"system": "Be careful."},
+            {"system": "Be brief.", "subset": 1},
+            {"system": "Be brief."},
+        ):
             detect(run_dir, detector=model, task="binary", input="text", options={**base, **opts})
         detect(run_dir, detector="openai/other", task="binary", input="text", options={**base, "name": "judge-free"})
     return run_dir, model, root
@@ -46,19 +50,31 @@ def test_runs_differing_in_any_option_are_rows_labelled_by_what_differs(run):
         rows = [r for r in zero_shot_rows(store, load_build(store)) if r["language"] == "all"]
     assert len(distinct) == 3  # the rerun replaced its earlier run; the other option sets stay
     labels = sorted(r["model"] for r in rows)
-    assert labels == sorted([
-        "openai/zs-model [system=Be brief.]", "openai/zs-model [system=Be careful.]",
-        "openai/zs-model [subset=1, system=Be brief.]", "judge-free"])
+    assert labels == sorted(
+        [
+            "openai/zs-model [system=Be brief.]",
+            "openai/zs-model [system=Be careful.]",
+            "openai/zs-model [subset=1, system=Be brief.]",
+            "judge-free",
+        ]
+    )
     by = {r["model"]: r for r in rows}
     assert by["openai/zs-model [subset=1, system=Be brief.]"]["n"] < by["openai/zs-model [system=Be brief.]"]["n"]
 
 
 def test_variant_labels_name_only_the_keys_that_differ_within_a_model():
-    a = DetectConfig(detector="x/a", task="binary", input="audio", options={"audio_policy": "chunk", "max_new_tokens": 6})
-    b = DetectConfig(detector="x/a", task="binary", input="audio", options={"audio_policy": "truncate", "max_new_tokens": 6})
+    a = DetectConfig(
+        detector="x/a", task="binary", input="audio", options={"audio_policy": "chunk", "max_new_tokens": 6}
+    )
+    b = DetectConfig(
+        detector="x/a", task="binary", input="audio", options={"audio_policy": "truncate", "max_new_tokens": 6}
+    )
     c = DetectConfig(detector="x/b", task="binary", input="audio", options={"audio_policy": "skip"})
     assert variant_labels([a, b, c], group="detector", skip=("task", "input")) == [
-        "audio_policy=chunk", "audio_policy=truncate", ""]
+        "audio_policy=chunk",
+        "audio_policy=truncate",
+        "",
+    ]
     assert a.identity() != b.identity() and a.identity() == a.model_copy(update={"name": "shown"}).identity()
     # a run stored before the rename of -o max_new_tokens is the same run as its rerun under --max-tokens (one row)
     new = DetectConfig(detector="x/a", task="binary", input="audio", options={"audio_policy": "chunk", "max_tokens": 6})
@@ -83,7 +99,7 @@ def test_no_table_plot_or_viewer_page_shows_a_temporary_path(run):
         for p in d["predictions"]:
             p.pop("raw")
     shown = json.dumps([view.meta(), view.index, details])
-    assert path not in shown, shown[shown.find(path) - 300:shown.find(path) + 40]
+    assert path not in shown, shown[shown.find(path) - 300 : shown.find(path) + 40]
     assert "openai/zs-model [" in shown
     # the full spec is kept in the JSON record of the run
     with Store(run_dir) as store:

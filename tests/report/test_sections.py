@@ -21,14 +21,30 @@ def test_speech_quality_section_from_ratings_in_the_store(tmp_path):
         assert quality_section(store) is None  # no spoken build
         for v in (_variant("k1", "kk"), _variant("e1", "en")):
             store.put("ingest", "ingest-fp", v.id, v)
-        store.add_manifest(RunManifest(command="build spoken", created="2026-01-01T00:00:00", config={}, versions={},
-                                       seeds={}, platform="test", stages={"ingest": "ingest-fp", "generate": "g",
-                                                                          "tts": "t", "asr": "a"}))
+        store.add_manifest(
+            RunManifest(
+                command="build spoken",
+                created="2026-01-01T00:00:00",
+                config={},
+                versions={},
+                seeds={},
+                platform="test",
+                stages={"ingest": "ingest-fp", "generate": "g", "tts": "t", "asr": "a"},
+            )
+        )
         assert quality_section(store) is None  # nothing rated yet
     q = QualityLabels(run)
     for n, (item, who, fid) in enumerate((("k1", "a", "minor"), ("k1", "b", "major"), ("e1", "a", "faithful"))):
-        q.save(QualityRequest(save_id=f"save-{n:04d}", item_id=item, annotator=who, intelligibility="mostly", fidelity=fid,
-                              excluded=False))
+        q.save(
+            QualityRequest(
+                save_id=f"save-{n:04d}",
+                item_id=item,
+                annotator=who,
+                intelligibility="mostly",
+                fidelity=fid,
+                excluded=False,
+            )
+        )
     q.close()
     with Store(run) as store:
         section = quality_section(store)
@@ -40,14 +56,28 @@ def test_speech_quality_section_from_ratings_in_the_store(tmp_path):
 
 def test_judge_section_reads_back_what_build_judge_wrote(tmp_path):
     out = tmp_path / "report" / "judge"
-    summary = {"sampled": 2, "per_cell": 1, "short_cells": [],
-               "judges": [{"judge": "openai/j", "scored": 2, "unscored": 0, "failed": 0, "calls": 2, "from_store": 0}]}
-    quality = {"openai/j": mean_rows([("fabrication", "mild", "en", {"Fl": 4, "AT": 5}),
-                                      ("fabrication", "mild", "en", {"Fl": 5})])}
+    summary = {
+        "sampled": 2,
+        "per_cell": 1,
+        "short_cells": [],
+        "judges": [{"judge": "openai/j", "scored": 2, "unscored": 0, "failed": 0, "calls": 2, "from_store": 0}],
+    }
+    quality = {
+        "openai/j": mean_rows(
+            [("fabrication", "mild", "en", {"Fl": 4, "AT": 5}), ("fabrication", "mild", "en", {"Fl": 5})]
+        )
+    }
     assert quality["openai/j"][0]["Fl"] == 4.5
     files = write_tables(out, agreement=[], quality=quality, self_assessment=[], summary=summary, unscored=[])
-    assert {p.name for p in files} >= {"judge.md", "judge.html", "tables.json", "table10_openai_j.tex",
-                                       "table10_openai_j.csv", "heatmap_openai_j.png", "table9_agreement.csv"}
+    assert {p.name for p in files} >= {
+        "judge.md",
+        "judge.html",
+        "tables.json",
+        "table10_openai_j.tex",
+        "table10_openai_j.csv",
+        "heatmap_openai_j.png",
+        "table9_agreement.csv",
+    }
     assert "table9_agreement.tex" not in {p.name for p in files}  # no rows: no LaTeX table
     doc = json.loads((out / "tables.json").read_text(encoding="utf-8"))
     again: Section = judge_section_from(doc)

@@ -6,13 +6,21 @@ import json
 
 from halluscope.report.table import Column, Figure, Table
 
-ROWS = [{"name": "a_b & c", "score": 0.5, "ci": (0.25, 0.75), "n": 3, "ok": True},
-        {"name": "x|y", "score": None, "ci": None, "n": 10, "ok": False, "extra": [1, 2]}]
+ROWS = [
+    {"name": "a_b & c", "score": 0.5, "ci": (0.25, 0.75), "n": 3, "ok": True},
+    {"name": "x|y", "score": None, "ci": None, "n": 10, "ok": False, "extra": [1, 2]},
+]
 
 
 def table(rows=ROWS) -> Table:
-    return Table("t1_demo", [("name", "Name"), Column("score", "Score", digits=2), ("ci", "95% CI"), ("n", "n"),
-                             ("ok", "OK")], rows, title="Table 1: demo", notes=("A note.",), empty="no rows yet")
+    return Table(
+        "t1_demo",
+        [("name", "Name"), Column("score", "Score", digits=2), ("ci", "95% CI"), ("n", "n"), ("ok", "OK")],
+        rows,
+        title="Table 1: demo",
+        notes=("A note.",),
+        empty="no rows yet",
+    )
 
 
 def test_markdown_golden():
@@ -20,14 +28,15 @@ def test_markdown_golden():
         "### Table 1: demo\n\nA note.\n\n"
         "| Name | Score | 95% CI | n | OK |\n|---|---|---|---|---|\n"
         "| a_b & c | 0.50 | [0.25, 0.75] | 3 | yes |\n"
-        "| x\\|y | - | - | 10 | no |")
+        "| x\\|y | - | - | 10 | no |"
+    )
     assert table().markdown(heading=None).startswith("A note.\n\n| Name |")
 
 
 def test_csv_golden_keeps_every_key_of_every_row():
-    assert table().csv() == ('name,score,ci,n,ok,extra\r\n'
-                             'a_b & c,0.5,"[0.25, 0.75]",3,True,\r\n'
-                             'x|y,,,10,False,"[1, 2]"\r\n')
+    assert table().csv() == (
+        'name,score,ci,n,ok,extra\r\na_b & c,0.5,"[0.25, 0.75]",3,True,\r\nx|y,,,10,False,"[1, 2]"\r\n'
+    )
 
 
 def test_latex_golden_booktabs():
@@ -36,7 +45,8 @@ def test_latex_golden_booktabs():
         "Name & Score & 95\\% CI & n & OK \\\\\n\\midrule\n"
         "a\\_b \\& c & 0.50 & [0.25, 0.75] & 3 & yes \\\\\n"
         "x|y & -- & -- & 10 & no \\\\\n"
-        "\\bottomrule\n\\end{tabular}\n\\caption{Table 1: demo. A note.}\n\\label{tab:t1_demo}\n\\end{table}\n")
+        "\\bottomrule\n\\end{tabular}\n\\caption{Table 1: demo. A note.}\n\\label{tab:t1_demo}\n\\end{table}\n"
+    )
 
 
 def test_html_golden_with_links():
@@ -45,8 +55,9 @@ def test_html_golden_with_links():
     assert t.html() == (
         "<h3>Table 1: demo</h3><p>A note.</p>"
         '<table id="t1_demo"><thead><tr><th>Name</th><th>Score</th><th>95% CI</th><th>n</th><th>OK</th></tr></thead>'
-        "<tbody><tr><td>a_b &amp; c</td><td>0.50</td><td>[0.25, 0.75]</td><td><a href=\"#n=3\">3</a></td><td>yes</td></tr>"
-        "<tr><td>x|y</td><td>-</td><td>-</td><td><a href=\"#n=10\">10</a></td><td>no</td></tr></tbody></table>")
+        '<tbody><tr><td>a_b &amp; c</td><td>0.50</td><td>[0.25, 0.75]</td><td><a href="#n=3">3</a></td><td>yes</td></tr>'
+        '<tr><td>x|y</td><td>-</td><td>-</td><td><a href="#n=10">10</a></td><td>no</td></tr></tbody></table>'
+    )
 
 
 def test_json_holds_the_rows_with_lists_for_tuples():

@@ -16,8 +16,10 @@ def viewrun(tmp_path_factory) -> Path:
     from support.corpus_fixtures import EN, write_jsonl
 
     tmp = tmp_path_factory.mktemp("view")
-    corpus = write_jsonl(tmp / "corpus.jsonl", [{"id": f"en-{i}", "language": "en", "text": t, "date": "2024-05-01"}
-                                                for i, t in enumerate(EN[:3], 1)])
+    corpus = write_jsonl(
+        tmp / "corpus.jsonl",
+        [{"id": f"en-{i}", "language": "en", "text": t, "date": "2024-05-01"} for i, t in enumerate(EN[:3], 1)],
+    )
     run = tmp / "run"
     build_spoken(run, BuildConfig(corpus=str(corpus), langs=("en",), rewrites_per_article=1, seed=5), quiet=True)
     for inp in ("text", "transcript"):

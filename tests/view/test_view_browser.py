@@ -18,11 +18,15 @@ from support.view_helpers import XSS, chromium, http_get
 pytestmark = pytest.mark.slow  # builds a run with espeak-ng and Whisper base (about a minute on two cores)
 TOKEN = "view-token-123456"
 
-DURATION_JS = ("const a = document.querySelector('#item audio'), done = arguments[arguments.length - 1];"
-               "if (a.readyState >= 1) { done(a.duration); } else {"
-               "a.onloadedmetadata = () => done(a.duration); a.onerror = () => done('error: ' + (a.error && a.error.code)); a.load(); }")
-PLAY_JS = ("const a = document.querySelector('#item audio'), done = arguments[arguments.length - 1];"
-           "a.muted = true; a.play().then(() => setTimeout(() => done(a.currentTime), 600), (e) => done('error: ' + e));")
+DURATION_JS = (
+    "const a = document.querySelector('#item audio'), done = arguments[arguments.length - 1];"
+    "if (a.readyState >= 1) { done(a.duration); } else {"
+    "a.onloadedmetadata = () => done(a.duration); a.onerror = () => done('error: ' + (a.error && a.error.code)); a.load(); }"
+)
+PLAY_JS = (
+    "const a = document.querySelector('#item audio'), done = arguments[arguments.length - 1];"
+    "a.muted = true; a.play().then(() => setTimeout(() => done(a.currentTime), 600), (e) => done('error: ' + e));"
+)
 
 
 def build_of(run):
@@ -34,7 +38,7 @@ def expected_alignment(reference, hypothesis):
     out = jiwer.process_words(normalize_for_wer(reference), normalize_for_wer(hypothesis))
     ref, hyp, words = out.references[0], out.hypotheses[0], []
     for c in out.alignments[0]:
-        r, h = ref[c.ref_start_idx:c.ref_end_idx], hyp[c.hyp_start_idx:c.hyp_end_idx]
+        r, h = ref[c.ref_start_idx : c.ref_end_idx], hyp[c.hyp_start_idx : c.hyp_end_idx]
         if c.type == "substitute":
             words += [("substitute", a, b) for a, b in zip(r, h)]
         elif c.type == "insert":
@@ -48,7 +52,8 @@ def shown_alignment(driver):
     return driver.execute_script(
         "return [...document.querySelectorAll('#item .align > span')].map((s) => s.dataset.op === 'substitute'"
         " ? [s.dataset.op, s.querySelector('.ref').textContent, s.querySelector('.hyp').textContent]"
-        " : [s.dataset.op, s.textContent]);")
+        " : [s.dataset.op, s.textContent]);"
+    )
 
 
 def ready(driver, wait):
@@ -67,8 +72,13 @@ def test_served_viewer_in_chromium(viewrun, tmp_path):
         assert http_get(srv, "/api/index")[0] == 403
         status, body, _ = http_get(srv, "/api/index", auth)
         assert status == 200 and json.loads(body)["meta"]["n"] == len(b.samples)
-        for path in ("/audio/../../etc/passwd", "/audio/%2e%2e%2fhalluscope.sqlite", "/halluscope.sqlite",
-                     "/api/chunk/99999", "/api/chunk/-1"):
+        for path in (
+            "/audio/../../etc/passwd",
+            "/audio/%2e%2e%2fhalluscope.sqlite",
+            "/halluscope.sqlite",
+            "/api/chunk/99999",
+            "/api/chunk/-1",
+        ):
             assert http_get(srv, path, auth)[0] == 404, path
         assert http_get(srv, f"/audio/spoken%3A{rewrite}")[0] == 403  # clips need the token too
         status, body, _ = http_get(srv, f"/audio/spoken%3A{rewrite}", auth)
@@ -96,10 +106,12 @@ def test_served_viewer_in_chromium(viewrun, tmp_path):
             v = b.samples[rewrite]
             marks = driver.find_elements(By.CSS_SELECTOR, "#item .rewrite mark.edit")
             assert {int(m.get_attribute("data-edit")): m.text for m in marks} == {
-                i: c.after for i, c in enumerate(v.changes) if c.after}
+                i: c.after for i, c in enumerate(v.changes) if c.after
+            }
             before = driver.find_elements(By.CSS_SELECTOR, "#item .original mark.edit")
             assert {int(m.get_attribute("data-edit")): m.text for m in before} == {
-                i: c.before for i, c in enumerate(v.changes) if c.before}
+                i: c.before for i, c in enumerate(v.changes) if c.before
+            }
             wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#item .audio").get_attribute("data-audio") == "ok")
             src = driver.find_element(By.CSS_SELECTOR, "#item audio").get_attribute("src")
             assert src.startswith("blob:" + base.rstrip("/"))
@@ -160,9 +172,13 @@ def test_export_opens_from_file_and_report_cells_link_to_items(viewrun, tmp_path
         cell.click()
         ready(driver, wait)
         with Store(viewrun, create=False, lock=False) as store:
-            m = [x for x in store.manifests() if x.command == "detect" and x.config["detector"] == "tfidf"
-                 and x.config["input"] == "transcript"][-1]
+            m = [
+                x
+                for x in store.manifests()
+                if x.command == "detect" and x.config["detector"] == "tfidf" and x.config["input"] == "transcript"
+            ][-1]
             from halluscope.core.records import Prediction
+
             test = {k for k, p in store.results("detect", m.stages["detect"], Prediction).items() if p.split == "test"}
         ids = {e.get_attribute("data-id") for e in driver.find_elements(By.CSS_SELECTOR, "#rows tbody tr")}
         assert ids == test and ids

@@ -11,16 +11,29 @@ from support.view_helpers import http_get
 TOKEN = "view-mishap-token-1"
 AUTH = {"X-Halluscope-Token": TOKEN}
 ROWS = [  # a HalluAudio prediction file: one answer the two modes read alike, one they read differently
-    {"audio": "s1.wav", "prompt": "Is there a dog barking?", "reference": "yes", "subset": "fsd_binary", "domain": "sound",
-     "pred": "Yes, a dog is barking."},
-    {"audio": "s2.wav", "prompt": "Is there a dog barking?", "reference": "no", "subset": "fsd_binary", "domain": "sound",
-     "pred": "I don't know."},
+    {
+        "audio": "s1.wav",
+        "prompt": "Is there a dog barking?",
+        "reference": "yes",
+        "subset": "fsd_binary",
+        "domain": "sound",
+        "pred": "Yes, a dog is barking.",
+    },
+    {
+        "audio": "s2.wav",
+        "prompt": "Is there a dog barking?",
+        "reference": "no",
+        "subset": "fsd_binary",
+        "domain": "sound",
+        "pred": "I don't know.",
+    },
 ]
 
 
 @pytest.fixture(scope="module")
 def mishap_run(tmp_path_factory):
     from support import scripted
+
     return scripted.build_run(tmp_path_factory.mktemp("view-mishap"), judge=True)
 
 

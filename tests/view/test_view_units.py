@@ -26,8 +26,11 @@ def test_edits_are_located_and_missing_ones_listed():
 def test_alignment_is_jiwer_on_the_normalised_words():
     a = alignment("The cat, sat on 1 mat!", "the bat sat on on mat")
     out = jiwer.process_words("the cat sat on mat", "the bat sat on on mat")
-    assert (a["substitutions"], a["deletions"], a["insertions"], a["hits"]) == (
-        out.substitutions, out.deletions, out.insertions, out.hits) == (1, 0, 1, 4)
+    assert (
+        (a["substitutions"], a["deletions"], a["insertions"], a["hits"])
+        == (out.substitutions, out.deletions, out.insertions, out.hits)
+        == (1, 0, 1, 4)
+    )
     assert [c["op"] for c in a["chunks"]] == [c.type for c in out.alignments[0]]
     assert alignment("123 !!", "anything") is None  # nothing left to align after normalisation
 
@@ -69,10 +72,14 @@ def test_quality_table_is_append_only_and_idempotent(tmp_path):
 
 def test_quality_tables_shares_agreement_and_exclusion():
     latest = {
-        "k1": {"a": {"item_id": "k1", "intelligibility": "mostly", "fidelity": "minor", "excluded": False},
-               "b": {"item_id": "k1", "intelligibility": "mostly", "fidelity": "major", "excluded": False}},
-        "k2": {"a": {"item_id": "k2", "intelligibility": "poorly", "fidelity": "major", "excluded": True},
-               "b": {"item_id": "k2", "intelligibility": "poorly", "fidelity": "major", "excluded": True}},
+        "k1": {
+            "a": {"item_id": "k1", "intelligibility": "mostly", "fidelity": "minor", "excluded": False},
+            "b": {"item_id": "k1", "intelligibility": "mostly", "fidelity": "major", "excluded": False},
+        },
+        "k2": {
+            "a": {"item_id": "k2", "intelligibility": "poorly", "fidelity": "major", "excluded": True},
+            "b": {"item_id": "k2", "intelligibility": "poorly", "fidelity": "major", "excluded": True},
+        },
         "e1": {"a": {"item_id": "e1", "intelligibility": "fully", "fidelity": "faithful", "excluded": False}},
     }
     t = quality_tables(latest, {"k1": "kk", "k2": "kk", "e1": "en"})

@@ -65,8 +65,9 @@ def listener_labels(store: Store) -> dict[str, str]:
 
 def mean_ci(values: Sequence[float], clusters: Sequence[str], *, seed: int = 0) -> CI:
     """Clustered percentile interval of the mean of per-item values."""
-    return ratio_ci(numerator=list(values), denominator=[1.0] * len(values), clusters=list(clusters),
-                    bootstrap=BOOTSTRAP, seed=seed)
+    return ratio_ci(
+        numerator=list(values), denominator=[1.0] * len(values), clusters=list(clusters), bootstrap=BOOTSTRAP, seed=seed
+    )
 
 
 def f1_parts(gold_pos: Sequence[bool], pred_pos: Sequence[bool]) -> tuple[list[float], list[float]]:
@@ -94,8 +95,9 @@ def holm(pvalues: Sequence[float | None]) -> list[float | None]:
 Stat = Callable[[np.ndarray], np.ndarray]  # (rounds, m) summed counts -> (rounds,) statistic
 
 
-def cluster_permutation(counts_a: np.ndarray, counts_b: np.ndarray, stat: Stat, *, rounds: int = ROUNDS,
-                        seed: int = 0) -> tuple[float, float]:
+def cluster_permutation(
+    counts_a: np.ndarray, counts_b: np.ndarray, stat: Stat, *, rounds: int = ROUNDS, seed: int = 0
+) -> tuple[float, float]:
     """Two groups of clusters (rows: per-cluster summed counts), statistic ``stat(A) - stat(B)``; two-sided
     p-value of a permutation test that reassigns whole clusters to the groups (sizes kept): (difference, p)."""
     a, b = np.asarray(counts_a, float), np.asarray(counts_b, float)
@@ -104,13 +106,13 @@ def cluster_permutation(counts_a: np.ndarray, counts_b: np.ndarray, stat: Stat, 
     rng = np.random.default_rng(seed)
     keys = rng.random((rounds, len(pooled)))  # a random order per round; group A: its first len(a) clusters
     # only which clusters come first matters, not their order: a partition finds the same set as a full sort
-    first = (np.argpartition(keys, len(a) - 1, axis=1) if 0 < len(a) < len(pooled) else np.argsort(keys, axis=1))
+    first = np.argpartition(keys, len(a) - 1, axis=1) if 0 < len(a) < len(pooled) else np.argsort(keys, axis=1)
     if whole_numbers(pooled):  # whole counts sum exactly in any order: A's drawn rows summed directly, B the rest
-        sa = np.stack([np.take(np.ascontiguousarray(col), first[:, :len(a)]).sum(1) for col in pooled.T], axis=1)
+        sa = np.stack([np.take(np.ascontiguousarray(col), first[:, : len(a)]).sum(1) for col in pooled.T], axis=1)
         sa, sb = sa.reshape(rounds, pooled.shape[1]), pooled.sum(0) - sa
     else:
         in_a = np.zeros((rounds, len(pooled)))
-        np.put_along_axis(in_a, first[:, :len(a)], 1.0, axis=1)
+        np.put_along_axis(in_a, first[:, : len(a)], 1.0, axis=1)
         sa, sb = in_a @ pooled, (1.0 - in_a) @ pooled
     with np.errstate(divide="ignore", invalid="ignore"):
         d = stat(sa) - stat(sb)

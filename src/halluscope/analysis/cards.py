@@ -43,10 +43,15 @@ def pair_key(a: MishapAnswer) -> tuple[str, int | None]:
     return a.question_id, a.seed
 
 
-def card_rows(arms: list[dict], answers: dict[str, dict[str, MishapAnswer]], verdicts: dict[str, str | None],
-              costs: dict[str, tuple[float, int]]) -> list[dict]:
+def card_rows(
+    arms: list[dict],
+    answers: dict[str, dict[str, MishapAnswer]],
+    verdicts: dict[str, str | None],
+    costs: dict[str, tuple[float, int]],
+) -> list[dict]:
     """``arms``: the manifest's arms; ``answers``: arm -> answer id -> answer; ``verdicts``: answer id -> verdict
     (None: unscored; absent: not judged); ``costs``: call key -> (latency, tokens)."""
+
     def hal(a: MishapAnswer) -> float | None:
         v = verdicts.get(a.id)
         return None if v is None else float(v == "hallucinated")
@@ -65,22 +70,40 @@ def card_rows(arms: list[dict], answers: dict[str, dict[str, MishapAnswer]], ver
         judged = [a for a in got.values() if a.id in verdicts]
         scored = [h for a in judged if (h := hal(a)) is not None]
         qs = [a.question_id for a in judged if hal(a) is not None]
-        row = {"arm": name, "strength": arm.get("strength"), "answers": len(got), "judged": len(judged),
-               "unscored": len(judged) - len(scored), "rate": sum(scored) / len(scored) if scored else None,
-               "rate_ci": mean_ci(scored, qs) if scored else None, "pairs": None, "rate_change": None,
-               "rate_change_ci": None, "agreement": None, "ms_per_token": ms_per_token(name), "cost_ratio": None}
+        row = {
+            "arm": name,
+            "strength": arm.get("strength"),
+            "answers": len(got),
+            "judged": len(judged),
+            "unscored": len(judged) - len(scored),
+            "rate": sum(scored) / len(scored) if scored else None,
+            "rate_ci": mean_ci(scored, qs) if scored else None,
+            "pairs": None,
+            "rate_change": None,
+            "rate_change_ci": None,
+            "agreement": None,
+            "ms_per_token": ms_per_token(name),
+            "cost_ratio": None,
+        }
         if name != BASELINE and base:
             if name == "plain greedy":
                 pairs = [(a, b) for a in got.values() for b in base.values() if b.question_id == a.question_id]
             else:
                 pairs = [(a, base[pair_key(a)]) for a in got.values() if pair_key(a) in base]
-            diffs = [(ha - hb, a.question_id) for a, b in pairs if (ha := hal(a)) is not None and (hb := hal(b)) is not None]
-            row.update(pairs=len(pairs),
-                       agreement=(sum((a.text or "").strip() == (b.text or "").strip() for a, b in pairs) / len(pairs))
-                       if pairs else None)
+            diffs = [
+                (ha - hb, a.question_id) for a, b in pairs if (ha := hal(a)) is not None and (hb := hal(b)) is not None
+            ]
+            row.update(
+                pairs=len(pairs),
+                agreement=(sum((a.text or "").strip() == (b.text or "").strip() for a, b in pairs) / len(pairs))
+                if pairs
+                else None,
+            )
             if diffs:
-                row.update(rate_change=sum(d for d, _ in diffs) / len(diffs),
-                           rate_change_ci=mean_ci([d for d, _ in diffs], [q for _, q in diffs]))
+                row.update(
+                    rate_change=sum(d for d, _ in diffs) / len(diffs),
+                    rate_change_ci=mean_ci([d for d, _ in diffs], [q for _, q in diffs]),
+                )
         if row["ms_per_token"] is not None and base_cost:
             row["cost_ratio"] = row["ms_per_token"] / base_cost
         rows.append(row)
@@ -112,8 +135,10 @@ def card_plot(rows: list[dict], method: str) -> bytes | None:
 
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(8.0, 3.0))
     xs, ys = [r["strength"] for r in pts], [r["rate_change"] for r in pts]
-    err = [[y - r["rate_change_ci"][0] if r["rate_change_ci"] else 0 for y, r in zip(ys, pts)],
-           [r["rate_change_ci"][1] - y if r["rate_change_ci"] else 0 for y, r in zip(ys, pts)]]
+    err = [
+        [y - r["rate_change_ci"][0] if r["rate_change_ci"] else 0 for y, r in zip(ys, pts)],
+        [r["rate_change_ci"][1] - y if r["rate_change_ci"] else 0 for y, r in zip(ys, pts)],
+    ]
     a1.errorbar(xs, ys, yerr=err, marker="o", capsize=3, color="#2b6cb0")
     a1.axhline(0, color="grey", linewidth=0.8)
     greedy = next((r for r in rows if r["arm"] == "plain greedy"), None)
@@ -130,10 +155,20 @@ def card_plot(rows: list[dict], method: str) -> bytes | None:
     return png(fig)
 
 
-COLS = [("arm", "Decoding"), ("answers", "answers"), ("judged", "judged"), ("unscored", "unscored"),
-        ("rate", "halluc. rate"), ("rate_ci", "rate 95% CI"), ("pairs", "pairs"), ("rate_change", "change vs sampled"),
-        ("rate_change_ci", "change 95% CI"), ("agreement", "same text"), ("ms_per_token", "ms / token"),
-        ("cost_ratio", "cost vs sampled")]
+COLS = [
+    ("arm", "Decoding"),
+    ("answers", "answers"),
+    ("judged", "judged"),
+    ("unscored", "unscored"),
+    ("rate", "halluc. rate"),
+    ("rate_ci", "rate 95% CI"),
+    ("pairs", "pairs"),
+    ("rate_change", "change vs sampled"),
+    ("rate_change_ci", "change 95% CI"),
+    ("agreement", "same text"),
+    ("ms_per_token", "ms / token"),
+    ("cost_ratio", "cost vs sampled"),
+]
 
 
 @register_section
@@ -142,15 +177,23 @@ def cards_section(store: Store) -> list[Section] | None:
     for n, cfg in enumerate(sweeps(store)):
         rows = card_data(store, cfg)
         sid = f"mitigation_card_{cfg.method}" + (f"_{n}" if n else "")
-        out.append(Section(f"Mitigation card: {cfg.method.upper()} on {cfg.model} (MISHAP-Bench, 001)", [
-            f"Strengths {', '.join(f'{s:g}' for s in cfg.strengths)} over seeds "
-            f"{', '.join(map(str, cfg.seeds))} at temperature {cfg.temperature:g}, judge "
-            f"{cfg.judge or '(none: rates need --judge)'}. Change: paired with plain sampled decoding on the "
-            "same question and seed, 95% CI resampling questions; same text: share of those pairs answered "
-            "identically; cost: stored latency per completion token. Answers - judged: empty or skipped answers, "
-            "which the MISHAP judge does not read.",
-            Table(sid, COLS, rows, title="Per strength against plain decoding"),
-            Figure(card_plot(rows, cfg.method), f"{cfg.method.upper()} rate change and cost by strength",
-                   file=f"{sid}.png"),
-        ]))
+        out.append(
+            Section(
+                f"Mitigation card: {cfg.method.upper()} on {cfg.model} (MISHAP-Bench, 001)",
+                [
+                    f"Strengths {', '.join(f'{s:g}' for s in cfg.strengths)} over seeds "
+                    f"{', '.join(map(str, cfg.seeds))} at temperature {cfg.temperature:g}, judge "
+                    f"{cfg.judge or '(none: rates need --judge)'}. Change: paired with plain sampled decoding on the "
+                    "same question and seed, 95% CI resampling questions; same text: share of those pairs answered "
+                    "identically; cost: stored latency per completion token. Answers - judged: empty or skipped answers, "
+                    "which the MISHAP judge does not read.",
+                    Table(sid, COLS, rows, title="Per strength against plain decoding"),
+                    Figure(
+                        card_plot(rows, cfg.method),
+                        f"{cfg.method.upper()} rate change and cost by strength",
+                        file=f"{sid}.png",
+                    ),
+                ],
+            )
+        )
     return out or None

@@ -9,9 +9,20 @@ from pathlib import Path
 from halluscope.core.fs import atomic_write
 from halluscope.report.sections import Section
 
-IDS = frozenset({"severity_detection", "minimum_detectable_severity", "fidelity_strata", "fidelity_trend",
-                 "language_parity", "language_parity_tests", "judge_alpha", "judge_error_correlation", "judge_panel",
-                 "judge_panel_spoken"})
+IDS = frozenset(
+    {
+        "severity_detection",
+        "minimum_detectable_severity",
+        "fidelity_strata",
+        "fidelity_trend",
+        "language_parity",
+        "language_parity_tests",
+        "judge_alpha",
+        "judge_error_correlation",
+        "judge_panel",
+        "judge_panel_spoken",
+    }
+)
 
 
 def write_analysis_latex(out: Path, sections: Sequence[Section]) -> list[Path]:

@@ -36,14 +36,20 @@ def bin_of(wer: float, edges: tuple[float, ...] = WER_BINS) -> str:
     return f">= {edges[-2]:g}"
 
 
-def paired_items(samples: dict[str, Variant], o: dict[str, str | None], t: dict[str, str | None],
-                 gold: dict[str, str]) -> list[tuple[str, bool, bool]]:
+def paired_items(
+    samples: dict[str, Variant], o: dict[str, str | None], t: dict[str, str | None], gold: dict[str, str]
+) -> list[tuple[str, bool, bool]]:
     """(item, O correct, T correct) for items predicted on both inputs."""
     return [(i, o[i] == gold[i], t[i] == gold[i]) for i in sorted(o.keys() & t.keys())]
 
 
-def strata_rows(samples: dict[str, Variant], pairs: dict[tuple[str, str], list[tuple[str, bool, bool]]],
-                strata: dict[str, str], order: list[str], by: str) -> list[dict]:
+def strata_rows(
+    samples: dict[str, Variant],
+    pairs: dict[tuple[str, str], list[tuple[str, bool, bool]]],
+    strata: dict[str, str],
+    order: list[str],
+    by: str,
+) -> list[dict]:
     """One row per (detector, task) x stratum: n, O and T accuracy and the O - T gap with clustered intervals."""
     rows = []
     for (det, task), items in sorted(pairs.items()):
@@ -54,19 +60,35 @@ def strata_rows(samples: dict[str, Variant], pairs: dict[tuple[str, str], list[t
             cl = [samples[i].article_id for i, _, _ in cell]
             o, t = [float(co) for _, co, _ in cell], [float(ct) for _, _, ct in cell]
             gap = [a - b for a, b in zip(o, t)]
-            rows.append({"detector": det, "task": task, "by": by, "stratum": s, "n": len(cell),
-                         "O_acc": sum(o) / len(o), "O_acc_ci": mean_ci(o, cl), "T_acc": sum(t) / len(t),
-                         "T_acc_ci": mean_ci(t, cl), "gap": sum(gap) / len(gap), "gap_ci": mean_ci(gap, cl)})
+            rows.append(
+                {
+                    "detector": det,
+                    "task": task,
+                    "by": by,
+                    "stratum": s,
+                    "n": len(cell),
+                    "O_acc": sum(o) / len(o),
+                    "O_acc_ci": mean_ci(o, cl),
+                    "T_acc": sum(t) / len(t),
+                    "T_acc_ci": mean_ci(t, cl),
+                    "gap": sum(gap) / len(gap),
+                    "gap_ci": mean_ci(gap, cl),
+                }
+            )
     return rows
 
 
-def trend_rows(samples: dict[str, Variant], pairs: dict[tuple[str, str], list[tuple[str, bool, bool]]],
-               wer: dict[str, float]) -> list[dict]:
+def trend_rows(
+    samples: dict[str, Variant], pairs: dict[tuple[str, str], list[tuple[str, bool, bool]]], wer: dict[str, float]
+) -> list[dict]:
     rows = []
     for (det, task), items in sorted(pairs.items()):
         cell = [(i, co, ct) for i, co, ct in items if i in wer]
-        test = slope_test([wer[i] for i, _, _ in cell], [float(co) - float(ct) for _, co, ct in cell],
-                          [samples[i].article_id for i, _, _ in cell])
+        test = slope_test(
+            [wer[i] for i, _, _ in cell],
+            [float(co) - float(ct) for _, co, ct in cell],
+            [samples[i].article_id for i, _, _ in cell],
+        )
         rows.append({"detector": det, "task": task, "n": len(cell), **test})
     return rows
 
@@ -101,8 +123,10 @@ def gap_plot(rows: list[dict]) -> bytes | None:
     for key in dict.fromkeys((r["detector"], r["task"]) for r in sub):
         line = sorted((r for r in sub if (r["detector"], r["task"]) == key), key=lambda r: bins.index(r["stratum"]))
         xs, ys = [bins.index(r["stratum"]) for r in line], [r["gap"] for r in line]
-        err = [[y - r["gap_ci"][0] if r["gap_ci"] else 0 for y, r in zip(ys, line)],
-               [r["gap_ci"][1] - y if r["gap_ci"] else 0 for y, r in zip(ys, line)]]
+        err = [
+            [y - r["gap_ci"][0] if r["gap_ci"] else 0 for y, r in zip(ys, line)],
+            [r["gap_ci"][1] - y if r["gap_ci"] else 0 for y, r in zip(ys, line)],
+        ]
         ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=f"{key[0]} {key[1]}")
     ax.axhline(0, color="grey", linewidth=0.8)
     ax.set_xticks(range(len(bins)), bins)
@@ -112,15 +136,33 @@ def gap_plot(rows: list[dict]) -> bytes | None:
     return png(fig)
 
 
-COLS = [("detector", "Detector"), ("task", "Task"), ("by", "Binned by"), ("stratum", "Bin"), ("n", "n"),
-        ("O_acc", "O Acc"), ("O_acc_ci", "O 95% CI"), ("T_acc", "T Acc"), ("T_acc_ci", "T 95% CI"),
-        ("gap", "O - T"), ("gap_ci", "gap 95% CI")]
-TREND_COLS = [("detector", "Detector"), ("task", "Task"), ("n", "n"), ("slope", "gap slope per WER"),
-              ("slope_ci", "slope 95% CI"), ("p_grows", "p (gap grows)")]
-NOTE = ("Items with predictions on both original text (O) and ASR transcript (T), binned by item WER "
-        "(App. A.4 cleaning) and by the listeners' majority intelligibility label where the viewer has ratings "
-        "(Lost in Speech, 000, 3.4). Accuracy counts unparsable predictions as wrong; CI: percentile bootstrap over "
-        "source articles.")
+COLS = [
+    ("detector", "Detector"),
+    ("task", "Task"),
+    ("by", "Binned by"),
+    ("stratum", "Bin"),
+    ("n", "n"),
+    ("O_acc", "O Acc"),
+    ("O_acc_ci", "O 95% CI"),
+    ("T_acc", "T Acc"),
+    ("T_acc_ci", "T 95% CI"),
+    ("gap", "O - T"),
+    ("gap_ci", "gap 95% CI"),
+]
+TREND_COLS = [
+    ("detector", "Detector"),
+    ("task", "Task"),
+    ("n", "n"),
+    ("slope", "gap slope per WER"),
+    ("slope_ci", "slope 95% CI"),
+    ("p_grows", "p (gap grows)"),
+]
+NOTE = (
+    "Items with predictions on both original text (O) and ASR transcript (T), binned by item WER "
+    "(App. A.4 cleaning) and by the listeners' majority intelligibility label where the viewer has ratings "
+    "(Lost in Speech, 000, 3.4). Accuracy counts unparsable predictions as wrong; CI: percentile bootstrap over "
+    "source articles."
+)
 
 
 @register_section
@@ -137,12 +179,22 @@ def fidelity_section(store: Store) -> Section | None:
     bins = [bin_of(lo) for lo in WER_BINS[:-1]]
     rows = strata_rows(samples, pairs, {i: bin_of(w) for i, w in wer.items()}, bins, "WER")
     rows += strata_rows(samples, pairs, heard, list(INTELLIGIBILITY), "listeners")
-    return Section("Fidelity strata: detection by ASR error (Lost in Speech, 000)", [
-        NOTE,
-        Table("fidelity_strata", COLS, rows, title="O vs T by item WER and listener label"),
-        Table("fidelity_trend", TREND_COLS, trend_rows(samples, pairs, wer), title="Does the O - T gap grow with WER?",
-              notes=("Per-item paired gap (O right and T wrong = 1, the reverse = -1) regressed on item WER; "
-                     "slope CI: bootstrap over articles; p: one-sided permutation test (2000 shuffles).",)),
-        Figure(gap_plot(rows), "O - T accuracy gap by item WER", file="fidelity_gap.png"),
-        *([] if heard else ["No listener labels in this run (rate clips in 'halluscope view RUN')."]),
-    ])
+    return Section(
+        "Fidelity strata: detection by ASR error (Lost in Speech, 000)",
+        [
+            NOTE,
+            Table("fidelity_strata", COLS, rows, title="O vs T by item WER and listener label"),
+            Table(
+                "fidelity_trend",
+                TREND_COLS,
+                trend_rows(samples, pairs, wer),
+                title="Does the O - T gap grow with WER?",
+                notes=(
+                    "Per-item paired gap (O right and T wrong = 1, the reverse = -1) regressed on item WER; "
+                    "slope CI: bootstrap over articles; p: one-sided permutation test (2000 shuffles).",
+                ),
+            ),
+            Figure(gap_plot(rows), "O - T accuracy gap by item WER", file="fidelity_gap.png"),
+            *([] if heard else ["No listener labels in this run (rate clips in 'halluscope view RUN')."]),
+        ],
+    )

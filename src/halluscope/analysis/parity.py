@@ -80,8 +80,18 @@ def pairwise_tests(items: dict[str, list[tuple[str, list[float]]]], metric: str,
         cb = per_cluster([c for c, _ in items[b]], [x for _, x in items[b]])
         va, vb = float(stat(ca.sum(0)[None])[0]), float(stat(cb.sum(0)[None])[0])
         diff, p = cluster_permutation(ca, cb, stat)
-        rows.append({"metric": metric, **extra, "lang_a": a, "lang_b": b, "value_a": va, "value_b": vb,
-                     "difference": diff, "p": p})
+        rows.append(
+            {
+                "metric": metric,
+                **extra,
+                "lang_a": a,
+                "lang_b": b,
+                "value_a": va,
+                "value_b": vb,
+                "difference": diff,
+                "p": p,
+            }
+        )
     return rows
 
 
@@ -105,14 +115,21 @@ def parity_tables(store: Store, build: object) -> tuple[list[dict], list[dict]]:
     for lang in [*langs, "all"]:
         ts = [t for t in transcripts.values() if t.item_id in samples and lang in ("all", t.language)]
         ref, hyp = [samples[t.item_id].text for t in ts], [t.text for t in ts]
-        clean, raw = score_asr(reference=ref, hypothesis=hyp), score_asr(reference=ref, hypothesis=hyp, cleaner=RawText())
+        clean, raw = (
+            score_asr(reference=ref, hypothesis=hyp),
+            score_asr(reference=ref, hypothesis=hyp, cleaner=RawText()),
+        )
         rs = [r for k, v in ratings.items() if lang in ("all", k) for r in v]
-        base = {"language": lang, "wer": clean.wer, "wer_raw": raw.wer,
-                "normaliser_effect": None if clean.wer is None or raw.wer is None else raw.wer - clean.wer,
-                "intelligible": (sum(r["intelligibility"] in ("fully", "mostly") for r in rs) / len(rs)) if rs else None,
-                "excluded": (sum(bool(r["excluded"]) for r in rs) / len(rs)) if rs else None,
-                "judge_alpha": judge_alpha.get(lang),
-                **(mishap if lang == "all" else {"mishap_rate": None, "judge_human_kappa": None})}
+        base = {
+            "language": lang,
+            "wer": clean.wer,
+            "wer_raw": raw.wer,
+            "normaliser_effect": None if clean.wer is None or raw.wer is None else raw.wer - clean.wer,
+            "intelligible": (sum(r["intelligibility"] in ("fully", "mostly") for r in rs) / len(rs)) if rs else None,
+            "excluded": (sum(bool(r["excluded"]) for r in rs) / len(rs)) if rs else None,
+            "judge_alpha": judge_alpha.get(lang),
+            **(mishap if lang == "all" else {"mishap_rate": None, "judge_human_kappa": None}),
+        }
         for det in detectors:
             row = {**base, "detector": det}
             for inp in INPUT_ORDER:
@@ -120,22 +137,45 @@ def parity_tables(store: Store, build: object) -> tuple[list[dict], list[dict]]:
                 if not preds:
                     row[f"f1_{INPUT_NAMES[inp]}"] = row[f"f1_{INPUT_NAMES[inp]}_ci"] = None
                     continue
-                s = score_classification(reference=[p.gold for p in preds], hypothesis=[p.predicted for p in preds],
-                                         labels=BINARY, clusters=[samples[p.item_id].article_id for p in preds])
+                s = score_classification(
+                    reference=[p.gold for p in preds],
+                    hypothesis=[p.predicted for p in preds],
+                    labels=BINARY,
+                    clusters=[samples[p.item_id].article_id for p in preds],
+                )
                 row[f"f1_{INPUT_NAMES[inp]}"], row[f"f1_{INPUT_NAMES[inp]}_ci"] = s.macro_f1, s.macro_f1_ci
             rows.append(row)
-    tests = pairwise_tests({lang: [(samples[t.item_id].article_id, wer_counts(samples[t.item_id].text, t.text))
-                                   for t in transcripts.values() if t.item_id in samples and t.language == lang]
-                            for lang in langs}, "WER", ratio_stat, detector=None, input=None)
+    tests = pairwise_tests(
+        {
+            lang: [
+                (samples[t.item_id].article_id, wer_counts(samples[t.item_id].text, t.text))
+                for t in transcripts.values()
+                if t.item_id in samples and t.language == lang
+            ]
+            for lang in langs
+        },
+        "WER",
+        ratio_stat,
+        detector=None,
+        input=None,
+    )
     for (det, inp), preds in sorted(binary.items()):
         by_lang: dict[str, list] = {}
         for p in preds.values():
             v = samples[p.item_id]
             by_lang.setdefault(v.language, []).append((v.article_id, [float(p.predicted == p.gold), 1.0]))
         tests += pairwise_tests(by_lang, "accuracy", ratio_stat, detector=det, input=INPUT_NAMES[inp])
-        f1_items = {lang: [(c, f1_counts(samples_gold, pred)) for c, samples_gold, pred in
-                           ((samples[p.item_id].article_id, gold(samples[p.item_id], "binary"), p.predicted)
-                            for p in preds.values() if samples[p.item_id].language == lang)] for lang in by_lang}
+        f1_items = {
+            lang: [
+                (c, f1_counts(samples_gold, pred))
+                for c, samples_gold, pred in (
+                    (samples[p.item_id].article_id, gold(samples[p.item_id], "binary"), p.predicted)
+                    for p in preds.values()
+                    if samples[p.item_id].language == lang
+                )
+            ]
+            for lang in by_lang
+        }
         tests += pairwise_tests(f1_items, "macro-F1", macro_f1_stat, detector=det, input=INPUT_NAMES[inp])
     for t, adj in zip(tests, holm([t["p"] for t in tests])):
         t["p_holm"], t["significant"] = adj, adj is not None and adj < 0.05
@@ -160,8 +200,11 @@ def _mishap_all(store: Store) -> dict:
     vs = [v for per in votes.values() for v in per.values() if v is not None]
     ref = human_reference(mishap_humans(store))
     pairs = [(per[i], ref[i]) for per in votes.values() for i in ref if per.get(i) is not None]
-    kappa = cohen_kappa([a for a, _ in pairs], [b for _, b in pairs], labels=("grounded", "hallucinated")) \
-        if len(pairs) > 1 else None
+    kappa = (
+        cohen_kappa([a for a, _ in pairs], [b for _, b in pairs], labels=("grounded", "hallucinated"))
+        if len(pairs) > 1
+        else None
+    )
     return {"mishap_rate": sum(v == "hallucinated" for v in vs) / len(vs) if vs else None, "judge_human_kappa": kappa}
 
 
@@ -198,14 +241,37 @@ def parity_plot(rows: list[dict]) -> bytes | None:
     return png(fig)
 
 
-COLS = [("language", "Lang"), ("detector", "Detector"), ("wer_raw", "WER raw"), ("wer", "WER cleaned"),
-        ("normaliser_effect", "normaliser effect"), ("intelligible", "intelligible"), ("excluded", "excluded"),
-        ("f1_O", "F1 O"), ("f1_O_ci", "O 95% CI"), ("f1_T", "F1 T"), ("f1_T_ci", "T 95% CI"), ("f1_audio", "F1 audio"),
-        ("f1_audio_ci", "audio 95% CI"), ("judge_alpha", "judges α"), ("judge_human_kappa", "judge-human κ"),
-        ("mishap_rate", "MISHAP rate")]
-TEST_COLS = [("metric", "Metric"), ("detector", "Detector"), ("input", "Input"), ("lang_a", "A"), ("lang_b", "B"),
-             ("value_a", "A value"), ("value_b", "B value"), ("difference", "A - B"), ("p", "p"),
-             ("p_holm", "p (Holm)"), ("significant", "Holm < 0.05")]
+COLS = [
+    ("language", "Lang"),
+    ("detector", "Detector"),
+    ("wer_raw", "WER raw"),
+    ("wer", "WER cleaned"),
+    ("normaliser_effect", "normaliser effect"),
+    ("intelligible", "intelligible"),
+    ("excluded", "excluded"),
+    ("f1_O", "F1 O"),
+    ("f1_O_ci", "O 95% CI"),
+    ("f1_T", "F1 T"),
+    ("f1_T_ci", "T 95% CI"),
+    ("f1_audio", "F1 audio"),
+    ("f1_audio_ci", "audio 95% CI"),
+    ("judge_alpha", "judges α"),
+    ("judge_human_kappa", "judge-human κ"),
+    ("mishap_rate", "MISHAP rate"),
+]
+TEST_COLS = [
+    ("metric", "Metric"),
+    ("detector", "Detector"),
+    ("input", "Input"),
+    ("lang_a", "A"),
+    ("lang_b", "B"),
+    ("value_a", "A value"),
+    ("value_b", "B value"),
+    ("difference", "A - B"),
+    ("p", "p"),
+    ("p_holm", "p (Holm)"),
+    ("significant", "Holm < 0.05"),
+]
 
 
 @register_section
@@ -218,14 +284,24 @@ def parity_section(store: Store) -> Section | None:
     rows, tests = parity_tables(store, build)
     if not rows:
         return None
-    return Section("Language parity (Lost in Speech, 000)", [
-        "Normaliser effect: corpus WER on the raw ASR text minus WER after App. A.4's cleaning. Intelligible / "
-        "excluded: listeners' latest ratings in the viewer. F1: binary macro-F1 on original text (O), ASR "
-        "transcript (T) and audio, CI over source articles. Judges α: mean Krippendorff alpha over the spoken "
-        "judge dimensions; judge-human κ and MISHAP rate: MISHAP-Bench (001), all languages.",
-        Table("language_parity", COLS, rows, title="Per-language parity"),
-        Table("language_parity_tests", TEST_COLS, tests, title="Pairwise language tests (Holm-corrected)",
-              notes=("Permutation tests reassigning whole source articles between the two languages (2000 rounds, "
-                     "two-sided); Holm's step-down correction over every row.",)),
-        Figure(parity_plot(rows), "WER and detector F1 by language", file="language_parity.png"),
-    ])
+    return Section(
+        "Language parity (Lost in Speech, 000)",
+        [
+            "Normaliser effect: corpus WER on the raw ASR text minus WER after App. A.4's cleaning. Intelligible / "
+            "excluded: listeners' latest ratings in the viewer. F1: binary macro-F1 on original text (O), ASR "
+            "transcript (T) and audio, CI over source articles. Judges α: mean Krippendorff alpha over the spoken "
+            "judge dimensions; judge-human κ and MISHAP rate: MISHAP-Bench (001), all languages.",
+            Table("language_parity", COLS, rows, title="Per-language parity"),
+            Table(
+                "language_parity_tests",
+                TEST_COLS,
+                tests,
+                title="Pairwise language tests (Holm-corrected)",
+                notes=(
+                    "Permutation tests reassigning whole source articles between the two languages (2000 rounds, "
+                    "two-sided); Holm's step-down correction over every row.",
+                ),
+            ),
+            Figure(parity_plot(rows), "WER and detector F1 by language", file="language_parity.png"),
+        ],
+    )

@@ -84,13 +84,23 @@ def error_correlation(votes: Mapping[str, Mapping[str, str | None]], reference: 
         ea = np.array([votes[a][i] != reference[i] for i in both], float)
         eb = np.array([votes[b][i] != reference[i] for i in both], float)
         r = float(np.corrcoef(ea, eb)[0, 1]) if len(both) > 1 and ea.std() > 0 and eb.std() > 0 else None
-        rows.append({"judge_a": a, "judge_b": b, "n": len(both), "errors_a": int(ea.sum()), "errors_b": int(eb.sum()),
-                     "both_wrong": int((ea * eb).sum()), "error_r": r})
+        rows.append(
+            {
+                "judge_a": a,
+                "judge_b": b,
+                "n": len(both),
+                "errors_a": int(ea.sum()),
+                "errors_b": int(eb.sum()),
+                "both_wrong": int((ea * eb).sum()),
+                "error_r": r,
+            }
+        )
     return rows
 
 
-def panel_rows(votes: Mapping[str, Mapping[str, str | None]], reference: Mapping[str, str], *,
-               positive: str = "hallucinated") -> list[dict]:
+def panel_rows(
+    votes: Mapping[str, Mapping[str, str | None]], reference: Mapping[str, str], *, positive: str = "hallucinated"
+) -> list[dict]:
     """Each judge and the majority panel: answers, unscored, rate of ``positive`` among the scored, and
     accuracy against the human reference (unscored = wrong)."""
     judges = sorted(votes)
@@ -102,9 +112,14 @@ def panel_rows(votes: Mapping[str, Mapping[str, str | None]], reference: Mapping
         got = [v[i] for i in items if i in v]
         ok = [x for x in got if x is not None]
         ref = [i for i in reference if i in v]
-        return {"judge": name, "answers": len(got), "unscored": len(got) - len(ok),
-                "rate": sum(x == positive for x in ok) / len(ok) if ok else None, "n_reference": len(ref),
-                "accuracy": sum(v[i] == reference[i] for i in ref) / len(ref) if ref else None}
+        return {
+            "judge": name,
+            "answers": len(got),
+            "unscored": len(got) - len(ok),
+            "rate": sum(x == positive for x in ok) / len(ok) if ok else None,
+            "n_reference": len(ref),
+            "accuracy": sum(v[i] == reference[i] for i in ref) / len(ref) if ref else None,
+        }
 
     return [*(row(j, votes[j]) for j in judges), *([row(f"panel (majority of {k})", panel)] if k > 1 else [])]
 
@@ -120,12 +135,20 @@ def spoken_panel_rows(judges: Mapping[str, Mapping[str, Judgement]], dims: Seque
         panel = {i: majority([votes[n].get(i) for n in names], len(names)) for i in applies}
         for name, v in [*((n, votes[n]) for n in names), (f"panel (majority of {len(names)})", panel)]:
             ok = [x for i in applies if (x := v.get(i)) is not None]
-            rows.append({"dimension": d, "judge": name, "items": len(applies), "unscored": len(applies) - len(ok),
-                         "mean": sum(ok) / len(ok) if ok else None})
+            rows.append(
+                {
+                    "dimension": d,
+                    "judge": name,
+                    "items": len(applies),
+                    "unscored": len(applies) - len(ok),
+                    "mean": sum(ok) / len(ok) if ok else None,
+                }
+            )
     return rows
 
 
 # -- reading the store ------------------------------------------------------------------------------------------
+
 
 def spoken_judgements(store: Store, build: object | None) -> dict[str, dict[str, Judgement]]:
     """judge -> item -> Judgement, the latest 'build judge' stage of each judge (a per-language judge's items from
@@ -142,9 +165,13 @@ def mishap_votes(store: Store) -> dict[str, dict[str, str | None]]:
     for r in runs(store, "mishap judge"):  # MishapJudgeConfig; a later run of a judge replaces an earlier one
         if "judge" in r.stages:
             latest[r.config.judge] = r.stages["judge"]
-    return {j: {k: (g.verdict if g.status == "ok" else None)
-                for k, g in store.results("mishap.judge", fp, GroundednessJudgement).items()}
-            for j, fp in sorted(latest.items())}
+    return {
+        j: {
+            k: (g.verdict if g.status == "ok" else None)
+            for k, g in store.results("mishap.judge", fp, GroundednessJudgement).items()
+        }
+        for j, fp in sorted(latest.items())
+    }
 
 
 def mishap_humans(store: Store) -> dict[tuple[str, str], str]:
@@ -161,29 +188,61 @@ def alpha_rows(store: Store, build: object | None) -> list[dict]:
         dims = [d for d in DIMENSION_ORDER if any(d in j.scores for js in judges.values() for j in js.values())]
         for d in dims:
             for lang in [*LANGUAGES, "all"]:
-                ratings = {name: {i: j.scores[d] for i, j in js.items() if j.status == "ok" and d in j.scores
-                                  and (lang == "all" or lang_of.get(i) == lang)} for name, js in judges.items()}
+                ratings = {
+                    name: {
+                        i: j.scores[d]
+                        for i, j in js.items()
+                        if j.status == "ok" and d in j.scores and (lang == "all" or lang_of.get(i) == lang)
+                    }
+                    for name, js in judges.items()
+                }
                 items = {i for r in ratings.values() for i in r}
                 if not items:
                     continue
-                unscored = sum(j.status != "ok" for js in judges.values() for i, j in js.items()
-                               if lang == "all" or lang_of.get(i) == lang)
+                unscored = sum(
+                    j.status != "ok"
+                    for js in judges.values()
+                    for i, j in js.items()
+                    if lang == "all" or lang_of.get(i) == lang
+                )
                 a = alpha(ratings, level="ordinal", domain=range(1, 6))
-                rows.append({"benchmark": "Lost in Speech", "dimension": d, "slice": lang, "judges": len(ratings),
-                             "humans": 0, "items": len(items), "unscored": unscored, "alpha": a, "alpha_judges": a,
-                             "level": "ordinal"})
+                rows.append(
+                    {
+                        "benchmark": "Lost in Speech",
+                        "dimension": d,
+                        "slice": lang,
+                        "judges": len(ratings),
+                        "humans": 0,
+                        "items": len(items),
+                        "unscored": unscored,
+                        "alpha": a,
+                        "alpha_judges": a,
+                        "level": "ordinal",
+                    }
+                )
     votes, human = mishap_votes(store), mishap_humans(store)
     if votes or human:
-        ratings: dict[str, dict[str, str]] = {j: {i: v for i, v in vs.items() if v is not None} for j, vs in votes.items()}
+        ratings: dict[str, dict[str, str]] = {
+            j: {i: v for i, v in vs.items() if v is not None} for j, vs in votes.items()
+        }
         humans: dict[str, dict[str, str]] = {}
         for (aid, who), label in human.items():
             humans.setdefault(f"human:{who}", {})[aid] = label
         everyone = {**ratings, **humans}
-        rows.append({"benchmark": "MISHAP-Bench", "dimension": "groundedness", "slice": "all", "judges": len(ratings),
-                     "humans": len(humans), "items": len({i for r in everyone.values() for i in r}),
-                     "unscored": sum(v is None for vs in votes.values() for v in vs.values()),
-                     "alpha": alpha(everyone, level="nominal", domain=VERDICTS),
-                     "alpha_judges": alpha(ratings, level="nominal", domain=VERDICTS), "level": "nominal"})
+        rows.append(
+            {
+                "benchmark": "MISHAP-Bench",
+                "dimension": "groundedness",
+                "slice": "all",
+                "judges": len(ratings),
+                "humans": len(humans),
+                "items": len({i for r in everyone.values() for i in r}),
+                "unscored": sum(v is None for vs in votes.values() for v in vs.values()),
+                "alpha": alpha(everyone, level="nominal", domain=VERDICTS),
+                "alpha_judges": alpha(ratings, level="nominal", domain=VERDICTS),
+                "level": "nominal",
+            }
+        )
     return rows
 
 
@@ -199,8 +258,13 @@ def alpha_plot(rows: list[dict]) -> bytes | None:
     fig, ax = plt.subplots(figsize=(max(4.0, 0.35 * len(pts) + 1.5), 3.2))
     xs = np.arange(len(pts))
     ax.bar(xs - 0.18, [r["alpha"] for r in pts], width=0.34, label="judges + humans", color="#2b6cb0")
-    ax.bar(xs + 0.18, [r["alpha_judges"] if r["alpha_judges"] is not None else 0 for r in pts], width=0.34,
-           label="judges only", color="#dd6b20")
+    ax.bar(
+        xs + 0.18,
+        [r["alpha_judges"] if r["alpha_judges"] is not None else 0 for r in pts],
+        width=0.34,
+        label="judges only",
+        color="#dd6b20",
+    )
     ax.axhline(0.667, color="grey", linestyle="dashed", linewidth=0.8)
     ax.set_xticks(xs, labels, rotation=60, ha="right", fontsize=7)
     ax.set_ylabel("Krippendorff's alpha")
@@ -208,15 +272,42 @@ def alpha_plot(rows: list[dict]) -> bytes | None:
     return png(fig)
 
 
-ALPHA_COLS = [("benchmark", "Benchmark"), ("dimension", "Dim"), ("slice", "Lang"), ("judges", "judges"),
-              ("humans", "humans"), ("items", "items"), ("unscored", "unscored"), ("alpha", "α (all raters)"), ("alpha_judges", "α (judges)"),
-              ("level", "level")]
-CORR_COLS = [("judge_a", "Judge A"), ("judge_b", "Judge B"), ("n", "n"), ("errors_a", "A wrong"),
-             ("errors_b", "B wrong"), ("both_wrong", "both wrong"), ("error_r", "error r")]
-SPOKEN_PANEL_COLS = [("dimension", "Dim"), ("judge", "Judge"), ("items", "items"), ("unscored", "unscored / no majority"),
-                     ("mean", "mean rating")]
-PANEL_COLS = [("judge", "Judge"), ("answers", "answers"), ("unscored", "unscored"), ("rate", "halluc. rate"),
-              ("n_reference", "n human ref"), ("accuracy", "agreement with humans")]
+ALPHA_COLS = [
+    ("benchmark", "Benchmark"),
+    ("dimension", "Dim"),
+    ("slice", "Lang"),
+    ("judges", "judges"),
+    ("humans", "humans"),
+    ("items", "items"),
+    ("unscored", "unscored"),
+    ("alpha", "α (all raters)"),
+    ("alpha_judges", "α (judges)"),
+    ("level", "level"),
+]
+CORR_COLS = [
+    ("judge_a", "Judge A"),
+    ("judge_b", "Judge B"),
+    ("n", "n"),
+    ("errors_a", "A wrong"),
+    ("errors_b", "B wrong"),
+    ("both_wrong", "both wrong"),
+    ("error_r", "error r"),
+]
+SPOKEN_PANEL_COLS = [
+    ("dimension", "Dim"),
+    ("judge", "Judge"),
+    ("items", "items"),
+    ("unscored", "unscored / no majority"),
+    ("mean", "mean rating"),
+]
+PANEL_COLS = [
+    ("judge", "Judge"),
+    ("answers", "answers"),
+    ("unscored", "unscored"),
+    ("rate", "halluc. rate"),
+    ("n_reference", "n human ref"),
+    ("accuracy", "agreement with humans"),
+]
 
 
 @register_section
@@ -243,18 +334,38 @@ def reliability_section(store: Store) -> Section | None:
         from halluscope.prompts.protocol import DIMENSION_ORDER
 
         dims = [d for d in DIMENSION_ORDER if any(d in j.scores for js in spoken.values() for j in js.values())]
-        blocks.append(Table("judge_panel_spoken", SPOKEN_PANEL_COLS, spoken_panel_rows(spoken, dims),
-                            title="Panel rating beside each judge (spoken, 000)",
-                            notes=("No human ratings of these dimensions exist here, so no error correlation; the "
-                                   "panel's rating is the one more than half of all judges gave.",)))
+        blocks.append(
+            Table(
+                "judge_panel_spoken",
+                SPOKEN_PANEL_COLS,
+                spoken_panel_rows(spoken, dims),
+                title="Panel rating beside each judge (spoken, 000)",
+                notes=(
+                    "No human ratings of these dimensions exist here, so no error correlation; the "
+                    "panel's rating is the one more than half of all judges gave.",
+                ),
+            )
+        )
     if votes:
         blocks += [
-            Table("judge_error_correlation", CORR_COLS, corr, title="Pairwise judge error correlation (MISHAP)",
-                  empty="no human labels to define errors against: label answers in 'halluscope mishap annotate'",
-                  notes=(f"Errors against the humans' strict-majority label (unscored = wrong). Effective number of "
-                         f"independent judges k / (1 + (k - 1) mean r) (Kish 1965): "
-                         f"{'-' if n_eff is None else f'{n_eff:.2f}'} of {len(votes)}.",)),
-            Table("judge_panel", PANEL_COLS, panel_rows(votes, ref), title="Panel verdict beside each judge (MISHAP)",
-                  notes=("Panel: the verdict more than half of all judges gave; unscored votes count against it.",)),
+            Table(
+                "judge_error_correlation",
+                CORR_COLS,
+                corr,
+                title="Pairwise judge error correlation (MISHAP)",
+                empty="no human labels to define errors against: label answers in 'halluscope mishap annotate'",
+                notes=(
+                    f"Errors against the humans' strict-majority label (unscored = wrong). Effective number of "
+                    f"independent judges k / (1 + (k - 1) mean r) (Kish 1965): "
+                    f"{'-' if n_eff is None else f'{n_eff:.2f}'} of {len(votes)}.",
+                ),
+            ),
+            Table(
+                "judge_panel",
+                PANEL_COLS,
+                panel_rows(votes, ref),
+                title="Panel verdict beside each judge (MISHAP)",
+                notes=("Panel: the verdict more than half of all judges gave; unscored votes count against it.",),
+            ),
         ]
     return Section("Judge reliability (Lost in Speech 000, MISHAP-Bench 001)", blocks)

@@ -22,8 +22,9 @@ RATE = 0.5  # the chosen detection rate of the minimum-detectable-severity table
 ALL = "all"
 
 
-def severity_rows(samples: dict[str, Variant], runs: dict[tuple[str, str], dict[str, str | None]], *,
-                  bootstrap: int = 1000) -> list[dict]:
+def severity_rows(
+    samples: dict[str, Variant], runs: dict[tuple[str, str], dict[str, str | None]], *, bootstrap: int = 1000
+) -> list[dict]:
     """``runs``: (detector, input) -> item id -> predicted binary label (None: unparsable), on the scored items."""
     rows = []
     for (det, inp), pred in sorted(runs.items(), key=lambda kv: (kv[0][0], INPUT_ORDER.index(kv[0][1]))):
@@ -46,15 +47,27 @@ def severity_rows(samples: dict[str, Variant], runs: dict[tuple[str, str], dict[
                     cell = pos + originals
                     num, den = f1_parts([v.label == 1 for v in cell], [pred[v.id] == "hallucinated" for v in cell])
                     clusters = [v.article_id for v in cell]
-                    rows.append({
-                        "detector": det, "input": INPUT_NAMES[inp], "language": lang, "type": typ, "severity": sev,
-                        "n": len(pos), "negatives": len(originals), "detected": sum(hit),
-                        "rate": sum(hit) / len(pos),
-                        "rate_ci": ratio_ci(numerator=[float(h) for h in hit], denominator=[1.0] * len(pos),
-                                            clusters=[v.article_id for v in pos], bootstrap=bootstrap),
-                        "f1": ratio(num, den),
-                        "f1_ci": ratio_ci(numerator=num, denominator=den, clusters=clusters, bootstrap=bootstrap),
-                    })
+                    rows.append(
+                        {
+                            "detector": det,
+                            "input": INPUT_NAMES[inp],
+                            "language": lang,
+                            "type": typ,
+                            "severity": sev,
+                            "n": len(pos),
+                            "negatives": len(originals),
+                            "detected": sum(hit),
+                            "rate": sum(hit) / len(pos),
+                            "rate_ci": ratio_ci(
+                                numerator=[float(h) for h in hit],
+                                denominator=[1.0] * len(pos),
+                                clusters=[v.article_id for v in pos],
+                                bootstrap=bootstrap,
+                            ),
+                            "f1": ratio(num, den),
+                            "f1_ci": ratio_ci(numerator=num, denominator=den, clusters=clusters, bootstrap=bootstrap),
+                        }
+                    )
     return rows
 
 
@@ -74,16 +87,27 @@ def minimum_detectable(rows: list[dict], rate: float = RATE) -> list[dict]:
             best = sev
         return best
 
-    return [{"detector": d, "input": i, "language": lang, "type": t, "rate_target": rate,
-             "mds": lowest(by, lambda r: r["rate"]),
-             "mds_confident": lowest(by, lambda r: r["rate_ci"][0] if r["rate_ci"] else None),
-             **{f"rate_{s}": by[s]["rate"] if s in by else None for s in SEVERITIES}}
-            for (d, i, lang, t), by in cells.items()]
+    return [
+        {
+            "detector": d,
+            "input": i,
+            "language": lang,
+            "type": t,
+            "rate_target": rate,
+            "mds": lowest(by, lambda r: r["rate"]),
+            "mds_confident": lowest(by, lambda r: r["rate_ci"][0] if r["rate_ci"] else None),
+            **{f"rate_{s}": by[s]["rate"] if s in by else None for s in SEVERITIES},
+        }
+        for (d, i, lang, t), by in cells.items()
+    ]
 
 
 def binary_runs(store: Store, samples: dict[str, Variant]) -> dict[tuple[str, str], dict[str, str | None]]:
-    return {(det, inp): {i: p.predicted for i, p in scored(preds, samples).items()}
-            for (det, task, inp), preds in detect_runs(store).items() if task == "binary"}
+    return {
+        (det, inp): {i: p.predicted for i, p in scored(preds, samples).items()}
+        for (det, task, inp), preds in detect_runs(store).items()
+        if task == "binary"
+    }
 
 
 def severity_plot(rows: list[dict], language: str) -> bytes | None:
@@ -99,12 +123,16 @@ def severity_plot(rows: list[dict], language: str) -> bytes | None:
     fig, axes = plt.subplots(1, len(types), figsize=(3.3 * len(types), 3.0), sharey=True, squeeze=False)
     for ax, t in zip(axes[0], types):
         for key in dict.fromkeys((r["detector"], r["input"]) for r in sub if r["type"] == t):
-            line = sorted((r for r in sub if r["type"] == t and (r["detector"], r["input"]) == key),
-                          key=lambda r: SEVERITIES.index(r["severity"]))
+            line = sorted(
+                (r for r in sub if r["type"] == t and (r["detector"], r["input"]) == key),
+                key=lambda r: SEVERITIES.index(r["severity"]),
+            )
             xs = [SEVERITIES.index(r["severity"]) for r in line]
             ys = [r["rate"] for r in line]
-            err = [[y - r["rate_ci"][0] if r["rate_ci"] else 0 for y, r in zip(ys, line)],
-                   [r["rate_ci"][1] - y if r["rate_ci"] else 0 for y, r in zip(ys, line)]]
+            err = [
+                [y - r["rate_ci"][0] if r["rate_ci"] else 0 for y, r in zip(ys, line)],
+                [r["rate_ci"][1] - y if r["rate_ci"] else 0 for y, r in zip(ys, line)],
+            ]
             ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=f"{key[0]} {key[1]}")
         ax.axhline(RATE, color="grey", linestyle="dashed", linewidth=0.8)
         ax.set_xticks(range(len(SEVERITIES)), SEVERITIES)
@@ -115,15 +143,34 @@ def severity_plot(rows: list[dict], language: str) -> bytes | None:
     return png(fig)
 
 
-COLS = [("detector", "Detector"), ("input", "Input"), ("language", "Lang"), ("type", "Type"), ("severity", "Severity"),
-        ("n", "n"), ("detected", "detected"), ("rate", "rate"), ("rate_ci", "rate 95% CI"), ("f1", "F1"),
-        ("f1_ci", "F1 95% CI")]
-MDS_COLS = [("detector", "Detector"), ("input", "Input"), ("language", "Lang"), ("type", "Type"),
-            *[(f"rate_{s}", s) for s in SEVERITIES], ("mds", "MDS"), ("mds_confident", "MDS (CI low)")]
-NOTE = ("Binary detectors on the test split (zero-shot: every split). Rate: share of a cell's rewrites predicted "
-        "hallucinated (unparsable = missed); F1: hallucinated-class F1 on the cell's rewrites plus the language's "
-        "originals. Input O = original text, T = ASR transcript (Lost in Speech, 000). CI: percentile bootstrap over "
-        "source articles.")
+COLS = [
+    ("detector", "Detector"),
+    ("input", "Input"),
+    ("language", "Lang"),
+    ("type", "Type"),
+    ("severity", "Severity"),
+    ("n", "n"),
+    ("detected", "detected"),
+    ("rate", "rate"),
+    ("rate_ci", "rate 95% CI"),
+    ("f1", "F1"),
+    ("f1_ci", "F1 95% CI"),
+]
+MDS_COLS = [
+    ("detector", "Detector"),
+    ("input", "Input"),
+    ("language", "Lang"),
+    ("type", "Type"),
+    *[(f"rate_{s}", s) for s in SEVERITIES],
+    ("mds", "MDS"),
+    ("mds_confident", "MDS (CI low)"),
+]
+NOTE = (
+    "Binary detectors on the test split (zero-shot: every split). Rate: share of a cell's rewrites predicted "
+    "hallucinated (unparsable = missed); F1: hallucinated-class F1 on the cell's rewrites plus the language's "
+    "originals. Input O = original text, T = ASR transcript (Lost in Speech, 000). CI: percentile bootstrap over "
+    "source articles."
+)
 
 
 @register_section
@@ -137,13 +184,24 @@ def severity_section(store: Store) -> Section | None:
     if not rows:
         return None
     langs = [lang for lang in [*LANGUAGES, ALL] if any(r["language"] == lang for r in rows)]
-    return Section("Severity-resolved detection (Lost in Speech, 000)", [
-        NOTE,
-        Table("severity_detection", COLS, rows, title="Detection rate and F1 by severity"),
-        Table("minimum_detectable_severity", MDS_COLS, minimum_detectable(rows),
-              title=f"Minimum detectable severity at rate {RATE}",
-              notes=("MDS: the lowest severity whose rate (and every more severe level's) reaches the target; "
-                     "'-': not even severe rewrites reach it. MDS (CI low): the same on each interval's lower end.",)),
-        *[Figure(severity_plot(rows, lang), f"Detection rate by severity ({lang})", file=f"severity_{lang}.png")
-          for lang in langs],
-    ])
+    return Section(
+        "Severity-resolved detection (Lost in Speech, 000)",
+        [
+            NOTE,
+            Table("severity_detection", COLS, rows, title="Detection rate and F1 by severity"),
+            Table(
+                "minimum_detectable_severity",
+                MDS_COLS,
+                minimum_detectable(rows),
+                title=f"Minimum detectable severity at rate {RATE}",
+                notes=(
+                    "MDS: the lowest severity whose rate (and every more severe level's) reaches the target; "
+                    "'-': not even severe rewrites reach it. MDS (CI low): the same on each interval's lower end.",
+                ),
+            ),
+            *[
+                Figure(severity_plot(rows, lang), f"Detection rate by severity ({lang})", file=f"severity_{lang}.png")
+                for lang in langs
+            ],
+        ],
+    )

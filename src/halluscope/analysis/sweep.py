@@ -31,24 +31,43 @@ def arm_models(model: str, method: str, strengths: Sequence[float]) -> list[tupl
     base = ModelSpec.parse(model)
     if "mitigation" in base.options:
         raise HalluscopeError(f"--model '{model}' already names a mitigation; give the plain model and --method")
-    return [(f"{method} alpha={s:g}", str(base.with_options(mitigation=method, alpha=float(s))), float(s))
-            for s in strengths]
+    return [
+        (f"{method} alpha={s:g}", str(base.with_options(mitigation=method, alpha=float(s))), float(s))
+        for s in strengths
+    ]
 
 
-def run_sweep(run_dir: str | Path, model: str, *, method: str, strengths: Sequence[float], seeds: Sequence[int],
-              judge: str | None = None, temperature: float = 0.7, top_p: float | None = None, max_tokens: int = 64,
-              audio_policy: str = "truncate", config: object = None, quiet: bool = False) -> dict:
+def run_sweep(
+    run_dir: str | Path,
+    model: str,
+    *,
+    method: str,
+    strengths: Sequence[float],
+    seeds: Sequence[int],
+    judge: str | None = None,
+    temperature: float = 0.7,
+    top_p: float | None = None,
+    max_tokens: int = 64,
+    audio_policy: str = "truncate",
+    config: object = None,
+    quiet: bool = False,
+) -> dict:
     """Answer (and judge) every arm; returns the manifest config recorded."""
     from halluscope.mishap.answers import collect_answers
     from halluscope.mishap.judge import run_judge
 
     if not strengths or not seeds:
-        raise HalluscopeError("a sweep needs at least one --strength and one --seed (e.g. --strength 0,0.5,1 --seeds 0,1,2)")
+        raise HalluscopeError(
+            "a sweep needs at least one --strength and one --seed (e.g. --strength 0,0.5,1 --seeds 0,1,2)"
+        )
     if temperature <= 0:
         raise HalluscopeError("the sampled arms need --temperature > 0 (the model card's value)")
     base = str(ModelSpec.parse(model))
-    arms = [("plain greedy", base, None, None), ("plain sampled", base, None, list(seeds)),
-            *[(name, spec, s, list(seeds)) for name, spec, s in arm_models(model, method, strengths)]]
+    arms = [
+        ("plain greedy", base, None, None),
+        ("plain sampled", base, None, list(seeds)),
+        *[(name, spec, s, list(seeds)) for name, spec, s in arm_models(model, method, strengths)],
+    ]
     done, judge_stages = [], []
 
     def judged() -> None:
@@ -58,20 +77,45 @@ def run_sweep(run_dir: str | Path, model: str, *, method: str, strengths: Sequen
                 judge_stages.append(store.latest_manifest("mishap judge").stages["judge"])  # type: ignore[union-attr]
 
     for name, spec, strength, arm_seeds in arms:
-        collect_answers(run_dir, spec, seeds=arm_seeds, temperature=temperature if arm_seeds else 0.0, top_p=top_p,
-                        max_tokens=max_tokens, audio_policy=audio_policy, config=config, quiet=quiet)  # type: ignore[arg-type]
+        collect_answers(
+            run_dir,
+            spec,
+            seeds=arm_seeds,
+            temperature=temperature if arm_seeds else 0.0,
+            top_p=top_p,
+            max_tokens=max_tokens,
+            audio_policy=audio_policy,
+            config=config,  # type: ignore[arg-type]
+            quiet=quiet,
+        )
         with Store(run_dir) as store:
             fp = store.latest_manifest("mishap answer").stages[f"answers:{spec}"]  # type: ignore[union-attr]
         done.append({"arm": name, "model": spec, "strength": strength, "seeds": arm_seeds, "answers": fp})
         if name == "plain greedy":
             judged()
     judged()
-    cfg = {"model": base, "method": method, "strengths": [float(s) for s in strengths], "seeds": list(seeds),
-           "temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "audio_policy": audio_policy,
-           "judge": judge,
-           "arms": done, "judge_stages": judge_stages}
+    cfg = {
+        "model": base,
+        "method": method,
+        "strengths": [float(s) for s in strengths],
+        "seeds": list(seeds),
+        "temperature": temperature,
+        "top_p": top_p,
+        "max_tokens": max_tokens,
+        "audio_policy": audio_policy,
+        "judge": judge,
+        "arms": done,
+        "judge_stages": judge_stages,
+    }
     with Store(run_dir) as store:
-        record_manifest(store, command=COMMAND, config=cfg, seeds={f"answer:{s}": int(s) for s in seeds},
-                        stages={**{f"answers:{a['arm']}": a["answers"] for a in done},
-                                **{f"judge:{k}": fp for k, fp in enumerate(judge_stages)}})
+        record_manifest(
+            store,
+            command=COMMAND,
+            config=cfg,
+            seeds={f"answer:{s}": int(s) for s in seeds},
+            stages={
+                **{f"answers:{a['arm']}": a["answers"] for a in done},
+                **{f"judge:{k}": fp for k, fp in enumerate(judge_stages)},
+            },
+        )
     return cfg

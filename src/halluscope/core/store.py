@@ -31,6 +31,7 @@ def _busy(exc: sqlite3.OperationalError, path: Path, busy_s: float) -> Halluscop
         return StoreBusy(f"{path} is locked by another process (waited {busy_s:g} s); retry when it is done")
     return HalluscopeError(f"{path}: cannot write ({exc}). Fix: check the file's permissions and free disk space")
 
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     stage TEXT NOT NULL,
@@ -113,29 +114,48 @@ def check_run_dir(run_dir: str | Path, *, create: bool = False) -> Path:
     run_dir = Path(run_dir).expanduser()  # a quoted '~/runs/x' (no shell to expand it) is the user's home too
     store = run_dir / STORE_NAME
     if run_dir.exists() and not run_dir.is_dir():
-        raise HalluscopeError(f"{run_dir} is a file, not a run directory; expected a directory made by "
-                              "`halluscope build ...`. Fix: pass the run folder (the one holding "
-                              f"{STORE_NAME}), or another run directory")
+        raise HalluscopeError(
+            f"{run_dir} is a file, not a run directory; expected a directory made by "
+            "`halluscope build ...`. Fix: pass the run folder (the one holding "
+            f"{STORE_NAME}), or another run directory"
+        )
     if not create and not store.is_file():
-        what = f"{store} is not a file" if store.exists() else (
-            f"{run_dir} holds no {STORE_NAME}" if run_dir.is_dir() else f"{run_dir} does not exist")
-        raise HalluscopeError(f"no run at {run_dir} (expected a directory made by `halluscope build ...` or "
-                              f"`halluscope mishap clips`; {what}). "
-                              "Fix: check the path, or build the run first")
+        what = (
+            f"{store} is not a file"
+            if store.exists()
+            else (f"{run_dir} holds no {STORE_NAME}" if run_dir.is_dir() else f"{run_dir} does not exist")
+        )
+        raise HalluscopeError(
+            f"no run at {run_dir} (expected a directory made by `halluscope build ...` or "
+            f"`halluscope mishap clips`; {what}). "
+            "Fix: check the path, or build the run first"
+        )
     if run_dir.is_dir() and not os.access(run_dir, os.W_OK | os.X_OK):
-        raise HalluscopeError(f"{run_dir} is not writable; halluscope records every command in the run's store. "
-                              "Fix: make it writable (chmod u+w) or copy the run somewhere writable")
+        raise HalluscopeError(
+            f"{run_dir} is not writable; halluscope records every command in the run's store. "
+            "Fix: make it writable (chmod u+w) or copy the run somewhere writable"
+        )
     if store.exists() and not (store.is_file() and os.access(store, os.R_OK | os.W_OK)):
-        raise HalluscopeError(f"{store} is not a readable and writable file; expected the run's SQLite store. "
-                              "Fix: chmod u+rw it, or copy the run somewhere writable")
+        raise HalluscopeError(
+            f"{store} is not a readable and writable file; expected the run's SQLite store. "
+            "Fix: chmod u+rw it, or copy the run somewhere writable"
+        )
     return run_dir
 
 
 class Store:
     """Append-mostly record store; each write is its own transaction, so a kill -9 loses at most the item in flight."""
 
-    def __init__(self, run_dir: str | Path, *, create: bool = True, lock: bool = True, threads: bool = False,
-                 readonly: bool = False, busy_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        run_dir: str | Path,
+        *,
+        create: bool = True,
+        lock: bool = True,
+        threads: bool = False,
+        readonly: bool = False,
+        busy_s: float = 30.0,
+    ) -> None:
         """Open (``create``: or make) RUN/halluscope.sqlite; ``lock``: hold RUN/.lock while open (one writer per run);
         ``threads``: the connection may be used from several threads (the label, rating and call readers serialise
         on a lock); ``readonly``: an existing store opened read-only (no lock, no schema change: the viewer);
@@ -156,20 +176,25 @@ class Store:
             try:
                 self.run_dir.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise HalluscopeError(f"cannot create the run directory {self.run_dir} ({exc.strerror}); expected a "
-                                      "path whose parent folders are directories you can write to. Fix: pass another "
-                                      "run directory") from None
+                raise HalluscopeError(
+                    f"cannot create the run directory {self.run_dir} ({exc.strerror}); expected a "
+                    "path whose parent folders are directories you can write to. Fix: pass another "
+                    "run directory"
+                ) from None
         self._lock = RunLock(self.run_dir).acquire() if lock else None
         self._mutex = threading.Lock()
         self._labels_ready = self._quality_ready = False
         self._db: sqlite3.Connection = None  # type: ignore[assignment]  # set below; close() may run first
         try:
             if readonly:
-                self._db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=busy_s,
-                                           check_same_thread=not threads)
+                self._db = sqlite3.connect(
+                    f"file:{self.path}?mode=ro", uri=True, timeout=busy_s, check_same_thread=not threads
+                )
                 self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # not a database: fails here
             else:
-                self._db = sqlite3.connect(self.path, isolation_level=None, timeout=busy_s, check_same_thread=not threads)
+                self._db = sqlite3.connect(
+                    self.path, isolation_level=None, timeout=busy_s, check_same_thread=not threads
+                )
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
                 self._db.executescript(_SCHEMA)
@@ -178,7 +203,8 @@ class Store:
             raise HalluscopeError(
                 f"{self.path}: cannot open the run store ({exc}); expected a writable SQLite file made by "
                 "halluscope. Fix: if it is damaged, move it away (the run's outputs stay) and re-run the command "
-                "that built the run, or pass another run directory") from None
+                "that built the run, or pass another run directory"
+            ) from None
 
     def close(self) -> None:
         if self._db is not None:
@@ -234,8 +260,10 @@ class Store:
     def result(self, stage: str, fingerprint: str, item_id: str, cls: type[R]) -> R | None:
         """One item's ok result (None when it has none); thread-safe on a ``threads`` store."""
         with self._mutex:
-            row = self._db.execute("SELECT payload FROM results WHERE stage=? AND fingerprint=? AND item_id=? AND "
-                                   "status='ok'", (stage, fingerprint, item_id)).fetchone()
+            row = self._db.execute(
+                "SELECT payload FROM results WHERE stage=? AND fingerprint=? AND item_id=? AND status='ok'",
+                (stage, fingerprint, item_id),
+            ).fetchone()
         return None if row is None else cls.model_validate_json(row[0])
 
     def failures(self, stage: str, fingerprint: str) -> dict[str, str]:
@@ -253,8 +281,9 @@ class Store:
 
     def updated(self, stage: str, fingerprint: str) -> dict[str, float]:
         """item id -> when its result was written (time.time()), for the stage's ok results."""
-        rows = self._db.execute("SELECT item_id, updated FROM results WHERE stage=? AND fingerprint=? AND status='ok'",
-                                (stage, fingerprint))
+        rows = self._db.execute(
+            "SELECT item_id, updated FROM results WHERE stage=? AND fingerprint=? AND status='ok'", (stage, fingerprint)
+        )
         return dict(rows.fetchall())
 
     def count(self, stage: str | None = None) -> int:
@@ -275,8 +304,15 @@ class Store:
     ) -> int:
         cur = self._db.execute(
             "INSERT INTO calls (key, backend, request, response, status, latency_s, created) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (key, backend, json.dumps(request, ensure_ascii=False), json.dumps(response, ensure_ascii=False),
-             status, latency_s, time.time()),
+            (
+                key,
+                backend,
+                json.dumps(request, ensure_ascii=False),
+                json.dumps(response, ensure_ascii=False),
+                status,
+                latency_s,
+                time.time(),
+            ),
         )
         return int(cur.lastrowid)
 
@@ -289,8 +325,9 @@ class Store:
     def latest_call(self, key: str) -> tuple[dict | None, str] | None:
         """The latest stored call under ``key`` whatever its status: (response, status), or None."""
         with self._mutex:
-            row = self._db.execute("SELECT response, status FROM calls WHERE key=? ORDER BY id DESC LIMIT 1",
-                                   (key,)).fetchone()
+            row = self._db.execute(
+                "SELECT response, status FROM calls WHERE key=? ORDER BY id DESC LIMIT 1", (key,)
+            ).fetchone()
         return None if row is None else (json.loads(row[0]) if row[0] else None, row[1])
 
     def calls(self) -> Iterator[dict]:
@@ -311,11 +348,16 @@ class Store:
         return None if row is None else RunManifest.model_validate_json(row[0])
 
     def manifests(self) -> list[RunManifest]:
-        return [RunManifest.model_validate_json(p) for (p,) in self._db.execute("SELECT payload FROM manifests ORDER BY id")]
+        return [
+            RunManifest.model_validate_json(p) for (p,) in self._db.execute("SELECT payload FROM manifests ORDER BY id")
+        ]
 
     # -- human labels (the MISHAP annotation app) ---------------------------------------------------
     def _has_table(self, name: str) -> bool:
-        return self._db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone() is not None
+        return (
+            self._db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone()
+            is not None
+        )
 
     def _label_table(self) -> bool:
         """Make the label table on first use; False for a read-only store that has none (no labels yet)."""
@@ -324,11 +366,17 @@ class Store:
         try:
             self._db.executescript(_LABEL_SCHEMA)
             if "save_id" not in {r[1] for r in self._db.execute("PRAGMA table_info(mishap_annotations)")}:
-                self._db.execute("ALTER TABLE mishap_annotations ADD COLUMN save_id TEXT")  # tables from before save ids
-            self._db.execute("CREATE UNIQUE INDEX IF NOT EXISTS mishap_annotations_save_id ON mishap_annotations(save_id)")
+                self._db.execute(
+                    "ALTER TABLE mishap_annotations ADD COLUMN save_id TEXT"
+                )  # tables from before save ids
+            self._db.execute(
+                "CREATE UNIQUE INDEX IF NOT EXISTS mishap_annotations_save_id ON mishap_annotations(save_id)"
+            )
         except sqlite3.DatabaseError as exc:
-            raise HalluscopeError(f"{self.path}: cannot open the label table ({exc}); expected a writable halluscope "
-                                  "store. Fix: check the file's permissions, or restore it from a copy") from None
+            raise HalluscopeError(
+                f"{self.path}: cannot open the label table ({exc}); expected a writable halluscope "
+                "store. Fix: check the file's permissions, or restore it from a copy"
+            ) from None
         self._labels_ready = True
         return True
 
@@ -347,8 +395,10 @@ class Store:
                 return _same_label(old, label, save_id), False
             a = label
             try:
-                self._db.execute(f"INSERT INTO mishap_annotations ({_LABEL_COLS}, save_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                 (a.answer_id, a.annotator, a.label, a.note, a.mode, a.created, save_id))
+                self._db.execute(
+                    f"INSERT INTO mishap_annotations ({_LABEL_COLS}, save_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (a.answer_id, a.annotator, a.label, a.note, a.mode, a.created, save_id),
+                )
             except sqlite3.IntegrityError:  # another process stored this save id in between
                 old = self._label_by_save_id(save_id) if save_id is not None else None
                 if old is None:
@@ -363,8 +413,11 @@ class Store:
     def labels(self) -> list[MishapAnnotation]:
         """Every label row, oldest first."""
         with self._mutex:
-            rows = (self._db.execute(f"SELECT {_LABEL_COLS} FROM mishap_annotations ORDER BY id").fetchall()
-                    if self._label_table() else [])
+            rows = (
+                self._db.execute(f"SELECT {_LABEL_COLS} FROM mishap_annotations ORDER BY id").fetchall()
+                if self._label_table()
+                else []
+            )
         return [_label(r) for r in rows]
 
     def latest_labels(self) -> dict[tuple[str, str], MishapAnnotation]:
@@ -378,8 +431,10 @@ class Store:
         try:
             self._db.executescript(_QUALITY_SCHEMA)
         except sqlite3.DatabaseError as exc:
-            raise HalluscopeError(f"{self.path}: cannot open the speech-quality table ({exc}); expected a writable "
-                                  "halluscope store. Fix: check the file's permissions") from None
+            raise HalluscopeError(
+                f"{self.path}: cannot open the speech-quality table ({exc}); expected a writable "
+                "halluscope store. Fix: check the file's permissions"
+            ) from None
         self._quality_ready = True
         return True
 
@@ -394,17 +449,21 @@ class Store:
     def _save_quality(self, row: dict, save_id: str) -> tuple[dict, bool]:
         with self._mutex:
             self._quality_table()
-            old = self._db.execute(f"SELECT {', '.join(QUALITY_COLS)} FROM speech_quality WHERE save_id=?",
-                                   (save_id,)).fetchone()
+            old = self._db.execute(
+                f"SELECT {', '.join(QUALITY_COLS)} FROM speech_quality WHERE save_id=?", (save_id,)
+            ).fetchone()
             if old is not None:
                 stored = _rating(old)
                 if any(stored[k] != row[k] for k in QUALITY_COLS[:6]):
-                    raise HalluscopeError(f"save id {save_id} was already stored with a different rating; a new "
-                                          "rating needs a new save id")
+                    raise HalluscopeError(
+                        f"save id {save_id} was already stored with a different rating; a new "
+                        "rating needs a new save id"
+                    )
                 return stored, False
-            self._db.execute(f"INSERT INTO speech_quality ({', '.join(QUALITY_COLS)}, save_id) "
-                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                             (*(int(row[k]) if k == "excluded" else row[k] for k in QUALITY_COLS), save_id))
+            self._db.execute(
+                f"INSERT INTO speech_quality ({', '.join(QUALITY_COLS)}, save_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (*(int(row[k]) if k == "excluded" else row[k] for k in QUALITY_COLS), save_id),
+            )
         return row, True
 
     def ratings(self) -> list[dict]:
@@ -429,6 +488,8 @@ def _label(r: tuple) -> MishapAnnotation:
 def _same_label(old: MishapAnnotation, new: MishapAnnotation, save_id: str) -> MishapAnnotation:
     keys = ("answer_id", "annotator", "label", "note", "mode")
     if any(getattr(old, k) != getattr(new, k) for k in keys):
-        raise SaveConflict(f"save id {save_id} was already stored with a different label "
-                           f"({', '.join(f'{k}={getattr(old, k)!r}' for k in keys[:3])}); a new label needs a new save id")
+        raise SaveConflict(
+            f"save id {save_id} was already stored with a different label "
+            f"({', '.join(f'{k}={getattr(old, k)!r}' for k in keys[:3])}); a new label needs a new save id"
+        )
     return old

@@ -12,14 +12,31 @@ Submodules load on first use: an ASR worker needs jiwer, not scikit-learn (about
 
 from importlib import import_module
 
-_WHERE = {"AsrScore": "asr", "normalize_for_wer": "asr", "score_asr": "asr",
-          "ClassificationScore": "classification", "score_classification": "classification",
-          "majority_baseline": "classification", "macro_f1": "classification", "yesno_scores": "classification",
-          "binary_agreement": "agreement", "cohen_kappa": "agreement", "rating_agreement": "agreement",
-          "rate": "rates", "hallucination_rates": "rates", "stance_rates": "rates", "flag_rates": "rates",
-          "halluaudio_scores": "rates", "aha_scores": "rates", "count_probe_scores": "rates",
-          "percentile_ci": "bootstrap", "ratio_ci": "bootstrap", "resample_weights": "bootstrap",
-          "mcnemar": "paired", "paired_randomization": "paired"}
+_WHERE = {
+    "AsrScore": "asr",
+    "normalize_for_wer": "asr",
+    "score_asr": "asr",
+    "ClassificationScore": "classification",
+    "score_classification": "classification",
+    "majority_baseline": "classification",
+    "macro_f1": "classification",
+    "yesno_scores": "classification",
+    "binary_agreement": "agreement",
+    "cohen_kappa": "agreement",
+    "rating_agreement": "agreement",
+    "rate": "rates",
+    "hallucination_rates": "rates",
+    "stance_rates": "rates",
+    "flag_rates": "rates",
+    "halluaudio_scores": "rates",
+    "aha_scores": "rates",
+    "count_probe_scores": "rates",
+    "percentile_ci": "bootstrap",
+    "ratio_ci": "bootstrap",
+    "resample_weights": "bootstrap",
+    "mcnemar": "paired",
+    "paired_randomization": "paired",
+}
 
 __all__ = sorted(_WHERE)
 

@@ -28,8 +28,13 @@ def _finite(x: float | None) -> float | None:
     return None if x is None or math.isnan(x) else float(x)
 
 
-def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable], *, labels: Sequence[Hashable],
-                weights: Literal["linear", "quadratic"] | None = None) -> float | None:
+def cohen_kappa(
+    a: Sequence[Hashable],
+    b: Sequence[Hashable],
+    *,
+    labels: Sequence[Hashable],
+    weights: Literal["linear", "quadratic"] | None = None,
+) -> float | None:
     """Cohen's kappa of two raters over ``labels`` (in scale order when weighted); None when undefined
     (fewer than one pair, or both raters constant on one label: p_e = 1)."""
     if len(a) != len(b):
@@ -76,8 +81,9 @@ def binary_agreement(*, a: Sequence[str], b: Sequence[str], labels: Sequence[str
     return BinaryAgreement(n, agree, agree / n, cohen_kappa(a, b, labels=labels))
 
 
-def judge_human_agreement(judge: Mapping[str, str], human: Mapping[tuple[str, str], str], *,
-                          exclude: Collection[str] = ()) -> list[dict]:
+def judge_human_agreement(
+    judge: Mapping[str, str], human: Mapping[tuple[str, str], str], *, exclude: Collection[str] = ()
+) -> list[dict]:
     """Judge vs each annotator, and pooled over every (response, annotator) pair the judge also scored.
 
     ``judge``: answer id -> verdict (scored only); ``human``: (answer id, annotator) -> label; ``exclude``:
@@ -97,11 +103,21 @@ def judge_human_agreement(judge: Mapping[str, str], human: Mapping[tuple[str, st
     rows = []
     for who in sorted(per.keys() | left.keys()):
         pairs = per.get(who, [])
-        rows.append({"pair": f"judge vs {who}", **binary_agreement(a=[p[0] for p in pairs], b=[p[1] for p in pairs]).as_dict(),
-                     "examples_left_out": left[who]})
+        rows.append(
+            {
+                "pair": f"judge vs {who}",
+                **binary_agreement(a=[p[0] for p in pairs], b=[p[1] for p in pairs]).as_dict(),
+                "examples_left_out": left[who],
+            }
+        )
     pooled = [p for pairs in per.values() for p in pairs]
-    rows.append({"pair": "judge vs humans (pooled)", **binary_agreement(a=[p[0] for p in pooled], b=[p[1] for p in pooled]).as_dict(),
-                 "examples_left_out": sum(left.values())})
+    rows.append(
+        {
+            "pair": "judge vs humans (pooled)",
+            **binary_agreement(a=[p[0] for p in pooled], b=[p[1] for p in pooled]).as_dict(),
+            "examples_left_out": sum(left.values()),
+        }
+    )
     return rows
 
 
@@ -152,14 +168,18 @@ def rating_agreement(*, a: Sequence[int], b: Sequence[int], scale: Sequence[int]
         warnings.simplefilter("ignore")
         rho, p = spearmanr(a, b) if n > 1 else (float("nan"), float("nan"))
     return RatingAgreement(
-        n=n, kappa_quadratic=cohen_kappa(a, b, labels=scale, weights="quadratic") if n > 1 else None,
-        spearman_rho=_finite(rho), spearman_p=_finite(p),
-        within_one=sum(abs(x - y) <= 1 for x, y in zip(a, b)) / n, exact=sum(x == y for x, y in zip(a, b)) / n,
+        n=n,
+        kappa_quadratic=cohen_kappa(a, b, labels=scale, weights="quadratic") if n > 1 else None,
+        spearman_rho=_finite(rho),
+        spearman_p=_finite(p),
+        within_one=sum(abs(x - y) <= 1 for x, y in zip(a, b)) / n,
+        exact=sum(x == y for x, y in zip(a, b)) / n,
     )
 
 
-def rating_agreement_rows(ratings: Mapping[str, Mapping[str, Mapping[str, int]]],
-                          dimensions: Sequence[str]) -> list[dict]:
+def rating_agreement_rows(
+    ratings: Mapping[str, Mapping[str, Mapping[str, int]]], dimensions: Sequence[str]
+) -> list[dict]:
     """One row per rater pair x dimension (Table 9), over the items both raters rated on that dimension.
 
     ``ratings``: rater -> item -> dimension -> rating (only the items the rater scored)."""

@@ -25,13 +25,44 @@ RULES = "rules"  # the name of the rule-based cleaner in every WER/CER figure's 
 
 # seed 000, App. A.4: "noise tokens ([music], <unk>)": tags of ASR/caption noise, in [] or <> only
 # (any other bracketed word is speech and is kept); matched case-insensitively, spaces read as '_'
-NOISE_TAGS = frozenset({
-    "music", "noise", "unk", "laughter", "laughs", "laugh", "applause", "silence", "sil", "inaudible",
-    "unintelligible", "crosstalk", "cough", "breath", "breathing", "blank_audio", "music_playing", "background_noise",
-    "s", "/s", "pad", "sos", "eos", "no_speech", "nospeech",
-    "музыка", "шум", "смех", "аплодисменты", "тишина", "неразборчиво",  # the same tags as Russian captions write them
-    "күлкі", "қол_шапалақтау", "у_шу",
-})
+NOISE_TAGS = frozenset(
+    {
+        "music",
+        "noise",
+        "unk",
+        "laughter",
+        "laughs",
+        "laugh",
+        "applause",
+        "silence",
+        "sil",
+        "inaudible",
+        "unintelligible",
+        "crosstalk",
+        "cough",
+        "breath",
+        "breathing",
+        "blank_audio",
+        "music_playing",
+        "background_noise",
+        "s",
+        "/s",
+        "pad",
+        "sos",
+        "eos",
+        "no_speech",
+        "nospeech",
+        "музыка",
+        "шум",
+        "смех",
+        "аплодисменты",
+        "тишина",
+        "неразборчиво",  # the same tags as Russian captions write them
+        "күлкі",
+        "қол_шапалақтау",
+        "у_шу",
+    }
+)
 _TAG = re.compile(r"\[([^\[\]<>]{1,40})\]|<([^\[\]<>]{1,40})>")
 _WHISPER_TOKEN = re.compile(r"<\|[^|<>]{0,40}\|>")  # <|endoftext|>, <|0.00|>, <|en|>
 _TIMESTAMP = re.compile(r"\d{1,2}(?::\d{2}){1,2}(?:[.,]\d+)?")  # 00:01:23, 1:05, 00:01:23.500
@@ -103,8 +134,12 @@ class AsrScore:
 
     def as_dict(self) -> dict:
         return {
-            "wer": self.wer, "cer": self.cer, "n": self.n, "ref_words": self.ref_words,
-            "ref_chars": self.ref_chars, "skipped_empty_reference": self.skipped_empty_reference,
+            "wer": self.wer,
+            "cer": self.cer,
+            "n": self.n,
+            "ref_words": self.ref_words,
+            "ref_chars": self.ref_chars,
+            "skipped_empty_reference": self.skipped_empty_reference,
             "cleaner": self.cleaner,
         }
 
@@ -129,8 +164,12 @@ def edit_counts(reference: str, hypothesis: str) -> tuple[int, int, int, int]:
     rc, hc = reference.strip(), hypothesis.strip()
     # score_hint: the band rapidfuzz starts from (widened until the distance fits, so still exact), about an ASR's
     # error rate; without it every pair of 4,000-character articles pays the full matrix
-    return (Levenshtein.distance(rw, hw, score_hint=_hint(len(rw), len(hw))), len(rw),
-            Levenshtein.distance(rc, hc, score_hint=_hint(len(rc), len(hc))), len(rc))
+    return (
+        Levenshtein.distance(rw, hw, score_hint=_hint(len(rw), len(hw))),
+        len(rw),
+        Levenshtein.distance(rc, hc, score_hint=_hint(len(rc), len(hc))),
+        len(rc),
+    )
 
 
 def _hint(a: int, b: int) -> int:
@@ -141,11 +180,13 @@ def score_asr(*, reference: Sequence[str], hypothesis: Sequence[str], cleaner: C
     """Corpus-level WER and CER after cleaning (rule-based unless ``cleaner`` is given); pairs whose reference
     cleans to empty are counted, not scored."""
     if len(reference) != len(hypothesis):
-        raise ValueError(f"reference has {len(reference)} items but hypothesis has {len(hypothesis)}; pass aligned lists")
+        raise ValueError(
+            f"reference has {len(reference)} items but hypothesis has {len(hypothesis)}; pass aligned lists"
+        )
     cleaner = cleaner if cleaner is not None else RuleCleaner()
     cleaned = cleaner.clean([*reference, *hypothesis])
     refs, hyps, skipped = [], [], 0
-    for rn, hn in zip(cleaned[:len(reference)], cleaned[len(reference):]):
+    for rn, hn in zip(cleaned[: len(reference)], cleaned[len(reference) :]):
         if not rn:
             skipped += 1
             continue
@@ -156,9 +197,12 @@ def score_asr(*, reference: Sequence[str], hypothesis: Sequence[str], cleaner: C
     counts = [edit_counts(r, h) for r, h in zip(refs, hyps)]
     return AsrScore(
         wer=sum(c[0] for c in counts) / max(1, sum(c[1] for c in counts)),
-        cer=sum(c[2] for c in counts) / max(1, sum(c[3] for c in counts)), n=len(refs),
-        ref_words=sum(len(r.split()) for r in refs), ref_chars=sum(len(r) for r in refs),
-        skipped_empty_reference=skipped, cleaner=cleaner.name,
+        cer=sum(c[2] for c in counts) / max(1, sum(c[3] for c in counts)),
+        n=len(refs),
+        ref_words=sum(len(r.split()) for r in refs),
+        ref_chars=sum(len(r) for r in refs),
+        skipped_empty_reference=skipped,
+        cleaner=cleaner.name,
     )
 
 

@@ -72,7 +72,9 @@ def resampled_sums(columns: np.ndarray, *, rounds: int, seed: int, clusters: Seq
     if clusters is None or not whole_numbers(cols):
         return resample_weights(len(cols), rounds=rounds, seed=seed, clusters=clusters) @ cols
     if len(clusters) != len(cols):
-        raise ValueError(f"{len(cols)} items but {len(clusters)} cluster names; pass one cluster (e.g. article id) per item")
+        raise ValueError(
+            f"{len(cols)} items but {len(clusters)} cluster names; pass one cluster (e.g. article id) per item"
+        )
     idx, n_units = cluster_index(clusters)
     per = np.stack([np.bincount(idx, c, n_units) for c in cols.T], axis=1).reshape(n_units, cols.shape[1])
     return _counts(draws(n_units, rounds, seed), n_units) @ per
@@ -94,8 +96,14 @@ def percentile_ci(values: np.ndarray, confidence: float = CONFIDENCE) -> tuple[f
     return float(np.percentile(values, tail)), float(np.percentile(values, 100 - tail))
 
 
-def ratio_ci(*, numerator: Sequence[float], denominator: Sequence[float], clusters: Sequence[str] | None = None,
-             bootstrap: int = 1000, seed: int = 0) -> CI:
+def ratio_ci(
+    *,
+    numerator: Sequence[float],
+    denominator: Sequence[float],
+    clusters: Sequence[str] | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> CI:
     """Percentile bootstrap 95% interval of sum(numerator) / sum(denominator), resampling items (or clusters);
     resamples with a zero denominator are left out; None when nothing can be resampled."""
     num, den = np.asarray(numerator, dtype=float), np.asarray(denominator, dtype=float)
@@ -105,7 +113,9 @@ def ratio_ci(*, numerator: Sequence[float], denominator: Sequence[float], cluste
         idx, n_units = cluster_index(clusters)
         num, den = np.bincount(idx, num, n_units), np.bincount(idx, den, n_units)
     drawn = draws(len(num), bootstrap, seed)  # resample_weights' draws
-    if whole_numbers(num) and whole_numbers(den):  # whole numbers sum exactly in any order: the drawn values summed directly
+    if whole_numbers(num) and whole_numbers(
+        den
+    ):  # whole numbers sum exactly in any order: the drawn values summed directly
         nums, dens = np.take(num, drawn).sum(1), np.take(den, drawn).sum(1)
     else:  # a weighted sum per row of the count matrix, as every other reader of the draws does
         w = _counts(drawn, len(num))

@@ -43,6 +43,9 @@ def coco_caption_scores(references: Mapping[str, Sequence[str]], hypotheses: Map
         meteor, meteor_items = meteor_scorer.compute_score(gts, res)
     finally:
         del meteor_scorer  # stops the METEOR process
-    out.update(meteor=float(meteor), cider=float(cider),
-               items={k: {"meteor": float(m), "cider": float(c)} for k, m, c in zip(ids, meteor_items, cider_items)})
+    out.update(
+        meteor=float(meteor),
+        cider=float(cider),
+        items={k: {"meteor": float(m), "cider": float(c)} for k, m, c in zip(ids, meteor_items, cider_items)},
+    )
     return out

@@ -33,7 +33,10 @@ class ClassificationScore:
 
     def as_dict(self) -> dict:
         return {
-            "accuracy": self.accuracy, "macro_f1": self.macro_f1, "n": self.n, "invalid": self.invalid,
+            "accuracy": self.accuracy,
+            "macro_f1": self.macro_f1,
+            "n": self.n,
+            "invalid": self.invalid,
             "accuracy_ci": list(self.accuracy_ci) if self.accuracy_ci else None,
             "macro_f1_ci": list(self.macro_f1_ci) if self.macro_f1_ci else None,
         }
@@ -65,8 +68,13 @@ def class_counts(ref: np.ndarray, hyp: np.ndarray, k: int, weights: np.ndarray |
     out = []
     for c in range(k):
         is_ref, is_hyp = ref == c, hyp == c
-        out.append((_weighted(is_hyp & is_ref, weights), _weighted(is_hyp & ~is_ref, weights),
-                    _weighted(~is_hyp & is_ref, weights)))
+        out.append(
+            (
+                _weighted(is_hyp & is_ref, weights),
+                _weighted(is_hyp & ~is_ref, weights),
+                _weighted(~is_hyp & is_ref, weights),
+            )
+        )
     return out
 
 
@@ -89,12 +97,21 @@ def accuracy_rows(ref: np.ndarray, hyp: np.ndarray, k: int, weights: np.ndarray 
 def macro_f1(*, reference: Sequence[str], hypothesis: Sequence[str | None], labels: Sequence[str]) -> float:
     """Macro-F1 over ``labels`` (None and out-of-set predictions are errors), equal to scikit-learn's."""
     from sklearn.metrics import f1_score
-    return float(f1_score(list(reference), [INVALID if h is None else h for h in hypothesis], labels=list(labels),
-                          average="macro", zero_division=0))
+
+    return float(
+        f1_score(
+            list(reference),
+            [INVALID if h is None else h for h in hypothesis],
+            labels=list(labels),
+            average="macro",
+            zero_division=0,
+        )
+    )
 
 
-def replicates(ref: Sequence[str], hyp: Sequence[str | None], labels: Sequence[str],
-               weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def replicates(
+    ref: Sequence[str], hyp: Sequence[str | None], labels: Sequence[str], weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Accuracy and macro-F1 of every bootstrap resample (rows of ``weights``, resample_weights) at once.
 
     Accuracy compares the labels themselves, as the point estimate does: a reference outside ``labels`` answered
@@ -114,8 +131,9 @@ def _columns(ref: Sequence[str], hyp: Sequence[str | None], labels: Sequence[str
 
 def _from_sums(sums: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Accuracy and macro-F1 per row of _columns' (weighted) sums, as accuracy_rows and macro_f1_rows make them."""
-    return sums[:, 1] / sums[:, 0], macro_f1_from([(sums[:, 2 + 3 * c], sums[:, 3 + 3 * c], sums[:, 4 + 3 * c])
-                                                   for c in range(k)])
+    return sums[:, 1] / sums[:, 0], macro_f1_from(
+        [(sums[:, 2 + 3 * c], sums[:, 3 + 3 * c], sums[:, 4 + 3 * c]) for c in range(k)]
+    )
 
 
 def score_classification(
@@ -130,6 +148,7 @@ def score_classification(
     """Accuracy and macro-F1 over the task's label space, with percentile bootstrap 95% intervals that
     resample items, or whole clusters when ``clusters`` gives each item's source article."""
     from sklearn.metrics import accuracy_score
+
     if len(reference) != len(hypothesis):
         raise ValueError(f"reference has {len(reference)} items but hypothesis has {len(hypothesis)}")
     if not reference:
@@ -181,11 +200,13 @@ class YesNoScores:
         return d
 
 
-def yesno_scores(*, reference: Sequence[str], hypothesis: Sequence[str], positive: str = "yes",
-                 bootstrap: int = 1000, seed: int = 0) -> YesNoScores:
+def yesno_scores(
+    *, reference: Sequence[str], hypothesis: Sequence[str], positive: str = "yes", bootstrap: int = 1000, seed: int = 0
+) -> YesNoScores:
     """Accuracy, precision, recall, F1 (scikit-learn, ``positive`` class), yes-rate, with bootstrap intervals.
     FN counts every positive item not answered ``positive`` (a refusal on a present object is a miss)."""
     from sklearn.metrics import accuracy_score, precision_recall_fscore_support
+
     if len(reference) != len(hypothesis):
         raise ValueError(f"reference has {len(reference)} items but hypothesis has {len(hypothesis)}")
     if not reference:
@@ -212,9 +233,19 @@ def yesno_scores(*, reference: Sequence[str], hypothesis: Sequence[str], positiv
         "yes_rate": ratio_ci(numerator=(hyp == "yes"), denominator=np.ones(len(ref)), **seeds),
     }
     return YesNoScores(
-        n=len(ref), positive=positive, accuracy=float(accuracy_score(list(ref), list(hyp))),
-        precision=float(p[0]) if tp + fp else None, recall=float(r[0]) if tp + fn else None,
-        f1=float(f[0]) if tp + fp + fn else None, yes_rate=float((hyp == "yes").mean()),
-        tp=tp, fp=fp, fn=fn, tn=tn, n_answered=int(answered.sum()),
+        n=len(ref),
+        positive=positive,
+        accuracy=float(accuracy_score(list(ref), list(hyp))),
+        precision=float(p[0]) if tp + fp else None,
+        recall=float(r[0]) if tp + fn else None,
+        f1=float(f[0]) if tp + fp + fn else None,
+        yes_rate=float((hyp == "yes").mean()),
+        tp=tp,
+        fp=fp,
+        fn=fn,
+        tn=tn,
+        n_answered=int(answered.sum()),
         accuracy_answered=float(correct[answered].mean()) if answered.any() else None,
-        classes=dict(sorted(Counter(hypothesis).items())), ci=ci)
+        classes=dict(sorted(Counter(hypothesis).items())),
+        ci=ci,
+    )

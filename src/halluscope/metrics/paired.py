@@ -55,14 +55,17 @@ class PairedResult:
 def _check(reference: Sequence[str], *hyps: Sequence[str | None]) -> None:
     for h in hyps:
         if len(h) != len(reference):
-            raise ValueError(f"reference has {len(reference)} items but a hypothesis has {len(h)}; "
-                             "paired tests need both systems' predictions on the same items, in the same order")
+            raise ValueError(
+                f"reference has {len(reference)} items but a hypothesis has {len(h)}; "
+                "paired tests need both systems' predictions on the same items, in the same order"
+            )
     if not reference:
         raise ValueError("cannot test on an empty set of items")
 
 
-def mcnemar(*, reference: Sequence[str], hypothesis_a: Sequence[str | None],
-            hypothesis_b: Sequence[str | None]) -> McNemarResult:
+def mcnemar(
+    *, reference: Sequence[str], hypothesis_a: Sequence[str | None], hypothesis_b: Sequence[str | None]
+) -> McNemarResult:
     """Exact McNemar test on paired correctness; p = 1 when the systems never disagree in correctness."""
     from scipy.stats import binomtest
 
@@ -75,7 +78,9 @@ def mcnemar(*, reference: Sequence[str], hypothesis_a: Sequence[str | None],
     return McNemarResult(len(reference), sum(ca), sum(cb), a_only, b_only, min(1.0, p))
 
 
-def _encode(reference: Sequence[str], hyp: Sequence[str | None], labels: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def _encode(
+    reference: Sequence[str], hyp: Sequence[str | None], labels: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray]:
     missing = sorted({r for r in reference if r not in labels})
     if missing:
         raise ValueError(f"reference labels {missing} are not in the label set {list(labels)}")
@@ -85,10 +90,18 @@ def _encode(reference: Sequence[str], hyp: Sequence[str | None], labels: Sequenc
 _METRICS = {"macro_f1": macro_f1_rows, "accuracy": accuracy_rows}
 
 
-def paired_randomization(*, reference: Sequence[str], hypothesis_a: Sequence[str | None],
-                         hypothesis_b: Sequence[str | None], labels: Sequence[str], metric: str = "macro_f1",
-                         rounds: int = 10000, bootstrap: int = 1000, seed: int = 0,
-                         clusters: Sequence[str] | None = None) -> PairedResult:
+def paired_randomization(
+    *,
+    reference: Sequence[str],
+    hypothesis_a: Sequence[str | None],
+    hypothesis_b: Sequence[str | None],
+    labels: Sequence[str],
+    metric: str = "macro_f1",
+    rounds: int = 10000,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    clusters: Sequence[str] | None = None,
+) -> PairedResult:
     """Two-sided paired randomization test of metric(A) - metric(B).
 
     Only items where A and B predict differently can be swapped; with at most 16 such items every swap
@@ -106,7 +119,9 @@ def paired_randomization(*, reference: Sequence[str], hypothesis_a: Sequence[str
     diff = np.flatnonzero(a != b)
     eps = 1e-12
     if diff.size <= EXACT_LIMIT:
-        patterns = np.array(list(product((False, True), repeat=int(diff.size))), dtype=bool).reshape(2 ** int(diff.size), int(diff.size))
+        patterns = np.array(list(product((False, True), repeat=int(diff.size))), dtype=bool).reshape(
+            2 ** int(diff.size), int(diff.size)
+        )
         hits, total, exact = _count_hits(ref, a, b, diff, patterns, fn, k, abs(observed) - eps), len(patterns), True
         p = hits / total
     else:
@@ -124,8 +139,16 @@ def paired_randomization(*, reference: Sequence[str], hypothesis_a: Sequence[str
     return PairedResult(metric, len(ref), score_a, score_b, observed, min(1.0, float(p)), total, exact, ci)
 
 
-def _count_hits(ref: np.ndarray, a: np.ndarray, b: np.ndarray, diff: np.ndarray, patterns: np.ndarray,
-                fn: object, k: int, threshold: float) -> int:
+def _count_hits(
+    ref: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    diff: np.ndarray,
+    patterns: np.ndarray,
+    fn: object,
+    k: int,
+    threshold: float,
+) -> int:
     """How many swap patterns give |metric(A') - metric(B')| >= threshold."""
     if fn in (macro_f1_rows, accuracy_rows):  # counts: the unswapped items' once, plus each row's swapped items'
         return int((np.abs(_swapped_deltas(ref, a, b, diff, patterns, fn, k)) >= threshold).sum())
@@ -138,8 +161,9 @@ def _count_hits(ref: np.ndarray, a: np.ndarray, b: np.ndarray, diff: np.ndarray,
     return int((np.abs(deltas) >= threshold).sum())
 
 
-def _swapped_deltas(ref: np.ndarray, a: np.ndarray, b: np.ndarray, diff: np.ndarray, patterns: np.ndarray,
-                    fn: object, k: int) -> np.ndarray:
+def _swapped_deltas(
+    ref: np.ndarray, a: np.ndarray, b: np.ndarray, diff: np.ndarray, patterns: np.ndarray, fn: object, k: int
+) -> np.ndarray:
     """metric(A') - metric(B') per pattern from whole-number counts (the same integers, so the same figures as
     the metric over every item), touching only the items A and B disagree on."""
     same = np.ones(len(ref), dtype=bool)

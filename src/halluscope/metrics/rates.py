@@ -79,8 +79,17 @@ def hallucination_rates(rows: Iterable[Mapping], *, by: Sequence[str]) -> list[d
         verdicts = groups[key]
         scored = [v for v in verdicts if v in LABELS]
         r = rate(k=sum(v == "hallucinated" for v in scored), n=len(scored))
-        out.append({**dict(zip(by, key)), "n": r.n, "hallucinated": r.k, "rate": r.rate, "ci_low": r.ci_low,
-                    "ci_high": r.ci_high, "unscored": len(verdicts) - len(scored)})
+        out.append(
+            {
+                **dict(zip(by, key)),
+                "n": r.n,
+                "hallucinated": r.k,
+                "rate": r.rate,
+                "ci_low": r.ci_low,
+                "ci_high": r.ci_high,
+                "unscored": len(verdicts) - len(scored),
+            }
+        )
     return out
 
 
@@ -111,15 +120,15 @@ class FlagRate:
     rate: float | None
 
 
-def flag_rates(*, predictions: Mapping[str, str | None], cells: Mapping[str, Sequence[str]],
-               positive: str = "hallucinated") -> dict[str, FlagRate]:
+def flag_rates(
+    *, predictions: Mapping[str, str | None], cells: Mapping[str, Sequence[str]], positive: str = "hallucinated"
+) -> dict[str, FlagRate]:
     """Flag rate per cell over the cell's items that have a prediction; n is that coverage."""
     out = {}
     for cell, ids in cells.items():
         got = [predictions[i] for i in ids if i in predictions]
         flagged = sum(p == positive for p in got)
-        out[cell] = FlagRate(cell, len(got), flagged, sum(p is None for p in got),
-                             flagged / len(got) if got else None)
+        out[cell] = FlagRate(cell, len(got), flagged, sum(p is None for p in got), flagged / len(got) if got else None)
     return out
 
 
@@ -162,13 +171,16 @@ class HalluAudioScores:
         return d
 
 
-def halluaudio_scores(*, reference: Sequence[str], hypothesis: Sequence[str], kind: Sequence[str],
-                      bootstrap: int = 1000, seed: int = 0) -> HalluAudioScores:
+def halluaudio_scores(
+    *, reference: Sequence[str], hypothesis: Sequence[str], kind: Sequence[str], bootstrap: int = 1000, seed: int = 0
+) -> HalluAudioScores:
     """``reference``: normalised gold ('yes'/'no', '3', 'first', a label); ``hypothesis``: the extracted class
     (an answer value, or unknown/refusal/ambiguous/unrelated); ``kind`` per item. For 'unanswerable' items an
     abstention or a 'no' (absence stated) is right."""
     if not (len(reference) == len(hypothesis) == len(kind)):
-        raise ValueError(f"reference ({len(reference)}), hypothesis ({len(hypothesis)}) and kind ({len(kind)}) differ in length")
+        raise ValueError(
+            f"reference ({len(reference)}), hypothesis ({len(hypothesis)}) and kind ({len(kind)}) differ in length"
+        )
     ref, hyp, knd = np.array(reference, dtype=object), np.array(hypothesis, dtype=object), np.array(kind, dtype=object)
     answerable = knd != "unanswerable"
     binary = knd == "binary"
@@ -186,18 +198,25 @@ def halluaudio_scores(*, reference: Sequence[str], hypothesis: Sequence[str], ki
         "false_refusal_rate": ratio_ci(numerator=abstain & answerable, denominator=answerable, **seeds),
     }
     return HalluAudioScores(
-        n=len(ref), n_answerable=int(answerable.sum()), n_correct=int(correct.sum()),
+        n=len(ref),
+        n_answerable=int(answerable.sum()),
+        n_correct=int(correct.sum()),
         accuracy=_rate(int(correct.sum()), int(answerable.sum())),
-        n_binary=int(binary.sum()), n_binary_correct=int((correct & binary).sum()), n_yes=int(yes.sum()),
+        n_binary=int(binary.sum()),
+        n_binary_correct=int((correct & binary).sum()),
+        n_yes=int(yes.sum()),
         yes_p_ratio=_rate(int(yes.sum()), int(binary.sum())),
-        n_binary_wrong=int(wrong.sum()), n_binary_wrong_yes=int((wrong & yes).sum()),
+        n_binary_wrong=int(wrong.sum()),
+        n_binary_wrong_yes=int((wrong & yes).sum()),
         unrelated_ratio=_rate(int((wrong & yes).sum()), int(wrong.sum())),
         conditional_accuracy=_rate(int((correct & binary).sum()), int(binary.sum())),
         n_abstain=int((abstain & answerable).sum()),
         false_refusal_rate=_rate(int((abstain & answerable).sum()), int(answerable.sum())),
-        n_unanswerable=int(una.sum()), n_unanswerable_abstain_or_absent=int(una_ok.sum()),
+        n_unanswerable=int(una.sum()),
+        n_unanswerable_abstain_or_absent=int(una_ok.sum()),
         unanswerable_abstain_rate=_rate(int(una_ok.sum()), int(una.sum())),
-        classes=dict(sorted(Counter(hypothesis).items())), ci=ci,
+        classes=dict(sorted(Counter(hypothesis).items())),
+        ci=ci,
     )
 
 
@@ -233,7 +252,9 @@ def count_probe_scores(*, reference: Sequence[str], hypothesis: Sequence[str]) -
     unrelated = sum(v is None for v in nums) - abstain
     answered = n - unrelated - abstain
     right = sum(v is not None and str(v) == r.strip() for v, r in zip(nums, reference))
-    return CountProbeScores(n, yes, yes / n, unrelated, unrelated / n, abstain, abstain / n, right, _rate(right, answered))
+    return CountProbeScores(
+        n, yes, yes / n, unrelated, unrelated / n, abstain, abstain / n, right, _rate(right, answered)
+    )
 
 
 # ------------------------------------------------------------------------------------------------ AHa-Bench
@@ -271,10 +292,17 @@ class AhaScores:
     accuracy_ci: CI = None
 
     def as_dict(self) -> dict:
-        return {"runs": self.runs, "n_items": self.n_items, "accuracy": self.accuracy, "bias": self.bias,
-                "consistency_true": self.consistency_true, "consistency_wrong": self.consistency_wrong,
-                "accuracy_ci95": list(self.accuracy_ci) if self.accuracy_ci else None, "classes": self.classes,
-                "tasks": {t: s.as_dict() for t, s in self.tasks.items()}}
+        return {
+            "runs": self.runs,
+            "n_items": self.n_items,
+            "accuracy": self.accuracy,
+            "bias": self.bias,
+            "consistency_true": self.consistency_true,
+            "consistency_wrong": self.consistency_wrong,
+            "accuracy_ci95": list(self.accuracy_ci) if self.accuracy_ci else None,
+            "classes": self.classes,
+            "tasks": {t: s.as_dict() for t, s in self.tasks.items()},
+        }
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
@@ -282,9 +310,18 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return sum(vals) / len(vals) if vals else None
 
 
-def aha_scores(*, reference: Sequence[str], hypothesis: Sequence[str], correct: Sequence[bool], task: Sequence[str],
-               audio: Sequence[str], run: Sequence[str], undefined_as_zero: bool = False,
-               bootstrap: int = 1000, seed: int = 0) -> AhaScores:
+def aha_scores(
+    *,
+    reference: Sequence[str],
+    hypothesis: Sequence[str],
+    correct: Sequence[bool],
+    task: Sequence[str],
+    audio: Sequence[str],
+    run: Sequence[str],
+    undefined_as_zero: bool = False,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> AhaScores:
     """``reference`` 'yes'/'no' (or 'asr' for transcription items, whose ``correct`` comes from WER);
     ``hypothesis`` the extracted class. FNR = FN / gold-yes, FPR = FP / gold-no, where only an explicit 'no' is a
     false negative and only an explicit 'yes' a false positive (abstentions are neither).
@@ -329,16 +366,33 @@ def aha_scores(*, reference: Sequence[str], hypothesis: Sequence[str], correct: 
             c_wrong.append(sum(not any(g) for g in groups.values()) / len(groups))
         idx_all = [i for i in range(n) if task[i] == t]
         per_task[t] = AhaTaskScores(
-            task=t, n_items=len(idx_all), n_audio=len({audio[i] for i in idx_all}), accuracy=_mean(accs),
-            fnr=_mean(fnrs), fpr=_mean(fprs), bias=_mean(biases) if biases else None,
-            consistency_true=_mean(c_true), consistency_wrong=_mean(c_wrong),
-            classes=dict(sorted(Counter(hypothesis[i] for i in idx_all).items())))
+            task=t,
+            n_items=len(idx_all),
+            n_audio=len({audio[i] for i in idx_all}),
+            accuracy=_mean(accs),
+            fnr=_mean(fnrs),
+            fpr=_mean(fprs),
+            bias=_mean(biases) if biases else None,
+            consistency_true=_mean(c_true),
+            consistency_wrong=_mean(c_wrong),
+            classes=dict(sorted(Counter(hypothesis[i] for i in idx_all).items())),
+        )
     run_acc = [sum(bool(correct[i]) for i in idx) / len(idx) for idx in by_run.values()]
-    ci = ratio_ci(numerator=[float(bool(c)) for c in correct], denominator=[1.0] * n, clusters=list(audio),
-                  bootstrap=bootstrap, seed=seed)
+    ci = ratio_ci(
+        numerator=[float(bool(c)) for c in correct],
+        denominator=[1.0] * n,
+        clusters=list(audio),
+        bootstrap=bootstrap,
+        seed=seed,
+    )
     return AhaScores(
-        runs=len(runs), n_items=n, accuracy=_mean(run_acc),
+        runs=len(runs),
+        n_items=n,
+        accuracy=_mean(run_acc),
         bias=_mean([s.bias for s in per_task.values()]),
         consistency_true=_mean([s.consistency_true for s in per_task.values()]),
         consistency_wrong=_mean([s.consistency_wrong for s in per_task.values()]),
-        tasks=per_task, classes=dict(sorted(Counter(hypothesis).items())), accuracy_ci=ci)
+        tasks=per_task,
+        classes=dict(sorted(Counter(hypothesis).items())),
+        accuracy_ci=ci,
+    )

@@ -23,19 +23,29 @@ def score_asr_file(path: str | Path, *, cleaner: Cleaner | None = None) -> dict:
     for row in table.rows:
         lang = language_code(row.values["language"])
         if lang not in LANGUAGES:
-            problems.add(f"unsupported language '{row.values['language']}'; expected one of {', '.join(LANGUAGES)}",
-                         row=row.number, field="language")
+            problems.add(
+                f"unsupported language '{row.values['language']}'; expected one of {', '.join(LANGUAGES)}",
+                row=row.number,
+                field="language",
+            )
             continue
         refs.setdefault(lang, []).append(row.values["reference"])
         hyps.setdefault(lang, []).append(row.values["hypothesis"])
-    problems.raise_if_any("ASR pairs file", fix='each row looks like {"reference": "...", "hypothesis": "...", '
-                          '"language": "en"}, all strings; use "" for an empty hypothesis')
+    problems.raise_if_any(
+        "ASR pairs file",
+        fix='each row looks like {"reference": "...", "hypothesis": "...", '
+        '"language": "en"}, all strings; use "" for an empty hypothesis',
+    )
     if not refs:
         raise InputError("no pairs found", file=str(path), fix="add at least one line")
     if cleaner is not None:  # every text cleaned in one pass; the per-language figures reuse it
         cleaner.clean([t for lang in refs for t in (*refs[lang], *hyps[lang])])
-    out = {lang: score_asr(reference=refs[lang], hypothesis=hyps[lang], cleaner=cleaner).as_dict()
-           for lang in LANGUAGES if lang in refs}
-    out["overall"] = score_asr(reference=[r for l in refs for r in refs[l]], hypothesis=[h for l in refs for h in hyps[l]],
-                               cleaner=cleaner).as_dict()
+    out = {
+        lang: score_asr(reference=refs[lang], hypothesis=hyps[lang], cleaner=cleaner).as_dict()
+        for lang in LANGUAGES
+        if lang in refs
+    }
+    out["overall"] = score_asr(
+        reference=[r for l in refs for r in refs[l]], hypothesis=[h for l in refs for h in hyps[l]], cleaner=cleaner
+    ).as_dict()
     return out

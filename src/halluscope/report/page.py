@@ -26,8 +26,11 @@ def document(sections: Sequence[Section], **extra: object) -> dict:
     ids = [t.id for t in tables]
     if len(ids) != len(set(ids)):
         raise ValueError(f"two report tables share an id: {sorted({i for i in ids if ids.count(i) > 1})}")
-    return {**extra, "sections": [{"title": s.title, "tables": [t.id for t in s.tables]} for s in sections],
-            "tables": {t.id: t.to_json() for t in tables}}
+    return {
+        **extra,
+        "sections": [{"title": s.title, "tables": [t.id for t in s.tables]} for s in sections],
+        "tables": {t.id: t.to_json() for t in tables},
+    }
 
 
 def markdown(title: str, sections: Sequence[Section], intro: Sequence[str] = ()) -> str:
@@ -40,14 +43,25 @@ def markdown(title: str, sections: Sequence[Section], intro: Sequence[str] = ())
 def html_page(title: str, sections: Sequence[Section], intro: Sequence[str] = (), tail: str = "") -> str:
     body = "".join(f"<p>{html.escape(p)}</p>" for p in intro)
     body += "".join(f"<h2>{html.escape(s.title)}</h2>{s.html}" for s in sections)
-    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>\n'
-            f"<style>\n{STYLE}\n</style></head><body>\n<h1>{html.escape(title)}</h1>\n{body}\n{tail}</body></html>\n")
+    return (
+        f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>\n'
+        f"<style>\n{STYLE}\n</style></head><body>\n<h1>{html.escape(title)}</h1>\n{body}\n{tail}</body></html>\n"
+    )
 
 
-def write_folder(out: Path, sections: Sequence[Section], *, title: str, md_name: str = "tables.md",
-                 html_name: str = "report.html", json_name: str | None = "tables.json", intro: Sequence[str] = (),
-                 file_name: Callable[[str], str] = str, extra: dict | None = None,
-                 html_tail: str = "") -> Path:
+def write_folder(
+    out: Path,
+    sections: Sequence[Section],
+    *,
+    title: str,
+    md_name: str = "tables.md",
+    html_name: str = "report.html",
+    json_name: str | None = "tables.json",
+    intro: Sequence[str] = (),
+    file_name: Callable[[str], str] = str,
+    extra: dict | None = None,
+    html_tail: str = "",
+) -> Path:
     """Every table as CSV (a header even without rows), figures with a ``file`` as PNG, the Markdown, the JSON
     document (``extra`` keys first) and the HTML page; returns the HTML path. ``file_name`` maps the name of each
     CSV (ID.csv) and PNG to the file written."""
@@ -93,12 +107,19 @@ def write_report(run_dir: str | Path, *, json_out: bool = False) -> ReportSummar
         sections = build_sections(store)
         manifest = store.latest_manifest("build spoken")
     if not sections:
-        raise HalluscopeError(f"{run} holds nothing to report: no spoken build, MISHAP judgements or "
-                              "closed-form predictions")
+        raise HalluscopeError(
+            f"{run} holds nothing to report: no spoken build, MISHAP judgements or closed-form predictions"
+        )
     shown = html.escape(json.dumps(manifest.model_dump(), indent=2, ensure_ascii=False)) if manifest else ""
-    path = write_folder(run / "report", sections, title="halluscope report", json_name="headline.json",
-                        intro=[f"Run directory: {run}"], extra={"run_dir": str(run)},
-                        html_tail=f"<h2>Manifest</h2>\n<pre>{shown}</pre>\n" if shown else "")
+    path = write_folder(
+        run / "report",
+        sections,
+        title="halluscope report",
+        json_name="headline.json",
+        intro=[f"Run directory: {run}"],
+        extra={"run_dir": str(run)},
+        html_tail=f"<h2>Manifest</h2>\n<pre>{shown}</pre>\n" if shown else "",
+    )
     write_extras(run / "report", sections)  # the paper's tables (report/paper/), the analyses' LaTeX (report/analysis/)
     doc = document(sections, run_dir=str(run))
     return ReportSummary(path, [s.title for s in sections], doc, json_out)

@@ -40,10 +40,16 @@ def o_vs_t_plot(table2: list[dict], languages: list[str]) -> bytes | None:
     for ax, task in zip(axes, TASKS):
         sub = {r["language"]: r for r in rows if r["task"] == task}
         xs = list(range(len(languages)))
-        for offset, key, color, name in ((-0.18, "O", "#2b6cb0", "original text (O)"), (0.18, "T", "#dd6b20", "ASR transcript (T)")):
+        for offset, key, color, name in (
+            (-0.18, "O", "#2b6cb0", "original text (O)"),
+            (0.18, "T", "#dd6b20", "ASR transcript (T)"),
+        ):
             vals = [sub[l][f"{key}_f1"] if l in sub and sub[l][f"{key}_f1"] is not None else 0 for l in languages]
             cis = [sub[l][f"{key}_f1_ci"] if l in sub and sub[l][f"{key}_f1_ci"] else None for l in languages]
-            err = [[max(0.0, v - c[0]) if c else 0 for v, c in zip(vals, cis)], [max(0.0, c[1] - v) if c else 0 for v, c in zip(vals, cis)]]
+            err = [
+                [max(0.0, v - c[0]) if c else 0 for v, c in zip(vals, cis)],
+                [max(0.0, c[1] - v) if c else 0 for v, c in zip(vals, cis)],
+            ]
             ax.bar([x + offset for x in xs], vals, width=0.34, color=color, label=name, yerr=err, capsize=3)
         for x, l in zip(xs, languages):
             if l in sub:
@@ -66,9 +72,17 @@ def asr_vs_degradation_plot(asr: list[dict], table2: list[dict], languages: list
     markers = {"binary": "o", "type": "s", "severity": "^"}
     for task in TASKS:
         sub = [r for r in pts if r["task"] == task]
-        ax.scatter([wer[r["language"]] for r in sub], [r["delta_f1"] for r in sub], marker=markers[task], label=task, s=50)
+        ax.scatter(
+            [wer[r["language"]] for r in sub], [r["delta_f1"] for r in sub], marker=markers[task], label=task, s=50
+        )
         for r in sub:
-            ax.annotate(r["language"], (wer[r["language"]], r["delta_f1"]), textcoords="offset points", xytext=(4, 3), fontsize=8)
+            ax.annotate(
+                r["language"],
+                (wer[r["language"]], r["delta_f1"]),
+                textcoords="offset points",
+                xytext=(4, 3),
+                fontsize=8,
+            )
     ax.axhline(0, color="grey", linewidth=0.8)
     ax.set_xlabel("corpus WER of the language")
     ax.set_ylabel("macro-F1 drop O -> T")

@@ -38,14 +38,20 @@ class Section:
 
     @property
     def markdown(self) -> str:
-        parts = (b.markdown() if isinstance(b, (Table, Figure)) else b for b in self.blocks
-                 if not (isinstance(b, Table) and not b.shown))
+        parts = (
+            b.markdown() if isinstance(b, (Table, Figure)) else b
+            for b in self.blocks
+            if not (isinstance(b, Table) and not b.shown)
+        )
         return "\n\n".join(p for p in parts if p)
 
     @property
     def html(self) -> str:
-        return "".join(b.html() if isinstance(b, (Table, Figure)) else f"<p>{html.escape(b)}</p>" for b in self.blocks
-                       if not (isinstance(b, Table) and not b.shown))
+        return "".join(
+            b.html() if isinstance(b, (Table, Figure)) else f"<p>{html.escape(b)}</p>"
+            for b in self.blocks
+            if not (isinstance(b, Table) and not b.shown)
+        )
 
 
 # built from the store alone; a builder may return a list of Sections
@@ -64,18 +70,29 @@ def register_section(builder: SectionBuilder) -> SectionBuilder:
 # and placed in this order whatever imported them first (plug-ins after, in their registry order)
 SECTION_MODULES: tuple[str, ...] = (
     "halluscope.spoken.report.spoken",  # Lost in Speech's core tables first: Table 1, ASR error, Table 7, Table 2
-    "halluscope.spoken.report.zeroshot", "halluscope.spoken.generate.section", "halluscope.spoken.judge.section",
-    "halluscope.spoken.report.paired", "halluscope.spoken.report.realworld", "halluscope.mishap.section",
-    "halluscope.view.section", "halluscope.closedform.report", "halluscope.canary.section",
-    "halluscope.analysis.severity", "halluscope.analysis.fidelity", "halluscope.analysis.parity",
-    "halluscope.analysis.reliability", "halluscope.analysis.cards",
+    "halluscope.spoken.report.zeroshot",
+    "halluscope.spoken.generate.section",
+    "halluscope.spoken.judge.section",
+    "halluscope.spoken.report.paired",
+    "halluscope.spoken.report.realworld",
+    "halluscope.mishap.section",
+    "halluscope.view.section",
+    "halluscope.closedform.report",
+    "halluscope.canary.section",
+    "halluscope.analysis.severity",
+    "halluscope.analysis.fidelity",
+    "halluscope.analysis.parity",
+    "halluscope.analysis.reliability",
+    "halluscope.analysis.cards",
 )
 # 'module:function's given every section once they are built: each returns sections that summarise the others
 # (the paper's tables as printed), placed last
 FINISHERS: tuple[str, ...] = ("halluscope.spoken.report.paper:paper_sections",)
 # 'folder', 'module:function': extra files each writes from the sections into report/<folder>/
-WRITERS: tuple[tuple[str, str], ...] = (("paper", "halluscope.spoken.report.paper:write_paper_tables"),
-                                        ("analysis", "halluscope.analysis.export:write_analysis_latex"))
+WRITERS: tuple[tuple[str, str], ...] = (
+    ("paper", "halluscope.spoken.report.paper:write_paper_tables"),
+    ("analysis", "halluscope.analysis.export:write_analysis_latex"),
+)
 
 
 def _named(ref: str) -> Callable:

@@ -99,16 +99,25 @@ class Table:
         return list(dict.fromkeys(k for r in self.rows for k in r))
 
     def to_json(self) -> dict:
-        return {"id": self.id, "title": self.title, "notes": list(self.notes),
-                "columns": [{"key": c.key, "title": c.title} for c in self.cols], "rows": _plain(self.rows)}
+        return {
+            "id": self.id,
+            "title": self.title,
+            "notes": list(self.notes),
+            "columns": [{"key": c.key, "title": c.title} for c in self.cols],
+            "rows": _plain(self.rows),
+        }
 
     def csv(self) -> str:
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=self.fields(), lineterminator="\r\n")
         w.writeheader()
         for r in self.rows:
-            w.writerow({k: json.dumps(_plain(v), ensure_ascii=False) if isinstance(v, (list, tuple, dict)) else v
-                        for k, v in r.items()})
+            w.writerow(
+                {
+                    k: json.dumps(_plain(v), ensure_ascii=False) if isinstance(v, (list, tuple, dict)) else v
+                    for k, v in r.items()
+                }
+            )
         return buf.getvalue()
 
     def write_csv(self, path: Path) -> Path:
@@ -122,7 +131,10 @@ class Table:
         """The rows the views show, and the notes (with one saying what was left out)."""
         if self.limit is None or len(self.rows) <= self.limit:
             return self.rows, list(self.notes)
-        return self.rows[:self.limit], [*self.notes, f"First {self.limit} of {len(self.rows)} rows; all in {self.id}.csv."]
+        return self.rows[: self.limit], [
+            *self.notes,
+            f"First {self.limit} of {len(self.rows)} rows; all in {self.id}.csv.",
+        ]
 
     def markdown(self, heading: str | None = "###") -> str:
         """Title as a heading of the given level (None: none), notes as paragraphs, then the table."""
@@ -132,13 +144,20 @@ class Table:
         if not rows:
             parts.append(f"_{self.empty}_")
         else:
+
             def cell(c: Column, r: dict) -> str:
                 text = c.text(r).replace("|", "\\|").replace("\n", " ")
                 return f"**{text}**" if self._bold(r, c) else text
 
-            parts.append("\n".join(["| " + " | ".join(c.title for c in self.cols) + " |",
-                                    "|" + "|".join("---" for _ in self.cols) + "|",
-                                    *("| " + " | ".join(cell(c, r) for c in self.cols) + " |" for r in rows)]))
+            parts.append(
+                "\n".join(
+                    [
+                        "| " + " | ".join(c.title for c in self.cols) + " |",
+                        "|" + "|".join("---" for _ in self.cols) + "|",
+                        *("| " + " | ".join(cell(c, r) for c in self.cols) + " |" for r in rows),
+                    ]
+                )
+            )
         return "\n\n".join(parts)
 
     def html(self, heading: str | None = "h3") -> str:
@@ -163,18 +182,26 @@ class Table:
     def latex(self) -> str:
         """A booktabs table: text columns left-aligned, number columns right; None prints as '--'; the caption
         is the title and the notes; the label is tab:ID."""
+
         def cell(c: Column, r: dict) -> str:
             text = "--" if r.get(c.key) is None else _latex(c.text(r))
             return f"\\textbf{{{text}}}" if self._bold(r, c) else text
 
-        align = "".join("l" if all(isinstance(r.get(c.key), str) or r.get(c.key) is None for r in self.rows)
-                        and any(isinstance(r.get(c.key), str) for r in self.rows) else "r" for c in self.cols)
+        align = "".join(
+            "l"
+            if all(isinstance(r.get(c.key), str) or r.get(c.key) is None for r in self.rows)
+            and any(isinstance(r.get(c.key), str) for r in self.rows)
+            else "r"
+            for c in self.cols
+        )
         head = " & ".join(_latex(c.title) for c in self.cols)
         body = "".join(" & ".join(cell(c, r) for c in self.cols) + " \\\\\n" for r in self.rows)
         caption = " ".join([f"{self.title}." if self.title else "", *self.notes]).strip()
-        return (f"\\begin{{table}}[t]\n\\centering\n\\small\n\\begin{{tabular}}{{{align}}}\n\\toprule\n{head} \\\\\n"
-                f"\\midrule\n{body}\\bottomrule\n\\end{{tabular}}\n\\caption{{{_latex(caption)}}}\n"
-                f"\\label{{tab:{self.id}}}\n\\end{{table}}\n")
+        return (
+            f"\\begin{{table}}[t]\n\\centering\n\\small\n\\begin{{tabular}}{{{align}}}\n\\toprule\n{head} \\\\\n"
+            f"\\midrule\n{body}\\bottomrule\n\\end{{tabular}}\n\\caption{{{_latex(caption)}}}\n"
+            f"\\label{{tab:{self.id}}}\n\\end{{table}}\n"
+        )
 
 
 @dataclass

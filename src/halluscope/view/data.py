@@ -10,7 +10,6 @@ human labels. Closed-form items: question, reply, strict and compat readings and
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -18,71 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-import jiwer
-
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import AudioRef, Change, Judgement, MishapClip, Prediction, RewriteLog, Transcript, Variant
 from halluscope.core.store import R, Store, check_run_dir
-from halluscope.metrics.asr import normalize_for_wer
-from halluscope.report.links import closedform_item
+from halluscope.view.closedform import load_closedform as load_closedform
+from halluscope.view.text import _mark as _mark, alignment as alignment, reply_text as reply_text
 
 PAGE = 50  # items per page in the list and per data chunk of an export
-
-
-def _mark(text: str, spans: Sequence[tuple[int, str]]) -> tuple[list[list], list[int]]:
-    """``text`` cut into [piece, edit index or None] segments marking each (edit, span); edits not found listed."""
-    taken: list[tuple[int, int, int]] = []
-    missing = []
-    for i, span in spans:
-        if not span:
-            continue
-        start = 0
-        while (at := text.find(span, start)) >= 0 and any(a < at + len(span) and at < b for a, b, _ in taken):
-            start = at + 1
-        if at < 0:
-            missing.append(i)
-        else:
-            taken.append((at, at + len(span), i))
-    out: list[list] = []
-    pos = 0
-    for a, b, i in sorted(taken):
-        if a > pos:
-            out.append([text[pos:a], None])
-        out.append([text[a:b], i])
-        pos = b
-    if pos < len(text):
-        out.append([text[pos:], None])
-    return out, missing
-
-
-def alignment(reference: str, hypothesis: str) -> dict | None:
-    """Word alignment of the normalised texts as jiwer computes it: chunks of equal/substitute/insert/delete."""
-    ref, hyp = normalize_for_wer(reference), normalize_for_wer(hypothesis)
-    if not ref:
-        return None
-    out = jiwer.process_words(ref, hyp)
-    rw, hw = out.references[0], out.hypotheses[0]
-    chunks = [{"op": c.type, "ref": rw[c.ref_start_idx:c.ref_end_idx], "hyp": hw[c.hyp_start_idx:c.hyp_end_idx]}
-              for c in out.alignments[0]]
-    return {"chunks": chunks, "hits": out.hits, "substitutions": out.substitutions, "deletions": out.deletions,
-            "insertions": out.insertions, "wer": out.wer}
-
-
-def reply_text(response: object) -> str | None:
-    """The text of a stored reply: a chat completion's message content, or the stored body as JSON."""
-    if response is None:
-        return None
-    if isinstance(response, dict):
-        for path in (("choices", 0, "message", "content"), ("text",), ("content",)):
-            cur: object = response
-            try:
-                for p in path:
-                    cur = cur[p]  # type: ignore[index]
-            except (KeyError, IndexError, TypeError):
-                continue
-            if isinstance(cur, str):
-                return cur
-    return json.dumps(response, ensure_ascii=False, indent=1)
 
 
 @dataclass
@@ -116,7 +57,7 @@ class ViewData:
 
     def chunk(self, n: int) -> dict[str, dict]:
         """The details of the items at index positions [n * PAGE, (n + 1) * PAGE)."""
-        return {r["id"]: self.detail(r["id"]) for r in self.index[n * PAGE:(n + 1) * PAGE]}
+        return {r["id"]: self.detail(r["id"]) for r in self.index[n * PAGE : (n + 1) * PAGE]}
 
     def rated(self, row: dict) -> None:
         """A new speech-quality rating: the item's index row and detail show it."""
@@ -134,8 +75,14 @@ class ViewData:
         return [r["id"] for r in self.index if all(w in self._folded.get(r["id"], "") for w in words)]
 
     def meta(self) -> dict:
-        return {"run": str(self.run_dir), "n": len(self.index), "page": PAGE, "runs": self.runs, "judges": self.judges,
-                "notes": self.notes}
+        return {
+            "run": str(self.run_dir),
+            "n": len(self.index),
+            "page": PAGE,
+            "runs": self.runs,
+            "judges": self.judges,
+            "notes": self.notes,
+        }
 
 
 class _Calls:
@@ -158,9 +105,18 @@ class _Calls:
         return self._store.result(stage, fingerprint, item_id, cls)
 
 
-def _spoken(store: Store, calls: _Calls, index: list[dict], details: dict[str, Callable[[], dict]], texts: dict[str, str],
-            audio: dict[str, tuple[str | Path, str | None]], runs: list[dict], judges: list[str],
-            quality: dict[str, dict[str, dict]], audio_src: Callable[[str], str]) -> None:
+def _spoken(
+    store: Store,
+    calls: _Calls,
+    index: list[dict],
+    details: dict[str, Callable[[], dict]],
+    texts: dict[str, str],
+    audio: dict[str, tuple[str | Path, str | None]],
+    runs: list[dict],
+    judges: list[str],
+    quality: dict[str, dict[str, dict]],
+    audio_src: Callable[[str], str],
+) -> None:
     from halluscope.spoken.build import load_build
     from halluscope.spoken.detect.splits import split_by_article
     from halluscope.spoken.generate.llm import LOG_STAGE
@@ -180,8 +136,7 @@ def _spoken(store: Store, calls: _Calls, index: list[dict], details: dict[str, C
     judged: dict[str, dict[str, Judgement]] = {}
     from halluscope.spoken.judge.run import stored_judgements
 
-    for spec, js in stored_judgements(store, {i: v.language for i, v in b.samples.items()},
-                                       latest_run=True).items():
+    for spec, js in stored_judgements(store, {i: v.language for i, v in b.samples.items()}, latest_run=True).items():
         judges.append(spec)  # the key of the judge's ratings (display: display_name in the page)
         for k, j in js.items():
             judged.setdefault(k, {})[spec] = j
@@ -199,11 +154,26 @@ def _spoken(store: Store, calls: _Calls, index: list[dict], details: dict[str, C
                 status[rk] = p.status
         if a is not None:
             audio[f"spoken:{k}"] = (os.path.join(run_dir, a.path), a.sha256)  # a str: 12,000 Paths cost 0.2 s
-        index.append({"id": k, "kind": "spoken", "lang": v.language, "type": v.type, "severity": v.severity,
-                      "label": v.label, "split": split, "wer": t.wer if t else None, "audio": a is not None,
-                      "transcript": t is not None, "outcome": outcome, "status": status, "models": [],
-                      "judged": k in judged, "q": _quality_state(quality.get(k)),
-                      "title": v.text[:90]})
+        index.append(
+            {
+                "id": k,
+                "kind": "spoken",
+                "lang": v.language,
+                "type": v.type,
+                "severity": v.severity,
+                "label": v.label,
+                "split": split,
+                "wer": t.wer if t else None,
+                "audio": a is not None,
+                "transcript": t is not None,
+                "outcome": outcome,
+                "status": status,
+                "models": [],
+                "judged": k in judged,
+                "q": _quality_state(quality.get(k)),
+                "title": v.text[:90],
+            }
+        )
         texts[k] = f"{k}\n{v.text}\n{t.text if t else ''}"
 
         def detail(v: Variant = v, a: AudioRef | None = a, t: Transcript | None = t) -> dict:
@@ -219,24 +189,62 @@ def _spoken(store: Store, calls: _Calls, index: list[dict], details: dict[str, C
                 if p is None:
                     continue
                 raw, call_status = calls.latest(p.call_key)
-                predictions.append({"run": rk, "detector": rk.split("|")[0], "task": p.task, "input": p.input,
-                                    "split": p.split, "gold": p.gold, "predicted": p.predicted, "status": p.status,
-                                    "answer": p.answer, "reason": p.reason, "raw": raw, "call_status": call_status,
-                                    "outcome": "none" if p.predicted is None else (
-                                        "correct" if p.predicted == p.gold else "wrong")})
+                predictions.append(
+                    {
+                        "run": rk,
+                        "detector": rk.split("|")[0],
+                        "task": p.task,
+                        "input": p.input,
+                        "split": p.split,
+                        "gold": p.gold,
+                        "predicted": p.predicted,
+                        "status": p.status,
+                        "answer": p.answer,
+                        "reason": p.reason,
+                        "raw": raw,
+                        "call_status": call_status,
+                        "outcome": "none" if p.predicted is None else ("correct" if p.predicted == p.gold else "wrong"),
+                    }
+                )
             return {
-                "id": v.id, "kind": "spoken", "article_id": v.article_id, "language": v.language, "label": v.label,
-                "type": v.type, "severity": v.severity, "generator": v.generator, "checks": v.checks,
-                "text": v.text, "rewrite": rewrite, "original": original,
-                "edits": [{**c.model_dump(), "located": i not in miss_after and i not in miss_before}
-                          for i, c in enumerate(changes)],
+                "id": v.id,
+                "kind": "spoken",
+                "article_id": v.article_id,
+                "language": v.language,
+                "label": v.label,
+                "type": v.type,
+                "severity": v.severity,
+                "generator": v.generator,
+                "checks": v.checks,
+                "text": v.text,
+                "rewrite": rewrite,
+                "original": original,
+                "edits": [
+                    {**c.model_dump(), "located": i not in miss_after and i not in miss_before}
+                    for i, c in enumerate(changes)
+                ],
                 "self_assessment": sa.model_dump() if sa else None,
-                "judges": [{"judge": display_name(j.judge), "status": j.status, "scores": j.scores, "reason": j.unscored_reason,
-                            "raw": j.raw_text} for j in judged.get(v.id, {}).values()],
-                "audio": None if a is None else {"src": audio_src(f"spoken:{v.id}"), "voice": a.voice,
-                                                 "duration_s": a.duration_s, "engine": a.engine},
-                "transcript": None if t is None else {"text": t.text, "asr": t.asr, "wer": t.wer, "cer": t.cer,
-                                                      "alignment": alignment(v.text, t.text)},
+                "judges": [
+                    {
+                        "judge": display_name(j.judge),
+                        "status": j.status,
+                        "scores": j.scores,
+                        "reason": j.unscored_reason,
+                        "raw": j.raw_text,
+                    }
+                    for j in judged.get(v.id, {}).values()
+                ],
+                "audio": None
+                if a is None
+                else {
+                    "src": audio_src(f"spoken:{v.id}"),
+                    "voice": a.voice,
+                    "duration_s": a.duration_s,
+                    "engine": a.engine,
+                },
+                "transcript": None
+                if t is None
+                else {"text": t.text, "asr": t.asr, "wer": t.wer, "cer": t.cer, "alignment": alignment(v.text, t.text)},
                 "predictions": predictions,
                 "quality": list(quality.get(v.id, {}).values()),
             }
@@ -250,8 +258,15 @@ def _quality_state(rows: dict[str, dict] | None) -> str:
     return "excluded" if any(r["excluded"] for r in rows.values()) else "rated"
 
 
-def _mishap(store: Store, calls: _Calls, index: list[dict], details: dict[str, Callable[[], dict]], texts: dict[str, str],
-            audio: dict[str, tuple[str | Path, str | None]], audio_src: Callable[[str], str]) -> list[Path]:
+def _mishap(
+    store: Store,
+    calls: _Calls,
+    index: list[dict],
+    details: dict[str, Callable[[], dict]],
+    texts: dict[str, str],
+    audio: dict[str, tuple[str | Path, str | None]],
+    audio_src: Callable[[str], str],
+) -> list[Path]:
     from halluscope.mishap.annotate import audio_roots
     from halluscope.mishap.answers import load_answers
     from halluscope.mishap.clips import kept_clips
@@ -270,6 +285,7 @@ def _mishap(store: Store, calls: _Calls, index: list[dict], details: dict[str, C
     human: dict[str, dict[str, dict]] = {}
     for a in calls.labels():
         human.setdefault(a.answer_id, {})[a.annotator] = {"annotator": a.annotator, "label": a.label, "note": a.note}
+
     def label(model: str) -> str:  # the report's row label: display name, then the decoding method
         from halluscope.core.spec import display_name
         from halluscope.mitigation import method_label
@@ -286,87 +302,84 @@ def _mishap(store: Store, calls: _Calls, index: list[dict], details: dict[str, C
         q = questions[qid]
         clip = clips.get(q.clip_id)
         ans = by_q.get(qid, [])
-        index.append({"id": qid, "kind": "mishap", "lang": None, "type": q.strategy, "severity": q.category,
-                      "domain": q.domain, "label": None, "split": None, "wer": None, "audio": clip is not None,
-                      "transcript": False, "outcome": {}, "status": {label(a.model): a.status for a in ans},
-                      "verdicts": sorted({v.verdict for a in ans if (v := verdicts.get(a.id)) and v.verdict}),
-                      "models": sorted({label(a.model) for a in ans}), "judged": any(a.id in verdicts for a in ans), "q": "",
-                      "title": q.text[:90]})
+        index.append(
+            {
+                "id": qid,
+                "kind": "mishap",
+                "lang": None,
+                "type": q.strategy,
+                "severity": q.category,
+                "domain": q.domain,
+                "label": None,
+                "split": None,
+                "wer": None,
+                "audio": clip is not None,
+                "transcript": False,
+                "outcome": {},
+                "status": {label(a.model): a.status for a in ans},
+                "verdicts": sorted({v.verdict for a in ans if (v := verdicts.get(a.id)) and v.verdict}),
+                "models": sorted({label(a.model) for a in ans}),
+                "judged": any(a.id in verdicts for a in ans),
+                "q": "",
+                "title": q.text[:90],
+            }
+        )
         texts[qid] = "\n".join([qid, q.text, *(a.text or "" for a in ans)])
 
         def detail(q=q, clip=clip, ans=ans) -> dict:  # type: ignore[no-untyped-def]
             rows = []
             for a in ans:
                 v = verdicts.get(a.id)
-                rows.append({"id": a.id, "model": label(a.model), "spec": a.model,
-                             "decoding": "greedy" if a.seed is None else f"sampled (seed {a.seed})",
-                             "status": a.status, "text": a.text, "error": a.error,
-                             "verdict": v.verdict if v else None, "stance": v.stance if v else None,
-                             "judge": v.judge if v else None, "judge_status": v.status if v else None,
-                             "judge_reason": v.unscored_reason if v else None, "judge_raw": v.raw_text if v else None,
-                             "evidence": [s.model_dump() for s in v.searches] if v else [],
-                             "human": list(human.get(a.id, {}).values())})
+                rows.append(
+                    {
+                        "id": a.id,
+                        "model": label(a.model),
+                        "spec": a.model,
+                        "decoding": "greedy" if a.seed is None else f"sampled (seed {a.seed})",
+                        "status": a.status,
+                        "text": a.text,
+                        "error": a.error,
+                        "verdict": v.verdict if v else None,
+                        "stance": v.stance if v else None,
+                        "judge": v.judge if v else None,
+                        "judge_status": v.status if v else None,
+                        "judge_reason": v.unscored_reason if v else None,
+                        "judge_raw": v.raw_text if v else None,
+                        "evidence": [s.model_dump() for s in v.searches] if v else [],
+                        "human": list(human.get(a.id, {}).values()),
+                    }
+                )
             r = rubrics.get(q.id)
-            return {"id": q.id, "kind": "mishap", "domain": q.domain, "category": q.category, "strategy": q.strategy,
-                    "question": q.text, "invented_source": q.invented_source, "rubric": r.text if r else None,
-                    "rubric_version": r.version if r else None,
-                    "clip": None if clip is None else {"id": clip.id, "description": clip.description,
-                                                       "description_kind": clip.description_kind,
-                                                       "source": clip.source, "duration_s": clip.duration_s,
-                                                       "src": audio_src(f"clip:{clip.id}")},
-                    "answers": rows}
+            return {
+                "id": q.id,
+                "kind": "mishap",
+                "domain": q.domain,
+                "category": q.category,
+                "strategy": q.strategy,
+                "question": q.text,
+                "invented_source": q.invented_source,
+                "rubric": r.text if r else None,
+                "rubric_version": r.version if r else None,
+                "clip": None
+                if clip is None
+                else {
+                    "id": clip.id,
+                    "description": clip.description,
+                    "description_kind": clip.description_kind,
+                    "source": clip.source,
+                    "duration_s": clip.duration_s,
+                    "src": audio_src(f"clip:{clip.id}"),
+                },
+                "answers": rows,
+            }
 
         details[qid] = detail
     return audio_roots(store.run_dir)
 
 
-def load_closedform(specs: Sequence[str]) -> list[tuple[dict, Callable[[], dict]]]:
-    """``FORMAT=FILE[,FILE]`` (halluaudio, aha, yesno=QUESTIONS,PREDICTIONS): every item as both modes score it."""
-    if not specs:  # most views: the closed-form modules are not even imported (0.2 s of a first page)
-        return []
-    from halluscope.closedform import loaders, score
-
-    out = []
-    for spec in specs:
-        fmt, _, files = spec.partition("=")
-        paths = [p for p in files.split(",") if p]
-        if fmt not in ("halluaudio", "aha", "yesno") or not paths or (fmt == "yesno") != (len(paths) == 2):
-            raise HalluscopeError(f"closed-form predictions {spec!r}: expected halluaudio=FILE[,FILE...], aha=FILE[,FILE...] or "
-                                  "yesno=QUESTIONS.csv,PREDICTIONS.csv")
-        if fmt == "halluaudio":
-            loaded = loaders.load_halluaudio(paths)
-            result = score.score_halluaudio(loaded, bootstrap=0)
-            asked = {i.id: i.prompt for i in loaded.items}
-        elif fmt == "aha":
-            loaded = loaders.load_aha(paths)
-            result = score.score_aha(loaded, bootstrap=0)
-            asked = {i.index: i.question for i in loaded.items}
-        else:
-            loaded = loaders.load_yesno(paths[0], paths[1])
-            result = score.score_yesno(loaded, bootstrap=0)
-            asked = {getattr(i, "id", ""): getattr(i, "question", "") for i in loaded.items}
-        for it in result.items:
-            uid = closedform_item(fmt, it.run, it.id)
-            row = {"id": uid, "kind": "closedform", "lang": None, "type": it.kind, "severity": it.group,
-                   "label": None, "split": None, "wer": None, "audio": False, "transcript": False,
-                   "outcome": {f"{fmt}|strict": "correct" if it.strict_correct else "wrong",
-                               **({f"{fmt}|compat": "correct" if it.compat_correct else "wrong"}
-                                  if it.compat_scored else {})},
-                   "status": {"modes": "differ" if it.differs else "agree"}, "models": [it.run] if it.run else [], "judged": False, "q": "",
-                   "differs": it.differs, "title": (asked.get(it.id) or it.reply or "")[:90]}
-
-            def detail(it=it, uid=uid, fmt=fmt, question=asked.get(it.id)) -> dict:  # type: ignore[no-untyped-def]
-                return {"kind": "closedform", "benchmark": fmt, "question": question, **it.as_row(),
-                        "id": uid,  # the viewer's id (the page shows it), not the file's item id
-                        "differs": it.differs, "why": it.category if it.differs else None,
-                        "compat_scored": it.compat_scored}
-
-            out.append((row, detail))
-    return out
-
-
-def load_view(run_dir: str | Path, *, closedform: Sequence[str] = (),
-              audio_src: Callable[[str], str] | None = None) -> ViewData:
+def load_view(
+    run_dir: str | Path, *, closedform: Sequence[str] = (), audio_src: Callable[[str], str] | None = None
+) -> ViewData:
     """Index a run (a spoken build, a MISHAP run, or both) plus closed-form prediction files."""
     from halluscope.view.quality import latest_quality
 
@@ -393,17 +406,31 @@ def load_view(run_dir: str | Path, *, closedform: Sequence[str] = (),
         texts[row["id"]] = f"{row['id']}\n{row['title']}"
         for k in row["outcome"]:
             if not any(r["key"] == k for r in runs):
-                runs.append({"key": k, "detector": k.split("|")[0], "task": k.split("|")[1], "input": "closed-form",
-                             "n": 0})
+                runs.append(
+                    {"key": k, "detector": k.split("|")[0], "task": k.split("|")[1], "input": "closed-form", "n": 0}
+                )
     if not index:
-        raise HalluscopeError(f"{run_dir} holds no items to view: no 'build spoken' and no 'mishap clips' run, and no "
-                              "closed-form predictions file. Fix: build the run first, or give closed-form predictions FORMAT=FILE")
+        raise HalluscopeError(
+            f"{run_dir} holds no items to view: no 'build spoken' and no 'mishap clips' run, and no "
+            "closed-form predictions file. Fix: build the run first, or give closed-form predictions FORMAT=FILE"
+        )
     seen: set[str] = set()
     for r in index:
         if r["id"] in seen:
-            raise HalluscopeError(f"item id {r['id']!r} appears twice (a spoken sample and a MISHAP question share it); "
-                                  "expected ids unique across the run. Fix: view them from separate run folders")
+            raise HalluscopeError(
+                f"item id {r['id']!r} appears twice (a spoken sample and a MISHAP question share it); "
+                "expected ids unique across the run. Fix: view them from separate run folders"
+            )
         seen.add(r["id"])
-    return ViewData(run_dir=run_dir, index=index, runs=runs, judges=judges, detail_of=lambda k: details[k](),
-                    audio=audio, roots=roots, notes=notes, quality=quality,
-                    texts=texts)
+    return ViewData(
+        run_dir=run_dir,
+        index=index,
+        runs=runs,
+        judges=judges,
+        detail_of=lambda k: details[k](),
+        audio=audio,
+        roots=roots,
+        notes=notes,
+        quality=quality,
+        texts=texts,
+    )

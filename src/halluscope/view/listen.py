@@ -41,14 +41,20 @@ def listening_set(run_dir: str | Path, *, n: int, language: str, seed: int) -> t
         raise HalluscopeError(f"--listen expects a positive number of clips, got {n}")
     with Store(run_dir, create=False) as store:
         build = load_build(store)
-        clips = sorted(k for k, a in build.audio.items() if k in build.samples and build.samples[k].language == language)
+        clips = sorted(
+            k for k, a in build.audio.items() if k in build.samples and build.samples[k].language == language
+        )
         if not clips:
             langs = sorted({build.samples[k].language for k in build.audio if k in build.samples})
-            raise HalluscopeError(f"{run_dir} has no clips in language '{language}' (it has {', '.join(langs) or 'none'}). "
-                                  "Fix: pass --lang with one of them")
+            raise HalluscopeError(
+                f"{run_dir} has no clips in language '{language}' (it has {', '.join(langs) or 'none'}). "
+                "Fix: pass --lang with one of them"
+            )
         if n > len(clips):
-            raise HalluscopeError(f"--listen {n}: {run_dir} has only {len(clips)} '{language}' clips. Fix: pass "
-                                  f"--listen {len(clips)} or fewer")
+            raise HalluscopeError(
+                f"--listen {n}: {run_dir} has only {len(clips)} '{language}' clips. Fix: pass "
+                f"--listen {len(clips)} or fewer"
+            )
         stage = Stage(STAGE, {"language": language, "n": n, "seed": seed}, (build.stages["tts"],))
         name = f"{language}-{n}-seed{seed}"
         stored = store.results(STAGE, stage.fingerprint, ListeningSet).get(name)
@@ -62,7 +68,16 @@ def listening_set(run_dir: str | Path, *, n: int, language: str, seed: int) -> t
         w.writerow(["order", "item_id", "label", "clip", "clip_sha256", "voice", *RATING_COLUMNS])
         for i, k in enumerate(stored.ids, 1):
             a, v = build.audio[k], build.samples[k]
-            w.writerow([i, k, "hallucinated" if v.label == 1 else "original", a.path, a.sha256, a.voice,
-                        *([""] * len(RATING_COLUMNS))])
+            w.writerow(
+                [
+                    i,
+                    k,
+                    "hallucinated" if v.label == 1 else "original",
+                    a.path,
+                    a.sha256,
+                    a.voice,
+                    *([""] * len(RATING_COLUMNS)),
+                ]
+            )
         path = atomic_write(run_dir / "listening" / f"{name}.csv", buf.getvalue())
         return path, stored, drawn

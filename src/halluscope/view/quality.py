@@ -24,7 +24,6 @@ ANNOTATOR = r"^[\w .@-]{1,40}$"
 MAX_NOTE = 2000
 
 
-
 class QualityRequest(BaseModel):
     """The body of ``POST /api/quality``: strict JSON types, no unknown fields."""
 
@@ -56,8 +55,15 @@ class QualityLabels:
 
     def save(self, req: QualityRequest) -> tuple[dict, bool]:
         """Store one rating; a ``save_id`` already stored returns that row and False (a retry stores nothing)."""
-        row = {"item_id": req.item_id, "annotator": req.annotator, "intelligibility": req.intelligibility,
-               "fidelity": req.fidelity, "excluded": req.excluded, "note": req.note, "created": time.time()}
+        row = {
+            "item_id": req.item_id,
+            "annotator": req.annotator,
+            "intelligibility": req.intelligibility,
+            "fidelity": req.fidelity,
+            "excluded": req.excluded,
+            "note": req.note,
+            "created": time.time(),
+        }
         return self._store.save_quality(row, req.save_id)
 
     def all(self) -> list[dict]:
@@ -87,10 +93,16 @@ def quality_tables(latest: dict[str, dict[str, dict]], language_of: dict[str, st
         rs = by_lang[lang]
         n = len(rs)
         ic, fc = Counter(r["intelligibility"] for r in rs), Counter(r["fidelity"] for r in rs)
-        ratings.append({"language": lang, "ratings": n, "clips": len({r["item_id"] for r in rs}),
-                        **{f"intelligibility_{k}": ic[k] / n for k in INTELLIGIBILITY},
-                        **{f"fidelity_{k}": fc[k] / n for k in FIDELITY},
-                        "excluded": sum(r["excluded"] for r in rs) / n})
+        ratings.append(
+            {
+                "language": lang,
+                "ratings": n,
+                "clips": len({r["item_id"] for r in rs}),
+                **{f"intelligibility_{k}": ic[k] / n for k in INTELLIGIBILITY},
+                **{f"fidelity_{k}": fc[k] / n for k in FIDELITY},
+                "excluded": sum(r["excluded"] for r in rs) / n,
+            }
+        )
     agreement = []
     annotators = sorted({w for per in latest.values() for w in per})
     for a, b in combinations(annotators, 2):
@@ -102,16 +114,22 @@ def quality_tables(latest: dict[str, dict[str, dict]], language_of: dict[str, st
             x = [scale.index(latest[k][a][dim]) for k in both]
             y = [scale.index(latest[k][b][dim]) for k in both]
             row[f"{dim}_agreement"] = sum(i == j for i, j in zip(x, y)) / len(both)
-            row[f"{dim}_kappa"] = cohen_kappa(x, y, labels=range(len(scale)),
-                                              weights="quadratic" if dim != "excluded" else None) if len(both) > 1 else None
+            row[f"{dim}_kappa"] = (
+                cohen_kappa(x, y, labels=range(len(scale)), weights="quadratic" if dim != "excluded" else None)
+                if len(both) > 1
+                else None
+            )
         agreement.append(row)
     return {"speech_quality.csv": ratings, "speech_quality_agreement.csv": agreement}
 
 
 def excluded_items(run_dir: str | Path) -> dict[str, list[str]]:
     """item id -> annotators whose latest rating excludes the clip."""
-    return {k: sorted(w for w, r in per.items() if r["excluded"]) for k, per in latest_quality(run_dir).items()
-            if any(r["excluded"] for r in per.values())}
+    return {
+        k: sorted(w for w, r in per.items() if r["excluded"])
+        for k, per in latest_quality(run_dir).items()
+        if any(r["excluded"] for r in per.values())
+    }
 
 
 def drop_excluded(run_dir: str | Path) -> tuple[Path, int, int]:
@@ -124,8 +142,10 @@ def drop_excluded(run_dir: str | Path) -> tuple[Path, int, int]:
 
     src = Path(run_dir) / "dataset" / "samples.parquet"
     if not src.is_file():
-        raise HalluscopeError(f"{src} does not exist; expected the dataset 'halluscope build spoken' writes. "
-                              f"Fix: run 'halluscope build spoken {run_dir} ...' first")
+        raise HalluscopeError(
+            f"{src} does not exist; expected the dataset 'halluscope build spoken' writes. "
+            f"Fix: run 'halluscope build spoken {run_dir} ...' first"
+        )
     gone = excluded_items(run_dir)
     rows = pq.read_table(src).to_pylist()
     kept = [r for r in rows if r["id"] not in gone]

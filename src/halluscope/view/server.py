@@ -23,8 +23,10 @@ from halluscope.view.quality import QualityLabels, QualityRequest
 log = logging.getLogger(__name__)
 STATIC_FILES = ("index.html", "app.js", "app.css")
 REDO = "'halluscope build spoken' (it re-renders a changed clip)"
-EXPORT_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; media-src 'self'; img-src 'self'; "
-              "base-uri 'none'; form-action 'none'")
+EXPORT_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; media-src 'self'; img-src 'self'; "
+    "base-uri 'none'; form-action 'none'"
+)
 
 
 def static(name: str) -> bytes:
@@ -41,8 +43,10 @@ class ViewServer(LoopbackApp):
     what = "the viewer"
     post_paths = frozenset({"/api/quality"})
     busy_s = BUSY_S  # a rating waits this long for another process's lock on the store, then 503
-    static = {"/" if n == "index.html" else f"/{n}": (lambda n=n: static(n), _TYPES[n.rsplit(".", 1)[1]])
-              for n in STATIC_FILES}
+    static = {
+        "/" if n == "index.html" else f"/{n}": (lambda n=n: static(n), _TYPES[n.rsplit(".", 1)[1]])
+        for n in STATIC_FILES
+    }
 
     def __init__(self, run_dir: str | Path, *, closedform: Sequence[str] = (), **kw: object) -> None:
         self.view: ViewData = load_view(run_dir, closedform=closedform)
@@ -59,15 +63,19 @@ class ViewServer(LoopbackApp):
         if path == "/api/index":
             return json_reply({"meta": {**self.view.meta(), "writable": True}, "index": self.view.index})
         if path.startswith("/api/chunk/"):
-            n = path[len("/api/chunk/"):]
-            if not (n.isascii() and n.isdigit()) or len(n) > MAX_NUMBER_DIGITS or int(n) * PAGE >= max(len(self.view.index), 1):
+            n = path[len("/api/chunk/") :]
+            if (
+                not (n.isascii() and n.isdigit())
+                or len(n) > MAX_NUMBER_DIGITS
+                or int(n) * PAGE >= max(len(self.view.index), 1)
+            ):
                 raise Refused(404, f"no data chunk {n[:20]!r}{'...' if len(n) > 20 else ''}")
             return json_reply({"chunk": int(n), "items": self.view.chunk(int(n))})
         if path == "/api/search":
             q = (parse_qs(query).get("q") or [""])[0]
             return json_reply({"q": q, "ids": self.view.search(q)})
         if path.startswith("/audio/"):
-            key = unquote(path[len("/audio/"):])
+            key = unquote(path[len("/audio/") :])
             where = self.view.audio.get(key)  # keys only: '..', '/' or anything else is simply unknown
             if where is None:
                 raise Refused(404, "not found")
@@ -109,10 +117,14 @@ def export_view(run_dir: str | Path, out: str | Path, *, closedform: Sequence[st
     number of items and of clips copied. Every clip is checked against its recorded sha256 before it is copied."""
     out = Path(out)
     if out.exists() and not out.is_dir():
-        raise HalluscopeError(f"export folder {out}: is a file; expected a folder to write the viewer into (made if absent)")
+        raise HalluscopeError(
+            f"export folder {out}: is a file; expected a folder to write the viewer into (made if absent)"
+        )
     if out.is_dir() and any(out.iterdir()) and not (out / "data" / "index.js").is_file():
-        raise HalluscopeError(f"export folder {out}: the folder is not empty and holds no earlier export; expected a new or "
-                              "an earlier export folder. Fix: choose another folder")
+        raise HalluscopeError(
+            f"export folder {out}: the folder is not empty and holds no earlier export; expected a new or "
+            "an earlier export folder. Fix: choose another folder"
+        )
     names: dict[str, str] = {}
 
     def src(key: str) -> str:
@@ -128,11 +140,13 @@ def export_view(run_dir: str | Path, out: str | Path, *, closedform: Sequence[st
     for name in STATIC_FILES:
         data = static(name)
         if name == "index.html":  # file:// has no response headers: the policy rides in a meta tag
-            data = data.replace(b"<head>", f'<head>\n<meta http-equiv="Content-Security-Policy" content="{EXPORT_CSP}">'
-                                .encode(), 1)
+            data = data.replace(
+                b"<head>", f'<head>\n<meta http-equiv="Content-Security-Policy" content="{EXPORT_CSP}">'.encode(), 1
+            )
         atomic_write(out / name, data)
-    atomic_write(out / "data" / "index.js", _js("index", {"meta": {**view.meta(), "writable": False},
-                                                          "index": view.index}))
+    atomic_write(
+        out / "data" / "index.js", _js("index", {"meta": {**view.meta(), "writable": False}, "index": view.index})
+    )
     copied = 0
     for n in range(max(1, -(-len(view.index) // PAGE))):
         atomic_write(out / "data" / f"chunk-{n:05d}.js", _js("chunk", {"chunk": n, "items": view.chunk(n)}))

@@ -11,17 +11,31 @@ SPEC = "openai/detector-a"
 
 
 def _prediction(item: str) -> Prediction:
-    return Prediction(item_id=item, detector=SPEC, task="binary", input="text", split="test", gold="original",
-                      predicted="original", status="ok", answer="original", zero_shot=True)
+    return Prediction(
+        item_id=item,
+        detector=SPEC,
+        task="binary",
+        input="text",
+        split="test",
+        gold="original",
+        predicted="original",
+        status="ok",
+        answer="original",
+        zero_shot=True,
+    )
 
 
 def test_detect_runs_are_read_once_and_again_after_any_write(tmp_path):
     stage = Stage("detect", {"detector": SPEC, "task": "binary", "input": "text"}, ())
     with Store(tmp_path) as store:
         store.put(stage.name, stage.fingerprint, "a", _prediction("a"))
-        record_manifest(store, command="detect", config={"detector": SPEC, "task": "binary", "input": "text",
-                                                         "seed": 0, "options": {}},
-                        seeds={"split": 0}, stages={"detect": stage.fingerprint})
+        record_manifest(
+            store,
+            command="detect",
+            config={"detector": SPEC, "task": "binary", "input": "text", "seed": 0, "options": {}},
+            seeds={"split": 0},
+            stages={"detect": stage.fingerprint},
+        )
         first = detect_runs(store)
         assert [sorted(d.predictions) for d in first] == [["a"]]
         first[0].predictions.clear()  # a caller's own dict: the next caller still gets every prediction

@@ -58,7 +58,8 @@ class DetectRun:
 
 
 _READ: weakref.WeakKeyDictionary[Store, dict[tuple[str, str], tuple[tuple[int, int], list[DetectRun]]]] = (
-    weakref.WeakKeyDictionary())
+    weakref.WeakKeyDictionary()
+)
 
 
 def detect_runs(store: Store, command: str = "detect", stage: str = "detect") -> list[DetectRun]:

@@ -58,9 +58,14 @@ def _asr_rows(build: BuildResult, languages: list[str]) -> list[dict]:
         ts = [t for t in build.transcripts.values() if lang == "all" or t.language == lang]
         score = score_asr(reference=[build.samples[t.item_id].text for t in ts], hypothesis=[t.text for t in ts])
         audio_s = sum(t.audio_duration_s for t in ts)
-        rows.append({"language": lang, **score.as_dict(),
-                     "rtf": round(sum(t.processing_s for t in ts) / audio_s, 3) if audio_s else None,
-                     "asr": sorted({t.asr for t in ts})})
+        rows.append(
+            {
+                "language": lang,
+                **score.as_dict(),
+                "rtf": round(sum(t.processing_s for t in ts) / audio_s, 3) if audio_s else None,
+                "asr": sorted({t.asr for t in ts}),
+            }
+        )
     return rows
 
 
@@ -74,19 +79,42 @@ def _detection_rows(store: Store, build: BuildResult, languages: list[str]) -> l
         splits = split_by_article(build.samples.values(), seed=d.run.config.seed)
         labels = LABELS[task]
         for lang in [*languages, "all"]:
-            test = [p for p in preds.values() if p.split == "test" and not p.zero_shot  # zero-shot: Table 3
-                    and (lang == "all" or build.samples[p.item_id].language == lang)]
+            test = [
+                p
+                for p in preds.values()
+                if p.split == "test"
+                and not p.zero_shot  # zero-shot: Table 3
+                and (lang == "all" or build.samples[p.item_id].language == lang)
+            ]
             if not test:
                 continue
-            train = [gold(v, task) for v in build.samples.values() if splits.get(v.article_id) == "train"
-                     and v.id in build.transcripts and (task == "binary" or v.label == 1)
-                     and (lang == "all" or v.language == lang)]
-            score = score_classification(reference=[p.gold for p in test], hypothesis=[p.predicted for p in test],
-                                         labels=labels, clusters=[build.samples[p.item_id].article_id for p in test])
+            train = [
+                gold(v, task)
+                for v in build.samples.values()
+                if splits.get(v.article_id) == "train"
+                and v.id in build.transcripts
+                and (task == "binary" or v.label == 1)
+                and (lang == "all" or v.language == lang)
+            ]
+            score = score_classification(
+                reference=[p.gold for p in test],
+                hypothesis=[p.predicted for p in test],
+                labels=labels,
+                clusters=[build.samples[p.item_id].article_id for p in test],
+            )
             base = majority_baseline(train=train, test=[p.gold for p in test], labels=labels)
-            rows.append({"detector": detector, "task": task, "input": input_, "language": lang,
-                         "split": "O" if input_ == "text" else "T", **score.as_dict(),
-                         "majority_accuracy": base.accuracy, "majority_macro_f1": base.macro_f1})
+            rows.append(
+                {
+                    "detector": detector,
+                    "task": task,
+                    "input": input_,
+                    "language": lang,
+                    "split": "O" if input_ == "text" else "T",
+                    **score.as_dict(),
+                    "majority_accuracy": base.accuracy,
+                    "majority_macro_f1": base.macro_f1,
+                }
+            )
     return rows
 
 
@@ -99,13 +127,23 @@ def o_vs_t(detection: list[dict]) -> list[dict]:
     for (det, lang, task), by in sorted(cells.items(), key=lambda kv: (kv[0][0], _lang_order(kv[0][1]), kv[0][2])):
         o, t = by.get("O"), by.get("T")
         base = o or t
-        out.append({
-            "detector": det, "language": lang, "task": task, "n_test": base["n"],
-            "O_acc": o and o["accuracy"], "O_f1": o and o["macro_f1"], "O_f1_ci": o and o["macro_f1_ci"],
-            "T_acc": t and t["accuracy"], "T_f1": t and t["macro_f1"], "T_f1_ci": t and t["macro_f1_ci"],
-            "majority_acc": base["majority_accuracy"], "majority_f1": base["majority_macro_f1"],
-            "delta_f1": (o["macro_f1"] - t["macro_f1"]) if o and t else None,
-        })
+        out.append(
+            {
+                "detector": det,
+                "language": lang,
+                "task": task,
+                "n_test": base["n"],
+                "O_acc": o and o["accuracy"],
+                "O_f1": o and o["macro_f1"],
+                "O_f1_ci": o and o["macro_f1_ci"],
+                "T_acc": t and t["accuracy"],
+                "T_f1": t and t["macro_f1"],
+                "T_f1_ci": t and t["macro_f1_ci"],
+                "majority_acc": base["majority_accuracy"],
+                "majority_f1": base["majority_macro_f1"],
+                "delta_f1": (o["macro_f1"] - t["macro_f1"]) if o and t else None,
+            }
+        )
     return out
 
 
