@@ -79,3 +79,22 @@ def test_old_names_read_as_the_new_ones():
     delivery = AudioDelivery.model_validate(stored)  # a prediction stored before the rename
     assert delivery.audio_policy == "chunk"
     assert json.loads(delivery.model_dump_json())["audio_policy"] == "chunk"
+
+
+def test_chat_request_key_is_unchanged():
+    # the key of a text request as main computed it before ChatMessage.as_dict replaced model_dump in key()
+    from halluscope.core.records import ModelRequest
+
+    r = ModelRequest(
+        backend="openai/gpt-4o-mini",
+        messages=(
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Qu\u2019est-ce que « l\u2019IA » ?"},
+        ),
+        params={"temperature": 0.0, "max_tokens": 64, "seed": 1},
+        nonce=1,
+        tag="t",
+    )
+    assert r.key() == "57b3d060b3a4a610d46677cd044a72b5e881e1f03f4dc8802ead051beb4d1e69"
+    assert [m.as_dict() for m in r.messages] == [m.model_dump() for m in r.messages]
+    assert [list(m.as_dict()) for m in r.messages] == [list(m.model_dump()) for m in r.messages]  # body order

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 from collections import Counter
@@ -310,13 +311,20 @@ class Caller:
         )
 
     def _log(
-        self, *, request: ModelRequest, payload: dict, response: dict | None, status: str, latency_s: float | None
+        self,
+        *,
+        request: ModelRequest,
+        payload: dict,
+        response: dict | None,
+        status: str,
+        latency_s: float | None,
+        key: str | None = None,
     ) -> None:
         self.stats.calls += 1
         self.stats.attempts[status] += 1
         if self.store is not None:
             self.store.log_call(
-                key=request.key(),
+                key=key or request.key(),
                 backend=self.backend.spec,
                 request=payload,
                 response=response,
@@ -331,6 +339,8 @@ class Caller:
 
     async def _ensure_open(self) -> None:
         assert self._lock is not None, "use 'async with Caller(...)'"
+        if self._opened:  # every request passes here: no lock once open
+            return
         async with self._lock:
             if not self._opened:
                 await self.backend.open()
@@ -347,18 +357,18 @@ class Caller:
                 return self.backend.from_stored(request, stored)
         task = self._inflight.get(key)
         if task is None:
-            task = asyncio.ensure_future(self._send(request))
+            task = asyncio.ensure_future(self._send(request, key))
             self._inflight[key] = task
             task.add_done_callback(lambda _t, k=key: self._inflight.pop(k, None))
         return await asyncio.shield(task)
 
-    async def _send(self, request: ModelRequest) -> ModelResponse:
+    async def _send(self, request: ModelRequest, key: str) -> ModelResponse:
         self.stats.sent += 1
         await self._ensure_open()
-        response = await self.backend.send(request, self._log)
+        response = await self.backend.send(request, functools.partial(self._log, key=key))  # the key made once
         if response.status == "error":
             self.stats.failed += 1
-            self.failures.append({"tag": request.tag, "key": request.key(), "error": response.error})
+            self.failures.append({"tag": request.tag, "key": key, "error": response.error})
         if response.finish_reason == "length":
             self.stats.truncated += 1
         if response.usage is not None:

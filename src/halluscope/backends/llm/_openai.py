@@ -20,6 +20,7 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from halluscope.backends.llm._adaptive import AdaptiveLimit
@@ -47,6 +48,13 @@ _KEEP_HEADERS = (
     "openai-processing-ms",
     *(f"x-ratelimit-{w}-{k}" for w in ("limit", "remaining", "reset") for k in ("requests", "tokens")),
 )
+
+
+def _kept_headers(headers: Any) -> dict[str, str]:
+    """The headers worth keeping, in _KEEP_HEADERS order: one pass over the response's (lower-cased) headers,
+    repeated ones joined with ', ' as ``headers[name]`` does (a lookup per name scans them all)."""
+    have = dict(headers.items())
+    return {k: have[k] for k in _KEEP_HEADERS if k in have}
 
 
 class BackendError(HalluscopeError):
@@ -224,7 +232,14 @@ class OpenAIBackend:
             self._client = None
 
     def _response(
-        self, request: ModelRequest, reply: _Reply, *, latency_s: float | None, attempts: int, cached: bool
+        self,
+        request: ModelRequest,
+        reply: _Reply,
+        *,
+        latency_s: float | None,
+        attempts: int,
+        cached: bool,
+        key: str | None = None,
     ) -> ModelResponse:
         cost = None
         if self.options.cost is not None and reply.usage is not None:
@@ -233,7 +248,7 @@ class OpenAIBackend:
                 + reply.usage.completion_tokens * self.options.cost.output
             ) / 1e6
         return ModelResponse(
-            key=request.key(),
+            key=key or request.key(),
             backend=self.spec,
             status=reply.status,
             text=reply.content,
@@ -265,7 +280,7 @@ class OpenAIBackend:
 
         ``for_log`` replaces the base64 data with the clip's sha256, so the store keeps the reference, not the audio.
         """
-        messages = [m.model_dump() for m in request.messages]
+        messages = [m.as_dict() for m in request.messages]
         if request.audio:
             import base64
 
@@ -302,6 +317,7 @@ class OpenAIBackend:
     async def send(self, request: ModelRequest, log: CallLog) -> ModelResponse:
         assert self._client is not None and self.limit is not None and self.pacing is not None, "open() first"
         o = self.options
+        key = request.key()  # once per request (each key() serialises and hashes the whole request)
         body = self.body(request)
         payload = {
             "url": self._url,
@@ -351,7 +367,7 @@ class OpenAIBackend:
                     status, error = f"http_{http_status}", f"HTTP {http_status}: {(text or '')[:300]}"
                     if http_status in OVERLOAD_STATUSES:
                         self.limit.overload(f"HTTP {http_status}")
-                kept = {k: headers[k] for k in _KEEP_HEADERS if k in headers}
+                kept = _kept_headers(headers)
                 usage = reply.usage if reply is not None else None
                 self.pacing.after(
                     estimate,
@@ -373,7 +389,7 @@ class OpenAIBackend:
                     latency_s=round(latency, 4),
                 )
             if reply is not None and reply.readable:
-                return self._response(request, reply, latency_s=latency, attempts=attempt, cached=False)
+                return self._response(request, reply, latency_s=latency, attempts=attempt, cached=False, key=key)
             if http_status in FATAL_STATUSES:
                 raise BackendError(
                     f"{self.spec} at {self._url}: {FATAL_STATUSES[http_status]} ({error[:200]}); "
@@ -385,7 +401,7 @@ class OpenAIBackend:
                 break
             await asyncio.sleep(self._delay(attempt, retry_after_s(kept)))
         return ModelResponse(
-            key=request.key(),
+            key=key,
             backend=self.spec,
             status="unparsable" if last_status == "bad_body" else "error",
             text=last_text,
