@@ -18,9 +18,9 @@ import json
 import os
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from halluscope.backends.llm._adaptive import AdaptiveLimit
@@ -39,6 +39,7 @@ FATAL_STATUSES = {
     403: "the key may not use this model",
     404: "the server knows no such model or endpoint",
 }
+T = TypeVar("T")
 _KEEP_HEADERS = (
     "content-type",
     "retry-after",
@@ -55,6 +56,16 @@ def _kept_headers(headers: Any) -> dict[str, str]:
     repeated ones joined with ', ' as ``headers[name]`` does (a lookup per name scans them all)."""
     have = dict(headers.items())
     return {k: have[k] for k in _KEEP_HEADERS if k in have}
+
+
+async def _within(aw: Awaitable[T], seconds: float) -> T:
+    """``await aw`` with a deadline: asyncio.timeout where there is one (3.11+), which runs ``aw`` in the caller's
+    task; wait_for (3.10) wraps it in a task of its own, one more per request."""
+    timeout = getattr(asyncio, "timeout", None)
+    if timeout is None:
+        return await asyncio.wait_for(aw, seconds)
+    async with timeout(seconds):
+        return await aw
 
 
 class BackendError(HalluscopeError):
@@ -336,7 +347,7 @@ class OpenAIBackend:
                 t0 = time.perf_counter()
                 http_status, text, headers, error = None, None, {}, ""
                 try:
-                    resp = await asyncio.wait_for(
+                    resp = await _within(
                         self._client.post(
                             "/chat/completions", cast_to=self._response_type, body=body, options={"timeout": limit_s}
                         ),
