@@ -291,7 +291,7 @@ class OpenAIBackend:
 
         ``for_log`` replaces the base64 data with the clip's sha256, so the store keeps the reference, not the audio.
         """
-        messages = [m.as_dict() for m in request.messages]
+        messages: list[dict] = [m.as_dict() for m in request.messages]
         if request.audio:
             import base64
 
