@@ -206,7 +206,7 @@ def score_asr(
         hyps.append(hn)
     if not refs:
         return AsrScore(None, None, 0, 0, 0, skipped, cleaner.name)
-    counts = [edit_counts(r, h) if cer else word_edits(r, h) for r, h in zip(refs, hyps)]
+    counts: list[tuple[int, ...]] = [edit_counts(r, h) if cer else word_edits(r, h) for r, h in zip(refs, hyps)]
     return AsrScore(
         wer=sum(c[0] for c in counts) / max(1, sum(c[1] for c in counts)),
         cer=sum(c[2] for c in counts) / max(1, sum(c[3] for c in counts)) if cer else None,

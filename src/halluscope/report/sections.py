@@ -12,6 +12,7 @@ import html
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from halluscope.core.registry import Registry
 from halluscope.core.store import Store
@@ -103,7 +104,7 @@ def _named(ref: str) -> Callable:
 
 
 # the builders of these modules run in a second process (forked, its own read-only store) while the first
-# builds the rest: two cores make the 12,000-item report about a third shorter (issue 27); the page is the same.
+# builds the rest, so that a 12,000-item report uses two cores (issue 27); the page is the same.
 # Chosen to balance the two: the first shares its reads (detections, WER pairs) with the Lost in Speech tables
 # and the severity curves; these read what they need themselves
 SECOND_PROCESS: tuple[str, ...] = (
@@ -129,18 +130,23 @@ def build_sections(store: Store) -> list[Section]:
 
     named = sorted(SECTIONS.items(), key=lambda kv: rank(kv[0]))  # stable: a module's builders keep their order
     second = [i for i, (n, _) in enumerate(named) if n.startswith(SECOND_PROCESS)]
-    pool, later = _second_process(store, [named[i][0] for i in second]) if second else (None, None)
+    pool, later = _second_process(store, [named[i][0] for i in second])
     built: list = [None] * len(named)
     try:
         for i, (_, b) in enumerate(named):
             if pool is None or i not in second:
                 built[i] = b(store)  # a Section, a list of them (one per predictions file, ...) or None
         if pool is not None:
-            for i, s in zip(second, later.result()):  # type: ignore[union-attr]
+            try:
+                done = later.result()
+            except Exception:  # noqa: BLE001  # built again here: a builder's own error is raised as in one process
+                done = [named[i][1](store) for i in second]
+            for i, s in zip(second, done):
                 built[i] = s
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
+            _forget_parent()
     out: list[Section] = []
     for s in built:
         out += s if isinstance(s, list) else [] if s is None else [s]
@@ -149,14 +155,14 @@ def build_sections(store: Store) -> list[Section]:
     return out
 
 
-def _second_process(store: Store, names: list[str]):  # type: ignore[no-untyped-def]
-    """(pool, future of the named builders' results), or (None, None) where a second process does not pay: one
-    core, or no fork (the builders and what the first process has read travel by fork, not by pickling)."""
+def _second_process(store: Store, names: list[str]) -> tuple[Any, Any]:
+    """(pool, future of the named builders' results), or (None, None) where a second process does not pay: no
+    builders, one core, or no fork (the builders and what the first process has read travel by fork, not by pickling)."""
     import multiprocessing
     import os
     from concurrent.futures import ProcessPoolExecutor
 
-    if (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if not names or (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return None, None
     global _PARENT
     _PARENT = store
@@ -167,6 +173,11 @@ def _second_process(store: Store, names: list[str]):  # type: ignore[no-untyped-
 
 
 _PARENT: Store | None = None
+
+
+def _forget_parent() -> None:
+    global _PARENT
+    _PARENT = None
 
 
 def _build_named(run_dir: str, names: list[str]) -> list:
