@@ -1,6 +1,7 @@
 """Rating agreement against hand-computed values (seed 000, Table 9 definitions)."""
 
 import math
+import warnings
 
 import pytest
 
@@ -78,3 +79,26 @@ def test_cohen_kappa_by_hand_and_undefined_as_none():
     assert cohen_kappa([], [], labels=["x", "y"]) is None
     with pytest.raises(HalluscopeError, match="paired"):
         cohen_kappa(["x"], [], labels=["x", "y"])
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_cohen_kappa_equals_scikit_learn_on_random_ratings(weights):
+    # the numpy kappa (the report does not import scikit-learn) against cohen_kappa_score, exactly
+    import random
+
+    from sklearn.metrics import cohen_kappa_score
+
+    rng = random.Random(7)
+    for case in range(200):
+        k = rng.randint(2, 6)
+        labels = list(range(1, k + 1))
+        n = rng.randint(1, 40)
+        a = [rng.choice(labels) for _ in range(n)]
+        b = [rng.choice(labels) if rng.random() < 0.6 else x for x in a]
+        if case % 5 == 0:  # a value outside the labels: that pair is left out by both
+            b[0] = k + 1
+        ours = cohen_kappa(a, b, labels=labels, weights=weights)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            theirs = cohen_kappa_score(a, b, labels=labels, weights=weights)
+        assert ours == (None if math.isnan(theirs) else theirs), (a, b, labels)

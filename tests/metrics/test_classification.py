@@ -78,3 +78,18 @@ def test_interval_brackets_accuracy_when_a_reference_is_outside_the_label_set():
     w = resample_weights(4, rounds=300, seed=0)
     assert (accs == (w[:, 0] + w[:, 1]) / 4).all()
     assert s.accuracy_ci[0] <= s.accuracy <= s.accuracy_ci[1]
+
+
+@pytest.mark.parametrize("k", [2, 3, 9])
+def test_point_estimates_equal_sklearn_to_the_bit(k):
+    # accuracy and macro-F1 are numpy here (the report does not import scikit-learn): the same floats
+    rng = np.random.default_rng(k)
+    labels = [f"c{i}" for i in range(k)]
+    for _ in range(100):
+        n = int(rng.integers(1, 60))
+        ref = list(rng.choice(labels + ["outside"], n))
+        hyp = [None if x == "none" else str(x) for x in rng.choice(labels + ["none", "other"], n)]
+        got = score_classification(reference=ref, hypothesis=hyp, labels=labels, bootstrap=0)
+        h = [INVALID if x is None else x for x in hyp]
+        assert got.accuracy == accuracy_score(ref, h)
+        assert got.macro_f1 == f1_score(ref, h, labels=labels, average="macro", zero_division=0)

@@ -152,6 +152,9 @@ def test_corpus_level_wer_is_total_edits_over_total_reference_words():
     s = score_asr(reference=["A b, c d.", "e f", "h"], hypothesis=["a x c", "e-f g", ""])
     assert s.wer == pytest.approx(4 / 7)
     assert s.n == 3 and s.ref_words == 7
+    # cer=False: the same WER without the character pass (the report's raw-text WER)
+    w = score_asr(reference=["A b, c d.", "e f", "h"], hypothesis=["a x c", "e-f g", ""], cer=False)
+    assert (w.wer, w.cer, w.n, w.ref_words) == (s.wer, None, 3, 7) and s.cer is not None
 
 
 def test_edit_counts_are_what_jiwer_counts_on_real_text(realdata):

@@ -83,3 +83,18 @@ def test_judge_section_reads_back_what_build_judge_wrote(tmp_path):
     again: Section = judge_section_from(doc)
     assert [t.to_json() for t in again.tables] == list(doc["tables"].values())
     assert "\\toprule" in (out / "table10_openai_j.tex").read_text(encoding="utf-8")
+
+
+def test_sections_built_in_two_processes_equal_one_process(tmp_path, monkeypatch):
+    # build_sections forks a second process for SECOND_PROCESS's builders: the same sections, in the same order
+    from halluscope.report import sections as mod
+    from support import fakes
+
+    run_dir = fakes.spoken_run(tmp_path, langs=("en", "ru"))
+    with Store(run_dir, readonly=True) as store:
+        two = mod.build_sections(store)
+    monkeypatch.setattr(mod, "SECOND_PROCESS", ())
+    with Store(run_dir, readonly=True) as store:
+        one = mod.build_sections(store)
+    assert [s.title for s in two] == [s.title for s in one] and len(one) >= 3
+    assert two == one

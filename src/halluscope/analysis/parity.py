@@ -117,7 +117,7 @@ def parity_tables(store: Store, build: object) -> tuple[list[dict], list[dict]]:
         ref, hyp = [samples[t.item_id].text for t in ts], [t.text for t in ts]
         clean, raw = (
             score_asr(reference=ref, hypothesis=hyp),
-            score_asr(reference=ref, hypothesis=hyp, cleaner=RawText()),
+            score_asr(reference=ref, hypothesis=hyp, cleaner=RawText(), cer=False),  # its WER alone is shown
         )
         rs = [r for k, v in ratings.items() if lang in ("all", k) for r in v]
         base = {

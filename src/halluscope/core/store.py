@@ -184,6 +184,9 @@ class Store:
         self._lock = RunLock(self.run_dir).acquire() if lock else None
         self._mutex = threading.Lock()
         self._labels_ready = self._quality_ready = False
+        # what readers above core cache for this open store (the spoken build the report's sections share); a
+        # report's second process opens its own store and is handed this (report/sections.py)
+        self.memo: dict = {}
         self._db: sqlite3.Connection = None  # type: ignore[assignment]  # set below; close() may run first
         try:
             if readonly:

@@ -1,4 +1,4 @@
-"""Agreement between raters: Cohen's kappa (scikit-learn) and the agreement rate.
+"""Agreement between raters: Cohen's kappa (scikit-learn's formula in numpy) and the agreement rate.
 
 * Binary labels (MISHAP, seed 001, App. B.4 and E.4): kappa and AGR = N_agree / N, judge vs each annotator,
   pooled, and annotator vs annotator.
@@ -41,11 +41,38 @@ def cohen_kappa(
         raise HalluscopeError(f"agreement needs paired ratings: got {len(a)} and {len(b)}")
     if not a:
         return None
-    from sklearn.metrics import cohen_kappa_score
+    return _kappa(a, b, list(labels), weights)
 
-    with warnings.catch_warnings():  # 0/0 -> nan, reported as None
-        warnings.simplefilter("ignore")
-        return _finite(cohen_kappa_score(list(a), list(b), labels=list(labels), weights=weights))
+
+def _kappa(a: Sequence[Hashable], b: Sequence[Hashable], labels: list, weights: str | None) -> float | None:
+    """scikit-learn's cohen_kappa_score in numpy, operation for operation (same float result), so the report
+    does not import scikit-learn (about a second) for it: pairs with a value outside ``labels`` are left out."""
+    import numpy as np
+
+    if not any(x in labels for x in a):
+        raise HalluscopeError(f"agreement: none of the first rater's values is one of the labels {labels}")
+    index = {label: i for i, label in enumerate(labels)}
+    n = len(labels)
+    confusion = np.zeros((n, n), dtype=np.int64)
+    for x, y in zip(a, b):
+        if x in index and y in index:
+            confusion[index[x], index[y]] += 1
+    confusion = confusion.astype(np.float64)
+    sum0, sum1 = confusion.sum(axis=0), confusion.sum(axis=1)
+    total = sum0.sum()
+    if total == 0:
+        return None
+    expected = np.outer(sum0, sum1) / total
+    if weights is None:
+        w_mat = np.ones((n, n), dtype=np.float64)
+        np.fill_diagonal(w_mat, 0)
+    else:
+        w_mat = np.zeros((n, n), dtype=np.float64) + np.arange(n)
+        w_mat = np.abs(w_mat - w_mat.T) if weights == "linear" else (w_mat - w_mat.T) ** 2
+    denominator = np.sum(w_mat * expected)
+    if denominator == 0:
+        return None
+    return _finite(float(1 - np.sum(w_mat * confusion) / denominator))
 
 
 # ------------------------------------------------------------------------------------------------ binary labels

@@ -1,8 +1,8 @@
 """Classification scores: accuracy and macro-F1 with bootstrap intervals (seed 000, Tables 2-4), and the
 yes/no object-hallucination scores (precision, recall, F1 of one positive class).
 
-Missing predictions (None: unparsable, refused) count as errors everywhere. Point estimates come from
-scikit-learn; the bootstrap replicates are weighted confusion counts (halluscope.metrics.bootstrap), which
+Missing predictions (None: unparsable, refused) count as errors everywhere. Point estimates equal
+scikit-learn's to the bit (numpy here, tests compare); the bootstrap replicates are weighted confusion counts (halluscope.metrics.bootstrap), which
 tests check against scikit-learn on every resample. Items that share a source article are resampled
 together when ``clusters`` names each item's article.
 """
@@ -95,18 +95,19 @@ def accuracy_rows(ref: np.ndarray, hyp: np.ndarray, k: int, weights: np.ndarray 
 
 
 def macro_f1(*, reference: Sequence[str], hypothesis: Sequence[str | None], labels: Sequence[str]) -> float:
-    """Macro-F1 over ``labels`` (None and out-of-set predictions are errors), equal to scikit-learn's."""
-    from sklearn.metrics import f1_score
-
-    return float(
-        f1_score(
-            list(reference),
-            [INVALID if h is None else h for h in hypothesis],
-            labels=list(labels),
-            average="macro",
-            zero_division=0,
-        )
-    )
+    """Macro-F1 over ``labels`` (None and out-of-set predictions are errors), equal to scikit-learn's f1_score
+    (average="macro", zero_division=0) to the bit: its per-class 2TP / (true + predicted), then the mean. In numpy,
+    so that the report does not import scikit-learn (about a second) for it."""
+    ref = list(reference)
+    hyp = [INVALID if h is None else h for h in hypothesis]
+    if len(ref) != len(hyp):
+        raise ValueError(f"reference has {len(ref)} items but hypothesis has {len(hyp)}")
+    f = np.zeros(len(labels))
+    for i, label in enumerate(labels):
+        tp = sum(r == label and h == label for r, h in zip(ref, hyp))
+        denom = float(ref.count(label) + hyp.count(label))
+        f[i] = 2.0 * tp / denom if denom else 0.0
+    return float(np.mean(f))
 
 
 def replicates(
@@ -147,15 +148,13 @@ def score_classification(
 ) -> ClassificationScore:
     """Accuracy and macro-F1 over the task's label space, with percentile bootstrap 95% intervals that
     resample items, or whole clusters when ``clusters`` gives each item's source article."""
-    from sklearn.metrics import accuracy_score
-
     if len(reference) != len(hypothesis):
         raise ValueError(f"reference has {len(reference)} items but hypothesis has {len(hypothesis)}")
     if not reference:
         raise ValueError("cannot score an empty set of items")
     ref = list(reference)
     hyp = [INVALID if h is None else h for h in hypothesis]
-    acc = float(accuracy_score(ref, hyp))
+    acc = sum(r == h for r, h in zip(ref, hyp)) / len(ref)  # scikit-learn's accuracy_score
     f1 = macro_f1(reference=ref, hypothesis=hyp, labels=labels)
     acc_ci = f1_ci = None
     if bootstrap > 0 and units(len(ref), clusters) > 1:

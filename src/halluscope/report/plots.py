@@ -24,9 +24,23 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
+DPI = 110
+
+
 def png(fig) -> bytes:
+    """The figure as PNG, cropped to its drawn content (what savefig's bbox_inches="tight" gives), drawn once.
+
+    savefig(bbox_inches="tight") draws the whole figure once without output to place everything, then again
+    for the picture: half the report's plotting time. The tight box needs no draw here (ticks, titles,
+    legends and annotations place themselves when asked for their extent), so it is measured first and handed
+    to savefig as a fixed box; tests check the bytes equal savefig's own "tight" output."""
+    import matplotlib as mpl
+
+    fig.set_dpi(DPI)
+    bbox = fig.get_tightbbox(fig.canvas.get_renderer())
+    pad = mpl.rcParams["savefig.pad_inches"]
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    fig.savefig(buf, format="png", dpi=DPI, bbox_inches=bbox.padded(pad, pad))
     pyplot().close(fig)
     return buf.getvalue()
 

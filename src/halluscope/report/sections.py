@@ -12,6 +12,7 @@ import html
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from halluscope.core.registry import Registry
 from halluscope.core.store import Store
@@ -102,6 +103,22 @@ def _named(ref: str) -> Callable:
     return getattr(importlib.import_module(module), name)
 
 
+# the builders of these modules run in a second process (forked, its own read-only store) while the first
+# builds the rest, so that a 12,000-item report uses two cores (issue 27); the page is the same.
+# Chosen to balance the two: the first shares its reads (detections, WER pairs) with the Lost in Speech tables
+# and the severity curves; these read what they need themselves
+SECOND_PROCESS: tuple[str, ...] = (
+    "halluscope.spoken.report.zeroshot.",
+    "halluscope.spoken.generate.section.",
+    "halluscope.analysis.fidelity.",
+    "halluscope.analysis.parity.",
+    "halluscope.analysis.reliability.",
+    "halluscope.analysis.cards.",
+)
+# 'module:function's of the store read before the second process starts, so that both share what they read
+SHARED_READS: tuple[str, ...] = ("halluscope.spoken.build:load_build_or_none",)
+
+
 def build_sections(store: Store) -> list[Section]:
     import importlib
 
@@ -111,13 +128,66 @@ def build_sections(store: Store) -> list[Section]:
     def rank(name: str) -> int:
         return next((i for i, m in enumerate(SECTION_MODULES) if name.startswith(f"{m}.")), len(SECTION_MODULES))
 
+    named = sorted(SECTIONS.items(), key=lambda kv: rank(kv[0]))  # stable: a module's builders keep their order
+    second = [i for i, (n, _) in enumerate(named) if n.startswith(SECOND_PROCESS)]
+    pool, later = _second_process(store, [named[i][0] for i in second])
+    built: list = [None] * len(named)
+    try:
+        for i, (_, b) in enumerate(named):
+            if pool is None or i not in second:
+                built[i] = b(store)  # a Section, a list of them (one per predictions file, ...) or None
+        if pool is not None:
+            try:
+                done = later.result()
+            except Exception:  # noqa: BLE001  # built again here: a builder's own error is raised as in one process
+                done = [named[i][1](store) for i in second]
+            for i, s in zip(second, done):
+                built[i] = s
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+            _forget_parent()
     out: list[Section] = []
-    for _, b in sorted(SECTIONS.items(), key=lambda kv: rank(kv[0])):  # stable: a module's builders keep their order
-        s = b(store)  # a Section, a list of them (one per predictions file, ...) or None
+    for s in built:
         out += s if isinstance(s, list) else [] if s is None else [s]
     for ref in FINISHERS:
         out += _named(ref)(out)
     return out
+
+
+def _second_process(store: Store, names: list[str]) -> tuple[Any, Any]:
+    """(pool, future of the named builders' results), or (None, None) where a second process does not pay: no
+    builders, one core, or no fork (the builders and what the first process has read travel by fork, not by pickling)."""
+    import multiprocessing
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+
+    if not names or (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return None, None
+    global _PARENT
+    _PARENT = store
+    for ref in SHARED_READS:
+        _named(ref)(store)
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+    return pool, pool.submit(_build_named, str(store.run_dir), names)
+
+
+_PARENT: Store | None = None
+
+
+def _forget_parent() -> None:
+    global _PARENT
+    _PARENT = None
+
+
+def _build_named(run_dir: str, names: list[str]) -> list:
+    """In the second process: the named builders over the run, on a store of its own (a connection must not cross
+    a fork) that starts from what the first process had read (Store.memo)."""
+    builders = dict(SECTIONS.items())
+    with Store(run_dir, readonly=True) as store:
+        if _PARENT is not None:
+            store.memo = dict(_PARENT.memo)
+        return [builders[n](store) for n in names]
 
 
 def write_extras(report_dir: Path, sections: list[Section]) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import time
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -455,9 +454,6 @@ def load_build(store: Store) -> BuildResult:
     return BuildResult(Path(store.run_dir), samples, audio, transcripts, failures, dict(st), compared)
 
 
-_LOADED: weakref.WeakKeyDictionary[Store, tuple[str, BuildResult]] = weakref.WeakKeyDictionary()
-
-
 def load_build_or_none(store: Store) -> BuildResult | None:
     """The latest 'build spoken' of the run (None when it has none), read once per open store: every report
     section built from this store shares one BuildResult (treat it as read-only); a newer build is read again."""
@@ -465,7 +461,7 @@ def load_build_or_none(store: Store) -> BuildResult | None:
     if manifest is None:
         return None
     key = manifest.model_dump_json()
-    hit = _LOADED.get(store)
+    hit = store.memo.get("build spoken")
     if hit is None or hit[0] != key:
-        hit = _LOADED[store] = (key, load_build(store))
+        hit = store.memo["build spoken"] = (key, load_build(store))
     return hit[1]
