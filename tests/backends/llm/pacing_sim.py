@@ -1,6 +1,8 @@
 """A discrete-event client and server on a simulated clock, to test llm._adaptive.AdaptiveLimit's logic in
 milliseconds: N requests sent as the limit allows, a server with ``width`` slots (FIFO queue beyond them) whose
-service time is ``service(t)`` for a request starting at simulated time t."""
+service time is ``service(t)`` for a request starting at simulated time t; a client that spends ``client_cpu``
+simulated seconds of its one core on each reply (serially: replies wait for it, which the client's latency counts,
+as a real event loop's lag) and whose CPU clock is that work's total."""
 
 from __future__ import annotations
 
@@ -54,14 +56,17 @@ def simulate(
     width: float = math.inf,
     overload: Callable[[float, int], bool] | None = None,
     adaptive: bool = True,
+    client_cpu: float = 0.0,
 ) -> Run:
     """``overload(t, in_server)`` True: that request is answered at once with a 429 (and sent again)."""
     clock = Clock()
-    lim = AdaptiveLimit(ceiling, adaptive=adaptive, clock=clock)
+    cpu = Clock()
+    lim = AdaptiveLimit(ceiling, adaptive=adaptive, clock=clock, cpu_clock=cpu)
     run = Run(lim)
-    events: list[tuple[float, int, float]] = []  # (finish time, seq, sent time)
+    events: list[tuple[float, int, float]] = []  # (finish time, seq (-1: a pause ends, <= -2: processed), sent time)
     queue: deque[float] = deque()
     seq = sent = busy = 0
+    client_free = 0.0  # when the client's core is next free
 
     def start(sent_t: float) -> None:
         nonlocal seq, busy
@@ -93,9 +98,15 @@ def simulate(
         if tag == -1:  # the pause after a 429 is over
             dispatch()
             continue
-        busy -= 1
-        if queue:
-            start(queue.popleft())
+        if tag >= 0:  # the server's reply: the server slot frees, the client processes it when its core is free
+            busy -= 1
+            if queue:
+                start(queue.popleft())
+            if client_cpu:
+                client_free = max(client_free, clock.now) + client_cpu
+                heapq.heappush(events, (client_free, -2 - tag, sent_t))
+                continue
+        cpu.now += client_cpu
         lim.success(clock.now - sent_t)
         lim.active -= 1
         run.done_at.append(clock.now)

@@ -246,3 +246,39 @@ def test_a_stage_run_against_a_budgeted_server_shows_its_pacing_on_screen_and_in
     assert "pacing openai/m: in flight limit" in line and "budget 3,000 rpm" in line and "1 HTTP 429" in line, line
     rec = summary.stats.as_dict()["pacing"]["openai/m"]
     assert rec["rpm"] == 3000 and rec["http_429"] == 1 and any(h[2] == "HTTP 429" for h in rec["history"])
+
+
+def test_a_client_short_of_cpu_does_not_read_its_own_lag_as_server_queueing():
+    """A client that needs 5 ms of its core per reply (at most 200/s) against a wide server (L = 100 ms, 64 wide):
+    its latency grows with the requests in flight because replies wait for the client, not the server. The limit
+    is held there, not cut towards the few requests a client-bound run needs (which cost more per request on a real
+    client: pooled connections sit idle), and the throughput is the client's whole capacity."""
+    run = simulate(64, 3000, lambda t: 0.1, client_cpu=0.005)
+    fixed = simulate(64, 3000, lambda t: 0.1, client_cpu=0.005, adaptive=False)
+    assert run.rate(2, run.end) >= 0.98 * fixed.rate(2, fixed.end)  # after slow start's first few round trips
+    assert run.limiter.limit >= 48, run.limiter.history[-5:]
+    assert "client CPU-bound" in run.limiter.reason
+    assert not any(why.startswith("queueing") for _, _, why in run.limiter.history)
+
+
+def test_an_open_caller_makes_full_collections_rarer_and_restores_the_thresholds(tmp_path):
+    """Nested sessions (two stages at once) each restore what they found; after the last the process is as before."""
+    import gc
+
+    from halluscope.backends.llm import Caller, LLMConfig, create_backend
+    from halluscope.backends.llm._base import GC_FULL_EVERY
+
+    before = gc.get_threshold()
+    backend = create_backend("openai/m", config=LLMConfig(), base_url="http://127.0.0.1:9/v1")
+
+    async def run():
+        async with Caller(backend) as outer:
+            inside = gc.get_threshold()
+            async with Caller(backend):
+                assert gc.get_threshold() == inside
+            assert gc.get_threshold() == inside
+        return outer, inside
+
+    _, inside = asyncio.run(run())
+    assert inside == (before[0], before[1], max(before[2], GC_FULL_EVERY))
+    assert gc.get_threshold() == before

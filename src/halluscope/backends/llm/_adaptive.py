@@ -17,7 +17,10 @@ the server got slower, not fuller: the baseline moves to the new latency instead
 the limit for good); a window whose median is under the baseline by more than TOLERANCE says the slow spell is
 over: slow start resumes from the limit it reached, so the width is found again in a few round trips. Every
 ``REPROBE_S`` the baseline is re-learnt from the recent windows and a limit under the ceiling is doubled once (a
-re-probe). A timeout or a 429/503 halves it (once per window). ``concurrency`` is the
+re-probe). A timeout or a 429/503 halves it (once per window). Latency is measured by the client, so a client
+short of CPU (its process busy for ``CLIENT_BUSY`` of the window or more, by ``cpu_clock``) inflates it with its own
+event-loop lag: such a window's latency is not read as server queueing and the limit is held (cutting it saves the
+server nothing and costs the client more per request). ``concurrency`` is the
 ceiling; ``adaptive: off`` keeps it there. ``history`` records (seconds since start, limit, why) of every change.
 The logic is plain arithmetic on a clock passed in, so tests drive it on a simulated one.
 """
@@ -38,16 +41,24 @@ ELASTIC = 0.5  # throughput elasticity to in-flight requests above which the ser
 MIN_WINDOW = 8  # completions per window at least (at least the limit itself)
 GROWTH = 0.25  # steady growth per window without queueing, as a share of the limit
 REPROBE_S = 30.0  # baseline re-learnt and one doubling tried this often
+CLIENT_BUSY = 0.85  # share of a core the client's process used over a window above which its latency is its own lag
 HISTORY_KEPT = 400  # changes kept in full (the first 100 and the latest); the count of all is kept too
 
 
 class AdaptiveLimit:
     def __init__(
-        self, ceiling: int, *, start: int = 1, adaptive: bool = True, clock: Callable[[], float] = time.monotonic
+        self,
+        ceiling: int,
+        *,
+        start: int = 1,
+        adaptive: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+        cpu_clock: Callable[[], float] = time.process_time,
     ) -> None:
         self.ceiling = max(1, ceiling)
         self.adaptive = adaptive
         self.clock = clock
+        self.cpu_clock = cpu_clock
         self.t0 = clock()
         self._limit = float(self.ceiling if not adaptive else max(1, min(start, self.ceiling)))
         self.active = 0
@@ -63,6 +74,7 @@ class AdaptiveLimit:
         self._lat: list[float] = []
         self._inflight_sum = 0.0
         self._w_start = self.t0
+        self._w_cpu = cpu_clock()
         self._cut_this_window = False
         self._w_need = max(MIN_WINDOW, self.limit)
         self._over = False  # the last window's median was over TOLERANCE x the baseline
@@ -127,6 +139,7 @@ class AdaptiveLimit:
 
     def _new_window(self, now: float) -> None:
         self._lat, self._inflight_sum, self._w_start, self._cut_this_window = [], 0.0, now, False
+        self._w_cpu = self.cpu_clock()
         self._w_need = max(MIN_WINDOW, self.limit)
 
     def success(self, latency_s: float, in_flight: int | None = None) -> None:
@@ -143,10 +156,11 @@ class AdaptiveLimit:
         med = statistics.median(self._lat)
         inflight = self._inflight_sum / len(self._lat)
         rate = len(self._lat) / (now - self._w_start)
-        self._decide(now, med, inflight, rate)
+        busy = (self.cpu_clock() - self._w_cpu) / (now - self._w_start)
+        self._decide(now, med, inflight, rate, busy)
         self._new_window(now)
 
-    def _decide(self, now: float, med: float, inflight: float, rate: float) -> None:
+    def _decide(self, now: float, med: float, inflight: float, rate: float, busy: float = 0.0) -> None:
         prev, elastic = self._prev, None
         if prev is not None and abs(math.log(inflight / prev[0])) > math.log(1.2):
             elastic = math.log(rate / prev[1]) / math.log(inflight / prev[0])
@@ -162,6 +176,8 @@ class AdaptiveLimit:
         queued = over and self._over  # two windows in a row: one jittery window is not a queue
         self._over = over
         seen = f"{rate:.1f}/s at {inflight:.1f} in flight, median {med * 1e3:.0f} ms"
+        held = over and busy >= CLIENT_BUSY  # the latency is the client's own lag, not the server's queue
+        queued = queued and not held
         if now - self._last_reprobe >= REPROBE_S:
             self._reprobe(now)
         elif faster and not self.slow_start and self.limit < self.ceiling:
@@ -198,6 +214,10 @@ class AdaptiveLimit:
                 self.history.append((round(now - self.t0, 3), self.limit, self.reason))
             else:
                 self.history.append((round(now - self.t0, 3), self.limit, f"slow start: {seen}"))
+        elif held:
+            self.reason = f"client CPU-bound ({busy:.0%} of a core): limit held; {seen}"
+            if not self.history[-1][2].startswith("client CPU-bound"):
+                self.history.append((round(now - self.t0, 3), self.limit, self.reason))
         elif not queued:
             self._set(self._limit + max(1.0, GROWTH * self._limit), f"no queueing: {seen}")
         else:
