@@ -272,6 +272,10 @@ def mode_wide(args, smoke: bool) -> None:
                 f"req/s, bare SDK {bare_rate:.1f} req/s, bound C/mean latency {bound:.1f}; limit {p['limit']} "
                 f"(peak {p['peak']}, {p['changes']} changes; last: {p['reason'][:90]}); {spread}"
             )
+            for t, lim, why in [h for h in p["history"] if not h[2].startswith(("start", "slow start:"))][:8]:
+                print(
+                    f"  limit {lim} at {t:.2f} s: {why[:110]}"
+                )  # what the limiter decided, for a run that falls short
             tag = f"wide {'fixed' if not jitter else 'jittered'} C={c}"
             ratio(f"{tag}: halluscope / bare SDK throughput", b["s"] / a["s"], ">= 0.9", smoke=smoke)
             ratio(f"{tag}: halluscope throughput / bound C/L", n / a["s"] / bound, smoke=smoke, unit="")

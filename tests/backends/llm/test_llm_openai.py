@@ -137,6 +137,38 @@ def test_identical_requests_are_served_from_the_store(tmp_path):
     assert nonce.key() != b.request([{"role": "user", "content": "a"}]).key()
 
 
+def test_a_cancelled_sender_does_not_cancel_those_waiting_on_its_identical_request():
+    """Identical requests in flight share one call; when the task that sent it is cancelled (a stage torn down,
+    a timeout around it), the others send it themselves and get their reply: nothing is lost, nothing hangs."""
+    import asyncio
+
+    from halluscope.backends.llm import Caller
+
+    def script(req, n):
+        time.sleep(0.3)
+        return Reply(content="ok")
+
+    with ChatServer(script) as srv:
+        b = backend(srv.url)
+
+        async def run():
+            async with Caller(b) as caller:
+                req = b.request([{"role": "user", "content": "same"}])
+                sender = asyncio.ensure_future(caller.complete(req))
+                await asyncio.sleep(0.05)  # the sender's call is out
+                waiters = [asyncio.ensure_future(caller.complete(req)) for _ in range(2)]
+                await asyncio.sleep(0.05)
+                sender.cancel()
+                done = await asyncio.gather(*waiters)
+                with pytest.raises(asyncio.CancelledError):
+                    await sender
+                return done, caller.stats
+
+        done, stats = asyncio.run(run())
+    assert [r.text for r in done] == ["ok", "ok"]
+    assert stats.sent == 2  # the cancelled one, then one of the waiters' (the other shared it)
+
+
 def test_concurrency_limit_holds():
     active, peak, lock = [0], [0], threading.Lock()
 

@@ -19,8 +19,9 @@ over: slow start resumes from the limit it reached, so the width is found again 
 ``REPROBE_S`` the baseline is re-learnt from the recent windows and a limit under the ceiling is doubled once (a
 re-probe). A timeout or a 429/503 halves it (once per window). Latency is measured by the client, so a client
 short of CPU (its process busy for ``CLIENT_BUSY`` of the window or more, by ``cpu_clock``) inflates it with its own
-event-loop lag: such a window's latency is not read as server queueing and the limit is held (cutting it saves the
-server nothing and costs the client more per request). ``concurrency`` is the
+event-loop lag and caps its throughput: such a window's latency is not read as server queueing, nor its flat
+throughput as the server's width, and the limit is held (cutting it saves the server nothing and costs the client
+more per request). ``concurrency`` is the
 ceiling; ``adaptive: off`` keeps it there. ``history`` records (seconds since start, limit, why) of every change.
 The logic is plain arithmetic on a clock passed in, so tests drive it on a simulated one.
 """
@@ -201,6 +202,10 @@ class AdaptiveLimit:
                     inflight * max(0.5, TOLERANCE * self.base / med) + 1,
                     f"slow start ended, queueing: {seen} vs baseline {self.base * 1e3:.0f} ms",
                 )
+            elif elastic is not None and elastic < ELASTIC and busy >= CLIENT_BUSY:
+                self.slow_start = False  # growth stopped paying because the client has no CPU left, not the server
+                self.reason = f"slow start ended, client CPU-bound ({busy:.0%} of a core): limit held; {seen}"
+                self.history.append((round(now - self.t0, 3), self.limit, self.reason))
             elif elastic is not None and elastic < ELASTIC:
                 self.slow_start = False  # the last round of growth did not pay: the width is about where it was
                 assert prev is not None

@@ -287,7 +287,7 @@ class Caller:
         self.stage = stage  # a stage's session: ends with check_outage()
         self.store = store
         self.stats = CallStats()
-        self._inflight: dict[str, asyncio.Task[ModelResponse]] = {}
+        self._inflight: dict[str, asyncio.Future[ModelResponse]] = {}
         self._opened = False
         self._lock: asyncio.Lock | None = None
         self.failures: list[dict] = []  # requests the backend gave no reply to: tag, key, error
@@ -299,8 +299,6 @@ class Caller:
 
     async def __aexit__(self, exc_type: object, *exc: object) -> None:
         _fewer_full_collections(False)
-        for task in self._inflight.values():
-            task.cancel()
         record = getattr(self.backend, "pacing_record", None)
         if self._opened and record is not None and (rec := record()):
             self.stats.pacing[self.backend.spec] = rec
@@ -375,12 +373,29 @@ class Caller:
             if stored is not None:
                 self.stats.from_store += 1
                 return self.backend.from_stored(request, stored)
-        task = self._inflight.get(key)
-        if task is None:
-            task = asyncio.ensure_future(self._send(request, key))
-            self._inflight[key] = task
-            task.add_done_callback(lambda _t, k=key: self._inflight.pop(k, None))
-        return await asyncio.shield(task)
+        while (shared := self._inflight.get(key)) is not None:  # an identical request is out: its reply is ours
+            try:
+                return await asyncio.shield(shared)
+            except asyncio.CancelledError:
+                me = asyncio.current_task()
+                if (
+                    not shared.cancelled()
+                    or self._inflight.get(key) is shared
+                    or (me is not None and getattr(me, "cancelling", lambda: 0)())
+                ):
+                    raise  # we were cancelled, not its sender
+        # sent from this task, not a new one: a stage hands thousands of requests over at once, and a task each
+        # doubled the client's work before the first request went out (the identical ones wait on this future)
+        shared = self._inflight[key] = asyncio.get_running_loop().create_future()
+        try:
+            response = await self._send(request, key)
+        except BaseException:
+            shared.cancel()  # those waiting send it themselves
+            raise
+        finally:
+            del self._inflight[key]
+        shared.set_result(response)
+        return response
 
     async def _send(self, request: ModelRequest, key: str) -> ModelResponse:
         self.stats.sent += 1
