@@ -102,8 +102,10 @@ def write_report(run_dir: str | Path, *, json_out: bool = False) -> ReportSummar
     from halluscope.core.store import Store
     from halluscope.report.sections import build_sections, write_extras
 
+    from halluscope.core.gctune import fewer_full_collections
+
     run = Path(run_dir)
-    with Store(run) as store:
+    with Store(run) as store, fewer_full_collections():  # every record of the run alive at once: core/gctune.py
         sections = build_sections(store)
         manifest = store.latest_manifest("build spoken")
     if not sections:

@@ -266,7 +266,7 @@ def test_an_open_caller_makes_full_collections_rarer_and_restores_the_thresholds
     import gc
 
     from halluscope.backends.llm import Caller, LLMConfig, create_backend
-    from halluscope.backends.llm._base import GC_FULL_EVERY
+    from halluscope.core.gctune import FULL_EVERY as GC_FULL_EVERY
 
     before = gc.get_threshold()
     backend = create_backend("openai/m", config=LLMConfig(), base_url="http://127.0.0.1:9/v1")

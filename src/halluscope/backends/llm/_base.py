@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import gc
 import json
 import re
 from collections import Counter
@@ -12,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from halluscope.core import gctune
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import ChatMessage, ModelRequest, ModelResponse, Usage
 from halluscope.core.registry import Registry, RegistryView
@@ -257,23 +257,6 @@ def _slug(text: str) -> str:
     return re.sub(r"[^\w.-]+", "_", text).strip("_")
 
 
-GC_FULL_EVERY = 100  # young collections between full ones while a Caller is open (Python's default: 10)
-_gc_sessions: list[tuple[int, int, int]] = []  # the thresholds each open Caller found, to restore in order
-
-
-def _fewer_full_collections(on: bool) -> None:
-    """A stage hands thousands of requests over at once; each keeps a task, a coroutine and its request alive, so
-    Python's full collections (every 10th young one by default) rescan them over and over: measured, they are half
-    the client's time to queue 3,840 requests (110 -> 60 us a request). While a Caller is open full collections
-    come 10x less often; nothing else changes (young collections still free cycles at once)."""
-    if on:
-        old = gc.get_threshold()
-        _gc_sessions.append(old)
-        gc.set_threshold(old[0], old[1], max(old[2], GC_FULL_EVERY))
-    elif _gc_sessions:
-        gc.set_threshold(*_gc_sessions.pop())
-
-
 class Caller:
     """One backend session over an optional store.
 
@@ -294,11 +277,11 @@ class Caller:
 
     async def __aenter__(self) -> Caller:
         self._lock = asyncio.Lock()
-        _fewer_full_collections(True)
+        gctune.begin()  # thousands of requests in flight: see core/gctune.py
         return self
 
     async def __aexit__(self, exc_type: object, *exc: object) -> None:
-        _fewer_full_collections(False)
+        gctune.end()
         record = getattr(self.backend, "pacing_record", None)
         if self._opened and record is not None and (rec := record()):
             self.stats.pacing[self.backend.spec] = rec
