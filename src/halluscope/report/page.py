@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from halluscope.core.fs import atomic_write
+from halluscope.core.gctune import fewer_full_collections
 from halluscope.report.sections import Section
 from halluscope.report.table import Figure, Table
 
@@ -94,6 +95,7 @@ class ReportSummary:
         return {"report": str(self.html), "sections": self.sections, "tables": len(self.document.get("tables", {}))}
 
 
+@fewer_full_collections()  # every record of the run alive at once: core/gctune.py
 def write_report(run_dir: str | Path, *, json_out: bool = False) -> ReportSummary:
     """RUN/report/: tables.md, a CSV per table, headline.json (every table) and report.html, with every section the
     run has (report/sections.py: spoken build, judges, detectors, zero-shot, real-world, MISHAP, closed-form,
@@ -102,10 +104,8 @@ def write_report(run_dir: str | Path, *, json_out: bool = False) -> ReportSummar
     from halluscope.core.store import Store
     from halluscope.report.sections import build_sections, write_extras
 
-    from halluscope.core.gctune import fewer_full_collections
-
     run = Path(run_dir)
-    with Store(run) as store, fewer_full_collections():  # every record of the run alive at once: core/gctune.py
+    with Store(run) as store:
         sections = build_sections(store)
         manifest = store.latest_manifest("build spoken")
     if not sections:

@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from halluscope.core.errors import HalluscopeError
+from halluscope.core.gctune import fewer_full_collections
 from halluscope.core.records import AudioRef, Change, Judgement, MishapClip, Prediction, RewriteLog, Transcript, Variant
 from halluscope.core.store import R, Store, check_run_dir
 from halluscope.view.closedform import load_closedform as load_closedform
@@ -377,6 +378,7 @@ def _mishap(
     return audio_roots(store.run_dir)
 
 
+@fewer_full_collections()  # every item of the run held at once: core/gctune.py
 def load_view(
     run_dir: str | Path, *, closedform: Sequence[str] = (), audio_src: Callable[[str], str] | None = None
 ) -> ViewData:
