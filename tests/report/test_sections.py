@@ -91,10 +91,35 @@ def test_sections_built_in_two_processes_equal_one_process(tmp_path, monkeypatch
     from support import fakes
 
     run_dir = fakes.spoken_run(tmp_path, langs=("en", "ru"))
+    forked = []
+    real = mod._second_process
+    monkeypatch.setattr(mod, "_second_process", lambda *a: forked.append(real(*a)) or forked[-1])
     with Store(run_dir, readonly=True) as store:
         two = mod.build_sections(store)
+    assert forked and forked[0][0] is not None  # the second process did run
     monkeypatch.setattr(mod, "SECOND_PROCESS", ())
     with Store(run_dir, readonly=True) as store:
         one = mod.build_sections(store)
     assert [s.title for s in two] == [s.title for s in one] and len(one) >= 3
     assert two == one
+
+
+def test_no_second_process_while_other_threads_run(tmp_path):
+    """A fork copies the locks other threads hold and the child never sees them released: a report written by a
+    pipeline that still has a server or a progress-bar thread is built in one process (it once hung there)."""
+    import threading
+
+    from halluscope.report import sections as mod
+    from support import fakes
+
+    run_dir = fakes.spoken_run(tmp_path, langs=("en",))
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
+    try:
+        with Store(run_dir, readonly=True) as store:
+            assert mod._second_process(store, ["x"]) == (None, None)
+            assert mod.build_sections(store)
+    finally:
+        stop.set()
+        other.join()

@@ -156,14 +156,18 @@ def build_sections(store: Store) -> list[Section]:
 
 
 def _second_process(store: Store, names: list[str]) -> tuple[Any, Any]:
-    """(pool, future of the named builders' results), or (None, None) where a second process does not pay: no
-    builders, one core, or no fork (the builders and what the first process has read travel by fork, not by pickling)."""
+    """(pool, future of the named builders' results), or (None, None) where a second process does not pay or is not
+    safe: no builders, one core, other threads running (fork is safe only in a single-threaded process), or no
+    fork (the builders and what the first process has read travel by fork, not by pickling)."""
     import multiprocessing
     import os
+    import threading
     from concurrent.futures import ProcessPoolExecutor
 
     if not names or (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return None, None
+    if threading.active_count() > 1:  # a fork copies locks other threads hold, never released in the child (a
+        return None, None  # report written by a pipeline with a server or progress thread hung in matplotlib)
     global _PARENT
     _PARENT = store
     for ref in SHARED_READS:
