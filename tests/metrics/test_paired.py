@@ -105,3 +105,18 @@ def test_reexported_baseline_and_interval():
     assert base.macro_f1 == pytest.approx((0.4 + 0.0) / 2)  # O: tp1 fp3 fn0 -> 2/5
     s = score_classification(reference=[O, H, H, O], hypothesis=[O, H, O, O], labels=BIN, bootstrap=200)
     assert s.accuracy == 0.75 and s.accuracy_ci[0] <= 0.75 <= s.accuracy_ci[1]
+
+
+def test_the_exact_half_binomial_equals_scipys_binomtest():
+    """McNemar's p without SciPy: twice the lighter tail of Binomial(n, 1/2), summed in integers."""
+    import random
+
+    from scipy.stats import binomtest
+
+    from halluscope.metrics.paired import binom_half_two_sided
+
+    rng = random.Random(0)
+    cases = [(k, n) for n in range(1, 60) for k in range(n + 1)]
+    cases += [(rng.randint(0, n), n) for n in (500, 2500, 12_000, 20_000, 30_000) for _ in range(4)]
+    for k, n in cases:
+        assert binom_half_two_sided(k, n) == pytest.approx(binomtest(k, n, 0.5).pvalue, rel=1e-9, abs=1e-300)

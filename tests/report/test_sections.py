@@ -85,23 +85,35 @@ def test_judge_section_reads_back_what_build_judge_wrote(tmp_path):
     assert "\\toprule" in (out / "table10_openai_j.tex").read_text(encoding="utf-8")
 
 
-def test_sections_built_in_two_processes_equal_one_process(tmp_path, monkeypatch):
-    # build_sections forks a second process for SECOND_PROCESS's builders: the same sections, in the same order
-    from halluscope.report import sections as mod
+def test_sections_built_in_two_processes_equal_one_process(tmp_path):
+    # build_sections forks a second process for SECOND_PROCESS's builders: the same sections, in the same order.
+    # Run in a fresh interpreter: a test worker may hold other threads (a server, a progress bar's monitor) from
+    # earlier tests, and then build_sections rightly does not fork
+    import subprocess
+    import sys
+
     from support import fakes
 
     run_dir = fakes.spoken_run(tmp_path, langs=("en", "ru"))
-    forked = []
-    real = mod._second_process
-    monkeypatch.setattr(mod, "_second_process", lambda *a: forked.append(real(*a)) or forked[-1])
-    with Store(run_dir, readonly=True) as store:
-        two = mod.build_sections(store)
-    assert forked and forked[0][0] is not None  # the second process did run
-    monkeypatch.setattr(mod, "SECOND_PROCESS", ())
-    with Store(run_dir, readonly=True) as store:
-        one = mod.build_sections(store)
-    assert [s.title for s in two] == [s.title for s in one] and len(one) >= 3
-    assert two == one
+    code = """
+import sys
+from halluscope.core.store import Store
+from halluscope.report import sections as mod
+forked = []
+real = mod._second_process
+mod._second_process = lambda *a: forked.append(real(*a)) or forked[-1]
+with Store(sys.argv[1], readonly=True) as store:
+    two = mod.build_sections(store)
+assert forked and forked[0][0] is not None, "the second process did not run"
+mod.SECOND_PROCESS = ()
+with Store(sys.argv[1], readonly=True) as store:
+    one = mod.build_sections(store)
+assert [s.title for s in two] == [s.title for s in one] and len(one) >= 3, [s.title for s in one]
+assert two == one
+print("equal", len(one))
+"""
+    proc = subprocess.run([sys.executable, "-c", code, str(run_dir)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "equal" in proc.stdout, proc.stderr[-3000:]
 
 
 def test_no_second_process_while_other_threads_run(tmp_path):

@@ -62,10 +62,11 @@ def write_folder(
     file_name: Callable[[str], str] = str,
     extra: dict | None = None,
     html_tail: str = "",
+    doc: dict | None = None,
 ) -> Path:
     """Every table as CSV (a header even without rows), figures with a ``file`` as PNG, the Markdown, the JSON
     document (``extra`` keys first) and the HTML page; returns the HTML path. ``file_name`` maps the name of each
-    CSV (ID.csv) and PNG to the file written."""
+    CSV (ID.csv) and PNG to the file written; ``doc``: the JSON document when the caller has made it already."""
     out.mkdir(parents=True, exist_ok=True)
     for s in sections:
         for b in s.blocks:
@@ -75,7 +76,8 @@ def write_folder(
                 atomic_write(out / file_name(b.file), b.png)
     atomic_write(out / md_name, markdown(title, sections, intro))
     if json_name:
-        atomic_write(out / json_name, json.dumps(document(sections, **(extra or {})), indent=2, ensure_ascii=False))
+        doc = doc if doc is not None else document(sections, **(extra or {}))
+        atomic_write(out / json_name, json.dumps(doc, indent=2, ensure_ascii=False))
     return atomic_write(out / html_name, html_page(title, sections, intro, html_tail))
 
 
@@ -113,15 +115,15 @@ def write_report(run_dir: str | Path, *, json_out: bool = False) -> ReportSummar
             f"{run} holds nothing to report: no spoken build, MISHAP judgements or closed-form predictions"
         )
     shown = html.escape(json.dumps(manifest.model_dump(), indent=2, ensure_ascii=False)) if manifest else ""
+    doc = document(sections, run_dir=str(run))  # once: headline.json and the summary
     path = write_folder(
         run / "report",
         sections,
         title="halluscope report",
         json_name="headline.json",
         intro=[f"Run directory: {run}"],
-        extra={"run_dir": str(run)},
         html_tail=f"<h2>Manifest</h2>\n<pre>{shown}</pre>\n" if shown else "",
+        doc=doc,
     )
     write_extras(run / "report", sections)  # the paper's tables (report/paper/), the analyses' LaTeX (report/analysis/)
-    doc = document(sections, run_dir=str(run))
     return ReportSummary(path, [s.title for s in sections], doc, json_out)
