@@ -116,7 +116,7 @@ def parity_tables(store: Store, build: object) -> tuple[list[dict], list[dict]]:
         ts = [t for t in transcripts.values() if t.item_id in samples and lang in ("all", t.language)]
         ref, hyp = [samples[t.item_id].text for t in ts], [t.text for t in ts]
         clean, raw = (
-            score_asr(reference=ref, hypothesis=hyp),
+            score_asr(reference=ref, hypothesis=hyp, cer=False),  # WER alone: no character pass
             score_asr(reference=ref, hypothesis=hyp, cleaner=RawText(), cer=False),  # its WER alone is shown
         )
         rs = [r for k, v in ratings.items() if lang in ("all", k) for r in v]

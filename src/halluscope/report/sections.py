@@ -111,7 +111,6 @@ SECOND_PROCESS: tuple[str, ...] = (
     "halluscope.spoken.report.zeroshot.",
     "halluscope.spoken.judge.section.",
     "halluscope.mishap.section.",
-    "halluscope.analysis.fidelity.",
     "halluscope.analysis.parity.",
     "halluscope.analysis.cards.",
 )
