@@ -272,13 +272,13 @@ def test_an_open_caller_makes_full_collections_rarer_and_restores_the_thresholds
     backend = create_backend("openai/m", config=LLMConfig(), base_url="http://127.0.0.1:9/v1")
 
     async def run():
-        async with Caller(backend) as outer:
+        async with Caller(backend):
             inside = gc.get_threshold()
             async with Caller(backend):
                 assert gc.get_threshold() == inside
             assert gc.get_threshold() == inside
-        return outer, inside
+        return inside
 
-    _, inside = asyncio.run(run())
+    inside = asyncio.run(run())
     assert inside == (before[0], before[1], max(before[2], GC_FULL_EVERY))
     assert gc.get_threshold() == before

@@ -161,7 +161,7 @@ class AdaptiveLimit:
         self._decide(now, med, inflight, rate, busy)
         self._new_window(now)
 
-    def _decide(self, now: float, med: float, inflight: float, rate: float, busy: float = 0.0) -> None:
+    def _decide(self, now: float, med: float, inflight: float, rate: float, busy: float) -> None:
         prev, elastic = self._prev, None
         if prev is not None and abs(math.log(inflight / prev[0])) > math.log(1.2):
             elastic = math.log(rate / prev[1]) / math.log(inflight / prev[0])
@@ -177,7 +177,8 @@ class AdaptiveLimit:
         queued = over and self._over  # two windows in a row: one jittery window is not a queue
         self._over = over
         seen = f"{rate:.1f}/s at {inflight:.1f} in flight, median {med * 1e3:.0f} ms"
-        held = over and busy >= CLIENT_BUSY  # the latency is the client's own lag, not the server's queue
+        client_bound = busy >= CLIENT_BUSY  # its latency is partly its own lag, its throughput its own ceiling
+        held = over and client_bound  # the latency is the client's own lag, not the server's queue
         queued = queued and not held
         if now - self._last_reprobe >= REPROBE_S:
             self._reprobe(now)
@@ -202,7 +203,7 @@ class AdaptiveLimit:
                     inflight * max(0.5, TOLERANCE * self.base / med) + 1,
                     f"slow start ended, queueing: {seen} vs baseline {self.base * 1e3:.0f} ms",
                 )
-            elif elastic is not None and elastic < ELASTIC and busy >= CLIENT_BUSY:
+            elif elastic is not None and elastic < ELASTIC and client_bound:
                 self.slow_start = False  # growth stopped paying because the client has no CPU left, not the server
                 self.reason = f"slow start ended, client CPU-bound ({busy:.0%} of a core): limit held; {seen}"
                 self.history.append((round(now - self.t0, 3), self.limit, self.reason))

@@ -49,8 +49,9 @@ class OpenAIOptions(_Options):
         default="on",
         description="on: start at 1 request in flight, double per "
         "round trip while throughput keeps up (slow start), then follow the median "
-        "latency and completions/s, halve on timeouts and 429/503, re-probe every "
-        "30 s (see llm/_adaptive.py); off: always 'concurrency'.",
+        "latency and completions/s (held while this machine's CPU, not the server, is "
+        "the limit), halve on timeouts and 429/503, re-probe every 30 s (see "
+        "llm/_adaptive.py); off: always 'concurrency'.",
     )
     rpm: float | None = Field(
         default=None,
