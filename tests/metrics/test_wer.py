@@ -144,6 +144,24 @@ def test_real_references_keep_every_word(realdata):
             assert normalize_for_wer(line).split() == words, (path.name, line)
 
 
+def test_every_character_is_blanked_by_its_unicode_category():
+    # the rule per character (digits Nd, punctuation P*, symbols S* -> a space; every other character stays), applied
+    # one character at a time, against normalize_for_wer's one pass, on every plane's characters mixed with spaces
+    import random
+    import unicodedata
+
+    def by_category(text: str) -> str:
+        text = unicodedata.normalize("NFC", text).lower()
+        blank = [" " if unicodedata.category(c) == "Nd" or unicodedata.category(c)[0] in "PS" else c for c in text]
+        return " ".join("".join(blank).split())
+
+    rng = random.Random(0)
+    points = [*range(0x20, 0xD800), *range(0xE000, 0x30000)]
+    texts = ["".join(chr(rng.choice(points)) if rng.random() < 0.8 else " " for _ in range(80)) for _ in range(3000)]
+    texts += ["Emoji 😀 and 𝟙𝟚 digits, 🇰🇿 flags — «quotes» ₸5 %", "a­b‍c ́x  y"]
+    assert [normalize_for_wer(t) for t in texts] == [by_category(t) for t in texts]
+
+
 def test_corpus_level_wer_is_total_edits_over_total_reference_words():
     # item 1: 'a b c d' vs 'a x c' -> 1 substitution + 1 deletion = 2 edits over 4 words
     # item 2: 'e f' vs 'e f g' -> 1 insertion over 2 words; corpus WER = 3 / 6 = 0.5 (not the mean 0.5/0.5 by luck:

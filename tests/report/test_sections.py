@@ -1,6 +1,7 @@
 """Sections built from real records without a model: speech quality (ratings saved in the store) and the judge
 section read back from the tables.json that 'build judge' writes."""
 
+import contextlib
 import json
 
 from halluscope.core.records import RunManifest, Variant
@@ -130,7 +131,7 @@ def test_no_second_process_while_other_threads_run(tmp_path):
     other.start()
     try:
         with Store(run_dir, readonly=True) as store:
-            assert mod._second_process(store, ["x"]) == (None, None)
+            assert mod._second_process(store, ["x"], contextlib.ExitStack()) == (None, None)
             assert mod.build_sections(store)
     finally:
         stop.set()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -103,22 +104,27 @@ def cluster_permutation(
     a, b = np.asarray(counts_a, float), np.asarray(counts_b, float)
     obs = float(stat(a.sum(0)[None])[0] - stat(b.sum(0)[None])[0])
     pooled = np.vstack([a, b])
-    rng = np.random.default_rng(seed)
-    keys = rng.random((rounds, len(pooled)))  # a random order per round; group A: its first len(a) clusters
-    # only which clusters come first matters, not their order: a partition finds the same set as a full sort
-    first = np.argpartition(keys, len(a) - 1, axis=1) if 0 < len(a) < len(pooled) else np.argsort(keys, axis=1)
-    if whole_numbers(pooled):  # whole counts sum exactly in any order: A's drawn rows summed directly, B the rest
-        sa = np.stack([np.take(np.ascontiguousarray(col), first[:, : len(a)]).sum(1) for col in pooled.T], axis=1)
-        sa, sb = sa.reshape(rounds, pooled.shape[1]), pooled.sum(0) - sa
-    else:
-        in_a = np.zeros((rounds, len(pooled)))
-        np.put_along_axis(in_a, first[:, : len(a)], 1.0, axis=1)
-        sa, sb = in_a @ pooled, (1.0 - in_a) @ pooled
+    in_a = _group_a(rounds, len(pooled), len(a), seed).astype(float)
+    sa = in_a @ pooled
+    # whole counts sum exactly in any order: B is the rest
+    sb = pooled.sum(0) - sa if whole_numbers(pooled) else (1.0 - in_a) @ pooled
     with np.errstate(divide="ignore", invalid="ignore"):
         d = stat(sa) - stat(sb)
     d = d[np.isfinite(d)]
     p = (1 + int(np.sum(np.abs(d) >= abs(obs) - 1e-12))) / (1 + len(d))
     return obs, p
+
+
+@lru_cache(maxsize=8)  # a pure function: each language pair's tests (WER, then F1 per detector) share their sizes
+def _group_a(rounds: int, n: int, n_a: int, seed: int) -> np.ndarray:
+    """(rounds, n) booleans, read-only: per round, the ``n_a`` clusters of ``n`` that a random order puts first."""
+    keys = np.random.default_rng(seed).random((rounds, n))  # a random order per round
+    # only which clusters come first matters, not their order: a partition finds the same set as a full sort
+    first = np.argpartition(keys, n_a - 1, axis=1) if 0 < n_a < n else np.argsort(keys, axis=1)
+    out = np.zeros((rounds, n), dtype=bool)
+    np.put_along_axis(out, first[:, :n_a], True, axis=1)
+    out.flags.writeable = False
+    return out
 
 
 def ratio_stat(x: np.ndarray) -> np.ndarray:

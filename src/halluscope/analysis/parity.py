@@ -13,6 +13,7 @@ Holm's correction over every test in the table.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
@@ -41,7 +42,12 @@ class RawText:
     name = "none"
 
     def clean(self, texts: Sequence[str]) -> list[str]:
-        return [" ".join(t.split()) for t in texts]
+        return [_raw(t) for t in texts]
+
+
+@lru_cache(maxsize=1 << 16)  # each language's texts are cleaned again for 'all'
+def _raw(text: str) -> str:
+    return " ".join(text.split())
 
 
 def f1_counts(gold: str, pred: str | None) -> list[float]:

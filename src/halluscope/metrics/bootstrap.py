@@ -29,19 +29,24 @@ def cluster_index(clusters: Sequence[str]) -> tuple[np.ndarray, int]:
 
 
 def draws(units: int, rounds: int, seed: int) -> np.ndarray:
-    """The seeded draws, ``default_rng(seed).integers(0, units, (rounds, units))``, read-only: the last four of
-    at most 32 MB each are kept (a pure function; a report's cells share a few sizes: a severity table asks for
-    288 intervals of 29 sizes, in runs of two or three)."""
-    return _kept(units, rounds, seed) if units * rounds <= 4_000_000 else _draw(units, rounds, seed)
+    """The seeded draws, ``default_rng(seed).integers(0, units, (rounds, units))``, read-only."""
+    out = np.random.default_rng(seed).integers(0, units, (rounds, units))
+    out.flags.writeable = False
+    return out
+
+
+def drawn_counts(units: int, rounds: int, seed: int) -> np.ndarray:
+    """Per row of the seeded draws, how many times each unit was drawn (floats, for matrix products), read-only: the
+    last four of at most 32 MB each are kept (a pure function; a report's cells share a few sizes: a severity table
+    asks for 288 intervals of 29 sizes, in runs of two or three), so a resampled sum is one matrix product."""
+    return (
+        _kept_counts(units, rounds, seed) if units * rounds <= 4_000_000 else _counts(draws(units, rounds, seed), units)
+    )
 
 
 @lru_cache(maxsize=4)
-def _kept(units: int, rounds: int, seed: int) -> np.ndarray:
-    return _draw(units, rounds, seed)
-
-
-def _draw(units: int, rounds: int, seed: int) -> np.ndarray:
-    out = np.random.default_rng(seed).integers(0, units, (rounds, units))  # int64: what np.take indexes fastest
+def _kept_counts(units: int, rounds: int, seed: int) -> np.ndarray:
+    out = _counts(draws(units, rounds, seed), units)
     out.flags.writeable = False
     return out
 
@@ -59,9 +64,9 @@ def resample_weights(n: int, *, rounds: int, seed: int, clusters: Sequence[str] 
     if clusters is not None and len(clusters) != n:
         raise ValueError(f"{n} items but {len(clusters)} cluster names; pass one cluster (e.g. article id) per item")
     if clusters is None:
-        return _counts(draws(n, rounds, seed), n)
+        return drawn_counts(n, rounds, seed).copy()
     idx, units = cluster_index(clusters)
-    return _counts(draws(units, rounds, seed), units)[:, idx]
+    return drawn_counts(units, rounds, seed)[:, idx]
 
 
 def resampled_sums(columns: np.ndarray, *, rounds: int, seed: int, clusters: Sequence[str] | None = None) -> np.ndarray:
@@ -77,7 +82,7 @@ def resampled_sums(columns: np.ndarray, *, rounds: int, seed: int, clusters: Seq
         )
     idx, n_units = cluster_index(clusters)
     per = np.stack([np.bincount(idx, c, n_units) for c in cols.T], axis=1).reshape(n_units, cols.shape[1])
-    return _counts(draws(n_units, rounds, seed), n_units) @ per
+    return drawn_counts(n_units, rounds, seed) @ per
 
 
 def units(n: int, clusters: Sequence[str] | None) -> int:
@@ -112,13 +117,10 @@ def ratio_ci(
     if clusters is not None:  # each cluster's items summed first: the same draws over (clusters, not items) columns
         idx, n_units = cluster_index(clusters)
         num, den = np.bincount(idx, num, n_units), np.bincount(idx, den, n_units)
-    drawn = draws(len(num), bootstrap, seed)  # resample_weights' draws
-    if whole_numbers(num) and whole_numbers(
-        den
-    ):  # whole numbers sum exactly in any order: the drawn values summed directly
-        nums, dens = np.take(num, drawn).sum(1), np.take(den, drawn).sum(1)
+    w = drawn_counts(len(num), bootstrap, seed)  # resample_weights' draws
+    if whole_numbers(num) and whole_numbers(den):  # whole numbers sum exactly in any order: one product for both
+        nums, dens = (w @ np.stack([num, den], axis=1)).T
     else:  # a weighted sum per row of the count matrix, as every other reader of the draws does
-        w = _counts(drawn, len(num))
         nums, dens = w @ num, w @ den
     ok = dens > 0
     if not ok.any():

@@ -8,6 +8,7 @@ has nothing for it; a builder that needs the spoken build reads it with ``spoken
 
 from __future__ import annotations
 
+import contextlib
 import html
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -129,7 +130,18 @@ def build_sections(store: Store) -> list[Section]:
 
     named = sorted(SECTIONS.items(), key=lambda kv: rank(kv[0]))  # stable: a module's builders keep their order
     second = [i for i, (n, _) in enumerate(named) if n.startswith(SECOND_PROCESS)]
-    pool, later = _second_process(store, [named[i][0] for i in second])
+    with contextlib.ExitStack() as stack:
+        pool, later = _second_process(store, [named[i][0] for i in second], stack)
+        built = _build(store, named, second, pool, later)
+    out: list = []
+    for s in built:
+        out += s if isinstance(s, list) else [] if s is None else [s]
+    for ref in FINISHERS:
+        out += _named(ref)(out)
+    return out
+
+
+def _build(store: Store, named: list, second: list[int], pool: Any, later: Any) -> list:
     built: list = [None] * len(named)
     try:
         for i, (_, b) in enumerate(named):
@@ -146,27 +158,27 @@ def build_sections(store: Store) -> list[Section]:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
             _forget_parent()
-    out: list[Section] = []
-    for s in built:
-        out += s if isinstance(s, list) else [] if s is None else [s]
-    for ref in FINISHERS:
-        out += _named(ref)(out)
-    return out
+    return built
 
 
-def _second_process(store: Store, names: list[str]) -> tuple[Any, Any]:
+def _second_process(store: Store, names: list[str], stack: contextlib.ExitStack) -> tuple[Any, Any]:
     """(pool, future of the named builders' results), or (None, None) where a second process does not pay or is not
     safe: no builders, one core, other threads running (fork is safe only in a single-threaded process), or no
-    fork (the builders and what the first process has read travel by fork, not by pickling)."""
+    fork (the builders and what the first process has read travel by fork, not by pickling). With two processes
+    the BLAS library runs one thread in each until ``stack`` closes (its threads per core in both processes made
+    every matrix product of the report slower, measured at 12,000 items)."""
     import multiprocessing
     import os
     import threading
     from concurrent.futures import ProcessPoolExecutor
 
+    from threadpoolctl import threadpool_limits
+
     if not names or (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return None, None
     if threading.active_count() > 1:  # a fork copies locks other threads hold, never released in the child (a
         return None, None  # report written by a pipeline with a server or progress thread hung in matplotlib)
+    stack.enter_context(threadpool_limits(limits=1, user_api="blas"))  # the forked process inherits the limit
     global _PARENT
     _PARENT = store
     for ref in SHARED_READS:
