@@ -82,7 +82,7 @@ def write_spoken(run: Path, n_items: int, rng: random.Random) -> None:
     )
     from halluscope.core.stages import Stage
     from halluscope.core.store import Store
-    from halluscope.metrics.asr import item_error_rate
+    from halluscope.metrics.asr import item_scores
     from halluscope.prompts.protocol import DIMENSIONS
     from halluscope.spoken.generate.llm import LOG_STAGE
     from support.scripted import tone
@@ -191,8 +191,7 @@ def write_spoken(run: Path, n_items: int, rng: random.Random) -> None:
                         audio_sha256=wav_sha,
                         audio_duration_s=0.2,
                         processing_s=0.1,
-                        wer=item_error_rate(v.text, heard, chinese=False),
-                        cer=None,
+                        **item_scores(v.text, heard),  # WER, CER and edit counts, as the build keeps them
                     ),
                 )
         store._db.execute("COMMIT")

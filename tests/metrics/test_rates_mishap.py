@@ -45,6 +45,21 @@ def test_rates_with_wilson_ci_and_unscored():
         )
 
 
+def test_wilson_interval_is_scipys_to_the_last_bit():
+    # the 95% interval is computed without SciPy (a report imports it for nothing else): the same floats as
+    # binomtest(k, n).proportion_ci(method="wilson") for every k of small n and a spread of large ones; other levels
+    # go to SciPy itself
+    from scipy.stats import binomtest
+
+    cases = [(k, n) for n in range(1, 41) for k in range(n + 1)]
+    cases += [(k, n) for n in (97, 1000, 12345, 10**6) for k in (0, 1, 2, n // 3, n // 2, n - 1, n)]
+    for k, n in cases:
+        ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+        assert (rate(k=k, n=n).ci_low, rate(k=k, n=n).ci_high) == (float(ci.low), float(ci.high)), (k, n)
+    ci = binomtest(7, 20).proportion_ci(confidence_level=0.9, method="wilson")
+    assert (rate(k=7, n=20, confidence=0.9).ci_low, rate(k=7, n=20, confidence=0.9).ci_high) == (ci.low, ci.high)
+
+
 def test_stance_rates():
     rows = [{"model": "m", "stance": s} for s in ("abstains", "abstains", "asserts", "endorses_false_premise", None)]
     (o,) = stance_rates(rows, by=("model",))

@@ -182,8 +182,9 @@ def test_edit_counts_are_what_jiwer_counts_on_real_text(realdata):
 
     import jiwer
 
-    from halluscope.analysis.parity import RawText, wer_counts
-    from halluscope.metrics.asr import RuleCleaner, edit_counts
+    from halluscope.analysis.parity import wer_counts
+    from halluscope.core.records import Transcript
+    from halluscope.metrics.asr import RawText, RuleCleaner, edit_counts, item_scores, pair_counts
 
     rng = random.Random(0)
     lines = [
@@ -211,7 +212,35 @@ def test_edit_counts_are_what_jiwer_counts_on_real_text(realdata):
         s = score_asr(reference=[r for r, _ in cleaned], hypothesis=[h for _, h in cleaned], cleaner=RawText())
         assert s.wer == pytest.approx(jiwer.wer([r for r, _ in cleaned], [h for _, h in cleaned]), abs=1e-12)
         assert s.cer == pytest.approx(jiwer.cer([r for r, _ in cleaned], [h for _, h in cleaned]), abs=1e-12)
-    assert wer_counts(lines[0], lines[0] + " extra") == [1.0, float(len(normalize_for_wer(lines[0]).split()))]
+    assert pair_counts(lines[0], lines[0] + " extra")[:2] == (1, len(normalize_for_wer(lines[0]).split()))
+    # a transcript's kept counts (Transcript.edits) give every figure of the corpus score, some pairs kept, some not,
+    # references that clean to nothing among them
+    pairs += [("2024, 12", "twelve"), ("[music]", "music")]
+    stored = [pair_counts(r, h) if i % 3 else None for i, (r, h) in enumerate(pairs)]
+    refs, hyps = [r for r, _ in pairs], [h for _, h in pairs]
+    assert score_asr(reference=refs, hypothesis=hyps, counts=stored) == score_asr(reference=refs, hypothesis=hyps)
+    assert score_asr(reference=refs, hypothesis=hyps, counts=stored, cer=False) == score_asr(
+        reference=refs, hypothesis=hyps, cer=False
+    )
+    kept = Transcript(
+        item_id="x", language="en", text="unused", asr="a", audio_sha256="0", audio_duration_s=1, processing_s=0,
+        edits=pair_counts(refs[3], hyps[3]),
+    )  # fmt: skip
+    assert wer_counts(refs[3], kept) == [float(c) for c in pair_counts(refs[3], hyps[3])[:2]]
+    raw = [pair_counts(r, h, RawText()) if i % 2 else None for i, (r, h) in enumerate(pairs)]
+    assert score_asr(reference=refs, hypothesis=hyps, cleaner=RawText(), counts=raw) == score_asr(
+        reference=refs, hypothesis=hyps, cleaner=RawText()
+    )
+    # what the build keeps per transcript, and the item's own WER and CER from it
+    item = item_scores(refs[3], hyps[3])
+    assert (item["edits"], item["raw_edits"]) == (
+        pair_counts(refs[3], hyps[3]),
+        pair_counts(refs[3], hyps[3], RawText()),
+    )
+    assert (item["wer"], item["cer"]) == (
+        score_asr(reference=[refs[3]], hypothesis=[hyps[3]]).wer,
+        score_asr(reference=[refs[3]], hypothesis=[hyps[3]]).cer,
+    )
 
 
 def test_cer_on_kazakh_counts_characters():

@@ -12,8 +12,6 @@ Holm's correction over every test in the table.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
@@ -28,26 +26,12 @@ from halluscope.analysis._common import (
     ratio_stat,
     scored,
 )
-from halluscope.core.records import LANGUAGES, Variant
+from halluscope.core.records import LANGUAGES, Transcript, Variant
 from halluscope.core.store import Store
 from halluscope.report.sections import Section, register_section
 from halluscope.report.table import Figure, Table
 
 BINARY = ("original", "hallucinated")
-
-
-class RawText:
-    """No cleaning: the ASR text as written, split on whitespace (the 'before' of the normaliser's effect)."""
-
-    name = "none"
-
-    def clean(self, texts: Sequence[str]) -> list[str]:
-        return [_raw(t) for t in texts]
-
-
-@lru_cache(maxsize=1 << 16)  # each language's texts are cleaned again for 'all'
-def _raw(text: str) -> str:
-    return " ".join(text.split())
 
 
 def f1_counts(gold: str, pred: str | None) -> list[float]:
@@ -67,14 +51,12 @@ def macro_f1_stat(x: np.ndarray) -> np.ndarray:
     return f / len(BINARY)
 
 
-def wer_counts(reference: str, hypothesis: str) -> list[float]:
-    """[word edits, reference words] after App. A.4's cleaning (a reference that cleans to nothing: [0, 0])."""
-    from halluscope.metrics.asr import edit_counts, normalize_for_wer
+def wer_counts(reference: str, transcript: Transcript) -> list[float]:
+    """[word edits, reference words] after App. A.4's cleaning (a reference that cleans to nothing: [0, 0]): the
+    transcript's own counts where it kept them."""
+    from halluscope.metrics.asr import pair_counts
 
-    ref, hyp = normalize_for_wer(reference), normalize_for_wer(hypothesis)
-    if not ref:
-        return [0.0, 0.0]
-    edits, words, _, _ = edit_counts(ref, hyp)
+    edits, words, _, _ = transcript.edits or pair_counts(reference, transcript.text)
     return [float(edits), float(words)]
 
 
@@ -102,7 +84,7 @@ def pairwise_tests(items: dict[str, list[tuple[str, list[float]]]], metric: str,
 
 
 def parity_tables(store: Store, build: object) -> tuple[list[dict], list[dict]]:
-    from halluscope.metrics.asr import score_asr
+    from halluscope.metrics.asr import RawText, score_asr
     from halluscope.metrics.classification import score_classification
     from halluscope.spoken.detect.run import gold
 
@@ -121,9 +103,9 @@ def parity_tables(store: Store, build: object) -> tuple[list[dict], list[dict]]:
     for lang in [*langs, "all"]:
         ts = [t for t in transcripts.values() if t.item_id in samples and lang in ("all", t.language)]
         ref, hyp = [samples[t.item_id].text for t in ts], [t.text for t in ts]
-        clean, raw = (
-            score_asr(reference=ref, hypothesis=hyp, cer=False),  # WER alone: no character pass
-            score_asr(reference=ref, hypothesis=hyp, cleaner=RawText(), cer=False),  # its WER alone is shown
+        clean, raw = (  # WER alone: no character pass where a transcript kept no counts
+            score_asr(reference=ref, hypothesis=hyp, cer=False, counts=[t.edits for t in ts]),
+            score_asr(reference=ref, hypothesis=hyp, cleaner=RawText(), cer=False, counts=[t.raw_edits for t in ts]),
         )
         rs = [r for k, v in ratings.items() if lang in ("all", k) for r in v]
         base = {
@@ -154,7 +136,7 @@ def parity_tables(store: Store, build: object) -> tuple[list[dict], list[dict]]:
     tests = pairwise_tests(
         {
             lang: [
-                (samples[t.item_id].article_id, wer_counts(samples[t.item_id].text, t.text))
+                (samples[t.item_id].article_id, wer_counts(samples[t.item_id].text, t))
                 for t in transcripts.values()
                 if t.item_id in samples and t.language == lang
             ]

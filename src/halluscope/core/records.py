@@ -100,6 +100,15 @@ class Transcript(Record):
     processing_s: float = Field(description="Wall time the ASR call took.")
     wer: float | None = Field(default=None, description="Item-level WER against its source text (normalised).")
     cer: float | None = Field(default=None, description="Item-level CER against its source text (normalised).")
+    edits: tuple[int, int, int, int] | None = Field(
+        default=None,
+        description="(word edits, reference words, character edits, reference characters) after App. A.4's "
+        "normalisation: what corpus WER and CER sum (None in runs built before it was kept).",
+    )
+    raw_edits: tuple[int, int, int, int] | None = Field(
+        default=None,
+        description="The same counts on the texts as written, split on whitespace (the normaliser's effect).",
+    )
 
 
 class AudioDelivery(Record):

@@ -144,6 +144,20 @@ class RuleCleaner:
         return [normalize_for_wer(t) for t in texts]
 
 
+class RawText:
+    """No cleaning: the text as written, split on whitespace (the 'before' of the normaliser's effect)."""
+
+    name = "none"
+
+    def clean(self, texts: Sequence[str]) -> list[str]:
+        return [_raw(t) for t in texts]
+
+
+@lru_cache(maxsize=1 << 16)  # each language's texts are cleaned again for 'all'
+def _raw(text: str) -> str:
+    return " ".join(text.split())
+
+
 @dataclass(frozen=True)
 class AsrScore:
     """Corpus-level error rates: total edits over total reference words/characters, and the cleaner behind them."""
@@ -210,33 +224,71 @@ def _hint(a: int, b: int) -> int:
     return max(abs(a - b), max(a, b) // 8, 8)
 
 
+EditCounts = tuple[int, int, int, int]  # (word edits, reference words, character edits, reference characters)
+
+
+def pair_counts(reference: str, hypothesis: str, cleaner: Cleaner | None = None) -> EditCounts:
+    """One pair's edit counts after cleaning (App. A.4's rules unless ``cleaner`` is given): what score_asr sums
+    ((0, 0, 0, 0) where the reference cleans to nothing: counted, not scored). A transcript keeps its own
+    (Transcript.edits and raw_edits), so a report does not clean and align every text again."""
+    ref, hyp = (cleaner or RuleCleaner()).clean([reference, hypothesis])
+    return edit_counts(ref, hyp) if ref else (0, 0, 0, 0)
+
+
+def item_scores(reference: str, hypothesis: str) -> dict:
+    """A transcript's own figures against its source text: Transcript's ``wer``, ``cer``, ``edits`` (App. A.4's
+    cleaning) and ``raw_edits`` (none)."""
+    counts = pair_counts(reference, hypothesis)
+    score = score_asr(reference=[reference], hypothesis=[hypothesis], counts=[counts])
+    return {
+        "wer": score.wer,
+        "cer": score.cer,
+        "edits": counts,
+        "raw_edits": pair_counts(reference, hypothesis, RawText()),
+    }
+
+
 def score_asr(
-    *, reference: Sequence[str], hypothesis: Sequence[str], cleaner: Cleaner | None = None, cer: bool = True
+    *,
+    reference: Sequence[str],
+    hypothesis: Sequence[str],
+    cleaner: Cleaner | None = None,
+    cer: bool = True,
+    counts: Sequence[EditCounts | None] | None = None,
 ) -> AsrScore:
     """Corpus-level WER and CER after cleaning (rule-based unless ``cleaner`` is given); pairs whose reference
-    cleans to empty are counted, not scored. ``cer=False``: WER alone (CER None), the character pass skipped."""
+    cleans to empty are counted, not scored. ``cer=False``: WER alone (CER None), the character pass skipped.
+    ``counts``: per pair its pair_counts under the same cleaner as stored (Transcript.edits for the rule-based
+    cleaner, raw_edits for RawText) or None: a pair with counts is not cleaned or aligned again, the figures the
+    same."""
     if len(reference) != len(hypothesis):
         raise ValueError(
             f"reference has {len(reference)} items but hypothesis has {len(hypothesis)}; pass aligned lists"
         )
+    if counts is not None and len(counts) != len(reference):
+        raise ValueError(f"{len(reference)} pairs but {len(counts)} stored counts; pass one (or None) per pair")
     cleaner = cleaner if cleaner is not None else RuleCleaner()
-    cleaned = cleaner.clean([*reference, *hypothesis])
-    refs, hyps, skipped = [], [], 0
-    for rn, hn in zip(cleaned[: len(reference)], cleaned[len(reference) :]):
+    todo = [i for i in range(len(reference)) if counts is None or counts[i] is None]
+    cleaned = cleaner.clean([*(reference[i] for i in todo), *(hypothesis[i] for i in todo)])
+    stored = [c for c in counts or () if c is not None]
+    rows: list[tuple[int, ...]] = [c for c in stored if c[1]]  # a reference that cleaned to nothing has no words
+    skipped = len(stored) - len(rows)
+    ref_words, ref_chars = sum(c[1] for c in rows), sum(c[3] for c in rows)
+    for rn, hn in zip(cleaned[: len(todo)], cleaned[len(todo) :]):
         if not rn:
             skipped += 1
             continue
-        refs.append(rn)
-        hyps.append(hn)
-    if not refs:
+        rows.append(edit_counts(rn, hn) if cer else word_edits(rn, hn))
+        ref_words += _word_count(rn)
+        ref_chars += len(rn)
+    if not rows:
         return AsrScore(None, None, 0, 0, 0, skipped, cleaner.name)
-    counts: list[tuple[int, ...]] = [edit_counts(r, h) if cer else word_edits(r, h) for r, h in zip(refs, hyps)]
     return AsrScore(
-        wer=sum(c[0] for c in counts) / max(1, sum(c[1] for c in counts)),
-        cer=sum(c[2] for c in counts) / max(1, sum(c[3] for c in counts)) if cer else None,
-        n=len(refs),
-        ref_words=sum(_word_count(r) for r in refs),
-        ref_chars=sum(len(r) for r in refs),
+        wer=sum(c[0] for c in rows) / max(1, sum(c[1] for c in rows)),
+        cer=sum(c[2] for c in rows) / max(1, sum(c[3] for c in rows)) if cer else None,
+        n=len(rows),
+        ref_words=ref_words,
+        ref_chars=ref_chars,
         skipped_empty_reference=skipped,
         cleaner=cleaner.name,
     )

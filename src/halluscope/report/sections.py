@@ -111,8 +111,11 @@ def _named(ref: str) -> Callable:
 SECOND_PROCESS: tuple[str, ...] = (
     "halluscope.spoken.report.zeroshot.",
     "halluscope.spoken.judge.section.",
+    "halluscope.spoken.report.paired.",
     "halluscope.mishap.section.",
-    "halluscope.analysis.parity.",
+    "halluscope.analysis.severity.",
+    "halluscope.analysis.fidelity.",
+    "halluscope.analysis.reliability.",
     "halluscope.analysis.cards.",
 )
 # 'module:function's of the store read before the second process starts, so that both share what they read

@@ -34,7 +34,7 @@ from halluscope.core.records import (
 )
 from halluscope.core.stages import Stage, StageSummary, run_stage
 from halluscope.core.store import Store
-from halluscope.metrics.asr import score_asr
+from halluscope.metrics.asr import item_scores
 from halluscope.spoken.corpus import Corpus, load_corpus
 from halluscope.spoken.generate import create_generator, plan_rewrites
 
@@ -390,7 +390,6 @@ class Transcribe(ItemTask):
         except Exception as exc:  # noqa: BLE001 - engine errors become item failures with context
             raise ItemError(f"ASR failed on {ref.path}: {type(exc).__name__}: {exc}") from exc
         elapsed = time.perf_counter() - t0
-        item = score_asr(reference=[reference], hypothesis=[text])
         return Transcript(
             item_id=ref.item_id,
             language=language,
@@ -399,8 +398,7 @@ class Transcribe(ItemTask):
             audio_sha256=ref.sha256,
             audio_duration_s=ref.duration_s,
             processing_s=round(elapsed, 3),
-            wer=item.wer,
-            cer=item.cer,
+            **item_scores(reference, text),
         )
 
 

@@ -54,7 +54,9 @@ def table7_rows(build: BuildResult, languages: list[str]) -> list[dict]:
             if not items:
                 continue
             score = score_asr(
-                reference=[build.samples[t.item_id].text for t in items], hypothesis=[t.text for t in items]
+                reference=[build.samples[t.item_id].text for t in items],
+                hypothesis=[t.text for t in items],
+                counts=[t.edits for t in items],
             )
             audio_s = sum(t.audio_duration_s for t in items)
             rows.append(

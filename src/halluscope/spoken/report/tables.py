@@ -56,7 +56,11 @@ def _asr_rows(build: BuildResult, languages: list[str]) -> list[dict]:
     rows = []
     for lang in [*languages, "all"]:
         ts = [t for t in build.transcripts.values() if lang == "all" or t.language == lang]
-        score = score_asr(reference=[build.samples[t.item_id].text for t in ts], hypothesis=[t.text for t in ts])
+        score = score_asr(
+            reference=[build.samples[t.item_id].text for t in ts],
+            hypothesis=[t.text for t in ts],
+            counts=[t.edits for t in ts],  # each transcript's own, kept when it was made
+        )
         audio_s = sum(t.audio_duration_s for t in ts)
         rows.append(
             {
