@@ -106,16 +106,14 @@ def _named(ref: str) -> Callable:
 
 # the builders of these modules run in a second process (forked, its own read-only store) while the first
 # builds the rest, so that a 12,000-item report uses two cores (issue 27); the page is the same.
-# Chosen to balance the two (measured at 12,000 items): the first shares its reads (detections, WER pairs) with the
-# Lost in Speech tables, the severity curves and the paired tests; these read what they need themselves
+# Chosen to balance the two (each builder timed at 12,000 items, `bench_report.py --keep DIR`): the first builds the
+# Lost in Speech tables, parity, paired tests, fidelity and reliability (sharing their reads of the detections), the
+# second the zero-shot, judge and MISHAP sections and the severity curves (its 288 bootstrap intervals and 4 plots)
 SECOND_PROCESS: tuple[str, ...] = (
     "halluscope.spoken.report.zeroshot.",
     "halluscope.spoken.judge.section.",
-    "halluscope.spoken.report.paired.",
     "halluscope.mishap.section.",
     "halluscope.analysis.severity.",
-    "halluscope.analysis.fidelity.",
-    "halluscope.analysis.reliability.",
     "halluscope.analysis.cards.",
 )
 # 'module:function's of the store read before the second process starts, so that both share what they read
