@@ -168,23 +168,18 @@ def _second_process(store: Store, names: list[str], stack: contextlib.ExitStack)
     fork (the builders and what the first process has read travel by fork, not by pickling). With two processes
     the BLAS library runs one thread in each until ``stack`` closes (its threads per core in both processes made
     every matrix product of the report slower, measured at 12,000 items)."""
-    import multiprocessing
-    import os
-    import threading
-    from concurrent.futures import ProcessPoolExecutor
-
     from threadpoolctl import threadpool_limits
 
-    if not names or (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    from halluscope.core.forked import fork_pays, fork_pool
+
+    if not names or not fork_pays():
         return None, None
-    if threading.active_count() > 1:  # a fork copies locks other threads hold, never released in the child (a
-        return None, None  # report written by a pipeline with a server or progress thread hung in matplotlib)
     stack.enter_context(threadpool_limits(limits=1, user_api="blas"))  # the forked process inherits the limit
     global _PARENT
     _PARENT = store
     for ref in SHARED_READS:
         _named(ref)(store)
-    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+    pool = fork_pool()
     return pool, pool.submit(_build_named, str(store.run_dir), names)
 
 

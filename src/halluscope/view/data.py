@@ -106,6 +106,25 @@ class _Calls:
         return self._store.result(stage, fingerprint, item_id, cls)
 
 
+def _prediction_index(run_dir: str) -> list[tuple[str, str, str, str, dict[str, tuple]]]:
+    """Each detect run as the report labels it (display names, never a temporary path): (row label, task, input,
+    detect stage fingerprint, item -> (predicted, gold, status)); what the index shows, small to send back from a
+    forked process. A detail reads its item's predictions whole."""
+    from halluscope.spoken.detect.runs import detect_runs
+
+    with Store(run_dir, create=False, readonly=True) as store:  # its own connection: one must not cross a fork
+        return [
+            (
+                d.key,
+                d.task,
+                d.input,
+                d.run.stages["detect"],
+                {k: (p.predicted, p.gold, p.status) for k, p in d.predictions.items()},
+            )
+            for d in detect_runs(store)
+        ]
+
+
 def _spoken(
     store: Store,
     calls: _Calls,
@@ -118,22 +137,24 @@ def _spoken(
     quality: dict[str, dict[str, dict]],
     audio_src: Callable[[str], str],
 ) -> None:
+    from halluscope.core.forked import in_fork
     from halluscope.spoken.build import load_build
     from halluscope.spoken.detect.splits import split_by_article
     from halluscope.spoken.generate.llm import LOG_STAGE
 
-    b = load_build(store)
+    with in_fork(_prediction_index, str(store.run_dir)) as later:  # read on the other core meanwhile
+        b = load_build(store)
+        found = later.result() if later is not None else _prediction_index(str(store.run_dir))
     run_dir = str(b.run_dir)
     from halluscope.core.runs import latest_run
     from halluscope.core.spec import display_name
-    from halluscope.spoken.detect.runs import detect_runs
 
-    preds: dict[str, dict[str, Prediction]] = {}
-    found = detect_runs(store)  # the report's runs and row labels (display names, never a temporary path)
-    for d in found:
-        key = f"{d.key}|{d.task}|{d.input}"
-        preds[key] = d.predictions
-        runs.append({"key": key, "detector": d.key, "task": d.task, "input": d.input, "n": len(preds[key])})
+    preds: dict[str, dict[str, tuple]] = {}  # run key -> item -> (predicted, gold, status)
+    stage_of: dict[str, str] = {}  # run key -> its detect stage's fingerprint (a detail reads its predictions)
+    for det, task, input_, fingerprint, per_item in found:
+        key = f"{det}|{task}|{input_}"
+        preds[key], stage_of[key] = per_item, fingerprint
+        runs.append({"key": key, "detector": det, "task": task, "input": input_, "n": len(per_item)})
     judged: dict[str, dict[str, Judgement]] = {}
     from halluscope.spoken.judge.run import stored_judgements
 
@@ -150,9 +171,9 @@ def _spoken(
         a, t = b.audio.get(k), b.transcripts.get(k)
         outcome, status, split = {}, {}, splits.get(v.article_id)
         for rk, ps in preds.items():
-            if (p := ps.get(k)) is not None:
-                outcome[rk] = "none" if p.predicted is None else ("correct" if p.predicted == p.gold else "wrong")
-                status[rk] = p.status
+            if (got := ps.get(k)) is not None:
+                predicted, gold, status[rk] = got
+                outcome[rk] = "none" if predicted is None else ("correct" if predicted == gold else "wrong")
         if a is not None:
             audio[f"spoken:{k}"] = (os.path.join(run_dir, a.path), a.sha256)  # a str: 12,000 Paths cost 0.2 s
         index.append(
@@ -186,7 +207,7 @@ def _spoken(
             sa = log.self_assessment if log else None
             predictions = []
             for rk, ps in preds.items():
-                p = ps.get(v.id)
+                p = calls.result("detect", stage_of[rk], v.id, Prediction) if v.id in ps else None
                 if p is None:
                     continue
                 raw, call_status = calls.latest(p.call_key)
