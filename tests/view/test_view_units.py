@@ -106,3 +106,31 @@ def test_closedform_spec_errors_name_the_forms(tmp_path):
         load_closedform(["yesno=only-one.csv"])
     with pytest.raises(HalluscopeError, match="halluaudio=FILE"):
         load_closedform(["nonsense"])
+
+
+def test_prediction_index_read_in_a_fork_gives_the_same_view(viewrun):
+    # load_view reads the detect runs' predictions in a forked process while it reads the build (issue 27): the same
+    # index, runs and every item's detail (each prediction with its raw reply) as read in one process. A fresh
+    # interpreter: a test worker may hold other threads, and then load_view rightly does not fork
+    import subprocess
+    import sys
+
+    code = """
+import sys
+from halluscope.core import forked
+from halluscope.view.data import load_view
+pools = []
+real = forked.fork_pool
+forked.fork_pool = lambda: pools.append(1) or real()
+two = load_view(sys.argv[1])
+assert pools, "the prediction index was not read in a forked process"
+forked.fork_pays = lambda: False
+one = load_view(sys.argv[1])
+assert (two.index, two.runs) == (one.index, one.runs) and len(one.runs) >= 3, one.runs
+details = [one.detail(r["id"]) for r in one.index]
+assert [two.detail(r["id"]) for r in two.index] == details
+assert sum(len(d["predictions"]) for d in details) >= len(details) and any(p["raw"] for d in details for p in d["predictions"])
+print("equal", len(one.index))
+"""
+    proc = subprocess.run([sys.executable, "-c", code, str(viewrun)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "equal" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-3000:]
