@@ -67,6 +67,30 @@ class DecodeResult:
         return out
 
 
+def _forget_history(cache: Any) -> None:
+    """transformers >= 5.25 records every recurrent (Mamba) state while past recording is on, to crop back to; a
+    branch keeps the one state it crops back to itself (Branch.mark), so the record is dropped after each step
+    rather than growing with the reply."""
+    for layer in getattr(cache, "layers", ()):
+        history = getattr(layer, "recurrent_states_history", None)
+        if history:
+            for k in history:
+                history[k] = []  # one list per state (the cache made them one shared list)
+
+
+def _record_past(cache: Any) -> None:
+    """Turn on a cache's past recording, where it has one. Recurrent (Mamba) states are kept by Branch.mark, not by
+    the cache: none asked of it (transformers 5.25 reads the default None as a count and fails at the next prefill)."""
+    record = getattr(cache, "activate_past_recording", None)
+    if record is None:
+        return
+    params = inspect.signature(record).parameters.values()
+    if any(p.name == "recurrent_states_to_keep" or p.kind is p.VAR_KEYWORD for p in params):
+        record(recurrent_states_to_keep=0)
+    else:
+        record()
+
+
 class Branch:
     """One input sequence of a model and its KV cache.
 
@@ -115,6 +139,7 @@ class Branch:
             pos = (pos + deltas[0].to(dev).view(-1, 1)).unsqueeze(0).expand(3, -1, -1)
         out = self._run(input_ids=new, attention_mask=mask, position_ids=pos, **{self._cache_kw: self.cache})
         self.cache, self.length = self._cache_of(out), self.length + len(ids)
+        _forget_history(self.cache)
         return out
 
     def mark(self) -> None:
@@ -130,9 +155,12 @@ class Branch:
     def crop(self, length: int) -> None:
         """Forget everything after ``length`` tokens (MTI's temporary instruction); recurrent states kept by
         ``mark`` are put back."""
-        if self.length > length:
-            self.cache.crop(length - self.length)  # negative: tokens to drop (transformers 4 and 5 agree on it)
-        with torch.inference_mode():  # the cache's tensors are inference tensors
+        with torch.inference_mode():  # the cache's tensors are inference tensors (its crop updates a length in place)
+            for layer, i, s in self._kept:
+                if getattr(layer, "recurrent_states_history", None) is not None:  # transformers >= 5.25: its crop
+                    layer.recurrent_states_history[i] = [s] * (self.length - length)  # rolls back to the kept state
+            if self.length > length:
+                self.cache.crop(length - self.length)  # negative: tokens to drop (transformers 4 and 5 agree on it)
             for layer, i, s in self._kept:
                 layer.recurrent_states[i].copy_(s)
         self._kept = []
@@ -351,7 +379,7 @@ class Decoder:
     def prefill(self) -> None:
         self.out = self.branch.prefill()
         if self.method == "mti":  # sliding-window caches keep what MTI's crop rolls back to (no-op for the others)
-            getattr(self.branch.cache, "activate_past_recording", lambda: None)()
+            _record_past(self.branch.cache)
         self.z_neg = self.neg.prefill().logits[0, -1] if self.neg else None
         if self.neg is not None and self.batch_branches:
             self.pair = BranchPair.merge(self.branch, self.neg)
