@@ -323,7 +323,8 @@ def view_pages(run: Path) -> tuple[float, float, int, int]:
 
     t0 = time.perf_counter()
     with ViewServer(run, token=TOKEN) as srv:
-        index = get(srv.port, "/api/index")["index"]
+        doc = get(srv.port, "/api/index")
+        index = [dict(zip(doc["columns"], row)) for row in doc["rows"]]  # the objects the page makes of it
         first = get(srv.port, "/api/chunk/0")["items"]
         t_first = time.perf_counter() - t0
         later = min(19, (len(index) - 1) // 50)

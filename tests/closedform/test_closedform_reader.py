@@ -16,6 +16,7 @@ from halluscope.cli.main import app
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from support.chat_server import ChatServer, Reply, user_text  # noqa: E402
+from support.view_helpers import index_rows  # noqa: E402
 
 runner = CliRunner()
 ROWS = [  # a dog question; the rules and the scripted LLM read some replies apart
@@ -117,7 +118,7 @@ def _links_resolve(report: Path, expect: set[str]) -> None:
         details.update(
             json.loads(re.search(r"HALLUSCOPE\.chunk\((.*)\);", f.read_text(encoding="utf-8"), re.S).group(1))["items"]
         )
-    ids = {r["id"] for r in index["index"]}
+    ids = {r["id"] for r in index_rows(index)}
     seen = set()
     for h in hrefs:
         url = urlsplit(h)

@@ -101,3 +101,8 @@ def chromium(tmp_path: Path):
     ):
         opts.add_argument(flag)
     return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts)
+
+
+def index_rows(doc: dict) -> list[dict]:
+    """The viewer's index as the page rebuilds it from /api/index or data/index.js (ViewData.wire_index)."""
+    return [dict(zip(doc["columns"], row)) for row in doc["rows"]]

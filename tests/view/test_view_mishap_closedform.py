@@ -6,7 +6,7 @@ import json
 import pytest
 
 from support.corpus_fixtures import write_jsonl
-from support.view_helpers import http_get
+from support.view_helpers import http_get, index_rows
 
 TOKEN = "view-mishap-token-1"
 AUTH = {"X-Halluscope-Token": TOKEN}
@@ -49,7 +49,7 @@ def test_mishap_questions_show_every_answer_verdict_and_clip(mishap_run, tmp_pat
     write_jsonl(preds, ROWS)
     with ViewServer(mishap_run, token=TOKEN, closedform=[f"halluaudio={preds}"]) as srv:
         status, body, _ = http_get(srv, "/api/index", AUTH)
-        index = json.loads(body)["index"]
+        index = index_rows(json.loads(body))
         questions = [r for r in index if r["kind"] == "mishap"]
         assert len(questions) == len({a.question_id for a in answers.values()}) and questions
         seen = {}

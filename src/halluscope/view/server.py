@@ -61,7 +61,7 @@ class ViewServer(LoopbackApp):
 
     def api_get(self, path: str, query: str):  # type: ignore[no-untyped-def]
         if path == "/api/index":
-            return json_reply({"meta": {**self.view.meta(), "writable": True}, "index": self.view.index})
+            return json_reply({"meta": {**self.view.meta(), "writable": True}, **self.view.wire_index()})
         if path.startswith("/api/chunk/"):
             n = path[len("/api/chunk/") :]
             if (
@@ -145,7 +145,7 @@ def export_view(run_dir: str | Path, out: str | Path, *, closedform: Sequence[st
             )
         atomic_write(out / name, data)
     atomic_write(
-        out / "data" / "index.js", _js("index", {"meta": {**view.meta(), "writable": False}, "index": view.index})
+        out / "data" / "index.js", _js("index", {"meta": {**view.meta(), "writable": False}, **view.wire_index()})
     )
     copied = 0
     for n in range(max(1, -(-len(view.index) // PAGE))):

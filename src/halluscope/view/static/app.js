@@ -385,7 +385,7 @@
     try {
       const d = await loadIndex();
       state.meta = d.meta;
-      state.index = d.index;
+      state.index = d.rows.map((r) => Object.fromEntries(d.columns.map((c, i) => [c, r[i]])));  // wire_index's columns
       state.index.forEach((r, i) => state.pos.set(r.id, i));
     } catch (e) {
       say(String(e.message || e));
