@@ -109,7 +109,7 @@ def test_closedform_spec_errors_name_the_forms(tmp_path):
 
 
 def test_prediction_index_read_in_a_fork_gives_the_same_view(viewrun):
-    # load_view reads the detect runs' predictions in a forked process while it reads the build (issue 27): the same
+    # load_view reads predictions, clips and transcripts in a forked process while it reads the samples (issue 27): the same
     # index, runs and every item's detail (each prediction with its raw reply) as read in one process. A fresh
     # interpreter: a test worker may hold other threads, and then load_view rightly does not fork
     import subprocess
@@ -123,7 +123,7 @@ pools = []
 real = forked.fork_pool
 forked.fork_pool = lambda: pools.append(1) or real()
 two = load_view(sys.argv[1])
-assert pools, "the prediction index was not read in a forked process"
+assert pools, "the item index was not read in a forked process"
 forked.fork_pays = lambda: False
 one = load_view(sys.argv[1])
 assert (two.index, two.runs) == (one.index, one.runs) and len(one.runs) >= 3, one.runs

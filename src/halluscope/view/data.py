@@ -113,14 +113,15 @@ class _Calls:
         return self._store.result(stage, fingerprint, item_id, cls)
 
 
-def _prediction_index(run_dir: str) -> list[tuple[str, str, str, str, dict[str, tuple]]]:
-    """Each detect run as the report labels it (display names, never a temporary path): (row label, task, input,
-    detect stage fingerprint, item -> (predicted, gold, status)); what the index shows, small to send back from a
-    forked process. A detail reads its item's predictions whole."""
+def _item_index(run_dir: str, stages: dict[str, str]) -> tuple[list, dict[str, tuple], dict[str, tuple]]:
+    """What the index shows of a spoken build besides its samples, small to send back from a forked process: each
+    detect run as the report labels it (display names, never a temporary path) as (row label, task, input, detect
+    stage fingerprint, item -> (predicted, gold, status)); item -> (clip path, sha256); item -> (WER, transcript).
+    A detail reads its item's predictions, clip and transcript records whole."""
     from halluscope.spoken.detect.runs import detect_runs
 
     with Store(run_dir, create=False, readonly=True) as store:  # its own connection: one must not cross a fork
-        return [
+        runs = [
             (
                 d.key,
                 d.task,
@@ -130,6 +131,9 @@ def _prediction_index(run_dir: str) -> list[tuple[str, str, str, str, dict[str, 
             )
             for d in detect_runs(store)
         ]
+        clips = {k: (a.path, a.sha256) for k, a in store.results("tts", stages["tts"], AudioRef).items()}
+        heard = {k: (t.wer, t.text) for k, t in store.results("asr", stages["asr"], Transcript).items()}
+    return runs, clips, heard
 
 
 def _spoken(
@@ -145,14 +149,19 @@ def _spoken(
     audio_src: Callable[[str], str],
 ) -> None:
     from halluscope.core.forked import in_fork
-    from halluscope.spoken.build import load_build
     from halluscope.spoken.detect.splits import split_by_article
     from halluscope.spoken.generate.llm import LOG_STAGE
 
-    with in_fork(_prediction_index, str(store.run_dir)) as later:  # read on the other core meanwhile
-        b = load_build(store)
-        found = later.result() if later is not None else _prediction_index(str(store.run_dir))
-    run_dir = str(b.run_dir)
+    manifest = store.latest_manifest("build spoken")
+    if manifest is None:
+        return
+    st, run_dir = dict(manifest.stages), str(store.run_dir)
+    with in_fork(_item_index, run_dir, st) as later:  # the samples here, the rest on the other core meanwhile
+        samples = {
+            **store.results("ingest", st["ingest"], Variant),
+            **store.results("generate", st["generate"], Variant),
+        }
+        found, clips, heard = later.result() if later is not None else _item_index(run_dir, st)
     from halluscope.core.runs import latest_run
     from halluscope.core.spec import display_name
 
@@ -165,24 +174,24 @@ def _spoken(
     judged: dict[str, dict[str, Judgement]] = {}
     from halluscope.spoken.judge.run import stored_judgements
 
-    for spec, js in stored_judgements(store, {i: v.language for i, v in b.samples.items()}, latest_run=True).items():
+    for spec, js in stored_judgements(store, {i: v.language for i, v in samples.items()}, latest_run=True).items():
         judges.append(spec)  # the key of the judge's ratings (display: display_name in the page)
         for k, j in js.items():
             judged.setdefault(k, {})[spec] = j
-    log_key = (LOG_STAGE, b.stages["generate"])  # each item's RewriteLog is read with its detail, not at start
+    log_key = (LOG_STAGE, st["generate"])  # each item's RewriteLog is read with its detail, not at start
     last = latest_run(store, "detect")
-    splits = split_by_article(b.samples.values(), seed=last.config.seed) if last else {}  # train items: no prediction
+    splits = split_by_article(samples.values(), seed=last.config.seed) if last else {}  # train items: no prediction
 
-    for k in sorted(b.samples, key=lambda k: (b.samples[k].language, b.samples[k].article_id, k)):
-        v = b.samples[k]
-        a, t = b.audio.get(k), b.transcripts.get(k)
+    for k in sorted(samples, key=lambda k: (samples[k].language, samples[k].article_id, k)):
+        v = samples[k]
+        a, t = clips.get(k), heard.get(k)  # (path, sha256), (WER, text)
         outcome, status, split = {}, {}, splits.get(v.article_id)
         for rk, ps in preds.items():
             if (got := ps.get(k)) is not None:
                 predicted, gold, status[rk] = got
                 outcome[rk] = "none" if predicted is None else ("correct" if predicted == gold else "wrong")
         if a is not None:
-            audio[f"spoken:{k}"] = (os.path.join(run_dir, a.path), a.sha256)  # a str: 12,000 Paths cost 0.2 s
+            audio[f"spoken:{k}"] = (os.path.join(run_dir, a[0]), a[1])  # a str: 12,000 Paths cost 0.2 s
         index.append(
             {
                 "id": k,
@@ -192,7 +201,7 @@ def _spoken(
                 "severity": v.severity,
                 "label": v.label,
                 "split": split,
-                "wer": t.wer if t else None,
+                "wer": t[0] if t else None,
                 "audio": a is not None,
                 "transcript": t is not None,
                 "outcome": outcome,
@@ -203,10 +212,12 @@ def _spoken(
                 "title": v.text[:90],
             }
         )
-        texts[k] = f"{k}\n{v.text}\n{t.text if t else ''}"
+        texts[k] = f"{k}\n{v.text}\n{t[1] if t else ''}"
 
-        def detail(v: Variant = v, a: AudioRef | None = a, t: Transcript | None = t) -> dict:
-            src = b.samples.get(v.article_id) if v.label == 1 else None
+        def detail(v: Variant = v) -> dict:
+            src = samples.get(v.article_id) if v.label == 1 else None
+            a = calls.result("tts", st["tts"], v.id, AudioRef) if v.id in clips else None
+            t = calls.result("asr", st["asr"], v.id, Transcript) if v.id in heard else None
             changes: tuple[Change, ...] = v.changes
             rewrite, miss_after = _mark(v.text, [(i, c.after) for i, c in enumerate(changes)])
             original, miss_before = _mark(src.text, [(i, c.before) for i, c in enumerate(changes)]) if src else ([], [])
