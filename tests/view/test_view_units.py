@@ -109,7 +109,7 @@ def test_closedform_spec_errors_name_the_forms(tmp_path):
 
 
 def test_prediction_index_read_in_a_fork_gives_the_same_view(viewrun):
-    # load_view reads predictions, clips and transcripts in a forked process while it reads the samples (issue 27): the same
+    # load_view reads predictions and clips in a forked process while it reads samples and transcripts (issue 27): the same
     # index, runs and every item's detail (each prediction with its raw reply) as read in one process. A fresh
     # interpreter: a test worker may hold other threads, and then load_view rightly does not fork
     import subprocess

@@ -113,11 +113,11 @@ class _Calls:
         return self._store.result(stage, fingerprint, item_id, cls)
 
 
-def _item_index(run_dir: str, stages: dict[str, str]) -> tuple[list, dict[str, tuple], dict[str, tuple]]:
-    """What the index shows of a spoken build besides its samples, small to send back from a forked process: each
-    detect run as the report labels it (display names, never a temporary path) as (row label, task, input, detect
-    stage fingerprint, item -> (predicted, gold, status)); item -> (clip path, sha256); item -> (WER, transcript).
-    A detail reads its item's predictions, clip and transcript records whole."""
+def _item_index(run_dir: str, stages: dict[str, str]) -> tuple[list, dict[str, tuple]]:
+    """What the index shows of a spoken build's predictions and clips, small to send back from a forked process:
+    each detect run as the report labels it (display names, never a temporary path) as (row label, task, input,
+    detect stage fingerprint, item -> (predicted, gold, status)); item -> (clip path, sha256). A detail reads its
+    item's prediction and clip records whole."""
     from halluscope.spoken.detect.runs import detect_runs
 
     with Store(run_dir, create=False, readonly=True) as store:  # its own connection: one must not cross a fork
@@ -132,8 +132,7 @@ def _item_index(run_dir: str, stages: dict[str, str]) -> tuple[list, dict[str, t
             for d in detect_runs(store)
         ]
         clips = {k: (a.path, a.sha256) for k, a in store.results("tts", stages["tts"], AudioRef).items()}
-        heard = {k: (t.wer, t.text) for k, t in store.results("asr", stages["asr"], Transcript).items()}
-    return runs, clips, heard
+    return runs, clips
 
 
 def _spoken(
@@ -161,7 +160,8 @@ def _spoken(
             **store.results("ingest", st["ingest"], Variant),
             **store.results("generate", st["generate"], Variant),
         }
-        found, clips, heard = later.result() if later is not None else _item_index(run_dir, st)
+        heard = store.results("asr", st["asr"], Transcript)
+        found, clips = later.result() if later is not None else _item_index(run_dir, st)
     from halluscope.core.runs import latest_run
     from halluscope.core.spec import display_name
 
@@ -184,7 +184,7 @@ def _spoken(
 
     for k in sorted(samples, key=lambda k: (samples[k].language, samples[k].article_id, k)):
         v = samples[k]
-        a, t = clips.get(k), heard.get(k)  # (path, sha256), (WER, text)
+        a, t = clips.get(k), heard.get(k)  # (path, sha256), Transcript
         outcome, status, split = {}, {}, splits.get(v.article_id)
         for rk, ps in preds.items():
             if (got := ps.get(k)) is not None:
@@ -201,7 +201,7 @@ def _spoken(
                 "severity": v.severity,
                 "label": v.label,
                 "split": split,
-                "wer": t[0] if t else None,
+                "wer": t.wer if t else None,
                 "audio": a is not None,
                 "transcript": t is not None,
                 "outcome": outcome,
@@ -212,12 +212,11 @@ def _spoken(
                 "title": v.text[:90],
             }
         )
-        texts[k] = f"{k}\n{v.text}\n{t[1] if t else ''}"
+        texts[k] = f"{k}\n{v.text}\n{t.text if t else ''}"
 
-        def detail(v: Variant = v) -> dict:
+        def detail(v: Variant = v, t: Transcript | None = t) -> dict:
             src = samples.get(v.article_id) if v.label == 1 else None
             a = calls.result("tts", st["tts"], v.id, AudioRef) if v.id in clips else None
-            t = calls.result("asr", st["asr"], v.id, Transcript) if v.id in heard else None
             changes: tuple[Change, ...] = v.changes
             rewrite, miss_after = _mark(v.text, [(i, c.after) for i, c in enumerate(changes)])
             original, miss_before = _mark(src.text, [(i, c.before) for i, c in enumerate(changes)]) if src else ([], [])
