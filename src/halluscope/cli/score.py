@@ -346,18 +346,32 @@ def score_audiotrust_cmd(
 @app.command("avhbench")
 def score_avhbench_cmd(
     files: list[Path] = typer.Argument(
-        ..., help="AVHBench {video_id}.json arrays as released, each object with the model's reply under 'prediction'."
+        ...,
+        help="AVHBench JSON arrays as released, each object with the model's reply under 'prediction': the "
+        "per-video {video_id}.json files (v0 task names) or qa_final_single_filtered.json (v1 task names).",
     ),
     json_out: Json = False,
 ) -> None:
     """AVHBench (ICLR 2025): accuracy, precision, recall, F1 and Yes % per yes/no task (percent, as the leaderboard),
     METEOR and CIDEr-D for AV Captioning (the COCO caption evaluation; needs java), content-word overlap beside them.
+    Every object is counted: scored, or a problem listed and totalled by kind.
 
-    Example: halluscope score avhbench AVHBench_v0/json/*.json --json
+    Example: halluscope score avhbench qa_final_single_filtered.json --json
     """
     from halluscope.closedform.avhbench import load_avhbench, score_avhbench
 
-    _print_metrics(score_avhbench(load_avhbench(files)), "tasks", json_out)
+    result = score_avhbench(load_avhbench(files))
+    if not json_out:
+        console.print(
+            f"{result['n_objects']} object(s) in {len(result['files'])} file(s): {result['n_items']} scored, "
+            f"{result['n_problems']} problem(s)",
+            highlight=False,
+            markup=False,
+        )
+    _print_metrics(result, "tasks", json_out)
+    if not json_out:
+        for note in result["notes"]:
+            console.print(f"note: {note}", highlight=False, markup=False)
 
 
 def _print_metrics(result: dict, key: str, json_out: bool) -> None:
@@ -365,8 +379,15 @@ def _print_metrics(result: dict, key: str, json_out: bool) -> None:
     if json_out:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return
-    for p in result["problems"][:10]:
-        console.print(f"  {p}", highlight=False, markup=False)
+    problems = result["problems"]
+    if problems:
+        console.print(f"{len(problems)} input problem(s); those rows are not scored:", highlight=False, markup=False)
+        for kind, n in result.get("problem_totals", {}).items():
+            console.print(f"  {n:6d}  {kind}", highlight=False, markup=False)
+        for p in problems[:10]:
+            console.print(f"  {p}", highlight=False, markup=False)
+        if len(problems) > 10:
+            console.print(f"  ... and {len(problems) - 10} more (see --json)", highlight=False, markup=False)
     for name, m in result[key].items():
         console.print(
             f"{name}: " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in m.items()),
@@ -396,10 +417,20 @@ def score_captions_cmd(
         "--extractor-store",
         help="Run directory that keeps the LLM extractor's calls (default: <predictions>.extractor/ beside it).",
     ),
+    compat: Annotated[
+        bool,
+        typer.Option(
+            "--compat",
+            help="Headline the authors' per-caption averages (their evaluation.py, in percent) instead of the pooled "
+            "figures (both are always computed).",
+        ),
+    ] = False,
     json_out: Json = False,
+    report: Report = None,
 ) -> None:
     """Kuan et al. (Interspeech 2024) generative captions: ECHO_I, ECHO_S and Cover per prompt (CHAIR-style object
-    hallucination); the output names the extractor that found the objects.
+    hallucination), each beside its human floor (the clips' AudioCaps reference captions scored the same way); the
+    output names the extractor that found the objects.
 
     Example: halluscope score captions generative_data_metadata.csv qwen_generative.json --extractor llm:openai/gpt-4o
     """
@@ -419,12 +450,23 @@ def score_captions_cmd(
 
         ex = LLMExtractor(extractor[4:], extractor_store or predictions.with_name(predictions.name + ".extractor"))
     result = score_kuan_captions(metadata, predictions, extractor=ex)
-    _print_metrics(result, "metrics", json_out)
-    if not json_out:
-        console.print(result["notes"][0], highlight=False, markup=False)
-        unread = [r for r in result["items"] if r["status"] != "scored"]
-        if unread:
-            console.print(f"{len(unread)} caption(s) unscored: {unread[0]['reason']}", highlight=False, markup=False)
+    if report is not None:
+        from halluscope.closedform.captions_report import write_captions_report
+
+        write_captions_report(result, report)
+    if json_out:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+        return
+    _print_metrics({**result, "metrics": {}}, "metrics", json_out)  # the input problems
+    from halluscope.closedform.captions_report import text_lines
+
+    for line in text_lines(result, compat=compat):
+        console.print(line, highlight=False, markup=False)
+    unread = [r for r in result["items"] if r["status"] != "scored"]
+    if unread:
+        console.print(f"{len(unread)} caption(s) unscored: {unread[0]['reason']}", highlight=False, markup=False)
+    if report is not None:
+        console.print(f"report: {report / 'report.html'}", highlight=False, markup=False)
 
 
 @app.command("asr")
@@ -447,7 +489,8 @@ def score_asr_cmd(
     json_out: Json = False,
 ) -> None:
     """Corpus-level WER/CER per language and overall, with the spec's normalisation (Lost in Speech, App. A.4);
-    every figure names its cleaner."""
+    every figure names its cleaner. With --cleaner llm, a reply that is not a cleaning of its text is replaced by
+    the rules cleaner's output, and each figure counts those texts (cleaner_fallbacks)."""
     from halluscope.core.errors import InputError
     from halluscope.metrics.scoring import score_asr_file
 
@@ -471,8 +514,11 @@ def score_asr_cmd(
             result = score_asr_file(pairs, cleaner=llm)
         sys.stderr.write(
             f"cleaner {llm.name}: {llm.stats.batches} batched, {llm.stats.splits} split on a parse failure, "
-            f"{llm.stats.singles} single-item; {llm.calls.line()}; calls kept in {store.path}\n"
+            f"{llm.stats.singles} single-item, {llm.stats.fallbacks} reply(ies) not a cleaning of their text "
+            f"(cleaned by the rules instead); {llm.calls.line()}; calls kept in {store.path}\n"
         )
+        for text, why in list(llm.fallbacks.items())[:5]:
+            sys.stderr.write(f"  rules used for {text[:60]!r}: the reply {why}\n")
     else:
         result = score_asr_file(pairs)
     if json_out:
@@ -487,6 +533,6 @@ def score_asr_cmd(
             f"{r['wer']:.4f}" if r["wer"] is not None else "-",
             f"{r['cer']:.4f}" if r["cer"] is not None else "-",
             str(r["n"]),
-            r["cleaner"],
+            r["cleaner"] + (f" ({r['cleaner_fallbacks']} text(s) by rules)" if r.get("cleaner_fallbacks") else ""),
         )
     console.print(table)
