@@ -26,10 +26,10 @@ def test_unknown_name_suggests_the_closest():
         TTS_BACKENDS.create("espek/en")
 
 
-def test_whisper_without_offline_weights_says_what_to_do():
-    asr = ASR_BACKENDS.create("whisper/large-v3")
-    with pytest.raises(HalluscopeError, match="only 'whisper/base' ships"):
-        asr._load()
+def test_whisper_without_offline_weights_says_what_to_do_when_it_is_made():
+    with pytest.raises(HalluscopeError, match="only 'whisper/base' ships") as info:
+        ASR_BACKENDS.create("whisper/large-v3")  # before any clip is read, not on the first one
+    assert "Fix: put a CTranslate2 Whisper model" in str(info.value)
 
 
 def test_every_detector_kind_has_a_runner_and_inputs():

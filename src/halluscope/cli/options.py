@@ -15,6 +15,7 @@ import typer
 
 from halluscope.cli.compat import OPTION_FLAGS, OPTION_RENAMED, deprecated
 from halluscope.core.executors import RESOURCE_STAGES, ExecutorOptions
+from halluscope.core.outcome import ALLOW_PARTIAL_HELP
 
 
 def parse_kv_options(values: list[str]) -> dict:
@@ -155,6 +156,8 @@ Options = Annotated[
     ),
 ]
 Json = Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout instead of the table.")]
+# the one rule of core/outcome.py: a step that produced nothing or failed on too many items fails the command
+AllowPartial = Annotated[bool, typer.Option("--allow-partial", help=ALLOW_PARTIAL_HELP)]
 VllmServe = Annotated[
     Optional[Path],
     typer.Option(

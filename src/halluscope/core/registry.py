@@ -9,8 +9,10 @@ imported on first use, so a registry can list what it holds without importing ev
 Third-party plug-ins: a distribution declares an entry point in the registry's group (``halluscope.<kind>``,
 e.g. ``[halluscope.tts] mytts = my_pkg.tts:create``); the registry reads the group through importlib.metadata on
 its first lookup (again on a miss after sys.path changed) and imports the target only when the entry is used.
-The target may carry ``capabilities`` (an iterable of names) and ``takes_spec = True`` (its factory then gets
-the parsed ModelSpec). A name registered by halluscope wins over a
+The target may carry ``capabilities`` (an iterable of names), ``takes_spec = True`` (its factory then gets
+the parsed ModelSpec) and ``options_model`` (a pydantic model of the options its spec may carry: ``create``
+validates them before the factory runs, and a factory that does not take the spec gets the model part of the
+name and the validated options as keywords). A name registered by halluscope wins over a
 plug-in of the same name; a plug-in that fails to import raises an error naming its distribution.
 """
 
@@ -39,6 +41,7 @@ class Entry:
     capabilities: frozenset[str] = frozenset()
     dist: str | None = None  # the distribution of a plug-in (None: halluscope itself)
     takes_spec: bool = False  # the factory gets the ModelSpec itself instead of the text after 'provider/'
+    options: type | None = None  # a pydantic model of the options a spec may carry (None: the factory checks)
     _loaded: bool = field(default=False, repr=False)
 
     def load(self, kind: str) -> Any:
@@ -49,6 +52,7 @@ class Entry:
                 self.target = _load_entry_point(self.target, kind=kind, name=self.name, dist=self.dist)
             self.capabilities |= frozenset(getattr(self.target, "capabilities", None) or ())
             self.takes_spec = self.takes_spec or getattr(self.target, "takes_spec", False) is True
+            self.options = self.options or getattr(self.target, "options_model", None)
             self._loaded = True
         return self.target
 
@@ -98,14 +102,21 @@ class Registry(Generic[T]):
         capabilities: Iterable[str] = (),
         replace: bool = False,
         takes_spec: bool = False,
+        options: type | None = None,
     ) -> Any:
-        """``@reg.register("name")`` over a factory, or ``reg.register("name", obj_or_'module:attr')``."""
+        """``@reg.register("name")`` over a factory, or ``reg.register("name", obj_or_'module:attr')``;
+        ``options``: the pydantic model of the options its specs may carry (``core.spec.options_model``)."""
 
         def add(obj: Any) -> Any:
             if name in self._entries and not replace:
                 raise HalluscopeError(f"{self.kind} '{name}' is registered twice")
             self._entries[name] = Entry(
-                name, obj, frozenset(capabilities), takes_spec=takes_spec, _loaded=not isinstance(obj, str)
+                name,
+                obj,
+                frozenset(capabilities),
+                takes_spec=takes_spec,
+                options=options,
+                _loaded=not isinstance(obj, str),
             )
             return obj
 
@@ -186,6 +197,7 @@ class Registry(Generic[T]):
             old.capabilities if old else frozenset(),
             _loaded=True,
             takes_spec=old.takes_spec if old else False,
+            options=old.options if old else None,
         )
 
     def __contains__(self, name: object) -> bool:
@@ -228,9 +240,20 @@ class Registry(Generic[T]):
                 f"unknown {self.kind} '{text}': expected one of {', '.join(p + '/...' for p in self.providers)}.{hint}"
             )
         factory: Callable[..., T] = e.load(self.kind)
+        if e.options is not None:  # the declared options, checked before anything is built
+            parsed = ModelSpec.parse(spec)
+            given = parsed.validate(e.options, kind=self.kind).model_dump(exclude_unset=True)  # type: ignore[attr-defined]
+            if e.takes_spec:
+                return factory(parsed, **options)
+            return factory(parsed.model, **given, **options)
         if e.takes_spec:
             return factory(ModelSpec.parse(spec), **options)
         return factory(text.partition("/")[2] if "/" in text.partition("?")[0] else _rest(text), **options)
+
+    def options_of(self, name: str) -> list[str]:
+        """The option keys entry ``name`` declares (empty when it declares none: its factory checks them)."""
+        model = self.entry(name).options
+        return sorted(getattr(model, "model_fields", None) or ())
 
 
 def _rest(text: str) -> str:
@@ -255,9 +278,15 @@ class RegistryView(Registry[T]):
         capabilities: Iterable[str] = (),
         replace: bool = False,
         takes_spec: bool = False,
+        options: type | None = None,
     ) -> Any:
         return self.parent.register(
-            name, target, capabilities=self.requires | set(capabilities), replace=replace, takes_spec=takes_spec
+            name,
+            target,
+            capabilities=self.requires | set(capabilities),
+            replace=replace,
+            takes_spec=takes_spec,
+            options=options,
         )
 
     def unregister(self, name: str) -> None:

@@ -11,7 +11,9 @@ were parsed again wherever the name was read; this is the one place that reads t
   decoding method, the rest are its settings), then the others sorted by key. ``parse(str(spec)) == spec``.
   Stages and records keyed by a model name use this string, so mitigated runs stay apart from plain ones.
 - ``spec.check(allowed)`` / ``spec.validate(OptionsModel)`` refuse an unknown key with an error naming it and
-  the allowed keys.
+  the allowed keys. ``options_model(EngineDataclass)`` is the pydantic model of an engine's options made from
+  the dataclass that reads them (its init fields, types and defaults): the registries validate a spec with it
+  before anything is built.
 - ``display_name(spec, name)``: the label every table, plot and viewer page shows for a model: an explicit
   ``name=`` (``-o name=qwen2-audio``; display only, never sent to a backend), else ``provider/<last path part>``
   for a local directory (never a temporary path), else ``provider/model``; the full spec stays in the JSON.
@@ -143,7 +145,8 @@ class ModelSpec:
 
     def check(self, allowed: Iterable[str] | type, *, kind: str = "model") -> None:
         """Refuse an option key not in ``allowed`` (names, or a pydantic model whose fields are the names)."""
-        names = set(getattr(allowed, "model_fields", None) or allowed)  # type: ignore[arg-type]
+        fields = getattr(allowed, "model_fields", None)  # a pydantic model (its fields may be none at all)
+        names = set(allowed if fields is None else fields)  # type: ignore[arg-type]
         unknown = sorted(set(self.options) - names - {NAME_KEY})
         if unknown:
             raise HalluscopeError(
@@ -196,3 +199,30 @@ def display_name(spec: str | ModelSpec, name: str | None = None) -> str:
 
         model = PurePath(model.replace("\\", "/").rstrip("/")).name or model
     return f"{parsed.provider}/{model}" if model else parsed.provider
+
+
+def options_model(cls: type, *, skip: Iterable[str] = ("model",), **extra: Any) -> type:
+    """The options an engine's spec may carry, as a pydantic model (unknown keys refused) made from the dataclass
+    that reads them: its init fields but ``skip`` (the model path, internal state), with their types and
+    defaults; ``extra``: more keys as (type, default), e.g. an old spelling the factory renames. Numbers given
+    for a text option are read as text ('-o device=0')."""
+    import dataclasses
+    import typing
+
+    from pydantic import ConfigDict, Field, create_model
+
+    hints = typing.get_type_hints(cls)
+    skipped = set(skip)
+    fields: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if not f.init or f.name.startswith("_") or f.name in skipped:
+            continue
+        if f.default is not dataclasses.MISSING:
+            default: Any = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = Field(default_factory=f.default_factory)
+        else:
+            default = ...
+        fields[f.name] = (hints[f.name], default)
+    config = ConfigDict(extra="forbid", coerce_numbers_to_str=True, arbitrary_types_allowed=True)
+    return create_model(f"{cls.__name__}Options", __config__=config, **fields, **extra)

@@ -15,6 +15,7 @@ from halluscope.core.errors import HalluscopeError, ItemError, MissingExtraError
 from halluscope.core.fs import atomic_path
 from halluscope.core.names import renamed
 from halluscope.core.registry import Registry
+from halluscope.core.spec import ModelSpec, options_model
 
 
 class AsrBackend(Protocol):
@@ -84,9 +85,22 @@ class WhisperAsr:
     threads: int = 0  # CPU threads (CTranslate2 cpu_threads); 0: its default; not part of the output
     _model: Any = field(default=None, init=False, repr=False)
 
+    def __post_init__(self) -> None:
+        # the weights are checked when the engine is made, before any work (a per-item failure said it late)
+        if self.model != "base" and not Path(self.model).expanduser().is_dir():
+            raise HalluscopeError(
+                f"ASR 'whisper/{self.model}': no weights: only 'whisper/base' ships with halluscope[asr], and "
+                f"'{self.model}' is not a directory. Fix: put a CTranslate2 Whisper model in that directory "
+                "(docs/speech-engines.md) and pass whisper/<that directory>, or use whisper/base"
+            )
+
     @property
     def spec(self) -> str:
-        return f"whisper/{self.model}"
+        """'whisper/<model>' with the decoding options that differ from the defaults (they change the output)."""
+        changed = {
+            k: getattr(self, k) for k in _OUTPUT_OPTIONS if getattr(self, k) != self.__dataclass_fields__[k].default
+        }
+        return str(ModelSpec("whisper", self.model, changed))
 
     def options(self) -> dict:
         """Everything that changes the output; part of the stage fingerprint."""
@@ -107,15 +121,7 @@ class WhisperAsr:
             from faster_whisper import WhisperModel
         except ImportError:
             raise MissingExtraError("faster-whisper", "asr") from None
-        if self.model == "base":
-            path = str(whisper_base_dir())
-        elif Path(self.model).is_dir():
-            path = self.model
-        else:
-            raise HalluscopeError(
-                f"no offline weights for 'whisper/{self.model}': only 'whisper/base' ships with halluscope[asr]. "
-                "Pass a directory holding a CTranslate2 Whisper model instead, e.g. whisper//path/to/model"
-            )
+        path = str(whisper_base_dir()) if self.model == "base" else str(Path(self.model).expanduser())
         self._model = WhisperModel(path, device=self.device, compute_type=self.compute_type, cpu_threads=self.threads)
         return self._model
 
@@ -136,7 +142,12 @@ class WhisperAsr:
         return " ".join(s.text.strip() for s in segments).strip()
 
 
-@ASR_BACKENDS.register("whisper")
+_OUTPUT_OPTIONS = ("compute_type", "beam_size", "temperature", "no_repeat_ngram_size")
+# the options a 'whisper/...' spec may carry: WhisperAsr's fields ('cpu_threads': the old name of 'threads')
+WHISPER_OPTIONS = options_model(WhisperAsr, cpu_threads=(int | None, None))
+
+
+@ASR_BACKENDS.register("whisper", options=WHISPER_OPTIONS)
 def _whisper(model: str, **options: object) -> AsrBackend:
     options = renamed(options, {"cpu_threads": ("threads", None)}, where="the whisper ASR options")
     return WhisperAsr(model=model or "base", **options)  # type: ignore[arg-type]

@@ -20,7 +20,7 @@ from halluscope.backends.speech.tts import TTS_BACKENDS
 from halluscope.core.errors import HalluscopeError, ItemError, MissingExtraError
 from halluscope.core.hashing import chunks_sha256
 from halluscope.core.registry import Registry
-from halluscope.core.spec import ModelSpec
+from halluscope.core.spec import ModelSpec, _looks_local, options_model
 
 
 def _transformers() -> Any:
@@ -144,10 +144,20 @@ class HfPunctuation:
         return re.sub(r"(^|[.!?]\s+)(\w)", lambda m: m.group(1) + m.group(2).upper(), restored)
 
 
-@TEXT_RESTORERS.register("hf-punct")
+def local_weights(model: str, spec: str, what: str) -> None:
+    """A model given as a local path must be there when the engine is made (before any work), not on the first item."""
+    if _looks_local(model) and not Path(model).expanduser().is_dir():
+        raise HalluscopeError(
+            f"'{spec}': no weights at {model} (not a directory). Fix: put {what} there (docs/speech-engines.md), "
+            "or pass another directory or hub id"
+        )
+
+
+@TEXT_RESTORERS.register("hf-punct", options=options_model(HfPunctuation))
 def _hf_punct(model: str, **options: object) -> TextRestorer:
     if not model:
         raise HalluscopeError("'hf-punct' names no model; expected hf-punct/<token-classification dir or hub id>")
+    local_weights(model, f"hf-punct/{model}", "a token-classification checkpoint")
     return HfPunctuation(model=model, **options)  # type: ignore[arg-type]
 
 
@@ -221,13 +231,14 @@ class HfAsr:
         return self._restorer.restore(text, language=language) if self._restorer is not None else text
 
 
-@ASR_BACKENDS.register("hf-asr", takes_spec=True)
+HF_ASR_OPTIONS = options_model(HfAsr, skip=("model", "threads"))  # threads: set per worker, not an option
+
+
+@ASR_BACKENDS.register("hf-asr", takes_spec=True, options=HF_ASR_OPTIONS)
 def _hf_asr(spec: ModelSpec, **options: object) -> Any:
     path = spec.require_model()
-    spec.check(("punct", "device", "chunk_s"), kind="ASR backend")
-    opts: dict[str, Any] = {k: v if k == "chunk_s" else str(v) for k, v in spec.options.items()}
-    if "chunk_s" in opts:
-        opts["chunk_s"] = float(opts["chunk_s"])  # type: ignore[assignment]
+    opts = spec.validate(HF_ASR_OPTIONS, kind="ASR backend").model_dump(exclude_unset=True)  # type: ignore[attr-defined]
+    local_weights(path, str(spec), "a Whisper or wav2vec2-CTC checkpoint")
     if opts.get("punct"):
         TEXT_RESTORERS.create(opts["punct"])  # a bad restorer spec fails now, not on the first clip
     return HfAsr(model=path, **opts, **options)  # type: ignore[arg-type]
@@ -298,11 +309,12 @@ class HfTts:
         return resample(wav.astype(np.float32), int(self._model.config.sampling_rate), SAMPLE_RATE)
 
 
-@TTS_BACKENDS.register("hf-tts", takes_spec=True)
+HF_TTS_OPTIONS = options_model(HfTts)
+
+
+@TTS_BACKENDS.register("hf-tts", takes_spec=True, options=HF_TTS_OPTIONS)
 def _hf_tts(spec: ModelSpec, **options: object) -> Any:
     path = spec.require_model()
-    spec.check(("device", "seed"), kind="TTS backend")
-    opts: dict[str, Any] = {k: v if k == "seed" else str(v) for k, v in spec.options.items()}
-    if "seed" in opts:
-        opts["seed"] = int(opts["seed"])  # type: ignore[assignment]
+    opts = spec.validate(HF_TTS_OPTIONS, kind="TTS backend").model_dump(exclude_unset=True)  # type: ignore[attr-defined]
+    local_weights(path, str(spec), "a VITS checkpoint")
     return HfTts(model=path, **opts, **options)  # type: ignore[arg-type]

@@ -27,6 +27,7 @@ from halluscope.backends.speech.audio import SAMPLE_RATE, resample
 from halluscope.backends.speech.tts import TTS_BACKENDS
 from halluscope.core.errors import HalluscopeError, ItemError, MissingExtraError
 from halluscope.core.hashing import file_sha256, seed_from
+from halluscope.core.spec import options_model
 
 
 @functools.lru_cache(maxsize=64)
@@ -166,9 +167,9 @@ class PiperTts:
         return _clip(np.concatenate(chunks), v.config.sample_rate, "piper", voice)
 
 
-@TTS_BACKENDS.register("piper")
+@TTS_BACKENDS.register("piper", options=options_model(PiperTts))
 def _piper(model: str, **options: object) -> PiperTts:
-    return PiperTts(model=model, **{k: float(v) for k, v in options.items()})  # type: ignore[arg-type]
+    return PiperTts(model=model, **options)  # type: ignore[arg-type]
 
 
 # ---- silero ---------------------------------------------------------------------------------------------------
@@ -231,9 +232,9 @@ class SileroTts:
         return _clip(audio, self.sample_rate, "silero", voice)
 
 
-@TTS_BACKENDS.register("silero")
+@TTS_BACKENDS.register("silero", options=options_model(SileroTts))
 def _silero(model: str, **options: object) -> SileroTts:
-    return SileroTts(model=model, **{k: int(v) for k, v in options.items()})  # type: ignore[arg-type]
+    return SileroTts(model=model, **options)  # type: ignore[arg-type]
 
 
 # ---- xtts (coqui-tts) -- not run here: coqui-tts installs, but its XTTS module imports torchaudio, and PyPI's only
@@ -306,9 +307,9 @@ class XttsTts:
         return _clip(out["wav"], self._cfg.audio.output_sample_rate, "xtts", voice)
 
 
-@TTS_BACKENDS.register("xtts")
+@TTS_BACKENDS.register("xtts", options=options_model(XttsTts))
 def _xtts(model: str, **options: object) -> XttsTts:
-    return XttsTts(model=model, **{k: float(v) for k, v in options.items()})  # type: ignore[arg-type]
+    return XttsTts(model=model, **options)  # type: ignore[arg-type]
 
 
 # ---- espnet-tts -- not run here: espnet2's TTS inference imports torchaudio (see xtts above), and pip cannot
@@ -375,6 +376,6 @@ class EspnetTts:
         return _clip(self._model(text)["wav"], self._model.fs, "espnet-tts", voice)
 
 
-@TTS_BACKENDS.register("espnet-tts")
+@TTS_BACKENDS.register("espnet-tts", options=options_model(EspnetTts))
 def _espnet(model: str, **options: object) -> EspnetTts:
     return EspnetTts(model=model, **options)  # type: ignore[arg-type]

@@ -96,12 +96,56 @@ def canonical(specs: dict[str, str]) -> str:
     return ",".join(f"{lang}={specs[lang]}" for lang in LANGUAGES if lang in specs)
 
 
-def _engines(registry: Any, specs: dict[str, str]) -> dict[str, Any]:
-    """One backend per distinct spec (a model shared by languages loads once)."""
+class EngineProblems(HalluscopeError):
+    """Every speech engine of a command that cannot be made (an unknown option, missing weights or program), in
+    one error raised before any work."""
+
+
+def _engines(
+    registry: Any, specs: dict[str, str], *, option: str = "", problems: list[str] | None = None
+) -> dict[str, Any]:
+    """One backend per distinct spec (a model shared by languages loads once). Making it checks its options and
+    weights; with ``problems``, each engine that cannot be made adds a line there instead of raising."""
     made: dict[str, Any] = {}
     for spec in dict.fromkeys(specs.values()):
-        made[spec] = registry.create(spec)
-    return {lang: made[spec] for lang, spec in specs.items()}
+        try:
+            made[spec] = registry.create(spec)
+        except HalluscopeError as exc:
+            if problems is None:
+                raise
+            langs = ",".join(lang for lang, s in specs.items() if s == spec)
+            named = "" if spec in str(exc) else f" '{spec}'"
+            problems.append(f"{option} ({langs}){named}: {exc}")
+    return {lang: made[spec] for lang, spec in specs.items() if spec in made}
+
+
+def make_speech(
+    *, tts: str, asr: str, compare_asr: Sequence[str] = (), langs: Sequence[str]
+) -> tuple[PerLanguageTts, PerLanguageAsr, list[PerLanguageAsr]]:
+    """The TTS, the ASR and the compared ASR systems of a build, every engine of every language (each one a
+    preset names, not only the first) made and checked before any work: one EngineProblems lists them all."""
+    from halluscope.backends.speech.asr import ASR_BACKENDS
+    from halluscope.backends.speech.tts import TTS_BACKENDS
+
+    problems: list[str] = []
+    wanted = [(tts, "tts", "--tts"), (asr, "asr", "--asr"), *((v, "asr", "--compare-asr") for v in compare_asr)]
+    made: list[Any] = []
+    for value, kind, option in wanted:
+        try:
+            specs = resolve(value, kind=kind, langs=langs, option=option)
+        except HalluscopeError as exc:
+            problems.append(str(exc))
+            continue
+        registry, cls = (TTS_BACKENDS, PerLanguageTts) if kind == "tts" else (ASR_BACKENDS, PerLanguageAsr)
+        made.append(cls(_engines(registry, specs, option=option, problems=problems)))
+    if len(problems) == 1:
+        raise EngineProblems(problems[0])
+    if problems:
+        raise EngineProblems(
+            f"{len(problems)} speech engines cannot be made (found before any work; nothing was run):\n  "
+            + "\n  ".join(problems)
+        )
+    return made[0], made[1], made[2:]
 
 
 def _backend_config(backend: Any) -> dict:

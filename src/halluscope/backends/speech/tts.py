@@ -19,6 +19,7 @@ from halluscope.backends.speech.audio import SAMPLE_RATE, read_audio, resample
 from halluscope.core.errors import HalluscopeError, ItemError
 from halluscope.core.hashing import seed_from
 from halluscope.core.registry import Registry
+from halluscope.core.spec import options_model
 
 
 class TtsBackend(Protocol):
@@ -103,7 +104,7 @@ class EspeakTts:
         return resample(samples, rate, SAMPLE_RATE)
 
 
-@TTS_BACKENDS.register("espeak")
+@TTS_BACKENDS.register("espeak", options=options_model(EspeakTts, skip=("voice",)))
 def _espeak(model: str, **options: object) -> TtsBackend:
     return EspeakTts(voice=model or None, **options)  # type: ignore[arg-type]
 
@@ -271,7 +272,7 @@ class FestivalTts:
         )
 
 
-@TTS_BACKENDS.register("festival")
+@TTS_BACKENDS.register("festival", options=options_model(FestivalTts, skip=("voice",)))
 def _festival(model: str, **options: object) -> TtsBackend:
     return FestivalTts(voice=model or "msu_ru_nsh_clunits", **options)  # type: ignore[arg-type]
 
@@ -379,6 +380,6 @@ class RHVoiceTts:
         return _wav_from_tool("RHVoice", voice, [self.binary, "-p", voice, "-o"], text)
 
 
-@TTS_BACKENDS.register("rhvoice")
+@TTS_BACKENDS.register("rhvoice", options=options_model(RHVoiceTts, skip=("voice",)))
 def _rhvoice(model: str, **options: object) -> TtsBackend:
     return RHVoiceTts(voice=model or None, **options)  # type: ignore[arg-type]

@@ -24,6 +24,7 @@ from pathlib import Path
 from halluscope.core.errors import HalluscopeError, ItemError
 from halluscope.core.hashing import derived_seed
 from halluscope.core.records import Article, Change, HallucinationType, Severity, Variant
+from halluscope.core.spec import options_model
 from halluscope.spoken.generate.base import GENERATORS, variant_id
 
 VERSION = 1
@@ -491,6 +492,6 @@ def _alter_number(token: str, language: str, rng: random.Random, *, slight: bool
     return None
 
 
-@GENERATORS.register("rules")
+@GENERATORS.register("rules", options=options_model(RulesGenerator, skip=("lexicon_dir",)))
 def _rules(model: str, **options: object) -> RulesGenerator:
     return RulesGenerator(lexicon_dir=model or None, **options)  # type: ignore[arg-type]
