@@ -3,10 +3,10 @@ and seeds, beside plain greedy and plain sampled decoding (MISHAP-Bench 001, 3.4
 and resumable (every arm is a 'mishap answer' run; answers and verdicts already stored are not asked again).
 
 Arms, in order: plain greedy (no seed), then plain sampled and each strength (the method's contrast weight
-``alpha``; 0 decodes as plain) over every seed. The groundedness judge runs after the greedy arm and again after
-the others, because the MISHAP judge judges the latest answer set of each model name and greedy and sampled plain
-decoding share a name. The 'mitigation sweep' manifest records each arm's answers stage and the judge stages,
-which the mitigation card (analysis/cards.py) reads.
+``alpha``; 0 decodes as plain) over every seed. The arms are the sweep's own population (core/provenance.py): their
+answers are recorded as 'mitigation sweep answer' runs and judged once, over the arms only, as a 'mitigation sweep
+judge' run, so MISHAP's tables, their answers and the report's judge stay as they were. The 'mitigation sweep'
+manifest records each arm's answers stage and the judge stage, which the mitigation card (analysis/cards.py) reads.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from halluscope.core.errors import HalluscopeError
+from halluscope.core.keys import StageName
 from halluscope.core.manifest import record_manifest
+from halluscope.core.provenance import SWEEP_ANSWERS, SWEEP_JUDGE
 from halluscope.core.spec import ModelSpec
 from halluscope.core.store import Store
 
@@ -69,13 +71,6 @@ def run_sweep(
         *[(name, spec, s, list(seeds)) for name, spec, s in arm_models(model, method, strengths)],
     ]
     done, judge_stages = [], []
-
-    def judged() -> None:
-        if judge is not None:
-            run_judge(run_dir, judge, config=config, quiet=quiet)  # type: ignore[arg-type]
-            with Store(run_dir) as store:
-                judge_stages.append(store.latest_manifest("mishap judge").stages["judge"])  # type: ignore[union-attr]
-
     for name, spec, strength, arm_seeds in arms:
         collect_answers(
             run_dir,
@@ -87,13 +82,22 @@ def run_sweep(
             audio_policy=audio_policy,
             config=config,  # type: ignore[arg-type]
             quiet=quiet,
+            command=SWEEP_ANSWERS,  # the sweep's own population: never the tables' answers
         )
         with Store(run_dir) as store:
-            fp = store.latest_manifest("mishap answer").stages[f"answers:{spec}"]  # type: ignore[union-attr]
+            fp = store.latest_manifest(SWEEP_ANSWERS).stages[f"answers:{spec}"]  # type: ignore[union-attr]
         done.append({"arm": name, "model": spec, "strength": strength, "seeds": arm_seeds, "answers": fp})
-        if name == "plain greedy":
-            judged()
-    judged()
+    if judge is not None:  # the sweep's answers only, recorded as the sweep's judge run (not the report's judge)
+        run_judge(
+            run_dir,
+            judge,
+            config=config,  # type: ignore[arg-type]
+            quiet=quiet,
+            answers={a["arm"]: a["answers"] for a in done},
+            command=SWEEP_JUDGE,
+        )
+        with Store(run_dir) as store:
+            judge_stages.append(store.latest_manifest(SWEEP_JUDGE).stages["judge"])  # type: ignore[union-attr]
     cfg = {
         "model": base,
         "method": method,

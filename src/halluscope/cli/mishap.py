@@ -239,6 +239,13 @@ def answer_cmd(
     json_out: Json = False,
     executor: ExecutorOptions = ExecutorOptions(),
     canary: int = typer.Option(0, "--canary", help=CANARY_HELP),
+    replace: bool = typer.Option(
+        False,
+        "--replace",
+        help="These answers replace the model's answers in the tables. Without it, answers re-made with other "
+        "options (e.g. another --max-tokens) are a population of their own: the tables keep the first ones and "
+        "the report lists the new ones with this command.",
+    ),
 ) -> None:
     """Collect one model's answers (raw text, call key, audio sent/heard); an hf-audio model can generate on Ray
     workers (--executor ray --ray-gpus-per-worker 1): one model load per worker, the same answers."""
@@ -281,6 +288,7 @@ def answer_cmd(
                 backend_options=options,
                 quiet=json_out,
                 executor=ex,
+                replace=replace,
             ),
             f"answers of {model}",
             json_out,
@@ -316,9 +324,13 @@ def disagreements_cmd(
 
     rows = disagreements(run, judge_run=judge)
     if json_out:
-        print(json.dumps({"summary": summary(rows, run), "disagreements": rows}, indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {"summary": summary(rows, run, judge_run=judge), "disagreements": rows}, indent=2, ensure_ascii=False
+            )
+        )
         return
-    for r in summary(rows, run):
+    for r in summary(rows, run, judge_run=judge):
         console.print(
             f"{r['category']}: {r['disagreements']} disagreement(s) over {r['annotated_labels']} label(s) "
             f"(judge hallucinated {r['judge_hallucinated']}, grounded {r['judge_grounded']})",

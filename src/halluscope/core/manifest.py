@@ -46,8 +46,10 @@ def record_manifest(
     seeds: dict[str, int],
     stages: dict[str, str],
     extra_versions: dict[str, str] | None = None,
+    inputs: dict[str, str] | None = None,
 ) -> RunManifest:
-    """Store the manifest and mirror it to manifest.json for humans (the store is the source of truth)."""
+    """Store the manifest and mirror it to manifest.json for humans (the store is the source of truth); ``inputs``:
+    the digests of the content the command read (core/provenance.py)."""
     manifest = RunManifest(
         command=command,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -56,6 +58,7 @@ def record_manifest(
         seeds=seeds,
         stages=stages,
         platform=platform.platform(),
+        inputs=inputs or {},
     )
     store.add_manifest(manifest)
     all_manifests = [m.model_dump() for m in store.manifests()]

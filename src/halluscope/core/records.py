@@ -172,6 +172,10 @@ class RunManifest(Record):
     seeds: dict[str, int]
     stages: dict[str, str] = Field(default_factory=dict, description="stage name -> config fingerprint")
     platform: str
+    inputs: dict[str, str] = Field(
+        default_factory=dict,
+        description="input kind -> digest of the content it read (core/provenance.py; empty in older runs).",
+    )
 
 
 # -- model calls, self-assessments and judgements (seed 000, section 3.4 and App. A) --------------
@@ -481,6 +485,10 @@ class GroundednessJudgement(Record):
     unscored_reason: str | None = None
     searches: tuple[EvidenceSearch, ...] = ()
     call_keys: tuple[str, ...] = ()
+    answer_sha256: str | None = Field(
+        default=None, description="Digest of the response text judged (core/provenance.text_digest; None: older runs)."
+    )
+    prompt: str | None = Field(default=None, description="The judge prompt's version and the digest of its files.")
 
 
 class MishapAnnotation(Record):
@@ -492,3 +500,6 @@ class MishapAnnotation(Record):
     note: str = ""
     mode: Literal["independent", "side_by_side"] = "independent"
     created: float = Field(description="Unix time the label was stored.")
+    answer_sha256: str | None = Field(
+        default=None, description="Digest of the response text labelled (core/provenance.text_digest; None: older labels)."
+    )

@@ -72,6 +72,8 @@ class AnswerConfig(RunConfig):
         description="Stored as 'policy' by older runs.",
     )
     name: str | None = None
+    replace: bool = Field(default=False, description="--replace: these answers replace the model's in the tables.")
+    IGNORED: ClassVar[tuple[str, ...]] = ("name", "replace")
 
 
 class ClipsConfig(RunConfig):
@@ -153,6 +155,8 @@ CONFIGS: dict[str, type[RunConfig]] = {
     "detect": DetectConfig,
     "detect realworld": DetectConfig,
     "mishap answer": AnswerConfig,
+    "mitigation sweep answer": AnswerConfig,
+    "mitigation sweep judge": MishapJudgeConfig,
     "mishap clips": ClipsConfig,
     "mishap judge": MishapJudgeConfig,
     "mishap ablation": AblationConfig,
@@ -186,9 +190,21 @@ def runs(store: Store, kind: str) -> list[Run]:
     return [Run(m, config_of(m)) for m in store.manifests() if m.command == kind]
 
 
+# commands whose runs read the build: only runs consistent with its current content are picked
+CHECKED = ("detect", "detect realworld")
+
+
 def latest_runs(store: Store, kind: str, **filters: Any) -> list[Run]:
     """The latest run of each distinct config of ``kind`` whose fields equal ``filters``, in the order each
-    config first ran. Runs differing in any identity field are all kept; a rerun replaces its earlier run."""
+    config first ran. Runs differing in any identity field are all kept; a rerun replaces its earlier run.
+
+    Detect runs (``CHECKED``): the latest run of each config that read the current build's content
+    (core/provenance.py ``select``); a config with none is stale and not returned."""
+    if kind in CHECKED:
+        from halluscope.core.provenance import select
+
+        chosen = select(store, kind)[kind].current.values()
+        return [r for r in chosen if all(getattr(r.config, k, None) == v for k, v in filters.items())]
     latest: dict[str, Run] = {}
     for r in runs(store, kind):
         if all(getattr(r.config, k, None) == v for k, v in filters.items()):

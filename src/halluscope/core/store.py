@@ -75,7 +75,8 @@ CREATE TABLE IF NOT EXISTS mishap_annotations (
     note TEXT NOT NULL DEFAULT '',
     mode TEXT NOT NULL,
     created REAL NOT NULL,
-    save_id TEXT
+    save_id TEXT,
+    answer_sha256 TEXT
 );
 CREATE TRIGGER IF NOT EXISTS mishap_annotations_no_update BEFORE UPDATE ON mishap_annotations
 BEGIN SELECT RAISE(ABORT, 'annotations are append-only'); END;
@@ -83,6 +84,7 @@ CREATE TRIGGER IF NOT EXISTS mishap_annotations_no_delete BEFORE DELETE ON misha
 BEGIN SELECT RAISE(ABORT, 'annotations are append-only'); END;
 """
 _LABEL_COLS = "answer_id, annotator, label, note, mode, created"
+# the digest of the response text labelled (core/provenance.py); tables made before it have no such column
 
 # The sample viewer's speech-quality ratings (seed 000, section 3.4): append-only, per annotator.
 _QUALITY_SCHEMA = """
@@ -368,10 +370,11 @@ class Store:
             return self._labels_ready or self._has_table("mishap_annotations")
         try:
             self._db.executescript(_LABEL_SCHEMA)
-            if "save_id" not in {r[1] for r in self._db.execute("PRAGMA table_info(mishap_annotations)")}:
-                self._db.execute(
-                    "ALTER TABLE mishap_annotations ADD COLUMN save_id TEXT"
-                )  # tables from before save ids
+            cols = {r[1] for r in self._db.execute("PRAGMA table_info(mishap_annotations)")}
+            if "save_id" not in cols:
+                self._db.execute("ALTER TABLE mishap_annotations ADD COLUMN save_id TEXT")  # tables from before save ids
+            if "answer_sha256" not in cols:  # tables from before labels kept the digest of the text they read
+                self._db.execute("ALTER TABLE mishap_annotations ADD COLUMN answer_sha256 TEXT")
             self._db.execute(
                 "CREATE UNIQUE INDEX IF NOT EXISTS mishap_annotations_save_id ON mishap_annotations(save_id)"
             )
@@ -382,6 +385,11 @@ class Store:
             ) from None
         self._labels_ready = True
         return True
+
+    def _label_cols(self) -> str:
+        """The columns a label reads: a read-only store of a table made before digests reads NULL for it."""
+        cols = {r[1] for r in self._db.execute("PRAGMA table_info(mishap_annotations)")}
+        return _LABEL_COLS + (", answer_sha256" if "answer_sha256" in cols else ", NULL")
 
     def save_label(self, label: MishapAnnotation, save_id: str | None = None) -> tuple[MishapAnnotation, bool]:
         """Append one label; with a ``save_id`` already stored, that row and False (a retry stores nothing), or
@@ -399,8 +407,9 @@ class Store:
             a = label
             try:
                 self._db.execute(
-                    f"INSERT INTO mishap_annotations ({_LABEL_COLS}, save_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (a.answer_id, a.annotator, a.label, a.note, a.mode, a.created, save_id),
+                    f"INSERT INTO mishap_annotations ({_LABEL_COLS}, save_id, answer_sha256) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (a.answer_id, a.annotator, a.label, a.note, a.mode, a.created, save_id, a.answer_sha256),
                 )
             except sqlite3.IntegrityError:  # another process stored this save id in between
                 old = self._label_by_save_id(save_id) if save_id is not None else None
@@ -410,14 +419,16 @@ class Store:
         return label, True
 
     def _label_by_save_id(self, save_id: str) -> MishapAnnotation | None:
-        r = self._db.execute(f"SELECT {_LABEL_COLS} FROM mishap_annotations WHERE save_id = ?", (save_id,)).fetchone()
+        r = self._db.execute(
+            f"SELECT {self._label_cols()} FROM mishap_annotations WHERE save_id = ?", (save_id,)
+        ).fetchone()
         return None if r is None else _label(r)
 
     def labels(self) -> list[MishapAnnotation]:
         """Every label row, oldest first."""
         with self._mutex:
             rows = (
-                self._db.execute(f"SELECT {_LABEL_COLS} FROM mishap_annotations ORDER BY id").fetchall()
+                self._db.execute(f"SELECT {self._label_cols()} FROM mishap_annotations ORDER BY id").fetchall()
                 if self._label_table()
                 else []
             )
@@ -485,7 +496,9 @@ def _rating(r: tuple) -> dict:
 
 
 def _label(r: tuple) -> MishapAnnotation:
-    return MishapAnnotation(answer_id=r[0], annotator=r[1], label=r[2], note=r[3], mode=r[4], created=r[5])
+    return MishapAnnotation(
+        answer_id=r[0], annotator=r[1], label=r[2], note=r[3], mode=r[4], created=r[5], answer_sha256=r[6]
+    )
 
 
 def _same_label(old: MishapAnnotation, new: MishapAnnotation, save_id: str) -> MishapAnnotation:

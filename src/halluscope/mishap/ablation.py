@@ -267,7 +267,7 @@ def ablation_tables(run_dir: str | Path) -> dict[str, list[dict]]:
     rubric version) and 'prompt' (those differing only in the prompt version)."""
     from halluscope.metrics.agreement import human_human_agreement, judge_human_agreement
     from halluscope.mishap.labels import human_labels
-    from halluscope.mishap.provenance import ANSWERS, labels_of, population
+    from halluscope.core.provenance import ANSWERS, labels_of, population
 
     with Store(run_dir, create=False) as store:
         recorded = _recorded(store, "ablation")

@@ -182,7 +182,11 @@ class AnnotationServer(LoopbackApp):
             raise Refused(400, f"answer_id: unknown response {req.answer_id[:80]!r} (not in this session's items)")
         assert self.labels is not None
         try:
-            a, new = self.labels.save(**req.model_dump(exclude={"save_id"}), save_id=req.save_id)
+            a, new = self.labels.save(
+                **req.model_dump(exclude={"save_id"}),
+                save_id=req.save_id,
+                response=self.by_id[req.answer_id].get("response") or "",
+            )
         except SaveConflict as exc:
             raise Refused(409, str(exc)) from None
         except StoreBusy as exc:

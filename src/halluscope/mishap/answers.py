@@ -31,7 +31,10 @@ def judgeable(answer: MishapAnswer) -> bool:
 
 
 def answer_id(question_id: str, model: str, seed: int | None) -> str:
-    return f"{question_id}~{model}~{'greedy' if seed is None else f's{seed}'}"
+    """The answer's stored id (core/keys.py ``AnswerKey``: '<question id>~<model>~greedy' or '...~s<seed>')."""
+    from halluscope.core.keys import AnswerKey
+
+    return AnswerKey(question_id, model, seed).encode()
 
 
 def decoding_params(
@@ -97,8 +100,15 @@ def collect_answers(
     backend_options: dict | None = None,
     quiet: bool = False,
     executor: Any = None,
+    replace: bool = False,
+    command: str = COMMANDS["answer"],
 ) -> CallSummary[MishapAnswer]:
     """Ask ``model`` every question with its clip; seeds None = greedy once, else one sampled answer per seed.
+
+    Populations (core/provenance.py): the tables read a model's first answers over the current questions; answers
+    re-made with other options are a population of their own until a run with ``replace`` makes them the tables'
+    (the verdicts and labels on the old texts are then stale, listed with the command that refreshes them).
+    ``command``: the manifest recorded ('mitigation sweep answer' for a sweep's arms, never the tables').
 
     Decoding controls (temperature, top_p, top_k, repetition_penalty, max_tokens, seeds) reach every local and
     server path; ``preset`` names a per-model preset (mishap/presets.py) whose recorded values fill the ones not
@@ -218,7 +228,7 @@ def collect_answers(
         res = run_calls(store, stage, items, backend, fn, MishapAnswer, description=f"answers {model}", quiet=quiet)
         record_manifest(
             store,
-            command=COMMANDS["answer"],
+            command=command,
             config={
                 "model": model,
                 "seeds": seed_list,
@@ -231,6 +241,7 @@ def collect_answers(
                 "window_s": window,
                 "system": system,
                 "preset": from_preset or None,
+                **({"replace": True} if replace else {}),
             },
             seeds={f"answer:{s}": s for s in seed_list if s is not None},
             stages={**up, f"answers:{model}": stage.fingerprint},
@@ -239,16 +250,12 @@ def collect_answers(
 
 
 def answer_sets(store: Store) -> dict[str, str]:
-    """model -> answers-stage fingerprint of its latest 'mishap answer' run (over the current questions)."""
-    current = upstream(store, "questions")["questions"]
-    out: dict[str, str] = {}
-    for m in store.manifests():
-        if m.command != COMMANDS["answer"] or m.stages.get("questions") != current:
-            continue
-        for k, fp in m.stages.items():
-            if k.startswith("answers:"):
-                out[k.split(":", 1)[1]] = fp
-    return out
+    """model -> answers-stage fingerprint of the population the tables read (over the current questions): its first
+    'mishap answer' run, or the latest made with --replace (core/provenance.py ``answer_populations``)."""
+    from halluscope.core.provenance import answer_populations
+
+    upstream(store, "questions")  # a clear error when the run has no questions
+    return dict(answer_populations(store).current)
 
 
 def load_answers(store: Store) -> dict[str, MishapAnswer]:

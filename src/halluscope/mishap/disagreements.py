@@ -24,10 +24,11 @@ COLUMNS = [
 ]
 
 
-def disagreements(run_dir: str | Path, *, judge_run: str | None = None) -> list[dict]:
-    """One row per annotated answer where the judge's verdict differs from a human label (a majority label when
-    annotators differ is not required: any annotator who disagrees counts), sorted by category and answer.
-    ``judge_run``: the judge spec whose latest run is read (default: the run's latest judge)."""
+def _compared(run_dir: str | Path, judge_run: str | None) -> tuple[dict, dict[str, dict[str, str]], dict]:
+    """(verdicts, answer id -> annotator -> label, answer id -> item) over one population: MISHAP-Bench's own answers
+    (core/provenance.py; imported validity responses are the validity study's) that the judge scored and people
+    labelled, on the texts the run holds now. The rows and their denominator both count this population."""
+    from halluscope.core.provenance import ANSWERS, population
     from halluscope.mishap.judge import load_judgements
     from halluscope.mishap.labels import annotation_items, human_labels
     from halluscope.mishap.rules import judge_runs
@@ -36,13 +37,24 @@ def disagreements(run_dir: str | Path, *, judge_run: str | None = None) -> list[
     by_id = {it["id"]: it for it in items}
     with Store(run_dir) as store:
         verdicts = judge_runs(store).get(judge_run, {}) if judge_run else load_judgements(store)
+        own = population(store, ANSWERS)
     labels: dict[str, dict[str, str]] = {}
     for (answer_id, annotator), label in human_labels(run_dir).items():
-        labels.setdefault(answer_id, {})[annotator] = label
+        j = verdicts.get(answer_id)
+        if answer_id in own and answer_id in by_id and j is not None and j.status == "ok":
+            labels.setdefault(answer_id, {})[annotator] = label
+    return verdicts, labels, by_id
+
+
+def disagreements(run_dir: str | Path, *, judge_run: str | None = None) -> list[dict]:
+    """One row per annotated answer where the judge's verdict differs from a human label (a majority label when
+    annotators differ is not required: any annotator who disagrees counts), sorted by category and answer.
+    ``judge_run``: the judge spec whose latest run is read (default: the run's latest judge)."""
+    verdicts, labels, by_id = _compared(run_dir, judge_run)
     rows = []
     for answer_id, humans in sorted(labels.items()):
-        j, it = verdicts.get(answer_id), by_id.get(answer_id)
-        if j is None or it is None or j.status != "ok" or all(v == j.verdict for v in humans.values()):
+        j, it = verdicts[answer_id], by_id[answer_id]
+        if all(v == j.verdict for v in humans.values()):
             continue
         rows.append(
             {
@@ -62,13 +74,11 @@ def disagreements(run_dir: str | Path, *, judge_run: str | None = None) -> list[
     return sorted(rows, key=lambda r: (r["category"], r["answer_id"]))
 
 
-def summary(rows: list[dict], run_dir: str | Path) -> list[dict]:
-    """Per category: answers annotated and judged, disagreements, and how many went each way."""
-    from halluscope.mishap.labels import annotation_items, human_labels
-
-    items, _ = annotation_items(run_dir)
-    cat = {it["id"]: it["category"] for it in items}
-    annotated = Counter(cat.get(a) for a, _ in human_labels(run_dir).keys() if a in cat)
+def summary(rows: list[dict], run_dir: str | Path, *, judge_run: str | None = None) -> list[dict]:
+    """Per category: the labels compared (MISHAP-Bench answers the judge scored and people labelled: the population
+    the rows come from), disagreements, and how many went each way."""
+    _, labels, by_id = _compared(run_dir, judge_run)
+    annotated = Counter(by_id[a]["category"] for a, humans in labels.items() for _ in humans)
     out = []
     for c in ("context", "knowledge"):
         mine = [r for r in rows if r["category"] == c]
@@ -103,7 +113,7 @@ def section(run_dir: str | Path, judge_run: str | None = None):
                     ("judge_hallucinated", "Judge: hallucinated"),
                     ("judge_grounded", "Judge: grounded"),
                 ],
-                summary(rows, run_dir),
+                summary(rows, run_dir, judge_run=judge_run),
                 title="Per category",
             ),
             Table("disagreements", COLUMNS, rows, title="Disagreements", empty="no judge-human disagreement"),

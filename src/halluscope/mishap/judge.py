@@ -20,6 +20,7 @@ from halluscope.backends.runner import CallSummary, ask_until_parsed, run_calls
 from halluscope.core.errors import HalluscopeError, InputError
 from halluscope.core.hashing import json_sha256, sha256_hex
 from halluscope.core.manifest import record_manifest
+from halluscope.core.provenance import text_digest
 from halluscope.core.records import (
     ChatMessage,
     EvidenceSearch,
@@ -33,6 +34,7 @@ from halluscope.core.records import (
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
 from halluscope.mishap._common import COMMANDS, VERSION, prompt, prompts_hash, upstream
+from halluscope.mishap.answers import STAGE as ANSWER_STAGE
 from halluscope.mishap.answers import answer_sets, judgeable, load_answers  # noqa: F401 - judgeable: re-exported
 from halluscope.mishap.clips import kept_clips
 from halluscope.mishap.evidence import EvidenceTool
@@ -317,6 +319,8 @@ class GroundednessJudge:
         asked = await ask_until_parsed(caller, request, parse, self.retries, follow=follow)
         if asked.status == "failed":
             return f"{self.backend.spec}: {asked.error}"
+        # what the verdict read: the response text, the judge and its prompt (core/provenance.py)
+        read = {"answer_sha256": text_digest(response), "prompt": f"{self.config.prompt}@{prompts_hash()[:12]}"}
         if asked.ok:
             verdict, stance = asked.value
             return GroundednessJudgement(
@@ -328,6 +332,7 @@ class GroundednessJudge:
                 raw_text=asked.raw_text,
                 searches=tuple(searches),
                 call_keys=asked.keys,
+                **read,
             )
         return GroundednessJudgement(
             answer_id=answer_id,
@@ -337,6 +342,7 @@ class GroundednessJudge:
             unscored_reason=asked.reason,
             searches=tuple(searches),
             call_keys=asked.keys,
+            **read,
         )
 
 
@@ -351,9 +357,14 @@ def run_judge(
     config: LLMConfig | None = None,
     quiet: bool = False,
     judge_config: JudgeConfig = FULL,
+    answers: dict[str, str] | None = None,
+    command: str = COMMANDS["judge"],
 ) -> CallSummary[GroundednessJudgement]:
     """Judge every answer of every model answered so far against the current rubrics (``judge_config``: which
-    inputs the prompt carries and its version; the default is the full judge)."""
+    inputs the prompt carries and its version; the default is the full judge).
+
+    ``answers`` (name -> answers stage key) judges that population instead of the tables' (a sweep's arms) and
+    ``command`` names the manifest it records: a sweep's judge runs are its own, never the report's judge."""
     backend = LLM_BACKENDS.create(judge, config=config if config is not None else load_llm_config())
     tool = None
     if evidence is not None:
@@ -369,13 +380,18 @@ def run_judge(
         config=judge_config,
     )
     with Store(run_dir) as store:
-        sets = answer_sets(store)
+        sets = answer_sets(store) if answers is None else dict(answers)
         if not sets:
             raise HalluscopeError(
                 f"{run_dir} has no answers yet; run 'halluscope mishap answer {run_dir} --model ...' first"
             )
         questions, clips, rubrics = load_questions(store), kept_clips(store), current_rubrics(store)
-        answers = {k: a for k, a in load_answers(store).items() if judgeable(a) and a.question_id in rubrics}
+        asked = (
+            load_answers(store)
+            if answers is None
+            else {k: a for fp in sets.values() for k, a in store.results(ANSWER_STAGE, fp, MishapAnswer).items()}
+        )
+        todo = {k: a for k, a in asked.items() if judgeable(a) and a.question_id in rubrics}
         up = upstream(store, "rubrics")
         stage = Stage(
             STAGE, {**gj.identity(), "rubrics": rubric_set_hash(rubrics)}, (up["rubrics"], *sorted(sets.values()))
@@ -388,7 +404,7 @@ def run_judge(
         res = run_calls(
             store,
             stage,
-            sorted(answers.items()),
+            sorted(todo.items()),
             backend,
             fn,
             GroundednessJudgement,
@@ -397,7 +413,7 @@ def run_judge(
         )
         record_manifest(
             store,
-            command=COMMANDS["judge"],
+            command=command,
             config={
                 "judge": judge,
                 "examples": str(examples) if examples else "packaged",
@@ -417,11 +433,12 @@ def run_judge(
 
 
 def load_judgements(store: Store) -> dict[str, GroundednessJudgement]:
-    """The latest judge run's verdicts, by answer id (empty before any judge run)."""
-    m = store.latest_manifest(COMMANDS["judge"])
-    if m is None:
-        return {}
-    return store.results(STAGE, m.stages["judge"], GroundednessJudgement)
+    """The latest judge run's verdicts on the current answer texts, by answer id (empty before any judge run).
+    A verdict on a text since re-made is left out, as is an answer never judged: ``select(store, "verdicts")``
+    (core/provenance.py) lists both, with the command that judges them."""
+    from halluscope.core.provenance import select
+
+    return dict(select(store, "verdicts")["verdicts"].current)
 
 
 def examples_from_annotations(run_dir: str | Path, *, seed: int = 0) -> tuple[dict[str, list[dict]], list[str]]:

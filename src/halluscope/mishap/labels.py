@@ -35,6 +35,7 @@ class Annotations:
         # the app runs beside other commands; a save waits ``busy_s`` for another process's lock, then StoreBusy
         self._store = Store(run_dir, create=False, lock=False, threads=True, busy_s=busy_s)
         self._reader: Store | None = None
+        self._current: dict[str, str] | None = None
         try:
             self._store.labels()  # the table exists (made on first use) and reads
             # reads on their own connection (WAL): a save waiting for a lock never holds up a label read
@@ -57,10 +58,17 @@ class Annotations:
         note: str = "",
         mode: str = "independent",
         save_id: str | None = None,
+        response: str | None = None,
     ) -> MishapAnnotation:
-        return self.save(answer_id=answer_id, annotator=annotator, label=label, note=note, mode=mode, save_id=save_id)[
-            0
-        ]
+        return self.save(
+            answer_id=answer_id,
+            annotator=annotator,
+            label=label,
+            note=note,
+            mode=mode,
+            save_id=save_id,
+            response=response,
+        )[0]
 
     def save(
         self,
@@ -71,8 +79,15 @@ class Annotations:
         note: str = "",
         mode: str = "independent",
         save_id: str | None = None,
+        response: str | None = None,
     ) -> tuple[MishapAnnotation, bool]:
-        """Store one label; with a ``save_id`` already stored, return that row and False (a retry stores nothing)."""
+        """Store one label; with a ``save_id`` already stored, return that row and False (a retry stores nothing).
+        The label keeps the digest of the response text labelled (``response``: the text shown; None: the run's
+        current text of that response), so a label on a text since re-made is told apart (core/provenance.py)."""
+        from halluscope.core.provenance import text_digest
+
+        if response is None:
+            response = self._texts().get(answer_id)
         a = MishapAnnotation(
             answer_id=answer_id,
             annotator=annotator,
@@ -80,8 +95,15 @@ class Annotations:
             note=note,
             mode=mode,  # type: ignore[arg-type]
             created=time.time(),
+            answer_sha256=None if response is None else text_digest(response),
         )
         return self._store.save_label(a, save_id)
+
+    def _texts(self) -> dict[str, str]:
+        """Response id -> the run's current text (MISHAP answers and imported validity responses), read once."""
+        if self._current is None:
+            self._current = {it["id"]: it["response"] or "" for it in annotation_items(self._store.run_dir)[0]}
+        return self._current
 
     def all(self) -> list[MishapAnnotation]:
         return (self._reader or self._store).labels()
@@ -164,9 +186,10 @@ def sample_by_model(items: Sequence[dict], n: int, *, seed: int = 0) -> list[dic
 
 
 def human_labels(run_dir: str | Path) -> dict[tuple[str, str], str]:
-    """(answer id, annotator) -> latest label: the input of the agreement metrics."""
-    ann = Annotations(run_dir)
-    try:
-        return {k: a.label for k, a in ann.latest().items()}
-    finally:
-        ann.close()
+    """(answer id, annotator) -> latest label, on the response text the run holds now: the input of the agreement
+    metrics. A label on a text since re-made is stale (core/provenance.py ``select(store, "labels")`` lists it)."""
+    from halluscope.core.provenance import select
+
+    Annotations(run_dir).close()  # the label table exists (made on first use)
+    with Store(run_dir, create=False, readonly=True) as store:
+        return {k: a.label for k, a in select(store, "labels")["labels"].current.items()}

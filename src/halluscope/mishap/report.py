@@ -41,7 +41,7 @@ def collect(run_dir: str | Path) -> dict:
     from halluscope.mishap.clips import COMMANDS, kept_clips
     from halluscope.mishap.judge import judgeable, load_judgements
     from halluscope.mishap.labels import human_labels
-    from halluscope.mishap.provenance import labels_of
+    from halluscope.core.provenance import labels_of
     from halluscope.mishap.questions import load_questions, strategy_counts
 
     with Store(run_dir) as store:
@@ -101,7 +101,7 @@ def collect(run_dir: str | Path) -> dict:
         for r in stance_rates(rows, by=("model", "domain", "category"))
     ]  # labels as in every table
     # seed 001, 4.2: agreement on MISHAP-Bench's own answers only (provenance 'mishap answer'); labels of imported
-    # validity responses are the validity study's (mishap/provenance.py)
+    # validity responses are the validity study's (core/provenance.py)
     human = labels_of(human_labels(run_dir), set(answers))
     scored = {aid: j.verdict for aid, j in judgements.items() if j.status == "ok" and j.verdict and aid in answers}
     examples = config_of(judge_m).example_answer_ids if judge_m else []  # the judge's in-context examples

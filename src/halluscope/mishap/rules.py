@@ -345,6 +345,7 @@ def judge_reply(text: str, facts: TemplateFacts, category: str) -> tuple[str, st
 def run_rules_judge(run_dir: str | Path, *, quiet: bool = False) -> dict[str, GroundednessJudgement]:
     """Judge every judgeable answer of a rules-written run by its template facts; recorded as a 'mishap judge' run
     (so the report's rates use it); answers to questions without template facts are unscored, with the reason."""
+    from halluscope.core.provenance import text_digest
     from halluscope.mishap.answers import answer_sets, judgeable, load_answers
     from halluscope.mishap.questions import load_questions
 
@@ -365,6 +366,7 @@ def run_rules_judge(run_dir: str | Path, *, quiet: bool = False) -> dict[str, Gr
                     judge=JUDGE,
                     status="unscored",
                     unscored_reason="the question has no template facts (not rules-written)",
+                    answer_sha256=text_digest(a.text),
                 )
             verdict, stance, why = judge_reply(a.text or "", f, questions[a.question_id].category)
             return GroundednessJudgement(
@@ -374,6 +376,7 @@ def run_rules_judge(run_dir: str | Path, *, quiet: bool = False) -> dict[str, Gr
                 verdict=verdict,
                 stance=stance,
                 raw_text=json.dumps(why, ensure_ascii=False),
+                answer_sha256=text_digest(a.text),
             )
 
         done = run_stage(

@@ -234,10 +234,13 @@ def compare(run_dir: str | Path) -> dict:
             "labelled": len(labelled),
             "human_labels": len(hum),
         }
-        row["human"] = _rate(list(hum.values()))
+        # the bars compare one population: the labelled responses every evaluator present here scored, one entry
+        # per human label so every bar weighs responses alike (the same n for the human, original and judge bars)
+        both_scored = [k for k in sorted(hum) if all(k[0] in g[who] for who in ("original", "judge") if g[who])]
+        row["compared_labels"] = len(both_scored)
+        row["human"] = _rate([hum[k] for k in both_scored])
         for who in ("original", "judge"):
-            # on the labelled responses, one entry per human label so every bar weighs responses alike
-            row[who] = _rate([g[who][a] for a, _ in sorted(hum) if a in g[who]]) if g[who] else None
+            row[who] = _rate([g[who][a] for a, _ in both_scored]) if g[who] else None
             row[f"{who}_all"] = _rate(list(g[who].values())) if g[who] else None
         rows.append(row)
         for who in ("judge", "original"):

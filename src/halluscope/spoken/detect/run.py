@@ -17,6 +17,7 @@ from halluscope.core.errors import HalluscopeError
 from halluscope.core.executors import LOCAL, Executor
 from halluscope.core.manifest import record_manifest
 from halluscope.core.names import renamed
+from halluscope.core.provenance import detect_inputs
 from halluscope.core.records import SEVERITIES, TYPES, Prediction, Task, Variant
 from halluscope.core.registry import Registry
 from halluscope.core.stages import Stage
@@ -282,6 +283,15 @@ def detect(
             },
             seeds={"split": seed, "detector": seed},
             stages={"detect": stage.fingerprint, **build.stages},
+            # what it read, by content: the report shows it only while the build still holds it (core/provenance.py)
+            inputs=detect_inputs(
+                build.samples,
+                [v.id for v in items],
+                splits,
+                input,
+                transcripts=build.transcripts,
+                audio=build.audio,
+            ),
         )
         ctx = DetectContext(
             store=store,
