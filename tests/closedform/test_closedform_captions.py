@@ -86,8 +86,10 @@ def test_llm_extractor_through_a_scripted_server_stored_and_named(tmp_path: Path
     answers = {
         "A dog barks and a car engine idles.": 'Sounds: ["dog barking", "car engine"]',
         "Speech, not a dog.": '```json\n["speech"]\n```',
-        "Rain on surface, with speech.": "I cannot tell.",
-    }  # no array: unscored, never 'names nothing'
+        "Rain on surface, with speech.": "I cannot tell.",  # no array: unscored, never 'names nothing'
+        "A dog barks as a man speaks": '["dog", "man speaking"]',  # the human captions (the floor)
+        "Rain falls on a roof": '["rain"]',
+    }
     args = ["score", "captions", str(meta), str(preds), "--extractor", "llm:openai/extract-m"]
     with ChatServer(_extract_script(answers)) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
@@ -96,7 +98,7 @@ def test_llm_extractor_through_a_scripted_server_stored_and_named(tmp_path: Path
         assert first.exit_code == 0, (first.output, first.exception)
         calls = srv.count
         text = CliRunner().invoke(app, args)
-        assert text.exit_code == 0 and srv.count == calls == 3  # the rerun is answered from the store
+        assert text.exit_code == 0 and srv.count == calls == 5  # the rerun is answered from the store
     r = json.loads(first.stdout)
     assert r["extractor"] == "llm:openai/extract-m" and r["notes"][0].startswith("extractor: llm:openai/extract-m")
     m = r["metrics"]["all"]

@@ -34,7 +34,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from halluscope.core.errors import InputError
-from halluscope.reply.free import _label_index, _label_pattern, _mentions_of, _negated, normalize_label
+from halluscope.reply.free import _label_index, _label_pattern, _mentions_of, normalize_label
+from halluscope.reply.negation import negated
 from halluscope.reply.normal import normalize_reply
 
 _QUALIFIER = re.compile(r"\s*\([^)]*\)")
@@ -75,24 +76,30 @@ def load_metadata(path: str | Path) -> dict[str, dict]:
         }
 
 
-def named_objects(text: str, vocabulary: Sequence[str]) -> set[str]:
-    """The vocabulary's labels a caption names as words (longest first, negated mentions dropped); a label's
-    parenthesised qualifier may be left out ("frying" names "Frying (food)", as "fire truck" names "Fire truck (siren)")."""
-    norm = normalize_reply(text)
+def _names(vocabulary: tuple[str, ...]) -> dict[str, str]:
+    """Every spelling that names a label: the label, the label without its parenthesised qualifier ("frying" names
+    "Frying (food)"), and each comma-separated name of an AudioSet display name ("car horn" names "Vehicle horn, car
+    horn, honking"); a spelling that is a label of its own keeps naming that label."""
     names = {lab: lab for lab in vocabulary}
-    names.update(
-        {
-            short: lab
-            for lab in vocabulary
-            if (short := _QUALIFIER.sub(" ", lab).strip()) and short != lab and short not in names
-        }
-    )
+    for lab in vocabulary:
+        for short in (_QUALIFIER.sub(" ", lab).strip(), *(p.strip() for p in lab.split(",") if "," in lab)):
+            if short and short != lab:
+                names.setdefault(short, lab)
+    return names
+
+
+def named_objects(text: str, vocabulary: Sequence[str]) -> set[str]:
+    """The vocabulary's labels a caption names as present: whole words, longest first, plural allowed; a mention
+    inside a negation's scope is not a mention ("There is no explosion, only birds." names birds only;
+    halluscope.reply.negation)."""
+    norm = normalize_reply(text)
+    names = _names(tuple(vocabulary))
     index, rank = _label_index(tuple(names))
     words = set(re.findall(r"[^\W_]+", norm))
     words |= {w[:-k] for w in list(words) for k in (1, 2) if len(w) > k and w.endswith("es"[2 - k :])}
     cands = sorted((kv for w in words | {""} for kv in index.get(w, ())), key=lambda kv: rank[kv[0]])
     found = _mentions_of(norm, {orig: _label_pattern(key) for key, orig in cands})
-    return {normalize_label(names[opt]) for a, b, opt in found if not _negated(norm, a, b)}
+    return {normalize_label(names[opt]) for a, b, opt in found if negated(norm, a, b) is None}
 
 
 def grounded_labels(phrase: str, labels: Sequence[str]) -> set[str]:
@@ -111,25 +118,121 @@ NOTES = {
 }
 
 
-def score_kuan_captions(metadata: str | Path, predictions: str | Path, *, extractor=None) -> dict:
-    """ECHO_I, ECHO_S and Cover per prompt and overall; ``extractor``: None (the label vocabulary, offline) or an
-    LLMExtractor (``--extractor llm:<spec>``). The result names the extractor that produced its figures."""
-    meta = load_metadata(metadata)
+HUMAN = "human captions"
+FLOOR_NOTE = (
+    "human: the clip's own AudioCaps reference captions scored as predictions by the same extractor against the "
+    "same labels (the floor of the metric: what a caption a person wrote scores here)"
+)
+COMPAT_NOTE = (
+    "compat: the authors' evaluation.py averaging (per caption, then the mean over captions, in percent): "
+    "ECHO_I = mean of 1 - |named & labels| / |named|, ECHO_S = mean of [ECHO_I of the caption > 0], Cover = mean of "
+    "|named & labels| / |labels|; a caption naming no object counts -1 in both ECHO means, as their code does "
+    "(no_object says how many); the pooled figures (halluscope's) divide summed counts instead"
+)
+
+
+def _ground(row: dict, labels: Sequence[str], vocab: Sequence[str], ex) -> None:
+    """Fill a caption row's named / hallucinated / covered objects (``ex``: the LLM's extraction, or None for the
+    vocabulary extractor)."""
+    truth = {normalize_label(x) for x in labels}
+    row["n_truth"] = len(truth)
+    if ex is None:
+        named = named_objects(row["prediction"], vocab)
+        row.update(
+            status="scored", named=sorted(named), hallucinated=sorted(named - truth), covered=sorted(named & truth)
+        )
+        return
+    row.update(extractor_raw=ex.raw)
+    if ex.objects is None:
+        row.update(status="unscored", reason=ex.error, named=[], hallucinated=[], covered=[])
+        return
+    hits = {o: grounded_labels(o, labels) for o in ex.objects}
+    row.update(
+        status="scored",
+        named=list(hits),
+        hallucinated=[o for o, h in hits.items() if not h],
+        covered=sorted(set().union(*hits.values()) if hits else set()),
+    )
+
+
+def pooled(members: list[dict]) -> dict:
+    """ECHO_I, ECHO_S and Cover from counts summed over the captions (CHAIR's definition, section 3)."""
+    scored = [r for r in members if r["status"] == "scored"]
+    named = sum(len(r["named"]) for r in scored)
+    truths = sum(r["n_truth"] for r in scored)
+    return {
+        "n_captions": len(members),
+        "unscored": len(members) - len(scored),
+        "echo_i": sum(len(r["hallucinated"]) for r in scored) / named if named else None,
+        "echo_s": sum(bool(r["hallucinated"]) for r in scored) / len(scored) if scored else None,
+        "cover": sum(len(r["covered"]) for r in scored) / truths if truths else None,
+        "objects_named": named,
+    }
+
+
+def per_caption(members: list[dict]) -> dict:
+    """The authors' figures: each caption's CHAIR, hallucination flag and Cover, averaged over captions, in percent
+    rounded to 2 decimals as their evaluation.py prints them; a caption naming nothing counts -1 in both ECHO means
+    (their sentinel, kept), a clip without labels has no Cover (their code divides by zero there)."""
+    scored = [r for r in members if r["status"] == "scored"]
+    chair, hal, cover = [], [], []
+    for r in scored:
+        named = len(r["named"])
+        grounded = named - len(r["hallucinated"])
+        c = 1 - grounded / named if named else -1
+        chair.append(c)
+        hal.append(-1 if c == -1 else int(c != 0))
+        if r["n_truth"]:
+            cover.append(len(r["covered"]) / r["n_truth"])
+
+    def mean(xs: list[float]) -> float | None:
+        return round(sum(xs) / len(xs) * 100, 2) if xs else None
+
+    return {
+        "n_captions": len(members),
+        "unscored": len(members) - len(scored),
+        "echo_i": mean(chair),
+        "echo_s": mean(hal),
+        "cover": mean(cover),
+        "no_object": sum(c == -1 for c in chair),
+        "no_labels": len(scored) - len(cover),
+    }
+
+
+def _beside(figures: dict, floor: dict) -> dict:
+    """A prompt's figures with the human floor of the same clips beside each score."""
+    out = dict(figures)
+    for k in ("echo_i", "echo_s", "cover"):
+        out[f"human_{k}"] = floor[k]
+    return out
+
+
+def _read_predictions(path: str | Path) -> dict:
     try:
-        preds = json.loads(Path(predictions).read_text(encoding="utf-8"))
+        preds = json.loads(Path(path).read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise InputError(
             f"not JSON: {exc.msg}",
-            file=str(predictions),
+            file=str(path),
             row=exc.lineno,
             fix='pass the generation output: {youtube_id: {prompt: {"prediction": ...}}}',
         ) from exc
     if not isinstance(preds, dict):
         raise InputError(
             f"expected a JSON object, got {type(preds).__name__}",
-            file=str(predictions),
+            file=str(path),
             fix='pass the generation output: {youtube_id: {prompt: {"prediction": ...}}}',
         )
+    return preds
+
+
+def score_kuan_captions(metadata: str | Path, predictions: str | Path, *, extractor=None) -> dict:
+    """ECHO_I, ECHO_S and Cover per prompt and overall, pooled (``metrics``) and as the authors average them per
+    caption (``metrics_compat``), each with the human floor beside it: the same figures for the AudioCaps reference
+    captions of the same clips (``human``). ``extractor``: None (the label vocabulary, offline) or an LLMExtractor
+    (``--extractor llm:<spec>``); the result names the extractor that produced its figures."""
+    meta = load_metadata(metadata)
+    preds = _read_predictions(predictions)
     vocab = sorted({lab for m in meta.values() for lab in m["labels"]})
     problems, rows = [], []
     for yid, by_prompt in preds.items():
@@ -148,54 +251,44 @@ def score_kuan_captions(metadata: str | Path, predictions: str | Path, *, extrac
             file=str(predictions),
             fix="the JSON's clip ids must be the metadata's youtube_id values",
         )
-    extractions = extractor.extract([r["prediction"] for r in rows]) if extractor is not None else None
-    for k, r in enumerate(rows):
-        labels = meta[r["youtube_id"]]["labels"]
-        truth = {normalize_label(x) for x in labels}
-        r["n_truth"] = len(truth)
-        if extractions is None:
-            named = named_objects(r["prediction"], vocab)
-            r.update(
-                status="scored", named=sorted(named), hallucinated=sorted(named - truth), covered=sorted(named & truth)
-            )
-            continue
-        ex = extractions[k]
-        r.update(extractor_raw=ex.raw)
-        if ex.objects is None:
-            r.update(status="unscored", reason=ex.error, named=[], hallucinated=[], covered=[])
-            continue
-        hits = {o: grounded_labels(o, labels) for o in ex.objects}
-        r.update(
-            status="scored",
-            named=list(ex.objects),
-            hallucinated=[o for o, h in hits.items() if not h],
-            covered=sorted(set().union(*hits.values()) if hits else set()),
-        )
+    clips = list(dict.fromkeys(r["youtube_id"] for r in rows))
+    human = [
+        {"youtube_id": yid, "prompt": HUMAN, "prediction": c, "caption_index": k}
+        for yid in clips
+        for k, c in enumerate(meta[yid]["captions"])
+    ]
+    both = rows + human
+    extractions = extractor.extract([r["prediction"] for r in both]) if extractor is not None else None
+    for k, r in enumerate(both):
+        _ground(r, meta[r["youtube_id"]]["labels"], vocab, None if extractions is None else extractions[k])
 
-    def figures(members: list[dict]) -> dict:
-        scored = [r for r in members if r["status"] == "scored"]
-        named = sum(len(r["named"]) for r in scored)
-        return {
-            "n_captions": len(members),
-            "unscored": len(members) - len(scored),
-            "echo_i": sum(len(r["hallucinated"]) for r in scored) / named if named else None,
-            "echo_s": sum(bool(r["hallucinated"]) for r in scored) / len(scored) if scored else None,
-            "cover": sum(len(r["covered"]) for r in scored) / max(1, sum(r["n_truth"] for r in scored))
-            if scored
-            else None,
-            "objects_named": named,
-        }
-
+    human_by_clip = defaultdict(list)
+    for h in human:
+        human_by_clip[h["youtube_id"]].append(h)
     by = defaultdict(list)
     for r in rows:
         by[r["prompt"]].append(r)
+    by["all"] = rows
+    metrics, compat = {}, {}
+    for p, members in by.items():
+        floor = [h for yid in dict.fromkeys(r["youtube_id"] for r in members) for h in human_by_clip[yid]]
+        metrics[p] = _beside(pooled(members), pooled(floor) if floor else dict.fromkeys(("echo_i", "echo_s", "cover")))
+        compat[p] = _beside(
+            per_caption(members), per_caption(floor) if floor else dict.fromkeys(("echo_i", "echo_s", "cover"))
+        )
+    no_captions = [yid for yid in clips if not meta[yid]["captions"]]
+    if no_captions:
+        problems.append(f"{metadata}: {len(no_captions)} scored clip(s) have no reference caption: no human floor")
     name = VOCABULARY if extractor is None else extractor.name
     return {
         "benchmark": "kuan_generative",
         "extractor": name,
-        "metrics": {**{p: figures(m) for p, m in by.items()}, "all": figures(rows)},
+        "metrics": metrics,
+        "metrics_compat": compat,
+        "human": {"metrics": pooled(human), "metrics_compat": per_caption(human), "n_clips": len(clips)},
         "vocabulary": len(vocab),
         "problems": problems,
         "items": rows,
-        "notes": [f"extractor: {name}; " + NOTES[VOCABULARY if extractor is None else "llm"]],
+        "human_items": human,
+        "notes": [f"extractor: {name}; " + NOTES[VOCABULARY if extractor is None else "llm"], FLOOR_NOTE, COMPAT_NOTE],
     }
