@@ -277,7 +277,7 @@ def _realworld_current(store: Store, run: Any) -> tuple[StaleKind, str] | None:
     if m is None:
         return "changed", "the run holds no 'build realworld' any more"
     changed = [k for k, fp in m.stages.items() if k in run.manifest.stages and run.manifest.stages[k] != fp]
-    missing = [k for k in m.stages if k.endswith(("_match", "_asr")) and k not in run.manifest.stages]
+    missing = [k for k in ("realworld_match", "realworld_asr") if k in m.stages and k not in run.manifest.stages]
     if changed or missing:
         return "changed", "the real-world split it read changed: " + ", ".join(changed + missing)
     return None

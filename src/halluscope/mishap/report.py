@@ -36,6 +36,7 @@ def _cell(r: dict | None) -> str:
 
 def collect(run_dir: str | Path) -> dict:
     """Every number of the MISHAP report, from the store (no model call)."""
+    from halluscope.core.provenance import stale_rows
     from halluscope.core.runs import config_of
     from halluscope.mishap.answers import answer_failures, load_answers
     from halluscope.mishap.clips import COMMANDS, kept_clips
@@ -50,6 +51,8 @@ def collect(run_dir: str | Path) -> dict:
         questions, answers, judgements = load_questions(store), load_answers(store), load_judgements(store)
         answer_failed = answer_failures(store)
         judge_m = store.latest_manifest(COMMANDS["judge"])
+        # what the tables leave out: answers apart, verdicts on re-made texts or missing, stale labels
+        stale = stale_rows(store, "answers", "verdicts", "labels")
     rows = []
     for aid, a in answers.items():
         j = judgements.get(aid)
@@ -120,6 +123,8 @@ def collect(run_dir: str | Path) -> dict:
         "annotators": len({w for _, w in human}),
         "judge": config_of(judge_m).judge if judge_m else None,
         "example_answers": len(examples),
+        "stale": len(stale),
+        "not_judged": sum(judgeable(a) and aid not in judgements for aid, a in answers.items()),
         "example_pairs_left_out": next(
             (r["examples_left_out"] for r in agreement if r["pair"] == "judge vs humans (pooled)"), 0
         ),
@@ -141,6 +146,7 @@ def collect(run_dir: str | Path) -> dict:
         "agreement": agreement,
         "balance": config_of(clips_m).balance if clips_m else [],
         "counts": counts,
+        "stale": stale,
     }
 
 
@@ -241,7 +247,13 @@ def mishap_section(data: dict) -> Section:
             f"{c['clips']} clips ({c['dropped_clips']} dropped by the informativeness filter), {c['questions']} questions, "
             f"{c['answers']} answers ({c['answer_failures']} failed calls, {c['skipped_audio']} skipped by the audio policy, "
             f"{c['not_judgeable']} without text), judged by {c['judge']}: {c['judged']} verdicts, {c['unscored']} unscored "
-            "(left out of every rate). Rates are % hallucinated with 95% Wilson intervals.",
+            "(left out of every rate). Rates are % hallucinated with 95% Wilson intervals."
+            + (
+                f" {c['stale']} stale result(s) are left out of every table ({c['not_judged']} answer(s) not "
+                "judged): see Stale results for each and the command that refreshes it."
+                if c.get("stale")
+                else ""
+            ),
             Table("mishap_balance", BALANCE_COLS, data["balance"], title="Domain balance"),
             Table(
                 "mishap_table1",
@@ -301,9 +313,13 @@ def write_mishap_report(run_dir: str | Path, extra: tuple = ()) -> Path:
     the MISHAP section of the run's report on its own, then the ``extra`` sections; returns the HTML path."""
     from halluscope.report.page import write_folder
 
+    from halluscope.report.stale import stale_table
+
     data = collect(run_dir)
     out = Path(run_dir) / "report" / "mishap"
     section = mishap_section(data)
+    if data["stale"]:  # the run's report lists them in its own section; this folder stands alone
+        section.blocks.insert(1, stale_table(data["stale"], "mishap_stale"))
     path = write_folder(
         out,
         [section, *extra],

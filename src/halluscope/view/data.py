@@ -41,6 +41,7 @@ class ViewData:
     notes: list[str] = field(default_factory=list)
     quality: dict[str, dict[str, dict]] = field(default_factory=dict)  # item -> annotator -> latest rating
     texts: dict[str, str] = field(default_factory=dict)  # item -> id, texts and replies (search, casefolded then)
+    stale: list[dict] = field(default_factory=list)  # results the report leaves out, with their commands
 
     def __post_init__(self) -> None:
         self.position = {r["id"]: i for i, r in enumerate(self.index)}
@@ -90,6 +91,7 @@ class ViewData:
             "runs": self.runs,
             "judges": self.judges,
             "notes": self.notes,
+            "stale": self.stale,
         }
 
 
@@ -436,6 +438,9 @@ def load_view(
     quality = latest_quality(run_dir)
     calls = _Calls(run_dir)
     with Store(run_dir, create=False, lock=False) as store:
+        from halluscope.core.provenance import stale_rows
+
+        stale = stale_rows(store)  # what the report leaves out (core/provenance.py), listed on the page
         if store.latest_manifest("build spoken") is not None:
             _spoken(store, calls, index, details, texts, audio, runs, judges, quality, src)
         if store.latest_manifest("mishap clips") is not None:
@@ -471,6 +476,7 @@ def load_view(
         audio=audio,
         roots=roots,
         notes=notes,
+        stale=stale,
         quality=quality,
         texts=texts,
     )

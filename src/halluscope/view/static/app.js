@@ -393,6 +393,7 @@
       return;
     }
     $("run").textContent = state.meta.run + " (" + state.meta.n + " items)";
+    staleList(state.meta.stale || []);
     facets();
     for (const key of FILTERS) { $("f-" + key).addEventListener("change", (e) => setParam(key, e.target.value)); }
     $("f-q").addEventListener("change", (e) => setParam("q", e.target.value.trim()));
@@ -401,6 +402,15 @@
     $("next").addEventListener("click", (e) => setParam("page", e.target.dataset.page));
     window.addEventListener("hashchange", render);
     await render();
+  }
+  // results the report leaves out (core/provenance.py): each with why and the command that refreshes it
+  function staleList(rows) {
+    if (!rows.length) return;
+    const box = el("details", { id: "stale", class: "stale" },
+      el("summary", {}, rows.length + " stale result(s), not shown: refresh with the commands below"),
+      el("ul", {}, ...rows.map((r) => el("li", {}, r.table + ": " + r.record + " (" + r.kind + ": " + r.why + ") ",
+        el("code", {}, r.command)))));
+    $("message").before(box);
   }
   document.addEventListener("DOMContentLoaded", start);
 })();
