@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from halluscope.cli.main import app
 from halluscope.closedform.kuan_captions import named_objects, score_kuan_captions
 from halluscope.core.errors import InputError
+from halluscope.reply.free import normalize_label
 
 
 def _files(tmp_path: Path) -> tuple[Path, Path]:
@@ -20,7 +21,7 @@ def _files(tmp_path: Path) -> tuple[Path, Path]:
     with meta.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["youtube_id", "caption", "label"])
-        w.writerow(["Y1", "['A dog barks as a man speaks']", "['Dog', 'Speech']"])
+        w.writerow(["Y1", "['A dog barks as a man speaks', 'A dog barks and rain falls']", "['Dog', 'Speech']"])
         w.writerow(["Y2", "['Rain falls on a roof']", "['Rain', 'Rain on surface']"])
     preds = tmp_path / "generative.json"
     preds.write_text(
@@ -88,6 +89,7 @@ def test_llm_extractor_through_a_scripted_server_stored_and_named(tmp_path: Path
         "Speech, not a dog.": '```json\n["speech"]\n```',
         "Rain on surface, with speech.": "I cannot tell.",  # no array: unscored, never 'names nothing'
         "A dog barks as a man speaks": '["dog", "man speaking"]',  # the human captions (the floor)
+        "A dog barks and rain falls": '["dog", "rain"]',
         "Rain falls on a roof": '["rain"]',
     }
     args = ["score", "captions", str(meta), str(preds), "--extractor", "llm:openai/extract-m"]
@@ -98,7 +100,7 @@ def test_llm_extractor_through_a_scripted_server_stored_and_named(tmp_path: Path
         assert first.exit_code == 0, (first.output, first.exception)
         calls = srv.count
         text = CliRunner().invoke(app, args)
-        assert text.exit_code == 0 and srv.count == calls == 5  # the rerun is answered from the store
+        assert text.exit_code == 0 and srv.count == calls == 6  # the rerun is answered from the store
     r = json.loads(first.stdout)
     assert r["extractor"] == "llm:openai/extract-m" and r["notes"][0].startswith("extractor: llm:openai/extract-m")
     m = r["metrics"]["all"]
@@ -180,3 +182,114 @@ def test_both_extractors_on_kuan_real_questions(realdata: Path, tmp_path: Path, 
     negatives = 1 - len(yes) / len(rows)
     for r in (vocab, llm):  # a negative question's object is hallucinated unless it names a present one
         assert 0.8 * negatives < r["metrics"]["all"]["echo_s"] <= negatives
+
+
+def test_human_floor_beside_every_score(tmp_path: Path) -> None:
+    """The clips' own reference captions scored the same way, per prompt over that prompt's clips, by hand:
+    Y1 'A dog barks as a man speaks' {dog}, 'A dog barks and rain falls' {dog, rain: hallucinated}; Y2 'Rain falls
+    on a roof' {rain}; every clip has two labels."""
+    r = score_kuan_captions(*_files(tmp_path))
+    every = r["metrics"]["all"]
+    assert (every["human_echo_i"], every["human_echo_s"], every["human_cover"]) == (1 / 4, 1 / 3, 3 / 6)
+    only_y1 = r["metrics"]["What do you hear?"]  # answered for Y1 only: its floor is Y1's captions
+    assert (only_y1["human_echo_i"], only_y1["human_echo_s"], only_y1["human_cover"]) == (1 / 3, 1 / 2, 2 / 4)
+    assert all(f"human_{k}" in m for m in r["metrics_compat"].values() for k in ("echo_i", "echo_s", "cover"))
+    assert r["human"]["metrics"]["n_captions"] == 3 and r["human"]["n_clips"] == 2
+    assert {h["prompt"] for h in r["human_items"]} == {"human captions"}
+
+
+def test_human_captions_as_predictions_score_their_own_floor(tmp_path: Path) -> None:
+    meta, _ = _files(tmp_path)
+    preds = tmp_path / "human.json"
+    preds.write_text(
+        json.dumps(
+            {
+                "Y1": {"h1": "A dog barks as a man speaks", "h2": "A dog barks and rain falls"},
+                "Y2": {"h1": "Rain falls on a roof"},
+            }
+        ),
+        encoding="utf-8",
+    )
+    r = score_kuan_captions(meta, preds)
+    for mode in ("metrics", "metrics_compat"):
+        m = r[mode]["all"]
+        assert all(m[k] == m[f"human_{k}"] for k in ("echo_i", "echo_s", "cover"))
+
+
+def test_compat_follows_the_authors_per_caption_averaging(tmp_path: Path) -> None:
+    """evaluation.py (Kuan et al.): per caption CHAIR = 1 - |P & L| / |P| (-1 when P is empty), Hal = [CHAIR != 0]
+    (-1 when empty), Cover = |P & L| / |L|, each the mean over captions, x100, 2 decimals."""
+    meta, _ = _files(tmp_path)
+    preds = tmp_path / "two.json"
+    preds.write_text(
+        json.dumps({"Y1": {"p": "Rain on a window."}, "Y2": {"p": "Nothing I can name."}}), encoding="utf-8"
+    )
+    r = score_kuan_captions(meta, preds)
+    pooled, compat = r["metrics"]["all"], r["metrics_compat"]["all"]
+    # Y1 names rain (not its label): CHAIR 1, Hal 1, Cover 0; Y2 names nothing: CHAIR -1, Hal -1, Cover 0
+    assert (compat["echo_i"], compat["echo_s"], compat["cover"], compat["no_object"]) == (0.0, 0.0, 0.0, 1)
+    assert (pooled["echo_i"], pooled["echo_s"]) == (1.0, 1 / 2)  # pooled: 1 of 1 object, 1 of 2 captions
+    # the fixture's three captions: CHAIR 0, 0, 1/2 -> 16.67; Hal 0, 0, 1 -> 33.33; Cover 1/2 each -> 50
+    full = score_kuan_captions(*_files(tmp_path))["metrics_compat"]["all"]
+    assert (full["echo_i"], full["echo_s"], full["cover"]) == (16.67, 33.33, 50.0)
+
+
+@pytest.mark.parametrize(
+    ("caption", "present"),
+    [
+        ("There is no explosion, only birds.", {"bird"}),
+        ("A man speaks without any music.", set()),
+        ("Wind blows, but no one is speaking.", {"wind"}),
+        ("In the absence of birds, only the wind is heard.", {"wind"}),
+        ("The dog cannot be heard; a bird sings.", {"bird"}),
+        ("Rain is absent and the wind is not audible.", set()),
+        ("Not only a dog but also birds.", {"dog", "bird"}),
+        ("The music is not loud.", {"music"}),
+        ("The wind never stops.", {"wind"}),
+        ("There are no dogs or birds, and a man speaks over music.", {"music"}),
+        ("Birds chirp instead of a dog barking.", {"bird"}),
+    ],
+)
+def test_negated_mentions_are_not_objects(caption: str, present: set[str]) -> None:
+    vocab = ["Explosion", "Bird", "Music", "Wind", "Dog", "Rain", "Speaking"]
+    assert named_objects(caption, vocab) == present
+
+
+def test_audioset_display_names_name_their_label() -> None:
+    assert named_objects("A car horn honks twice.", ["Vehicle horn, car horn, honking", "Car"]) == {
+        "vehicle horn, car horn, honking"
+    }
+
+
+def test_held_out_captions_hand_labelled() -> None:
+    """Captions written after the negation reader was tuned, as audio LMs caption, each object's presence labelled
+    by hand (tests/closedform/captions_heldout.jsonl). No object labelled absent is read as present; the
+    agreement over all (caption, object) pairs is in docs/tutorials/closedform.md."""
+    rows = [json.loads(x) for x in (Path(__file__).parent / "captions_heldout.jsonl").read_text().splitlines()]
+    vocab = sorted({k for r in rows for k in r["objects"]})
+    pairs = agree = 0
+    for r in rows:
+        named = named_objects(r["caption"], vocab)
+        hand = {normalize_label(k): v for k, v in r["objects"].items()}
+        assert not {k for k, v in hand.items() if not v} & named, r["caption"]
+        for lab in set(hand) | named:
+            pairs += 1
+            agree += hand.get(lab, False) == (lab in named)
+    assert agree / pairs >= 0.75  # the misses left are words no label spells ("a woman speaks" for speech)
+
+
+def test_cli_text_json_and_report_carry_the_floor_and_both_modes(tmp_path: Path) -> None:
+    meta, preds = _files(tmp_path)
+    args = ["score", "captions", str(meta), str(preds)]
+    text = CliRunner().invoke(app, [*args, "--report", str(tmp_path / "rep")])
+    assert text.exit_code == 0, (text.output, text.exception)
+    out = " ".join(text.output.split())
+    assert "echo_i=0.250 [human 0.250]" in out and "echo_i=16.67 [human 16.67]" in out
+    assert out.index("pooled over captions") < out.index("per-caption averages")
+    compat = " ".join(CliRunner().invoke(app, [*args, "--compat"]).output.split())
+    assert compat.index("per-caption averages") < compat.index("pooled over captions")
+    md = (tmp_path / "rep" / "tables.md").read_text(encoding="utf-8")
+    assert "ECHO_I human" in md and "per-caption averages" in md
+    summary = json.loads((tmp_path / "rep" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["metrics"]["all"]["human_echo_i"] == 1 / 4 and "metrics_compat" in summary
+    assert (tmp_path / "rep" / "captions_pooled.csv").is_file() and (tmp_path / "rep" / "report.html").is_file()
