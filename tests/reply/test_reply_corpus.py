@@ -18,14 +18,15 @@ CORPUS = Path(__file__).with_name("corpus") / "replies.jsonl"
 ROWS = [json.loads(x) for x in CORPUS.read_text(encoding="utf-8").splitlines() if x.strip()]
 # the reader's statuses as the corpus labels them
 AS_LABEL = {"unknown": "uncertain", "ambiguous": "other", "unrelated": "other", "unparsable": "other"}
-# measured on the corpus when the reader last changed (README, 'Reading replies'); a drop of more than the margin fails
+# measured on the corpus when the reader last changed (README, 'Reading replies'); a drop of more than the margin fails.
+# Five rows were relabelled 'hedge' when the reader gained that class (their earlier label is kept as label_before)
 MEASURED = {
-    "all": 0.905,
+    "all": 0.915,
     "refusal": 1.0,
     "uncertain": 1.0,
     "quoted": 1.0,
     "hedge": 1.0,
-    "aff": 0.927,
+    "aff": 0.94,
     "answer_word": 0.941,
     "other_subject": 0.72,
 }
@@ -45,7 +46,7 @@ def test_corpus_shape_and_provenance() -> None:
     assert len(ROWS) >= 300 and len({r["id"] for r in ROWS}) == len(ROWS)
     assert Counter(r["source"] for r in ROWS).keys() == {"audiotrust", "smollm2"}
     for r in ROWS:
-        assert r["label"] in ("yes", "no", "refusal", "uncertain", "other") and r["question"] and r["provenance"], r
+        assert r["label"] in ("yes", "no", "refusal", "uncertain", "hedge", "other") and r["question"] and r["provenance"], r
 
 
 def agreement(rows: list[dict]) -> float:

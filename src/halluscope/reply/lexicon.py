@@ -372,7 +372,7 @@ SUBJECT_NEGATORS_AFTER = {"емес", "жоқ", "жок", "нет", "отсут�
 # presence stated as exclusive: "I only hear drums" rules out the trumpet asked about
 EXCLUSIVE = re.compile(
     r"\b(?:only|just|nothing\s+but|nothing\s+except|solely|exclusively|purely|только|лишь|"
-    r"исключительно|тек|ғана|solo|seulement|uniquement|nur)\b"
+    r"исключительно|тек|ғана|seulement|uniquement|nur)\b"
 )
 # subject words too general to mark a statement as about the subject when a specific word is there ("jazz music")
 GENERIC_SUBJECT = {
@@ -411,7 +411,7 @@ WORD_FORMS = {
 # a clause that names the subject without asserting it: a question, a condition, a wish, the entry itself, a trace
 # of it in something else ("a potential undertone of jazz influence")
 NOT_ASSERTED = re.compile(
-    r"\b(?:if|whether|unless|wonder|would\s+need|description\s+of|entry|referring\s+to|"
+    r"\b(?:if|whether|unless|wonder|would\s+need|description\s+of|entry|referring\s+to|unclear\s+what|"
     r"asking\s+about|imagine|undertones?\s+of|hints?\s+of|traces?\s+of)\b|\?"
 )
 # members of one closed set exclude each other: a reply that calls the audio another genre ("a rap or hip-hop song"
@@ -449,7 +449,6 @@ YESNO_UNKNOWN = [
         r"\bwithout\s+(?:more|further|additional)\s+(?:specific\s+)?(?:information|context|details)\b",
         r"\b(?:would\s+)?requires?\s+(?:additional|more|further)\s+(?:context|information|details)\b",
         r"\bnot\s+(?:entirely\s+|completely\s+|totally\s+|quite\s+|very\s+)?clear\b",
-        r"\bit(?:'s|\s+is)\s+possible\s+that\b",
     ]
 ]
 # a clause about the subject in general ("The sound of jazz is a quintessential ...", "In audio, the sound of traffic is

@@ -7,10 +7,15 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from halluscope.reply import lexicon as lx
+from halluscope.reply import lexicon as lx, polarity as pl
+from halluscope.reply.lemmas import same_word
 from halluscope.reply.normal import Extraction, _mask, _preamble, _spans, _unknown
 from halluscope.reply.reading import ABSTENTIONS, answer as _answer
 from halluscope.reply.subject import asked_subject
+from halluscope.reply.synonyms import names
+
+# the strict yes/no reader's version, stated with every score (bump it when a reading can change)
+READER_VERSION = "strict-2.0"
 
 Fallback = Callable[[str], str]
 
@@ -57,37 +62,51 @@ def _mentions(clause: str, words: Sequence[str]) -> bool:
 
 
 def _same_word(token: str, word: str) -> bool:
-    """The same word up to its ending: a shared 4-letter stem, or for short words the word plus at most two letters
-    ("dog" / "dogs", "ит" / "иттер" is not, "ит" / "итті")."""
+    """The same word up to inflection (``lemmas.same_word``: "dog"/"dogs", "собака"/"собаки", "ит"/"иттер"; never
+    "cat"/"category"), or one of the word's other names (``synonyms``: "puppy" for "dog", "talking" for "speech")."""
     token, word = lx.WORD_FORMS.get(token, token), lx.WORD_FORMS.get(word, word)
-    if min(len(token), len(word)) < 4:
-        short, long = sorted((token, word), key=len)
-        return long.startswith(short) and (len(long) - len(short) <= 2 or long[len(short) :] in ("ness", "ly"))
-    short, long = sorted((token, word), key=len)
-    return token[:4] == word[:4] and (len(short) > 4 or len(long) - len(short) <= 4)  # not "rock" / "rockslides"
+    return same_word(token, word) or any(same_word(token, n) for n in names(word))
 
 
-def _denied(clause: str, words: Sequence[str]) -> str | None:
-    """The words that deny the subject inside a clause ("not a dog", "no dogs", "ит емес"), else None; only words of
-    the same comma-separated phrase count ("there isn't any cat, the dog barks" does not deny the dog)."""
-    for m in re.finditer(r"[^\W\d_]+", clause):
-        if not any(_same_word(m.group(0), w) for w in words):
-            continue
-        head = re.split(r"[,:;()\"]", clause[: m.start()])[-1]
-        before = re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", head)[-4:]
-        if any(t in lx.SUBJECT_NEGATORS for t in before) and not any(t in lx.SUBJECT_NEGATORS_BLOCK for t in before):
-            return (head.strip() + " " + m.group(0)).strip()
-        tail = re.split(r"[,:;()\"]", clause[m.end() :])[0]
-        after = re.findall(r"[^\W\d_]+", tail)[:2]
-        if any(t in lx.SUBJECT_NEGATORS_AFTER for t in after):
-            return (m.group(0) + tail).strip()
+def _denied(clause: str, words: Sequence[str], *, other_names: bool = True) -> str | None:
+    """The words that deny the subject inside a clause, else None: a negation cue whose scope covers a mention of
+    the subject (``polarity``: "the dog cannot be heard", "no dogs", "ит емес", "собаки не слышно"); a cue in
+    another clause does not count ("there isn't any cat, the dog barks" does not deny the dog)."""
+    for start, part in pl.clauses(clause):
+        for m in re.finditer(r"[^\W\d_]+(?:-[^\W\d_]+)*", part):
+            match = _same_word if other_names else same_word
+            if not any(match(t, w) for t in _parts(m.group(0)) for w in words):
+                continue
+            cue = pl.negation(part, m.start(), m.end())
+            if cue:
+                return f"{cue} ... {m.group(0)}" if cue != m.group(0) else cue
     return None
+
+
+def _parts(token: str) -> list[str]:
+    return [token] + (token.split("-") if "-" in token else [])
+
+
+# after a leading "no"/"not" these words make it an answer word ("No it isn't"); any other word makes it the
+# determiner of a negated phrase ("No dog can be heard", "Not a dog, but a cat"), read by its scope
+_ANSWER_NO_NEXT = re.compile(
+    r"\s+(?:it|there|i|that|this|they|he|she|we|you|way|sir|thanks|thank|not|really|at|exactly|quite|definitely|"
+    r"the\s+(?:audio|clip|recording|sound|track)|so)\b"
+)
+
+
+def _determiner_no(masked: str, m: re.Match[str]) -> bool:
+    word = m.group("w")
+    rest = masked[m.end("w") :]
+    return word in ("no", "not") and bool(re.match(r"\s+[^\W\d_]", rest)) and not _ANSWER_NO_NEXT.match(rest)
 
 
 def _answer_words(masked: str) -> list[tuple[int, str, str]]:
     hits: dict[int, tuple[str, str]] = {}
     for p in lx.ANSWER_POSITIONS:
         for m in p.finditer(masked):
+            if _determiner_no(masked, m):
+                continue
             word = re.sub(r"\s+", " ", m.group("w"))
             hits[m.start("w")] = ("yes" if word in lx.YES_SET or word == "si" else "no", word)
     for m in lx.THINK_NO.finditer(masked):
@@ -150,50 +169,74 @@ def _sibling(masked: str, words: Sequence[str]) -> str | None:
     return None
 
 
+def _hedge_of(sentence: str, clause: str, words: Sequence[str]) -> str | None:
+    """The hedge cue that qualifies what a clause says of the subject: one in the scope-bounded part that names the
+    subject ("the rumbling may be a train"; not "spoken in a happy tone, which might mean ..."), or a hedge standing
+    alone between commas in the clause or at the head of its sentence ("Possibly, ...", "the dog, I think, ...")."""
+    parts = [part for _, part in pl.clauses(clause)]
+    named = [part for part in parts if words and _mentions(part, words)] or [clause]
+    cue = next((c for part in named for c in [pl.hedge(part)] if c), None)
+    if cue:
+        return cue
+    head = sentence.split(",", 1)[0] if "," in sentence else ""
+    alone = [part for part in [*parts, head] if part.strip() and len(part.split()) <= 3]
+    return next((c for part in alone for c in [pl.hedge(part)] if c), None)
+
+
 def _implicit(masked: str, subject: str | None) -> Extraction:
     words = _subject_words(subject)
     generic = [
         w for w in re.findall(r"[^\W\d_]+", (subject or "").lower()) if w in lx.GENERIC_SUBJECT and w not in words
     ]
-    found: list[tuple[str, str, bool, str]] = []  # (polarity, words, about the subject, clause)
+    if pl.ELLIPTIC.match(masked.strip()):  # "There isn't.", "It does.", "Нету.": the subject is the one asked about
+        pol = "no" if pl.negated_clause(masked) else "yes"
+        return _answer(pol, f"elliptic answer '{masked.strip()}'")
+    # (polarity, words, about the subject, clause, hedge cue, evidential)
+    found: list[tuple[str, str, bool, str, str | None, bool]] = []
     clauses = [
-        (k == 0, c)
+        (k == 0, c, sentence)
         for sentence in re.split(r"[.;!?\n]+", masked)
         for k, c in enumerate(lx.CLAUSE_SPLIT.split(sentence))
     ]
-    for opens, clause in clauses:
+    for opens, clause, sentence in clauses:
         if not clause.strip():
             continue
+        hedge, evidential = _hedge_of(sentence, clause, words), bool(pl.EVIDENTIAL.search(clause))
         denied = _denied(clause, words) if words else None
-        if denied:  # "birds singing, not a dog": the subject is denied, whatever else is heard
-            found.append(("no", denied, True, clause))
+        if denied:  # "birds singing, not a dog", "the dog cannot be heard": a cue's scope covers the subject
+            found.append(("no", denied, True, clause, hedge, evidential))
             continue
-        general = _denied(clause, generic) if generic else None
+        general = _denied(clause, generic, other_names=False) if generic else None
         if general:  # "there isn't any music present" to a jazz-music question
-            found.append(("no", general, True, clause))
+            found.append(("no", general, True, clause, hedge, evidential))
             continue
         no, yes = _statements(clause)
-        if words and _mentions(clause, words):  # "I hear a dog, no cat": read the phrase that names the subject
-            phrase = ",".join(ph for ph in re.split(r"[,:]", clause) if _mentions(ph, words))
-            no, yes = _statements(phrase) if any(_statements(phrase)) else (no, yes)
         about = bool(words) and _mentions(clause, words)
-        if no:  # a negation inside a clause dominates its affirmative frame ("there is no dog")
-            found.append(("no", no.group(0).strip(), about, clause))
-        elif (
-            about
-            and not lx.NON_LATIN.search(clause)
-            and not lx.NOT_ASSERTED.search(clause)
-            and not (opens and lx.GENERIC_TOPIC.search(clause) and not lx.PRESENCE.search(clause))
+        if about and not lx.NOT_ASSERTED.search(clause) and not (
+            opens and lx.GENERIC_TOPIC.search(clause) and not lx.PRESENCE.search(clause)
         ):
+            # named and in no negation's scope: asserted ("It sounds like jazz.", "the dog is barking", "a man is
+            # talking" to a speech question), whatever else the clause denies ("a dog barks with no other sound")
             among = _among_alternatives(clause, words)
             if among:  # "likely a pop or hip-hop song" to a pop question
-                found.append(("alternatives", among, True, clause))
-            else:  # "It sounds like jazz.", "delivered in an angry tone", "the dog is barking in the background"
+                found.append(("alternatives", among, True, clause, hedge, evidential))
+            else:
                 found.append(
-                    ("yes", (yes.group(0).strip() + " ... " if yes else "") + _mention(clause, words), True, clause)
+                    (
+                        "yes",
+                        (yes.group(0).strip() + " ... " if yes else "") + _mention(clause, words),
+                        True,
+                        clause,
+                        hedge,
+                        evidential,
+                    )
                 )
+        elif about:
+            continue
+        elif no:
+            found.append(("no", no.group(0).strip(), False, clause, hedge, evidential))
         elif yes:
-            found.append(("yes", yes.group(0).strip(), about, clause))
+            found.append(("yes", yes.group(0).strip(), False, clause, hedge, evidential))
     if words:
         about = [f for f in found if f[2]]
         if about:
@@ -220,8 +263,18 @@ def _implicit(masked: str, subject: str | None) -> Extraction:
     if len(polarities) == 2:
         return Extraction("ambiguous", reason="mixed statements: " + "; ".join(f"'{f[1]}'" for f in found[:3]))
     if polarities:
-        return _answer(found[0][0], f"statement '{found[0][1]}'")
+        pol = found[0][0]
+        whole = pl.REPLY_HEDGE.search(masked)
+        if whole or all(f[4] for f in found):  # every statement hedged: never a yes, never silently a no
+            cue = whole.group(0) if whole else found[0][4]
+            return _hedged(pol, f"statement '{found[0][1]}' hedged by '{cue}'")
+        return _answer(pol, f"statement '{found[0][1]}'", hedged=any(f[5] for f in found))
     return Extraction("unrelated", reason="no yes/no answer found")
+
+
+def _hedged(lean: str, reason: str) -> Extraction:
+    """The class 'hedge': the reply leans to ``lean`` under a hedge cue (kept on the reading, never scored)."""
+    return Extraction("hedge", reason=reason, hedged=True, lean=lean)
 
 
 def _quoted(norm: str) -> list[tuple[int, int, str]]:
@@ -248,6 +301,9 @@ def _yesno_rules(text: str | None, subject: str | None) -> Extraction:
     norm, early, unknown = _preamble(text)
     if early is not None:
         return early
+    if pl.HEDGE_ONLY.match(norm):  # "Maybe.", "Probably not.", "Может быть.": a hedge, not an abstention
+        lean = "no" if re.search(r"\b(?:not|нет|жоқ)\b", norm) else "yes"
+        return _hedged(lean, f"hedge only: '{norm.strip()}'")
     unknown = sorted(unknown + _spans(lx.YESNO_UNKNOWN, norm))
     unknown = [u for u in unknown if not lx.UNCLEAR_WHAT_SAID.match(norm, u[1])]  # "unclear what is being said"
     quoted = _quoted(norm)
@@ -256,7 +312,7 @@ def _yesno_rules(text: str | None, subject: str | None) -> Extraction:
     both = lx.BOTH.search(masked)
     if both:
         return _unknown(unknown) if unknown else Extraction("ambiguous", reason=f"says both: '{both.group(0)}'")
-    hedged = bool(unknown) or bool(lx.HEDGE.search(masked))
+    hedged = bool(unknown) or bool(pl.EVIDENTIAL.search(masked))
     if lx.CJK.search(masked):
         zh = _zh_yesno(masked)
         if zh is not None:
@@ -289,6 +345,10 @@ def _yesno_rules(text: str | None, subject: str | None) -> Extraction:
             and any(0 <= a - (pos + len(word)) <= 4 for a, _, _ in unknown)
         ):
             return Extraction("unknown", reason=f"'{word}' introduces uncertainty '{unknown[0][2].strip()}'")
+        start, end = _sentence_of(masked, pos)
+        cue = pl.hedge(masked[start : min(end, pos + len(word) + 60)])
+        if cue:  # "Possibly yes.", "Yes, there might be a dog.", "Вероятно, нет."
+            return _hedged(pol, f"answer word '{word}' hedged by '{cue}'")
         return _answer(pol, f"answer word '{word}'", hedged=hedged)
     ex = _implicit(masked, subject)
     if unknown:
@@ -300,7 +360,7 @@ def _yesno_rules(text: str | None, subject: str | None) -> Extraction:
             and all(not _mentions(masked[slice(*_sentence_of(norm, a))], words) for a, _, _ in unknown)
         )
         return replace(ex, hedged=True) if about else _unknown(unknown)
-    return replace(ex, hedged=hedged) if ex.is_answer else ex
+    return replace(ex, hedged=hedged or ex.hedged) if ex.is_answer else ex
 
 
 def extract_yesno(
