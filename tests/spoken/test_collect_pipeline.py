@@ -108,25 +108,18 @@ def test_collect_dedup_translate_release_rehydrate_round_trip_then_build(pages, 
             return Reply(content=kk)
         return Reply(content=sources[text])
 
+    translate = ("corpus", "translate", tmp_path / "d.jsonl", "--out", tmp_path / "t.jsonl", "--from", "ru", "--to")
     with ChatServer(script) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         monkeypatch.setenv("OPENAI_API_KEY", "k")
-        code, out = run_cli(
-            capsys,
-            monkeypatch,
-            "corpus",
-            "translate",
-            tmp_path / "d.jsonl",
-            "--out",
-            tmp_path / "t.jsonl",
-            "--from",
-            "ru",
-            "--to",
-            "kk",
-            "--model",
-            "openai/mt",
-        )
-    assert code == 0, out
+        code, out = run_cli(capsys, monkeypatch, *translate, "kk", "--model", "openai/mt")
+        assert code == 0, out
+        first = (srv.count, (tmp_path / "t.jsonl").read_bytes())
+        code, out = run_cli(capsys, monkeypatch, *translate, "kk", "--model", "openai/mt")  # the same command again
+        assert code == 0, out
+        assert (srv.count, (tmp_path / "t.jsonl").read_bytes()) == first  # no model call: the store answered
+    assert first[0] == 6 and "0 model calls, 6 from the store" in out
+    assert (tmp_path / "t.jsonl.store" / "halluscope.sqlite").is_file()
     tr = json.loads((tmp_path / "t.translate.json").read_text(encoding="utf-8"))
     assert tr["asked"] == 3 and tr["translated"] == 3
     assert all(c["language_id"] == "kk" and c["back_similarity"] == 1.0 and "length_ratio" in c for c in tr["items"])
@@ -179,7 +172,24 @@ def test_collect_dedup_translate_release_rehydrate_round_trip_then_build(pages, 
         "--pages",
         changed,
     )
-    assert_clean_failure(code, out, "1 item(s) could not be rebuilt", "text sha256 differs", "Fix:")
+    # one changed page: nothing written (a corpus is rebuilt whole), one line naming the page and the fix
+    assert_clean_failure(code, out, "corpus rehydrate", "1 failed", "page en0.html changed", "Fix:", "--allow-partial")
+    assert not (tmp_path / "x.jsonl").exists()
+    code, out = run_cli(
+        capsys,
+        monkeypatch,
+        "corpus",
+        "rehydrate",
+        tmp_path / "r.jsonl",
+        "--out",
+        tmp_path / "x.jsonl",
+        "--pages",
+        changed,
+        "--allow-partial",
+    )
+    assert code == 0 and "left out" in out and "en0.html" in out, out
+    partial = (tmp_path / "x.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(partial) == len((tmp_path / "h.jsonl").read_text(encoding="utf-8").splitlines()) - 1
 
     from support.tiny_encoder import register_text_speech
 

@@ -5,7 +5,9 @@ fingerprint, so a killed run resumes and a finished one makes no call). Every ca
 Caller, which logs each attempt with its raw reply before anything parses it. One meaning for each outcome:
 
 - *failed*: the backend gave no reply at all (transport error after its own retries), or ``fn`` returned a
-  str / raised a HalluscopeError saying why; stored as a failure and retried on the next run;
+  str / raised a HalluscopeError saying why; stored as a failure and retried on the next run. A BackendError
+  (no API key, a key refused, an unknown model: nothing a retry fixes) is no item's failure: it stops the stage
+  at the first call, before any item is recorded;
 - *unscored*: replies came but none could be read after the protocol's retries; stored as a result whose
   ``status`` is 'unscored', with the last raw reply and every reason (``ask_until_parsed``);
 - *retried*: a protocol retry (nonce >= 1) was asked: it samples differently (llm._base.retry_params);
@@ -26,7 +28,15 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from halluscope.backends.llm import Caller, CallStats, ChatBackend, StageOutage, retry_params, sampling_note
+from halluscope.backends.llm import (
+    BackendError,
+    Caller,
+    CallStats,
+    ChatBackend,
+    StageOutage,
+    retry_params,
+    sampling_note,
+)
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import ModelRequest, ModelResponse, Record
 from halluscope.core.stages import Stage, progress
@@ -136,6 +146,8 @@ async def arun_calls(
         async with gate:
             try:
                 out = await fn(caller, x, *others)
+            except BackendError:
+                raise  # a configuration problem (no key, key refused, unknown model): the stage stops, no item fails
             except HalluscopeError as exc:
                 out = str(exc)
         if isinstance(out, str):

@@ -9,7 +9,18 @@ from typing import TYPE_CHECKING, List, Optional
 import typer
 
 from halluscope.cli.compat import App, legacy_run
-from halluscope.cli.options import Json, LlmConfig, NewRun, Options, Retries, Run, VllmServe, model_with, with_executor
+from halluscope.cli.options import (
+    AllowPartial,
+    Json,
+    LlmConfig,
+    NewRun,
+    Options,
+    Retries,
+    Run,
+    VllmServe,
+    model_with,
+    with_executor,
+)
 from halluscope.core.executors import ExecutorOptions
 from halluscope.core.records import LANGUAGES, SEVERITIES, TYPES
 from halluscope.core.stages import console
@@ -119,9 +130,13 @@ def build_spoken_cmd(
     from halluscope.spoken.build import BuildConfig, build_spoken
 
     generator = generator_with(generator, option)  # type: ignore[assignment]
+    allow_partial: AllowPartial = False,
     cfg = BuildConfig(
         corpus=corpus,
         langs=langs_of(langs),
+    Every engine's options and weights are checked before any work. A stage that produces nothing, or fails on
+    more than the share --allow-partial names, stops the build with exit 2 (what was done is kept).
+
         generator=generator,
         tts=tts,
         asr=asr,
@@ -133,7 +148,7 @@ def build_spoken_cmd(
         severities=choices(severities, SEVERITIES, "--severities"),
     )
     with executor.create(run) as ex, serving(generator, vllm_serve):
-        result = build_spoken(run, cfg, executor=ex, quiet=json_out)
+        result = build_spoken(run, cfg, executor=ex, quiet=json_out, allow_partial=allow_partial)
     dataset = run / "dataset" / "samples.parquet"
     if json_out:
         show_notes(result.notes)

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from halluscope.cli.compat import App
-from halluscope.cli.options import Json, LlmConfig, Options, model_with
+from halluscope.cli.options import AllowPartial, Json, LlmConfig, Options, model_with
 from halluscope.core.stages import console
 
 app = App(help="Inspect and validate corpora.")
@@ -135,10 +135,15 @@ def corpus_translate(
     llm_config: LlmConfig = None,
     option: Options = [],  # noqa: B006 - typer reads the default; options of the --model
     json_out: Json = False,
+    allow_partial: AllowPartial = False,
 ) -> None:
     """Translate one language's articles into another with any chat backend, validated by back-translation, length
     ratio and language id (Lost in Speech (000) translated every fake into the other language). Translations are
-    added as rows '<id>~<to>' with translated_from and valid."""
+    added as rows '<id>~<to>' with translated_from and valid. Every model call is kept in the store OUTPUT.store/ (the
+    same command again is answered from it, no call); when translations fail beyond the share --allow-partial
+    names, nothing is written (exit 2)."""
+    from halluscope.core.outcome import StepOutcome, check_outcomes
+    from halluscope.core.store import Store
     from halluscope.spoken.collect.pages import read_jsonl, write_jsonl
     from halluscope.spoken.collect.translate import translate_rows
 
@@ -148,14 +153,24 @@ def corpus_translate(
         from halluscope.backends.llm import load_llm_config
 
         config = load_llm_config(llm_config)
-    new, doc = translate_rows(
-        rows,
-        backend_spec=model_with(model, option) or model,
-        source=source,
-        target=to,
-        min_back=min_back,
-        config=config,
+    spec = model_with(model, option) or model
+    with Store(out.with_name(out.name + ".store")) as calls:
+        new, doc = translate_rows(
+            rows, backend_spec=spec, source=source, target=to, min_back=min_back, config=config, store=calls
+        )
+    failed = {c["id"]: c["failed"] for c in doc["items"] if "failed" in c}
+    outcome = StepOutcome(
+        "translate",
+        doc["asked"],
+        doc["translated"],
+        failed,
+        fix=f"check the model {spec} (its server and replies), then run the same command again; nothing was "
+        f"written to {out}",
     )
+    kept = f"in {calls.path} (a rerun makes no call for them)"
+    notes = check_outcomes([outcome], command="corpus translate", allow_partial=allow_partial, kept=kept)
+    for note in notes:
+        console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
     write_jsonl(out, [*rows, *new])
     path = _report(report, out.with_suffix(".translate.json"), doc)
     if json_out:
@@ -163,7 +178,7 @@ def corpus_translate(
         return
     console.print(
         f"[green]translated[/] {doc['translated']} of {doc['asked']} ({doc['valid']} valid, "
-        f"{doc['failed']} failed); report: {path}"
+        f"{doc['failed']} failed; {doc['calls']} model calls, {doc['from_store']} from the store); report: {path}"
     )
 
 
@@ -194,22 +209,34 @@ def corpus_rehydrate(
     out: Path = typer.Option(..., "--out", help="Rebuilt corpus (.jsonl), ready for 'build spoken --corpus'."),
     pages: Path = typer.Option(..., help="Folder of saved pages (matched by sha256 or file name)."),
     json_out: Json = False,
+    allow_partial: AllowPartial = False,
 ) -> None:
-    """Rebuild the corpus texts from the pages and verify each text's sha256; an item that does not match is
-    reported and left out (exit 2 when any is)."""
-    from halluscope.core.errors import HalluscopeError
+    """Rebuild the corpus texts from the pages and verify each text's sha256. An item that does not match (a page
+    missing or changed) fails the command (exit 2) and nothing is written: a corpus is rebuilt whole. With
+    --allow-partial the items that match are written and the others listed."""
+    from halluscope.core.outcome import StepOutcome, check_outcomes
     from halluscope.spoken.collect.pages import read_jsonl, write_jsonl
     from halluscope.spoken.collect.release import rehydrate
 
-    rows, problems = rehydrate(read_jsonl(release_file), pages)
+    released = read_jsonl(release_file)
+    rows, problems = rehydrate(released, pages)
+    failed = {p["id"]: p["problem"] for p in problems}
+    outcome = StepOutcome(
+        "rehydrate",
+        len(released),
+        len(rows),
+        failed,
+        fix=f"pass --pages with the pages the release was made from (a page saved again later may differ); "
+        f"nothing was written to {out}",
+    )
+    # a rebuilt corpus is whole or not written: any item that does not match fails the command (share 0)
+    notes = check_outcomes([outcome], command="corpus rehydrate", allow_partial=allow_partial, max_failed=0.0)
     write_jsonl(out, rows)
     if json_out:
         print(json.dumps({"corpus": str(out), "rows": len(rows), "problems": problems}, indent=2, ensure_ascii=False))
-    else:
-        console.print(f"[green]rehydrated[/] {len(rows)} rows into {out}")
-    if problems:
-        first = problems[0]
-        raise HalluscopeError(
-            f"{release_file}: {len(problems)} item(s) could not be rebuilt; first: '{first['id']}': "
-            f"{first['problem']}. Fix: pass --pages with the original saved pages"
-        )
+        return
+    for p in problems:
+        console.print(f"  left out '{p['id']}': {p['problem']}", highlight=False, soft_wrap=True)
+    for note in notes:
+        console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
+    console.print(f"[green]rehydrated[/] {len(rows)} rows into {out}")

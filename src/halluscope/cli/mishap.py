@@ -11,6 +11,7 @@ import typer
 from halluscope.cli.canary import CANARY_HELP
 from halluscope.cli.compat import App
 from halluscope.cli.options import (
+    AllowPartial,
     AudioPolicy,
     AudioRoot,
     Json,
@@ -88,8 +89,12 @@ def clips_cmd(
     audio_root: AudioRoot = None,
     llm_config: LlmConfig = None,
     option: Options = [],  # noqa: B006 - options of the --filter-llm
+    allow_partial: AllowPartial = False,
 ) -> None:
-    """Import clips and descriptions, filter uninformative descriptions, enforce domain / source quotas, report balance."""
+    """Import clips and descriptions, filter uninformative descriptions, enforce domain / source quotas, report balance.
+
+    A --filter-llm that cannot be used (no API key, a key refused) stops the command at its first call, before any
+    clip is filtered; one whose calls fail on more than the share --allow-partial names fails it (exit 2)."""
     from halluscope.mishap.clips import import_clips
 
     quota: Optional[int | dict[str, int]] = None
@@ -115,7 +120,15 @@ def clips_cmd(
         per_source=quota,
         seed=seed,
         audio_root=audio_root,
+        allow_partial=allow_partial,
     )
+    if r.filter_failed:  # fewer than the share allows (or --allow-partial): said, not fatal
+        console.print(
+            f"[yellow]note:[/] the informativeness filter failed on {len(r.filter_failed)} clip(s), dropped; a rerun "
+            "retries them",
+            highlight=False,
+            soft_wrap=True,
+        )
     for line in r.lines():
         console.print(line, highlight=False, soft_wrap=True)
     for row in r.balance:

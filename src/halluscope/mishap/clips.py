@@ -155,6 +155,7 @@ class ClipsResult:
     stats: CallStats = field(default_factory=CallStats)
     short: list[str] = field(default_factory=list)  # quotas a domain or source could not fill
     filtered: int = 0  # clips dropped by the informativeness filter
+    filter_failed: dict[str, str] = field(default_factory=dict)  # clips the filter could not assess: id -> why
 
     def lines(self) -> list[str]:
         """What the CLI shows: counts, then a warning per unfilled quota."""
@@ -260,9 +261,11 @@ def import_clips(
     config: LLMConfig | None = None,
     quiet: bool = False,
     audio_root: str | Path | None = None,
+    allow_partial: bool | None = None,
 ) -> ClipsResult:
     """Store the manifest's clips, run the informativeness filter (when an LLM is given), enforce the per-domain and
-    per-source quotas on what it kept (``apply_quotas``) and record the step."""
+    per-source quotas on what it kept (``apply_quotas``) and record the step. ``allow_partial`` (None: the caller
+    judges): the one rule of core/outcome.py over the filter's calls, applied before the step is recorded."""
     for name, v in (
         ("--per-domain", per_domain),
         *(
@@ -325,6 +328,16 @@ def import_clips(
                     dropped[cid] = f"filter reply unreadable: {j.reason if j else '?'}"
                 elif not j.informative:
                     dropped[cid] = f"uninformative: {j.reason}"
+            if allow_partial is not None:
+                from halluscope.core.outcome import StepOutcome, check_outcomes
+
+                outcome = StepOutcome.of(
+                    res,
+                    step="informativeness filter",
+                    fix=f"check the filter model {filter_llm} (its server and key), then run the same command again",
+                )
+                kept_in = f"in {run_dir} (the step is not recorded; a rerun retries only the failed clips)"
+                check_outcomes([outcome], command="mishap clips", allow_partial=allow_partial, kept=kept_in)
         kept = [c.id for c in clips if c.id not in dropped]
         n_filtered = len(dropped)
         short: list[str] = []
@@ -348,7 +361,8 @@ def import_clips(
             seeds={"quotas": seed} if per_domain is not None or per_source is not None else {},
             stages=stages,
         )
-        return ClipsResult(by_id, kept, dropped, balance, stages, stats, short, n_filtered)
+        failed = {cid: dropped[cid] for cid in (res.failed if filter_llm else ())}
+        return ClipsResult(by_id, kept, dropped, balance, stages, stats, short, n_filtered, failed)
 
 
 def kept_clips(store: Store) -> dict[str, MishapClip]:

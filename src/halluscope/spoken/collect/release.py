@@ -95,10 +95,11 @@ def rehydrate(released: Sequence[dict], pages: Path) -> tuple[list[dict], list[d
             start, end = r["offsets"]
             text = page_text(page.read_text(encoding="utf-8", errors="replace"))[start:end]
         if sha256_hex(text) != r["text_sha256"]:
+            where = "its text" if r["kind"] == "translation" else f"page {r['page']}"
             problems.append(
                 {
                     "id": r["id"],
-                    "problem": "text sha256 differs (page changed or another extractor "
+                    "problem": f"text sha256 differs ({where} changed, or another extractor "
                     f"version; released with {r.get('extractor', '-')}, here {extractor_version()})",
                 }
             )

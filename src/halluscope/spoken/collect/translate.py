@@ -2,7 +2,8 @@
 into the other language, translations validated). Each translation is checked three ways and the report lists
 every check per item: back-translation similarity to the source (character 3-gram F-score after translating back),
 the length ratio translation/source, and the language id of the translation. A translation failing a check is
-kept but flagged (``valid`` false); a call that gives no text is a failure, never an empty row."""
+kept but flagged (``valid`` false); a call that gives no text is a failure, never an empty row. Every call goes
+through the store given (the command's: OUT.store/), so a rerun is answered from it and makes no call."""
 
 from __future__ import annotations
 
@@ -45,8 +46,10 @@ def translate_rows(
     min_back: float = 0.5,
     length: tuple[float, float] = (0.6, 1.6),
     config: object | None = None,
+    store: object | None = None,
 ) -> tuple[list[dict], dict]:
-    """Translations of the ``source``-language rows into ``target`` (ids '<id>~<target>') and the report."""
+    """Translations of the ``source``-language rows into ``target`` (ids '<id>~<target>') and the report.
+    ``store``: a Store whose call log answers requests already made (the report counts them as ``from_store``)."""
     from halluscope.backends.llm import create_backend
     from halluscope.backends.runner import run_calls
     from halluscope.core.records import ChatMessage
@@ -75,8 +78,8 @@ def translate_rows(
         return {"translation": there.text.strip(), "back": back.text.strip()}
 
     summary = run_calls(
-        None,
-        None,
+        store,  # type: ignore[arg-type]
+        None,  # no stage: the output file is the result; the store's call log answers repeated requests
         [(r["id"], r) for r in todo],
         backend,
         fn,
@@ -129,6 +132,8 @@ def translate_rows(
         "translated": len(out),
         "failed": len(todo) - len(out),
         "valid": sum(c.get("valid", False) for c in checks),
+        "calls": summary.stats.calls,
+        "from_store": summary.stats.from_store,
         "items": checks,
     }
     return out, report
