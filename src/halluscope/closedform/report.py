@@ -193,6 +193,7 @@ READER_COLS = [
     ("frr", "FRR"),
     ("bias", "Bias FNR-FPR"),
     ("unscored", "unscored"),
+    ("unread", "unread"),
 ]
 READER_DIFF_COLS = [
     ("id", "Item"),
@@ -208,24 +209,29 @@ READER_DIFF_COLS = [
 def reader_blocks(result: ScoreResult, prefix: str = "", view_page: str | None = None) -> list:
     """The reader-sensitivity table (rules vs the LLM reader on the binary items) and the items they read apart;
     with ``view_page`` (the viewer's index.html, relative to the report) each item links to its viewer page."""
-    if not result.tables.get("reader_sensitivity"):
+    return reader_table_blocks(result.tables, result.benchmark, prefix, view_page)
+
+
+def reader_table_blocks(tables: dict, benchmark: str, prefix: str = "", view_page: str | None = None) -> list:
+    """reader_blocks for any scorer's reader tables (closedform/llmreader.py: compare)."""
+    if not tables.get("reader_sensitivity"):
         return []
-    s = result.tables["reader_summary"][0]
-    diff = result.tables["reader_disagreements"]
+    s = tables["reader_summary"][0]
+    diff = tables["reader_disagreements"]
     if view_page is not None:
-        diff = [
-            {**r, "view": item_href(closedform_item(result.benchmark, r.get("run"), r["id"]), view_page)} for r in diff
-        ]
+        diff = [{**r, "view": item_href(closedform_item(benchmark, r.get("run"), r["id"]), view_page)} for r in diff]
     agreement = "-" if s["agreement"] is None else f"{s['agreement']:.3f}"
     return [
         Table(
             f"{prefix}reader_sensitivity",
             READER_COLS,
-            result.tables["reader_sensitivity"],
+            tables["reader_sensitivity"],
             title=f"Reader sensitivity: rules vs {s['reader']}, agreement {agreement} ({s['agree']} of {s['n']})",
             notes=(
                 "The same replies read by the rules (strict) and by an LLM given the question; published "
                 "comparisons differ by up to 10 points for the reader alone.",
+                f"The LLM reader read {s.get('read', s['n'])} of {s['n']} replies; structured output: "
+                f"{s.get('structured', '-')}.",
             ),
         ),
         Table(
@@ -332,6 +338,42 @@ def closedform_section(
     if d["notes"]:
         blocks.append("Notes: " + " ".join(d["notes"]))
     return Section(title or f"Closed-form: {result.benchmark}", blocks)
+
+
+def write_metrics_report(result: dict, report: str | Path, *, groups: str) -> Path:
+    """The report of a published-set scorer's result dict (AudioTrust: ``groups='subsets'``, AVHBench: 'tasks'):
+    its figures per group, the LLM reader's tables (``result['reader']``), the input problems and every item as
+    tables.md, CSVs and report.html, and the whole result as summary.json, in the folder ``report``."""
+    from halluscope.report.page import write_folder
+
+    out = Path(report)
+    rows = [
+        {groups[:-1]: name, **{k: v for k, v in m.items() if not isinstance(v, (dict, list))}}
+        for name, m in result[groups].items()
+    ]
+    problems = [{"problem": p} for p in result.get("problems", [])]
+    blocks: list = [
+        f"Files: {', '.join(result['files'])}; {result['n_items']} items scored.",
+        Table(
+            "metrics",
+            [(k, k) for k in dict.fromkeys(k for r in rows for k in r)],
+            rows,
+            title=f"{result['benchmark']}: figures per {groups[:-1]}",
+        ),
+        *reader_table_blocks(result.get("reader", {}), result["benchmark"]),
+        Table(
+            "problems",
+            [("problem", "problem")],
+            problems,
+            title=f"Problems in the input: {len(problems)}",
+            empty="None.",
+        ),
+        Table("items", [], list(result["items"]), title="Every item", shown=False),
+    ]
+    section = Section(f"Closed-form: {result['benchmark']}", blocks)
+    path = write_folder(out, [section], title=f"halluscope closed-form report: {result['benchmark']}", json_name=None)
+    atomic_write(out / "summary.json", json.dumps(result, indent=2, ensure_ascii=False, default=str))
+    return path
 
 
 def write_score_report(result: ScoreResult, report: str | Path, *, view_page: str | None = None) -> Path:

@@ -33,6 +33,7 @@ from halluscope.backends.llm._openai import (
     read_completion,
     retry_after_s,
 )
+from halluscope.backends.llm._structured import response_format
 from halluscope.core.spec import ModelSpec
 
 
@@ -66,6 +67,7 @@ __all__ = [
     "create_chat_backend",
     "load_llm_config",
     "read_completion",
+    "response_format",
     "retry_after_s",
     "retry_params",
     "sampling_note",

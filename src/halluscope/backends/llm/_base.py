@@ -111,10 +111,18 @@ def sampling_note(request: ModelRequest) -> str:
 OPTIONAL_PARAMS = ("top_k", "repetition_penalty")
 
 
-def local_params(spec: str, defaults: dict, caller: dict | None, configured: dict, mitigation: Any = None) -> dict:
+def local_params(
+    spec: str,
+    defaults: dict,
+    caller: dict | None,
+    configured: dict,
+    mitigation: Any = None,
+    optional: tuple[str, ...] = OPTIONAL_PARAMS,
+) -> dict:
     """Decoding parameters of a local model's request: its defaults, under the caller's, under the configured
     ones (OpenAI's 'max_tokens' is read as 'max_new_tokens' on either side, so a configured max_new_tokens wins
-    over a caller's max_tokens); a decoding-time mitigation's key is added only when one is on."""
+    over a caller's max_tokens); a decoding-time mitigation's key is added only when one is on. ``optional``: the
+    keys a request carries only when set (the backend's own, e.g. 'response_format' where it is honoured)."""
 
     def named(d: dict | None) -> dict:
         out = {k: v for k, v in (d or {}).items() if k != "mitigation"}  # only ever the backend's own
@@ -123,11 +131,10 @@ def local_params(spec: str, defaults: dict, caller: dict | None, configured: dic
         return out
 
     merged = {**defaults, **named(caller), **named(configured)}
-    unknown = set(merged) - set(defaults) - set(OPTIONAL_PARAMS)
+    unknown = set(merged) - set(defaults) - set(optional)
     if unknown:
         raise HalluscopeError(
-            f"{spec}: unknown decoding parameters {sorted(unknown)}; expected "
-            f"{sorted(defaults)} or {sorted(OPTIONAL_PARAMS)}"
+            f"{spec}: unknown decoding parameters {sorted(unknown)}; expected {sorted(defaults)} or {sorted(optional)}"
         )
     if mitigation is not None:  # part of the request key only when on, so unmitigated keys stay what they were
         merged["mitigation"] = mitigation.key()
@@ -141,9 +148,17 @@ class LocalChatBackend:
     spec: str
     default_params: dict
     mitigation: Any  # a halluscope.mitigation.MitigationConfig, or None
+    optional_params: tuple[str, ...] = OPTIONAL_PARAMS
 
     def _params(self, params: dict | None) -> dict:
-        return local_params(self.spec, self.default_params, params, self.options.params, self.mitigation)  # type: ignore[attr-defined]
+        return local_params(
+            self.spec,
+            self.default_params,
+            params,
+            self.options.params,  # type: ignore[attr-defined]
+            self.mitigation,
+            self.optional_params,
+        )
 
     def request(
         self,

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from halluscope.backends.llm._base import CallLog, LocalChatBackend
+from halluscope.backends.llm._base import OPTIONAL_PARAMS, CallLog, LocalChatBackend
 from halluscope.backends.llm._config import HFOptions, LLMConfig, resolve_options
 from halluscope.core.errors import HalluscopeError, MissingExtraError
 from halluscope.core.executors import LOCAL, ItemTask, Resources, torch_threads
@@ -35,6 +35,9 @@ DEFAULT_PARAMS = {"max_new_tokens": 512, "temperature": 0.0, "top_p": 1.0, "seed
 class HFBackend(LocalChatBackend):
     """A causal LM and its tokenizer from a local directory."""
 
+    # a request's OpenAI response_format (a JSON schema) is decoded under its grammar (_structured.py)
+    optional_params = (*OPTIONAL_PARAMS, "response_format")
+
     def __init__(self, path: str, options: HFOptions, mitigation: object = None) -> None:
         self.path = options.path or path  # a second spec name may serve the same checkpoint
         self.spec = f"hf/{path}"
@@ -50,6 +53,7 @@ class HFBackend(LocalChatBackend):
         self._slots: asyncio.Semaphore | None = None
         self._running: set[asyncio.Task] = set()
         self._prefixes: PrefixCache | None = None  # with options.prefix_cache (built on first use, in the worker)
+        self._grammars = None  # compiled response_format schemas of the loaded tokenizer (_structured.Grammars)
 
     def __getstate__(self) -> dict:  # what a Ray worker receives: configuration, no model or event loop state
         state = dict(self.__dict__)
@@ -63,8 +67,16 @@ class HFBackend(LocalChatBackend):
             _running=set(),
             _slots=None,
             _prefixes=None,
+            _grammars=None,
         )
         return state
+
+    @property
+    def structured_output(self) -> bool:
+        """Whether a request's response_format is enforced while decoding (xgrammar installed, plain decoding)."""
+        from halluscope.backends.llm._structured import available
+
+        return self.mitigation is None and available()
 
     def identity(self) -> dict:
         out = {"backend": self.spec, "params": self._params(None)}
@@ -124,6 +136,11 @@ class HFBackend(LocalChatBackend):
         import torch
 
         if self.mitigation is not None:  # contrastive decoding runs one request at a time (batch size 1)
+            if any(r.params.get("response_format") for r in requests):
+                raise HalluscopeError(
+                    f"{self.spec}: response_format (a JSON schema) is not enforced under a decoding-time mitigation; "
+                    "drop the mitigation, or ask without a schema"
+                )
             return [self._generate_mitigated(r) for r in requests]
 
         params = requests[0].params
@@ -145,8 +162,16 @@ class HFBackend(LocalChatBackend):
             kwargs.update(do_sample=False, temperature=None, top_p=None)
         if params.get("repetition_penalty") not in (None, 1, 1.0):
             kwargs["repetition_penalty"] = float(params["repetition_penalty"])
+        if params.get("response_format"):  # every token masked to the schema's grammar (_structured.py)
+            if self._grammars is None:
+                from halluscope.backends.llm._structured import Grammars
+
+                self._grammars = Grammars(tok, model.config.vocab_size, self.spec)
+            kwargs["logits_processor"] = [self._grammars.processor(params["response_format"])]
         reused = None
-        if self.options.prefix_cache and not kwargs["do_sample"]:  # a shared prompt prefix computed once (_prefix.py)
+        if (
+            self.options.prefix_cache and not kwargs["do_sample"] and "logits_processor" not in kwargs
+        ):  # a shared prompt prefix computed once (_prefix.py); a grammar's processor serves one generate() call
             if self._prefixes is None:
                 from halluscope.backends.llm._prefix import PrefixCache as Prefixes
 

@@ -161,6 +161,9 @@ def _raw_response_type() -> type:
 class OpenAIBackend:
     """Chat completions over HTTP; see the module docstring for retries and logging."""
 
+    # a request's params go into the body as they are: response_format (a JSON schema) is the server's to enforce
+    structured_output = True
+
     def __init__(self, model: str, options: OpenAIOptions) -> None:
         self.spec = f"openai/{model}"
         self.model = options.model or model  # the name sent to the server (a second spec name may serve the same model)
