@@ -143,6 +143,7 @@ def _run_arg(store: Store) -> str:
 
 # -- detect runs (Lost in Speech, 3.4): what each run read of the build --------------------------------------------
 
+
 def detect_inputs(
     samples: Mapping[str, Any],
     items: Iterable[str],
