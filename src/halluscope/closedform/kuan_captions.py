@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import functools
 import json
 import re
 from collections import defaultdict
@@ -34,7 +35,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from halluscope.core.errors import InputError
-from halluscope.reply.free import _label_index, _label_pattern, _mentions_of, normalize_label
+from halluscope.reply.free import normalize_label
+from halluscope.reply.lemmas import lemma, same_word
 from halluscope.reply.negation import negated
 from halluscope.reply.normal import normalize_reply
 
@@ -88,18 +90,54 @@ def _names(vocabulary: tuple[str, ...]) -> dict[str, str]:
     return names
 
 
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+
+
+@functools.lru_cache(maxsize=64)
+def _name_index(vocabulary: tuple[str, ...]) -> tuple[dict[str, str], dict[str, list[tuple[str, ...]]]]:
+    """The spellings of the labels (``_names``) and their word tuples by the lemma and by the first three letters of
+    their first word, built once per vocabulary."""
+    names = {}
+    for name, lab in _names(vocabulary).items():
+        words = tuple(_WORD.findall(normalize_label(name)))
+        if words:
+            names.setdefault(words, lab)
+    index: dict[str, list[tuple[str, ...]]] = defaultdict(list)
+    for words in names:
+        for key in {lemma(words[0]), words[0][:3]}:
+            index[key].append(words)
+    return {" ".join(w): lab for w, lab in names.items()}, index
+
+
+def _mentions(norm: str, vocabulary: tuple[str, ...]) -> list[tuple[int, int, str]]:
+    """(start, end, label) of every label spelling in the text, word by word up to inflection ("a woman speaks"
+    names "Female speech, woman speaking", "baby cries" names "Baby cry, infant cry"; ``lemmas.same_word``, never a
+    longer word that merely starts with it); the longest spelling wins where two overlap."""
+    names, index = _name_index(vocabulary)
+    toks = [(m.group(0), m.start(), m.end()) for m in _WORD.finditer(norm)]
+    found = []
+    for i, (tok, _, _) in enumerate(toks):
+        for words in {w for key in (lemma(tok), tok[:3]) for w in index.get(key, ())}:
+            span = [t for t, _, _ in toks[i : i + len(words)]]
+            if len(span) == len(words) and all(same_word(t, w) for t, w in zip(span, words)):
+                exact = sum(lemma(t) == lemma(w) for t, w in zip(span, words))
+                found.append((i, i + len(words), names[" ".join(words)], exact))
+    taken: set[int] = set()
+    out = []
+    # the most words first, then the closest spelling ("crowd" is the label Crowd before a form of "crowing")
+    for a, b, lab, _ in sorted(found, key=lambda f: (f[0] - f[1], -f[3], f[0])):
+        if not taken & set(range(a, b)):
+            taken |= set(range(a, b))
+            out.append((toks[a][1], toks[b - 1][2], lab))
+    return sorted(out)
+
+
 def named_objects(text: str, vocabulary: Sequence[str]) -> set[str]:
-    """The vocabulary's labels a caption names as present: whole words, longest first, plural allowed; a mention
-    inside a negation's scope is not a mention ("There is no explosion, only birds." names birds only;
+    """The vocabulary's labels a caption names as present: whole words up to inflection, the longest spelling first;
+    a mention inside a negation's scope is not a mention ("There is no explosion, only birds." names birds only;
     halluscope.reply.negation)."""
     norm = normalize_reply(text)
-    names = _names(tuple(vocabulary))
-    index, rank = _label_index(tuple(names))
-    words = set(re.findall(r"[^\W_]+", norm))
-    words |= {w[:-k] for w in list(words) for k in (1, 2) if len(w) > k and w.endswith("es"[2 - k :])}
-    cands = sorted((kv for w in words | {""} for kv in index.get(w, ())), key=lambda kv: rank[kv[0]])
-    found = _mentions_of(norm, {orig: _label_pattern(key) for key, orig in cands})
-    return {normalize_label(names[opt]) for a, b, opt in found if negated(norm, a, b) is None}
+    return {normalize_label(lab) for a, b, lab in _mentions(norm, tuple(vocabulary)) if negated(norm, a, b) is None}
 
 
 def grounded_labels(phrase: str, labels: Sequence[str]) -> set[str]:
