@@ -163,3 +163,28 @@ def test_mishap_clips_filter_failing_on_too_many_clips_exits_2(tmp_path, capsys,
         code, out = run_cli(capsys, monkeypatch, *args, "--llm-config", str(_no_retries(tmp_path)), "--allow-partial")
     assert code == 0, out
     assert "the informativeness filter failed on 3 clip(s)" in flat(out) and "4 kept" in flat(out)
+
+
+def test_a_mishap_step_failing_on_too_many_items_exits_2_and_allow_partial_keeps_the_rest(
+    tmp_path, capsys, monkeypatch
+):
+    manifest = scripted.write_clips(tmp_path / "data")
+    base = scripted.make_script({})
+
+    def writer_down_for_three_clips(req, n):  # the question writer fails on the piano, doorbell and bottle clips
+        if "adversarial" in user_text(req) and any(w in user_text(req) for w in ("piano", "doorbell", "bottle")):
+            return Reply(status=500, body='{"error": {"message": "down"}}')
+        return base(req, n)
+
+    cfg = str(_no_retries(tmp_path))
+    with ChatServer(writer_down_for_three_clips) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        for run, partial in ((tmp_path / "run", ()), (tmp_path / "partial", ("--allow-partial",))):
+            code, out = run_cli(capsys, monkeypatch, "mishap", "clips", run, "--manifest", manifest)
+            assert code == 0, out
+            questions = ("mishap", "questions", run, "--generator", "openai/writer", "--llm-config", cfg)
+            code, out = run_cli(capsys, monkeypatch, *questions, *partial)
+            if not partial:
+                assert_clean_failure(code, out, "mishap questions: step 'questions' failed on", "--allow-partial")
+    assert code == 0 and "failed" in out, out  # kept what succeeded, said how many failed

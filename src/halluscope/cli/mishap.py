@@ -43,9 +43,12 @@ RUN = NewRun("Run directory (created by 'clips'; later steps resume it).")
 STEP_RUN = Run("Run directory made by 'mishap clips'.")
 
 
-def _show(summary, what: str, json_out: bool = False) -> None:
+def _show(summary, what: str, json_out: bool = False, allow_partial: bool = False) -> None:
     """A step's summary (halluscope.backends.runner.CallSummary): its counts line, then its warnings (--json: them as
-    one JSON object on stdout, with the failures by item)."""
+    one JSON object on stdout, with the failures by item); then the one rule of core/outcome.py: a step that
+    produced nothing or failed on too many items exits 2 (what it did stays in the run's store)."""
+    from halluscope.core.outcome import StepOutcome, check_outcomes
+
     if json_out:
         print(
             json.dumps(
@@ -54,10 +57,19 @@ def _show(summary, what: str, json_out: bool = False) -> None:
                 ensure_ascii=False,
             )
         )
-        return
-    console.print(summary.line(what), highlight=False, soft_wrap=True)
-    for note in summary.notes:
-        console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
+    else:
+        console.print(summary.line(what), highlight=False, soft_wrap=True)
+        for note in summary.notes:
+            console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
+    outcome = StepOutcome.of(
+        summary,
+        step=what,
+        fix="check the model's server or weights and the reasons stored in the run ('halluscope view RUN'), then "
+        "run the same command again",
+    )
+    kept = "in the run's store (a rerun retries only the failed items)"
+    command = {"answers": "answer", "judgements": "judge"}.get(what.split()[0], what.split()[0])
+    check_outcomes([outcome], command=f"mishap {command}", allow_partial=allow_partial, kept=kept)
 
 
 def _seeds(value: Optional[str]) -> Optional[list[int]]:
@@ -165,6 +177,7 @@ def questions_cmd(
     llm_config: LlmConfig = None,
     option: Options = [],  # noqa: B006 - the writer's options
     json_out: Json = False,
+    allow_partial: AllowPartial = False,
 ) -> None:
     """Write adversarial questions: 3 context and 4 knowledge strategies, checked and regenerated."""
     from halluscope.mishap.questions import make_questions
@@ -184,6 +197,7 @@ def questions_cmd(
         ),
         "questions",
         json_out,
+        allow_partial,
     )
 
 
@@ -200,6 +214,7 @@ def rubrics_cmd(
     ),
     llm_config: LlmConfig = None,
     option: Options = [],  # noqa: B006 - the writer's options
+    allow_partial: AllowPartial = False,
 ) -> None:
     """Generate 'Hallucinated if ... Grounded if ...' rubrics, regenerate them from a named formulation, or
     export / import edits (versioned, append-only)."""
@@ -210,9 +225,13 @@ def rubrics_cmd(
     if formulation and not generator:
         raise typer.BadParameter("--formulation needs --generator (the LLM that writes the rubrics)")
     if generator and formulation:
-        _show(regenerate_rubrics(run, model_with(generator, option), formulation), f"rubrics ({formulation})")
+        _show(
+            regenerate_rubrics(run, model_with(generator, option), formulation),
+            f"rubrics ({formulation})",
+            allow_partial=allow_partial,
+        )
     elif generator:
-        _show(make_rubrics(run, model_with(generator, option)), "rubrics")
+        _show(make_rubrics(run, model_with(generator, option)), "rubrics", allow_partial=allow_partial)
     if import_:
         new = import_rubrics(run, import_, author=author)
         console.print(f"{len(new)} rubric(s) changed: new versions stored")
@@ -252,6 +271,7 @@ def answer_cmd(
     json_out: Json = False,
     executor: ExecutorOptions = ExecutorOptions(),
     canary: int = typer.Option(0, "--canary", help=CANARY_HELP),
+    allow_partial: AllowPartial = False,
     replace: bool = typer.Option(
         False,
         "--replace",
@@ -305,6 +325,7 @@ def answer_cmd(
             ),
             f"answers of {model}",
             json_out,
+            allow_partial,
         )
     if canary:  # greedy requests (sampled answers differ without any ablation); greedy real calls come from the store
         from halluscope.cli.canary import canary_mishap, show
@@ -389,6 +410,7 @@ def judge_cmd(
     llm_config: LlmConfig = None,
     option: Options = [],  # noqa: B006 - the judge's options
     json_out: Json = False,
+    allow_partial: AllowPartial = False,
 ) -> None:
     """Judge every answer as grounded or hallucinated (with stance), against the current rubrics."""
     from halluscope.mishap.judge import run_judge
@@ -405,6 +427,7 @@ def judge_cmd(
         ),
         "judgements",
         json_out,
+        allow_partial,
     )
 
 
@@ -492,6 +515,7 @@ def all_cmd(
     evidence: Optional[Path] = typer.Option(None),
     llm_config: LlmConfig = None,
     executor: ExecutorOptions = ExecutorOptions(),
+    allow_partial: AllowPartial = False,
 ) -> None:
     """clips -> questions -> rubrics -> answer (each model) -> judge -> report, resuming whatever is done;
     --executor ray puts hf-audio answering on Ray workers."""
@@ -503,11 +527,19 @@ def all_cmd(
     from halluscope.mishap.rubrics import make_rubrics
 
     for line in import_clips(
-        run, manifest, filter_llm=generator if filter_clips else None, audio_root=audio_root
+        run,
+        manifest,
+        filter_llm=generator if filter_clips else None,
+        audio_root=audio_root,
+        allow_partial=allow_partial,
     ).lines():
         console.print(line, highlight=False, soft_wrap=True)
-    _show(make_questions(run, generator, per_category=per_category, real_sources=real_sources), "questions")
-    _show(make_rubrics(run, generator), "rubrics")
+    _show(
+        make_questions(run, generator, per_category=per_category, real_sources=real_sources),
+        "questions",
+        allow_partial=allow_partial,
+    )
+    _show(make_rubrics(run, generator), "rubrics", allow_partial=allow_partial)
     with executor.create(run) as ex:
         for m in model:
             _show(
@@ -515,8 +547,9 @@ def all_cmd(
                     run, m, seeds=_seeds(seeds), temperature=temperature, audio_policy=audio_policy, executor=ex
                 ),
                 f"answers of {m}",
+                allow_partial=allow_partial,
             )
-    _show(run_judge(run, judge, evidence=evidence), "judgements")
+    _show(run_judge(run, judge, evidence=evidence), "judgements", allow_partial=allow_partial)
     console.print(f"report: {write_mishap_report(run)}\nannotate: halluscope mishap annotate {run}")
 
 
