@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from halluscope.cli.main import app
 from halluscope.closedform.avhbench import caption_overlap, load_avhbench, score_avhbench
+from halluscope.core.errors import InputError
 
 runner = CliRunner()
 RELEASED = [  # the README's example for video 00191, with replies
@@ -123,3 +124,70 @@ def test_cli(tmp_path: Path) -> None:
     res = runner.invoke(app, ["score", "avhbench", str(_file(tmp_path, captions=False)), "--json"])
     assert res.exit_code == 0, (res.output, res.exception)
     assert json.loads(res.stdout)["tasks"]["AV Matching"]["accuracy_percent"] == 100.0
+
+
+# qa_final_single_filtered.json's shape: one array for every video, v1 task names (written here in that shape)
+QA_FILE = [
+    ("02060", "AV Hallucination (Audio)", "Is the car making sound in the audio?", "Yes", "Yes, the car is."),
+    ("02060", "AV Hallucination (Audio)", "Is the street making sound in the audio?", "No", "No."),
+    ("02060", "AV Hallucination (Video)", "Is the car visible in the video?", "Yes", "Yes."),
+    ("02060", "AV Hallucination (Audio_only)", "Is the car making sound in the audio?", "Yes", "Yes."),
+    ("02060", "AV Hallucination (Video_only)", "Is the rain visible in the video?", "Yes", "No."),
+    ("02060", "AV Matching", "Are the contexts of audio and visual content matching?", "Yes", "Yes."),
+    ("01162", "AV Matching", "Are the contexts of audio and visual content matching?", "No", "No."),
+    ("01162", "AV Reasoning", "Why is the man laughing?", "He is tickled.", "He is tickled."),
+    ("01162", "AV Matching", "Are the contexts of audio and visual content matching?", "Maybe", "No."),
+    ("01630", "AV Hallucination (Audio)", "Is the man making sound in the audio?", "Yes", None),
+    ("01630", "AV Hallucination (Audio)", "Is the bird making sound in the audio?", "No", "No."),
+    ("01630", "AV Hallucination (Audio)", "Is the bird making sound in the audio?", "No", "No, it is not."),
+]
+
+
+def _qa_file(tmp_path: Path) -> Path:
+    objs = []
+    for vid, task, text, label, reply in QA_FILE:
+        obj = {"video_id": vid, "task": task, "text": text, "label": label}
+        objs.append(obj if reply is None else {**obj, "prediction": reply})
+    f = tmp_path / "qa_final_single_filtered.json"
+    f.write_text(json.dumps(objs, indent=4), encoding="utf-8")
+    return f
+
+
+def test_qa_file_v1_names_map_to_the_tasks_and_every_object_is_counted(tmp_path: Path) -> None:
+    r = score_avhbench(load_avhbench([_qa_file(tmp_path)]))
+    assert r["n_objects"] == len(QA_FILE) == r["n_items"] + r["n_problems"]
+    assert r["n_problems"] == 3 and sum(r["problem_totals"].values()) == 3
+    assert r["problem_totals"]["unknown task 'AV Reasoning'"] == 1
+    assert any(k.startswith("a yes/no task needs label Yes or No") for k in r["problem_totals"])
+    assert any(k.startswith("no reply") for k in r["problem_totals"])
+    tasks = r["tasks"]
+    assert tasks["Video-driven Audio Hallucination"]["released_as"] == {"AV Hallucination (Audio)": 4}
+    assert tasks["Audio-driven Video Hallucination"]["n"] == 1
+    assert tasks["Audio Hallucination (audio only)"]["accuracy_percent"] == 100.0
+    assert tasks["Video Hallucination (video only)"]["accuracy_percent"] == 0.0  # "No." to a Yes label
+    assert tasks["AV Matching"]["n"] == 2
+    assert any("1 question(s) appear more than once" in n for n in r["notes"])
+
+
+def test_v0_and_v1_names_score_the_same_task_together(tmp_path: Path) -> None:
+    r = score_avhbench(load_avhbench([_file(tmp_path, captions=False), _qa_file(tmp_path)]))
+    vda = r["tasks"]["Video-driven Audio Hallucination"]
+    assert vda["released_as"] == {"AV Hallucination (Audio)": 4, "Video-driven Audio Hallucination": 2}
+    assert len({i["id"] for i in r["items"]}) == r["n_items"]  # ids stay unique across the two files
+
+
+def test_text_output_prints_the_problem_totals(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["score", "avhbench", str(_qa_file(tmp_path))])
+    assert res.exit_code == 0, (res.output, res.exception)
+    out = " ".join(res.output.split())
+    assert f"{len(QA_FILE)} object(s) in 1 file(s): {len(QA_FILE) - 3} scored, 3 problem(s)" in out
+    assert "3 input problem(s)" in out and "1 unknown task 'AV Reasoning'" in out
+    data = json.loads(runner.invoke(app, ["score", "avhbench", str(_qa_file(tmp_path)), "--json"]).stdout)
+    assert data["n_problems"] == len(data["problems"]) == 3
+
+
+def test_a_file_with_no_scorable_object_says_how_many_problems(tmp_path: Path) -> None:
+    f = tmp_path / "00001.json"
+    f.write_text(json.dumps([{"video_id": "00001", "task": "AV Reasoning", "text": "?", "label": "x"}]), "utf-8")
+    with pytest.raises(InputError, match=r"1 problem\(s\).*unknown task"):
+        score_avhbench(load_avhbench([f]))
