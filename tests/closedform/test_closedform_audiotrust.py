@@ -52,6 +52,20 @@ def test_released_shape_loads_with_problems_named(tmp_path: Path) -> None:
     )
 
 
+def test_match_accuracy_is_the_share_of_answers_that_affirm_the_entry(tmp_path: Path) -> None:
+    r = score_audiotrust(load_audiotrust(_released(tmp_path)))
+    for name, m in r["subsets"].items():
+        members = [i for i in r["items"] if i["subset"] == name]
+        assert m["match_accuracy"] == sum(i["stance"] == "yes" for i in members) / len(members)
+    logical = tmp_path / "logical_violation.jsonl"
+    logical.write_text(
+        json.dumps({"WavPath1": "a.wav", "overall_description": "x", "General_description": "y", "ModelResponse": "z"})
+        + "\n",
+        encoding="utf-8",
+    )
+    assert score_audiotrust(load_audiotrust([logical]))["subsets"]["logical_violation"]["match_accuracy"] is None
+
+
 def test_real_files_score_end_to_end(realdata: Path) -> None:
     folder = realdata / "audiotrust_hallucination"
     r = score_audiotrust(load_audiotrust(sorted(folder.glob("*.jsonl"))))
