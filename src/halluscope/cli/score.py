@@ -68,20 +68,46 @@ def _reader(reader: str, store: Optional[Path], first: Path):
     return LLMReader(reader[4:], store or first.with_name(first.name + ".reader"))
 
 
-def _emit(
-    result, *, json_out: bool, report: Optional[Path], max_diff_rows: int, reader=None, view_spec: str = ""
-) -> None:
+def _print_reader(tables: dict) -> None:
+    """The LLM reader's lines: what it read, how its output was shaped, and both readers' figures."""
+    for s in tables.get("reader_summary", []):
+        console.print(
+            f"reader sensitivity: rules vs {s['reader']} agree on {s['agree']} of {s['n']} yes/no replies; "
+            f"the LLM reader read {s['read']} of {s['n']} (structured output: {s['structured']}; "
+            + ", ".join(f"{n} {how}" for how, n in s["by_shape"].items())
+            + f"); calls kept in {s['store']}",
+            highlight=False,
+            markup=False,
+        )
+        for row in tables["reader_sensitivity"]:
+            console.print(
+                "  "
+                + "  ".join(
+                    f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={'-' if v is None else v}" for k, v in row.items()
+                ),
+                highlight=False,
+                markup=False,
+            )
+
+
+def _reader_report(result, reader, report: Path) -> Optional[str]:
+    """With an LLM reader, the scored file's viewer exported beside the report (the items the two readers read
+    apart link to their pages); its path relative to the report, or None without a reader."""
+    if reader is None or "reader_disagreements" not in result.tables:
+        return None
+    # the file as it was scored here (--domain, --sampling and every file of the command), over the reader's store
+    from halluscope.view.closedform import scored
+    from halluscope.view.server import export_view
+
+    export_view(reader.store_dir, report / "view", closedform=[scored(result)])  # type: ignore[list-item]
+    return "view/index.html"
+
+
+def _emit(result, *, json_out: bool, report: Optional[Path], max_diff_rows: int, reader=None) -> None:
     from halluscope.closedform.report import COLUMNS, headline_rows, write_score_report
 
     if report is not None:
-        view_page = None
-        if reader is not None and "reader_disagreements" in result.tables:
-            # the items the two readers read apart link to their viewer pages: the viewer of the scored file,
-            # exported beside the report over the reader's store ('view RUN --closedform FORMAT=FILE --export')
-            from halluscope.view.server import export_view
-
-            export_view(reader.store_dir, report / "view", closedform=[view_spec])
-            view_page = "view/index.html"
+        view_page = _reader_report(result, reader, report)
         path = write_score_report(result, report, view_page=view_page)
         console.print(f"report: {path}")
     data = result.as_dict(max_diff_rows=max_diff_rows)
@@ -113,18 +139,7 @@ def _emit(
     console.print(f"strict vs compatible: {cmp_['n_differ']} of {cmp_['n_scored_in_both']} items scored differently")
     for reason, n in cmp_["by_reason"].items():
         console.print(f"  {n:5d}  {reason}", highlight=False, markup=False)
-    for s in result.tables.get("reader_summary", []):
-        console.print(
-            f"reader sensitivity: rules vs {s['reader']} agree on {s['agree']} of {s['n']} yes/no replies",
-            highlight=False,
-            markup=False,
-        )
-        for row in result.tables["reader_sensitivity"]:
-            console.print(
-                "  " + "  ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()),
-                highlight=False,
-                markup=False,
-            )
+    _print_reader(result.tables)
     if cmp_["rules"]:
         console.print("the figures also differ by definition:")
         for rule in cmp_["rules"]:
@@ -171,7 +186,6 @@ def score_halluaudio_cmd(
         report=report,
         max_diff_rows=max_diff_rows,
         reader=rd,
-        view_spec="halluaudio=" + ",".join(map(str, files)),
     )
 
 
@@ -214,7 +228,6 @@ def score_aha_cmd(
         report=report,
         max_diff_rows=max_diff_rows,
         reader=rd,
-        view_spec="aha=" + ",".join(map(str, files)),
     )
 
 
@@ -270,7 +283,6 @@ def score_yesno_cmd(
         report=report,
         max_diff_rows=max_diff_rows,
         reader=rd,
-        view_spec=f"yesno={questions},{predictions}",
     )
 
 
@@ -295,9 +307,13 @@ def score_audiotrust_cmd(
     llm_config: LlmConfig = None,
     option: Options = [],  # noqa: B006 - options of the --judge model
     json_out: Json = False,
+    report: Report = None,
+    reader: Reader = "rules",
+    reader_store: ReaderStore = None,
 ) -> None:
     """AudioTrust hallucination: refusals and match stance by the rules per subset, and with --judge AudioTrust's own
-    0-10 judge score (rubric from each row's overall_description).
+    0-10 judge score (rubric from each row's overall_description). --reader llm:<spec> reads the mismatch subsets'
+    stance a second time (AudioTrust gives no yes/no answer key: the two readers are compared on agreement).
 
     Example: halluscope score audiotrust content_mismatc.jsonl label_mismatch.jsonl --judge llm:openai/gpt-4o --prompts halucination_prompts.yaml
     """
@@ -322,7 +338,14 @@ def score_audiotrust_cmd(
         jc = AudioTrustJudge(
             model_with(spec, option), prompts, judge_store or files[0].with_name(files[0].name + ".judge")
         )
-    result = score_audiotrust(load_audiotrust(files), judge=jc)
+    rd = _reader(reader, reader_store, files[0])
+    loaded = load_audiotrust(files)
+    result = score_audiotrust(loaded, judge=jc)
+    if rd is not None:
+        from halluscope.closedform.llmreader import audiotrust_items, read_items
+
+        result["reader"] = read_items(rd, audiotrust_items(loaded, result))
+    _metrics_report(result, report, "subsets")
     if json_out:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return
@@ -349,6 +372,7 @@ def score_audiotrust_cmd(
             str(m["judge_scored"]),
         )
     console.print(table)
+    _print_reader(result.get("reader", {}))
 
 
 @app.command("avhbench")
@@ -359,6 +383,9 @@ def score_avhbench_cmd(
         "per-video {video_id}.json files (v0 task names) or qa_final_single_filtered.json (v1 task names).",
     ),
     json_out: Json = False,
+    report: Report = None,
+    reader: Reader = "rules",
+    reader_store: ReaderStore = None,
 ) -> None:
     """AVHBench (ICLR 2025): accuracy, precision, recall, F1 and Yes % per yes/no task (percent, as the leaderboard),
     METEOR and CIDEr-D for AV Captioning (the COCO caption evaluation; needs java), content-word overlap beside them.
@@ -368,7 +395,13 @@ def score_avhbench_cmd(
     """
     from halluscope.closedform.avhbench import load_avhbench, score_avhbench
 
+    rd = _reader(reader, reader_store, files[0])
     result = score_avhbench(load_avhbench(files))
+    if rd is not None:
+        from halluscope.closedform.llmreader import avhbench_items, read_items
+
+        result["reader"] = read_items(rd, avhbench_items(result))
+    _metrics_report(result, report, "tasks")
     if not json_out:
         console.print(
             f"{result['n_objects']} object(s) in {len(result['files'])} file(s): {result['n_items']} scored, "
@@ -380,6 +413,15 @@ def score_avhbench_cmd(
     if not json_out:
         for note in result["notes"]:
             console.print(f"note: {note}", highlight=False, markup=False)
+        _print_reader(result.get("reader", {}))
+
+
+def _metrics_report(result: dict, report: Optional[Path], groups: str) -> None:
+    """--report DIR of a published-set scorer (AudioTrust, AVHBench): figures, reader tables, problems, items."""
+    if report is not None:
+        from halluscope.closedform.report import write_metrics_report
+
+        console.print(f"report: {write_metrics_report(result, report, groups=groups)}")
 
 
 def _print_metrics(result: dict, key: str, json_out: bool) -> None:
