@@ -306,7 +306,7 @@ def answer_command(store: Store, cfg: Any, *, replace: bool = False) -> str:
         parts += ["--seeds", ",".join(map(str, seeds))]
     extra = cfg.model_extra or {}
     for flag, value in (
-        ("--temperature", extra.get("temperature") if seeds else None),
+        ("--temperature", extra.get("temperature") or None),  # in the answers' stage key, greedy or not
         ("--top-p", extra.get("top_p")),
         ("--top-k", extra.get("top_k")),
         ("--repetition-penalty", cfg.repetition_penalty),
@@ -390,7 +390,8 @@ def _answers_now(store: Store) -> dict[str, Any]:
 @_table("verdicts")
 def _verdicts(store: Store) -> Selection:
     """The report's judge ('mishap judge', latest run) on the current answer texts; a judgeable answer without a
-    consistent verdict is ``missing`` (not judged) or ``changed`` (judged on another text)."""
+    consistent verdict is ``missing`` (not judged) or ``changed`` (judged on another text). Left-out verdicts are
+    listed per model and kind, with how many."""
     from halluscope.core.records import GroundednessJudgement
     from halluscope.core.runs import config_of
     from halluscope.mishap.answers import judgeable
@@ -401,14 +402,12 @@ def _verdicts(store: Store) -> Selection:
     verdicts = store.results("mishap.judge", m.stages["judge"], GroundednessJudgement) if m else {}
     sets = answer_populations(store).current
     current: dict[str, GroundednessJudgement] = {}
-    stale: list[Stale] = []
-    command = judge_command(store, judge)
-    not_judged: dict[str, int] = {}
+    left: dict[tuple[str, StaleKind], list[str]] = {}  # (model, kind) -> why, per verdict left out
     for aid, a in sorted(answers.items()):
         j = verdicts.get(aid)
         if j is None:
             if judgeable(a):
-                not_judged[a.model] = not_judged.get(a.model, 0) + 1
+                left.setdefault((a.model, "missing"), []).append("not judged" + (f" by {judge}" if judge else ""))
             continue
         if j.answer_sha256 is not None:
             why = differs({"answer": j.answer_sha256}, {"answer": text_digest(a.text)})
@@ -419,17 +418,16 @@ def _verdicts(store: Store) -> Selection:
         if why is None:
             current[aid] = j
         else:
-            stale.append(Stale("verdicts", f"verdict on {aid}", why[0], why[1], command))
-    for model, n in sorted(not_judged.items()):
-        stale.append(
-            Stale(
-                "verdicts",
-                f"{model}: {n} answer(s)",
-                "missing",
-                "not judged" + (f" by {judge}" if judge else " (no judge run yet)"),
-                command,
-            )
-        )
+            left.setdefault((a.model, why[0]), []).append(why[1])
+    text = {
+        "missing": "answer(s) not judged" + (f" by {judge}" if judge else " (no judge run yet)"),
+        "changed": f"verdict(s) of {judge} on answer texts since re-made",
+        "unknown": f"verdict(s) of {judge} stored before verdicts kept the digest of the text they read",
+    }
+    stale = [
+        Stale("verdicts", f"{model}: {len(whys)}", kind, text[kind], judge_command(store, judge))
+        for (model, kind), whys in sorted(left.items())
+    ]
     return Selection(current, tuple(stale))
 
 
@@ -453,11 +451,11 @@ def response_digests(store: Store) -> tuple[dict[str, str], dict[str, float]]:
 
 @_table("labels")
 def _labels(store: Store) -> Selection:
-    """(response id, annotator) -> the latest human label, on the response text now shown."""
+    """(response id, annotator) -> the latest human label, on the response text now shown; labels left out are
+    listed per annotator and kind, with how many."""
     digests, written = response_digests(store)
     current: dict[tuple[str, str], Any] = {}
-    stale: list[Stale] = []
-    command = f"halluscope mishap annotate {_run_arg(store)}"
+    left: dict[tuple[str, StaleKind], int] = {}
     for key, a in sorted(store.latest_labels().items()):
         if key[0] not in digests:
             continue  # a response no population holds now: not this run's table
@@ -470,7 +468,13 @@ def _labels(store: Store) -> Selection:
         if why is None:
             current[key] = a  # type: ignore[index]
         else:
-            stale.append(Stale("labels", f"label by {key[1]} on {key[0]}", why[0], why[1], command))
+            left[(key[1], why[0])] = left.get((key[1], why[0]), 0) + 1
+    text = {
+        "changed": "label(s) on response texts since re-made; label the current texts again",
+        "unknown": "label(s) made before the current texts were stored, before labels kept a digest",
+    }
+    command = f"halluscope mishap annotate {_run_arg(store)}"
+    stale = [Stale("labels", f"{who}: {n}", kind, text[kind], command) for (who, kind), n in sorted(left.items())]
     return Selection(current, tuple(stale))  # type: ignore[arg-type]
 
 
