@@ -294,3 +294,51 @@ def test_cli_text_json_and_report_carry_the_floor_and_both_modes(tmp_path: Path)
     summary = json.loads((tmp_path / "rep" / "summary.json").read_text(encoding="utf-8"))
     assert summary["metrics"]["all"]["human_echo_i"] == 1 / 4 and "metrics_compat" in summary
     assert (tmp_path / "rep" / "captions_pooled.csv").is_file() and (tmp_path / "rep" / "report.html").is_file()
+
+
+def _tree_files(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A small ontology in AudioSet's released shape (Vehicle > Car, Engine > Idling, Dog > Bark) and two clips."""
+    tree = [
+        {"id": "/m/v", "name": "Vehicle", "child_ids": ["/m/c"], "description": ""},
+        {"id": "/m/c", "name": "Car", "child_ids": []},
+        {"id": "/m/e", "name": "Engine", "child_ids": ["/m/i"]},
+        {"id": "/m/i", "name": "Idling", "child_ids": []},
+        {"id": "/m/d", "name": "Dog", "child_ids": ["/m/b"]},
+        {"id": "/m/b", "name": "Bark", "child_ids": []},
+        {"id": "/m/r", "name": "Rain", "child_ids": []},
+    ]
+    onto = tmp_path / "ontology.json"
+    onto.write_text(json.dumps(tree), encoding="utf-8")
+    meta = tmp_path / "generative_data_metadata.csv"
+    with meta.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["youtube_id", "caption", "label"])
+        w.writerow(["Y1", "['An engine idles while a dog barks']", "['Idling', 'Dog']"])
+        w.writerow(["Y2", "['A car drives through the rain']", "['Car', 'Rain']"])
+        w.writerow(["Y3", "['A vehicle engine and a bark']", "['Engine', 'Bark', 'Vehicle']"])
+    preds = tmp_path / "generative.json"
+    preds.write_text(
+        json.dumps({"Y1": {"p": "An engine runs and a bark is heard."}, "Y2": {"p": "A vehicle passes in the rain."}}),
+        encoding="utf-8",
+    )
+    return meta, preds, onto
+
+
+def test_ontology_grounds_less_and_more_specific_objects(tmp_path: Path) -> None:
+    meta, preds, onto = _tree_files(tmp_path)
+    flat = score_kuan_captions(meta, preds)["metrics"]["all"]
+    # Y1 names engine and bark (labels Idling, Dog), Y2 vehicle and rain (labels Car, Rain)
+    assert (flat["echo_i"], flat["cover"]) == (3 / 4, 1 / 4)
+    r = score_kuan_captions(meta, preds, ontology=onto)
+    m = r["metrics"]["all"]
+    # engine is above Idling, bark below Dog, vehicle above Car: all grounded; bark covers Dog, rain covers Rain
+    assert (m["echo_i"], m["echo_s"], m["cover"]) == (0.0, 0.0, 2 / 4)
+    assert r["ontology"] == str(onto) and any(n.startswith("ontology:") for n in r["notes"])
+
+
+def test_ontology_bad_file_is_one_clear_error(tmp_path: Path) -> None:
+    meta, preds, onto = _tree_files(tmp_path)
+    onto.write_text(json.dumps([{"id": "/m/v", "name": "Vehicle", "child_ids": "/m/c"}]), encoding="utf-8")
+    res = CliRunner().invoke(app, ["score", "captions", str(meta), str(preds), "--ontology", str(onto)])
+    assert isinstance(res.exception, InputError)
+    assert "child_ids" in str(res.exception) and str(onto) in str(res.exception) and "row 1" in str(res.exception)

@@ -475,6 +475,12 @@ def score_captions_cmd(
             "figures (both are always computed).",
         ),
     ] = False,
+    ontology: Optional[Path] = typer.Option(
+        None,
+        "--ontology",
+        help="AudioSet's ontology.json (github.com/audioset/ontology): an "
+        "object is grounded by a label it is less or more specific than ('engine' for Idling, 'bark' for Dog).",
+    ),
     json_out: Json = False,
     report: Report = None,
 ) -> None:
@@ -499,7 +505,7 @@ def score_captions_cmd(
         from halluscope.closedform.llmextract import LLMExtractor
 
         ex = LLMExtractor(extractor[4:], extractor_store or predictions.with_name(predictions.name + ".extractor"))
-    result = score_kuan_captions(metadata, predictions, extractor=ex)
+    result = score_kuan_captions(metadata, predictions, extractor=ex, ontology=ontology)
     if report is not None:
         from halluscope.closedform.captions_report import write_captions_report
 

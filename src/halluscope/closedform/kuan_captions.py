@@ -34,6 +34,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
+from halluscope.closedform.ontology import Ontology
 from halluscope.core.errors import InputError
 from halluscope.reply.free import normalize_label
 from halluscope.reply.lemmas import lemma, same_word
@@ -157,6 +158,10 @@ NOTES = {
 
 
 HUMAN = "human captions"
+ONTOLOGY_NOTE = (
+    "ontology: {path} ({n} classes): an object is grounded by a label it names, is less specific than (an ancestor class: 'engine' for Idling) or more specific than (a descendant: 'bark' for "
+    "Dog); a label is covered when its class or a descendant is named"
+)
 FLOOR_NOTE = (
     "human: the clip's own AudioCaps reference captions scored as predictions by the same extractor against the "
     "same labels (the floor of the metric: what a caption a person wrote scores here)"
@@ -169,26 +174,35 @@ COMPAT_NOTE = (
 )
 
 
-def _ground(row: dict, labels: Sequence[str], vocab: Sequence[str], ex) -> None:
+def _ground(row: dict, labels: Sequence[str], vocab: Sequence[str], ex, ontology: Ontology | None = None) -> None:
     """Fill a caption row's named / hallucinated / covered objects (``ex``: the LLM's extraction, or None for the
-    vocabulary extractor)."""
+    vocabulary extractor; ``ontology``: an object is also grounded by a label's ancestor or descendant class)."""
     truth = {normalize_label(x) for x in labels}
     row["n_truth"] = len(truth)
     if ex is None:
         named = named_objects(row["prediction"], vocab)
-        row.update(
-            status="scored", named=sorted(named), hallucinated=sorted(named - truth), covered=sorted(named & truth)
-        )
+        if ontology is None:
+            hall, covered = named - truth, named & truth
+        else:
+            hall = {n for n in named - truth if not ontology.grounds(n, truth)}
+            covered = {t for t in truth if t in named or ontology.covered(t, named)}
+        row.update(status="scored", named=sorted(named), hallucinated=sorted(hall), covered=sorted(covered))
         return
     row.update(extractor_raw=ex.raw)
     if ex.objects is None:
         row.update(status="unscored", reason=ex.error, named=[], hallucinated=[], covered=[])
         return
     hits = {o: grounded_labels(o, labels) for o in ex.objects}
+    grounded = {o: bool(h) for o, h in hits.items()}
+    if ontology is not None:  # the classes each phrase names, grounded through the hierarchy
+        for o in hits:
+            classes = named_objects(o, vocab)
+            hits[o] |= {t for t in truth if ontology.covered(t, classes)}
+            grounded[o] = grounded[o] or any(ontology.grounds(c, truth) for c in classes)
     row.update(
         status="scored",
         named=list(hits),
-        hallucinated=[o for o, h in hits.items() if not h],
+        hallucinated=[o for o, g in grounded.items() if not g],
         covered=sorted(set().union(*hits.values()) if hits else set()),
     )
 
@@ -264,13 +278,17 @@ def _read_predictions(path: str | Path) -> dict:
     return preds
 
 
-def score_kuan_captions(metadata: str | Path, predictions: str | Path, *, extractor=None) -> dict:
+def score_kuan_captions(
+    metadata: str | Path, predictions: str | Path, *, extractor=None, ontology: str | Path | None = None
+) -> dict:
     """ECHO_I, ECHO_S and Cover per prompt and overall, pooled (``metrics``) and as the authors average them per
     caption (``metrics_compat``), each with the human floor beside it: the same figures for the AudioCaps reference
     captions of the same clips (``human``). ``extractor``: None (the label vocabulary, offline) or an LLMExtractor
-    (``--extractor llm:<spec>``); the result names the extractor that produced its figures."""
+    (``--extractor llm:<spec>``); the result names the extractor that produced its figures. ``ontology``: AudioSet's
+    ontology.json; an object is also grounded by a label it is less or more specific than (closedform.ontology)."""
     meta = load_metadata(metadata)
     preds = _read_predictions(predictions)
+    tree = Ontology.load(ontology) if ontology is not None else None
     vocab = sorted({lab for m in meta.values() for lab in m["labels"]})
     problems, rows = [], []
     for yid, by_prompt in preds.items():
@@ -298,7 +316,7 @@ def score_kuan_captions(metadata: str | Path, predictions: str | Path, *, extrac
     both = rows + human
     extractions = extractor.extract([r["prediction"] for r in both]) if extractor is not None else None
     for k, r in enumerate(both):
-        _ground(r, meta[r["youtube_id"]]["labels"], vocab, None if extractions is None else extractions[k])
+        _ground(r, meta[r["youtube_id"]]["labels"], vocab, None if extractions is None else extractions[k], tree)
 
     human_by_clip = defaultdict(list)
     for h in human:
@@ -328,5 +346,11 @@ def score_kuan_captions(metadata: str | Path, predictions: str | Path, *, extrac
         "problems": problems,
         "items": rows,
         "human_items": human,
-        "notes": [f"extractor: {name}; " + NOTES[VOCABULARY if extractor is None else "llm"], FLOOR_NOTE, COMPAT_NOTE],
+        "ontology": None if ontology is None else str(ontology),
+        "notes": [
+            f"extractor: {name}; " + NOTES[VOCABULARY if extractor is None else "llm"],
+            FLOOR_NOTE,
+            COMPAT_NOTE,
+            *([ONTOLOGY_NOTE.format(path=ontology, n=len(tree.display))] if tree else []),
+        ],
     }
