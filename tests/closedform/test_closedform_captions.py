@@ -342,3 +342,15 @@ def test_ontology_bad_file_is_one_clear_error(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["score", "captions", str(meta), str(preds), "--ontology", str(onto)])
     assert isinstance(res.exception, InputError)
     assert "child_ids" in str(res.exception) and str(onto) in str(res.exception) and "row 1" in str(res.exception)
+
+
+@pytest.mark.parametrize(
+    ("caption", "vocab", "present"),
+    [
+        ("Собаки нет, только птицы поют.", ["Собака", "Птица"], {"птица"}),
+        ("Без музыки: говорит мужчина, собака не лает.", ["Музыка", "Собака", "Мужчина"], {"мужчина"}),
+        ("Ит жоқ, құстар сайрайды.", ["Ит", "Құс"], {"құс"}),
+    ],
+)
+def test_russian_and_kazakh_labels_with_their_negations(caption: str, vocab: list[str], present: set[str]) -> None:
+    assert named_objects(caption, vocab) == present
