@@ -31,6 +31,8 @@ def _denied(text: str, word: str) -> bool:
         ("Без музыки, говорит мужчина.", ["музыки"], ["мужчина"]),
         ("Никто не говорит, но лает собака.", ["говорит"], ["собака"]),
         ("Ит жоқ, құстар сайрайды.", ["ит"], ["құстар"]),
+        ("Frying (food) cannot be heard.", ["frying (food)"], []),
+        ("A dog (a small one) is not barking, birds sing.", ["dog"], ["birds"]),
     ],
 )
 def test_scope(text: str, denied: list[str], kept: list[str]) -> None:

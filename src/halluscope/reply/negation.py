@@ -217,7 +217,8 @@ _NEW_CLAUSE = {
     "кто",
 }
 _AND = {"and", "и", "және", "да"}
-_HARD = {".", ";", ":", "!", "?", "(", ")", "[", "]", '"', "\n", ",", "-"}
+# a parenthesis does not end a clause: "Frying (food) cannot be heard", "a dog (a small one) is not barking"
+_HARD = {".", ";", ":", "!", "?", '"', "\n", ",", "-"}
 
 
 @dataclass(frozen=True)
