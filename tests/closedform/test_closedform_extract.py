@@ -46,7 +46,7 @@ YESNO_CASES = [
     ("Not at all.", "no"),
     ("Certainly not, it is a cat.", "no"),
     ("I don't think so.", "no"),
-    ("I think so.", "yes"),
+    ("I think so.", "hedge"),
     # leading answer with explanation
     ("Yes, there is a dog barking.", "yes"),
     ("No, there is no dog barking in the audio.", "no"),
@@ -111,7 +111,7 @@ YESNO_CASES = [
     ("I'm not sure.", "unknown"),
     ("Not sure.", "unknown"),
     ("Unknown", "unknown"),
-    ("Maybe.", "unknown"),
+    ("Maybe.", "hedge"),
     ("It is impossible to determine from the audio.", "unknown"),
     ("It's unclear whether there is a dog.", "unknown"),
     ("I can't tell.", "unknown"),
@@ -119,11 +119,11 @@ YESNO_CASES = [
     ("No idea.", "unknown"),
     ("No, I don't know.", "unknown"),
     ("It could be yes or no.", "unknown"),
-    # hedged answers stay answers
-    ("I'm not sure, but I think yes.", "yes"),
+    # an answer with a doubt after it stays an answer; hedge cues give their own class (never yes, never a silent no)
     ("Yes, but I'm not completely sure.", "yes"),
-    ("Possibly yes.", "yes"),
-    ("Probably not.", "no"),
+    ("I'm not sure, but I think yes.", "hedge"),
+    ("Possibly yes.", "hedge"),
+    ("Probably not.", "hedge"),
     # ambiguous: both asserted
     ("Yes and no.", "ambiguous"),
     ("Yes. No.", "ambiguous"),
@@ -188,7 +188,7 @@ def test_yesno_table(reply: str, expected: str) -> None:
 
 def test_yesno_table_is_large_and_covers_every_class() -> None:
     assert len(YESNO_CASES) >= 80
-    assert {e for _, e in YESNO_CASES} == {"yes", "no", "unknown", "refusal", "ambiguous", "unrelated"}
+    assert {e for _, e in YESNO_CASES} == {"yes", "no", "unknown", "refusal", "ambiguous", "unrelated", "hedge"}
 
 
 @pytest.mark.parametrize(
@@ -206,8 +206,10 @@ def test_yesno_subject_hint(reply: str, subject: str, expected: str) -> None:
 
 
 def test_hedged_flag_and_reason() -> None:
-    ex = extract_yesno("I'm not sure, but I think yes.")
+    ex = extract_yesno("Yes, but I'm not completely sure.")
     assert ex.value == "yes" and ex.hedged and "yes" in ex.reason
+    hedge = extract_yesno("I'm not sure, but I think yes.")
+    assert hedge.status == "hedge" and hedge.value is None and hedge.lean == "yes" and "i think" in hedge.reason
     plain = extract_yesno("Yes.")
     assert not plain.hedged and plain.status == "answer"
 

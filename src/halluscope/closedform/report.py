@@ -263,15 +263,15 @@ def closedform_section(
     g = result.group_name
     problems = [p.model_dump() for p in result.loaded.problems]
     blocks: list = [
-        f"Files: {', '.join(d['files'])}; {d['n_items']} items; headline mode: {result.mode}.",
+        f"Files: {', '.join(d['files'])}; {d['n_items']} items; headline mode: {result.mode}. {d['reader']['line']}.",
         Table(
             f"{prefix}metrics_strict",
             [(g, g), *COLUMNS[(result.benchmark, "strict")]],
             headline_rows(result, "strict"),
             title="Strict mode (word-level extraction, spec metrics)",
             notes=(
-                "Word-level answer extraction; refusals, uncertainty, ambiguous and unrelated replies are counted "
-                "apart and never read as yes or no.",
+                "Word-level answer extraction; refusals, uncertainty, hedges, ambiguous and unrelated replies are "
+                "counted apart and never read as yes or no.",
             ),
         ),
         Table(

@@ -69,9 +69,7 @@ def _inflected(long: str, stem: str, lang: str) -> bool:
         endings = [_EN_ENDINGS if len(stem) > 3 else _EN_SHORT]
     else:  # a Kazakh word may carry no Kazakh letter ("ит", "иттер"): Cyrillic takes either language's endings
         endings = [_RU_ENDINGS, _KK_ENDINGS]
-    return any(
-        long.startswith(s) and (long == s or any(e.fullmatch(long[len(s) :]) for e in endings)) for s in stems
-    )
+    return any(long.startswith(s) and (long == s or any(e.fullmatch(long[len(s) :]) for e in endings)) for s in stems)
 
 
 @functools.lru_cache(maxsize=200_000)

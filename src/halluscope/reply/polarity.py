@@ -7,7 +7,7 @@ the BioScope corpus, Vincze et al. 2008): a cue negates the words in its scope, 
   audible", "**Nobody** is talking", "Лай собаки **не** слышен", "Ит үрген дыбыс естіл**ме**йді", "Ит **жоқ**".
 * Constituent cues negate what follows them in the clause: "**no** dog", "birds, **not** a dog", "**without** music".
 
-A clause ends at punctuation, at a contrastive or subordinating conjunction ("but", "while", "that", "но", "а",
+A clause ends at punctuation (not at a parenthesis: "Frying (food) cannot be heard"), at a contrastive or subordinating conjunction ("but", "while", "that", "но", "а",
 "бірақ") and at "and"/"or" when a new clause starts after it ("a dog barks and the cat is silent"); a scope never
 crosses a clause end. Phrases that contain a cue but deny nothing ("not only", "no doubt", "nothing but") are
 blocked.
@@ -47,7 +47,7 @@ BLOCKED = re.compile(
 )
 # what ends a scope: punctuation, and conjunctions that open another clause or contrast
 _BOUNDARY = re.compile(
-    r"[.;:!?\n,()\"]|\s-\s|"
+    r"[.;:!?\n,\"]|\s-\s|"
     r"\b(?:but|however|although|though|whereas|while|instead|except|that|which|who|whose|where|whereby|"
     r"но|однако|а|зато|хотя|кроме|что|который|которая|которое|которые|где|"
     r"бірақ|алайда|ал|дегенмен|pero|mais|aber)\b"
@@ -95,6 +95,15 @@ def negation(clause: str, start: int, end: int) -> str | None:
     ``clauses``: a sentential cue covers all of it, a constituent cue what follows it."""
     for a, _b, cue, kind in _cues(clause):
         if kind == "clause" or a < start:
+            return " ".join(cue.split())
+    return None
+
+
+def sentential(clause: str) -> str | None:
+    """A cue that negates a whole clause ("What I hear does not match what I see"), else None."""
+    for _start, part in clauses(clause):
+        cue = next((c for _, _, c, kind in _cues(part) if kind == "clause"), None)
+        if cue:
             return " ".join(cue.split())
     return None
 

@@ -212,8 +212,10 @@ def _implicit(masked: str, subject: str | None) -> Extraction:
             continue
         no, yes = _statements(clause)
         about = bool(words) and _mentions(clause, words)
-        if about and not lx.NOT_ASSERTED.search(clause) and not (
-            opens and lx.GENERIC_TOPIC.search(clause) and not lx.PRESENCE.search(clause)
+        if (
+            about
+            and not lx.NOT_ASSERTED.search(clause)
+            and not (opens and lx.GENERIC_TOPIC.search(clause) and not lx.PRESENCE.search(clause))
         ):
             # named and in no negation's scope: asserted ("It sounds like jazz.", "the dog is barking", "a man is
             # talking" to a speech question), whatever else the clause denies ("a dog barks with no other sound")
@@ -233,8 +235,8 @@ def _implicit(masked: str, subject: str | None) -> Extraction:
                 )
         elif about:
             continue
-        elif no:
-            found.append(("no", no.group(0).strip(), False, clause, hedge, evidential))
+        elif no or (not words and yes and (cue := pl.sentential(clause))):  # the clause's own verb negated
+            found.append(("no", no.group(0).strip() if no else cue, False, clause, hedge, evidential))
         elif yes:
             found.append(("yes", yes.group(0).strip(), False, clause, hedge, evidential))
     if words:
@@ -297,10 +299,20 @@ def _taken_back(after: str, words: Sequence[str]) -> str | None:
     return None
 
 
+def _joined(norm: str, subject: str | None) -> str:
+    """A subject whose name holds a conjunction ("rock and roll") joined in the reply, so that no clause ends
+    inside it (same length: every offset stays)."""
+    name = " ".join((subject or "").lower().split())
+    if not re.search(r"\s(?:and|or|и|или|және|немесе)\s", name):
+        return norm
+    return re.sub(re.escape(name).replace(r"\ ", r"\s"), lambda m: re.sub(r"\s", "&", m.group(0)), norm)
+
+
 def _yesno_rules(text: str | None, subject: str | None) -> Extraction:
     norm, early, unknown = _preamble(text)
     if early is not None:
         return early
+    norm = _joined(norm, subject)
     if pl.HEDGE_ONLY.match(norm):  # "Maybe.", "Probably not.", "Может быть.": a hedge, not an abstention
         lean = "no" if re.search(r"\b(?:not|нет|жоқ)\b", norm) else "yes"
         return _hedged(lean, f"hedge only: '{norm.strip()}'")
