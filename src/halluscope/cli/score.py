@@ -136,6 +136,7 @@ def _emit(result, *, json_out: bool, report: Optional[Path], max_diff_rows: int,
         )
     console.print(table)
     cmp_ = data["comparison"]
+    console.print(data["reader"]["line"], highlight=False, markup=False)  # its version, what it could not read
     console.print(f"strict vs compatible: {cmp_['n_differ']} of {cmp_['n_scored_in_both']} items scored differently")
     for reason, n in cmp_["by_reason"].items():
         console.print(f"  {n:5d}  {reason}", highlight=False, markup=False)
