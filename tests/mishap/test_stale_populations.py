@@ -133,3 +133,41 @@ def test_a_model_answered_after_judging_is_listed_as_not_judged(run):
     doc = _report(run)
     assert not _stale(doc)
     assert {r["model"] for r in doc["tables"]["mishap_table1"]["rows"]} == {"openai/alm", "openai/alm-late"}
+
+
+HALLU = [  # HalluAudio-style responses for the validity study; the judge cannot read the one marked UNREADABLE
+    {
+        "audio": f"s{i}.wav",
+        "prompt": "Is there a dog barking?",
+        "reference": "yes",
+        "subset": "fsd_binary",
+        "domain": "sound",
+        "pred": ["Yes, a dog is barking.", "There are four cats.", "UNREADABLE reply"][i % 3],
+    }
+    for i in range(6)
+]
+
+
+def test_validity_imports_are_the_validity_studys_and_each_comparison_counts_one_population(run, tmp_path):
+    from support.corpus_fixtures import write_jsonl
+
+    hallu = write_jsonl(tmp_path / "halluaudio.jsonl", HALLU)
+    _ok("mishap", "validity", "import", run, hallu, "--benchmark", "halluaudio", "--model", "alm-1")
+    _ok("mishap", "validity", "judge", run, "--judge", "openai/judge")
+    n = _label_all(run, "ann1")  # every MISHAP answer and every imported response
+    out = _ok("mishap", "disagreements", run, "--json")
+    summary = json.loads(out[out.index("{") :])["summary"]
+    with Store(run) as store:
+        verdicts = select(store, "verdicts")["verdicts"].current
+    own = sum(j.status == "ok" for j in verdicts.values())  # MISHAP answers the judge scored, each labelled once
+    assert own < n  # the imported responses are labelled too, but they are the validity study's
+    assert sum(r["annotated_labels"] for r in summary) == own
+
+    _ok("mishap", "validity", "report", run)
+    doc = json.loads((run / "report" / "validity" / "summary.json").read_text())
+    hallu_row = next(r for r in doc["rates"] if r["benchmark"] == "HalluAudio")
+    assert hallu_row["human_labels"] == len(HALLU)
+    # Fig. 5: the human, original and judge bars count the same labels (the unreadable replies have no verdict)
+    assert hallu_row["human"]["n"] == hallu_row["judge"]["n"] == hallu_row["original"]["n"] == 4
+    mishap_row = next(r for r in doc["rates"] if r["benchmark"] == "MISHAP-Bench")
+    assert mishap_row["human"]["n"] == mishap_row["judge"]["n"] == own
