@@ -259,6 +259,9 @@ def test_audioset_display_names_name_their_label() -> None:
     assert named_objects("A car horn honks twice.", ["Vehicle horn, car horn, honking", "Car"]) == {
         "vehicle horn, car horn, honking"
     }
+    # an acoustic environment's parts name a place, "etc." names nothing
+    vocab = ["Inside, small room", "Outside, rural or natural", "Bee, wasp, etc."]
+    assert named_objects("Recorded outside: a wasp, then more noise etc.", vocab) == {"bee, wasp, etc."}
 
 
 @pytest.mark.parametrize("name", ["captions_heldout.jsonl", "captions_heldout2.jsonl"])

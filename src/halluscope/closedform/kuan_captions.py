@@ -79,14 +79,21 @@ def load_metadata(path: str | Path) -> dict[str, dict]:
         }
 
 
+# AudioSet's acoustic environments ("Inside, small room", "Outside, rural or natural") name a place in their
+# parts, not a sound: they are matched whole; "etc." is no name ("Bee, wasp, etc.")
+_PLACE = re.compile(r"^\s*(?:inside|outside)\s*,", re.IGNORECASE)
+_NO_NAME = {"etc", "etc."}
+
+
 def _names(vocabulary: tuple[str, ...]) -> dict[str, str]:
     """Every spelling that names a label: the label, the label without its parenthesised qualifier ("frying" names
     "Frying (food)"), and each comma-separated name of an AudioSet display name ("car horn" names "Vehicle horn, car
     horn, honking"); a spelling that is a label of its own keeps naming that label."""
     names = {lab: lab for lab in vocabulary}
     for lab in vocabulary:
-        for short in (_QUALIFIER.sub(" ", lab).strip(), *(p.strip() for p in lab.split(",") if "," in lab)):
-            if short and short != lab:
+        parts = [] if "," not in lab or _PLACE.match(lab) else [p.strip() for p in lab.split(",")]
+        for short in (_QUALIFIER.sub(" ", lab).strip(), *parts):
+            if short and short != lab and short.lower() not in _NO_NAME:
                 names.setdefault(short, lab)
     return names
 
