@@ -90,26 +90,27 @@ def _problem(f: Path, k: int, field: str | None, message: str, fix: str) -> Load
     return LoadProblem(file=str(f), row=k, field=field, message=f"object {k}: {message}", fix=fix)
 
 
-def _read_object(f: Path, k: int, obj: object) -> tuple[dict | None, LoadProblem | None]:
+def _read_object(f: Path, k: int, obj: object) -> dict | LoadProblem:
     """One released object with its reply as an item, or the problem that keeps it out of the score."""
     if not isinstance(obj, dict):
-        return None, _problem(f, k, None, f"expected a JSON object, got {type(obj).__name__}", _FIX_SHAPE)
-    vid = obj.get("video_id")
-    if isinstance(vid, int) and not isinstance(vid, bool):  # a file re-saved with numeric ids
-        vid = f"{vid:05d}"
-    fields = {**{key: obj.get(key) for key in FIELDS}, "video_id": vid}
-    missing = [key for key in FIELDS if not isinstance(fields[key], str) or not fields[key].strip()]
-    if missing:
-        return None, _problem(
-            f,
-            k,
-            missing[0],
-            f"expected a text field '{missing[0]}'",
-            "every object needs video_id, task, text and label, as released",
-        )
+        return _problem(f, k, None, f"expected a JSON object, got {type(obj).__name__}", _FIX_SHAPE)
+    fields: dict[str, str] = {}
+    for key in FIELDS:
+        value = obj.get(key)
+        if key == "video_id" and isinstance(value, int) and not isinstance(value, bool):
+            value = f"{value:05d}"  # a file re-saved with numeric ids
+        if not isinstance(value, str) or not value.strip():
+            return _problem(
+                f,
+                k,
+                key,
+                f"expected a text field '{key}'",
+                "every object needs video_id, task, text and label, as released",
+            )
+        fields[key] = value
     task = TASKS.get(fields["task"].strip())
     if task is None:
-        return None, _problem(
+        return _problem(
             f,
             k,
             "task",
@@ -118,10 +119,10 @@ def _read_object(f: Path, k: int, obj: object) -> tuple[dict | None, LoadProblem
         )
     label = fields["label"].strip()
     if task != CAPTION_TASK and label.lower() not in ("yes", "no"):
-        return None, _problem(f, k, "label", f"a yes/no task needs label Yes or No, got {label[:40]!r}", _FIX_SHAPE)
+        return _problem(f, k, "label", f"a yes/no task needs label Yes or No, got {label[:40]!r}", _FIX_SHAPE)
     reply = next((obj[key] for key in REPLY_KEYS if isinstance(obj.get(key), str)), None)
     if reply is None:
-        return None, _problem(
+        return _problem(
             f,
             k,
             "prediction",
@@ -138,12 +139,14 @@ def _read_object(f: Path, k: int, obj: object) -> tuple[dict | None, LoadProblem
         "text": fields["text"],
         "label": label,
         "reply": reply,
-    }, None
+    }
 
 
 def load_avhbench(files: Sequence[str | Path]) -> Loaded[dict]:
     """Every object of the given arrays: an item (with its reply) or a problem, none dropped silently."""
-    items, problems, names = [], [], Counter()
+    items: list[dict] = []
+    problems: list[LoadProblem] = []
+    names: Counter[str] = Counter()
     for f in map(Path, files):
         try:
             data = json.loads(f.read_text(encoding="utf-8"))
@@ -156,9 +159,9 @@ def load_avhbench(files: Sequence[str | Path]) -> Loaded[dict]:
                 f"expected a JSON array of QA objects, got {type(data).__name__}", file=str(f), fix=_FIX_SHAPE
             )
         for k, obj in enumerate(data, start=1):
-            item, problem = _read_object(f, k, obj)
-            if problem is not None:
-                problems.append(problem)
+            item = _read_object(f, k, obj)
+            if isinstance(item, LoadProblem):
+                problems.append(item)
                 continue
             names[item["released_task"]] += 1
             items.append(item)
@@ -166,7 +169,7 @@ def load_avhbench(files: Sequence[str | Path]) -> Loaded[dict]:
     repeated = Counter((i["video_id"], i["task"], i["text"]) for i in items)
     twice = {key for key, n in repeated.items() if n > 1}
     if twice:
-        labels = defaultdict(set)
+        labels: defaultdict[tuple, set[str]] = defaultdict(set)
         for i in items:
             if (i["video_id"], i["task"], i["text"]) in twice:
                 labels[(i["video_id"], i["task"], i["text"])].add(i["label"].lower())
