@@ -13,12 +13,16 @@ Hallucination in Large Audio-Language Models", Interspeech 2024, section 3; adap
 * ECHO_S (sentence level) = captions naming at least one hallucinated object / captions;
 * Cover = objects of the clip's labels that the caption names / the clip's label objects.
 
+These pooled figures are ``metrics``; ``metrics_compat`` averages per caption as the authors' evaluation.py does
+(``per_caption``). Beside each figure stands its human floor: the clips' own reference captions (the metadata's
+``caption`` lists) scored by the same extractor against the same labels.
+
 Two extractors find the objects a caption names; the result and its notes say which produced the figures:
 
 * ``vocabulary`` (the default, offline): one of the file's label names (the vocabulary of every clip's labels,
-  matched as words with the closed-form label reader, longest first, negated mentions dropped) occurs in the caption;
-  it is *hallucinated* when it is not one of the clip's labels. Only objects a label names are found, so ECHO is a
-  lower bound.
+  matched word by word up to inflection, the longest spelling first, mentions in a negation's scope dropped) occurs
+  in the caption; it is *hallucinated* when it is not one of the clip's labels (nor, with ``--ontology``, a class
+  above or below one). Only objects a label names are found, so ECHO is a lower bound.
 * ``llm:<spec>`` (as the paper does): an LLM lists the caption's sound sources (closedform.llmextract, calls stored
   and resumable); a phrase is grounded when it names one of the clip's labels or a label names it, else hallucinated.
 """
@@ -156,8 +160,9 @@ def grounded_labels(phrase: str, labels: Sequence[str]) -> set[str]:
 
 VOCABULARY = "vocabulary"
 NOTES = {
-    VOCABULARY: "objects are the file's label names found as words in the caption (the paper extracts them with an "
-    "LLM: --extractor llm:<spec>): ECHO is a lower bound, Cover counts label names only",
+    VOCABULARY: "objects are the file's label names found in the caption as words or their forms, mentions in a "
+    "negation's scope left out (the paper extracts them with an LLM: --extractor llm:<spec>): ECHO is a lower bound, "
+    "Cover counts label names only",
     "llm": "objects are the phrases the LLM extracted from each caption, each grounded when it names one of the "
     'clip\'s labels or a label names it; a synonym no label spells ("automobile" for Car) counts as '
     "hallucinated, so ECHO here is an upper bound where the vocabulary extractor's is a lower one",
