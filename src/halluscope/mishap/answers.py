@@ -14,8 +14,10 @@ from typing import Any
 from halluscope.backends.llm import Caller, LLMConfig, load_llm_config
 from halluscope.backends.runner import CallSummary, run_calls
 from halluscope.core.errors import HalluscopeError
+from halluscope.core.keys import AnswerKey, StageName
 from halluscope.core.manifest import record_manifest
 from halluscope.core.records import ChatMessage, MishapAnswer, MishapClip, MishapQuestion
+from halluscope.core.spec import ModelSpec
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
 from halluscope.mishap._common import COMMANDS, VERSION, upstream
@@ -30,11 +32,10 @@ def judgeable(answer: MishapAnswer) -> bool:
     return answer.status in ("ok", "refusal") and bool((answer.text or "").strip())
 
 
-def answer_id(question_id: str, model: str, seed: int | None) -> str:
-    """The answer's stored id (core/keys.py ``AnswerKey``: '<question id>~<model>~greedy' or '...~s<seed>')."""
-    from halluscope.core.keys import AnswerKey
-
-    return AnswerKey(question_id, model, seed).encode()
+def answer_id(question_id: str, model: str | ModelSpec, seed: int | None) -> str:
+    """The answer's stored id (core/keys.py ``AnswerKey``: '<question id>~<model>~greedy' or '...~s<seed>'); a
+    ModelSpec is written as its canonical string."""
+    return AnswerKey(question_id, str(model), seed).encode()
 
 
 def decoding_params(
@@ -244,7 +245,7 @@ def collect_answers(
                 **({"replace": True} if replace else {}),
             },
             seeds={f"answer:{s}": s for s in seed_list if s is not None},
-            stages={**up, f"answers:{model}": stage.fingerprint},
+            stages={**up, str(StageName("answers", subject=model)): stage.fingerprint},
         )
         return res
 
