@@ -86,7 +86,8 @@ def test_a_re_answer_with_other_options_is_its_own_population_until_replaced(run
     counts = before["tables"]["mishap_counts"]["rows"][0]
     assert counts["judged"] + counts["unscored"] == n and counts["human_labels"] == n
 
-    _ok("mishap", "answer", run, "--model", "openai/alm", "--max-tokens", "3")  # other options, not --replace
+    said = _ok("mishap", "answer", run, "--model", "openai/alm", "--max-tokens", "3")  # other options, no --replace
+    assert "a population of their own" in said and "--max-tokens 3 --replace" in said
     apart = _report(run)
     assert apart["tables"]["mishap_table1"]["rows"] == table1  # the tables keep the first population
     assert apart["tables"]["mishap_counts"]["rows"][0]["human_labels"] == n

@@ -227,7 +227,7 @@ def collect_answers(
             (answer_id(q.id, model, s), (q, s)) for q in questions.values() if q.clip_id in clips for s in seed_list
         ]
         res = run_calls(store, stage, items, backend, fn, MishapAnswer, description=f"answers {model}", quiet=quiet)
-        record_manifest(
+        manifest = record_manifest(
             store,
             command=command,
             config={
@@ -247,6 +247,16 @@ def collect_answers(
             seeds={f"answer:{s}": s for s in seed_list if s is not None},
             stages={**up, str(StageName("answers", subject=model)): stage.fingerprint},
         )
+        if command == COMMANDS["answer"] and not replace:
+            from halluscope.core.provenance import answer_command, answer_populations
+            from halluscope.core.runs import config_of
+
+            if answer_populations(store).current.get(model) != stage.fingerprint:
+                res.notes.append(
+                    f"{model} was answered before with other options: the tables keep those answers, and these are "
+                    "a population of their own (the report lists them). To make these the tables' answers: "
+                    + answer_command(store, config_of(manifest), replace=True)
+                )
         return res
 
 
