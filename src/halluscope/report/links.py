@@ -56,4 +56,6 @@ def table2_link(row: dict, key: str) -> str | None:
     inp = "text" if key.startswith("O_") else ("transcript" if key.startswith("T_") else None)
     if inp is None:
         return href(lang=row.get("language"), split="test", kind="spoken")
-    return href(run=f"{row['detector']}|{row['task']}|{inp}", lang=row.get("language"), split="test")
+    from halluscope.core.keys import DetectRunKey
+
+    return href(run=str(DetectRunKey(row["detector"], row["task"], inp)), lang=row.get("language"), split="test")

@@ -19,6 +19,7 @@ from pathlib import Path
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.records import AudioRef, Transcript
 from halluscope.core.store import STORE_NAME, Store
+from halluscope.spoken import language_stages
 
 PAPER_SAMPLES = 12_013
 PAPER_MEDIAN_AUDIO_S = 96.0
@@ -119,10 +120,10 @@ def project(
     with Store(run_dir) as store:
         stages = _latest_stages(store)
         n_items = 0
-        if "tts" in stages:
-            refs = store.results("tts", stages["tts"], AudioRef)
+        if tts := language_stages.parts(stages, "tts"):  # one stage per language, run one after another
+            refs = language_stages.results(store, stages, "tts", AudioRef)
             n_items = len(refs)
-            times = sorted((t, k) for k, t in store.updated("tts", stages["tts"]).items() if k in refs)
+            times = sorted((t, k) for name, fp in tts.items() for k, t in store.updated(name, fp).items() if k in refs)
             if len(times) >= 2:
                 span = times[-1][0] - times[0][0]
                 audio = sum(refs[k].duration_s for _, k in times[1:])
@@ -138,10 +139,10 @@ def project(
                             workers,
                         )
                     )
-        if "asr" in stages:
+        if language_stages.parts(stages, "asr"):
             ts = [
                 t
-                for t in store.results("asr", stages["asr"], Transcript).values()
+                for t in language_stages.results(store, stages, "asr", Transcript).values()
                 if t.processing_s and t.audio_duration_s
             ]
             if ts:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from halluscope.core.errors import HalluscopeError
+from halluscope.core.keys import DetectRunKey
 from halluscope.report.links import closedform_item
 
 
@@ -73,8 +74,12 @@ def load_closedform(specs: Sequence[str | Scored]) -> list[tuple[dict, Callable[
                 "audio": False,
                 "transcript": False,
                 "outcome": {
-                    f"{fmt}|strict": "correct" if it.strict_correct else "wrong",
-                    **({f"{fmt}|compat": "correct" if it.compat_correct else "wrong"} if it.compat_scored else {}),
+                    str(DetectRunKey(fmt, "strict")): "correct" if it.strict_correct else "wrong",
+                    **(
+                        {str(DetectRunKey(fmt, "compat")): "correct" if it.compat_correct else "wrong"}
+                        if it.compat_scored
+                        else {}
+                    ),
                 },
                 "status": {"modes": "differ" if it.differs else "agree"},
                 "models": [it.run] if it.run else [],

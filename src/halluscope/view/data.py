@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.gctune import fewer_full_collections
+from halluscope.core.keys import DetectRunKey
 from halluscope.core.records import AudioRef, Change, Judgement, MishapClip, Prediction, RewriteLog, Transcript, Variant
 from halluscope.core.store import R, Store, check_run_dir
 from halluscope.view.closedform import load_closedform as load_closedform
@@ -120,6 +121,7 @@ def _item_index(run_dir: str, stages: dict[str, str]) -> tuple[list, dict[str, t
     each detect run as the report labels it (display names, never a temporary path) as (row label, task, input,
     detect stage fingerprint, item -> (predicted, gold, status)); item -> (clip path, sha256). A detail reads its
     item's prediction and clip records whole."""
+    from halluscope.spoken import language_stages
     from halluscope.spoken.detect.runs import detect_runs
 
     with Store(run_dir, create=False, readonly=True) as store:  # its own connection: one must not cross a fork
@@ -133,7 +135,7 @@ def _item_index(run_dir: str, stages: dict[str, str]) -> tuple[list, dict[str, t
             )
             for d in detect_runs(store)
         ]
-        clips = {k: (a.path, a.sha256) for k, a in store.results("tts", stages["tts"], AudioRef).items()}
+        clips = {k: (a.path, a.sha256) for k, a in language_stages.results(store, stages, "tts", AudioRef).items()}
     return runs, clips
 
 
@@ -150,6 +152,7 @@ def _spoken(
     audio_src: Callable[[str], str],
 ) -> None:
     from halluscope.core.forked import in_fork
+    from halluscope.spoken import language_stages
     from halluscope.spoken.detect.splits import split_by_article
     from halluscope.spoken.generate.llm import LOG_STAGE
 
@@ -162,7 +165,7 @@ def _spoken(
             **store.results("ingest", st["ingest"], Variant),
             **store.results("generate", st["generate"], Variant),
         }
-        heard = store.results("asr", st["asr"], Transcript)
+        heard = language_stages.results(store, st, "asr", Transcript)
         found, clips = later.result() if later is not None else _item_index(run_dir, st)
     from halluscope.core.runs import latest_run
     from halluscope.core.spec import display_name
@@ -170,7 +173,7 @@ def _spoken(
     preds: dict[str, dict[str, tuple]] = {}  # run key -> item -> (predicted, gold, status)
     stage_of: dict[str, str] = {}  # run key -> its detect stage's fingerprint (a detail reads its predictions)
     for det, task, input_, fingerprint, per_item in found:
-        key = f"{det}|{task}|{input_}"
+        key = str(DetectRunKey(det, task, input_))
         preds[key], stage_of[key] = per_item, fingerprint
         runs.append({"key": key, "detector": det, "task": task, "input": input_, "n": len(per_item)})
     judged: dict[str, dict[str, Judgement]] = {}
@@ -218,7 +221,8 @@ def _spoken(
 
         def detail(v: Variant = v, t: Transcript | None = t) -> dict:
             src = samples.get(v.article_id) if v.label == 1 else None
-            a = calls.result("tts", st["tts"], v.id, AudioRef) if v.id in clips else None
+            clip = language_stages.part_for(st, "tts", v.language) if v.id in clips else None
+            a = calls.result(*clip, v.id, AudioRef) if clip else None
             changes: tuple[Change, ...] = v.changes
             rewrite, miss_after = _mark(v.text, [(i, c.after) for i, c in enumerate(changes)])
             original, miss_before = _mark(src.text, [(i, c.before) for i, c in enumerate(changes)]) if src else ([], [])
@@ -233,7 +237,7 @@ def _spoken(
                 predictions.append(
                     {
                         "run": rk,
-                        "detector": rk.split("|")[0],
+                        "detector": DetectRunKey.decode(rk).detector,
                         "task": p.task,
                         "input": p.input,
                         "split": p.split,
@@ -451,9 +455,8 @@ def load_view(
         texts[row["id"]] = f"{row['id']}\n{row['title']}"
         for k in row["outcome"]:
             if not any(r["key"] == k for r in runs):
-                runs.append(
-                    {"key": k, "detector": k.split("|")[0], "task": k.split("|")[1], "input": "closed-form", "n": 0}
-                )
+                run = DetectRunKey.decode(k)
+                runs.append({"key": k, "detector": run.detector, "task": run.task, "input": "closed-form", "n": 0})
     if not index:
         raise HalluscopeError(
             f"{run_dir} holds no items to view: no 'build spoken' and no 'mishap clips' run, and no "

@@ -25,6 +25,7 @@ from halluscope.backends.llm import (
 )
 from halluscope.backends.runner import arun_calls, ask_until_parsed
 from halluscope.core.errors import HalluscopeError
+from halluscope.core.keys import StageName
 from halluscope.core.manifest import record_manifest
 from halluscope.core.records import LANGUAGES, Judgement, RewriteLog, Variant
 from halluscope.core.stages import Stage, progress
@@ -225,7 +226,9 @@ def build_judge(
                 ),
             },
             seeds={"sample": seed},
-            stages={f"judge:{backends[spec].spec}": st.fingerprint for spec, st in stages.items()},
+            stages={
+                str(StageName("judge", subject=backends[spec].spec)): st.fingerprint for spec, st in stages.items()
+            },
         )
         wanted = {
             spec: [i for i in sample.ids if any(r[build.samples[i].language] == spec for r in routes.values())]
@@ -318,7 +321,11 @@ def stored_judgements(
     else:
         manifests = [m for m in store.manifests() if m.command == "build judge"]
     for m in manifests:
-        stages = {k.split(":", 1)[1]: fp for k, fp in m.stages.items() if k.startswith("judge:")}
+        stages = {
+            n.subject: fp
+            for k, fp in m.stages.items()
+            if (n := StageName.parse(k)) is not None and n.kind == "judge" and n.subject is not None
+        }
         latest.update(stages)
         per = m.config.get("per_language") or {}
         names.update({spec: None for spec in (m.config.get("single", []) if per else stages)})
