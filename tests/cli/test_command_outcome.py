@@ -188,3 +188,23 @@ def test_a_mishap_step_failing_on_too_many_items_exits_2_and_allow_partial_keeps
             if not partial:
                 assert_clean_failure(code, out, "mishap questions: step 'questions' failed on", "--allow-partial")
     assert code == 0 and "failed" in out, out  # kept what succeeded, said how many failed
+
+
+def test_detect_failing_on_too_many_items_exits_2_and_allow_partial_keeps_the_rest(tmp_path, capsys, monkeypatch):
+    run = fakes.spoken_run(tmp_path)  # six English samples: three originals, three rewrites
+
+    def down_for_two_articles(req, n):  # the detector's server fails on two articles' texts (original and rewrite)
+        if any(w in user_text(req) for w in ("Bank", "Kazatomprom")):
+            return Reply(status=500, body='{"error": {"message": "down"}}')
+        return Reply(content='{"binary": "no"}')
+
+    with ChatServer(down_for_two_articles) as srv:
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        args = ["detect", run, "--detector", "openai/zs", "--input", "text", "-o", f"base_url={srv.url}"]
+        args += ["-o", "max_retries=0"]
+        code, out = run_cli(capsys, monkeypatch, *args)
+        assert_clean_failure(code, out, "detect: step 'detect openai/zs task=binary input=text' failed on", "Fix:")
+        # other prompts: a detect run of its own that sends every request (a rerun of the first would send only
+        # its failed items' requests, all failing: the server outage error)
+        code, out = run_cli(capsys, monkeypatch, *args, "--prompting", "cot", "--allow-partial")
+    assert code == 0 and "stored" in out, out

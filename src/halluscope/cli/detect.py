@@ -11,6 +11,7 @@ from halluscope.cli.build import BUILT
 from halluscope.cli.canary import CANARY_HELP
 from halluscope.cli.compat import App
 from halluscope.cli.options import (
+    AllowPartial,
     AudioPolicy,
     Json,
     LlmConfig,
@@ -63,6 +64,7 @@ def detect(
         "spec of the build (default: the build's own --asr).",
     ),
     canary: int = typer.Option(0, "--canary", help="Zero-shot detectors on --input audio: " + CANARY_HELP),
+    allow_partial: AllowPartial = False,
 ) -> None:
     """Run a detector on a built benchmark for a task and input; predictions are stored and the report picks
     them up. Trainable detectors fit on the train split, choose hyper-parameters on dev and predict dev and
@@ -88,6 +90,7 @@ def detect(
             raise typer.BadParameter(f"--prompting applies to zero-shot detectors, not '{detector}'")
         options["prompting"] = prompting
     tasks = list(TASKS) if task == "all" else [task]
+    outcome_rule = {"allow_partial": allow_partial}  # the outcome rule; the real-world run does not apply it yet
     if options.pop("realworld", False) in (True, "true", "1", 1):
         # the dedicated real-world run (Lost in Speech, Table 4): matched negatives held out of train and dev
         from halluscope.spoken.realworld import detect_realworld as run_detect  # type: ignore[assignment]
@@ -96,6 +99,7 @@ def detect(
             raise typer.BadParameter("the real-world run reads the build's own transcripts; drop --transcripts")
 
         tasks = ["binary"] if task == "all" else tasks
+        outcome_rule = {}
     inputs = ["text", "transcript"] if input == "all" else [input]
     rows = []
     asked: dict = {}
@@ -110,6 +114,7 @@ def detect(
                     seed=seed,
                     options=options,  # type: ignore[arg-type]
                     executor=ex,
+                    **outcome_rule,
                     **({"transcripts": transcripts} if transcripts else {}),
                 )
                 n_test = sum(p.split == "test" for p in res.predictions.values())

@@ -17,6 +17,7 @@ from halluscope.core.errors import HalluscopeError
 from halluscope.core.executors import LOCAL, Executor
 from halluscope.core.manifest import record_manifest
 from halluscope.core.names import renamed
+from halluscope.core.outcome import StepOutcome, check_outcomes
 from halluscope.core.provenance import detect_inputs
 from halluscope.core.records import SEVERITIES, TYPES, Prediction, Task, Variant
 from halluscope.core.registry import Registry
@@ -200,11 +201,15 @@ def detect(
     options: dict[str, Any] | None = None,
     executor: Executor | None = None,
     transcripts: str | None = None,
+    allow_partial: bool | None = None,
 ) -> DetectResult:
     """Run one detector on one task and input of a built benchmark; every prediction is stored.
 
     ``transcripts``: which ASR system's transcripts the detector reads (a '--compare-asr' spec of the build; None:
     the build's own); the item set is the items that system transcribed.
+
+    ``allow_partial``: None fails only when nothing was predicted; False / True applies the whole outcome rule of
+    core/outcome.py (too many failed items fail the command unless True).
 
     ``executor`` (default: this process) runs the heavy parts, e.g. a Ray executor for encoder training and
     hf/hf-audio generation; it is not part of the fingerprint: the predictions are the same either way.
@@ -309,12 +314,24 @@ def detect(
         )
         kind.run(ctx)
         predictions = store.results(stage.name, stage.fingerprint, Prediction)
-        if not predictions:
-            failed = store.failures(stage.name, stage.fingerprint)
-            first = f"; first failure: {next(iter(failed.values()))}" if failed else ""
-            raise HalluscopeError(
-                f"detect {detector} task={task} input={input} stored 0 predictions on {run_dir} "
-                f"({len(failed)} item(s) failed{first}). Fix: see the failures above or in the "
-                "report, then run detect again (finished items are kept)"
-            )
+        failed = {k: v for k, v in store.failures(stage.name, stage.fingerprint).items() if k not in predictions}
+        # a zero-shot item whose backend gave no reply is stored with status 'error': failed, not predicted (one the
+        # audio policy skipped is kept out of n by design, not a failure)
+        no_reply = {
+            k: p.reason or "no reply"
+            for k, p in predictions.items()
+            if p.status == "error" and not (p.audio is not None and p.audio.action == "skipped")
+        }
+        failed |= no_reply
+        # the one rule (core/outcome.py): no prediction at all always fails; too many failed items unless allowed
+        outcome = StepOutcome(
+            f"detect {detector} task={task} input={input}",
+            len(set(predictions) | set(failed)) or len(items),
+            len(predictions) - len(no_reply),
+            failed,
+            fix="see the failures in the report or 'halluscope view RUN', then run detect again",
+        )
+        if allow_partial is not None or not outcome.produced:
+            kept = f"in {run_dir} (finished items are kept; a rerun retries the failed ones)"
+            check_outcomes([outcome], command="detect", allow_partial=bool(allow_partial), kept=kept)
         return DetectResult(stage.fingerprint, predictions, excluded)
