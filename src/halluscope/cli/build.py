@@ -121,8 +121,12 @@ def build_spoken_cmd(
     json_out: Json = False,
     executor: ExecutorOptions = ExecutorOptions(),
     vllm_serve: VllmServe = None,
+    allow_partial: AllowPartial = False,
 ) -> None:
     """Articles -> hallucinated rewrites -> speech -> ASR transcripts, resumable (Lost in Speech, sections 3.1 and 3.3).
+
+    Every engine's options and weights are checked before any work. A stage that produces nothing, or fails on
+    more than the share --allow-partial names, stops the build with exit 2 (what was done is kept).
 
     Example: halluscope build spoken runs/demo --corpus demo --langs en,kk [--executor ray --ray-workers 8]
     """
@@ -130,13 +134,9 @@ def build_spoken_cmd(
     from halluscope.spoken.build import BuildConfig, build_spoken
 
     generator = generator_with(generator, option)  # type: ignore[assignment]
-    allow_partial: AllowPartial = False,
     cfg = BuildConfig(
         corpus=corpus,
         langs=langs_of(langs),
-    Every engine's options and weights are checked before any work. A stage that produces nothing, or fails on
-    more than the share --allow-partial names, stops the build with exit 2 (what was done is kept).
-
         generator=generator,
         tts=tts,
         asr=asr,
