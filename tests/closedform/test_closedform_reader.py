@@ -206,7 +206,10 @@ def test_smollm2_as_the_reader(tmp_path: Path, write_jsonl) -> None:
     r = score_halluaudio(load_halluaudio([_file(tmp_path, write_jsonl)]), bootstrap=0, reader=reader)
     items = r.tables["reader_items"]
     assert len(items) == len(ROWS) and all(i["llm_raw"] is not None for i in items)  # raw output kept for every reply
-    assert r.tables["reader_summary"][0]["n"] == len(ROWS)
+    summary = r.tables["reader_summary"][0]
+    assert summary["n"] == len(ROWS)
+    if summary["structured"].startswith("json_schema"):  # decoded under the schema: every reply is read, as JSON
+        assert summary["read"] == len(ROWS) and all(i["how"] == "json" for i in items), items
     assert {row["reader"] for row in r.tables["reader_sensitivity"]} == {
         "rules (strict)",
         "llm:hf/smollm2-135m-instruct",

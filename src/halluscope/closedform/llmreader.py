@@ -47,9 +47,10 @@ MEANING = {
     "refusal": "the reply declines, or says it cannot hear or process the audio",
     "ambiguous": "the reply says both yes and no",
     "unrelated": "the reply answers something else, or does not answer the question",
+    "hedge": "the reply leans to yes or no but hedges (maybe, possibly, it might be)",
 }
 # words models write for a class ("uncertain", "other") -> the class
-ALIASES = {"uncertain": "unknown", "other": "unrelated", "refused": "refusal", "refuse": "refusal"}
+ALIASES = {"uncertain": "unknown", "other": "unrelated", "refused": "refusal", "refuse": "refusal", "hedged": "hedge"}
 PROMPT = (
     "You read a model's reply to a yes/no question about an audio clip and say what the reply answers.\n"
     "Question: {question}\nReply: {reply}\n\n"
@@ -139,9 +140,10 @@ class NothingRead(HalluscopeError):
 class LLMReader:
     """``llm:<spec>``: ``read(pairs)`` -> one LLMReading per (question, reply), every call kept in ``store_dir``."""
 
-    def __init__(self, spec: str, store_dir: str | Path) -> None:
+    def __init__(self, spec: str, store_dir: str | Path, *, use_schema: bool = True) -> None:
         self.spec = spec
         self.store_dir = Path(store_dir)
+        self.use_schema = use_schema  # False: the prompt alone asks for JSON (to measure what the schema adds)
         self.stats: CallStats | None = None
         self.structured = "none"  # how the schema was enforced: see read()
         self.schema_rejected = 0  # requests the server refused with the schema, asked again without it
@@ -151,7 +153,8 @@ class LLMReader:
         from halluscope.core.store import Store
 
         backend = create_chat_backend(self.spec)
-        fmt = response_format(SCHEMA_NAME, schema()) if getattr(backend, "structured_output", False) else None
+        structured = self.use_schema and getattr(backend, "structured_output", False)
+        fmt = response_format(SCHEMA_NAME, schema()) if structured else None
         self.structured = (
             "json_schema (server's response_format)"
             if fmt and self.spec.startswith("openai/")
