@@ -15,7 +15,8 @@ _KAZAKH = re.compile(r"[әғқңөұүһі]")
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 
 # endings a stem may take and still be the same word (derivation kept small: an adjective of the noun, -ing / -er)
-_EN_ENDINGS = re.compile(r"(?:s|es|ed|d|ing|er|ers|y|ish|ly|ness|ful|ic|al|ist|ists|'s|s')")
+# no "-y": "belly" is not a form of "bell" (and "jazzy" goes unmatched)
+_EN_ENDINGS = re.compile(r"(?:s|es|ed|d|ing|er|ers|ish|ly|ness|ful|ic|al|ist|ists|'s|s')")
 _EN_SHORT = re.compile(r"(?:s|es|'s|s'|ness|ly|ist|ists)")  # a short word takes only its plural: "car" is not "cared"
 _RU_ENDINGS = re.compile(
     r"(?:а|я|о|е|ё|и|ы|у|ю|ь|ой|ей|ом|ем|ам|ям|ах|ях|ами|ями|ов|ев|ью|ию|ия|ие|ий|ый|ая|ое|ые|ого|его|ому|ему|ых|"
@@ -28,6 +29,7 @@ _KK_SUFFIX = (
     r"уда|уде|ушы|уші|шы|ші|лы|лі|ғы|гі|қы|кі|с|ыс|іс|л|ыл|іл|ын|ін|ла|ле|мын|мін|сың|сің|ыз|із|май|мей|бай|бей|пай|пей|жатыр|тұр)"
 )
 _KK_ENDINGS = re.compile(rf"{_KK_SUFFIX}{{1,5}}")
+_KK_ONE = re.compile(rf"(?=..){_KK_SUFFIX}")
 _KK_VOICED = {"қ": "ғ", "к": "г", "п": "б"}
 
 
@@ -58,6 +60,11 @@ def lemma(word: str) -> str:
         return w
 
 
+@functools.lru_cache(maxsize=20_000)
+def _known_ru(word: str) -> bool:
+    return bool(_simplemma().is_known(word, lang="ru"))
+
+
 def _inflected(long: str, stem: str, lang: str) -> bool:
     """Whether ``long`` is ``stem`` plus inflectional endings of the language."""
     stems = [stem]
@@ -67,8 +74,10 @@ def _inflected(long: str, stem: str, lang: str) -> bool:
         stems.append(stem[:-1])  # собака -> собак|и
     if lang == "en":
         endings = [_EN_ENDINGS if len(stem) > 3 else _EN_SHORT]
-    else:  # a Kazakh word may carry no Kazakh letter ("ит", "иттер"): Cyrillic takes either language's endings
+    elif _KAZAKH.search(long) or not _known_ru(stem):  # a Kazakh word may carry no Kazakh letter ("ит", "иттер")
         endings = [_RU_ENDINGS, _KK_ENDINGS]
+    else:  # a Russian word takes Russian endings, or one Kazakh suffix ("музыканы"; "кот" is not "котел")
+        endings = [_RU_ENDINGS, _KK_ONE]
     return any(long.startswith(s) and (long == s or any(e.fullmatch(long[len(s) :]) for e in endings)) for s in stems)
 
 
@@ -96,6 +105,8 @@ def same_word(token: str, word: str) -> bool:
         return False
     # two inflected forms of one stem: "сөйлеп" / "сөйлеу" (сөйле-п, сөйле-у)
     stem = os.path.commonprefix([token, word])
+    kazakh = bool(_KAZAKH.search(token + word))
     return len(stem) >= 3 and all(
-        _RU_ENDINGS.fullmatch(w[len(stem) :]) or _KK_ENDINGS.fullmatch(w[len(stem) :]) for w in (token, word)
+        _RU_ENDINGS.fullmatch(w[len(stem) :]) or (kazakh and _KK_ENDINGS.fullmatch(w[len(stem) :]))
+        for w in (token, word)
     )

@@ -15,7 +15,7 @@ from halluscope.reply.subject import asked_subject
 from halluscope.reply.synonyms import names
 
 # the strict yes/no reader's version, stated with every score (bump it when a reading can change)
-READER_VERSION = "strict-2.0"
+READER_VERSION = "strict-2.1"
 
 Fallback = Callable[[str], str]
 
