@@ -256,6 +256,9 @@ AVH_V1 = [
     ("01305", "AV Hallucination (Audio_only)", "Is the dog making sound in the audio?", "Yes"),
     ("01305", "AV Hallucination (Audio_only)", "Is the tire making sound in the audio?", "No"),
     ("01305", "AV Matching", MATCH_Q, "Yes"),
+    ("01892", "AV Hallucination (Video)", "Is the music visible in the video?", "No"),
+    ("01892", "AV Hallucination (Audio)", "Is the music making sound in the audio?", "Yes"),
+    ("02117", "AV Hallucination (Audio)", "Is the track making sound in the audio?", "No"),
 ]
 WRONG_CAPTION = "Someone types on a keyboard in a quiet office."
 _AVH_Q = re.compile(r"^Is the (.+) (making sound in the audio|visible in the video)\?$")
@@ -401,12 +404,8 @@ BENCHMARKS = {
 NEEDS = {"kuan": KUAN, "audiotrust": AUDIOTRUST}
 # cases the strict reply reader (halluscope.reply) misreads today: (benchmark, phrasing, correct) -> what it misreads
 READER_MISREADS: dict[tuple[str, str, bool], str] = {
-    ("kuan", "sentence", True): "'No, there is no rock and roll in the audio.' reads ambiguous (the label's 'and')",
-    ("kuan", "perception", True): "'Frying (food) cannot be heard in this clip.' reads yes (a label with a "
-    "parenthesised qualifier leaves the negation out of scope); 'Rock and roll cannot be heard ...' ambiguous",
-    ("kuan", "perception", False): "'Fire truck (siren) cannot be heard in this clip.' reads yes (as above)",
-    ("avhbench", "perception", True): "'What I hear does not match what I see.' reads yes (statement 'i hear')",
-    ("avhbench", "perception", False): "'What I hear does not match what I see.' reads yes (statement 'i hear')",
+    ("avhbench", "perception", True): "'The music cannot be seen in this clip.' and 'The track cannot be heard in this "
+    "clip.' read unrelated (AVHBench's own subjects 'music' and 'track')",
 }
 
 
