@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 from halluscope.backends.llm import LLMConfig, create_backend  # noqa: E402
 from halluscope.cli.main import app  # noqa: E402
 from halluscope.core.store import Store  # noqa: E402
-from halluscope.metrics.asr import score_asr  # noqa: E402
-from halluscope.spoken.asr_clean import LLMCleaner, cleaner_prompt, read_jsonl  # noqa: E402
+from halluscope.metrics.asr import normalize_for_wer, score_asr  # noqa: E402
+from halluscope.spoken.asr_clean import LLMCleaner, cleaner_prompt, cleaning_problem, read_jsonl  # noqa: E402
 from support.chat_server import ChatServer, Reply  # noqa: E402
 
 FAST = {"timeout_s": 5.0, "backoff_base_s": 0.01, "backoff_max_s": 0.05, "max_retries": 0}
@@ -147,3 +147,79 @@ def test_score_asr_cli_says_which_cleaner_made_each_figure(tmp_path, monkeypatch
     assert len(list(Store(tmp_path / "calls").calls())) == 1
     bad = runner.invoke(app, ["score", "asr", str(pairs), "--cleaner", "llm"])
     assert bad.exit_code != 0 and "--cleaner llm --model openai/<model>" in str(bad.exception)  # exit 2 via main()
+
+
+# ---- the reply must be a cleaning of the text it was given ------------------------------------------------------
+
+TRANSCRIPTS = [
+    "The National Bank lowered its base rate to 14.75 percent on Friday, after inflation slowed.",
+    "Governor Timur Sultanov told reporters in Astana that food and service prices grew more slowly.",
+    "KazMunayGas reported on April 15 that oil output rose by three percent in the first quarter of the year.",
+    "[music] The regulator also said it sold foreign currency from the National Fund in January.",
+]
+UNRELATED = "Heavy snow closed the mountain pass near Almaty for the second day, the emergency ministry said."
+
+
+def answers(text: str) -> str:
+    """The scripted model: a genuine cleaning (digits kept, which the check tolerates) of the first transcript, 'ok'
+    to the second, an unrelated sentence to the third, the first half of a cleaning to the fourth."""
+    i = TRANSCRIPTS.index(text)
+    cleaned = model_clean(text)
+    return [cleaned, "ok", UNRELATED, " ".join(cleaned.split()[: len(cleaned.split()) // 2])][i]
+
+
+def checked_script(req, n):
+    system, user = req["messages"][0]["content"], req["messages"][1]["content"]
+    if system == cleaner_prompt("single"):
+        return Reply(content=answers(user))
+    items = [json.loads(line) for line in user.splitlines()]
+    return Reply(content="\n".join(json.dumps({"idx": i["idx"], "cleaned": answers(i["text"])}) for i in items))
+
+
+@pytest.mark.parametrize("batch_size", [1, 4])
+def test_a_reply_that_is_no_cleaning_of_its_text_falls_back_to_the_rules_and_is_counted(tmp_path, batch_size):
+    with ChatServer(checked_script) as srv:
+        backend = create_backend("openai/cleaner", config=LLMConfig(), base_url=srv.url, **FAST)
+        with Store(tmp_path / "run") as store:
+            llm = LLMCleaner(backend, store, batch_size=batch_size)
+            out = llm.clean(TRANSCRIPTS)
+    rules = [normalize_for_wer(t) for t in TRANSCRIPTS]
+    assert out[1:] == rules[1:]  # 'ok', the unrelated sentence and the half: the rules' cleaning instead
+    assert out[0] == model_clean(TRANSCRIPTS[0]) and out[0] != rules[0]  # the genuine cleaning is the model's
+    assert llm.stats.fallbacks == 3 and set(llm.fallbacks) == set(TRANSCRIPTS[1:])
+    assert "keeps 0% of the text's" in llm.fallbacks[TRANSCRIPTS[1]]
+    assert int(re.match(r"keeps (\d+)%", llm.fallbacks[TRANSCRIPTS[2]]).group(1)) < 20  # 'the', 'said' in both
+    assert "length ratio 0.5" in llm.fallbacks[TRANSCRIPTS[3]]  # the half keeps its words but half of them
+    assert llm.fell_back([TRANSCRIPTS[1], TRANSCRIPTS[1], TRANSCRIPTS[0]]) == 2  # counted per text occurrence
+
+
+def test_a_model_answering_ok_never_gives_wer_zero(tmp_path):
+    ref = ["The bank raised the rate.", "Prices rose in March."]
+    hyp = ["the bank raced the rate", "prices rows in march"]
+    with ChatServer(lambda req, n: Reply(content="ok")) as srv:
+        backend = create_backend("openai/cleaner", config=LLMConfig(), base_url=srv.url, **FAST)
+        with Store(tmp_path / "run") as store:
+            score = score_asr(reference=ref, hypothesis=hyp, cleaner=LLMCleaner(backend, store, batch_size=1))
+    rules = score_asr(reference=ref, hypothesis=hyp)
+    assert score.wer == rules.wer and score.wer > 0  # every text cleaned by the rules, not read as 'ok' = 'ok'
+    assert score.cleaner_fallbacks == 4 and score.as_dict()["cleaner_fallbacks"] == 4
+    assert rules.cleaner_fallbacks is None and "cleaner_fallbacks" not in rules.as_dict()
+
+
+@pytest.mark.parametrize(
+    ("text", "reply", "ok"),
+    [
+        ("Hello, World!", "hello world", True),
+        ("About 300 people joined.", "about 300 people joined", True),  # digits kept: the rules drop them in both
+        ("[music]", "", True),  # nothing to keep, nothing kept
+        ("[music]", "music", False),
+        ("Hello, World!", "", False),
+        ("Yes.", "ok", False),
+        ("Ok.", "ok", True),
+        ("one two three four five six seven eight nine ten", "one two three four five six seven eight", True),
+        ("one two three four five six seven eight nine ten", "one two three four five six seven", False),
+        ("one two three four", "one two three four and then some more", False),  # added words
+    ],
+)
+def test_cleaning_problem(text, reply, ok):
+    assert (cleaning_problem(text, reply) is None) is ok, cleaning_problem(text, reply)

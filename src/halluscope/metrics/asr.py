@@ -128,7 +128,9 @@ _BLANKED = _Blanked()
 
 
 class Cleaner(Protocol):
-    """Turns raw references and hypotheses into the strings WER/CER are computed on (App. A.4)."""
+    """Turns raw references and hypotheses into the strings WER/CER are computed on (App. A.4). A cleaner that
+    can fall back to the rules for some texts (the LLM cleaner) also has ``fell_back(texts) -> int``; every
+    figure it cleans then carries that count."""
 
     name: str
 
@@ -169,9 +171,10 @@ class AsrScore:
     ref_chars: int
     skipped_empty_reference: int
     cleaner: str = RULES
+    cleaner_fallbacks: int | None = None  # texts the rules cleaned for a cleaner that can fall back; else None
 
     def as_dict(self) -> dict:
-        return {
+        out = {
             "wer": self.wer,
             "cer": self.cer,
             "n": self.n,
@@ -180,6 +183,9 @@ class AsrScore:
             "skipped_empty_reference": self.skipped_empty_reference,
             "cleaner": self.cleaner,
         }
+        if self.cleaner_fallbacks is not None:
+            out["cleaner_fallbacks"] = self.cleaner_fallbacks
+        return out
 
 
 _RUNS_OF_SPACE = re.compile(r"\s\s+")
@@ -269,7 +275,10 @@ def score_asr(
         raise ValueError(f"{len(reference)} pairs but {len(counts)} stored counts; pass one (or None) per pair")
     cleaner = cleaner if cleaner is not None else RuleCleaner()
     todo = [i for i in range(len(reference)) if counts is None or counts[i] is None]
-    cleaned = cleaner.clean([*(reference[i] for i in todo), *(hypothesis[i] for i in todo)])
+    texts = [*(reference[i] for i in todo), *(hypothesis[i] for i in todo)]
+    cleaned = cleaner.clean(texts)
+    fell_back = getattr(cleaner, "fell_back", None)
+    fallbacks = fell_back(texts) if fell_back is not None else None
     stored = [c for c in counts or () if c is not None]
     rows: list[tuple[int, ...]] = [c for c in stored if c[1]]  # a reference that cleaned to nothing has no words
     skipped = len(stored) - len(rows)
@@ -282,7 +291,7 @@ def score_asr(
         ref_words += _word_count(rn)
         ref_chars += len(rn)
     if not rows:
-        return AsrScore(None, None, 0, 0, 0, skipped, cleaner.name)
+        return AsrScore(None, None, 0, 0, 0, skipped, cleaner.name, fallbacks)
     return AsrScore(
         wer=sum(c[0] for c in rows) / max(1, sum(c[1] for c in rows)),
         cer=sum(c[2] for c in rows) / max(1, sum(c[3] for c in rows)) if cer else None,
@@ -291,6 +300,7 @@ def score_asr(
         ref_chars=ref_chars,
         skipped_empty_reference=skipped,
         cleaner=cleaner.name,
+        cleaner_fallbacks=fallbacks,
     )
 
 
