@@ -43,7 +43,7 @@ def test_hedge_counted_apart_from_yes_and_abstention(tmp_path: Path) -> None:
     assert m["n_abstain"] == sum(want in ("refusal", "unknown") for *_, want in ROWS)
     d = result.as_dict()
     assert d["extraction"]["classes"]["hedge"] == 2
-    reader = d["reader"]
+    reader = d["reply_reader"]
     assert reader["version"] == READER_VERSION and reader["n_replies"] == len(ROWS)
     assert reader["unread"] == sum(want in ("ambiguous", "unrelated") for *_, want in ROWS)
     assert reader["hedge"] == 2 and READER_VERSION in reader["line"]
@@ -57,9 +57,39 @@ def test_score_outputs_state_reader_version_and_unread(tmp_path: Path) -> None:
     out = CliRunner().invoke(app, ["score", "halluaudio", str(path), "--bootstrap", "0", "--json"])
     assert out.exit_code == 0, out.output
     data = json.loads(out.output[out.output.index("{") :])
-    assert data["reader"]["version"] == READER_VERSION and data["reader"]["unread"] == 1
+    assert data["reply_reader"]["version"] == READER_VERSION and data["reply_reader"]["unread"] == 1
     report = tmp_path / "report"
     rep = CliRunner().invoke(app, ["score", "halluaudio", str(path), "--bootstrap", "0", "--report", str(report)])
     assert rep.exit_code == 0, rep.output
     html = (report / "report.html").read_text(encoding="utf-8")
     assert READER_VERSION in html and "could not be read" in html
+
+
+AVH = [  # AVHBench's released QA shape: (task, question, label, reply, strict reading)
+    ("AV Hallucination (Audio)", "Is the dog making sound in the audio?", "No", "The dog cannot be heard.", "no"),
+    ("AV Hallucination (Audio)", "Is the man making sound in the audio?", "Yes", "Maybe.", "hedge"),
+    ("AV Hallucination (Audio)", "Is the car making sound in the audio?", "No", "A bird sings.", "unrelated"),
+]
+
+
+def test_avhbench_output_states_the_reader(tmp_path: Path) -> None:
+    objs = [
+        {"video_id": f"v{i}", "task": task, "text": q, "label": label, "prediction": reply}
+        for i, (task, q, label, reply, _) in enumerate(AVH)
+    ]
+    path = tmp_path / "qa_final_single_filtered.json"
+    path.write_text(json.dumps(objs), encoding="utf-8")
+    out = CliRunner().invoke(app, ["score", "avhbench", str(path), "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output[out.output.index("{") :])
+    assert [r["read"] for r in data["items"]] == [want for *_, want in AVH]
+    assert data["reply_reader"]["version"] == READER_VERSION and data["reply_reader"]["unread"] == 1
+    text = CliRunner().invoke(app, ["score", "avhbench", str(path)])
+    assert f"reply reader {READER_VERSION}: 1 of {len(AVH)} replies could not be read" in text.output
+
+
+def test_audiotrust_output_states_the_reader(realdata) -> None:
+    path = realdata / "audiotrust_hallucination" / "content_mismatc.jsonl"
+    out = CliRunner().invoke(app, ["score", "audiotrust", str(path)])
+    assert out.exit_code == 0, out.output
+    assert f"reply reader {READER_VERSION}: " in out.output and "replies could not be read" in out.output

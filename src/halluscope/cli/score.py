@@ -136,7 +136,7 @@ def _emit(result, *, json_out: bool, report: Optional[Path], max_diff_rows: int,
         )
     console.print(table)
     cmp_ = data["comparison"]
-    console.print(data["reader"]["line"], highlight=False, markup=False)  # its version, what it could not read
+    console.print(data["reply_reader"]["line"], highlight=False, markup=False)  # its version, what it could not read
     console.print(f"strict vs compatible: {cmp_['n_differ']} of {cmp_['n_scored_in_both']} items scored differently")
     for reason, n in cmp_["by_reason"].items():
         console.print(f"  {n:5d}  {reason}", highlight=False, markup=False)
@@ -373,6 +373,7 @@ def score_audiotrust_cmd(
             str(m["judge_scored"]),
         )
     console.print(table)
+    console.print(result["reply_reader"]["line"], highlight=False, markup=False)
     _print_reader(result.get("reader", {}))
 
 
@@ -439,6 +440,8 @@ def _print_metrics(result: dict, key: str, json_out: bool) -> None:
             console.print(f"  {p}", highlight=False, markup=False)
         if len(problems) > 10:
             console.print(f"  ... and {len(problems) - 10} more (see --json)", highlight=False, markup=False)
+    if "reply_reader" in result:  # the strict reader's version and the replies it could not read
+        console.print(result["reply_reader"]["line"], highlight=False, markup=False)
     for name, m in result[key].items():
         console.print(
             f"{name}: " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in m.items()),

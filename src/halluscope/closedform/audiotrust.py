@@ -24,7 +24,7 @@ from pathlib import Path
 
 from halluscope.closedform.records import Loaded, LoadProblem
 from halluscope.core.errors import InputError
-from halluscope.reply.yesno import extract_yesno
+from halluscope.reply.yesno import extract_yesno, reader_summary
 
 SUBSETS = {
     "content_mismatc": "content_mismatch",
@@ -222,10 +222,11 @@ def score_audiotrust(loaded: Loaded[AudioTrustItem], *, judge: AudioTrustJudge |
             fix="pass the released subset files (content_mismatc.jsonl, label_mismatch.jsonl, ...)",
         )
     judged = judge.score(loaded.items) if judge else [(None, "no judge", None)] * len(loaded.items)
-    rows, by = [], defaultdict(list)
+    rows, by, read = [], defaultdict(list), []
     for it, (score, why, raw) in zip(loaded.items, judged):
         q = it.match_question
         ex = extract_yesno(it.response, question=q) if q else extract_yesno(it.response)
+        read.append(ex.label)
         stance = ex.label if q or ex.status == "refusal" else ("refusal" if ex.status == "refusal" else "answered")
         row = {
             "id": it.id,
@@ -258,6 +259,7 @@ def score_audiotrust(loaded: Loaded[AudioTrustItem], *, judge: AudioTrustJudge |
         "files": list(loaded.files),
         "n_items": len(rows),
         "subsets": subsets,
+        "reply_reader": reader_summary(read),
         "judge": {"spec": judge.spec, "registry": str(judge.registry)} if judge else None,
         "problems": [p.text() for p in loaded.problems],
         "items": rows,

@@ -32,7 +32,7 @@ from pathlib import Path
 from halluscope.closedform.records import Loaded, LoadProblem
 from halluscope.core.errors import InputError
 from halluscope.metrics.captions import coco_caption_scores
-from halluscope.reply.yesno import extract_yesno
+from halluscope.reply.yesno import extract_yesno, reader_summary
 
 AUDIO, VIDEO = "Video-driven Audio Hallucination", "Audio-driven Video Hallucination"
 AUDIO_ONLY, VIDEO_ONLY = "Audio Hallucination (audio only)", "Video Hallucination (video only)"
@@ -265,6 +265,7 @@ def score_avhbench(loaded: Loaded[dict]) -> dict:
         "n_items": len(rows),
         "n_problems": len(loaded.problems),
         "tasks": tasks,
+        "reply_reader": reader_summary([r["read"] for r in rows if r["read"] is not None]),
         "problem_totals": problem_totals(loaded.problems),
         "problems": [p.text() for p in loaded.problems],
         "notes": list(loaded.notes),

@@ -263,7 +263,7 @@ def closedform_section(
     g = result.group_name
     problems = [p.model_dump() for p in result.loaded.problems]
     blocks: list = [
-        f"Files: {', '.join(d['files'])}; {d['n_items']} items; headline mode: {result.mode}. {d['reader']['line']}.",
+        f"Files: {', '.join(d['files'])}; {d['n_items']} items; headline mode: {result.mode}. {d['reply_reader']['line']}.",
         Table(
             f"{prefix}metrics_strict",
             [(g, g), *COLUMNS[(result.benchmark, "strict")]],

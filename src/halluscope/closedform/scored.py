@@ -13,10 +13,7 @@ from halluscope.closedform.extract import (
 from halluscope.closedform.records import Loaded
 from halluscope.core.errors import InputError
 from halluscope.reply.subject import asked_subject  # noqa: F401 - re-exported (tests, callers)
-from halluscope.reply.yesno import READER_VERSION
-
-# the strict classes that mean the reader found nothing it can state (refusal, unknown and hedge are readings)
-UNREAD = ("ambiguous", "unrelated", "unparsable")
+from halluscope.reply.yesno import reader_summary
 
 Mode = Literal["strict", "compat"]
 MODES: tuple[Mode, ...] = ("strict", "compat")
@@ -141,32 +138,15 @@ class ScoreResult:
         }
 
     def reader_summary(self) -> dict:
-        """The strict reply reader's version and how many replies it could not read (no answer, no abstention, no
-        hedge: ambiguous, unrelated or unparsable), with a line the text output and the report print."""
-        replies = [i for i in self.items if i.kind != "asr"]
-        unread = Counter(i.strict for i in replies if i.strict in UNREAD)
-        n_unread = sum(unread.values())
-        detail = ", ".join(f"{k} {v}" for k, v in sorted(unread.items()))
-        line = (
-            f"reply reader {READER_VERSION}: {n_unread} of {len(replies)} replies could not be read"
-            + (f" ({detail})" if detail else "")
-            + f"; {sum(i.strict == 'hedge' for i in replies)} hedged (never counted as yes or no)"
-        )
-        return {
-            "version": READER_VERSION,
-            "n_replies": len(replies),
-            "unread": n_unread,
-            "unread_classes": dict(unread),
-            "hedge": sum(i.strict == "hedge" for i in replies),
-            "line": line,
-        }
+        """The strict reply reader's version and how many replies it could not read (``reply.yesno.reader_summary``)."""
+        return reader_summary([i.strict for i in self.items if i.kind != "asr"])
 
     def as_dict(self, *, max_diff_rows: int = 50) -> dict:
         other: Mode = "compat" if self.mode == "strict" else "strict"
         return {
             "benchmark": self.benchmark,
             "mode": self.mode,
-            "reader": self.reader_summary(),
+            "reply_reader": self.reader_summary(),
             "files": list(self.loaded.files),
             "n_items": len(self.items),
             "group_by": self.group_name,

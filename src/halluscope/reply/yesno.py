@@ -4,6 +4,7 @@ from which the subject is taken: ``subject.asked_subject``)."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -16,6 +17,30 @@ from halluscope.reply.synonyms import names
 
 # the strict yes/no reader's version, stated with every score (bump it when a reading can change)
 READER_VERSION = "strict-2.1"
+# the classes that mean the reader found nothing it can state (refusal, unknown and hedge are readings)
+UNREAD = ("ambiguous", "unrelated", "unparsable")
+
+
+def reader_summary(labels: Sequence[str]) -> dict:
+    """What every score output states about the strict reader: its version, how many of the replies (their reading
+    labels) it could not read, by class, and how many were hedged; ``line`` says it in one sentence."""
+    unread = Counter(label for label in labels if label in UNREAD)
+    hedge = sum(label == "hedge" for label in labels)
+    detail = ", ".join(f"{k} {v}" for k, v in sorted(unread.items()))
+    line = (
+        f"reply reader {READER_VERSION}: {sum(unread.values())} of {len(labels)} replies could not be read"
+        + (f" ({detail})" if detail else "")
+        + f"; {hedge} hedged (never counted as yes or no)"
+    )
+    return {
+        "version": READER_VERSION,
+        "n_replies": len(labels),
+        "unread": sum(unread.values()),
+        "unread_classes": dict(unread),
+        "hedge": hedge,
+        "line": line,
+    }
+
 
 Fallback = Callable[[str], str]
 
