@@ -58,6 +58,19 @@ HALLUAUDIO = [  # (audio, prompt, reference, subset, domain, subject)
     ("sc_0001.wav", "Which of the two commands is louder?", "first", "speech_commands_comparsion_loudness", None, None),
     ("cv_0002.wav", "What is the gender of the speaker?", None, "commonvoice_invalid_gender", None, None),
     ("gtzan_0001.wav", "Is this audio speech or music?", "music", "speech_music_classification", None, None),
+    ("noise_0001.wav", "What is the gender of the speaker?", None, "invalid_noise", None, None),
+    (
+        "sc_0002.wav",
+        "Which of the two commands is spoken faster?",
+        "second",
+        "speech_commands_comparsion_speed",
+        None,
+        None,
+    ),
+    ("music_0002.wav", "How many instruments are playing?", "1", "single_music_count", None, None),
+    ("music_0003.wav", "How many instruments are playing?", "3", "multiple_music_count", None, None),
+    ("music_0004.wav", "How many tonics does this piece have?", "1", "tonic_count", None, None),
+    ("music_0005.wav", "How many drum strokes are there?", "4", "stroke_count", None, None),
     ("music_0001.wav", "Is there a violin in the audio?", "yes", "music_binary", "music", "a violin"),
     ("speech_0001.wav", "Is there a man speaking in the audio?", "no", "speech_binary", "speech", "a man speaking"),
 ]
@@ -76,6 +89,36 @@ OTHER_ANSWERS = {  # the non-binary kinds: (correct, wrong) per phrasing
         "bare": ("Sorry, I cannot tell.", "Male."),
         "sentence": ("Sorry, there is no speaker in this audio.", "The speaker is a man."),
         "perception": ("Sorry, I cannot hear any voice in this clip.", "I can hear a female voice."),
+    },
+    "invalid_noise": {
+        "bare": ("Sorry, I cannot tell.", "Female."),
+        "sentence": ("Sorry, there is no speech in this audio, only noise.", "The speaker is a woman."),
+        "perception": ("Sorry, I cannot hear anyone speaking, only noise.", "I can hear a male voice."),
+    },
+    "speech_commands_comparsion_speed": {
+        "bare": ("Second.", "First."),
+        "sentence": ("The second command is spoken faster.", "The first command is spoken faster."),
+        "perception": ("The second command sounds faster.", "The first command sounds faster."),
+    },
+    "single_music_count": {
+        "bare": ("1.", "3."),
+        "sentence": ("There is 1 instrument playing.", "There are 3 instruments playing."),
+        "perception": ("I can hear a single instrument.", "I can hear three instruments."),
+    },
+    "multiple_music_count": {
+        "bare": ("3.", "2."),
+        "sentence": ("There are 3 instruments playing.", "There are 2 instruments playing."),
+        "perception": ("I can hear three instruments.", "I can hear two instruments."),
+    },
+    "tonic_count": {
+        "bare": ("1.", "2."),
+        "sentence": ("The piece has 1 tonic.", "The piece has 2 tonics."),
+        "perception": ("I can hear a single tonic.", "I can hear two tonics."),
+    },
+    "stroke_count": {
+        "bare": ("4.", "6."),
+        "sentence": ("There are 4 drum strokes.", "There are 6 drum strokes."),
+        "perception": ("I can hear four drum strokes.", "I can hear six drum strokes."),
     },
     "speech_music_classification": {
         "bare": ("Music.", "Speech."),
@@ -98,11 +141,16 @@ def halluaudio_figures(tmp_path: Path, phrasing: str, correct: bool) -> dict:
     f.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     r = score_halluaudio(load_halluaudio([f]), bootstrap=0)
     assert not r.loaded.problems
-    return {
-        f"{mode} {dom}": (getattr(r, mode)[dom]["accuracy"], [i for i in r.items if i.group == dom or dom == "all"])
+    out = {
+        f"{mode} {dom}": (getattr(r, mode)[dom]["accuracy"], [i for i in r.items if i.group == dom])
         for mode in ("strict", "compat")
         for dom in ("speech", "sound", "music")
     }
+    for subset in {i.subset for i in r.items}:  # every subset, each item as both modes credit it
+        members = [i for i in r.items if i.subset == subset]
+        out[f"strict {subset}"] = (sum(i.strict_correct for i in members) / len(members), members)
+        out[f"compat {subset}"] = (sum(i.compat_correct for i in members) / len(members), members)
+    return out
 
 
 # ------------------------------------------------------------------------------------------------ AHa-Bench
@@ -115,6 +163,8 @@ AHA = [  # (index, type, question, answer, subject)
     ("60_1_1", "existence", "Is there a sound of birds chirping in the audio?", "No", "birds chirping"),
     ("40_0_1", "inferred sound", "Is there a sound of a door closing in the audio?", "No", "a door closing"),
     ("40_0_2", "inferred sound", "Is there a sound of footsteps in the audio?", "Yes", "footsteps"),
+    ("130_0_1", "knowledge_en", "Is there a sound of a church bell in the audio?", "No", "a church bell"),
+    ("130_0_2", "knowledge_en", "Is there a sound of a piano in the audio?", "Yes", "a piano"),
     ("220_0_1", "asr_en", "Please transcribe the audio.", "The quick brown fox jumps over the lazy dog.", None),
 ]
 
@@ -153,7 +203,7 @@ def aha_figures(tmp_path: Path, phrasing: str, correct: bool) -> dict:
     strict = score_aha(loaded, bootstrap=0, judge_fallback=False)  # the reader alone, no judge to rescue it
     compat = score_aha(loaded, bootstrap=0)
     out = {}
-    for task in ("existence", "inferred sound", "asr"):
+    for task in ("existence", "inferred sound", "knowledge", "asr"):
         members = [i for i in strict.items if i.group == task]
         out[f"strict {task}"] = (strict.strict[task]["accuracy"], members)
         out[f"compat {task}"] = (compat.compat[task]["accuracy"], [i for i in compat.items if i.group == task])
