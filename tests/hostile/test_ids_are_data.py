@@ -109,6 +109,7 @@ def test_hostile_ids_build_inside_run_and_survive(tmp_path, capsys, monkeypatch)
 def test_resume_reads_old_layout_and_regenerates_escaping_records(tmp_path):
     """Runs built before safe names keep their clips (same TTS stage key); a record pointing outside is redone."""
     from halluscope.core.store import Store
+    from halluscope.spoken import language_stages
     from halluscope.spoken.build import BuildConfig, build_spoken
 
     corpus = write_jsonl(
@@ -117,9 +118,11 @@ def test_resume_reads_old_layout_and_regenerates_escaping_records(tmp_path):
     run = tmp_path / "run"
     cfg = BuildConfig(corpus=str(corpus), langs=("en",), tts="hostile-tts", asr="hostile-asr", rewrites_per_article=0)
     first = build_spoken(run, cfg, quiet=True)
-    tts_fp = first.stages["tts"]
+    tts_name, tts_fp = language_stages.part_for(first.stages, "tts", "en")  # English's TTS stage
     db = sqlite3.connect(run / "halluscope.sqlite")
-    rows = db.execute("SELECT item_id, payload FROM results WHERE stage='tts' AND fingerprint=?", (tts_fp,)).fetchall()
+    rows = db.execute(
+        "SELECT item_id, payload FROM results WHERE stage=? AND fingerprint=?", (tts_name, tts_fp)
+    ).fetchall()
     import json
 
     for item_id, payload in rows:  # move each clip to the pre-fix layout audio/<fp>/<lang>/<id>.wav
@@ -128,15 +131,15 @@ def test_resume_reads_old_layout_and_regenerates_escaping_records(tmp_path):
         os.replace(run / ref["path"], run / old)
         ref["path"] = old if item_id != "en-2" else "../../outside.wav"
         db.execute(
-            "UPDATE results SET payload=? WHERE stage='tts' AND fingerprint=? AND item_id=?",
-            (json.dumps(ref), tts_fp, item_id),
+            "UPDATE results SET payload=? WHERE stage=? AND fingerprint=? AND item_id=?",
+            (json.dumps(ref), tts_name, tts_fp, item_id),
         )
     db.commit()
     db.close()
     again = build_spoken(run, cfg, quiet=True)
-    assert again.stages["tts"] == tts_fp
+    assert again.stages[tts_name] == tts_fp
     assert again.audio["en-0"].path == f"audio/{tts_fp[:8]}/en/en-0.wav"  # reused where it lies
     assert again.audio["en-2"].path == f"audio/{tts_fp[:8]}/en/{id_file_name('en-2', '.wav')}"  # regenerated inside
     assert len(again.transcripts) == 3
     with Store(run) as store:
-        assert store.attempts("tts", tts_fp)["en-0"] == 1 and store.attempts("tts", tts_fp)["en-2"] == 3
+        assert store.attempts(tts_name, tts_fp)["en-0"] == 1 and store.attempts(tts_name, tts_fp)["en-2"] == 3

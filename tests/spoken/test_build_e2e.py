@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from halluscope.cli.main import app
 from halluscope.core.records import AudioRef, Transcript
 from halluscope.core.store import Store
+from halluscope.spoken import language_stages
 from halluscope.spoken.build import BuildConfig, build_spoken
 
 
@@ -51,7 +52,7 @@ def test_rerun_does_no_finished_work(built):
     run, cfg, first = built
     again = build_spoken(run, cfg, quiet=True)
     with Store(run) as store:
-        attempts = store.attempts("asr", first.stages["asr"])
+        attempts = language_stages.attempts(store, first.stages, "asr")
     assert set(attempts.values()) == {1}
     assert again.transcripts == first.transcripts
 
@@ -116,7 +117,7 @@ def test_kill_9_mid_stage_then_resume_loses_and_duplicates_nothing(tmp_path):
             try:
                 done_before = (
                     sqlite3.connect(db)
-                    .execute("SELECT COUNT(*) FROM results WHERE stage='asr' AND status='ok'")
+                    .execute("SELECT COUNT(*) FROM results WHERE stage='asr@en' AND status='ok'")
                     .fetchone()[0]
                 )
             except sqlite3.OperationalError:
@@ -133,14 +134,13 @@ def test_kill_9_mid_stage_then_resume_loses_and_duplicates_nothing(tmp_path):
         )
     assert 2 <= done_before < total, "the kill must land in the middle of the ASR stage"
     with Store(run) as store:
-        asr_fp = manifest.stages["asr"]
-        before = store.attempts("asr", asr_fp)
+        before = language_stages.attempts(store, manifest.stages, "asr")
     finished = subprocess.run(cmd, env=env, capture_output=True, text=True)
     assert finished.returncode == 0, finished.stderr
     with Store(run) as store:
-        after = store.attempts("asr", asr_fp)
-        audio = store.results("tts", manifest.stages["tts"], AudioRef)
-        transcripts = store.results("asr", asr_fp, Transcript)
+        after = language_stages.attempts(store, manifest.stages, "asr")
+        audio = language_stages.results(store, manifest.stages, "tts", AudioRef)
+        transcripts = language_stages.results(store, manifest.stages, "asr", Transcript)
     assert len(after) == len(audio) == len(transcripts) == total
     assert set(transcripts) == set(audio)
     for item_id, n in before.items():

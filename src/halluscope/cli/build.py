@@ -76,9 +76,18 @@ def show_build(result: BuildResult) -> None:
     show_notes(result.notes)
     if result.generator_stats is not None:
         console.print(f"  {result.generator_spec}: {result.generator_stats.line()}", soft_wrap=True)
+    from halluscope.core.keys import StageName
+
+    groups: dict[str, list] = {}  # a kind's per-language stages (tts@en, tts@ru) under one total line
     for s in result.summaries:
-        failed = f", [red]{len(s.failed)} failed[/]" if s.failed else ""
-        console.print(f"  {s.stage:<9} {s.computed} computed, {s.reused} reused{failed}")
+        name = StageName.parse(s.stage)
+        groups.setdefault(str(name.whole) if name is not None else s.stage, []).append((name, s))
+    for kind, parts in groups.items():
+        for label, group in [(kind, parts), *((f"  {n.language}", [(n, s)]) for n, s in parts if len(parts) > 1)]:
+            failed = sum(len(s.failed) for _, s in group)
+            note = f", [red]{failed} failed[/]" if failed else ""
+            computed, reused = sum(s.computed for _, s in group), sum(s.reused for _, s in group)
+            console.print(f"  {label:<9} {computed} computed, {reused} reused{note}")
 
 
 @app.command("spoken")

@@ -13,12 +13,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from halluscope.backends.speech.audio import SAMPLE_RATE, encode_wav, load_verified
-from halluscope.backends.speech.route import PerLanguageAsr, PerLanguageTts
+from halluscope.backends.speech.route import PerLanguageAsr, PerLanguageTts, make_speech
 from halluscope.backends.speech.tts import pick_voice
 from halluscope.core.errors import HalluscopeError, ItemError
 from halluscope.core.executors import Executor, ItemTask, Resources
 from halluscope.core.fs import PathEscapeError, atomic_write, id_file_name, safe_join
 from halluscope.core.hashing import chunks_sha256, file_sha256, sha256_hex
+from halluscope.core.keys import StageName
 from halluscope.core.manifest import record_manifest
 from halluscope.core.records import (
     LANGUAGES,
@@ -35,8 +36,10 @@ from halluscope.core.records import (
 from halluscope.core.stages import Stage, StageSummary, run_stage
 from halluscope.core.store import Store
 from halluscope.metrics.asr import item_scores
+from halluscope.spoken import language_stages
 from halluscope.spoken.corpus import Corpus, load_corpus
 from halluscope.spoken.generate import create_generator, plan_rewrites
+from halluscope.spoken.language_stages import LanguageStages, asr_config as asr_config, tts_config as tts_config
 
 if TYPE_CHECKING:
     from halluscope.backends.llm import CallStats
@@ -107,7 +110,8 @@ class BuildResult:
 
 
 def compare_stage_name(spec: str) -> str:
-    return f"asr[{spec}]"
+    """The manifest's name of a compared ASR system's transcripts ('asr[spec]'; per language 'asr@en[spec]')."""
+    return str(StageName("asr", subject=spec))
 
 
 def _corpus_sha(articles: list[Article]) -> str:
@@ -116,7 +120,40 @@ def _corpus_sha(articles: list[Article]) -> str:
 
 def speech_backends(cfg: BuildConfig, langs: Sequence[str]) -> tuple[PerLanguageTts, PerLanguageAsr]:
     """The build's TTS and ASR, one engine per language (a missing engine names what to install, exit 2)."""
-    return PerLanguageTts.create(cfg.tts, langs), PerLanguageAsr.create(cfg.asr, langs)
+    tts, asr, _ = speech_engines(cfg, langs)
+    return tts, asr
+
+
+def speech_engines(
+    cfg: BuildConfig, langs: Sequence[str]
+) -> tuple[PerLanguageTts, PerLanguageAsr, list[PerLanguageAsr]]:
+    """The build's TTS, ASR and compared ASR systems, every engine of every language made and checked (options,
+    weights) before any work: one error lists every problem (speech/route.py ``make_speech``)."""
+    return make_speech(tts=cfg.tts, asr=cfg.asr, compare_asr=cfg.compare_asr, langs=langs)
+
+
+def _check_stages(
+    summaries: Sequence[StageSummary], allow_partial: bool | None, run_dir: Path, engines: dict[str, str]
+) -> tuple[str, ...]:
+    """The one rule of core/outcome.py over some of the build's stages (nothing when ``allow_partial`` is None).
+    ``engines``: stage name -> the spec its items ran through, named in the fix."""
+    if allow_partial is None:
+        return ()
+    from halluscope.core.outcome import StepOutcome, check_outcomes
+
+    fixes = {
+        "ingest": "check the corpus rows ('halluscope corpus check CORPUS')",
+        "generate": "check the generator {} (its server, model and replies: 'halluscope view RUN'), then run the "
+        "same command again",
+        "tts": "check the TTS engine {} on one text, then run the same command again",
+    }
+    asr_fix = "check the ASR engine {} and its options on one clip, then run the same command again"
+    outcomes = [
+        StepOutcome.of(s, fix=fixes.get(StageName.decode(s.stage).kind, asr_fix).format(repr(engines.get(s.stage, ""))))
+        for s in summaries
+    ]
+    kept = f"in {run_dir} (a rerun reuses it and retries only the failed items)"
+    return tuple(check_outcomes(outcomes, command="build spoken", allow_partial=allow_partial, kept=kept))
 
 
 def select_articles(cfg: BuildConfig) -> Corpus:
@@ -134,17 +171,24 @@ def select_articles(cfg: BuildConfig) -> Corpus:
 
 
 def build_spoken(
-    run_dir: str | Path, cfg: BuildConfig, *, quiet: bool = False, executor: Executor | None = None
+    run_dir: str | Path,
+    cfg: BuildConfig,
+    *,
+    quiet: bool = False,
+    executor: Executor | None = None,
+    allow_partial: bool | None = None,
 ) -> BuildResult:
-    """Build a spoken benchmark; ``executor`` runs TTS and ASR elsewhere (e.g. Ray), same records either way."""
+    """Build a spoken benchmark; ``executor`` runs TTS and ASR elsewhere (e.g. Ray), same records either way.
+
+    ``allow_partial``: None leaves judging the stages' failures to the caller; False / True applies the one rule
+    (core/outcome.py) after the rewrites (before any speech work) and after the transcripts."""
     run_dir = Path(run_dir)
     corpus = select_articles(cfg)
     articles = corpus.articles
     generator = create_generator(cfg.generator, cfg.langs)  # one spec, or one per language (issue 29)
-    tts, asr = speech_backends(cfg, cfg.langs)
+    tts, asr, compared_asr = speech_engines(cfg, cfg.langs)  # every engine checked before any work
     compared = {}
-    for value in cfg.compare_asr:
-        other = PerLanguageAsr.create(value, cfg.langs, option="--compare-asr")
+    for value, other in zip(cfg.compare_asr, compared_asr):
         if other.spec == asr.spec or other.spec in compared:
             raise HalluscopeError(
                 f"the compared ASR '{value}' repeats ASR '{other.spec}' already in this build; "
@@ -165,12 +209,13 @@ def build_spoken(
         (ingest.fingerprint,),
     )
     voices = {lang: tts.voices(lang) for lang in cfg.langs}
-    tts_stage = Stage("tts", tts_config(tts, voices, cfg.seed), (ingest.fingerprint, generate.fingerprint))
-    asr_stage = Stage("asr", asr_config(asr), (tts_stage.fingerprint,))
-    compare_stages = {
-        spec: Stage(compare_stage_name(spec), asr_config(a), (tts_stage.fingerprint,)) for spec, a in compared.items()
-    }
-    stages = {s.name: s.fingerprint for s in (ingest, generate, tts_stage, asr_stage, *compare_stages.values())}
+    # one stage per language and kind: a change to one language's engine recomputes that language only
+    tts_stage = language_stages.tts_stages(tts, voices, cfg.seed, (ingest.fingerprint, generate.fingerprint))
+    asr_stage = language_stages.asr_stages(asr, tts_stage)
+    compare_stages = {spec: language_stages.asr_stages(a, tts_stage, system=spec) for spec, a in compared.items()}
+    stages = {ingest.name: ingest.fingerprint, generate.name: generate.fingerprint}
+    for group in (tts_stage, asr_stage, *compare_stages.values()):
+        stages.update(group.manifest())
 
     with Store(run_dir) as store:
         record_manifest(
@@ -210,6 +255,17 @@ def build_spoken(
             description=f"rewrite ({generator.spec})",
         )
         samples = {**originals.results, **generated.results}
+        engines = {
+            "generate": generator.spec,
+            **{s.name: tts.spec_for(lang) for lang, s in tts_stage.stages.items()},
+            **{s.name: asr.spec_for(lang) for lang, s in asr_stage.stages.items()},
+            **{
+                s.name: a.spec_for(lang)
+                for spec, a in compared.items()
+                for lang, s in compare_stages[spec].stages.items()
+            },
+        }
+        outcome_notes = _check_stages((originals, generated), allow_partial, run_dir, engines)
 
         audio, transcripts = render_speech(
             store,
@@ -224,52 +280,32 @@ def build_spoken(
             quiet=quiet,
             executor=executor,
         )
-        others = [
-            run_stage(
-                store,
-                compare_stages[spec],
-                [(k, audio.results[k]) for k in sorted(audio.results)],
-                Transcribe(a, samples, run_dir),
-                Transcript,
-                quiet=quiet,
-                description=f"transcribe ({spec})",
-                executor=executor,
+        clips = language_stages.merged(audio)
+        others = {
+            spec: transcribe(
+                store, run_dir, samples, clips, asr=a, stages=compare_stages[spec], quiet=quiet, executor=executor
             )
             for spec, a in compared.items()
-        ]
-        summaries = (originals, generated, audio, transcripts, *others)
+        }
+        speech = [*audio.values(), *transcripts.values(), *(s for o in others.values() for s in o.values())]
+        summaries = (originals, generated, *speech)
+        outcome_notes += _check_stages(speech, allow_partial, run_dir, engines)
         failures = {s.stage: s.failed for s in summaries if s.failed}
         result = BuildResult(
             run_dir,
             samples,
-            audio.results,
-            transcripts.results,
+            clips,
+            language_stages.merged(transcripts),
             failures,
             stages,
-            {spec: s.results for spec, s in zip(compared, others)},
+            {spec: language_stages.merged(o) for spec, o in others.items()},
             summaries=summaries,
-            notes=corpus.notes,
+            notes=(*corpus.notes, *outcome_notes),
             generator_spec=generator.spec,
             generator_stats=getattr(generator, "stats", None),
         )
         export_dataset(result)
         return result
-
-
-def tts_config(tts: PerLanguageTts, voices: dict[str, list[str]], seed: int) -> dict:
-    """The TTS stage config: every build and every split rendered with it shares one pipeline identity. Each
-    language's engine, voice, engine version and input-cleaning rule are in it (``config()`` of the engine)."""
-    return {
-        "tts": tts.spec,
-        "engines": {lang: c for lang, c in tts.config().items() if lang in voices},
-        "voices": voices,
-        "seed": seed,
-        "sample_rate": SAMPLE_RATE,
-    }
-
-
-def asr_config(asr: PerLanguageAsr) -> dict:
-    return {"asr": asr.spec, "options": asr.options()}
 
 
 def speech_versions() -> dict[str, str]:
@@ -287,37 +323,60 @@ def render_speech(
     asr: object,
     voices: dict[str, list[str]],
     seed: int,
-    tts_stage: Stage,
-    asr_stage: Stage,
+    tts_stage: LanguageStages,
+    asr_stage: LanguageStages,
     quiet: bool = False,
     executor: Executor | None = None,
-) -> tuple[StageSummary[AudioRef], StageSummary[Transcript]]:
-    """TTS -> ASR for ``samples`` as two resumable stages (used by 'build spoken' and 'build realworld')."""
-    audio_dir = Path("audio") / tts_stage.fingerprint[:8]  # relative to run_dir; clips named by id_file_name
+) -> tuple[dict[str, StageSummary[AudioRef]], dict[str, StageSummary[Transcript]]]:
+    """TTS -> ASR for ``samples`` as resumable stages, one per language and kind (language -> its stage's summary;
+    used by 'build spoken' and 'build realworld')."""
     _check_names(samples)
-    _invalidate_bad_audio(store, tts_stage, run_dir)
-
-    audio = run_stage(
-        store,
-        tts_stage,
-        [(k, samples[k]) for k in sorted(samples)],
-        Synthesize(tts, voices, seed, run_dir, audio_dir),
-        AudioRef,
-        quiet=quiet,
-        description=f"speech ({tts.spec})",
-        executor=executor,
-    )
-    transcripts = run_stage(
-        store,
-        asr_stage,
-        [(k, audio.results[k]) for k in sorted(audio.results)],
-        Transcribe(asr, samples, run_dir),
-        Transcript,
-        quiet=quiet,
-        description=f"transcribe ({asr.spec})",
-        executor=executor,
-    )
+    tts_stage.adopt(store, AudioRef, {k: v.language for k, v in samples.items()})  # a run keyed before the split
+    audio: dict[str, StageSummary[AudioRef]] = {}
+    for lang, stage in tts_stage.stages.items():
+        audio_dir = Path("audio") / stage.fingerprint[:8]  # relative to run_dir; clips named by id_file_name
+        _invalidate_bad_audio(store, stage, run_dir)
+        audio[lang] = run_stage(
+            store,
+            stage,
+            [(k, samples[k]) for k in sorted(samples) if samples[k].language == lang],
+            Synthesize(tts, voices, seed, run_dir, audio_dir),
+            AudioRef,
+            quiet=quiet,
+            description=f"speech ({tts.spec_for(lang)}) {lang}",  # type: ignore[attr-defined]
+            executor=executor,
+        )
+    clips = language_stages.merged(audio)
+    transcripts = transcribe(store, run_dir, samples, clips, asr=asr, stages=asr_stage, quiet=quiet, executor=executor)
     return audio, transcripts
+
+
+def transcribe(
+    store: Store,
+    run_dir: Path,
+    samples: dict[str, Variant],
+    clips: dict[str, AudioRef],
+    *,
+    asr: object,
+    stages: LanguageStages,
+    quiet: bool = False,
+    executor: Executor | None = None,
+) -> dict[str, StageSummary[Transcript]]:
+    """ASR of ``clips``, one stage per language (language -> its stage's summary)."""
+    stages.adopt(store, Transcript, {k: samples[k].language for k in clips})  # a run keyed before the split
+    return {
+        lang: run_stage(
+            store,
+            stage,
+            [(k, clips[k]) for k in sorted(clips) if samples[k].language == lang],
+            Transcribe(asr, samples, run_dir),
+            Transcript,
+            quiet=quiet,
+            description=f"transcribe ({asr.spec_for(lang)}) {lang}",  # type: ignore[attr-defined]
+            executor=executor,
+        )
+        for lang, stage in stages.stages.items()
+    }
 
 
 @dataclass
@@ -440,14 +499,16 @@ def load_build(store: Store) -> BuildResult:
         )
     st = manifest.stages
     samples = {**store.results("ingest", st["ingest"], Variant), **store.results("generate", st["generate"], Variant)}
-    audio = store.results("tts", st["tts"], AudioRef)
-    transcripts = store.results("asr", st["asr"], Transcript)
+    audio = language_stages.results(store, st, "tts", AudioRef)
+    transcripts = language_stages.results(store, st, "asr", Transcript)
     compared = {
-        name[4:-1]: store.results(name, fp, Transcript)
-        for name, fp in st.items()
-        if name.startswith("asr[") and name.endswith("]")
+        n.subject: language_stages.results(store, st, n, Transcript)
+        for name in st
+        if (n := StageName.parse(name)) is not None and n.kind == "asr" and n.subject is not None and n.language is None
     }
-    names = ("ingest", "generate", "tts", "asr", *(compare_stage_name(s) for s in compared))
+    names = ["ingest", "generate"]
+    for kind in ("tts", "asr", *(compare_stage_name(s) for s in compared)):
+        names += language_stages.parts(st, kind)
     failures = {name: f for name in names if (f := store.failures(name, st[name]))}
     return BuildResult(Path(store.run_dir), samples, audio, transcripts, failures, dict(st), compared)
 

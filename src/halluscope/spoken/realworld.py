@@ -33,16 +33,15 @@ from halluscope.core.records import (
 )
 from halluscope.core.stages import Stage, run_stage
 from halluscope.core.store import Store
+from halluscope.spoken import language_stages
 from halluscope.spoken.build import (
     BuildConfig,
     BuildResult,
     _corpus_sha,
-    asr_config,
     load_build,
     render_speech,
     select_articles,
     speech_backends,
-    tts_config,
 )
 
 REAL_LANGUAGES = ("ru", "kk")
@@ -313,8 +312,9 @@ def build_realworld(
         if faithful:
             groups.append(("realworld_faithful", faithful_results, stages["realworld_faithful"]))
         for prefix, items, upstream in groups:
-            tts_stage = Stage(f"{prefix}_tts", tts_config(tts, voices, cfg.seed), (upstream,))
-            asr_stage = Stage(f"{prefix}_asr", asr_config(asr), (tts_stage.fingerprint,))
+            # one stage per language and kind, as in 'build spoken' (spoken/language_stages.py)
+            tts_stage = language_stages.tts_stages(tts, voices, cfg.seed, (upstream,), kind=f"{prefix}_tts")
+            asr_stage = language_stages.asr_stages(asr, tts_stage, kind=f"{prefix}_asr")
             a, t = render_speech(
                 store,
                 run_dir,
@@ -327,10 +327,10 @@ def build_realworld(
                 asr_stage=asr_stage,
                 quiet=quiet,
             )
-            audio.update(a.results)
-            transcripts.update(t.results)
-            failures.update({s.stage: s.failed for s in (a, t) if s.failed})
-            stages.update({tts_stage.name: tts_stage.fingerprint, asr_stage.name: asr_stage.fingerprint})
+            audio.update(language_stages.merged(a))
+            transcripts.update(language_stages.merged(t))
+            failures.update({s.stage: s.failed for s in (*a.values(), *t.values()) if s.failed})
+            stages.update({**tts_stage.manifest(), **asr_stage.manifest()})
         config = {
             "fakes": str(fakes_path),
             "langs": list(langs),
@@ -357,9 +357,8 @@ def load_realworld(store: Store) -> RealWorldSplit | None:
     audio: dict[str, AudioRef] = {}
     transcripts: dict[str, Transcript] = {}
     for prefix in ("realworld", "realworld_faithful"):
-        if f"{prefix}_tts" in st:
-            audio.update(store.results(f"{prefix}_tts", st[f"{prefix}_tts"], AudioRef))
-            transcripts.update(store.results(f"{prefix}_asr", st[f"{prefix}_asr"], Transcript))
+        audio.update(language_stages.results(store, st, f"{prefix}_tts", AudioRef))
+        transcripts.update(language_stages.results(store, st, f"{prefix}_asr", Transcript))
     failures = {k: f for k in st if k.startswith("realworld_") and (f := store.failures(k, st[k]))}
     return RealWorldSplit(
         fakes=store.results("realworld_fakes", st["realworld_fakes"], RealWorldFake),

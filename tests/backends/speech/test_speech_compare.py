@@ -12,6 +12,7 @@ from halluscope.core.records import AudioRef, Variant
 from halluscope.core.store import Store
 from halluscope.metrics.asr import normalize_for_wer
 from halluscope.report import write_report
+from halluscope.spoken import language_stages
 from halluscope.spoken.build import BuildConfig, BuildResult, build_spoken, load_build
 from halluscope.spoken.report import collect
 from halluscope.spoken.report.speech import WINDOW_S, audio_rows
@@ -77,7 +78,8 @@ def test_each_asr_system_is_its_own_stage_on_the_same_audio(two_asr_run):
     assert again.compared == result.compared and again.asr_spec == "test-bytes"
     # a rerun computes nothing; the same system twice is refused
     with Store(run) as store:
-        assert set(store.attempts("asr[" + other + "]", result.stages["asr[" + other + "]"]).values()) == {1}
+        assert set(language_stages.attempts(store, result.stages, "asr[" + other + "]").values()) == {1}
+        assert {f"asr@{lang}[{other}]" for lang in cfg.langs} <= set(result.stages)  # one stage per language
     with pytest.raises(HalluscopeError, match="repeats ASR 'test-bytes'"):
         build_spoken(run, cfg.model_copy(update={"compare_asr": ("test-bytes",)}), quiet=True)
 
@@ -155,7 +157,7 @@ def test_detectors_read_the_transcripts_they_are_told_to(two_asr_run):
     original = run_mod.DETECTORS["tfidf"]
     try:  # the registered kind, with only its runner swapped (and put back whole)
         run_mod.DETECTORS["tfidf"] = replace(original, run=lambda ctx: seen.extend(ctx.x_of(v) for v in ctx.items))
-        with pytest.raises(HalluscopeError, match="0 predictions"):
+        with pytest.raises(HalluscopeError, match="produced nothing"):
             detect(run, task="binary", input="transcript", transcripts=other, seed=9)
     finally:
         run_mod.DETECTORS["tfidf"] = original

@@ -20,6 +20,7 @@ from halluscope.core.executors import (
 from halluscope.core.records import AudioRef, Transcript, Variant
 from halluscope.core.stages import Stage, run_stage
 from halluscope.core.store import Store
+from halluscope.spoken import language_stages
 from halluscope.spoken.build import BuildConfig, build_spoken
 
 # Ray cannot start workers whose Python lies under a path with whitespace (its worker command line is split on
@@ -44,9 +45,9 @@ def _corpus(tmp_path: Path) -> Path:
 
 def _records(run: Path, stages: dict) -> tuple[dict, dict]:
     with Store(run) as store:
-        audio = store.results("tts", stages["tts"], AudioRef)
-        transcripts = store.results("asr", stages["asr"], Transcript)
-        attempts = store.attempts("asr", stages["asr"])
+        audio = language_stages.results(store, stages, "tts", AudioRef)
+        transcripts = language_stages.results(store, stages, "asr", Transcript)
+        attempts = language_stages.attempts(store, stages, "asr")
     assert set(attempts.values()) == {1}
     return (
         {k: (a.path, a.sha256, a.duration_s, a.voice) for k, a in audio.items()},

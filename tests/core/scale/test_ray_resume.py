@@ -13,6 +13,7 @@ import pytest
 from halluscope.core.executors import ray_temp_dir
 from halluscope.core.records import AudioRef, Transcript
 from halluscope.core.store import Store
+from halluscope.spoken import language_stages
 
 
 def _ok(db, stage: str) -> int:
@@ -78,8 +79,7 @@ def test_driver_kill_9_mid_asr_then_resume(tmp_path):
     _kill_orphans(ray_temp_dir(run))
     with Store(run) as store:
         manifest = store.latest_manifest("build spoken")
-        asr_fp = manifest.stages["asr"]
-        before = store.attempts("asr", asr_fp)
+        before = language_stages.attempts(store, manifest.stages, "asr")
         total = len(store.done_ids("ingest", manifest.stages["ingest"])) + len(
             store.done_ids("generate", manifest.stages["generate"])
         )
@@ -88,11 +88,14 @@ def test_driver_kill_9_mid_asr_then_resume(tmp_path):
     finished = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert finished.returncode == 0, finished.stderr[-3000:]
     with Store(run) as store:
-        after = store.attempts("asr", asr_fp)
-        audio = store.results("tts", manifest.stages["tts"], AudioRef)
-        transcripts = store.results("asr", asr_fp, Transcript)
-        tts_attempts = store.attempts("tts", manifest.stages["tts"])
-        failures = {**store.failures("tts", manifest.stages["tts"]), **store.failures("asr", asr_fp)}
+        after = language_stages.attempts(store, manifest.stages, "asr")
+        audio = language_stages.results(store, manifest.stages, "tts", AudioRef)
+        transcripts = language_stages.results(store, manifest.stages, "asr", Transcript)
+        tts_attempts = language_stages.attempts(store, manifest.stages, "tts")
+        failures = {
+            **language_stages.failures(store, manifest.stages, "tts"),
+            **language_stages.failures(store, manifest.stages, "asr"),
+        }
     assert not failures, failures
     assert len(after) == len(audio) == len(transcripts) == total and set(transcripts) == set(audio)
     for item_id, n in before.items():
@@ -138,7 +141,7 @@ def test_build_against_a_cluster_address_ships_the_package(tmp_path, ray_cluster
     assert res.returncode == 0, res.stderr[-3000:]
     with Store(run) as store:
         manifest = store.latest_manifest("build spoken")
-        transcripts = store.results("asr", manifest.stages["asr"], Transcript)
+        transcripts = language_stages.results(store, manifest.stages, "asr", Transcript)
     assert list(transcripts) == ["en-1"] and "electricity" in transcripts["en-1"].text.lower()
     assert not (run / ".ray").exists()  # a remote cluster keeps its own temp dir
 
