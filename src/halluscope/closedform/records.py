@@ -91,8 +91,10 @@ class YesNoItem(Record):
 
     @property
     def key(self) -> str:
-        """'<sampling>:<entry_id>', unique across the strategies of a merged file."""
-        return f"{self.sampling}:{self.entry_id}"
+        """'<sampling>:<entry_id>', unique across the strategies of a merged file (core/keys.py ``YesNoItemKey``)."""
+        from halluscope.core.keys import YesNoItemKey
+
+        return YesNoItemKey(self.sampling, self.entry_id).encode()
 
 
 T = TypeVar("T")
