@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from halluscope.backends.speech.audio import SAMPLE_RATE
 from halluscope.core.keys import StageName
-from halluscope.core.records import Record
+from halluscope.core.records import LANGUAGES, Record
 from halluscope.core.stages import Stage, StageSummary
 from halluscope.core.store import Store
 
@@ -53,6 +53,11 @@ class LanguageStages:
                     store.put(stage.name, stage.fingerprint, k, record)
                     copied += 1
         return copied
+
+
+def _order(language: str) -> tuple[int, str]:
+    """The paper's language order (en, ru, kk), then any other language by code."""
+    return (LANGUAGES.index(language) if language in LANGUAGES else len(LANGUAGES), language)
 
 
 def tts_config(tts: Any, voices: Mapping[str, list[str]], seed: int) -> dict:
@@ -92,7 +97,7 @@ def tts_stages(
                 },
                 tuple(upstream),
             )
-            for lang in sorted(voices)
+            for lang in sorted(voices, key=_order)
         },
         Stage(str(name), tts_config(tts, voices, seed), tuple(upstream)),
     )
@@ -111,7 +116,7 @@ def asr_stages(asr: Any, tts: LanguageStages, *, kind: str = "asr", system: str 
                 {"asr": asr.spec_for(lang), "options": options.get(lang, {})},
                 (stage.fingerprint,),
             )
-            for lang, stage in sorted(tts.stages.items())
+            for lang, stage in tts.stages.items()
         },
         Stage(str(name), asr_config(asr), (tts.fingerprint,)),
     )
