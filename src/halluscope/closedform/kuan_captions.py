@@ -109,7 +109,7 @@ _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 def _name_index(vocabulary: tuple[str, ...]) -> tuple[dict[str, str], dict[str, list[tuple[str, ...]]]]:
     """The spellings of the labels (``_names``) and their word tuples by the lemma and by the first three letters of
     their first word, built once per vocabulary."""
-    names = {}
+    names: dict[tuple[str, ...], str] = {}
     for name, lab in _names(vocabulary).items():
         words = tuple(_WORD.findall(normalize_label(name)))
         if words:
@@ -239,7 +239,9 @@ def per_caption(members: list[dict]) -> dict:
     rounded to 2 decimals as their evaluation.py prints them; a caption naming nothing counts -1 in both ECHO means
     (their sentinel, kept), a clip without labels has no Cover (their code divides by zero there)."""
     scored = [r for r in members if r["status"] == "scored"]
-    chair, hal, cover = [], [], []
+    chair: list[float] = []
+    hal: list[float] = []
+    cover: list[float] = []
     for r in scored:
         named = len(r["named"])
         grounded = named - len(r["hallucinated"])

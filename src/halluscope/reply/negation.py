@@ -27,7 +27,7 @@ from dataclasses import dataclass
 _TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|[.,;:!?()\[\]\"]|\s-\s|\n")
 
 # pre-cues: their scope follows them (multi-word cues as word tuples, matched longest first)
-_PRE = {
+_PRE: set[tuple[str, ...]] = {
     ("no",),
     ("none",),
     ("nothing",),
@@ -60,7 +60,7 @@ _PRE = {
     ("ештеңе",),
 }
 # verbal negators: deny what follows and the clause's subject before them
-_VERBAL = {
+_VERBAL: set[tuple[str, ...]] = {
     ("not",),
     ("never",),
     ("cannot",),
@@ -70,7 +70,7 @@ _VERBAL = {
 }
 _VERBAL_SUFFIX = "n't"  # isn't, doesn't, can't, wasn't ...
 # post-cues: their scope is the clause before them
-_POST = {
+_POST: set[tuple[str, ...]] = {
     ("absent",),
     ("missing",),
     ("inaudible",),
