@@ -357,3 +357,19 @@ def test_ontology_bad_file_is_one_clear_error(tmp_path: Path) -> None:
 )
 def test_russian_and_kazakh_labels_with_their_negations(caption: str, vocab: list[str], present: set[str]) -> None:
     assert named_objects(caption, vocab) == present
+
+
+def test_ontology_grounds_llm_phrases(tmp_path: Path) -> None:
+    """An LLM's phrase is grounded through the classes it names: "engine noise" by Idling (engine is above it)."""
+    from halluscope.closedform.kuan_captions import _ground
+    from halluscope.closedform.llmextract import Extraction
+    from halluscope.closedform.ontology import Ontology
+
+    _, _, onto = _tree_files(tmp_path)
+    row = {"prediction": "An engine hums and a dog barks; a siren wails."}
+    ex = Extraction(("engine noise", "dog barking", "siren"), raw='["engine noise", "dog barking", "siren"]')
+    vocab = ["Idling", "Dog", "Engine", "Bark", "Siren"]
+    _ground(row, ["Idling", "Dog"], vocab, ex, Ontology.load(onto))
+    assert row["hallucinated"] == ["siren"] and row["covered"] == ["dog"]
+    _ground(row, ["Idling", "Dog"], vocab, ex)  # without the hierarchy the engine is hallucinated too
+    assert row["hallucinated"] == ["engine noise", "siren"]
