@@ -373,3 +373,19 @@ def test_ontology_grounds_llm_phrases(tmp_path: Path) -> None:
     assert row["hallucinated"] == ["siren"] and row["covered"] == ["dog"]
     _ground(row, ["Idling", "Dog"], vocab, ex)  # without the hierarchy the engine is hallucinated too
     assert row["hallucinated"] == ["engine noise", "siren"]
+
+
+def test_real_audio_lm_answers_name_no_label_by_a_longer_word(realdata: Path) -> None:
+    """AudioTrust's real audio-LM answers (160, refusals included) name no donkey, blender or hiss: "assist",
+    "blending" and "his" are other words, not forms of those labels."""
+    rows = [
+        json.loads(x)
+        for name in ("content_mismatc.jsonl", "label_mismatch.jsonl")
+        for x in (realdata / "audiotrust_hallucination" / name).read_text(encoding="utf-8").splitlines()
+        if x.strip()
+    ]
+    texts = [r["ModelResponse"] for r in rows if r.get("ModelResponse")]
+    assert len(texts) > 100 and any("assist" in t for t in texts) and any("blending" in t for t in texts)
+    vocab = ["Donkey, ass", "Blender", "Hiss", "Music", "Singing"]
+    assert not any(named_objects(t, vocab) & {"donkey, ass", "blender", "hiss"} for t in texts)
+    assert sum(bool(named_objects(t, ["Music"])) for t in texts) > 20  # the forms still find what is there
