@@ -46,7 +46,9 @@ def test_corpus_shape_and_provenance() -> None:
     assert len(ROWS) >= 300 and len({r["id"] for r in ROWS}) == len(ROWS)
     assert Counter(r["source"] for r in ROWS).keys() == {"audiotrust", "smollm2"}
     for r in ROWS:
-        assert r["label"] in ("yes", "no", "refusal", "uncertain", "hedge", "other") and r["question"] and r["provenance"], r
+        assert (
+            r["label"] in ("yes", "no", "refusal", "uncertain", "hedge", "other") and r["question"] and r["provenance"]
+        ), r
 
 
 def agreement(rows: list[dict]) -> float:

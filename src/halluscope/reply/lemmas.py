@@ -16,8 +16,8 @@ _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 
 # endings a stem may take and still be the same word (derivation kept small: an adjective of the noun, -ing / -er)
 # no "-y": "belly" is not a form of "bell" (and "jazzy" goes unmatched)
-_EN_ENDINGS = re.compile(r"(?:s|es|ed|d|ing|er|ers|ish|ly|ness|ful|ic|al|ist|ists|'s|s')")
-_EN_SHORT = re.compile(r"(?:s|es|'s|s'|ness|ly|ist|ists)")  # a short word takes only its plural: "car" is not "cared"
+_EN_ENDINGS = re.compile(r"(?:s|es|ed|d|ing|er|ers|ish|ly|ness|ful|ic|al|is(?:t|ts)|'s|s')")
+_EN_SHORT = re.compile(r"(?:s|es|'s|s'|ness|ly|is(?:t|ts))")  # a short word takes only its plural: "car" is not "cared"
 _RU_ENDINGS = re.compile(
     r"(?:а|я|о|е|ё|и|ы|у|ю|ь|ой|ей|ом|ем|ам|ям|ах|ях|ами|ями|ов|ев|ью|ию|ия|ие|ий|ый|ая|ое|ые|ого|его|ому|ему|ых|"
     r"их|ым|им|ую|юю)"

@@ -261,7 +261,7 @@ def _implicit(masked: str, subject: str | None) -> Extraction:
         elif about:
             continue
         elif no or (not words and yes and (cue := pl.sentential(clause))):  # the clause's own verb negated
-            found.append(("no", no.group(0).strip() if no else cue, False, clause, hedge, evidential))
+            found.append(("no", no.group(0).strip() if no else str(cue), False, clause, hedge, evidential))
         elif yes:
             found.append(("yes", yes.group(0).strip(), False, clause, hedge, evidential))
     if words:
