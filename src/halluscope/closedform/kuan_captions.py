@@ -144,7 +144,9 @@ def _form_of(token: str, word: str) -> bool:
         return True
     if _CYRILLIC.search(token) or _CYRILLIC.search(word):
         return same_word(token, word)
-    if lemma(token) == lemma(word) or lemma(token) in _gerund_stems(word):
+    base = lemma(token)
+    # a gerund label by an inflected verb only: "sings", "claps", "idles"; a bare "a bit" or "a ring" is a noun
+    if base == lemma(word) or (base != token and base in _gerund_stems(word)):
         return True
     rest = token[len(word) :] if token.startswith(word) else None
     return rest is not None and bool(_PLURAL.fullmatch(rest) or (len(word) > 3 and _ADJECTIVE.fullmatch(rest)))
