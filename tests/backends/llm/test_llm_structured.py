@@ -92,7 +92,7 @@ def _is_reading(text: str | None) -> bool:
     return isinstance(data, dict) and set(data) == {"label"} and data["label"] in CLASSES
 
 
-def test_a_response_format_the_schema_reader_does_not_know_is_one_clear_error(byte_lm):
+def test_a_response_format_the_schema_reader_does_not_know_is_one_clear_error():
     from halluscope.backends.llm._structured import schema_of
     from halluscope.core.errors import HalluscopeError
 
