@@ -251,3 +251,12 @@ def test_any_reply_shape_is_read(raw: str, label: str) -> None:
     r = parse(raw)
     assert r.label == label, (raw, r)
     assert (r.error is None) == (label != "unparsable")
+
+
+def test_the_viewer_spec_takes_several_run_files(tmp_path: Path) -> None:
+    """'view RUN --closedform aha=RUN0,RUN1' (the spec the report's viewer was exported from) reads both runs."""
+    from halluscope.view.closedform import load_closedform
+
+    files = write_aha(tmp_path / "run_0.jsonl", tmp_path / "run_1.jsonl")
+    rows = load_closedform([f"aha={files[0]},{files[1]}"])
+    assert {row["models"][0] for row, _ in rows} == {"run_0", "run_1"} and len(rows) == 10
