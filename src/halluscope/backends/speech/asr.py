@@ -91,7 +91,7 @@ class WhisperAsr:
             raise HalluscopeError(
                 f"ASR 'whisper/{self.model}': no weights: only 'whisper/base' ships with halluscope[asr], and "
                 f"'{self.model}' is not a directory. Fix: put a CTranslate2 Whisper model in that directory "
-                "(docs/speech-engines.md) and pass whisper/<that directory>, or use whisper/base"
+                "(docs/lost-in-speech.md) and pass whisper/<that directory>, or use whisper/base"
             )
 
     @property

@@ -148,7 +148,7 @@ def local_weights(model: str, spec: str, what: str) -> None:
     """A model given as a local path must be there when the engine is made (before any work), not on the first item."""
     if _looks_local(model) and not Path(model).expanduser().is_dir():
         raise HalluscopeError(
-            f"'{spec}': no weights at {model} (not a directory). Fix: put {what} there (docs/speech-engines.md), "
+            f"'{spec}': no weights at {model} (not a directory). Fix: put {what} there (docs/lost-in-speech.md), "
             "or pass another directory or hub id"
         )
 

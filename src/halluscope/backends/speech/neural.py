@@ -46,7 +46,7 @@ def _path(model: str, engine: str, what: str, *, is_dir: bool) -> Path:
     p = Path(model).expanduser()
     if not (p.is_dir() if is_dir else p.is_file()):
         raise HalluscopeError(
-            f"{engine}: {what} '{p}' not found. Fix: download the weights (see docs/speech-engines.md) "
+            f"{engine}: {what} '{p}' not found. Fix: download the weights (see docs/lost-in-speech.md) "
             f"and pass {engine}/<{what}>"
         )
     return p

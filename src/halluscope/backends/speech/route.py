@@ -30,7 +30,7 @@ PRESETS: dict[str, dict[str, dict[str, str]]] = {
 }
 # Lost in Speech (000, 3.3) as printed: XTTS-v2 (en), Silero (ru), KazakhTTS2 via ESPnet (kk); Whisper-large-v3
 # (en, ru, CTranslate2) and a Kazakh wav2vec2-large with punctuation restoration. The weights are the user's: put
-# them under $HALLUSCOPE_MODELS (default ~/.cache/halluscope/models) with these names (docs/speech-engines.md).
+# them under $HALLUSCOPE_MODELS (default ~/.cache/halluscope/models) with these names (docs/lost-in-speech.md).
 _MODELS = os.path.expanduser(os.environ.get("HALLUSCOPE_MODELS", "~/.cache/halluscope/models")).rstrip("/")
 PRESETS["paper"] = {
     "tts": {
