@@ -389,3 +389,24 @@ def test_real_audio_lm_answers_name_no_label_by_a_longer_word(realdata: Path) ->
     vocab = ["Donkey, ass", "Blender", "Hiss", "Music", "Singing"]
     assert not any(named_objects(t, vocab) & {"donkey, ass", "blender", "hiss"} for t in texts)
     assert sum(bool(named_objects(t, ["Music"])) for t in texts) > 20  # the forms still find what is there
+
+
+def test_a_refusal_is_counted_apart_not_a_clean_caption(tmp_path: Path) -> None:
+    meta, _ = _files(tmp_path)
+    preds = tmp_path / "refusing.json"
+    preds.write_text(
+        json.dumps(
+            {
+                "Y1": {"p": "A dog barks and a car engine idles."},
+                "Y2": {"p": "I'm sorry, but I can't listen to or analyze audio clips."},
+            }
+        ),
+        encoding="utf-8",
+    )
+    r = score_kuan_captions(meta, preds)
+    pooled, compat = r["metrics"]["all"], r["metrics_compat"]["all"]
+    # pooled: the refusal is out (one scored caption naming dog, clean); the authors' averaging reads it as naming
+    # nothing (-1), as their extraction of a refusal would
+    assert (pooled["n_captions"], pooled["unscored"], pooled["refusals"], pooled["echo_s"]) == (2, 1, 1, 0.0)
+    assert (compat["refusals"], compat["no_object"], compat["echo_s"]) == (1, 1, -50.0)
+    assert next(i for i in r["items"] if i["youtube_id"] == "Y2")["reason"].startswith("refusal:")

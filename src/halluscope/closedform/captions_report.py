@@ -34,7 +34,7 @@ def text_lines(result: dict, *, compat: bool = False) -> list[str]:
         lines.append(f"{title}; [human: the reference captions of the same clips]:")
         for prompt, m in result[key].items():
             counts = ", ".join(
-                f"{k}={m[k]}" for k in ("n_captions", "objects_named", "unscored", "no_object") if k in m
+                f"{k}={m[k]}" for k in ("n_captions", "objects_named", "unscored", "refusals", "no_object") if k in m
             )
             scores = ", ".join(
                 f"{k}={_num(m[k], mode == 'compat')} [human {_num(m['human_' + k], mode == 'compat')}]" for k in _SCORES
@@ -46,7 +46,7 @@ def text_lines(result: dict, *, compat: bool = False) -> list[str]:
 def _table(result: dict, mode: str) -> Table:
     key, title = MODES[mode]
     digits = 2 if mode == "compat" else 3
-    cols = [Column("prompt", "prompt"), Column("n_captions", "captions")]
+    cols = [Column("prompt", "prompt"), Column("n_captions", "captions"), Column("refusals", "refusals")]
     cols += [Column("objects_named", "objects")] if mode == "pooled" else [Column("no_object", "no object")]
     for k in _SCORES:
         cols += [Column(k, _TITLES[k], digits), Column(f"human_{k}", f"{_TITLES[k]} human", digits)]

@@ -43,7 +43,7 @@ from halluscope.core.errors import InputError
 from halluscope.reply.free import normalize_label
 from halluscope.reply.lemmas import lemma, same_word
 from halluscope.reply.negation import negated
-from halluscope.reply.normal import normalize_reply
+from halluscope.reply.normal import find_refusal, normalize_reply
 
 _QUALIFIER = re.compile(r"\s*\([^)]*\)")
 
@@ -258,6 +258,7 @@ def pooled(members: list[dict]) -> dict:
     return {
         "n_captions": len(members),
         "unscored": len(members) - len(scored),
+        "refusals": sum(r["status"] == "refusal" for r in members),
         "echo_i": sum(len(r["hallucinated"]) for r in scored) / named if named else None,
         "echo_s": sum(bool(r["hallucinated"]) for r in scored) / len(scored) if scored else None,
         "cover": sum(len(r["covered"]) for r in scored) / truths if truths else None,
@@ -268,8 +269,9 @@ def pooled(members: list[dict]) -> dict:
 def per_caption(members: list[dict]) -> dict:
     """The authors' figures: each caption's CHAIR, hallucination flag and Cover, averaged over captions, in percent
     rounded to 2 decimals as their evaluation.py prints them; a caption naming nothing counts -1 in both ECHO means
-    (their sentinel, kept), a clip without labels has no Cover (their code divides by zero there)."""
-    scored = [r for r in members if r["status"] == "scored"]
+    (their sentinel, kept), a clip without labels has no Cover (their code divides by zero there). A refusal is a
+    caption naming nothing here, as their extraction would read it."""
+    scored = [r for r in members if r["status"] in ("scored", "refusal")]
     chair: list[float] = []
     hal: list[float] = []
     cover: list[float] = []
@@ -292,6 +294,7 @@ def per_caption(members: list[dict]) -> dict:
         "echo_s": mean(hal),
         "cover": mean(cover),
         "no_object": sum(c == -1 for c in chair),
+        "refusals": sum(r["status"] == "refusal" for r in members),
         "no_labels": len(scored) - len(cover),
     }
 
@@ -358,7 +361,11 @@ def score_kuan_captions(
         for yid in clips
         for k, c in enumerate(meta[yid]["captions"])
     ]
-    both = rows + human
+    for r in rows:  # a refusal describes no audio: counted apart, never a caption that names nothing
+        if refusal := find_refusal(r["prediction"]):
+            r.update(status="refusal", reason=f"refusal: '{refusal}'", named=[], hallucinated=[], covered=[])
+            r["n_truth"] = len({normalize_label(x) for x in meta[r["youtube_id"]]["labels"]})
+    both = [r for r in rows + human if r.get("status") != "refusal"]
     extractions = extractor.extract([r["prediction"] for r in both]) if extractor is not None else None
     for k, r in enumerate(both):
         _ground(r, meta[r["youtube_id"]]["labels"], vocab, None if extractions is None else extractions[k], tree)
