@@ -410,3 +410,18 @@ def test_a_refusal_is_counted_apart_not_a_clean_caption(tmp_path: Path) -> None:
     assert (pooled["n_captions"], pooled["unscored"], pooled["refusals"], pooled["echo_s"]) == (2, 1, 1, 0.0)
     assert (compat["refusals"], compat["no_object"], compat["echo_s"]) == (1, 1, -50.0)
     assert next(i for i in r["items"] if i["youtube_id"] == "Y2")["reason"].startswith("refusal:")
+
+
+@pytest.mark.parametrize(
+    ("caption", "present"),
+    [
+        ("The lyrics mention someone loving the rain.", set()),
+        ('She sings "rain, rain, go away" over a piano.', {"piano"}),
+        ("A man talks about dogs while a dog barks.", {"dog"}),
+        ("A man speaks about the weather as rain falls.", {"rain"}),
+        ("A song about the rain plays on a piano.", {"piano"}),
+        ("The audio is about a dog barking at a cat.", {"dog", "cat"}),
+    ],
+)
+def test_what_is_said_or_sung_is_not_heard(caption: str, present: set[str]) -> None:
+    assert named_objects(caption, ["Rain", "Piano", "Dog", "Cat"]) == present

@@ -42,7 +42,7 @@ from halluscope.closedform.ontology import Ontology
 from halluscope.core.errors import InputError
 from halluscope.reply.free import normalize_label
 from halluscope.reply.lemmas import lemma, same_word
-from halluscope.reply.negation import negated
+from halluscope.reply.negation import negated, scopes_after
 from halluscope.reply.normal import find_refusal, normalize_reply
 
 _QUALIFIER = re.compile(r"\s*\([^)]*\)")
@@ -175,12 +175,44 @@ def _mentions(norm: str, vocabulary: tuple[str, ...]) -> list[tuple[int, int, st
     return sorted(out)
 
 
+# what a caption reports as said, sung or written is no sound heard: "the lyrics mention the rain", "a man talks
+# about dogs", anything in double quotes; "about" only after saying, singing or telling ("the audio is about a dog
+# barking" describes the sound)
+_REPORTED = frozenset(
+    {"mention", "mentions", "mentioning", "mentioned", "says", "saying", "said", "refers", "referring"}
+    | {"referencing", "references", "про", "упоминает", "упоминается", "упоминаются", "упоминая"}
+)
+_TOPIC_HEADS = {"talk", "speak", "sing", "singe", "song", "lyric", "story", "chat", "tell", "joke", "lecture", "rap"}
+_TOPIC_HEADS |= {"discuss", "complain", "argue", "conversation", "news", "ask", "joke", "говорить", "петь", "песня"}
+_BEFORE_ABOUT = re.compile(r"([^\W\d_]+)\s+(?:about|о|об)\s*$")
+_QUOTED = re.compile(r'"[^"\n]*"')
+
+
+def _reported(norm: str) -> list[tuple[int, int]]:
+    """The spans of a caption that report content, not sound: quotations and the clause after a reporting word."""
+    spans = [(m.start(), m.end()) for m in _QUOTED.finditer(norm)]
+    spans += [(s.start, s.end) for s in scopes_after(norm, _REPORTED, "reported")]
+    for s in scopes_after(norm, frozenset({"about", "о", "об"}), "reported"):
+        head = _BEFORE_ABOUT.search(norm[: s.start])
+        if head and lemma(head.group(1)) in _TOPIC_HEADS:
+            # the topic is a noun phrase: four words at most ("a song about the rain plays on a piano": the piano
+            # is heard)
+            words = list(_WORD.finditer(norm, s.start, s.end))[:4]
+            spans.append((s.start, words[-1].end() if words else s.end))
+    return spans
+
+
 def named_objects(text: str, vocabulary: Sequence[str]) -> set[str]:
     """The vocabulary's labels a caption names as present: whole words up to inflection, the longest spelling first;
     a mention inside a negation's scope is not a mention ("There is no explosion, only birds." names birds only;
     halluscope.reply.negation)."""
     norm = normalize_reply(text)
-    return {normalize_label(lab) for a, b, lab in _mentions(norm, tuple(vocabulary)) if negated(norm, a, b) is None}
+    reported = _reported(norm)
+    return {
+        normalize_label(lab)
+        for a, b, lab in _mentions(norm, tuple(vocabulary))
+        if negated(norm, a, b) is None and not any(s <= a and b <= e for s, e in reported)
+    }
 
 
 def grounded_labels(phrase: str, labels: Sequence[str]) -> set[str]:

@@ -308,6 +308,21 @@ def negation_scopes(text: str) -> tuple[Scope, ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=4096)
+def scopes_after(text: str, cues: frozenset[str], kind: str) -> tuple[Scope, ...]:
+    """The clause after each cue word of ``cues`` (the same clause ends as a negation's scope): for cues that are
+    not negations but open a scope of their own (what a caption reports as said or sung: "the lyrics mention ...")."""
+    toks = _tokens(text)
+    words = [t[0] for t in toks]
+    out = []
+    for i, w in enumerate(words):
+        if w in cues:
+            end = _clause_end(words, i + 1)
+            if end > i + 1:
+                out.append(Scope(w, kind, toks[i + 1][1], toks[end - 1][2]))
+    return tuple(out)
+
+
 def negated(text: str, start: int, end: int) -> Scope | None:
     """The scope that denies the span ``start``..``end`` of ``text`` (a label mention, a subject), or None."""
     for s in negation_scopes(text):
