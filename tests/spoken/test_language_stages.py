@@ -43,25 +43,34 @@ def _counts(stderr: str) -> dict[str, tuple[int, int]]:
     return out
 
 
-@pytest.mark.skipif(not (shutil.which("espeak-ng") and shutil.which("festival")), reason="espeak-ng and Festival")
-def test_another_russian_tts_recomputes_russian_only(tmp_path):
-    corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text(
-        "".join(json.dumps({"id": f"{lang}-1", "language": lang, "text": t}) + "\n" for lang, t in TEXTS.items()),
-        encoding="utf-8",
-    )
-    run = tmp_path / "run"
+ENGINES = pytest.mark.skipif(
+    not (shutil.which("espeak-ng") and shutil.which("festival")), reason="needs espeak-ng and Festival"
+)
 
-    def build(tts: str):
-        args = ["build", "spoken", str(run), "--corpus", str(corpus), "--tts", tts, "--asr", "whisper/base"]
-        res = CliRunner().invoke(app, [*args, "--rewrites-per-article", "0"])
+
+def _builder(tmp_path, langs: str):
+    """'halluscope build spoken' on a one-article-per-language corpus, as a user runs it: (texts -> the counts it
+    printed, the build read back, the manifest's stage keys)."""
+    corpus, run = tmp_path / "corpus.jsonl", tmp_path / "run"
+
+    def build(tts: str, texts: dict[str, str]):
+        rows = [{"id": f"{lang}-1", "language": lang, "text": texts[lang]} for lang in langs.split(",")]
+        corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        args = ["build", "spoken", str(run), "--corpus", str(corpus), "--langs", langs, "--tts", tts]
+        res = CliRunner().invoke(app, [*args, "--asr", "whisper/base", "--rewrites-per-article", "0"])
         assert res.exit_code == 0, res.output
         with Store(run, create=False) as store:
             return _counts(res.stderr), load_build(store), store.latest_manifest("build spoken").stages
 
-    first, before, stages_before = build(ESPEAK)
+    return build
+
+
+@ENGINES
+def test_another_russian_tts_recomputes_russian_only(tmp_path):
+    build = _builder(tmp_path, "en,ru,kk")
+    first, before, stages_before = build(ESPEAK, TEXTS)
     assert first["tts"] == first["asr"] == (3, 0)
-    second, after, stages_after = build(FESTIVAL_RU)
+    second, after, stages_after = build(FESTIVAL_RU, TEXTS)
     for kind in ("tts", "asr"):  # what the user sees: en and kk reused, ru computed
         assert second[kind] == (1, 2), second
         assert (second[f"{kind} en"], second[f"{kind} ru"], second[f"{kind} kk"]) == ((0, 1), (1, 0), (0, 1))
@@ -79,6 +88,20 @@ def test_another_russian_tts_recomputes_russian_only(tmp_path):
         "asr@kk": True,
     }
     assert stages_after["tts"] != stages_before["tts"] and stages_after["asr"] != stages_before["asr"]
+
+
+@ENGINES
+def test_an_edited_article_is_the_only_item_made_again(tmp_path):
+    # the corpus changed, so every stage's upstream did; each clip and transcript is checked against its item
+    build = _builder(tmp_path, "en,kk")
+    _, before, stages_before = build(ESPEAK, TEXTS)
+    counts, after, stages_after = build(ESPEAK, {**TEXTS, "kk": TEXTS["kk"].replace("наурызда", "сәуірде")})
+    assert stages_after["ingest"] != stages_before["ingest"]
+    for kind in ("tts", "asr"):
+        assert (counts[kind], counts[f"{kind} en"], counts[f"{kind} kk"]) == ((1, 1), (0, 1), (1, 0)), counts
+    assert after.audio["kk-1"].sha256 != before.audio["kk-1"].sha256
+    assert after.transcripts["kk-1"].audio_sha256 == after.audio["kk-1"].sha256
+    assert after.audio["en-1"] == before.audio["en-1"] and after.transcripts["en-1"] == before.transcripts["en-1"]
 
 
 def _make_store():

@@ -335,7 +335,7 @@ def render_speech(
     audio: dict[str, StageSummary[AudioRef]] = {}
     for lang, stage in tts_stage.stages.items():
         audio_dir = Path("audio") / stage.fingerprint[:8]  # relative to run_dir; clips named by id_file_name
-        _invalidate_bad_audio(store, stage, run_dir)
+        _invalidate_bad_audio(store, stage, run_dir, samples)
         audio[lang] = run_stage(
             store,
             stage,
@@ -364,6 +364,10 @@ def transcribe(
 ) -> dict[str, StageSummary[Transcript]]:
     """ASR of ``clips``, one stage per language (language -> its stage's summary)."""
     stages.adopt(store, Transcript, {k: samples[k].language for k in clips})  # a run keyed before the split
+    for stage in stages.stages.values():  # a transcript of another clip than the item's now is made again
+        for k, t in store.results(stage.name, stage.fingerprint, Transcript).items():
+            if k in clips and t.audio_sha256 != clips[k].sha256:
+                store.fail(stage.name, stage.fingerprint, k, "the item's clip changed since its transcript; redone")
     return {
         lang: run_stage(
             store,
@@ -474,11 +478,15 @@ def _check_names(samples: dict[str, Variant]) -> None:
         seen[name] = v.id
 
 
-def _invalidate_bad_audio(store: Store, stage: Stage, run_dir: Path) -> None:
+def _invalidate_bad_audio(store: Store, stage: Stage, run_dir: Path, samples: dict[str, Variant]) -> None:
     """A clip deleted or damaged since it was recorded, or recorded at a path outside the run (builds before ids
-    were turned into safe names), is marked failed, so this run regenerates it; clips of older runs at their old
+    were turned into safe names), or of a text that is not the item's text now (the per-language stage key holds
+    the engine, not the texts), is marked failed, so this run regenerates it; clips of older runs at their old
     in-run paths are reused as they are (the TTS stage key did not change)."""
     for item_id, ref in store.results(stage.name, stage.fingerprint, AudioRef).items():
+        if item_id in samples and ref.text_sha256 != sha256_hex(samples[item_id].text.encode()):
+            store.fail(stage.name, stage.fingerprint, item_id, "the item's text changed since its clip; regenerated")
+            continue
         try:
             path = safe_join(run_dir, ref.path)
         except PathEscapeError:

@@ -1,8 +1,10 @@
 """The speech stages of a build, one per language: ``tts@en``, ``asr@ru``, ``asr@kk[whisper/small]``.
 
 seed 000, 3.3 chooses TTS and ASR per language; each language's stage key holds only that language's engine,
-voices, options and upstream, so changing one language's engine (``--tts ru=festival/...``) recomputes that
-language and reuses the others. A manifest also holds each kind's aggregate (``tts``, ``asr``, ``asr[spec]``):
+voices and options, so changing one language's engine (``--tts ru=festival/...``) recomputes that language and
+reuses the others. Items are keyed by content within a stage: a clip is reused while it spoke the item's text now,
+a transcript while it heard the item's clip now, so an edited article or a new generator re-renders only the
+items whose text changed. A manifest also holds each kind's aggregate (``tts``, ``asr``, ``asr[spec]``):
 the fingerprint over its languages' stages, which downstream stages (detect, realworld, listening sets) name as
 their upstream. Runs built before the stages were split hold the whole stage only (``tts``, with every item under
 it); ``parts`` reads either shape.
@@ -80,7 +82,10 @@ def asr_config(asr: Any) -> dict:
 def tts_stages(
     tts: Any, voices: Mapping[str, list[str]], seed: int, upstream: Iterable[str], *, kind: str = "tts"
 ) -> LanguageStages:
-    """One TTS stage per language of ``voices``: its engine (spec, version, input-cleaning rule), voices, seed."""
+    """One TTS stage per language of ``voices``: its engine (spec, version, input-cleaning rule), voices, seed. Not
+    its upstream: each clip is reused while the text it spoke is the item's text now (``AudioRef.text_sha256``,
+    checked by the build), so a new generator or corpus re-renders the items whose text changed, no others.
+    ``upstream`` keys the whole stage (the aggregate downstream stages name)."""
     engines = tts.config()
     name = StageName(kind)
     return LanguageStages(
@@ -95,7 +100,6 @@ def tts_stages(
                     "seed": seed,
                     "sample_rate": SAMPLE_RATE,
                 },
-                tuple(upstream),
             )
             for lang in sorted(voices, key=_order)
         },
@@ -104,7 +108,8 @@ def tts_stages(
 
 
 def asr_stages(asr: Any, tts: LanguageStages, *, kind: str = "asr", system: str | None = None) -> LanguageStages:
-    """One ASR stage per language of ``tts``, each downstream of that language's TTS stage only; ``system``: a
+    """One ASR stage per language of ``tts``, each downstream of that language's TTS stage only (each transcript is
+    reused while its clip is the item's clip now, ``Transcript.audio_sha256``, checked by the build); ``system``: a
     compared ASR system's spec (``asr@en[spec]``)."""
     options = asr.options()
     name = StageName(kind, subject=system)
