@@ -260,3 +260,36 @@ def test_the_viewer_spec_takes_several_run_files(tmp_path: Path) -> None:
     files = write_aha(tmp_path / "run_0.jsonl", tmp_path / "run_1.jsonl")
     rows = load_closedform([f"aha={files[0]},{files[1]}"])
     assert {row["models"][0] for row, _ in rows} == {"run_0", "run_1"} and len(rows) == 10
+
+
+def test_caption_extractor_asks_for_its_schema(tmp_path: Path, monkeypatch) -> None:
+    """'score captions --extractor llm:openai/<m>': the objects' schema reaches the server, an answer shaped by it
+    ({"objects": [...]}) is read, and a server that refuses schemas is asked again without one."""
+    import csv
+
+    from halluscope.closedform.kuan_captions import score_kuan_captions
+    from halluscope.closedform.llmextract import LLMExtractor
+
+    meta = tmp_path / "generative_data_metadata.csv"
+    with meta.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["youtube_id", "caption", "label"])
+        w.writerow(["Y1", "['A dog barks']", "['Dog']"])
+    preds = tmp_path / "generative.json"
+    preds.write_text(json.dumps({"Y1": {"Describe the audio.": {"prediction": "A dog barks, a siren wails."}}}))
+
+    def script(req: dict, n: int) -> Reply:
+        caption = user_text(req).split("Description: ", 1)[1]
+        if "response_format" in req and "siren" in caption:  # this server knows no schemas for the model's captions
+            return Reply(status=400, body='{"error": {"message": "unknown field response_format"}}')
+        return Reply(content=json.dumps({"objects": ["dog barking", "siren"] if "siren" in caption else ["dog"]}))
+
+    with ChatServer(script) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        r = score_kuan_captions(meta, preds, extractor=LLMExtractor("openai/extract-m", tmp_path / "store"))
+    schemas = [q["response_format"]["json_schema"]["schema"] for q in srv.requests if "response_format" in q]
+    assert schemas and all(s["properties"]["objects"]["type"] == "array" for s in schemas)
+    assert sum("response_format" not in q for q in srv.requests) == 1  # the refused one, asked again
+    assert r["metrics"]["all"]["n_captions"] == 1 and r["metrics"]["all"]["unscored"] == 0
+    assert r["metrics"]["all"]["objects_named"] == 2  # dog barking (Dog) and siren (hallucinated)

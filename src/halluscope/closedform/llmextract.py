@@ -2,7 +2,8 @@
 task's objects are extracted from each caption by an LLM, then compared with the clip's labels).
 
 ``--extractor llm:<spec>``: any chat backend lists the sound sources a caption says are heard, as a JSON array of
-short noun phrases. Every call goes through the store-backed caller (``complete_all``): a rerun with the same model
+short noun phrases (``{"objects": [...]}``; a backend that enforces a JSON schema is asked with one as the request's
+``response_format``, see backends/llm/_structured.py; a bare array is read too). Every call goes through the store-backed caller (``complete_all``): a rerun with the same model
 and store is answered from the store, and the raw output is kept with every caption. An output with no JSON array
 of strings is 'unparsable' with its reason: that caption is left out of the figures and counted, never read as
 naming nothing.
@@ -22,9 +23,16 @@ if TYPE_CHECKING:
 
 PROMPT = (
     "Here is a description of an audio clip. List every sound source or sound event that it says can be heard, "
-    "leaving out anything it says is absent or not heard. Answer with a JSON array of short English noun phrases "
-    'only, for example ["dog barking", "car engine"], or [] if it names none.\n\nDescription: {caption}'
+    "leaving out anything it says is absent or not heard. Answer with JSON only: a list of short English noun "
+    'phrases, for example {{"objects": ["dog barking", "car engine"]}}, or {{"objects": []}} if it names none.'
+    "\n\nDescription: {caption}"
 )
+SCHEMA = {
+    "type": "object",
+    "properties": {"objects": {"type": "array", "items": {"type": "string"}}},
+    "required": ["objects"],
+    "additionalProperties": False,
+}
 
 
 @dataclass(frozen=True)
@@ -56,20 +64,19 @@ class LLMExtractor:
         return f"llm:{self.spec}"
 
     def extract(self, captions: Sequence[str]) -> list[Extraction]:
-        from halluscope.backends.llm import complete_all, create_chat_backend
+        from halluscope.backends.llm import complete_structured, create_chat_backend, response_format
         from halluscope.core.store import Store
 
         backend = create_chat_backend(self.spec)
+        params: dict = {"temperature": 0.0, "max_tokens": 128}
+        if getattr(backend, "structured_output", False):
+            params["response_format"] = response_format("caption_objects", SCHEMA)
         requests = [
-            backend.request(
-                [{"role": "user", "content": PROMPT.format(caption=c)}],
-                params={"temperature": 0.0, "max_tokens": 128},
-                tag=f"extract:{k}",
-            )
+            backend.request([{"role": "user", "content": PROMPT.format(caption=c)}], params=params, tag=f"extract:{k}")
             for k, c in enumerate(captions)
         ]
         with Store(self.store_dir) as store:
-            responses, self.stats = complete_all(backend, requests, store=store)
+            responses, self.stats, _ = complete_structured(backend, requests, store)
         return [
             parse(r.text)
             if r.status == "ok"

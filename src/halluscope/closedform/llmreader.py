@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from halluscope.core.errors import HalluscopeError
 from halluscope.reply.jsonfind import objects
@@ -149,7 +149,7 @@ class LLMReader:
         self.schema_rejected = 0  # requests the server refused with the schema, asked again without it
 
     def read(self, pairs: Sequence[tuple[str, str]]) -> list[LLMReading]:
-        from halluscope.backends.llm import complete_all, create_chat_backend, response_format
+        from halluscope.backends.llm import complete_structured, create_chat_backend, response_format
         from halluscope.core.store import Store
 
         backend = create_chat_backend(self.spec)
@@ -163,25 +163,15 @@ class LLMReader:
             else "none (prompt asks for JSON)"
         )
 
-        def requests(items: Sequence[tuple[int, tuple[str, str]]], fmt: Any) -> list:
-            params = {"temperature": 0.0, "max_tokens": MAX_TOKENS, **({"response_format": fmt} if fmt else {})}
-            return [
-                backend.request([{"role": "user", "content": prompt(q, r)}], params=params, tag=f"reader:{k}")
-                for k, (q, r) in items
-            ]
-
+        params = {"temperature": 0.0, "max_tokens": MAX_TOKENS, **({"response_format": fmt} if fmt else {})}
+        requests = [
+            backend.request([{"role": "user", "content": prompt(q, r)}], params=params, tag=f"reader:{k}")
+            for k, (q, r) in enumerate(pairs)
+        ]
         with Store(self.store_dir) as store:
-            responses, self.stats = complete_all(backend, requests(list(enumerate(pairs)), fmt), store=store)
-            rejected = [
-                k for k, r in enumerate(responses) if fmt and r.status == "error" and "HTTP 400" in (r.error or "")
-            ]
-            if rejected:  # the server knows no response_format: the same prompt without it
-                again, stats = complete_all(backend, requests([(k, pairs[k]) for k in rejected], None), store=store)
-                self.stats.add(stats)
-                for k, r in zip(rejected, again):
-                    responses[k] = r
-                self.schema_rejected = len(rejected)
-                self.structured += f"; {len(rejected)} request(s) rejected it (HTTP 400), asked again without"
+            responses, self.stats, self.schema_rejected = complete_structured(backend, requests, store)
+        if self.schema_rejected:
+            self.structured += f"; {self.schema_rejected} request(s) rejected it (HTTP 400), asked again without"
         return [
             parse(r.text)
             if r.status == "ok"

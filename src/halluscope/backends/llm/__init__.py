@@ -33,7 +33,7 @@ from halluscope.backends.llm._openai import (
     read_completion,
     retry_after_s,
 )
-from halluscope.backends.llm._structured import response_format
+from halluscope.backends.llm._structured import complete_structured, response_format
 from halluscope.core.spec import ModelSpec
 
 
@@ -63,6 +63,7 @@ __all__ = [
     "OpenAIOptions",
     "StageOutage",
     "complete_all",
+    "complete_structured",
     "create_backend",
     "create_chat_backend",
     "load_llm_config",

@@ -36,6 +36,33 @@ def schema_of(fmt: Any, spec: str) -> dict:
     )
 
 
+def complete_structured(backend: Any, requests: list, store: Any = None) -> tuple[list, Any, int]:
+    """``complete_all``, then the requests a server refused for their response_format (HTTP 400: it knows no
+    schemas) sent again without it: (responses, stats, how many were sent again)."""
+    from halluscope.backends.llm._base import complete_all
+
+    responses, stats = complete_all(backend, requests, store=store)
+    rejected = [
+        k
+        for k, (q, r) in enumerate(zip(requests, responses))
+        if q.params.get("response_format") and r.status == "error" and "HTTP 400" in (r.error or "")
+    ]
+    if rejected:
+        plain = [
+            backend.request(
+                requests[k].messages,
+                params={p: v for p, v in requests[k].params.items() if p != "response_format"},
+                tag=requests[k].tag,
+            )
+            for k in rejected
+        ]
+        again, more = complete_all(backend, plain, store=store)
+        stats.add(more)
+        for k, r in zip(rejected, again):
+            responses[k] = r
+    return responses, stats, len(rejected)
+
+
 def available() -> bool:
     """Whether local constrained decoding can run here (xgrammar is installed)."""
     return importlib.util.find_spec("xgrammar") is not None
