@@ -293,3 +293,15 @@ def test_caption_extractor_asks_for_its_schema(tmp_path: Path, monkeypatch) -> N
     assert sum("response_format" not in q for q in srv.requests) == 1  # the refused one, asked again
     assert r["metrics"]["all"]["n_captions"] == 1 and r["metrics"]["all"]["unscored"] == 0
     assert r["metrics"]["all"]["objects_named"] == 2  # dog barking (Dog) and siren (hallucinated)
+
+
+@pytest.mark.slow
+def test_kuan_real_files(realdata: Path, tmp_path: Path, monkeypatch) -> None:
+    """Kuan et al.'s 2,871 released questions with real Qwen2.5-Omni replies, every one read by the LLM reader."""
+    d = realdata / "kuan_object_hallucination"
+    rep, store = tmp_path / "rep", tmp_path / "store"
+    args = ["score", "yesno", str(d / "balanced_merged_test_2871.txt")]
+    args += [str(d / "qwen25omni_predictions_balanced_merged_2871_cosine_lambda0.05.csv"), "--compat"]
+    res, srv = _run([*args, "--bootstrap", "0", "--report", str(rep), "--reader-store", str(store)], monkeypatch)
+    summary = _check(res, srv, rep, store, 2871, view=True)
+    assert summary["tables"]["reader_summary"][0]["read"] == 2871
