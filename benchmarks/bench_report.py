@@ -202,6 +202,7 @@ def write_spoken(run: Path, n_items: int, rng: random.Random) -> None:
 def write_zero_shot(run: Path, spec: str, rng: random.Random) -> None:
     """A zero-shot detect run as 'detect --detector openai/...' stores it: raw replies in the calls table."""
     from halluscope.core.manifest import record_manifest
+    from halluscope.core.provenance import detect_inputs
     from halluscope.core.records import Prediction
     from halluscope.core.stages import Stage
     from halluscope.core.store import Store
@@ -251,7 +252,8 @@ def write_zero_shot(run: Path, spec: str, rng: random.Random) -> None:
             command="detect",
             config={"detector": spec, "task": "binary", "input": "text", "seed": 0, "options": {}},
             seeds={"split": 0},
-            stages={"detect": stage.fingerprint},
+            stages={"detect": stage.fingerprint, **b.stages},  # as 'detect' records them: what it read
+            inputs=detect_inputs(b.samples, [k for k in b.samples if k in b.transcripts], splits, "text"),
         )
 
 

@@ -60,6 +60,9 @@ def transcript(v: Variant, text: str, wer: float | None = None) -> Transcript:
     )
 
 
+BUILD_STAGES = {"ingest": "ingest-synth", "generate": "generate-synth", "tts": "tts-synth", "asr": "asr-synth"}
+
+
 def store_build(store: Store, samples: list[Variant], transcripts: list[Transcript] = ()) -> None:
     """A 'build spoken' in the store (samples as its ingest stage, transcripts as its ASR stage, no audio), so a
     section reads it back with load_build_or_none(store) as from a real build."""
@@ -67,12 +70,7 @@ def store_build(store: Store, samples: list[Variant], transcripts: list[Transcri
         store.put("ingest", "ingest-synth", v.id, v)
     for t in transcripts:
         store.put("asr", "asr-synth", t.item_id, t)
-    manifest(
-        store,
-        "build spoken",
-        {},
-        {"ingest": "ingest-synth", "generate": "generate-synth", "tts": "tts-synth", "asr": "asr-synth"},
-    )
+    manifest(store, "build spoken", {}, BUILD_STAGES)
 
 
 def detect_run(store: Store, detector: str, task: str, inp: str, preds: dict[str, tuple[str, str | None]]) -> None:
@@ -94,7 +92,10 @@ def detect_run(store: Store, detector: str, task: str, inp: str, preds: dict[str
                 status="ok" if p else "unparsable",
             ),
         )
-    manifest(store, "detect", {"detector": detector, "task": task, "input": inp, "seed": 0}, {"detect": fp})
+    # the build stages it read, as 'detect' records them (halluscope.current: a run on another build is stale)
+    manifest(
+        store, "detect", {"detector": detector, "task": task, "input": inp, "seed": 0}, {"detect": fp, **BUILD_STAGES}
+    )
 
 
 def spoken_judge(store: Store, judge: str, scores: dict[str, dict[str, int] | None]) -> None:

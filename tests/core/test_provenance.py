@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from halluscope.core.provenance import differs, select, tables
+from halluscope.core.provenance import differs
 from halluscope.core.records import GroundednessJudgement, MishapAnnotation
 from halluscope.core.runs import latest_runs
 from halluscope.core.store import Store
+from halluscope.current import select, tables
+from halluscope.spoken.detect.runs import detect_runs
 from support import scripted
 from support.chat_server import ChatServer, Reply
 
@@ -34,9 +36,7 @@ def test_a_detect_run_stored_before_digests_is_upgraded_by_the_build_stages_it_r
         chosen = select(store)
         assert set(chosen) == set(tables())
         assert len(chosen["detect"].current) == 1 and not chosen["detect"].stale
-        assert [r.config.detector for r in latest_runs(store, "detect")] == [
-            r.config.detector for r in chosen["detect"].current.values()
-        ]
+        assert [d.run for d in detect_runs(store)] == list(chosen["detect"].current.values())
         # the build it recorded is gone: the run is stale, with the command that reruns it
         build = store.latest_manifest("build spoken")
         moved = build.model_copy(update={"stages": {**build.stages, "generate": "0" * 16}})
@@ -45,7 +45,7 @@ def test_a_detect_run_stored_before_digests_is_upgraded_by_the_build_stages_it_r
         chosen = select(store, "detect")["detect"]
         assert not chosen.current and [s.kind for s in chosen.stale] == ["changed"]
         assert "generate" in chosen.stale[0].why and chosen.stale[0].command.startswith("halluscope detect ")
-        assert latest_runs(store, "detect") == []
+        assert detect_runs(store) == [] and len(latest_runs(store, "detect")) == 1  # the one run, but not current
 
 
 def _cut(state):

@@ -8,11 +8,12 @@ import json
 import pytest
 
 from halluscope.backends.llm import LLMConfig
+from halluscope.core.provenance import ANSWERS, IMPORTED
 from halluscope.core.store import Store
+from halluscope.current import population, provenance
 from halluscope.mishap.ablation import LADDER, ablation_tables, run_configs
 from halluscope.mishap.annotate import Annotations, annotation_items
 from halluscope.mishap.judge import FULL
-from halluscope.core.provenance import ANSWERS, IMPORTED, population, provenance
 from halluscope.mishap.report import collect
 from halluscope.mishap.validity import compare, import_validity
 from support import scripted

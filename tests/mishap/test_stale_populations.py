@@ -15,8 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from halluscope.cli.main import app
-from halluscope.core.provenance import select, text_digest
+from halluscope.core.provenance import text_digest
 from halluscope.core.store import Store
+from halluscope.current import select
 from halluscope.mishap.annotate import Annotations, annotation_items
 from support import scripted
 from support.chat_server import ChatServer, Reply

@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 from halluscope.backends.speech import ASR_BACKENDS
 from halluscope.cli.main import app
 from halluscope.core.hashing import sha256_hex
-from halluscope.core.provenance import select
 from halluscope.core.store import Store
+from halluscope.current import select
 from support import fakes
 
 pytestmark = pytest.mark.skipif(not shutil.which("espeak-ng"), reason="needs espeak-ng")

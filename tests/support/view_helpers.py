@@ -59,7 +59,7 @@ def add_zero_shot_run(run: Path) -> str:
             command="detect",
             config={"detector": spec, "task": "binary", "input": "text", "seed": 0, "options": {}},
             seeds={"split": 0},
-            stages={"detect": stage.fingerprint},
+            stages={"detect": stage.fingerprint, **b.stages},  # as 'detect' records them: the build it read
         )
     return spec
 

@@ -274,10 +274,7 @@ def answer_cmd(
     allow_partial: AllowPartial = False,
     replace: bool = typer.Option(
         False,
-        "--replace",
-        help="These answers replace the model's answers in the tables. Without it, answers re-made with other "
-        "options (e.g. another --max-tokens) are a population of their own: the tables keep the first ones and "
-        "the report lists the new ones with this command.",
+        help="These answers replace the model's in the tables (else a re-answer with other options is kept apart).",
     ),
 ) -> None:
     """Collect one model's answers (raw text, call key, audio sent/heard); an hf-audio model can generate on Ray
@@ -358,11 +355,8 @@ def disagreements_cmd(
 
     rows = disagreements(run, judge_run=judge)
     if json_out:
-        print(
-            json.dumps(
-                {"summary": summary(rows, run, judge_run=judge), "disagreements": rows}, indent=2, ensure_ascii=False
-            )
-        )
+        doc = {"summary": summary(rows, run, judge_run=judge), "disagreements": rows}
+        print(json.dumps(doc, indent=2, ensure_ascii=False))
         return
     for r in summary(rows, run, judge_run=judge):
         console.print(

@@ -1,43 +1,38 @@
-"""Provenance by content: what each derived record was computed from, which population it belongs to, and the one
-selection of the records the run's current upstream supports. Every report table, the viewer and the paired tests
-read derived records through ``select``.
+"""Provenance by content: what each derived record was computed from, and which population a response belongs to.
 
 A derived record stores the digests of exactly the inputs it read (``text_digest``, ``items_digest``):
 
-- a detect run (its manifest's ``inputs``): ``texts`` (every sample's text and gold fields), ``items`` (the ids it
-  predicted on), ``split`` (article -> train/dev/test) and, by its input kind, ``transcripts`` (the transcript set
-  it read) or ``audio`` (the clips' sha256);
+- a detect run (its manifest's ``inputs``, ``detect_inputs``): ``texts`` (every sample's text and gold fields),
+  ``items`` (the ids it predicted on), ``split`` (article -> train/dev/test) and, by its input kind,
+  ``transcripts`` (the transcript set it read) or ``audio`` (the clips' sha256);
 - a groundedness verdict (``GroundednessJudgement.answer_sha256``, with its ``judge`` and ``prompt``) and a human
   label (``MishapAnnotation.answer_sha256``): the response text they read;
 - a transcript (``Transcript.audio_sha256`` and ``asr``): its audio and ASR spec.
 
-``select(store)`` -> {table: Selection}: per table the records consistent with the current upstream (a record is
-consistent when every digest it stored equals the digest of that input now) and the ones left out, each a Stale
-with why and the exact command that refreshes it. Kinds: ``changed`` (an input changed since), ``unknown`` (stored
-before digests were kept and not upgradable), ``missing`` (no record yet for a current input: an answer not judged)
-and ``apart`` (a population of its own: answers re-made with other options, not replaced with ``--replace``).
+``differs`` is the one rule (consistent when every digest a record stored equals the digest of that input now);
+``halluscope.current.select`` applies it per table and returns the records left out as ``Stale`` (why, and the
+exact command that refreshes them). Kinds: ``changed`` (an input changed since), ``unknown`` (stored before digests
+were kept and not upgradable), ``missing`` (no record yet for a current input: an answer not judged) and ``apart``
+(a population of its own).
 
-Old stores still read. A record without digests is upgraded where what it read can be told from its stage keys: a
-detect run by the build stage keys its manifest recorded (those it read by its input kind), a verdict by the
-answers stage key its judge run recorded for the model, a label by time (made after the response text it labels
-was written). Otherwise it is stale ``unknown``.
-
-Populations (seed 001, 4.2 / 4.1): every MISHAP response is 'mishap answer <model>' or 'mishap validity import
-<benchmark>/<model>'; each table selects its own (``provenance``, ``population``, ``labels_of``). A model's answer
-population in the tables is its first 'mishap answer' run over the current questions, or the latest run made with
-``--replace``; a re-answer with other options is held ``apart``; a 'mitigation sweep' answers and judges a
-population of its own (its card reads it), so no command changes another command's table.
+Populations (seed 001, 4.1-4.2): every MISHAP response is 'mishap answer <model>' or 'mishap validity import
+<benchmark>/<model>'; each table counts its own (``halluscope.current.population``, ``labels_of``). A model's answer
+population in the tables is its first 'mishap answer' run over the current questions, or the latest made with
+``--replace`` (``answer_populations``); a re-answer with other options is held ``apart``; a 'mitigation sweep'
+answers and judges a population of its own ('mitigation sweep answer', 'mitigation sweep judge'), so no command
+changes another command's table.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shlex
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
-from halluscope.core.hashing import json_sha256, sha256_hex
+from halluscope.core.hashing import sha256_hex
 from halluscope.core.store import Store
 
 T = TypeVar("T")
@@ -59,8 +54,14 @@ def text_digest(text: str | None) -> str:
 
 
 def items_digest(values: Mapping[str, Any]) -> str:
-    """16 hex digits over id -> value pairs, in id order (a value may be any JSON-able object)."""
-    return json_sha256(sorted(values.items()), 16, default=str)
+    """16 hex digits over id -> value pairs, in id order; a value is a string, a number or None, or a tuple of them
+    (fields joined by unit separators: one pass of sha256, 12,000 article texts in a few tens of ms)."""
+    h = hashlib.sha256()
+    for k in sorted(values):
+        v = values[k]
+        fields = v if isinstance(v, tuple) else (v,)
+        h.update(("\x1d" + k + "\x1f" + "\x1f".join(map(str, fields))).encode("utf-8", "surrogatepass"))
+    return h.hexdigest()[:16]
 
 
 # -- the selection -----------------------------------------------------------------------------------------------
@@ -100,44 +101,7 @@ def differs(recorded: Mapping[str, str] | None, now: Mapping[str, str]) -> tuple
     )
 
 
-# table name -> its selector; ``select`` runs them (each reads the store only)
-_TABLES: dict[str, Callable[[Store], Selection]] = {}
-
-
-def _table(name: str) -> Callable[[Callable[[Store], Selection]], Callable[[Store], Selection]]:
-    def add(fn: Callable[[Store], Selection]) -> Callable[[Store], Selection]:
-        _TABLES[name] = fn
-        return fn
-
-    return add
-
-
-def tables() -> tuple[str, ...]:
-    """The names ``select`` answers for."""
-    return tuple(_TABLES)
-
-
-def select(store: Store, *names: str) -> dict[str, Selection]:
-    """Per table (all of ``tables()`` when none are named): the consistent records and the stale ones.
-
-    A pure function of the store's content, read once per open store while nothing is written (Store.version)."""
-    version = store.version()
-    memo = store.memo.setdefault("provenance", {})
-    out: dict[str, Selection] = {}
-    for name in names or tuple(_TABLES):
-        hit = memo.get(name)
-        if hit is None or hit[0] != version:
-            hit = memo[name] = (version, _TABLES[name](store))
-        out[name] = hit[1]
-    return out
-
-
-def stale_rows(store: Store, *names: str) -> list[dict]:
-    """Every record left out of a table, as report rows (table, record, kind, why, command)."""
-    return [s.row() for sel in select(store, *names).values() for s in sel.stale]
-
-
-def _run_arg(store: Store) -> str:
+def run_arg(store: Store) -> str:
     return shlex.quote(str(store.run_dir))
 
 
@@ -151,26 +115,41 @@ def detect_inputs(
     input: str,
     transcripts: Mapping[str, Any] | None = None,
     audio: Mapping[str, Any] | None = None,
+    *,
+    memo: dict | None = None,
 ) -> dict[str, str]:
     """The input digests of one detect run: ``samples`` (id -> Variant), the item ids it predicts on, the
-    article split, and the transcripts (id -> Transcript) or audio (id -> AudioRef) its input kind reads."""
+    article split, and the transcripts (id -> Transcript) or audio (id -> AudioRef) its input kind reads.
+    ``memo``: digests already computed over the same objects (the texts, one transcript set, the audio), by id()."""
+    memo = {} if memo is None else memo
+
+    def once(key: tuple, fn: Callable[[], str]) -> str:
+        if key not in memo:
+            memo[key] = fn()
+        return memo[key]
+
     out = {
-        "texts": items_digest(
-            {k: (v.text, v.label, v.type, v.severity, v.article_id, v.language) for k, v in samples.items()}
+        "texts": once(
+            ("texts", id(samples)),
+            lambda: items_digest(
+                {k: (v.text, v.label, v.type, v.severity, v.article_id, v.language) for k, v in samples.items()}
+            ),
         ),
         "items": items_digest({k: 1 for k in items}),
         "split": items_digest(dict(splits)),
     }
     if input == "transcript":
-        out["transcripts"] = items_digest({k: t.text for k, t in (transcripts or {}).items()})
+        t = transcripts or {}
+        out["transcripts"] = once(("transcripts", id(t)), lambda: items_digest({k: x.text for k, x in t.items()}))
     if input == "audio":
-        out["audio"] = items_digest({k: a.sha256 for k, a in (audio or {}).items()})
+        a = audio or {}
+        out["audio"] = once(("audio", id(a)), lambda: items_digest({k: x.sha256 for k, x in a.items()}))
     return out
 
 
 def detect_command(store: Store, cfg: Any, command: str = "detect") -> str:
     """The 'halluscope detect' line that reruns a detect run's config on the current build."""
-    parts = ["halluscope", "detect", _run_arg(store), "--detector", cfg.detector, "--task", cfg.task]
+    parts = ["halluscope", "detect", run_arg(store), "--detector", cfg.detector, "--task", cfg.task]
     parts += ["--input", cfg.input, "--seed", str(cfg.seed)]
     for k, v in sorted((cfg.options or {}).items()):
         parts += ["-o", f"{k}={json.dumps(v) if not isinstance(v, str) else v}"]
@@ -183,124 +162,12 @@ def detect_command(store: Store, cfg: Any, command: str = "detect") -> str:
     return " ".join(shlex.quote(p) if i > 2 else p for i, p in enumerate(parts))
 
 
-def _current_detect_inputs(store: Store, cfg: Any, memo: dict) -> dict[str, str] | None:
-    """The digests the run's config would read from the current build (None: no build)."""
-    from halluscope.spoken.build import load_build_or_none
-    from halluscope.spoken.detect.splits import split_by_article
-
-    build = load_build_or_none(store)
-    if build is None:
-        return None
-    asr = getattr(cfg, "transcripts", None)
-    key = (asr, cfg.seed, cfg.input, cfg.task)
-    if key not in memo:
-        try:
-            transcripts = build.transcripts_of(asr)
-        except Exception:  # noqa: BLE001 - a compared system the build no longer has: every digest differs
-            transcripts = {}
-        items = [k for k, v in sorted(build.samples.items()) if k in transcripts and (cfg.task == "binary" or v.label)]
-        memo[key] = detect_inputs(
-            build.samples,
-            items,
-            split_by_article(build.samples.values(), seed=cfg.seed),
-            cfg.input,
-            transcripts=transcripts,
-            audio=build.audio,
-        )
-    return memo[key]
-
-
-def _upgraded(run: Any, build_stages: Mapping[str, str]) -> tuple[StaleKind, str] | None | bool:
-    """A run stored without digests: consistent (None) when the build stage keys it recorded for what it read are
-    the current build's; False when it recorded none to compare."""
-    recorded = run.manifest.stages
-    asr = getattr(run.config, "transcripts", None)
-    from halluscope.spoken.build import compare_stage_name
-
-    names = ["ingest", "generate", compare_stage_name(asr) if asr else "asr"]
-    if run.config.input == "audio":
-        names.append("tts")
-    if not all(n in recorded for n in names):
-        return False
-    changed = [n for n in names if build_stages.get(n) != recorded[n]]
-    if not changed:
-        return None
-    return "changed", "stored before input digests were kept; the build stages it read changed: " + ", ".join(changed)
-
-
-def _detect_selection(store: Store, command: str) -> Selection:
-    """Per distinct config (core/runs.py ``RunConfig.identity``), the latest run consistent with the current build;
-    a config none of whose runs is consistent is stale, with the command that reruns it."""
-    from halluscope.core.runs import runs
-    from halluscope.spoken.build import load_build_or_none
-
-    build = load_build_or_none(store)
-    memo: dict = {}
-    current: dict[str, Any] = {}
-    latest: dict[str, tuple[Any, tuple[StaleKind, str]]] = {}
-    for run in runs(store, command):
-        cfg = run.config
-        verdict = _detect_verdict(store, run, build, command, memo)
-        if verdict is None:
-            current[cfg.identity()] = run
-            latest.pop(cfg.identity(), None)
-        else:
-            latest[cfg.identity()] = (run, verdict)
-    stale = []
-    for ident, (run, verdict) in latest.items():
-        if ident in current:
-            continue  # an older run of this config read the current build: it is the one shown
-        cfg = run.config
-        what = f"{command} {cfg.detector} task={cfg.task} input={cfg.input}" + (
-            f" transcripts={cfg.transcripts}" if getattr(cfg, "transcripts", None) else ""
-        )
-        stale.append(Stale(command, what, verdict[0], verdict[1], detect_command(store, cfg, command)))
-    return Selection(current, tuple(stale))
-
-
-def _detect_verdict(store: Store, run: Any, build: Any, command: str, memo: dict) -> tuple[StaleKind, str] | None:
-    if build is None:
-        return "changed", "the run holds no 'build spoken' any more"
-    if run.manifest.inputs and command == "detect":
-        return differs(run.manifest.inputs, _current_detect_inputs(store, run.config, memo) or {})
-    up = _upgraded(run, build.stages)
-    if command == "detect realworld" and up in (None, False):
-        # the real-world split is built over the build; runs before digests recorded its stages only
-        return _realworld_current(store, run)
-    if up is False:
-        return differs(None, {})
-    return up  # type: ignore[return-value]
-
-
-def _realworld_current(store: Store, run: Any) -> tuple[StaleKind, str] | None:
-    """A real-world run also read the real-world split: its recorded stages must be the latest 'build realworld''s."""
-    m = store.latest_manifest("build realworld")
-    if m is None:
-        return "changed", "the run holds no 'build realworld' any more"
-    changed = [k for k, fp in m.stages.items() if k in run.manifest.stages and run.manifest.stages[k] != fp]
-    missing = [k for k in ("realworld_match", "realworld_asr") if k in m.stages and k not in run.manifest.stages]
-    if changed or missing:
-        return "changed", "the real-world split it read changed: " + ", ".join(changed + missing)
-    return None
-
-
-@_table("detect")
-def _detect(store: Store) -> Selection:
-    """Detect runs (Tables 2, 3, 5, 6, 7 of Lost in Speech, the paired tests, the analyses, the viewer)."""
-    return _detect_selection(store, "detect")
-
-
-@_table("detect realworld")
-def _detect_realworld(store: Store) -> Selection:
-    return _detect_selection(store, "detect realworld")
-
-
 # -- MISHAP answers: one population per model in the tables ------------------------------------------------------
 
 
 def answer_command(store: Store, cfg: Any, *, replace: bool = False) -> str:
     """The 'halluscope mishap answer' line of an answer run's config (``replace``: make it the tables' one)."""
-    parts = ["halluscope", "mishap", "answer", _run_arg(store), "--model", shlex.quote(cfg.model)]
+    parts = ["halluscope", "mishap", "answer", run_arg(store), "--model", shlex.quote(cfg.model)]
     seeds = [s for s in (cfg.seeds or []) if s is not None]
     if seeds:
         parts += ["--seeds", ",".join(map(str, seeds))]
@@ -364,135 +231,14 @@ def answer_populations(store: Store) -> Selection:
     return Selection({m: fp for m, (fp, _) in chosen.items()}, tuple(stale))
 
 
-@_table("answers")
-def _answers(store: Store) -> Selection:
-    """The MISHAP answer population of each model (Tables 1, 2, 8, 11, 12; agreement; the annotation app)."""
-    return answer_populations(store)
-
-
-# -- verdicts and labels: on the response text they read -----------------------------------------------------------
+# -- verdicts and labels -----------------------------------------------------------
 
 
 def judge_command(store: Store, judge: str | None) -> str:
-    return f"halluscope mishap judge {_run_arg(store)} --judge {shlex.quote(judge or '<judge spec>')}"
-
-
-def _answers_now(store: Store) -> dict[str, Any]:
-    from halluscope.core.errors import HalluscopeError
-    from halluscope.mishap.answers import load_answers
-
-    try:
-        return load_answers(store)
-    except HalluscopeError:  # a validity-only run has no questions, so no answers
-        return {}
-
-
-@_table("verdicts")
-def _verdicts(store: Store) -> Selection:
-    """The report's judge ('mishap judge', latest run) on the current answer texts; a judgeable answer without a
-    consistent verdict is ``missing`` (not judged) or ``changed`` (judged on another text). Left-out verdicts are
-    listed per model and kind, with how many."""
-    from halluscope.core.records import GroundednessJudgement
-    from halluscope.core.runs import config_of
-    from halluscope.mishap.answers import judgeable
-
-    answers = _answers_now(store)
-    m = store.latest_manifest(JUDGE)
-    judge = config_of(m).judge if m else None
-    verdicts = store.results("mishap.judge", m.stages["judge"], GroundednessJudgement) if m else {}
-    sets = answer_populations(store).current
-    current: dict[str, GroundednessJudgement] = {}
-    left: dict[tuple[str, StaleKind], list[str]] = {}  # (model, kind) -> why, per verdict left out
-    for aid, a in sorted(answers.items()):
-        j = verdicts.get(aid)
-        if j is None:
-            if judgeable(a):
-                left.setdefault((a.model, "missing"), []).append("not judged" + (f" by {judge}" if judge else ""))
-            continue
-        if j.answer_sha256 is not None:
-            why = differs({"answer": j.answer_sha256}, {"answer": text_digest(a.text)})
-        elif m is not None and m.stages.get(f"answers:{a.model}") == sets.get(a.model):
-            why = None  # upgraded: the judge run read this model's current answers stage
-        else:
-            why = differs(None, {})
-        if why is None:
-            current[aid] = j
-        else:
-            left.setdefault((a.model, why[0]), []).append(why[1])
-    text = {
-        "missing": "answer(s) not judged" + (f" by {judge}" if judge else " (no judge run yet)"),
-        "changed": f"verdict(s) of {judge} on answer texts since re-made",
-        "unknown": f"verdict(s) of {judge} stored before verdicts kept the digest of the text they read",
-    }
-    stale = [
-        Stale("verdicts", f"{model}: {len(whys)}", kind, text[kind], judge_command(store, judge))
-        for (model, kind), whys in sorted(left.items())
-    ]
-    return Selection(current, tuple(stale))
-
-
-def response_digests(store: Store) -> tuple[dict[str, str], dict[str, float]]:
-    """Every current response (MISHAP answers and imported validity responses): id -> text digest, and id -> when
-    that text was stored (a label made later was made on it)."""
-    from halluscope.core.runs import latest_runs
-    from halluscope.mishap.answers import STAGE as ANSWER_STAGE
-    from halluscope.mishap.validity_items import IMPORT, STAGE, load_validity
-
-    digests = {k: text_digest(a.text) for k, a in _answers_now(store).items()}
-    written: dict[str, float] = {}
-    for fp in answer_populations(store).current.values():
-        written.update(store.updated(ANSWER_STAGE, fp))
-    for k, v in load_validity(store).items():
-        digests[k] = text_digest(v.response)
-    for r in latest_runs(store, IMPORT):
-        written.update(store.updated(STAGE, r.stages["validity"]))
-    return digests, written
-
-
-@_table("labels")
-def _labels(store: Store) -> Selection:
-    """(response id, annotator) -> the latest human label, on the response text now shown; labels left out are
-    listed per annotator and kind, with how many."""
-    digests, written = response_digests(store)
-    current: dict[tuple[str, str], Any] = {}
-    left: dict[tuple[str, StaleKind], int] = {}
-    for key, a in sorted(store.latest_labels().items()):
-        if key[0] not in digests:
-            continue  # a response no population holds now: not this run's table
-        if a.answer_sha256 is not None:
-            why = differs({"response": a.answer_sha256}, {"response": digests[key[0]]})
-        elif key[0] in written and a.created >= written[key[0]]:
-            why = None  # upgraded: labelled after the current text was stored
-        else:
-            why = differs(None, {})
-        if why is None:
-            current[key] = a  # type: ignore[index]
-        else:
-            left[(key[1], why[0])] = left.get((key[1], why[0]), 0) + 1
-    text = {
-        "changed": "label(s) on response texts since re-made; label the current texts again",
-        "unknown": "label(s) made before the current texts were stored, before labels kept a digest",
-    }
-    command = f"halluscope mishap annotate {_run_arg(store)}"
-    stale = [Stale("labels", f"{who}: {n}", kind, text[kind], command) for (who, kind), n in sorted(left.items())]
-    return Selection(current, tuple(stale))  # type: ignore[arg-type]
+    return f"halluscope mishap judge {run_arg(store)} --judge {shlex.quote(judge or '<judge spec>')}"
 
 
 # -- populations of MISHAP responses (seed 001, 4.1-4.2) ------------------------------------------------------------
-
-
-def provenance(store: Store) -> dict[str, str]:
-    """response id -> what produced it: 'mishap answer <model>' or 'mishap validity import <benchmark>/<model>'."""
-    from halluscope.mishap.validity_items import load_validity
-
-    out = {v.id: f"{IMPORTED} {v.benchmark}/{v.model}" for v in load_validity(store).values()}
-    out.update({a.id: f"{ANSWERS} {a.model}" for a in _answers_now(store).values()})
-    return out
-
-
-def population(store: Store, source: str) -> set[str]:
-    """The ids of the responses ``source`` (ANSWERS or IMPORTED) produced."""
-    return {k for k, p in provenance(store).items() if p.startswith(source + " ")}
 
 
 def labels_of(human: Mapping[tuple[str, str], str], ids: set[str]) -> dict[tuple[str, str], str]:

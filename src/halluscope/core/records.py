@@ -172,10 +172,7 @@ class RunManifest(Record):
     seeds: dict[str, int]
     stages: dict[str, str] = Field(default_factory=dict, description="stage name -> config fingerprint")
     platform: str
-    inputs: dict[str, str] = Field(
-        default_factory=dict,
-        description="input kind -> digest of the content it read (core/provenance.py; empty in older runs).",
-    )
+    inputs: dict[str, str] = Field(default_factory=dict, description="Digests of what it read (core/provenance.py).")
 
 
 # -- model calls, self-assessments and judgements (seed 000, section 3.4 and App. A) --------------
@@ -485,9 +482,7 @@ class GroundednessJudgement(Record):
     unscored_reason: str | None = None
     searches: tuple[EvidenceSearch, ...] = ()
     call_keys: tuple[str, ...] = ()
-    answer_sha256: str | None = Field(
-        default=None, description="Digest of the response text judged (core/provenance.text_digest; None: older runs)."
-    )
+    answer_sha256: str | None = Field(default=None, description="Digest of the response text read (None: older).")
     prompt: str | None = Field(default=None, description="The judge prompt's version and the digest of its files.")
 
 
@@ -500,6 +495,4 @@ class MishapAnnotation(Record):
     note: str = ""
     mode: Literal["independent", "side_by_side"] = "independent"
     created: float = Field(description="Unix time the label was stored.")
-    answer_sha256: str | None = Field(
-        default=None, description="Digest of the response text labelled (core/provenance.text_digest; None: older labels)."
-    )
+    answer_sha256: str | None = Field(default=None, description="Digest of the response text labelled (None: older).")

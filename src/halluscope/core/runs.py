@@ -190,21 +190,13 @@ def runs(store: Store, kind: str) -> list[Run]:
     return [Run(m, config_of(m)) for m in store.manifests() if m.command == kind]
 
 
-# commands whose runs read the build: only runs consistent with its current content are picked
-CHECKED = ("detect", "detect realworld")
-
-
 def latest_runs(store: Store, kind: str, **filters: Any) -> list[Run]:
     """The latest run of each distinct config of ``kind`` whose fields equal ``filters``, in the order each
     config first ran. Runs differing in any identity field are all kept; a rerun replaces its earlier run.
 
-    Detect runs (``CHECKED``): the latest run of each config that read the current build's content
-    (core/provenance.py ``select``); a config with none is stale and not returned."""
-    if kind in CHECKED:
-        from halluscope.core.provenance import select
-
-        chosen = select(store, kind)[kind].current.values()
-        return [r for r in chosen if all(getattr(r.config, k, None) == v for k, v in filters.items())]
+    Runs that read other records (detect runs read the build) may be stale: a table reads them through
+    ``halluscope.current.select`` (``detect_runs``), which keeps per config the latest run consistent with what the
+    run holds now."""
     latest: dict[str, Run] = {}
     for r in runs(store, kind):
         if all(getattr(r.config, k, None) == v for k, v in filters.items()):

@@ -265,9 +265,10 @@ def ablation_tables(run_dir: str | Path) -> dict[str, list[dict]]:
     """Judge-human agreement (pooled over annotators) per recorded configuration, with human-human agreement as
     the reference row: 'ablation' (every configuration, in the order run), 'rubric' (those differing only in the
     rubric version) and 'prompt' (those differing only in the prompt version)."""
+    from halluscope.core.provenance import ANSWERS, labels_of
+    from halluscope.current import population
     from halluscope.metrics.agreement import human_human_agreement, judge_human_agreement
     from halluscope.mishap.labels import human_labels
-    from halluscope.core.provenance import ANSWERS, labels_of, population
 
     with Store(run_dir, create=False) as store:
         recorded = _recorded(store, "ablation")

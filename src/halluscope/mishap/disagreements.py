@@ -28,7 +28,8 @@ def _compared(run_dir: str | Path, judge_run: str | None) -> tuple[dict, dict[st
     """(verdicts, answer id -> annotator -> label, answer id -> item) over one population: MISHAP-Bench's own answers
     (core/provenance.py; imported validity responses are the validity study's) that the judge scored and people
     labelled, on the texts the run holds now. The rows and their denominator both count this population."""
-    from halluscope.core.provenance import ANSWERS, population
+    from halluscope.core.provenance import ANSWERS
+    from halluscope.current import population
     from halluscope.mishap.judge import load_judgements
     from halluscope.mishap.labels import annotation_items, human_labels
     from halluscope.mishap.rules import judge_runs

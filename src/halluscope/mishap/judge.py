@@ -34,7 +34,6 @@ from halluscope.core.records import (
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
 from halluscope.mishap._common import COMMANDS, VERSION, prompt, prompts_hash, upstream
-from halluscope.mishap.answers import STAGE as ANSWER_STAGE
 from halluscope.mishap.answers import answer_sets, judgeable, load_answers  # noqa: F401 - judgeable: re-exported
 from halluscope.mishap.clips import kept_clips
 from halluscope.mishap.evidence import EvidenceTool
@@ -379,6 +378,8 @@ def run_judge(
         retries=retries,
         config=judge_config,
     )
+    from halluscope.mishap.answers import STAGE as ANSWER_STAGE
+
     with Store(run_dir) as store:
         sets = answer_sets(store) if answers is None else dict(answers)
         if not sets:
@@ -435,8 +436,8 @@ def run_judge(
 def load_judgements(store: Store) -> dict[str, GroundednessJudgement]:
     """The latest judge run's verdicts on the current answer texts, by answer id (empty before any judge run).
     A verdict on a text since re-made is left out, as is an answer never judged: ``select(store, "verdicts")``
-    (core/provenance.py) lists both, with the command that judges them."""
-    from halluscope.core.provenance import select
+    (halluscope/current.py) lists both, with the command that judges them."""
+    from halluscope.current import select
 
     return dict(select(store, "verdicts")["verdicts"].current)
 

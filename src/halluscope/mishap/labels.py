@@ -187,8 +187,8 @@ def sample_by_model(items: Sequence[dict], n: int, *, seed: int = 0) -> list[dic
 
 def human_labels(run_dir: str | Path) -> dict[tuple[str, str], str]:
     """(answer id, annotator) -> latest label, on the response text the run holds now: the input of the agreement
-    metrics. A label on a text since re-made is stale (core/provenance.py ``select(store, "labels")`` lists it)."""
-    from halluscope.core.provenance import select
+    metrics. A label on a text since re-made is stale (halluscope/current.py ``select(store, "labels")`` lists it)."""
+    from halluscope.current import select
 
     Annotations(run_dir).close()  # the label table exists (made on first use)
     with Store(run_dir, create=False, readonly=True) as store:

@@ -36,13 +36,13 @@ def _cell(r: dict | None) -> str:
 
 def collect(run_dir: str | Path) -> dict:
     """Every number of the MISHAP report, from the store (no model call)."""
-    from halluscope.core.provenance import stale_rows
+    from halluscope.core.provenance import labels_of
     from halluscope.core.runs import config_of
+    from halluscope.current import stale_rows
     from halluscope.mishap.answers import answer_failures, load_answers
     from halluscope.mishap.clips import COMMANDS, kept_clips
     from halluscope.mishap.judge import judgeable, load_judgements
     from halluscope.mishap.labels import human_labels
-    from halluscope.core.provenance import labels_of
     from halluscope.mishap.questions import load_questions, strategy_counts
 
     with Store(run_dir) as store:
@@ -312,7 +312,6 @@ def write_mishap_report(run_dir: str | Path, extra: tuple = ()) -> Path:
     """RUN/report/mishap/ (mishap.md, mishap.html, a CSV and a LaTeX file per table, the figures, summary.json):
     the MISHAP section of the run's report on its own, then the ``extra`` sections; returns the HTML path."""
     from halluscope.report.page import write_folder
-
     from halluscope.report.stale import stale_table
 
     data = collect(run_dir)

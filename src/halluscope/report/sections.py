@@ -71,7 +71,7 @@ def register_section(builder: SectionBuilder) -> SectionBuilder:
 # modules that contribute sections; imported when a report is built so their builders register
 # and placed in this order whatever imported them first (plug-ins after, in their registry order)
 SECTION_MODULES: tuple[str, ...] = (
-    "halluscope.report.stale",  # what the tables leave out (core/provenance.py), with the commands that refresh it
+    "halluscope.report.stale",  # what the tables leave out (halluscope/current.py), with the commands that refresh it
     "halluscope.spoken.report.spoken",  # Lost in Speech's core tables first: Table 1, ASR error, Table 7, Table 2
     "halluscope.spoken.report.zeroshot",
     "halluscope.spoken.generate.section",

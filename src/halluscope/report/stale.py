@@ -1,6 +1,6 @@
 """The report's list of stale results: every derived record a table leaves out because it was computed from inputs
 the run no longer holds (or, for answers re-made with other options, a population of its own), each with why and
-the exact command that refreshes it (core/provenance.py ``select``). Nothing listed here is in any other table."""
+the exact command that refreshes it (halluscope/current.py ``select``). Nothing listed here is in any other table."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def stale_table(rows: list[dict], table_id: str = "stale") -> Table:
 
 @register_section
 def stale_section(store: Store) -> Section | None:
-    from halluscope.core.provenance import stale_rows
+    from halluscope.current import stale_rows
 
     rows = stale_rows(store)
     if not rows:

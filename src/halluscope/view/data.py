@@ -328,8 +328,11 @@ def _mishap(
     answers = load_answers(store) if questions else {}
     verdicts = load_judgements(store) if questions else {}
     human: dict[str, dict[str, dict]] = {}
-    for a in calls.labels():
-        human.setdefault(a.answer_id, {})[a.annotator] = {"annotator": a.annotator, "label": a.label, "note": a.note}
+    from halluscope.current import select
+
+    # the latest label per annotator on the text shown now; labels on a text since re-made are listed as stale
+    for (aid, who), a in select(store, "labels")["labels"].current.items():
+        human.setdefault(aid, {})[who] = {"annotator": who, "label": a.label, "note": a.note}
 
     def label(model: str) -> str:  # the report's row label: display name, then the decoding method
         from halluscope.core.spec import display_name
@@ -442,9 +445,9 @@ def load_view(
     quality = latest_quality(run_dir)
     calls = _Calls(run_dir)
     with Store(run_dir, create=False, lock=False) as store:
-        from halluscope.core.provenance import stale_rows
+        from halluscope.current import stale_rows
 
-        stale = stale_rows(store)  # what the report leaves out (core/provenance.py), listed on the page
+        stale = stale_rows(store)  # what the report leaves out (halluscope/current.py), listed on the page
         if store.latest_manifest("build spoken") is not None:
             _spoken(store, calls, index, details, texts, audio, runs, judges, quality, src)
         if store.latest_manifest("mishap clips") is not None:

@@ -27,14 +27,16 @@ def _prediction(item: str) -> Prediction:
 
 def test_detect_runs_are_read_once_and_again_after_any_write(tmp_path):
     stage = Stage("detect", {"detector": SPEC, "task": "binary", "input": "text"}, ())
+    build = {"ingest": "i", "generate": "g", "tts": "t", "asr": "a"}  # an empty build: the run read it
     with Store(tmp_path) as store:
         store.put(stage.name, stage.fingerprint, "a", _prediction("a"))
+        record_manifest(store, command="build spoken", config={}, seeds={}, stages=build)
         record_manifest(
             store,
             command="detect",
             config={"detector": SPEC, "task": "binary", "input": "text", "seed": 0, "options": {}},
             seeds={"split": 0},
-            stages={"detect": stage.fingerprint},
+            stages={"detect": stage.fingerprint, **build},
         )
         first = detect_runs(store)
         assert [sorted(d.predictions) for d in first] == [["a"]]

@@ -1,5 +1,5 @@
-"""The detect runs a report table, a paired test or the viewer shows: one query (core/runs.py ``latest_runs``),
-one row label per run.
+"""The detect runs a report table, a paired test or the viewer shows: one query (``halluscope.current.select``: per
+config, the latest run consistent with the current build), one row label per run.
 
 Every distinct config is its own run (two zero-shot runs differing in ``--system``, ``--audio-policy`` or
 ``-o subset`` are two rows); a run's ``label`` is the model's display name (``-o name=``, else a short name,
@@ -14,7 +14,7 @@ import weakref
 from dataclasses import dataclass, replace
 
 from halluscope.core.records import Prediction
-from halluscope.core.runs import Run, labelled_runs, latest_runs
+from halluscope.core.runs import Run, labelled_runs
 from halluscope.core.store import Store
 
 
@@ -75,7 +75,11 @@ def detect_runs(store: Store, command: str = "detect", stage: str = "detect") ->
 
 
 def _read(store: Store, command: str, stage: str) -> list[DetectRun]:
-    found = [(r, store.results(stage, r.stages[stage], Prediction)) for r in latest_runs(store, command)]
+    from halluscope.current import select
+
+    # per config, the latest run that read what the build holds now (stale ones are listed by the report)
+    chosen = list(select(store, command)[command].current.values())
+    found = [(r, store.results(stage, r.stages[stage], Prediction)) for r in chosen]
     found = [(r, preds) for r, preds in found if preds]
     labels = labelled_runs([r for r, _ in found], skip=column_options())
     out = [
