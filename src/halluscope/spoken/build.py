@@ -208,7 +208,7 @@ def build_spoken(
         },
         (ingest.fingerprint,),
     )
-    voices = {lang: tts.voices(lang) for lang in cfg.langs}
+    voices: dict[str, list[str]] = {lang: tts.voices(lang) for lang in cfg.langs}
     # one stage per language and kind: a change to one language's engine recomputes that language only
     tts_stage = language_stages.tts_stages(tts, voices, cfg.seed, (ingest.fingerprint, generate.fingerprint))
     asr_stage = language_stages.asr_stages(asr, tts_stage)
@@ -287,7 +287,11 @@ def build_spoken(
             )
             for spec, a in compared.items()
         }
-        speech = [*audio.values(), *transcripts.values(), *(s for o in others.values() for s in o.values())]
+        speech: list[StageSummary] = [
+            *audio.values(),
+            *transcripts.values(),
+            *(s for o in others.values() for s in o.values()),
+        ]
         summaries = (originals, generated, *speech)
         outcome_notes += _check_stages(speech, allow_partial, run_dir, engines)
         failures = {s.stage: s.failed for s in summaries if s.failed}

@@ -31,7 +31,7 @@ from halluscope.core.records import (
     Transcript,
     Variant,
 )
-from halluscope.core.stages import Stage, run_stage
+from halluscope.core.stages import Stage, StageSummary, run_stage
 from halluscope.core.store import Store
 from halluscope.spoken import language_stages
 from halluscope.spoken.build import (
@@ -304,7 +304,7 @@ def build_realworld(
 
         new_langs = sorted({v.language for v in new.values()})
         tts, asr = speech_backends(cfg, new_langs)  # the build's engines, per language
-        voices = {lang: tts.voices(lang) for lang in new_langs}
+        voices: dict[str, list[str]] = {lang: tts.voices(lang) for lang in new_langs}
         audio: dict[str, AudioRef] = {}
         transcripts: dict[str, Transcript] = {}
         # fakes and faithful rewrites render in stages of their own, so adding rewrites later re-renders no fake
@@ -329,7 +329,8 @@ def build_realworld(
             )
             audio.update(language_stages.merged(a))
             transcripts.update(language_stages.merged(t))
-            failures.update({s.stage: s.failed for s in (*a.values(), *t.values()) if s.failed})
+            done: list[StageSummary] = [*a.values(), *t.values()]
+            failures.update({s.stage: s.failed for s in done if s.failed})
             stages.update({**tts_stage.manifest(), **asr_stage.manifest()})
         config = {
             "fakes": str(fakes_path),
