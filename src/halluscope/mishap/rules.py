@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from halluscope.core.errors import HalluscopeError
+from halluscope.core.keys import StageName
 from halluscope.core.manifest import record_manifest
 from halluscope.core.records import (
     MISHAP_CATEGORIES,
@@ -393,7 +394,11 @@ def run_rules_judge(run_dir: str | Path, *, quiet: bool = False) -> dict[str, Gr
             command=COMMANDS["judge"],
             config={"judge": JUDGE, "examples": None, "evidence": None, "example_answer_ids": []},
             seeds={},
-            stages={**up, **{f"answers:{m}": fp for m, fp in sets.items()}, "judge": stage.fingerprint},
+            stages={
+                **up,
+                **{str(StageName("answers", subject=m)): fp for m, fp in sets.items()},
+                "judge": stage.fingerprint,
+            },
         )
         return done.results
 
@@ -405,7 +410,7 @@ def judge_runs(store: Store) -> dict[str, dict[str, GroundednessJudgement]]:
     current = answer_sets(store)
     out: dict[str, dict[str, GroundednessJudgement]] = {}
     for r in runs(store, COMMANDS["judge"]):  # oldest first: a later run of the same judge replaces an earlier one
-        if any(r.stages.get(f"answers:{k}") != v for k, v in current.items()):
+        if any(r.stages.get(str(StageName("answers", subject=k))) != v for k, v in current.items()):
             continue
         out[r.config.judge] = store.results(JUDGE_STAGE, r.stages["judge"], GroundednessJudgement)
     return out
