@@ -61,7 +61,7 @@ def quickstart(
         tts="offline-best",
         asr="offline-best",
     )  # the best measured offline speech per language
-    show_build(build_spoken(run, cfg))
+    show_build(build_spoken(run, cfg, allow_partial=False))  # the outcome rule: a failing stage stops it
     for t in TASKS:
         for i in ("text", "transcript"):
             run_detect(run, task=t, input=i)  # type: ignore[arg-type]

@@ -15,6 +15,7 @@ import typer
 from halluscope.cli.canary import CANARY_HELP
 from halluscope.cli.compat import App, legacy_run
 from halluscope.cli.options import (
+    AllowPartial,
     AudioPolicy,
     AudioRoot,
     Json,
@@ -76,6 +77,7 @@ def run_closedform_cmd(
     json_out: Json = False,
     executor: ExecutorOptions = ExecutorOptions(),
     canary: int = typer.Option(0, "--canary", help=CANARY_HELP),
+    allow_partial: AllowPartial = False,
 ) -> None:
     """Ask an audio model every question of a closed-form set; score the output with 'halluscope score'.
 
@@ -118,6 +120,7 @@ def run_closedform_cmd(
             backend_options=options,
             quiet=json_out,
             executor=ex,
+            allow_partial=allow_partial,
         )
     record_closedform(run, asked)  # what 'halluscope canary RUN' asks again
     results = (

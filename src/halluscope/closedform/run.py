@@ -150,9 +150,12 @@ def run_closedform(
     backend_options: dict | None = None,
     quiet: bool = False,
     executor: Any = None,
+    allow_partial: bool | None = None,
 ) -> RunSummary:
     """Ask ``model`` every question of the set with its clip, and write the scorer's input format to ``out``;
-    ``executor`` (e.g. a RayExecutor) runs an hf-audio model's generation on its workers."""
+    ``executor`` (e.g. a RayExecutor) runs an hf-audio model's generation on its workers. ``allow_partial`` (None:
+    the caller judges): the one rule of core/outcome.py over the rows (a row with no reply failed; one the audio
+    policy skipped did not), applied before ``out`` is written (a failed run writes nothing; its calls are kept)."""
     from halluscope.backends.audio_lm import ask_audio, audio_window_s, check_policy, create_audio_backend
     from halluscope.backends.llm import Caller, load_llm_config
     from halluscope.backends.runner import run_calls
@@ -218,6 +221,19 @@ def run_closedform(
                 "reply": response.text if ok else None,
             }
         )
+    if allow_partial is not None:
+        from halluscope.core.outcome import StepOutcome, check_outcomes
+
+        failed = {log["id"]: log["reason"] or "no reply" for log in log_rows if log["status"] in ("error", "no audio")}
+        outcome = StepOutcome(
+            f"{fmt} {model}",
+            len(log_rows),
+            len(log_rows) - len(failed),
+            failed,
+            fix=f"check the model's server or weights, then run the same command again; nothing was written to {out}",
+        )
+        kept = f"in {summary.store} (a rerun makes no call for the rows answered)"
+        check_outcomes([outcome], command="run closedform", allow_partial=allow_partial, kept=kept)
     _write(fmt, out, rows, log_rows)
     delivery_log = out.with_name(out.name + ".delivery.jsonl")
     delivery_log.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in log_rows), encoding="utf-8")
