@@ -94,6 +94,10 @@ def test_a_rebuild_leaves_the_runs_on_old_transcripts_out_and_lists_them_with_th
     assert "transcripts read" in stale[0]["why"] and "input=transcript" in stale[0]["record"]
     assert stale[0]["command"].startswith(f"halluscope detect {run} --detector tfidf --task binary --input transcript")
     assert "stale" not in fresh["tables"]  # nothing stale on a fresh run: no section at all
+    from halluscope.view.data import load_view
+
+    view = load_view(run).meta()  # the viewer lists it too, and offers no row of it
+    assert view["stale"] == stale and {r["input"] for r in view["runs"]} == {"text"}
 
 
 def test_the_listed_command_refreshes_the_table_to_what_a_fresh_run_shows(runs):
