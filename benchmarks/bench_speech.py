@@ -116,7 +116,7 @@ def bare_whisper(clips: list[tuple[str, np.ndarray]]) -> float:
             condition_on_previous_text=False,
             no_repeat_ngram_size=4,
             vad_filter=False,
-            without_timestamps=True,
+            without_timestamps=False,
         )
         " ".join(s.text for s in segs)
     return sum(len(x) for _, x in clips) / SAMPLE_RATE

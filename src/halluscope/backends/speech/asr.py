@@ -68,7 +68,8 @@ def whisper_base_dir() -> Path:
 
 @dataclass
 class WhisperAsr:
-    """faster-whisper with settings that keep Whisper from looping on low-resource languages.
+    """faster-whisper with settings that keep Whisper from looping on low-resource languages and that keep every
+    word of a long clip (timestamps on).
 
     With defaults Whisper base loops on Kazakh and runs slower than real time. Measured here on 12
     espeak clips of the demo corpus (4 per language): beam 2 without temperature fallback is 1.9x
@@ -82,6 +83,9 @@ class WhisperAsr:
     beam_size: int = 2
     temperature: float = 0.0
     no_repeat_ngram_size: int = 4
+    # timestamps on: the 30 s window moves to the last timestamp decoded, so a long clip keeps its words; without
+    # them it jumps 30 s whatever was decoded (a 9-minute espeak clip: WER .58 against .22; docs/byo/models.md)
+    without_timestamps: bool = False
     threads: int = 0  # CPU threads (CTranslate2 cpu_threads); 0: its default; not part of the output
     _model: Any = field(default=None, init=False, repr=False)
 
@@ -111,7 +115,7 @@ class WhisperAsr:
             "temperature": self.temperature,
             "no_repeat_ngram_size": self.no_repeat_ngram_size,
             "condition_on_previous_text": False,
-            "without_timestamps": True,
+            "without_timestamps": self.without_timestamps,
         }
 
     def _load(self) -> Any:
@@ -135,7 +139,7 @@ class WhisperAsr:
             beam_size=self.beam_size,
             temperature=self.temperature,
             condition_on_previous_text=False,
-            without_timestamps=True,
+            without_timestamps=self.without_timestamps,
             no_repeat_ngram_size=self.no_repeat_ngram_size,
             vad_filter=False,
         )
