@@ -3,8 +3,8 @@
 strict_tune.jsonl was written first and the reader tuned on it (and on corpus/replies.jsonl). Two held-out sets
 were written after tuning, in the way Qwen2-Audio, SALMONN and GPT-4o-audio answer (short and long; en, ru, kk),
 with every misread class of the reply reader's issue, labelled by hand: strict_heldout.jsonl after strict-2.0
-(measured once: 167/172; two of its misreads, "belly" for "bell" and "котёл" for "кот", were then fixed, so it no
-longer counts as unseen) and strict_heldout2.jsonl after strict-2.1, never read while tuning. Labels: yes, no,
+(measured once: 167/172; its misreads "belly" for "bell", "котёл" for "кот" and later "shipping" for "ship" were
+then fixed, so it no longer counts as unseen) and strict_heldout2.jsonl after strict-2.1, never read while tuning. Labels: yes, no,
 hedge, uncertain, refusal, other (no answer about the subject: other sounds, alternatives)."""
 
 from __future__ import annotations
@@ -64,20 +64,7 @@ def test_heldout_no_denial_or_hedge_read_as_yes(name: str) -> None:
     assert not wrong, wrong
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "strict_heldout2.jsonl",
-        pytest.param(
-            "strict_heldout.jsonl",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="'Someone is shipping boxes' to a ship question reads yes: 'shipping' has the lemma 'ship' "
-                "(a verb, the label a noun); measured, not tuned away",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("name", HELDOUT)
 def test_heldout_no_other_subject_reply_read_as_yes(name: str) -> None:
     rows = _rows(name)
     wrong = [(r["id"], r["reply"]) for r in rows if r["label"] == "other" and READ[name][r["id"]] == "yes"]

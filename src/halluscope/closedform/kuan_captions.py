@@ -121,48 +121,17 @@ def _name_index(vocabulary: tuple[str, ...]) -> tuple[dict[str, str], dict[str, 
     return {" ".join(w): lab for w, lab in names.items()}, index
 
 
-_PLURAL = re.compile(r"(?:s|es|'s|s')")
-_ADJECTIVE = re.compile(r"(?:al|ic)")  # "musical" music, "rhythmic" rhythm; not -er, -ist: "blender", "assist"
-_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
-
-
-def _gerund_stems(word: str) -> tuple[str, ...]:
-    """The verbs a gerund label word is made from: "singing" sing, "idling" idle, "clapping" clap (AudioSet names
-    many sounds by a gerund; the lemmatizer reads some as nouns: "singing" as "singe")."""
-    if not word.endswith("ing") or len(word) < 6:
-        return ()
-    stem = word[:-3]
-    return (stem, stem + "e", stem[:-1]) if stem[-1] == stem[-2] else (stem, stem + "e")
-
-
-def _form_of(token: str, word: str) -> bool:
-    """Whether a caption word is a form of a label word: the same English lemma ("speaks"/"speaking", "cries"/"cry",
-    "men"/"man", "sings"/"singing"), a plural, or an adjective of it in -al/-ic ("musical"), never another derived
-    word ("assist" is not "ass", "blending" not "blender", "his" not "hiss");
-    Russian and Kazakh words through ``lemmas.same_word`` (simplemma for Russian, Kazakh suffixes)."""
-    if token == word:
-        return True
-    if _CYRILLIC.search(token) or _CYRILLIC.search(word):
-        return same_word(token, word)
-    base = lemma(token)
-    # a gerund label by an inflected verb only: "sings", "claps", "idles"; a bare "a bit" or "a ring" is a noun
-    if base == lemma(word) or (base != token and base in _gerund_stems(word)):
-        return True
-    rest = token[len(word) :] if token.startswith(word) else None
-    return rest is not None and bool(_PLURAL.fullmatch(rest) or (len(word) > 3 and _ADJECTIVE.fullmatch(rest)))
-
-
 def _mentions(norm: str, vocabulary: tuple[str, ...]) -> list[tuple[int, int, str]]:
     """(start, end, label) of every label spelling in the text, word by word up to inflection ("a woman speaks"
-    names "Female speech, woman speaking", "baby cries" names "Baby cry, infant cry"; ``_form_of``, never a longer
-    word that merely starts with it); the longest spelling wins where two overlap."""
+    names "Female speech, woman speaking", "baby cries" names "Baby cry, infant cry"; ``lemmas.same_word``, never a
+    longer word that merely starts with it); the longest spelling wins where two overlap."""
     names, index = _name_index(vocabulary)
     toks = [(m.group(0), m.start(), m.end()) for m in _WORD.finditer(norm)]
     found = []
     for i, (tok, _, _) in enumerate(toks):
         for words in {w for key in (lemma(tok), tok[:3]) for w in index.get(key, ())}:
             span = [t for t, _, _ in toks[i : i + len(words)]]
-            if len(span) == len(words) and all(_form_of(t, w) for t, w in zip(span, words)):
+            if len(span) == len(words) and all(same_word(t, w) for t, w in zip(span, words)):
                 exact = sum(lemma(t) == lemma(w) for t, w in zip(span, words))
                 found.append((i, i + len(words), names[" ".join(words)], exact))
     taken: set[int] = set()

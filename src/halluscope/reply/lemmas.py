@@ -1,9 +1,16 @@
 """Whole words and their forms, for matching a label in a reply: "dogs", "barking" and "собаки" are forms of "dog",
 "bark" and "собака"; "category", "catchy" and "caterpillar" are not forms of "cat".
 
-Lemmas come from simplemma's dictionaries (English, Russian); Kazakh, which simplemma does not cover, is matched as
-a stem followed only by Kazakh inflectional suffixes (plural, possessive, case, person and the common verb endings),
-with the voicing of a final k/q/p before a vowel (мысық -> мысығы)."""
+Lemmas come from simplemma's dictionaries (English, Russian). An English word is a form of a label word when the
+dictionary gives both one lemma ("cries"/"cry", "men"/"man"), when it is a plural the dictionary does not know as a
+word of its own ("hiss" is no plural of "his", "blues" none of "blue"), one of a few derivations that keep the
+label's referent ("musical", "soulful", "violinist", "sadness"; ``_EN_DERIVED``), or an inflected verb of a gerund
+label ("sings"/"singing"). No other derivation: "assist" is not "ass", "blending" not "blender", "crowd" not
+"crow". A verb form (-ing, -ed) of a noun names it only when the noun is a sound made by
+that verb ("barking"/"bark", "coughing"/"cough"; ``SOUND_VERBS``), not when the verb does something else with the
+thing ("shipping" boxes, "training" a dog). Kazakh, which simplemma does not cover, is matched as a stem followed
+only by Kazakh inflectional suffixes (plural, possessive, case, person and the common verb endings), with the voicing
+of a final k/q/p before a vowel (мысық -> мысығы)."""
 
 from __future__ import annotations
 
@@ -14,10 +21,35 @@ import re
 _KAZAKH = re.compile(r"[әғқңөұүһі]")
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 
-# endings a stem may take and still be the same word (derivation kept small: an adjective of the noun, -ing / -er)
-# no "-y": "belly" is not a form of "bell" (and "jazzy" goes unmatched)
-_EN_ENDINGS = re.compile(r"(?:s|es|ed|d|ing|er|ers|ish|ly|ness|ful|ic|al|is(?:t|ts)|'s|s')")
-_EN_SHORT = re.compile(r"(?:s|es|'s|s'|ness|ly|is(?:t|ts))")  # a short word takes only its plural: "car" is not "cared"
+# English endings a label word may take beyond what the dictionary lemmatizes: a plural, and the derivations that
+# keep the label's referent: an adjective ("musical", "rhythmic", "soulful"), a player ("violinist"), a manner
+# ("loudly") after a stem of four letters or more ("assist" is not "ass"), a quality ("sadness"); no agent -er
+# ("blender" is no form of "blend")
+_EN_PLURAL = re.compile(r"(?:s|es|'s|s')")
+_EN_DERIVED = re.compile(r"(?:al|ic|ful|ists?|ly|ness)")
+_EN_SHORT_DERIVED = re.compile(r"ness")
+# verbs whose action is heard: their -ing/-ed form names the noun or verb of the same spelling (B. Levin, "English
+# Verb Classes and Alternations", 1993: 37 communication, 38 sounds made by animals, 40.1-40.2 bodily and nonverbal
+# sounds, 43.2 sound emission, 18.1 hitting, 26.7 performance, 57 weather, and the heard motions of AudioSet's
+# classes); any other verb of a label word is another word ("shipping" boxes, "training" a dog)
+SOUND_VERBS = frozenset(
+    "baa bark bay bellow blat bleat bray buzz cackle caw chatter cheep chirp chirrup cluck coo croak crow drone gabble "
+    "growl grunt hiss hoot howl hum low mew meow miaow moo neigh oink purr quack roar screech snarl snort squawk squeak "
+    "squeal trill tweet twitter ululate wail warble whicker whine whinny woof yap yelp yip yowl "
+    "babble bang beat beep blare blast bleep boom bubble burble burr chime chink chug clack clang clank clap clash "
+    "clatter click clink clomp clump clunk crack crackle crash creak crunch ding dong fizz fizzle flap flush groan "
+    "gurgle honk jangle jingle knell knock patter peal ping plink plonk plop plunk pop putter rap rasp rattle ring "
+    "roll rumble rustle scream shriek shrill sizzle snap splash splutter sputter squelch strum swish swoosh thud thump "
+    "thunder thunk tick ting tinkle toll toot trumpet twang vroom whir whirr whistle whoosh whump zing zip "
+    "breathe burp belch cough gasp hiccup pant sneeze sniff sniffle snore wheeze yawn cry giggle laugh sigh sob "
+    "chuckle snicker titter whimper moan shout yell whisper mumble mutter murmur sing chant drum play "
+    "talk speak say tell chat converse narrate announce lecture utter discuss interview read recite preach pray "
+    "argue call answer ask cheer applaud boo "
+    "rain drizzle hail storm pour blow "
+    "hammer pound slam tap bump kick slap smack thwack whack drip boil fry saw drill chop grind scrape scratch rub "
+    "shake shatter tear rip crumple crush walk run stomp sew type vacuum "
+    "sew type vacuum".split()
+)
 _RU_ENDINGS = re.compile(
     r"(?:а|я|о|е|ё|и|ы|у|ю|ь|ой|ей|ом|ем|ам|ям|ах|ях|ами|ями|ов|ев|ью|ию|ия|ие|ий|ый|ая|ое|ые|ого|его|ому|ему|ых|"
     r"их|ым|им|ую|юю)"
@@ -65,44 +97,79 @@ def _known_ru(word: str) -> bool:
     return bool(_simplemma().is_known(word, lang="ru"))
 
 
-def _inflected(long: str, stem: str, lang: str) -> bool:
-    """Whether ``long`` is ``stem`` plus inflectional endings of the language."""
+def _inflected(long: str, stem: str) -> bool:
+    """Whether the Russian or Kazakh word ``long`` is ``stem`` plus inflectional endings of the language."""
     stems = [stem]
-    if lang != "en" and stem[-1:] in _KK_VOICED:
+    if stem[-1:] in _KK_VOICED:
         stems.append(stem[:-1] + _KK_VOICED[stem[-1]])
-    if lang != "en" and stem[-1:] in "аяоеиыьй" and len(stem) > 3:
+    if stem[-1:] in "аяоеиыьй" and len(stem) > 3:
         stems.append(stem[:-1])  # собака -> собак|и
-    if lang == "en":
-        endings = [_EN_ENDINGS if len(stem) > 3 else _EN_SHORT]
-    elif _KAZAKH.search(long) or not _known_ru(stem):  # a Kazakh word may carry no Kazakh letter ("ит", "иттер")
+    if _KAZAKH.search(long) or not _known_ru(stem):  # a Kazakh word may carry no Kazakh letter ("ит", "иттер")
         endings = [_RU_ENDINGS, _KK_ENDINGS]
     else:  # a Russian word takes Russian endings, or one Kazakh suffix ("музыканы"; "кот" is not "котел")
         endings = [_RU_ENDINGS, _KK_ONE]
     return any(long.startswith(s) and (long == s or any(e.fullmatch(long[len(s) :]) for e in endings)) for s in stems)
 
 
+@functools.lru_cache(maxsize=20_000)
+def _known_en(word: str) -> bool:
+    return bool(_simplemma().is_known(word, lang="en"))
+
+
+def _gerund_stems(word: str) -> tuple[str, ...]:
+    """The verbs a gerund label word is made from: "singing" sing, "idling" idle, "clapping" clap (AudioSet names
+    many sounds by a gerund; the lemmatizer reads some as nouns: "singing" as "singe")."""
+    if not word.endswith("ing") or len(word) < 6:
+        return ()
+    stem = word[:-3]
+    return (stem, stem + "e", stem[:-1]) if stem[-1] == stem[-2] else (stem, stem + "e")
+
+
+def _verb_form(token: str) -> bool:
+    return token.endswith(("ing", "ed"))
+
+
+def _english_form(token: str, word: str) -> bool:
+    """Whether an English word is a form of a label word (the module's rules for English)."""
+    base, lw = lemma(token), lemma(word)
+    if base == lw:
+        # a noun's verb form names it only when the verb makes the noun's sound: "barking" bark, not "shipping" ship
+        return not (_verb_form(token) and not _verb_form(word) and base == word and word not in SOUND_VERBS)
+    # a gerund label by an inflected verb only: "sings", "claps", "idles"; a bare "a bit" or "a ring" is a noun
+    if base != token and base in _gerund_stems(word):
+        return True
+    if not token.startswith(word):
+        return False
+    rest = token[len(word) :]
+    if (_EN_DERIVED if len(word) > 3 else _EN_SHORT_DERIVED).fullmatch(rest):
+        return True
+    # a plural the dictionary does not know; "hiss" is a word of its own, no plural of "his", "blues" none of "blue"
+    return bool(_EN_PLURAL.fullmatch(rest)) and not (_known_en(token) and base == token)
+
+
 @functools.lru_cache(maxsize=200_000)
 def same_word(token: str, word: str) -> bool:
-    """The same word up to inflection: equal lemmas, or one word is the other plus endings of its language
-    ("dog"/"dogs", "jazz"/"jazzy", "ит"/"иттер", "мысық"/"мысығы"); never a longer word that merely starts with it
-    ("cat"/"category", "car"/"carefully", "bell"/"bellows")."""
+    """Whether ``token`` (a word of a reply or caption) is a form of ``word`` (a label or subject word): "dogs" of
+    "dog", "sings" of "singing", "musical" of "music", "ит"/"иттер", "мысық"/"мысығы"; never another word that
+    merely starts with it or that it starts ("cat"/"category", "car"/"carefully", "ass"/"assist", "crow"/"crowd",
+    "blender"/"blending"). English forms are read from the label word to the token (a plural, an adjective of the
+    label); Russian and Kazakh forms either way."""
     token, word = token.lower().replace("ё", "е"), word.lower().replace("ё", "е")
     if token == word:
         return True
     if language(token) != language(word) and not (_CYRILLIC.search(token) and _CYRILLIC.search(word)):
         return False
+    if language(token) == "en":
+        return _english_form(token, word)
     lt, lw = lemma(token), lemma(word)
     if lt == lw:
         return True
-    lang = "en" if language(token) == "en" else "cyr"
     short, long = sorted((token, word), key=len)
-    if _inflected(long, short, lang):
+    if _inflected(long, short):
         return True
     short, long = sorted((lt, lw), key=len)
-    if len(short) >= 3 and _inflected(long, short, lang):
+    if len(short) >= 3 and _inflected(long, short):
         return True
-    if lang == "en":
-        return False
     # two inflected forms of one stem: "сөйлеп" / "сөйлеу" (сөйле-п, сөйле-у)
     stem = os.path.commonprefix([token, word])
     kazakh = bool(_KAZAKH.search(token + word))
