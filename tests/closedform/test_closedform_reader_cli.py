@@ -305,3 +305,24 @@ def test_kuan_real_files(realdata: Path, tmp_path: Path, monkeypatch) -> None:
     res, srv = _run([*args, "--bootstrap", "0", "--report", str(rep), "--reader-store", str(store)], monkeypatch)
     summary = _check(res, srv, rep, store, 2871, view=True)
     assert summary["tables"]["reader_summary"][0]["read"] == 2871
+
+
+def test_avhbench_released_qa_file(tmp_path: Path, monkeypatch) -> None:
+    """v1's one QA file (qa_final_single_filtered.json: v1 task names, several videos, an object with no reply)."""
+    objs = [
+        ("02060", "AV Hallucination (Audio)", "Is the street making sound in the audio?", "No", "No, it is silent."),
+        ("02060", "AV Hallucination (Video)", "Is the car visible in the video?", "Yes", "Yes, a red car."),
+        ("01162", "AV Matching", "Are the contexts of audio and visual content matching?", "No", "I don't know."),
+        ("01630", "AV Hallucination (Audio)", "Is the man making sound in the audio?", "Yes", None),
+    ]
+    rows = [
+        {"video_id": v, "task": t, "text": q, "label": lab, **({"prediction": p} if p else {})}
+        for v, t, q, lab, p in objs
+    ]
+    f = tmp_path / "qa_final_single_filtered.json"
+    f.write_text(json.dumps(rows), encoding="utf-8")
+    rep = tmp_path / "rep"
+    res, srv = _run(["score", "avhbench", str(f), "--report", str(rep)], monkeypatch)
+    summary = _check(res, srv, rep, tmp_path / "qa_final_single_filtered.json.reader", 3, view=False)
+    assert [i["llm"] for i in summary["reader"]["reader_items"]] == [intended(p) for *_, p in objs if p]
+    assert "Problems in the input: 1" in (rep / "tables.md").read_text(encoding="utf-8")
