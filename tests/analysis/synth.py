@@ -3,6 +3,7 @@ detect runs, judge runs, MISHAP answers, verdicts, human labels and calls, so ev
 
 from __future__ import annotations
 
+from halluscope.core.provenance import text_digest
 from halluscope.core.records import (
     GroundednessJudgement,
     Judgement,
@@ -105,21 +106,30 @@ def spoken_judge(store: Store, judge: str, scores: dict[str, dict[str, int] | No
     manifest(store, "build judge", {"judges": [judge]}, {f"judge:{judge}": fp})
 
 
-def mishap_judge(store: Store, judge: str, verdicts: dict[str, str | None]) -> str:
+def mishap_judge(store: Store, judge: str, verdicts: dict[str, str | None], texts: dict[str, str] | None = None) -> str:
+    """``texts``: answer id -> the text each verdict read (its digest is stored, as 'mishap judge' does)."""
     fp = f"mjudge-{judge}"
     for aid, v in verdicts.items():
         store.put(
             "mishap.judge",
             fp,
             aid,
-            GroundednessJudgement(answer_id=aid, judge=judge, status="ok" if v else "unscored", verdict=v),
+            GroundednessJudgement(
+                answer_id=aid,
+                judge=judge,
+                status="ok" if v else "unscored",
+                verdict=v,
+                answer_sha256=text_digest(texts[aid]) if texts is not None else None,
+            ),
         )
     manifest(store, "mishap judge", {"judge": judge}, {"judge": fp})
     return fp
 
 
-def human(store: Store, aid: str, who: str, label: str) -> None:
-    store.save_label(MishapAnnotation(answer_id=aid, annotator=who, label=label, created=1.0))
+def human(store: Store, aid: str, who: str, label: str, response: str | None = None) -> None:
+    """``response``: the text labelled (its digest is stored, as the annotation app does)."""
+    digest = text_digest(response) if response is not None else None
+    store.save_label(MishapAnnotation(answer_id=aid, annotator=who, label=label, created=1.0, answer_sha256=digest))
 
 
 def answer(store: Store, fp: str, qid: str, model: str, seed: int | None, text: str, key: str) -> MishapAnswer:

@@ -34,7 +34,6 @@ def test_effective_judges_and_majority():
 @pytest.fixture(scope="module")
 def judged_run(tmp_path_factory):
     run = tmp_path_factory.mktemp("rel")
-    ref = dict(zip(["q1", "q2", "q3", "q4", "q5", "q6"], "hhhggg"))
     lab = {"h": "hallucinated", "g": "grounded", None: None}
     A, B, C = "hhggghh", "hgggghN", "hhhgNgg"  # seven answers; N = unscored; q7 has no human label
     samples = [
@@ -44,11 +43,20 @@ def judged_run(tmp_path_factory):
         rewrite("a1", "fabrication", "mild", "ru"),
     ]
     with Store(run) as store:
+        # the answers the verdicts and labels read: one model's population over the questions
+        manifest(store, "mishap questions", {}, {"questions": "qs"})
+        texts = {
+            answer(store, "ans-m", f"q{i}", "openai/m", None, f"reply {i}", f"k{i}").id: f"reply {i}"
+            for i in range(1, 8)
+        }
+        manifest(store, "mishap answer", {"model": "openai/m"}, {"questions": "qs", "answers:openai/m": "ans-m"})
+        ids = sorted(texts)
+        ref = dict(zip(ids[:6], "hhhggg"))
         for name, votes in (("openai/a", A), ("openai/b", B), ("openai/c", C)):
-            mishap_judge(store, name, {f"q{i + 1}": lab[None if v == "N" else v] for i, v in enumerate(votes)})
+            mishap_judge(store, name, {aid: lab[None if v == "N" else v] for aid, v in zip(ids, votes)}, texts)
         for who in ("ann", "bob"):
             for aid, v in ref.items():
-                human(store, aid, who, lab[v])
+                human(store, aid, who, lab[v], texts[aid])
         # spoken judges: perfect agreement in English, one disagreement of 4 points in Russian
         spoken_judge(
             store,

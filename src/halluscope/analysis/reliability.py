@@ -20,7 +20,7 @@ from itertools import combinations
 import numpy as np
 
 from halluscope.core.records import LANGUAGES, GroundednessJudgement, Judgement
-from halluscope.core.runs import runs
+from halluscope.core.runs import Run, runs
 from halluscope.core.store import Store
 from halluscope.report.sections import Section, register_section
 from halluscope.report.table import Figure, Table
@@ -160,22 +160,52 @@ def spoken_judgements(store: Store, build: object | None) -> dict[str, dict[str,
 
 
 def mishap_votes(store: Store) -> dict[str, dict[str, str | None]]:
-    """judge spec -> answer id -> verdict (None: unscored), the latest 'mishap judge' run of each judge."""
-    latest: dict[str, str] = {}
+    """judge spec -> answer id -> verdict (None: unscored), the latest 'mishap judge' run of each judge, on the answer
+    texts in the tables only: a verdict on a text since re-made, or on an answer no table holds, is stale and left
+    out (core/provenance.py's rule; a verdict stored before digests is upgraded by the answers stage its run read),
+    and a judge with no verdict left is no rater."""
+    from halluscope.core.errors import HalluscopeError
+    from halluscope.core.keys import StageName
+    from halluscope.core.provenance import answer_populations, differs, text_digest
+    from halluscope.mishap.answers import load_answers
+
+    try:
+        answers = load_answers(store)
+    except HalluscopeError:  # a validity-only run has no questions, so no answers
+        answers = {}
+    sets = answer_populations(store).current
+    latest: dict[str, Run] = {}
     for r in runs(store, "mishap judge"):  # MishapJudgeConfig; a later run of a judge replaces an earlier one
         if "judge" in r.stages:
-            latest[r.config.judge] = r.stages["judge"]
-    return {
-        j: {
+            latest[r.config.judge] = r
+
+    def current(k: str, g: GroundednessJudgement, read: dict[str, str]) -> bool:
+        a = answers.get(k)
+        if a is None:
+            return False
+        if g.answer_sha256 is not None:
+            return differs({"answer": g.answer_sha256}, {"answer": text_digest(a.text)}) is None
+        return read.get(str(StageName("answers", subject=a.model))) == sets.get(a.model)
+
+    out: dict[str, dict[str, str | None]] = {}
+    for j, r in sorted(latest.items()):
+        stages = r.stages
+        votes: dict[str, str | None] = {
             k: (g.verdict if g.status == "ok" else None)
-            for k, g in store.results("mishap.judge", fp, GroundednessJudgement).items()
+            for k, g in store.results("mishap.judge", stages["judge"], GroundednessJudgement).items()
+            if current(k, g, stages)
         }
-        for j, fp in sorted(latest.items())
-    }
+        if votes:  # a judge none of whose verdicts is current rates nothing shown
+            out[j] = votes
+    return out
 
 
 def mishap_humans(store: Store) -> dict[tuple[str, str], str]:
-    return {k: a.label for k, a in store.latest_labels().items()}
+    """(response, annotator) -> the latest label on the response text shown now (halluscope/current.py)."""
+    from halluscope.current import select
+
+    labels: dict = select(store, "labels")["labels"].current  # keyed by (response id, annotator)
+    return {k: a.label for k, a in labels.items()}
 
 
 def alpha_rows(store: Store, build: object | None) -> list[dict]:

@@ -1,5 +1,6 @@
-"""Report section: the MISHAP tables and stance plot in the report of a run that has MISHAP judgements (with or
-without a spoken build)."""
+"""Report section: the MISHAP tables and stance plot in the report of a run that has MISHAP judgements on its current
+answers (with or without a spoken build): a run whose every verdict is stale shows none, as a run never judged does
+(the report's stale listing names the judge command)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from halluscope.report.sections import Section, register_section
 
 @register_section
 def mishap_section(store: Store) -> Section | None:
+    from halluscope.current import select
     from halluscope.mishap._common import COMMANDS
     from halluscope.mishap.report import collect, mishap_section
 
-    if store.latest_manifest(COMMANDS["judge"]) is None:
+    if store.latest_manifest(COMMANDS["judge"]) is None or not select(store, "verdicts")["verdicts"].current:
         return None
     return mishap_section(collect(store.run_dir))
