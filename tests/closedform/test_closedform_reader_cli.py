@@ -184,7 +184,6 @@ def test_avhbench(tmp_path: Path, monkeypatch) -> None:
         ),
         ("Audio-driven Video Hallucination", "Is the person walking visible in the video?", "No", "Nobody walks."),
         ("AV Matching", "Are the contexts of audio and visual content matching?", "Yes", "I don't know."),
-        ("AV Captioning", "Describe what you see and hear.", "A man snores in bed.", "A man is snoring in bed."),
     ]
     f = tmp_path / "00191.json"
     f.write_text(
@@ -195,9 +194,9 @@ def test_avhbench(tmp_path: Path, monkeypatch) -> None:
     )
     rep = tmp_path / "rep"
     res, srv = _run(["score", "avhbench", str(f), "--report", str(rep)], monkeypatch)
-    summary = _check(res, srv, rep, tmp_path / "00191.json.reader", 4, view=False)  # captioning is not yes/no
+    summary = _check(res, srv, rep, tmp_path / "00191.json.reader", 4, view=False)
     items = summary["reader"]["reader_items"]
-    assert [i["llm"] for i in items] == [intended(p) for t, _, _, p in objs if t != "AV Captioning"]
+    assert [i["llm"] for i in items] == [intended(p) for *_, p in objs]
 
 
 def test_a_reader_that_reads_nothing_says_so_and_fails(tmp_path: Path, monkeypatch) -> None:
