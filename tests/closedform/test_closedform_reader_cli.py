@@ -212,17 +212,22 @@ def test_a_reader_that_reads_nothing_says_so_and_fails(tmp_path: Path, monkeypat
     assert not (tmp_path / "rep" / "tables.md").exists()
 
 
-def test_a_server_without_response_format_is_asked_again_without_it(tmp_path: Path, monkeypatch) -> None:
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        Reply(status=400, body='{"error": {"message": "response_format is not supported"}}'),
+        Reply(status=422, body='{"detail": [{"loc": ["body", "response_format", "type"], "msg": "unexpected value"}]}'),
+    ],
+)
+def test_a_server_without_response_format_is_asked_again_without_it(tmp_path: Path, monkeypatch, refusal) -> None:
     def no_schema(req: dict, n: int) -> Reply:
-        if "response_format" in req:
-            return Reply(status=400, body='{"error": {"message": "response_format is not supported"}}')
-        return script(req, n)
+        return refusal if "response_format" in req else script(req, n)
 
     q, p = write_yesno(tmp_path / "questions.txt", tmp_path / "preds.csv")
     res, srv = _run(["score", "yesno", str(q), str(p), "--bootstrap", "0", "--json"], monkeypatch, no_schema)
     assert res.exit_code == 0, (res.output, res.exception)
     s = json.loads(res.stdout)["tables"]["reader_summary"][0]
-    assert s["read"] == 6 and "6 request(s) rejected it (HTTP 400)" in s["structured"]
+    assert s["read"] == 6 and "6 request(s) refused it" in s["structured"]
     assert srv.count == 12 and sum("response_format" not in r for r in srv.requests) == 6
 
 

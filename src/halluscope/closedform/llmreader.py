@@ -11,8 +11,8 @@ in one vocabulary.
 
 Every call goes through the store-backed caller (``complete_all``): each is logged raw before it is read, a rerun
 with the same model and store is answered from the store, and the raw output is kept with every reading. A server
-that rejects the schema (HTTP 400) is asked again without it, and the summary says so. A reader that read none of
-the replies stops the command with that message: its figures would be empty, not zero.
+that refuses the schema (HTTP 400 or 422, or an error naming it) is asked again without it, and the summary says so.
+A reader that read none of the replies stops the command with that message: its figures would be empty, not zero.
 """
 
 from __future__ import annotations
@@ -171,7 +171,7 @@ class LLMReader:
         with Store(self.store_dir) as store:
             responses, self.stats, self.schema_rejected = complete_structured(backend, requests, store)
         if self.schema_rejected:
-            self.structured += f"; {self.schema_rejected} request(s) rejected it (HTTP 400), asked again without"
+            self.structured += f"; {self.schema_rejected} request(s) refused it, asked again without"
         return [
             parse(r.text)
             if r.status == "ok"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from typing import Any
 
 from halluscope.core.errors import HalluscopeError, MissingExtraError
@@ -36,16 +37,22 @@ def schema_of(fmt: Any, spec: str) -> dict:
     )
 
 
+def refused_schema(error: str | None) -> bool:
+    """Whether a failed call's error is a server refusing the request's response_format: HTTP 400 or 422 (a
+    request it cannot validate), or any error naming response_format / json_schema (older llama.cpp servers)."""
+    return bool(re.search(r"HTTP 4(00|22)\b|response_format|json_schema", error or ""))
+
+
 def complete_structured(backend: Any, requests: list, store: Any = None) -> tuple[list, Any, int]:
-    """``complete_all``, then the requests a server refused for their response_format (HTTP 400: it knows no
-    schemas) sent again without it: (responses, stats, how many were sent again)."""
+    """``complete_all``, then the requests a server refused for their response_format (it knows no schemas) sent
+    again without it: (responses, stats, how many were sent again)."""
     from halluscope.backends.llm._base import complete_all
 
     responses, stats = complete_all(backend, requests, store=store)
     rejected = [
         k
         for k, (q, r) in enumerate(zip(requests, responses))
-        if q.params.get("response_format") and r.status == "error" and "HTTP 400" in (r.error or "")
+        if q.params.get("response_format") and r.status == "error" and refused_schema(r.error)
     ]
     if rejected:
         plain = [
