@@ -26,19 +26,19 @@ _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 # ("loudly") after a stem of four letters or more ("assist" is not "ass"), a quality ("sadness"); no agent -er
 # ("blender" is no form of "blend")
 _EN_PLURAL = re.compile(r"(?:s|es|'s|s')")
-_EN_DERIVED = re.compile(r"(?:al|ic|ful|ists?|ly|ness)")
+_EN_DERIVED = re.compile(r"(?:al|ic|ful|is(?:t|ts)|ly|ness)")
 _EN_SHORT_DERIVED = re.compile(r"ness")
 # verbs whose action is heard: their -ing/-ed form names the noun or verb of the same spelling (B. Levin, "English
 # Verb Classes and Alternations", 1993: 37 communication, 38 sounds made by animals, 40.1-40.2 bodily and nonverbal
 # sounds, 43.2 sound emission, 18.1 hitting, 26.7 performance, 57 weather, and the heard motions of AudioSet's
 # classes); any other verb of a label word is another word ("shipping" boxes, "training" a dog)
 SOUND_VERBS = frozenset(
-    "baa bark bay bellow blat bleat bray buzz cackle caw chatter cheep chirp chirrup cluck coo croak crow drone gabble "
+    "baa bark bay bellow blat bleat bray buzz cackle caw chatter cheep chirp chirrup cluck coo croak crow drone gabble "  # codespell:ignore
     "growl grunt hiss hoot howl hum low mew meow miaow moo neigh oink purr quack roar screech snarl snort squawk squeak "
     "squeal trill tweet twitter ululate wail warble whicker whine whinny woof yap yelp yip yowl "
     "babble bang beat beep blare blast bleep boom bubble burble burr chime chink chug clack clang clank clap clash "
     "clatter click clink clomp clump clunk crack crackle crash creak crunch ding dong fizz fizzle flap flush groan "
-    "gurgle honk jangle jingle knell knock patter peal ping plink plonk plop plunk pop putter rap rasp rattle ring "
+    "gurgle honk jangle jingle knell knock patter peal ping plink plonk plop plunk pop putter rap rasp rattle ring "  # codespell:ignore
     "roll rumble rustle scream shriek shrill sizzle snap splash splutter sputter squelch strum swish swoosh thud thump "
     "thunder thunk tick ting tinkle toll toot trumpet twang vroom whir whirr whistle whoosh whump zing zip "
     "breathe burp belch cough gasp hiccup pant sneeze sniff sniffle snore wheeze yawn cry giggle laugh sigh sob "
@@ -118,7 +118,7 @@ def _known_en(word: str) -> bool:
 
 def _gerund_stems(word: str) -> tuple[str, ...]:
     """The verbs a gerund label word is made from: "singing" sing, "idling" idle, "clapping" clap (AudioSet names
-    many sounds by a gerund; the lemmatizer reads some as nouns: "singing" as "singe")."""
+    many sounds by a gerund, and the lemmatizer reads some of them as other words)."""
     if not word.endswith("ing") or len(word) < 6:
         return ()
     stem = word[:-3]

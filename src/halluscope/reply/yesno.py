@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from halluscope.reply import lexicon as lx, polarity as pl
+from halluscope.reply import hedges as hd, lexicon as lx, negation as ng
 from halluscope.reply.lemmas import same_word
 from halluscope.reply.normal import Extraction, _mask, _preamble, _spans, _unknown
 from halluscope.reply.reading import ABSTENTIONS, answer as _answer
@@ -95,16 +95,15 @@ def _same_word(token: str, word: str) -> bool:
 
 def _denied(clause: str, words: Sequence[str], *, other_names: bool = True) -> str | None:
     """The words that deny the subject inside a clause, else None: a negation cue whose scope covers a mention of
-    the subject (``polarity``: "the dog cannot be heard", "no dogs", "ит емес", "собаки не слышно"); a cue in
+    the subject (``negation``: "the dog cannot be heard", "no dogs", "ит емес", "собаки не слышно"); a cue in
     another clause does not count ("there isn't any cat, the dog barks" does not deny the dog)."""
-    for start, part in pl.clauses(clause):
-        for m in re.finditer(r"[^\W\d_]+(?:-[^\W\d_]+)*", part):
-            match = _same_word if other_names else same_word
-            if not any(match(t, w) for t in _parts(m.group(0)) for w in words):
-                continue
-            cue = pl.negation(part, m.start(), m.end())
-            if cue:
-                return f"{cue} ... {m.group(0)}" if cue != m.group(0) else cue
+    match = _same_word if other_names else same_word
+    for m in re.finditer(r"[^\W\d_]+(?:-[^\W\d_]+)*", clause):
+        if not any(match(t, w) for t in _parts(m.group(0)) for w in words):
+            continue
+        scope = ng.negated(clause, m.start(), m.end())
+        if scope:
+            return f"{scope.cue} ... {m.group(0)}"
     return None
 
 
@@ -198,14 +197,14 @@ def _hedge_of(sentence: str, clause: str, words: Sequence[str]) -> str | None:
     """The hedge cue that qualifies what a clause says of the subject: one in the scope-bounded part that names the
     subject ("the rumbling may be a train"; not "spoken in a happy tone, which might mean ..."), or a hedge standing
     alone between commas in the clause or at the head of its sentence ("Possibly, ...", "the dog, I think, ...")."""
-    parts = [part for _, part in pl.clauses(clause)]
+    parts = [part for _, part in ng.clauses(clause)]
     named = [part for part in parts if words and _mentions(part, words)] or [clause]
-    cue = next((c for part in named for c in [pl.hedge(part)] if c), None)
+    cue = next((c for part in named for c in [hd.hedge(part)] if c), None)
     if cue:
         return cue
     head = sentence.split(",", 1)[0] if "," in sentence else ""
     alone = [part for part in [*parts, head] if part.strip() and len(part.split()) <= 3]
-    return next((c for part in alone for c in [pl.hedge(part)] if c), None)
+    return next((c for part in alone for c in [hd.hedge(part)] if c), None)
 
 
 def _implicit(masked: str, subject: str | None) -> Extraction:
@@ -213,8 +212,8 @@ def _implicit(masked: str, subject: str | None) -> Extraction:
     generic = [
         w for w in re.findall(r"[^\W\d_]+", (subject or "").lower()) if w in lx.GENERIC_SUBJECT and w not in words
     ]
-    if pl.ELLIPTIC.match(masked.strip()):  # "There isn't.", "It does.", "Нету.": the subject is the one asked about
-        pol = "no" if pl.negated_clause(masked) else "yes"
+    if hd.ELLIPTIC.match(masked.strip()):  # "There isn't.", "It does.", "Нету.": the subject is the one asked about
+        pol = "no" if ng.cue(masked) else "yes"
         return _answer(pol, f"elliptic answer '{masked.strip()}'")
     # (polarity, words, about the subject, clause, hedge cue, evidential)
     found: list[tuple[str, str, bool, str, str | None, bool]] = []
@@ -226,7 +225,7 @@ def _implicit(masked: str, subject: str | None) -> Extraction:
     for opens, clause, sentence in clauses:
         if not clause.strip():
             continue
-        hedge, evidential = _hedge_of(sentence, clause, words), bool(pl.EVIDENTIAL.search(clause))
+        hedge, evidential = _hedge_of(sentence, clause, words), bool(hd.EVIDENTIAL.search(clause))
         denied = _denied(clause, words) if words else None
         if denied:  # "birds singing, not a dog", "the dog cannot be heard": a cue's scope covers the subject
             found.append(("no", denied, True, clause, hedge, evidential))
@@ -260,7 +259,7 @@ def _implicit(masked: str, subject: str | None) -> Extraction:
                 )
         elif about:
             continue
-        elif no or (not words and yes and (cue := pl.sentential(clause))):  # the clause's own verb negated
+        elif no or (not words and yes and (cue := ng.sentential(clause))):  # the clause's own verb negated
             found.append(("no", no.group(0).strip() if no else str(cue), False, clause, hedge, evidential))
         elif yes:
             found.append(("yes", yes.group(0).strip(), False, clause, hedge, evidential))
@@ -291,7 +290,7 @@ def _implicit(masked: str, subject: str | None) -> Extraction:
         return Extraction("ambiguous", reason="mixed statements: " + "; ".join(f"'{f[1]}'" for f in found[:3]))
     if polarities:
         pol = found[0][0]
-        whole = pl.REPLY_HEDGE.search(masked)
+        whole = hd.REPLY_HEDGE.search(masked)
         if whole or all(f[4] for f in found):  # every statement hedged: never a yes, never silently a no
             cue = whole.group(0) if whole else found[0][4]
             return _hedged(pol, f"statement '{found[0][1]}' hedged by '{cue}'")
@@ -338,7 +337,7 @@ def _yesno_rules(text: str | None, subject: str | None) -> Extraction:
     if early is not None:
         return early
     norm = _joined(norm, subject)
-    if pl.HEDGE_ONLY.match(norm):  # "Maybe.", "Probably not.", "Может быть.": a hedge, not an abstention
+    if hd.HEDGE_ONLY.match(norm):  # "Maybe.", "Probably not.", "Может быть.": a hedge, not an abstention
         lean = "no" if re.search(r"\b(?:not|нет|жоқ)\b", norm) else "yes"
         return _hedged(lean, f"hedge only: '{norm.strip()}'")
     unknown = sorted(unknown + _spans(lx.YESNO_UNKNOWN, norm))
@@ -349,7 +348,7 @@ def _yesno_rules(text: str | None, subject: str | None) -> Extraction:
     both = lx.BOTH.search(masked)
     if both:
         return _unknown(unknown) if unknown else Extraction("ambiguous", reason=f"says both: '{both.group(0)}'")
-    hedged = bool(unknown) or bool(pl.EVIDENTIAL.search(masked))
+    hedged = bool(unknown) or bool(hd.EVIDENTIAL.search(masked))
     if lx.CJK.search(masked):
         zh = _zh_yesno(masked)
         if zh is not None:
@@ -383,7 +382,7 @@ def _yesno_rules(text: str | None, subject: str | None) -> Extraction:
         ):
             return Extraction("unknown", reason=f"'{word}' introduces uncertainty '{unknown[0][2].strip()}'")
         start, end = _sentence_of(masked, pos)
-        cue = pl.hedge(masked[start : min(end, pos + len(word) + 60)])
+        cue = hd.hedge(masked[start : min(end, pos + len(word) + 60)])
         if cue:  # "Possibly yes.", "Yes, there might be a dog.", "Вероятно, нет."
             return _hedged(pol, f"answer word '{word}' hedged by '{cue}'")
         return _answer(pol, f"answer word '{word}'", hedged=hedged)
