@@ -57,3 +57,18 @@ def test_other_words_are_not_forms(token: str, word: str) -> None:
 )
 def test_forms_are_the_same_word(token: str, word: str) -> None:
     assert same_word(token, word)
+
+
+def test_both_readers_match_words_the_same_way() -> None:
+    """The yes/no reader and the caption extractor share ``same_word``: a crowd is no crow to either."""
+    from halluscope.closedform.kuan_captions import named_objects
+    from halluscope.reply.yesno import extract_yesno
+
+    assert named_objects("A crowd cheers while a crow caws.", ["Crow", "Crowd"]) == {"crow", "crowd"}
+    assert named_objects("A crowd cheers; the singer has blue eyes.", ["Crow", "Blues", "Crowd"]) == {"crowd"}
+    assert (
+        extract_yesno("A crowd is cheering loudly.", question="Is there a sound of crow in the audio?").value != "yes"
+    )
+    assert extract_yesno("Crows are cawing.", question="Is there a sound of crow in the audio?").value == "yes"
+    assert extract_yesno("Someone is shipping boxes.", question="Is there a sound of ship?").value != "yes"
+    assert extract_yesno("A ship's horn blows.", question="Is there a sound of ship?").value == "yes"
