@@ -132,12 +132,16 @@ def _mentions(norm: str, vocabulary: tuple[str, ...]) -> list[tuple[int, int, st
         for words in {w for key in (lemma(tok), tok[:3]) for w in index.get(key, ())}:
             span = [t for t, _, _ in toks[i : i + len(words)]]
             if len(span) == len(words) and all(same_word(t, w) for t, w in zip(span, words)):
-                exact = sum(lemma(t) == lemma(w) for t, w in zip(span, words))
+                # the closest spelling: the same words, then the same lemmas ("clicking" is Clicking before Click)
+                exact = (
+                    sum(t == w for t, w in zip(span, words)),
+                    sum(lemma(t) == lemma(w) for t, w in zip(span, words)),
+                )
                 found.append((i, i + len(words), names[" ".join(words)], exact))
     taken: set[int] = set()
     out = []
     # the most words first, then the closest spelling ("crowd" is the label Crowd before a form of "crowing")
-    for a, b, lab, _ in sorted(found, key=lambda f: (f[0] - f[1], -f[3], f[0])):
+    for a, b, lab, _ in sorted(found, key=lambda f: (f[0] - f[1], -f[3][0], -f[3][1], f[0], f[2])):
         if not taken & set(range(a, b)):
             taken |= set(range(a, b))
             out.append((toks[a][1], toks[b - 1][2], lab))

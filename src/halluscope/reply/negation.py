@@ -77,8 +77,6 @@ _PRE: set[tuple[str, ...]] = {
     ("никакая",),
     ("никакие",),
     ("никаких",),
-    ("никакой",),
-    ("отсутствуют",),
 }
 # pre-cues that deny a whole clause, not one phrase: what a clause without the subject says (``sentential``)
 _CLAUSAL_PRE = {"none", "nothing", "nobody", "no one", "neither", "nor", "никто", "ничего", "ничто", "никого"}
@@ -430,9 +428,10 @@ def scopes_after(text: str, cues: frozenset[str], kind: str) -> tuple[Scope, ...
     out = []
     for i, w in enumerate(words):
         if w in cues:
-            end = _clause_end(words, i + 1)
-            if end > i + 1:
-                out.append(Scope(w, kind, toks[i + 1][1], toks[end - 1][2]))
+            first = i + 2 if words[i + 1 : i + 2] in (["that"], ["что"]) else i + 1  # "mentions that ...": said
+            end = _clause_end(words, first)
+            if end > first:
+                out.append(Scope(w, kind, toks[first][1], toks[end - 1][2]))
     return tuple(out)
 
 
