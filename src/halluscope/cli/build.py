@@ -198,6 +198,7 @@ def build_judge_cmd(
     llm_config: LlmConfig = None,
     option: Options = [],  # noqa: B006 - options of every --judge
     json_out: Json = False,
+    allow_partial: AllowPartial = False,
 ) -> None:
     """Rate a stratified sample of a run's rewrites with LLM judges (Lost in Speech, 3.4 and App. A.2), resumable.
 
@@ -207,11 +208,25 @@ def build_judge_cmd(
     """
     from rich.table import Table
 
+    from halluscope.core.outcome import StepOutcome, check_outcomes
     from halluscope.spoken.judge import build_judge
 
     judge = [generator_with(j, option) for j in judge]  # type: ignore[misc]
     result = build_judge(run, judge, per_cell=per_cell, seed=seed, retries=retries, quiet=json_out)
     tables = run / "report" / "judge" / "judge.md"
+    outcomes = [
+        StepOutcome(
+            f"judge {j}",
+            len(set(js) | set(result.failed.get(j, {}))),
+            len(js),
+            result.failed.get(j, {}),
+            fix=f"check the judge {j} (its server and key), then run the same command again",
+        )
+        for j, js in result.judgements.items()
+    ]
+    kept = f"in {run} (a rerun makes no call for the items judged; the tables in {tables.parent} are partial)"
+    notes = check_outcomes(outcomes, command="build judge", allow_partial=allow_partial, kept=kept)
+    show_notes(tuple(notes))
     if json_out:
         print(
             json.dumps(

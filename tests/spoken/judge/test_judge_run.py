@@ -41,6 +41,8 @@ def script(req, n):
     if prompt.startswith("You are a professional news-quality evaluator"):
         if req["model"] == "judge-down":
             return Reply(status=503, body="overloaded")
+        if req["model"].startswith("judge-half") and ("Kazatomprom" in prompt or "Bank" in prompt):  # two articles
+            return Reply(status=503, body="overloaded")
         if req["model"] == "judge-b" and "Kazatomprom" in prompt:
             return Reply(content=BROKEN)
         return Reply(content="```json\n" + judge_reply(prompt, req["model"]) + "\n```")
@@ -228,6 +230,18 @@ def test_one_judge_gives_quality_tables_only_and_bad_args_are_explained(built):
         app, ["build", "judge", str(run), "--judge", "openai/judge-d", "--judge", "openai/judge-d"]
     )
     assert res.exit_code != 0 and "each judge may be named once" in str(res.exception)
+
+
+def test_cli_build_judge_failing_on_too_many_items_exits_2_unless_allow_partial(built):
+    run, srv = built
+    args = ["build", "judge", str(run), "--per-cell", "1", "-o", "max_retries=0"]
+    res = CliRunner().invoke(app, [*args, "--judge", "openai/judge-half"])
+    # two articles' items have no judgement: more than the share, one line with the cause and the fix
+    assert "build judge: step 'judge openai/judge-half?max_retries=0' failed on" in str(res.exception), res.output
+    assert "Fix: check the judge openai/judge-half" in str(res.exception)
+    res = CliRunner().invoke(app, [*args, "--judge", "openai/judge-half-2", "--allow-partial"])
+    assert res.exit_code == 0, res.output
+    assert "step 'judge openai/judge-half-2?max_retries=0':" in " ".join(res.output.split())  # said, not fatal
 
 
 def test_unanswered_items_are_failed_counted_and_retried_next_run(built):
