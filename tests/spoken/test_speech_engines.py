@@ -149,7 +149,7 @@ def test_paper_preset_names_the_papers_engines_and_missing_weights_say_where(tmp
     assert PRESETS["paper"]["tts"]["en"].startswith("xtts/") and PRESETS["paper"]["tts"]["ru"].startswith("silero/")
     assert PRESETS["paper"]["tts"]["kk"].startswith("espnet-tts/")
     assert "whisper-large-v3" in PRESETS["paper"]["asr"]["en"] and "punct=" in PRESETS["paper"]["asr"]["kk"]
-    with pytest.raises(HalluscopeError, match=r"xtts: dir '.*xtts-v2' not found.*docs/speech-engines.md"):
+    with pytest.raises(HalluscopeError, match=r"xtts: dir '.*xtts-v2' not found.*docs/lost-in-speech.md"):
         PerLanguageTts.create("paper", ["en"])
     (tmp_path / "speakers").mkdir()
     with pytest.raises(HalluscopeError, match="holds no reference clips"):
