@@ -23,7 +23,7 @@ def demo_articles(language: str, words: int) -> list[str]:
 
 
 def test_timestamps_are_on_and_key_the_asr_stage():
-    new, old = ASR_BACKENDS.create("whisper/base"), ASR_BACKENDS.create("whisper/base", without_timestamps=True)
+    new, old = ASR_BACKENDS.create("whisper/base"), ASR_BACKENDS.create("whisper/base?without_timestamps=true")
     assert new.options()["without_timestamps"] is False and old.options()["without_timestamps"] is True
     # transcripts made with the window jumping 30 s are not read back as this decoding's
     assert Stage("asr", new.options()).fingerprint != Stage("asr", old.options()).fingerprint
@@ -42,3 +42,13 @@ def test_a_clip_of_several_minutes_keeps_its_words():
     text = asr.transcribe(long_clip, language="en")
     long = score_asr(reference=[" ".join(articles)], hypothesis=[text])
     assert long.wer <= short.wer + 0.05, (long.wer, short.wer, text[-300:])
+
+
+def test_hf_asr_decodes_a_long_clip_with_whisper_sequentially(tmp_path):
+    from support.tiny_speech import build_whisper
+
+    noise = (np.random.RandomState(0).randn(SAMPLE_RATE * 35) * 0.1).astype(np.float32)  # past the 30 s window
+    whisper = ASR_BACKENDS.create(f"hf-asr/{build_whisper(tmp_path / 'whisper')}")
+    assert isinstance(whisper.transcribe(noise, language="en"), str) and whisper._whisper
+    assert whisper.options()["whisper_long_form"] == "sequential-timestamps"  # part of the ASR stage key
+    # a CTC model's long clips stay in chunk_s chunks (test_hf_speech.py transcribes one of 40 s)

@@ -164,10 +164,15 @@ def _hf_punct(model: str, **options: object) -> TextRestorer:
 # ---- ASR ----------------------------------------------------------------------------------------------------------
 
 
+WHISPER_WINDOW_S = 30  # Whisper's input window; a longer clip is decoded window after window
+
+
 @dataclass
 class HfAsr:
-    """transformers ASR pipeline over a Whisper (language forced per item) or CTC (wav2vec2) checkpoint, in 30 s
-    chunks; then the optional restorer."""
+    """transformers ASR pipeline over a Whisper (language forced per item) or CTC (wav2vec2) checkpoint; then the
+    optional restorer. A clip longer than Whisper's 30 s window is decoded sequentially with timestamps (the window
+    moves to the last timestamp decoded): the pipeline's chunks stitched by their overlap lost words at the seams
+    (docs/byo/models.md, long clips). A CTC model takes the clip in ``chunk_s`` chunks with overlapping strides."""
 
     model: str
     punct: str | None = None
@@ -194,8 +199,9 @@ class HfAsr:
         restorer = TEXT_RESTORERS.create(self.punct).config() if self.punct else None
         return {
             **model_identity(self.model),
-            "chunk_s": self.chunk_s,
+            "chunk_s": self.chunk_s,  # CTC models
             "decoding": "greedy",
+            "whisper_long_form": "sequential-timestamps",
             "punct": restorer,
             **_versions(),
         }
@@ -224,9 +230,13 @@ class HfAsr:
         pipe = self._load()
         if samples.size == 0:
             raise ItemError("ASR input audio is empty")
-        kwargs: dict[str, Any] = {"chunk_length_s": self.chunk_s} if len(samples) > self.chunk_s * SAMPLE_RATE else {}
+        kwargs: dict[str, Any] = {}
         if self._whisper:
             kwargs["generate_kwargs"] = {"language": language, "task": "transcribe"}
+            if len(samples) > WHISPER_WINDOW_S * SAMPLE_RATE:
+                kwargs["return_timestamps"] = True  # transformers' sequential long-form decoding
+        elif len(samples) > self.chunk_s * SAMPLE_RATE:
+            kwargs["chunk_length_s"] = self.chunk_s
         text = pipe({"raw": samples, "sampling_rate": SAMPLE_RATE}, **kwargs)["text"].strip()
         return self._restorer.restore(text, language=language) if self._restorer is not None else text
 
