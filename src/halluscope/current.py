@@ -76,34 +76,28 @@ def stale_rows(store: Store, *names: str) -> list[dict]:
 # -- detect runs (Lost in Speech, 3.4): what each run read of the build --------------------------------------------
 
 
-def _current_detect_inputs(store: Store, cfg: Any, memo: dict) -> dict[str, str] | None:
-    """The digests the run's config would read from the current build (None: no build)."""
-    from halluscope.spoken.build import load_build_or_none
-    from halluscope.spoken.detect.splits import split_by_article
+def read_parts(stages: Mapping[str, str], transcripts: str | None) -> dict[str, dict[str, str]]:
+    """The stored stage parts (stage name -> fingerprint) a detect run reads of a build with these ``stages``, by
+    ``detect_inputs``' argument: ``texts`` (its samples), ``transcripts`` (those of ``transcripts``, a compared ASR
+    system's spec; None: the build's own) and ``audio`` (its clips)."""
+    from halluscope.spoken import language_stages
+    from halluscope.spoken.build import compare_stage_name
 
-    build = load_build_or_none(store)
-    if build is None:
+    asr = compare_stage_name(transcripts) if transcripts else "asr"
+    return {
+        "texts": {k: stages[k] for k in ("ingest", "generate") if k in stages},
+        "transcripts": language_stages.parts(stages, asr),
+        "audio": language_stages.parts(stages, "tts"),
+    }
+
+
+def _current_detect_inputs(store: Store, cfg: Any, memo: dict) -> dict[str, str] | None:
+    """The digests the run's config would read from the current build (None: no build): from its stored results,
+    unparsed (the build itself is not read)."""
+    m = memo.get("build") or memo.setdefault("build", store.latest_manifest("build spoken"))
+    if m is None:
         return None
-    asr = getattr(cfg, "transcripts", None)
-    key = (asr, cfg.seed, cfg.input, cfg.task)
-    if key not in memo:
-        try:
-            transcripts = build.transcripts_of(asr)
-        except Exception:  # noqa: BLE001 - a compared system the build no longer has: every digest differs
-            transcripts = {}
-        if ("split", cfg.seed) not in memo:
-            memo[("split", cfg.seed)] = split_by_article(build.samples.values(), seed=cfg.seed)
-        items = [k for k, v in sorted(build.samples.items()) if k in transcripts and (cfg.task == "binary" or v.label)]
-        memo[key] = detect_inputs(
-            build.samples,
-            items,
-            memo[("split", cfg.seed)],
-            cfg.input,
-            transcripts=transcripts,
-            audio=build.audio,
-            memo=memo.setdefault("digests", {}),
-        )
-    return memo[key]
+    return detect_inputs(store, **read_parts(m.stages, getattr(cfg, "transcripts", None)), input=cfg.input, memo=memo)
 
 
 def _upgraded(run: Any, build_stages: Mapping[str, str]) -> tuple[StaleKind, str] | None | bool:
@@ -128,9 +122,8 @@ def _detect_selection(store: Store, command: str) -> Selection:
     """Per distinct config (core/runs.py ``RunConfig.identity``), the latest run consistent with the current build;
     a config none of whose runs is consistent is stale, with the command that reruns it."""
     from halluscope.core.runs import runs
-    from halluscope.spoken.build import load_build_or_none
 
-    build = load_build_or_none(store)
+    build = store.latest_manifest("build spoken")  # its stage keys: the build's records are read unparsed
     memo: dict = {}
     current: dict[str, Any] = {}
     latest: dict[str, tuple[Any, tuple[StaleKind, str]]] = {}
@@ -155,6 +148,7 @@ def _detect_selection(store: Store, command: str) -> Selection:
 
 
 def _detect_verdict(store: Store, run: Any, build: Any, command: str, memo: dict) -> tuple[StaleKind, str] | None:
+    """None when ``run`` read what the current build (its manifest) holds; else (kind, why)."""
     if build is None:
         return "changed", "the run holds no 'build spoken' any more"
     if run.manifest.inputs and command == "detect":

@@ -1,10 +1,10 @@
 """Provenance by content: what each derived record was computed from, and which population a response belongs to.
 
-A derived record stores the digests of exactly the inputs it read (``text_digest``, ``items_digest``):
+A derived record stores the digests of exactly the inputs it read (``text_digest``, ``Store.digest``):
 
-- a detect run (its manifest's ``inputs``, ``detect_inputs``): ``texts`` (every sample's text and gold fields),
-  ``items`` (the ids it predicted on), ``split`` (article -> train/dev/test) and, by its input kind,
-  ``transcripts`` (the transcript set it read) or ``audio`` (the clips' sha256);
+- a detect run (its manifest's ``inputs``, ``detect_inputs``): ``texts`` (the samples it read), ``transcribed``
+  (which items have a transcript: its item set) and, by its input kind, ``transcripts`` (the transcript set it read)
+  or ``audio`` (the clips); each over the stored records themselves (``Store.digest``);
 - a groundedness verdict (``GroundednessJudgement.answer_sha256``, with its ``judge`` and ``prompt``) and a human
   label (``MishapAnnotation.answer_sha256``): the response text they read;
 - a transcript (``Transcript.audio_sha256`` and ``asr``): its audio and ASR spec.
@@ -25,10 +25,9 @@ changes another command's table.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shlex
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
@@ -51,17 +50,6 @@ JUDGE = "mishap judge"
 def text_digest(text: str | None) -> str:
     """16 hex digits of the sha256 of a text (UTF-8; None reads as '')."""
     return sha256_hex(text or "", 16)
-
-
-def items_digest(values: Mapping[str, Any]) -> str:
-    """16 hex digits over id -> value pairs, in id order; a value is a string, a number or None, or a tuple of them
-    (fields joined by unit separators: one pass of sha256, 12,000 article texts in a few tens of ms)."""
-    h = hashlib.sha256()
-    for k in sorted(values):
-        v = values[k]
-        fields = v if isinstance(v, tuple) else (v,)
-        h.update(("\x1d" + k + "\x1f" + "\x1f".join(map(str, fields))).encode("utf-8", "surrogatepass"))
-    return h.hexdigest()[:16]
 
 
 # -- the selection -----------------------------------------------------------------------------------------------
@@ -109,41 +97,31 @@ def run_arg(store: Store) -> str:
 
 
 def detect_inputs(
-    samples: Mapping[str, Any],
-    items: Iterable[str],
-    splits: Mapping[str, str],
-    input: str,
-    transcripts: Mapping[str, Any] | None = None,
-    audio: Mapping[str, Any] | None = None,
+    store: Store,
     *,
+    texts: Mapping[str, str],
+    transcripts: Mapping[str, str],
+    audio: Mapping[str, str],
+    input: str,
     memo: dict | None = None,
 ) -> dict[str, str]:
-    """The input digests of one detect run: ``samples`` (id -> Variant), the item ids it predicts on, the
-    article split, and the transcripts (id -> Transcript) or audio (id -> AudioRef) its input kind reads.
-    ``memo``: digests already computed over the same objects (the texts, one transcript set, the audio), by id()."""
+    """The input digests of one detect run, by content (``Store.digest`` over the stage parts it read: stage name ->
+    fingerprint): ``texts`` (the samples: texts and gold labels), ``transcribed`` (which items have a transcript:
+    the item set), and by its input kind ``transcripts`` or ``audio``. The article split and the items predicted are
+    functions of these and the run's seed and task (its config), so equal digests mean equal inputs."""
     memo = {} if memo is None else memo
 
-    def once(key: tuple, fn: Callable[[], str]) -> str:
+    def digest(parts: Mapping[str, str], ids_only: bool = False) -> str:
+        key = (tuple(sorted(parts.items())), ids_only)
         if key not in memo:
-            memo[key] = fn()
+            memo[key] = store.digest(dict(parts), ids_only=ids_only)
         return memo[key]
 
-    out = {
-        "texts": once(
-            ("texts", id(samples)),
-            lambda: items_digest(
-                {k: (v.text, v.label, v.type, v.severity, v.article_id, v.language) for k, v in samples.items()}
-            ),
-        ),
-        "items": items_digest({k: 1 for k in items}),
-        "split": items_digest(dict(splits)),
-    }
+    out = {"texts": digest(texts), "transcribed": digest(transcripts, ids_only=True)}
     if input == "transcript":
-        t = transcripts or {}
-        out["transcripts"] = once(("transcripts", id(t)), lambda: items_digest({k: x.text for k, x in t.items()}))
+        out["transcripts"] = digest(transcripts)
     if input == "audio":
-        a = audio or {}
-        out["audio"] = once(("audio", id(a)), lambda: items_digest({k: x.sha256 for k, x in a.items()}))
+        out["audio"] = digest(audio)
     return out
 
 

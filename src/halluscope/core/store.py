@@ -4,6 +4,7 @@ that need another view of the file (the projection's timings, the label table) g
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -236,6 +237,19 @@ class Store(LabelTable):
                 (stage, fingerprint, item_id),
             ).fetchone()
         return None if row is None else cls.model_validate_json(row[0])
+
+    def digest(self, stages: dict[str, str], *, ids_only: bool = False) -> str:
+        """16 hex of one sha256 over the ok results of these stage -> fingerprint parts, in item id order: each id
+        and its stored payload (``ids_only``: the ids alone). What a derived record read, by content, unparsed."""
+        rows: dict[str, str] = {}
+        what = "item_id, ''" if ids_only else "item_id, payload"
+        for stage, fp in stages.items():
+            q = f"SELECT {what} FROM results WHERE stage=? AND fingerprint=? AND status='ok'"
+            rows.update(self._db.execute(q, (stage, fp)).fetchall())
+        h = hashlib.sha256()
+        for k in sorted(rows):
+            h.update(f"\x1d{k}\x1f{rows[k]}".encode("utf-8", "surrogatepass"))
+        return h.hexdigest()[:16]
 
     def failures(self, stage: str, fingerprint: str) -> dict[str, str]:
         rows = self._db.execute(

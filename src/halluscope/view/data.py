@@ -116,11 +116,12 @@ class _Calls:
         return self._store.result(stage, fingerprint, item_id, cls)
 
 
-def _item_index(run_dir: str, stages: dict[str, str]) -> tuple[list, dict[str, tuple]]:
+def _item_index(run_dir: str, stages: dict[str, str]) -> tuple[list, dict[str, tuple], list[dict]]:
     """What the index shows of a spoken build's predictions and clips, small to send back from a forked process:
     each detect run as the report labels it (display names, never a temporary path) as (row label, task, input,
     detect stage fingerprint, item -> (predicted, gold, status)); item -> (clip path, sha256). A detail reads its
-    item's prediction and clip records whole."""
+    item's prediction and clip records whole; and the detect runs left out as stale (halluscope/current.py)."""
+    from halluscope.current import stale_rows
     from halluscope.spoken import language_stages
     from halluscope.spoken.detect.runs import detect_runs
 
@@ -136,7 +137,8 @@ def _item_index(run_dir: str, stages: dict[str, str]) -> tuple[list, dict[str, t
             for d in detect_runs(store)
         ]
         clips = {k: (a.path, a.sha256) for k, a in language_stages.results(store, stages, "tts", AudioRef).items()}
-    return runs, clips
+        stale = stale_rows(store, "detect", "detect realworld")  # read with detect_runs' selection, at no cost
+    return runs, clips, stale
 
 
 def _spoken(
@@ -150,6 +152,7 @@ def _spoken(
     judges: list[str],
     quality: dict[str, dict[str, dict]],
     audio_src: Callable[[str], str],
+    stale: list[dict],
 ) -> None:
     from halluscope.core.forked import in_fork
     from halluscope.spoken import language_stages
@@ -166,7 +169,8 @@ def _spoken(
             **store.results("generate", st["generate"], Variant),
         }
         heard = language_stages.results(store, st, "asr", Transcript)
-        found, clips = later.result() if later is not None else _item_index(run_dir, st)
+        found, clips, stale_runs = later.result() if later is not None else _item_index(run_dir, st)
+    stale.extend(stale_runs)
     from halluscope.core.runs import latest_run
     from halluscope.core.spec import display_name
 
@@ -447,9 +451,10 @@ def load_view(
     with Store(run_dir, create=False, lock=False) as store:
         from halluscope.current import stale_rows
 
-        stale = stale_rows(store)  # what the report leaves out (halluscope/current.py), listed on the page
+        stale: list[dict] = []  # what the report leaves out (halluscope/current.py), listed on the page
         if store.latest_manifest("build spoken") is not None:
-            _spoken(store, calls, index, details, texts, audio, runs, judges, quality, src)
+            _spoken(store, calls, index, details, texts, audio, runs, judges, quality, src, stale)
+        stale += stale_rows(store, "answers", "verdicts", "labels")
         if store.latest_manifest("mishap clips") is not None:
             roots = _mishap(store, calls, index, details, texts, audio, src)
     for row, detail in load_closedform(closedform):

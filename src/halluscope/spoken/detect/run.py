@@ -23,6 +23,7 @@ from halluscope.core.records import SEVERITIES, TYPES, Prediction, Task, Variant
 from halluscope.core.registry import Registry
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
+from halluscope.current import read_parts
 from halluscope.spoken.build import BuildResult, load_build
 from halluscope.spoken.detect.splits import guard_splits, split_by_article
 from halluscope.spoken.detect.tfidf import TfidfDetector
@@ -289,14 +290,7 @@ def detect(
             seeds={"split": seed, "detector": seed},
             stages={"detect": stage.fingerprint, **build.stages},
             # what it read, by content: the report shows it only while the build still holds it (core/provenance.py)
-            inputs=detect_inputs(
-                build.samples,
-                [v.id for v in items],
-                splits,
-                input,
-                transcripts=build.transcripts,
-                audio=build.audio,
-            ),
+            inputs=detect_inputs(store, **read_parts(build.stages, transcripts), input=input),
         )
         ctx = DetectContext(
             store=store,
