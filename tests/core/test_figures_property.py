@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from hypothesis import HealthCheck, Phase, example, given, settings, strategies as st
 from typer.testing import CliRunner
 
 from halluscope.backends.speech import ASR_BACKENDS, TTS_BACKENDS
@@ -130,16 +130,16 @@ def _ok(*args: object) -> str:
     return res.output
 
 
-@dataclass
 class Env:
-    root: Path
-    base: Path  # a MISHAP run with clips, questions and rubrics (no spoken build, no answers)
-    corpus: Path
-    validity: Path
-    fresh: dict = field(default_factory=dict, repr=False)  # final configuration -> its fresh run's tables
-    runs: int = 0
+    """The module's material: a MISHAP run with clips, questions and rubrics (no spoken build, no answers) to copy,
+    the corpus, the validity file, and the fresh runs' tables per final configuration."""
 
-    def __repr__(self) -> str:
+    def __init__(self, root: Path, base: Path, corpus: Path, validity: Path) -> None:
+        self.root, self.base, self.corpus, self.validity = root, base, corpus, validity
+        self.fresh: dict[tuple, dict] = {}
+        self.runs = 0
+
+    def __repr__(self) -> str:  # what hypothesis prints of it beside a failing example
         return f"Env({self.root})"
 
     def new_run(self, name: str) -> Path:
@@ -384,11 +384,12 @@ OPS = st.one_of(
 )
 
 
-@settings(
+@settings(  # each step builds two reports: few examples, no shrinking (a failing sequence has 4 commands or fewer)
     max_examples=3,
     deadline=None,
     derandomize=True,
     database=None,
+    phases=(Phase.explicit, Phase.generate),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(ops=st.lists(OPS, min_size=1, max_size=4))
