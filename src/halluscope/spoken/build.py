@@ -145,7 +145,7 @@ def _check_stages(
         "ingest": "check the corpus rows ('halluscope corpus check CORPUS')",
         "generate": "check the generator {} (its server, model and replies: 'halluscope view RUN'), then run the "
         "same command again; a rewrite it cannot make (an article with too few alterable facts for the type and "
-        "severity) fails again: --allow-partial keeps the others",
+        "severity) fails again on a rerun",
         "tts": "check the TTS engine {} on one text, then run the same command again",
     }
     asr_fix = "check the ASR engine {} and its options on one clip, then run the same command again"
