@@ -116,7 +116,7 @@ def bare_whisper(clips: list[tuple[str, np.ndarray]]) -> float:
             condition_on_previous_text=False,
             no_repeat_ngram_size=4,
             vad_filter=False,
-            without_timestamps=False,
+            without_timestamps=len(x) <= 30 * SAMPLE_RATE,  # timestamps past one window, as whisper/ does
         )
         " ".join(s.text for s in segs)
     return sum(len(x) for _, x in clips) / SAMPLE_RATE
@@ -129,9 +129,13 @@ def bare_hf_asr(path: str) -> Callable[[list[tuple[str, np.ndarray]]], float]:
         pipe = pipeline("automatic-speech-recognition", model=path, device="cpu")
         whisper = pipe.model.config.model_type == "whisper"
         for lang, x in clips:
-            kw = {"chunk_length_s": 30.0} if len(x) > 30 * SAMPLE_RATE else {}
-            if whisper:
+            kw: dict = {}
+            if whisper:  # long clips sequentially with timestamps, as hf-asr does
                 kw["generate_kwargs"] = {"language": lang, "task": "transcribe"}
+                if len(x) > 30 * SAMPLE_RATE:
+                    kw["return_timestamps"] = True
+            elif len(x) > 30 * SAMPLE_RATE:
+                kw["chunk_length_s"] = 30.0
             pipe({"raw": x, "sampling_rate": SAMPLE_RATE}, **kw)
         return sum(len(x) for _, x in clips) / SAMPLE_RATE
 

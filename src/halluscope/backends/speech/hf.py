@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from halluscope.backends.speech.asr import ASR_BACKENDS
+from halluscope.backends.speech.asr import ASR_BACKENDS, WINDOW_S
 from halluscope.backends.speech.audio import SAMPLE_RATE, resample
 from halluscope.backends.speech.tts import TTS_BACKENDS
 from halluscope.core.errors import HalluscopeError, ItemError, MissingExtraError
@@ -164,9 +164,6 @@ def _hf_punct(model: str, **options: object) -> TextRestorer:
 # ---- ASR ----------------------------------------------------------------------------------------------------------
 
 
-WHISPER_WINDOW_S = 30  # Whisper's input window; a longer clip is decoded window after window
-
-
 @dataclass
 class HfAsr:
     """transformers ASR pipeline over a Whisper (language forced per item) or CTC (wav2vec2) checkpoint; then the
@@ -233,7 +230,7 @@ class HfAsr:
         kwargs: dict[str, Any] = {}
         if self._whisper:
             kwargs["generate_kwargs"] = {"language": language, "task": "transcribe"}
-            if len(samples) > WHISPER_WINDOW_S * SAMPLE_RATE:
+            if len(samples) > WINDOW_S * SAMPLE_RATE:
                 kwargs["return_timestamps"] = True  # transformers' sequential long-form decoding
         elif len(samples) > self.chunk_s * SAMPLE_RATE:
             kwargs["chunk_length_s"] = self.chunk_s
