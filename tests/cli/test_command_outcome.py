@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from halluscope.backends.speech.route import PRESETS
+from halluscope.core.errors import HalluscopeError
 from halluscope.core.outcome import MAX_FAILED_SHARE, PartialFailure, StepOutcome, check_outcomes
 from halluscope.core.store import Store
 from support import fakes, scripted
@@ -86,6 +87,8 @@ def test_a_glued_option_is_read_as_an_option_not_part_of_the_model_name():
     assert (asr.model, asr.beam_size) == ("base", 1)
     assert asr.spec == "whisper/base?beam_size=1" and ASR_BACKENDS.create("whisper/base").spec == "whisper/base"
     assert "beam_size" in ASR_BACKENDS.options_of("whisper")
+    with pytest.raises(HalluscopeError, match=r"'whisper/base\?beam_size=wide': beam_size: .*integer.*Fix: "):
+        ASR_BACKENDS.create("whisper/base?beam_size=wide")  # a value of the wrong type: one line, the option named
 
 
 # ---- (b) a step that produced nothing, or too little ----------------------------------------------------------

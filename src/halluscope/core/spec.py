@@ -162,7 +162,13 @@ class ModelSpec:
         try:
             return model_cls.model_validate({**defaults, **self.without(NAME_KEY).options})  # type: ignore[attr-defined]
         except ValidationError as exc:
-            raise HalluscopeError(f"bad options for {kind} '{self}': {exc}") from exc
+            problems = "; ".join(
+                f"{'.'.join(str(x) for x in e['loc']) or 'options'}: {e['msg']} (got {e.get('input')!r})"
+                for e in exc.errors()
+            )
+            raise HalluscopeError(
+                f"bad options for {kind} '{self}': {problems}. Fix: give each option a value of its type"
+            ) from exc
 
 
 def as_spec(spec: str | ModelSpec, options: Mapping[str, Any] | None = None) -> ModelSpec:
