@@ -286,9 +286,13 @@ def build_realworld_cmd(
     llm_config: LlmConfig = None,
     option: Options = [],  # noqa: B006 - options of the --faithful generator
     json_out: Json = False,
+    allow_partial: AllowPartial = False,
 ) -> None:
     """Real-world split (Lost in Speech, 3.2): match each fake to a truthful original by greedy TF-IDF cosine over topic
     and period (one each, without replacement) and render all new items through the run's TTS -> ASR.
+
+    The faithful rewrites, then the speech, are checked before the split is recorded: a step that produces nothing,
+    or fails on more than the share --allow-partial names, exits 2 (what was done is kept; a rerun retries the rest).
 
     Then: halluscope detect RUN --detector encoder/<path> --input all -o realworld=true; halluscope report RUN
     """
@@ -303,6 +307,7 @@ def build_realworld_cmd(
         text_weight=text_weight,
         corpus=corpus,
         quiet=json_out,
+        allow_partial=allow_partial,
     )
     failed = sum(len(f) for f in split.failures.values())
     counts = {

@@ -71,7 +71,8 @@ def detect(
     test; all inputs use identical item ids. Zero-shot detectors take --max-tokens (default 256), --audio-policy
     (default truncate), --system and --mitigation; -o KEY=VALUE passes detector options (subset=N, alpha=0.5, ...);
     -o realworld=true makes the dedicated real-world run (after 'build realworld'): the matched truthful
-    negatives move to test, fakes are predicted too.
+    negatives move to test, fakes are predicted too. A run that predicts nothing, or fails on more than the share
+    --allow-partial names (the real-world run too), exits 2; what it predicted is kept.
 
     Example: halluscope detect runs/quickstart --detector tfidf --task all --input all
     On Ray: halluscope detect RUN --detector encoder/<dir> --executor ray --ray-resources encoder:cpus=1
@@ -90,7 +91,6 @@ def detect(
             raise typer.BadParameter(f"--prompting applies to zero-shot detectors, not '{detector}'")
         options["prompting"] = prompting
     tasks = list(TASKS) if task == "all" else [task]
-    outcome_rule = {"allow_partial": allow_partial}  # the outcome rule; the real-world run does not apply it yet
     if options.pop("realworld", False) in (True, "true", "1", 1):
         # the dedicated real-world run (Lost in Speech, Table 4): matched negatives held out of train and dev
         from halluscope.spoken.realworld import detect_realworld as run_detect  # type: ignore[assignment]
@@ -99,7 +99,6 @@ def detect(
             raise typer.BadParameter("the real-world run reads the build's own transcripts; drop --transcripts")
 
         tasks = ["binary"] if task == "all" else tasks
-        outcome_rule = {}
     inputs = ["text", "transcript"] if input == "all" else [input]
     rows = []
     asked: dict = {}
@@ -114,7 +113,7 @@ def detect(
                     seed=seed,
                     options=options,  # type: ignore[arg-type]
                     executor=ex,
-                    **outcome_rule,
+                    allow_partial=allow_partial,  # the one outcome rule (core/outcome.py)
                     **({"transcripts": transcripts} if transcripts else {}),
                 )
                 n_test = sum(p.split == "test" for p in res.predictions.values())

@@ -23,6 +23,7 @@ from halluscope.core.errors import HalluscopeError, InputError, Problems
 from halluscope.core.hashing import file_sha256
 from halluscope.core.inputs import Field, read_rows
 from halluscope.core.manifest import record_manifest
+from halluscope.core.outcome import StepOutcome, check_outcomes
 from halluscope.core.records import (
     Article,
     AudioRef,
@@ -231,6 +232,13 @@ class RealWorldSplit:
         return {**{k: fake_variant(f) for k, f in self.fakes.items()}, **self.faithful}
 
 
+def _check(run_dir: Path, allow_partial: bool | None, outcomes: list[StepOutcome]) -> None:
+    """The one rule of core/outcome.py over some of the split's steps (nothing when ``allow_partial`` is None)."""
+    if allow_partial is not None:
+        kept = f"in {run_dir} (a rerun reuses it and retries only the failed items)"
+        check_outcomes(outcomes, command="build realworld", allow_partial=allow_partial, kept=kept)
+
+
 def _file_sha(path: Path) -> str:
     return file_sha256(path, 16)
 
@@ -246,8 +254,13 @@ def build_realworld(
     corpus: str | None = None,
     llm_config: object | None = None,
     quiet: bool = False,
+    allow_partial: bool | None = None,
 ) -> RealWorldSplit:
-    """Load fakes, match negatives, make faithful rewrites (optional) and render new items through TTS -> ASR."""
+    """Load fakes, match negatives, make faithful rewrites (optional) and render new items through TTS -> ASR.
+
+    ``allow_partial``: None records whatever was made; False / True applies the one rule of core/outcome.py after
+    the faithful rewrites (before any speech work) and after the speech, before the split is recorded (a step
+    failing on more than the share fails the command unless True; one that produced nothing always does)."""
     run_dir = Path(run_dir)
     bad = [x for x in [*langs, *faithful_langs] if x not in REAL_LANGUAGES]
     if bad:
@@ -296,6 +309,10 @@ def build_realworld(
             summary = provenance.faithful_rewrites(
                 store, fstage, backend, [arts[a] for a in negs], seed=cfg.seed, quiet=quiet
             )
+            fix = (
+                f"check the generator '{faithful}' (its server, key and replies: 'halluscope view RUN'), then run again"
+            )
+            _check(run_dir, allow_partial, [StepOutcome.of(summary, step=fstage.name, fix=fix)])
             faithful_results = summary.results
             if summary.failed:
                 failures[fstage.name] = summary.failed
@@ -330,6 +347,8 @@ def build_realworld(
             audio.update(language_stages.merged(a))
             transcripts.update(language_stages.merged(t))
             done: list[StageSummary] = [*a.values(), *t.values()]
+            fix = "check the build's speech engines on one item (the reasons: 'halluscope view RUN'), then run again"
+            _check(run_dir, allow_partial, [StepOutcome.of(s, fix=fix) for s in done])
             failures.update({s.stage: s.failed for s in done if s.failed})
             stages.update({**tts_stage.manifest(), **asr_stage.manifest()})
         config = {
@@ -399,10 +418,19 @@ def detect_realworld(
     seed: int = 0,
     options: dict[str, Any] | None = None,
     executor: Any = None,
+    allow_partial: bool | None = None,
 ) -> Any:
-    """Train/evaluate any registered detector with the real-world negatives held out of train and dev."""
-    from halluscope.core.records import Prediction
-    from halluscope.spoken.detect.run import DETECTORS, DetectContext, DetectResult, detect, display_option
+    """Train/evaluate any registered detector with the real-world negatives held out of train and dev.
+
+    ``allow_partial``: as in ``detect`` (None fails only when nothing was predicted; False / True the whole rule)."""
+    from halluscope.spoken.detect.run import (
+        DETECTORS,
+        DetectContext,
+        DetectResult,
+        checked_predictions,
+        detect,
+        display_option,
+    )
 
     options = dict(options or {})
     detector, name = display_option(detector, options)
@@ -485,4 +513,12 @@ def detect_realworld(
             **({"executor": executor} if executor is not None else {}),
         )
         kind.run(ctx)
-        return DetectResult(stage.fingerprint, store.results(stage.name, stage.fingerprint, Prediction), excluded)
+        predictions = checked_predictions(
+            store,
+            stage,
+            n_items=len(items),
+            step=f"detect {detector} task={task} input={input} realworld=true",
+            run_dir=run_dir,
+            allow_partial=allow_partial,
+        )
+        return DetectResult(stage.fingerprint, predictions, excluded)

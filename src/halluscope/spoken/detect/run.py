@@ -307,25 +307,40 @@ def detect(
             executor=executor or LOCAL,
         )
         kind.run(ctx)
-        predictions = store.results(stage.name, stage.fingerprint, Prediction)
-        failed = {k: v for k, v in store.failures(stage.name, stage.fingerprint).items() if k not in predictions}
-        # a zero-shot item whose backend gave no reply is stored with status 'error': failed, not predicted (one the
-        # audio policy skipped is kept out of n by design, not a failure)
-        no_reply = {
-            k: p.reason or "no reply"
-            for k, p in predictions.items()
-            if p.status == "error" and not (p.audio is not None and p.audio.action == "skipped")
-        }
-        failed |= no_reply
-        # the one rule (core/outcome.py): no prediction at all always fails; too many failed items unless allowed
-        outcome = StepOutcome(
-            f"detect {detector} task={task} input={input}",
-            len(set(predictions) | set(failed)) or len(items),
-            len(predictions) - len(no_reply),
-            failed,
-            fix="see the failures in the report or 'halluscope view RUN', then run detect again",
+        predictions = checked_predictions(
+            store,
+            stage,
+            n_items=len(items),
+            step=f"detect {detector} task={task} input={input}",
+            run_dir=run_dir,
+            allow_partial=allow_partial,
         )
-        if allow_partial is not None or not outcome.produced:
-            kept = f"in {run_dir} (finished items are kept; a rerun retries the failed ones)"
-            check_outcomes([outcome], command="detect", allow_partial=bool(allow_partial), kept=kept)
         return DetectResult(stage.fingerprint, predictions, excluded)
+
+
+def checked_predictions(
+    store: Store, stage: Stage, *, n_items: int, step: str, run_dir: str | Path, allow_partial: bool | None
+) -> dict[str, Prediction]:
+    """A detect run's stored predictions after the one rule of core/outcome.py: no prediction at all always fails;
+    too many failed items fail unless ``allow_partial`` (None: only the first check)."""
+    predictions = store.results(stage.name, stage.fingerprint, Prediction)
+    failed = {k: v for k, v in store.failures(stage.name, stage.fingerprint).items() if k not in predictions}
+    # a zero-shot item whose backend gave no reply is stored with status 'error': failed, not predicted (one the
+    # audio policy skipped is kept out of n by design, not a failure)
+    no_reply = {
+        k: p.reason or "no reply"
+        for k, p in predictions.items()
+        if p.status == "error" and not (p.audio is not None and p.audio.action == "skipped")
+    }
+    failed |= no_reply
+    outcome = StepOutcome(
+        step,
+        len(set(predictions) | set(failed)) or n_items,
+        len(predictions) - len(no_reply),
+        failed,
+        fix="see the failures in the report or 'halluscope view RUN', then run detect again",
+    )
+    if allow_partial is not None or not outcome.produced:
+        kept = f"in {run_dir} (finished items are kept; a rerun retries the failed ones)"
+        check_outcomes([outcome], command="detect", allow_partial=bool(allow_partial), kept=kept)
+    return predictions
