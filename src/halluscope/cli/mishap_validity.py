@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, List, Optional
 import typer
 
 from halluscope.cli.compat import App
-from halluscope.cli.options import LlmConfig, NewRun, Options, Retries, Run, model_with
+from halluscope.cli.options import AllowPartial, LlmConfig, NewRun, Options, Retries, Run, model_with
 from halluscope.core.stages import console
 
 if TYPE_CHECKING:
@@ -63,13 +63,25 @@ def judge_cmd(
     retries: Retries = 2,
     llm_config: LlmConfig = None,
     option: Options = [],  # noqa: B006 - the judge's options
+    allow_partial: AllowPartial = False,
 ) -> None:
-    """Judge every imported response with the full groundedness judge."""
+    """Judge every imported response with the full groundedness judge.
+
+    A judge that judges nothing, or fails on more than the share --allow-partial names, exits 2 and the run is not
+    recorded (its verdicts are kept in the store: a rerun asks only the failed ones)."""
     from halluscope.mishap.ablation import run_configs
     from halluscope.mishap.judge import FULL
 
     show_configs(
-        run_configs(run, model_with(judge, option), (FULL,), items="validity", examples=examples, retries=retries)
+        run_configs(
+            run,
+            model_with(judge, option),
+            (FULL,),
+            items="validity",
+            examples=examples,
+            retries=retries,
+            allow_partial=allow_partial,
+        )
     )
 
 
@@ -109,8 +121,12 @@ def ablation_cmd(
     retries: Retries = 2,
     llm_config: LlmConfig = None,
     option: Options = [],  # noqa: B006 - the judge's options
+    allow_partial: AllowPartial = False,
 ) -> None:
-    """Run named judge configurations on the same answers; print judge-human agreement per configuration."""
+    """Run named judge configurations on the same answers; print judge-human agreement per configuration.
+
+    A configuration that judges nothing, or fails on more than the share --allow-partial names, exits 2 and the
+    ablation is not recorded (its verdicts are kept in the store: a rerun asks only the failed ones)."""
     from halluscope.mishap.ablation import ablation_tables, load_configs, run_configs
 
     chosen = tuple(c for spec in configs for c in load_configs(spec))
@@ -124,6 +140,7 @@ def ablation_cmd(
             all_answers=all_answers,
             max_searches=max_searches,
             retries=retries,
+            allow_partial=allow_partial,
         )
     )
     print_table(ablation_tables(run)["ablation"], "Judge ablation (judge vs humans, pooled)")

@@ -16,6 +16,7 @@ from typing import Literal
 from halluscope.backends.llm import LLM_BACKENDS, Caller, LLMConfig, load_llm_config
 from halluscope.core.errors import HalluscopeError, InputError
 from halluscope.core.manifest import record_manifest
+from halluscope.core.outcome import StepOutcome, check_outcomes
 from halluscope.core.records import GroundednessJudgement, MishapCategory
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
@@ -161,9 +162,14 @@ def run_configs(
     retries: int = 2,
     config: LLMConfig | None = None,
     quiet: bool = False,
+    allow_partial: bool | None = None,
 ) -> dict[str, ConfigRun]:
     """Judge the same responses under every configuration (name -> its run). ``items``: 'ablation' (MISHAP answers
-    people labelled, or every answer with ``all_answers``) or 'validity' (the imported closed-form responses)."""
+    people labelled, or every answer with ``all_answers``) or 'validity' (the imported closed-form responses).
+
+    ``allow_partial``: None records whatever was judged; False / True applies the one rule of core/outcome.py to
+    every configuration before the run is recorded (one failing on more than the share fails the command unless
+    True; one that judged nothing always does)."""
     from halluscope.backends.runner import run_calls
     from halluscope.mishap.evidence import FtsEvidence
     from halluscope.mishap.labels import human_labels
@@ -193,6 +199,7 @@ def run_configs(
                 )
         out: dict[str, ConfigRun] = {}
         stages: dict[str, str] = {}
+        outcomes: list[StepOutcome] = []
         for cfg in configs:
             gj = GroundednessJudge(
                 backend, examples=shown, tool=tool, max_searches=max_searches, retries=retries, config=cfg
@@ -217,6 +224,11 @@ def run_configs(
             )
             out[cfg.name] = ConfigRun(cfg, res.results, len(res.failed), len(todo) - len(chosen))
             stages[cfg.name] = stage.fingerprint
+            fix = f"check the judge {judge} (its server, key and replies: 'halluscope view RUN'), then run again"
+            outcomes.append(StepOutcome.of(res, step=f"judge: {cfg.name}", fix=fix))
+        if allow_partial is not None:  # before the run is recorded: a failed one is not recorded as complete
+            kept = f"in {run_dir}'s store (a rerun makes no call for the items judged)"
+            check_outcomes(outcomes, command=COMMANDS[items], allow_partial=allow_partial, kept=kept)
         record_manifest(
             store,
             command=COMMANDS[items],
