@@ -10,10 +10,10 @@ from halluscope.report.sections import Section, register_section
 
 @register_section
 def mishap_section(store: Store) -> Section | None:
-    from halluscope.current import select
     from halluscope.mishap._common import COMMANDS
+    from halluscope.mishap.judge import load_judgements
     from halluscope.mishap.report import collect, mishap_section
 
-    if store.latest_manifest(COMMANDS["judge"]) is None or not select(store, "verdicts")["verdicts"].current:
+    if store.latest_manifest(COMMANDS["judge"]) is None or not load_judgements(store):
         return None
     return mishap_section(collect(store.run_dir))
