@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from halluscope.core.keys import StageName
 from halluscope.core.provenance import (
     ANSWERS,
     IMPORTED,
@@ -228,7 +229,7 @@ def _verdicts(store: Store) -> Selection:
             continue
         if j.answer_sha256 is not None:
             why = differs({"answer": j.answer_sha256}, {"answer": text_digest(a.text)})
-        elif m is not None and m.stages.get(f"answers:{a.model}") == sets.get(a.model):
+        elif m is not None and m.stages.get(str(StageName("answers", subject=a.model))) == sets.get(a.model):
             why = None  # upgraded: the judge run read this model's current answers stage
         else:
             why = differs(None, {})

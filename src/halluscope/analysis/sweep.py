@@ -85,7 +85,7 @@ def run_sweep(
             command=SWEEP_ANSWERS,  # the sweep's own population: never the tables' answers
         )
         with Store(run_dir) as store:
-            fp = store.latest_manifest(SWEEP_ANSWERS).stages[f"answers:{spec}"]  # type: ignore[union-attr]
+            fp = store.latest_manifest(SWEEP_ANSWERS).stages[str(StageName("answers", subject=spec))]  # type: ignore[union-attr]
         done.append({"arm": name, "model": spec, "strength": strength, "seeds": arm_seeds, "answers": fp})
     if judge is not None:  # the sweep's answers only, recorded as the sweep's judge run (not the report's judge)
         run_judge(

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
 from halluscope.core.hashing import sha256_hex
+from halluscope.core.keys import StageName
 from halluscope.core.store import Store
 
 T = TypeVar("T")
@@ -186,9 +187,10 @@ def answer_populations(store: Store) -> Selection:
         if r.stages.get("questions") != questions:
             continue
         for k, fp in r.stages.items():
-            if not k.startswith("answers:") or fp in swept:
+            name = StageName.parse(k)
+            if name is None or name.kind != "answers" or name.subject is None or fp in swept:
                 continue
-            model = k.split(":", 1)[1]
+            model = name.subject
             seen.setdefault(model, []).append((fp, r))
             if model not in chosen or r.config.replace:
                 chosen[model] = (fp, r)

@@ -19,6 +19,7 @@ from halluscope.backends.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig
 from halluscope.backends.runner import CallSummary, ask_until_parsed, run_calls
 from halluscope.core.errors import HalluscopeError, InputError
 from halluscope.core.hashing import json_sha256, sha256_hex
+from halluscope.core.keys import StageName
 from halluscope.core.manifest import record_manifest
 from halluscope.core.provenance import text_digest
 from halluscope.core.records import (
@@ -33,7 +34,7 @@ from halluscope.core.records import (
 )
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
-from halluscope.mishap._common import COMMANDS, VERSION, prompt, prompts_hash, upstream
+from halluscope.mishap._common import COMMANDS, VERSION, check_step, prompt, prompts_hash, upstream
 from halluscope.mishap.answers import answer_sets, judgeable, load_answers  # noqa: F401 - judgeable: re-exported
 from halluscope.mishap.clips import kept_clips
 from halluscope.mishap.evidence import EvidenceTool
@@ -358,6 +359,7 @@ def run_judge(
     judge_config: JudgeConfig = FULL,
     answers: dict[str, str] | None = None,
     command: str = COMMANDS["judge"],
+    allow_partial: bool | None = None,
 ) -> CallSummary[GroundednessJudgement]:
     """Judge every answer of every model answered so far against the current rubrics (``judge_config``: which
     inputs the prompt carries and its version; the default is the full judge).
@@ -412,6 +414,7 @@ def run_judge(
             description="groundedness judge",
             quiet=quiet,
         )
+        check_step(res, command=command, step="judgements", allow_partial=allow_partial)
         record_manifest(
             store,
             command=command,
@@ -428,7 +431,11 @@ def run_judge(
                 ),
             },
             seeds={},
-            stages={**up, **{f"answers:{m}": fp for m, fp in sets.items()}, "judge": stage.fingerprint},
+            stages={
+                **up,
+                **{str(StageName("answers", subject=m)): fp for m, fp in sets.items()},
+                "judge": stage.fingerprint,
+            },
         )
         return res
 
