@@ -53,8 +53,13 @@ def run_sweep(
     audio_policy: str = "truncate",
     config: object = None,
     quiet: bool = False,
+    allow_partial: bool | None = None,
 ) -> dict:
-    """Answer (and judge) every arm; returns the manifest config recorded."""
+    """Answer (and judge) every arm; returns the manifest config recorded.
+
+    ``allow_partial``: None records whatever was answered; False / True applies the one rule of core/outcome.py to
+    every arm's answers and to the judge before the sweep is recorded (an arm or judge failing on more than the
+    share fails the command unless True; one that produced nothing always does)."""
     from halluscope.mishap.answers import collect_answers
     from halluscope.mishap.judge import run_judge
 
@@ -83,6 +88,7 @@ def run_sweep(
             config=config,  # type: ignore[arg-type]
             quiet=quiet,
             command=SWEEP_ANSWERS,  # the sweep's own population: never the tables' answers
+            allow_partial=allow_partial,
         )
         with Store(run_dir) as store:
             fp = store.latest_manifest(SWEEP_ANSWERS).stages[str(StageName("answers", subject=spec))]  # type: ignore[union-attr]
@@ -95,6 +101,7 @@ def run_sweep(
             quiet=quiet,
             answers={a["arm"]: a["answers"] for a in done},
             command=SWEEP_JUDGE,
+            allow_partial=allow_partial,
         )
         with Store(run_dir) as store:
             judge_stages.append(store.latest_manifest(SWEEP_JUDGE).stages["judge"])  # type: ignore[union-attr]

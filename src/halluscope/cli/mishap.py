@@ -43,12 +43,10 @@ RUN = NewRun("Run directory (created by 'clips'; later steps resume it).")
 STEP_RUN = Run("Run directory made by 'mishap clips'.")
 
 
-def _show(summary, what: str, json_out: bool = False, allow_partial: bool = False) -> None:
+def _show(summary, what: str, json_out: bool = False) -> None:
     """A step's summary (halluscope.backends.runner.CallSummary): its counts line, then its warnings (--json: them as
-    one JSON object on stdout, with the failures by item); then the one rule of core/outcome.py: a step that
-    produced nothing or failed on too many items exits 2 (what it did stays in the run's store)."""
-    from halluscope.core.outcome import StepOutcome, check_outcomes
-
+    one JSON object on stdout, with the failures by item). The one rule of core/outcome.py was applied by the step
+    itself (``allow_partial``), before it recorded the step: a failed step exits 2 and is not recorded."""
     if json_out:
         print(
             json.dumps(
@@ -61,15 +59,6 @@ def _show(summary, what: str, json_out: bool = False, allow_partial: bool = Fals
         console.print(summary.line(what), highlight=False, soft_wrap=True)
         for note in summary.notes:
             console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
-    outcome = StepOutcome.of(
-        summary,
-        step=what,
-        fix="check the model's server or weights and the reasons stored in the run ('halluscope view RUN'), then "
-        "run the same command again",
-    )
-    kept = "in the run's store (a rerun retries only the failed items)"
-    command = {"answers": "answer", "judgements": "judge"}.get(what.split()[0], what.split()[0])
-    check_outcomes([outcome], command=f"mishap {command}", allow_partial=allow_partial, kept=kept)
 
 
 def _seeds(value: Optional[str]) -> Optional[list[int]]:
@@ -194,10 +183,10 @@ def questions_cmd(
             retries=retries,
             seed=seed,
             quiet=json_out,
+            allow_partial=allow_partial,
         ),
         "questions",
         json_out,
-        allow_partial,
     )
 
 
@@ -226,12 +215,14 @@ def rubrics_cmd(
         raise typer.BadParameter("--formulation needs --generator (the LLM that writes the rubrics)")
     if generator and formulation:
         _show(
-            regenerate_rubrics(run, model_with(generator, option), formulation),
+            regenerate_rubrics(run, model_with(generator, option), formulation, allow_partial=allow_partial),
             f"rubrics ({formulation})",
-            allow_partial=allow_partial,
         )
     elif generator:
-        _show(make_rubrics(run, model_with(generator, option)), "rubrics", allow_partial=allow_partial)
+        _show(
+            make_rubrics(run, model_with(generator, option), allow_partial=allow_partial),
+            "rubrics",
+        )
     if import_:
         new = import_rubrics(run, import_, author=author)
         console.print(f"{len(new)} rubric(s) changed: new versions stored")
@@ -319,10 +310,10 @@ def answer_cmd(
                 quiet=json_out,
                 executor=ex,
                 replace=replace,
+                allow_partial=allow_partial,
             ),
             f"answers of {model}",
             json_out,
-            allow_partial,
         )
     if canary:  # greedy requests (sampled answers differ without any ablation); greedy real calls come from the store
         from halluscope.cli.canary import canary_mishap, show
@@ -418,10 +409,10 @@ def judge_cmd(
             max_searches=max_searches,
             retries=retries,
             quiet=json_out,
+            allow_partial=allow_partial,
         ),
         "judgements",
         json_out,
-        allow_partial,
     )
 
 
@@ -529,21 +520,27 @@ def all_cmd(
     ).lines():
         console.print(line, highlight=False, soft_wrap=True)
     _show(
-        make_questions(run, generator, per_category=per_category, real_sources=real_sources),
+        make_questions(
+            run, generator, per_category=per_category, real_sources=real_sources, allow_partial=allow_partial
+        ),
         "questions",
-        allow_partial=allow_partial,
     )
-    _show(make_rubrics(run, generator), "rubrics", allow_partial=allow_partial)
+    _show(make_rubrics(run, generator, allow_partial=allow_partial), "rubrics")
     with executor.create(run) as ex:
         for m in model:
             _show(
                 collect_answers(
-                    run, m, seeds=_seeds(seeds), temperature=temperature, audio_policy=audio_policy, executor=ex
+                    run,
+                    m,
+                    seeds=_seeds(seeds),
+                    temperature=temperature,
+                    audio_policy=audio_policy,
+                    executor=ex,
+                    allow_partial=allow_partial,
                 ),
                 f"answers of {m}",
-                allow_partial=allow_partial,
             )
-    _show(run_judge(run, judge, evidence=evidence), "judgements", allow_partial=allow_partial)
+    _show(run_judge(run, judge, evidence=evidence, allow_partial=allow_partial), "judgements")
     console.print(f"report: {write_mishap_report(run)}\nannotate: halluscope mishap annotate {run}")
 
 

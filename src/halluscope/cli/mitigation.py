@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from halluscope.cli.compat import App
-from halluscope.cli.options import AudioPolicy, Json, LlmConfig, MaxTokens, Options, Run, model_with
+from halluscope.cli.options import AllowPartial, AudioPolicy, Json, LlmConfig, MaxTokens, Options, Run, model_with
 from halluscope.core.stages import console
 
 app = App(
@@ -48,9 +48,13 @@ def sweep_cmd(
     audio_policy: AudioPolicy = "truncate",
     llm_config: LlmConfig = None,
     json_out: Json = False,
+    allow_partial: AllowPartial = False,
 ) -> None:
     """Answer every question with plain greedy, plain sampled and each strength over every seed (stored: a rerun
-    asks only what is missing), judge the answers, and record the sweep for the report's mitigation card."""
+    asks only what is missing), judge the answers, and record the sweep for the report's mitigation card.
+
+    An arm or the judge that produces nothing, or fails on more than the share --allow-partial names, exits 2 and
+    the sweep is not recorded (what was answered and judged is kept: a rerun asks only the rest)."""
     import json
 
     from halluscope.analysis.sweep import run_sweep
@@ -67,6 +71,7 @@ def sweep_cmd(
         max_tokens=max_tokens,
         audio_policy=audio_policy,
         quiet=json_out,
+        allow_partial=allow_partial,
     )
     if json_out:
         print(json.dumps(cfg, indent=2, ensure_ascii=False))

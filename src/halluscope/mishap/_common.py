@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.hashing import named_files_sha256
@@ -21,6 +22,27 @@ COMMANDS = {
     "answer": "mishap answer",
     "judge": "mishap judge",
 }
+
+STEP_FIX = (
+    "check the model's server or weights and the reasons stored in the run ('halluscope view RUN'), then run the "
+    "same command again"
+)
+STEP_KEPT = "in the run's store (a rerun retries only the failed items)"
+
+
+def check_step(summary: Any, *, command: str, step: str, allow_partial: bool | None) -> list[str]:
+    """The one rule of core/outcome.py over a step's calls (a CallSummary), applied before the step is recorded so
+    that a failed step is never recorded as complete; nothing when ``allow_partial`` is None (the library default).
+    ``command``: the manifest the step records (a sweep's answers and judge runs are named as 'mitigation sweep',
+    the command the user ran). Returns the notes of a step that failed on some items."""
+    if allow_partial is None:
+        return []
+    from halluscope.core.outcome import StepOutcome, check_outcomes
+    from halluscope.core.provenance import SWEEP_ANSWERS, SWEEP_JUDGE
+
+    said = "mitigation sweep" if command in (SWEEP_ANSWERS, SWEEP_JUDGE) else command
+    outcome = StepOutcome.of(summary, step=step, fix=STEP_FIX)
+    return check_outcomes([outcome], command=said, allow_partial=allow_partial, kept=STEP_KEPT)
 
 
 def prompt(name: str) -> Template:

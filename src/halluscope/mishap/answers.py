@@ -20,7 +20,7 @@ from halluscope.core.records import ChatMessage, MishapAnswer, MishapClip, Misha
 from halluscope.core.spec import ModelSpec
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
-from halluscope.mishap._common import COMMANDS, VERSION, upstream
+from halluscope.mishap._common import COMMANDS, VERSION, check_step, upstream
 from halluscope.mishap.clips import kept_clips, read_audio
 from halluscope.mishap.questions import load_questions
 
@@ -103,6 +103,7 @@ def collect_answers(
     executor: Any = None,
     replace: bool = False,
     command: str = COMMANDS["answer"],
+    allow_partial: bool | None = None,
 ) -> CallSummary[MishapAnswer]:
     """Ask ``model`` every question with its clip; seeds None = greedy once, else one sampled answer per seed.
 
@@ -227,6 +228,7 @@ def collect_answers(
             (answer_id(q.id, model, s), (q, s)) for q in questions.values() if q.clip_id in clips for s in seed_list
         ]
         res = run_calls(store, stage, items, backend, fn, MishapAnswer, description=f"answers {model}", quiet=quiet)
+        check_step(res, command=command, step=f"answers of {model}", allow_partial=allow_partial)
         manifest = record_manifest(
             store,
             command=command,

@@ -33,7 +33,7 @@ from halluscope.core.records import (
 )
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
-from halluscope.mishap._common import COMMANDS, VERSION, prompt, prompts_hash, strategy_texts, upstream
+from halluscope.mishap._common import COMMANDS, VERSION, check_step, prompt, prompts_hash, strategy_texts, upstream
 from halluscope.mishap.clips import kept_clips, read_audio
 from halluscope.reply import last_json, read_check
 
@@ -372,6 +372,7 @@ def make_questions(
     config: LLMConfig | None = None,
     quiet: bool = False,
     shipped_sources: bool = True,
+    allow_partial: bool | None = None,
 ) -> CallSummary[MishapQuestion]:
     """Write ``per_category`` questions per category for every kept clip (the spec: 2, so 4 per clip).
 
@@ -438,6 +439,7 @@ def make_questions(
             quiet=quiet,
             extra=extra,
         )
+        check_step(res, command=COMMANDS["questions"], step="questions", allow_partial=allow_partial)
         record_manifest(
             store,
             command=COMMANDS["questions"],

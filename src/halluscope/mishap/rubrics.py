@@ -20,7 +20,7 @@ from halluscope.core.manifest import record_manifest
 from halluscope.core.records import ChatMessage, MishapClip, MishapQuestion, MishapRubric
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
-from halluscope.mishap._common import COMMANDS, VERSION, prompt, prompts_hash, strategy_texts, upstream
+from halluscope.mishap._common import COMMANDS, VERSION, check_step, prompt, prompts_hash, strategy_texts, upstream
 from halluscope.mishap.clips import kept_clips
 from halluscope.mishap.questions import load_questions
 
@@ -83,8 +83,15 @@ async def _write(
 
 
 def make_rubrics(
-    run_dir: str | Path, generator: str, *, retries: int = 2, config: LLMConfig | None = None, quiet: bool = False
+    run_dir: str | Path,
+    generator: str,
+    *,
+    retries: int = 2,
+    config: LLMConfig | None = None,
+    quiet: bool = False,
+    allow_partial: bool | None = None,
 ) -> CallSummary[MishapRubric]:
+    """A rubric per question; ``allow_partial`` (None: off) applies the outcome rule before the step is recorded."""
     backend = LLM_BACKENDS.create(generator, config=config if config is not None else load_llm_config())
     with Store(run_dir) as store:
         up = upstream(store, "questions")
@@ -108,6 +115,7 @@ def make_rubrics(
             description="rubrics",
             quiet=quiet,
         )
+        check_step(res, command=COMMANDS["rubrics"], step="rubrics", allow_partial=allow_partial)
         record_manifest(
             store,
             command=COMMANDS["rubrics"],
@@ -156,6 +164,7 @@ def regenerate_rubrics(
     retries: int = 2,
     config: LLMConfig | None = None,
     quiet: bool = False,
+    allow_partial: bool | None = None,
 ) -> CallSummary[MishapRubric]:
     """Regenerate every rubric of the run from one formulation; each becomes that question's next version
     (author 'llm:<spec>', note 'formulation <name> <hash>'), so 'mishap ablation --preset rubrics' compares the
@@ -219,6 +228,8 @@ def regenerate_rubrics(
             description=f"rubrics ({name})",
             quiet=quiet,
         )
+        # before any version is appended: a failed formulation leaves the rubrics as they were
+        check_step(res, command=COMMANDS["rubrics"], step=f"rubrics ({formulation})", allow_partial=allow_partial)
         history = rubric_history(store)
         appended = {}
         for qid, r in sorted(res.results.items()):
