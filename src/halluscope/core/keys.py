@@ -19,6 +19,7 @@ written before these types had such a part, except ones that could not be read b
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -108,6 +109,19 @@ class StageName:
 
     def of(self, language: str) -> StageName:
         return StageName(self.kind, language, self.subject)
+
+    def parts(self, stages: Mapping[str, str]) -> dict[str, str]:
+        """Stage name -> fingerprint of the stored stages that make up this (whole) stage in a manifest's
+        ``stages``: its languages' stages, or (a run built before they were split) the whole stage; {} if none."""
+        whole = self.whole
+        per = {
+            k: fp
+            for k, fp in stages.items()
+            if (n := StageName.parse(k)) is not None and n.language is not None and n.whole == whole
+        }
+        if per:
+            return per
+        return {str(whole): stages[str(whole)]} if str(whole) in stages else {}
 
 
 @dataclass(frozen=True)

@@ -462,6 +462,11 @@ class MishapAnswer(Record):
     call_key: str | None = None
     audio: AudioDelivery | None = None
 
+    @property
+    def judgeable(self) -> bool:
+        """Answers with text are judged (a refusal is a response too); skipped and empty ones are reported apart."""
+        return self.status in ("ok", "refusal") and bool((self.text or "").strip())
+
 
 class EvidenceSearch(Record):
     """One evidence-tool call the judge made: its query and the documents returned."""
@@ -496,3 +501,28 @@ class MishapAnnotation(Record):
     mode: Literal["independent", "side_by_side"] = "independent"
     created: float = Field(description="Unix time the label was stored.")
     answer_sha256: str | None = Field(default=None, description="Digest of the response text labelled (None: older).")
+
+
+ValidityBenchmark = Literal["halluaudio", "aha", "kuan"]
+
+
+class ValidityItem(Record):
+    """One closed-form response prepared for the groundedness judge, with its benchmark's own verdict."""
+
+    id: str = Field(description="'validity~<benchmark>~<model>~<item id>'.")
+    benchmark: ValidityBenchmark
+    model: str
+    item_id: str = Field(description="The item's id in its benchmark file(s).")
+    domain: MishapDomain
+    question: str
+    response: str
+    reference: str = Field(description="The gold answer as the file gives it.")
+    kind: str = Field(description="How the benchmark scores it: binary, count, choice, label, unanswerable, asr.")
+    description: str = Field(description="The judge's evidence: the gold answer stated as a fact about the clip.")
+    rubric: str = Field(description="'Hallucinated if ... Grounded if ...' derived from the gold answer.")
+    original: Groundedness | None = Field(
+        description="The benchmark scorer's verdict as a hallucination label "
+        "(wrong = hallucinated); None where the official scorer skips the item."
+    )
+    original_rule: str = Field(description="Which official rule decided it.")
+    audio: str | None = Field(default=None, description="The audio path or key the file gives.")

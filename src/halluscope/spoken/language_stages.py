@@ -130,15 +130,7 @@ def asr_stages(asr: Any, tts: LanguageStages, *, kind: str = "asr", system: str 
 def parts(stages: Mapping[str, str], name: str | StageName) -> dict[str, str]:
     """Stage name -> fingerprint of the stored stages that make up ``name`` in a manifest's ``stages``: its
     languages' stages, or (a run built before they were split) the whole stage; {} when the run has none."""
-    whole = name if isinstance(name, StageName) else StageName.decode(name)
-    per = {
-        k: fp
-        for k, fp in stages.items()
-        if (n := StageName.parse(k)) is not None and n.language is not None and n.whole == whole
-    }
-    if per:
-        return per
-    return {str(whole): stages[str(whole)]} if str(whole) in stages else {}
+    return (name if isinstance(name, StageName) else StageName.decode(name)).parts(stages)
 
 
 def part_for(stages: Mapping[str, str], name: str | StageName, language: str) -> tuple[str, str] | None:
