@@ -5,40 +5,16 @@ neither imports the other for them."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
-from pydantic import Field
-
-from halluscope.core.records import Groundedness, MishapDomain, Record
+from halluscope.core.provenance import IMPORTED as IMPORT
+from halluscope.core.records import ValidityBenchmark as Benchmark, ValidityItem
 from halluscope.core.store import Store
 
-Benchmark = Literal["halluaudio", "aha", "kuan"]
+__all__ = ["BENCHMARKS", "IMPORT", "NAMES", "STAGE", "Benchmark", "ValidityItem", "annotation_rows", "load_validity"]
+
 BENCHMARKS: tuple[Benchmark, ...] = ("halluaudio", "aha", "kuan")
 NAMES = {"halluaudio": "HalluAudio", "aha": "AHa-Bench", "kuan": "Kuan et al.", "mishap": "MISHAP-Bench"}
 STAGE = "mishap.validity"
-IMPORT = "mishap validity import"
-
-
-class ValidityItem(Record):
-    """One closed-form response prepared for the groundedness judge, with its benchmark's own verdict."""
-
-    id: str = Field(description="'validity~<benchmark>~<model>~<item id>'.")
-    benchmark: Benchmark
-    model: str
-    item_id: str = Field(description="The item's id in its benchmark file(s).")
-    domain: MishapDomain
-    question: str
-    response: str
-    reference: str = Field(description="The gold answer as the file gives it.")
-    kind: str = Field(description="How the benchmark scores it: binary, count, choice, label, unanswerable, asr.")
-    description: str = Field(description="The judge's evidence: the gold answer stated as a fact about the clip.")
-    rubric: str = Field(description="'Hallucinated if ... Grounded if ...' derived from the gold answer.")
-    original: Groundedness | None = Field(
-        description="The benchmark scorer's verdict as a hallucination label "
-        "(wrong = hallucinated); None where the official scorer skips the item."
-    )
-    original_rule: str = Field(description="Which official rule decided it.")
-    audio: str | None = Field(default=None, description="The audio path or key the file gives.")
 
 
 def load_validity(store: Store) -> dict[str, ValidityItem]:
