@@ -1,7 +1,7 @@
-"""The one outcome rule (core/outcome.py) is applied by a MISHAP step before it records itself: 'mishap answer' and
-'mitigation sweep' failing on more than the share exit 2 with one line and record nothing (the report's tables and
-the sweep's card never read a failed step as complete); --allow-partial keeps and records what succeeded. Each case
-runs the user's command against a scripted loopback server."""
+"""The one outcome rule (core/outcome.py) is applied by a step before it records itself: 'mishap answer', 'mitigation
+sweep' and 'canary' failing on more than the share exit 2 with one line and record nothing (the report's tables,
+the sweep's card and the canary's verdict never read a failed step as complete); --allow-partial keeps and records
+what succeeded. Each case runs the user's command against a scripted loopback server on a MISHAP run."""
 
 from __future__ import annotations
 
@@ -90,3 +90,21 @@ def test_mitigation_sweep_whose_judge_fails_on_too_many_answers_is_not_recorded(
     assert code == 0, out
     with Store(run) as store:
         assert store.latest_manifest("mitigation sweep") is not None
+
+
+def test_canary_failing_on_too_many_calls_is_not_recorded(tmp_path, capsys, monkeypatch):
+    run = scripted.build_run(tmp_path, monkeypatch, judge=False, seeds=(0,), per_category=1)
+    _llm_config(tmp_path, monkeypatch)
+    args = ["canary", run, "--model", "openai/alm", "--n", "12"]
+    with ChatServer(_down_on(MUSIC, judge=False)) as srv:  # the real clip and the three ablations of 3-4 questions
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
+        code, out = run_cli(capsys, monkeypatch, *args)
+    assert_clean_failure(code, out, "canary: step 'canary openai/alm (mishap)' failed on", "--allow-partial")
+    with Store(run) as store:
+        assert store.latest_manifest("canary") is None  # no verdict from a failed canary
+    with ChatServer(_down_on(("piano",), judge=False)) as srv:  # the rerun asks only the failed calls again
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
+        code, out = run_cli(capsys, monkeypatch, *args, "--allow-partial")
+    assert code == 0, out
+    with Store(run) as store:
+        assert store.latest_manifest("canary") is not None

@@ -240,10 +240,15 @@ def run_canary(
     upstream: Sequence[str] = (),
     quiet: bool = False,
     divergence: bool = True,
+    allow_partial: bool | None = None,
+    command: str = "canary",
 ) -> CanaryResult:
     """Ask a seeded sample of ``n`` probes with their real clip and the three ablations (stage 'canary'; the real
     calls are answered from the store when the command already asked them), then summarize; on an hf-audio
-    backend also the first-answer-token divergence (stage 'canary_logits'). Records a 'canary' manifest."""
+    backend also the first-answer-token divergence (stage 'canary_logits'). Records a 'canary' manifest.
+
+    ``allow_partial``: None records whatever was asked; False / True applies the one rule of core/outcome.py to
+    the canary's calls before it is recorded (``command``: the command the user ran, named in the error)."""
     from halluscope.backends.audio_lm import ask_audio
     from halluscope.backends.runner import run_calls
     from halluscope.backends.speech.audio import resample
@@ -290,6 +295,13 @@ def run_canary(
     summary = run_calls(
         store, stage, items, backend, ask, CanaryAnswer, description=f"canary {backend.spec}", quiet=quiet
     )
+    if allow_partial is not None:  # before the canary is recorded: a failed one is not reported as a verdict
+        from halluscope.core.outcome import StepOutcome, check_outcomes
+
+        fix = f"check the model {backend.spec} (its server or weights; the reasons: 'halluscope view RUN'), then run again"
+        outcome = StepOutcome.of(summary, step=f"canary {backend.spec} ({source})", fix=fix)
+        kept = "in the run's store (a rerun asks only the failed items)"
+        check_outcomes([outcome], command=command, allow_partial=allow_partial, kept=kept)
     stages = {STAGE: stage.fingerprint}
     divs: dict[str, CanaryDivergence] = {}
     if divergence and hasattr(backend, "adapter_class"):  # a local hf-audio model: its logits are ours to read

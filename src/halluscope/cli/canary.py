@@ -14,6 +14,7 @@ import typer
 
 from halluscope.cli.compat import App
 from halluscope.cli.options import (
+    AllowPartial,
     AudioPolicy,
     Json,
     LlmConfig,
@@ -75,6 +76,8 @@ def canary_detect(
     seed: int = 0,
     ids: set[str] | None = None,
     quiet: bool = False,
+    allow_partial: bool | None = None,
+    command: str = "canary",
 ):
     """The canary of a zero-shot audio detector: the detect request of each sampled item (same key: its real call
     comes from the store), its gold label, the App. A.3 reply reader for the answer."""
@@ -133,6 +136,8 @@ def canary_detect(
             read=read,
             upstream=(build.stages["generate"],),
             quiet=quiet,
+            allow_partial=allow_partial,
+            command=command,
         )
 
 
@@ -180,6 +185,8 @@ def canary_closedform(
     n: int,
     seed: int = 0,
     quiet: bool = False,
+    allow_partial: bool | None = None,
+    command: str = "canary",
 ):
     from halluscope.backends.audio_lm import audio_window_s, create_audio_backend
     from halluscope.backends.llm import load_llm_config
@@ -211,6 +218,8 @@ def canary_closedform(
             audio_policy=audio_policy,
             window=audio_window_s(backend),
             quiet=quiet,
+            allow_partial=allow_partial,
+            command=command,
         )
 
 
@@ -229,6 +238,8 @@ def canary_mishap(
     n: int,
     seed: int = 0,
     quiet: bool = False,
+    allow_partial: bool | None = None,
+    command: str = "canary",
 ):
     """Greedy answers only (sampled ones differ without any ablation); the decoding not given (max tokens, the
     card's repetition penalty, audio policy, system) is the latest 'mishap answer' run's of ``model``, so the real-audio
@@ -275,6 +286,8 @@ def canary_mishap(
             window=audio_window_s(backend),
             upstream=(upstream(store, "questions")["questions"],),
             quiet=quiet,
+            allow_partial=allow_partial,
+            command=command,
         )
 
 
@@ -311,11 +324,15 @@ def canary_cmd(
     llm_config: LlmConfig = None,
     option: Options = [],  # noqa: B006 - typer reads the default
     json_out: Json = False,
+    allow_partial: AllowPartial = False,
 ) -> None:
     """Does the model hear? Ask a seeded sample again with silence of the same length, noise at the clip's loudness
     and another item's clip; report per ablation the share of answers unchanged, an exact binomial test on the
     changed answers (and McNemar on correctness where gold labels exist), and on hf-audio models the logit divergence
     with vs without audio. The same prompts as the run's own command: its real-audio calls come from the store.
+
+    A canary whose calls produce nothing, or fail on more than the share --allow-partial names, exits 2 and is not
+    recorded (the answers it got are kept: a rerun asks only the rest).
 
     Example: halluscope canary runs/quickstart --model hf-audio/models/qwen2-audio --n 20
     """
@@ -333,7 +350,11 @@ def canary_cmd(
             options = dict(last.config.options)
         if prompting:
             options["prompting"] = prompting
-        results = [canary_detect(run, model, task, {**options, **cfg}, n=n, seed=seed, quiet=json_out)]
+        results = [
+            canary_detect(
+                run, model, task, {**options, **cfg}, n=n, seed=seed, quiet=json_out, allow_partial=allow_partial
+            )
+        ]
     elif kind == "mishap questions":
         results = [
             canary_mishap(
@@ -347,6 +368,7 @@ def canary_cmd(
                 n=n,
                 seed=seed,
                 quiet=json_out,
+                allow_partial=allow_partial,
             )
         ]
     else:
@@ -371,6 +393,7 @@ def canary_cmd(
                 n=n,
                 seed=seed,
                 quiet=json_out,
+                allow_partial=allow_partial,
             )
         ]
     show(results, json_out)

@@ -148,6 +148,8 @@ def detect(
                     n=canary,
                     seed=seed,
                     quiet=json_out,
+                    allow_partial=allow_partial,
+                    command="detect",
                     ids={k for k, p in asked[t].items() if not (p.audio and p.audio.action == "skipped")},
                 )
                 for t in tasks

@@ -327,6 +327,8 @@ def answer_cmd(
                     llm_config=str(llm_config) if llm_config else None,
                     n=canary,
                     quiet=json_out,
+                    allow_partial=allow_partial,
+                    command="mishap answer",
                 )
             ]
         )  # the decoding the answers were asked with (its manifest)

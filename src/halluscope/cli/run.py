@@ -132,6 +132,8 @@ def run_closedform_cmd(
                 fmt=fmt,
                 n=canary,
                 quiet=json_out,
+                allow_partial=allow_partial,
+                command="run closedform",
             )
         ]
         if canary
