@@ -227,11 +227,10 @@ class Registry(Generic[T]):
         keyword ``options``; one registered with ``takes_spec`` gets the parsed ModelSpec instead.
         """
         options.pop(NAME_KEY, None)  # '-o name=...' is the display name in reports, never a backend option
-        if isinstance(spec, ModelSpec) or f"{NAME_KEY}=" in str(spec).partition("?")[2]:
-            parsed = ModelSpec.parse(spec)
-            spec = parsed.without(NAME_KEY) if NAME_KEY in parsed.options else spec
-        text = str(spec)
-        provider = spec.provider if isinstance(spec, ModelSpec) else text.partition("?")[0].partition("/")[0]
+        parsed, rest = ModelSpec.written(str(spec))  # the text after 'provider/' as written goes to the factory
+        if NAME_KEY in parsed.options:
+            parsed, rest = ModelSpec.written(str(parsed.without(NAME_KEY)))
+        text, provider = str(spec), parsed.provider
         e = self._entry(provider)
         if e is None:
             close = difflib.get_close_matches(provider, self.names, n=1)
@@ -241,25 +240,18 @@ class Registry(Generic[T]):
             )
         factory: Callable[..., T] = e.load(self.kind)
         if e.options is not None:  # the declared options, checked before anything is built
-            parsed = ModelSpec.parse(spec)
             given = parsed.validate(e.options, kind=self.kind).model_dump(exclude_unset=True)  # type: ignore[attr-defined]
             if e.takes_spec:
                 return factory(parsed, **options)
             return factory(parsed.model, **given, **options)
         if e.takes_spec:
-            return factory(ModelSpec.parse(spec), **options)
-        return factory(text.partition("/")[2] if "/" in text.partition("?")[0] else _rest(text), **options)
+            return factory(parsed, **options)
+        return factory(rest, **options)
 
     def options_of(self, name: str) -> list[str]:
         """The option keys entry ``name`` declares (empty when it declares none: its factory checks them)."""
         model = self.entry(name).options
         return sorted(getattr(model, "model_fields", None) or ())
-
-
-def _rest(text: str) -> str:
-    """'provider?k=v' (no model) -> '?k=v'; 'provider' -> ''."""
-    _, sep, query = text.partition("?")
-    return f"?{query}" if sep else ""
 
 
 class RegistryView(Registry[T]):

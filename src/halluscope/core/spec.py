@@ -96,6 +96,15 @@ class ModelSpec:
                 glued[k] = parse_value(v)
         return cls(provider, model, {**glued, **dict(options or {})})
 
+    @classmethod
+    def written(cls, text: str) -> tuple[ModelSpec, str]:
+        """(the parsed spec, the text after its provider as written): 'hf/x?b=1&a=2' -> (..., 'x?b=1&a=2'),
+        'hf?k=v' -> (..., '?k=v'), 'tfidf' -> (..., ''). Stage keys and factories that take the text keep its
+        spelling (option order, quoting) so the keys stored before specs were parsed stay byte-identical."""
+        spec = cls.parse(text)
+        rest = text.strip()[len(spec.provider) :]
+        return spec, rest[1:] if rest.startswith("/") else rest
+
     @property
     def name(self) -> str:
         """'provider/model' without options ('provider' alone when there is no model)."""

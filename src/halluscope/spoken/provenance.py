@@ -19,6 +19,7 @@ from halluscope.backends.runner import CallSummary
 from halluscope.core.errors import HalluscopeError, ItemError
 from halluscope.core.hashing import sha256_hex
 from halluscope.core.records import Article, ChatMessage, RewriteLog, Usage, Variant
+from halluscope.core.spec import ModelSpec
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
 
@@ -54,7 +55,7 @@ def faithful_prompt_hash() -> str:
 
 def faithful_backend(spec: str, config: object | None = None) -> object:
     """The chat backend of an LLM generator spec; 'rules' and other non-LLM generators are refused."""
-    provider = spec.partition("/")[0]
+    provider = ModelSpec.parse(spec).provider
     if provider not in ("openai", "hf"):
         raise HalluscopeError(
             f"faithful rewrites need an LLM generator ('openai/<model>' or 'hf/<path>'), got '{spec}': the "

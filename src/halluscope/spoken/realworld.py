@@ -32,6 +32,7 @@ from halluscope.core.records import (
     Transcript,
     Variant,
 )
+from halluscope.core.spec import ModelSpec
 from halluscope.core.stages import Stage, StageSummary, run_stage
 from halluscope.core.store import Store
 from halluscope.spoken import language_stages
@@ -436,7 +437,8 @@ def detect_realworld(
     detector, name = display_option(detector, options)
     if task != "binary":
         raise HalluscopeError(f"the real-world split has binary labels only; got task '{task}' (use the binary task)")
-    provider, _, model = detector.partition("/")
+    spec, model = ModelSpec.written(detector)  # the model part as written: the stage key holds it
+    provider = spec.provider
     if provider not in DETECTORS or input not in DETECTORS[provider].inputs:
         return detect(
             run_dir, detector=detector, task="binary", input=input, seed=seed, options=options, executor=executor

@@ -21,6 +21,7 @@ from halluscope.core.outcome import StepOutcome, check_outcomes
 from halluscope.core.provenance import detect_inputs
 from halluscope.core.records import SEVERITIES, TYPES, Prediction, Task, Variant
 from halluscope.core.registry import Registry
+from halluscope.core.spec import ModelSpec
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
 from halluscope.current import read_parts
@@ -175,12 +176,12 @@ def check_options(detector: str, kind: DetectorKind, options: dict[str, Any]) ->
 def display_option(detector: str, options: dict[str, Any]) -> tuple[str, str | None]:
     """(the detector spec without a display name, the name): '-o name=...' or a glued '?name=...' labels the
     model's rows in reports and the viewer; it is not a detector option and not part of the stage key."""
-    from halluscope.core.spec import NAME_KEY, ModelSpec
+    from halluscope.core.spec import NAME_KEY
 
     name = options.pop(NAME_KEY, None)
-    if f"{NAME_KEY}=" in detector.partition("?")[2]:
-        spec = ModelSpec.parse(detector)
-        name = name or spec.options.get(NAME_KEY)
+    spec = ModelSpec.parse(detector)
+    if NAME_KEY in spec.options:
+        name = name or spec.options[NAME_KEY]
         detector = str(spec.without(NAME_KEY))
     return detector, (str(name) if name is not None else None)
 
@@ -217,7 +218,8 @@ def detect(
     """
     options = renamed(dict(options or {}), {"max_new_tokens": ("max_tokens", None)}, where="detect's options")
     detector, name = display_option(detector, options)
-    provider, _, model = detector.partition("/")
+    spec, model = ModelSpec.written(detector)  # the model part as written: the stage key holds it
+    provider = spec.provider
     if provider not in DETECTORS:
         import difflib
 
