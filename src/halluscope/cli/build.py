@@ -204,29 +204,20 @@ def build_judge_cmd(
 
     Writes RUN/report/judge/: Table 9 (quadratic-weighted kappa, Spearman rho, share within one point, per dimension), Table 10 (mean rating by type x severity x language, per judge) and heatmaps, as Markdown, CSV and LaTeX. Keys come from the environment (OPENAI_API_KEY unless the config names another variable). App. A.2: 3 retries.
 
+    A judge that rates nothing, or fails on more than the share --allow-partial names, exits 2 before any table is written or the run recorded (its ratings are kept: a rerun asks only the rest).
+
     Example: halluscope build judge runs/demo --judge openai/anthropic/claude-haiku-4.5 --judge openai/deepseek-chat --llm-config llm.toml
     """
     from rich.table import Table
 
-    from halluscope.core.outcome import StepOutcome, check_outcomes
     from halluscope.spoken.judge import build_judge
 
     judge = [generator_with(j, option) for j in judge]  # type: ignore[misc]
-    result = build_judge(run, judge, per_cell=per_cell, seed=seed, retries=retries, quiet=json_out)
+    result = build_judge(
+        run, judge, per_cell=per_cell, seed=seed, retries=retries, quiet=json_out, allow_partial=allow_partial
+    )
     tables = run / "report" / "judge" / "judge.md"
-    outcomes = [
-        StepOutcome(
-            f"judge {j}",
-            len(set(js) | set(result.failed.get(j, {}))),
-            len(js),
-            result.failed.get(j, {}),
-            fix=f"check the judge {j} (its server and key), then run the same command again",
-        )
-        for j, js in result.judgements.items()
-    ]
-    kept = f"in {run} (a rerun makes no call for the items judged; the tables in {tables.parent} are partial)"
-    notes = check_outcomes(outcomes, command="build judge", allow_partial=allow_partial, kept=kept)
-    show_notes(tuple(notes))
+    show_notes(result.notes)  # the outcome rule was applied before the tables were written
     if json_out:
         print(
             json.dumps(

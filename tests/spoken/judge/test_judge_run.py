@@ -239,8 +239,14 @@ def test_cli_build_judge_failing_on_too_many_items_exits_2_unless_allow_partial(
     # two articles' items have no judgement: more than the share, one line with the cause and the fix
     assert "build judge: step 'judge openai/judge-half?max_retries=0' failed on" in str(res.exception), res.output
     assert "Fix: check the judge openai/judge-half" in str(res.exception)
+    tables = run / "report" / "judge" / "judge.md"
+    with Store(run) as store:  # checked before the tables and the run's record: neither names the failed judge
+        m = store.latest_manifest("build judge")
+        assert m is None or "openai/judge-half?max_retries=0" not in m.config["judges"]
+    assert not tables.exists() or "judge-half" not in tables.read_text(encoding="utf-8")
     res = CliRunner().invoke(app, [*args, "--judge", "openai/judge-half-2", "--allow-partial"])
     assert res.exit_code == 0, res.output
+    assert "judge-half-2" in tables.read_text(encoding="utf-8")  # what succeeded, in the tables
     assert "step 'judge openai/judge-half-2?max_retries=0':" in " ".join(res.output.split())  # said, not fatal
 
 

@@ -53,6 +53,7 @@ class JudgeResult:
     agreement: list[dict]
     quality: dict[str, list[dict]]
     files: list[Path] = field(default_factory=list)
+    notes: tuple[str, ...] = ()  # the outcome rule's notes: judges that failed on some items
 
     def summary(self) -> list[dict]:
         return [
@@ -166,6 +167,28 @@ def judge_routes(judge: str, langs: Sequence[str]) -> dict[str, str]:
     return resolve(judge, kind="judge", langs=langs, option="--judge")
 
 
+def _check_judges(
+    run_dir: Path, judgements: dict[str, dict], failed: dict[str, dict[str, str]], allow_partial: bool | None
+) -> tuple[str, ...]:
+    """The one rule of core/outcome.py per judge (nothing when ``allow_partial`` is None)."""
+    if allow_partial is None:
+        return ()
+    from halluscope.core.outcome import StepOutcome, check_outcomes
+
+    outcomes = [
+        StepOutcome(
+            f"judge {j}",
+            len(set(js) | set(failed.get(j, {}))),
+            len(js),
+            failed.get(j, {}),
+            fix=f"check the judge {j} (its server and key), then run the same command again",
+        )
+        for j, js in judgements.items()
+    ]
+    kept = f"in {run_dir} (a rerun makes no call for the items judged); no table was written"
+    return tuple(check_outcomes(outcomes, command="build judge", allow_partial=allow_partial, kept=kept))
+
+
 def build_judge(
     run_dir: str | Path,
     judges: Sequence[str],
@@ -175,8 +198,13 @@ def build_judge(
     retries: int = 3,
     config: LLMConfig | None = None,
     quiet: bool = False,
+    allow_partial: bool | None = None,
 ) -> JudgeResult:
-    """Sample, judge (resuming), and write Table 9 / Table 10 / heatmaps into RUN/report/judge/."""
+    """Sample, judge (resuming), and write Table 9 / Table 10 / heatmaps into RUN/report/judge/.
+
+    ``allow_partial``: None writes the tables whatever was judged; False / True applies the one rule of
+    core/outcome.py per judge before any table is written (a judge failing on more than the share fails the
+    command unless True; one that judged nothing always does)."""
     if not judges:
         raise HalluscopeError("no judge given: name one such as openai/<model> (two or more for agreement tables)")
     if len(set(judges)) != len(judges):
@@ -206,30 +234,6 @@ def build_judge(
         stages = {
             spec: judge_stage(b, retries=retries, generate_fp=build.stages["generate"]) for spec, b in backends.items()
         }
-        record_manifest(
-            store,
-            command="build judge",
-            config={
-                "judges": list(judges),
-                "per_cell": per_cell,
-                "seed": seed,
-                "retries": retries,
-                "judge_params": JUDGE_PARAMS,
-                "prompts": prompt_hash(),
-                **(
-                    {
-                        "per_language": {j: r for j, r in routes.items() if is_per_language(j)},
-                        "single": [backends[j].spec for j in judges if not is_per_language(j)],
-                    }
-                    if any(map(is_per_language, judges))
-                    else {}
-                ),
-            },
-            seeds={"sample": seed},
-            stages={
-                str(StageName("judge", subject=backends[spec].spec)): st.fingerprint for spec, st in stages.items()
-            },
-        )
         wanted = {
             spec: [i for i in sample.ids if any(r[build.samples[i].language] == spec for r in routes.values())]
             for spec in backends
@@ -254,12 +258,38 @@ def build_judge(
             stats[j] = CallStats()
             for spec in dict.fromkeys(route.values()):
                 stats[j].add(calls.get(backends[spec].spec, CallStats()))
+        notes = _check_judges(run_dir, judgements, failed, allow_partial)  # before any table is written
+        # recorded after the rule: a judge run that failed is not recorded as complete
+        record_manifest(
+            store,
+            command="build judge",
+            config={
+                "judges": list(judges),
+                "per_cell": per_cell,
+                "seed": seed,
+                "retries": retries,
+                "judge_params": JUDGE_PARAMS,
+                "prompts": prompt_hash(),
+                **(
+                    {
+                        "per_language": {j: r for j, r in routes.items() if is_per_language(j)},
+                        "single": [backends[j].spec for j in judges if not is_per_language(j)],
+                    }
+                    if any(map(is_per_language, judges))
+                    else {}
+                ),
+            },
+            seeds={"sample": seed},
+            stages={
+                str(StageName("judge", subject=backends[spec].spec)): st.fingerprint for spec, st in stages.items()
+            },
+        )
         logs = store.results(LOG_STAGE, build.stages["generate"], RewriteLog)
         agreement = rating_agreement_rows(
             {j: {k: v.scores for k, v in js.items() if v.status == "ok"} for j, js in judgements.items()},
             DIMENSION_ORDER,
         )
-        result = JudgeResult(run_dir, sample, judgements, failed, stats, agreement, {})
+        result = JudgeResult(run_dir, sample, judgements, failed, stats, agreement, {}, notes=notes)
         for spec, js in judgements.items():
             result.quality[spec] = mean_rows(
                 (build.samples[k].type, build.samples[k].severity, build.samples[k].language, j.scores)
