@@ -169,7 +169,9 @@ def _realworld_current(store: Store, run: Any) -> tuple[StaleKind, str] | None:
     if m is None:
         return "changed", "the run holds no 'build realworld' any more"
     changed = [k for k, fp in m.stages.items() if k in run.manifest.stages and run.manifest.stages[k] != fp]
-    missing = [k for k in ("realworld_match", "realworld_asr") if k in m.stages and k not in run.manifest.stages]
+    missing: list[str] = [
+        k for k in ("realworld_match", "realworld_asr") if k in m.stages and k not in run.manifest.stages
+    ]
     if changed or missing:
         return "changed", "the real-world split it read changed: " + ", ".join(changed + missing)
     return None
@@ -216,7 +218,7 @@ def _verdicts(store: Store) -> Selection:
 
     answers = _answers_now(store)
     m = store.latest_manifest(JUDGE)
-    judge = config_of(m).judge if m else None
+    judge = getattr(config_of(m), "judge", None) if m else None  # MishapJudgeConfig
     verdicts = store.results("mishap.judge", m.stages["judge"], GroundednessJudgement) if m else {}
     sets = answer_populations(store).current
     current: dict[str, GroundednessJudgement] = {}

@@ -99,7 +99,7 @@ def run_sweep(
             judge,
             config=config,  # type: ignore[arg-type]
             quiet=quiet,
-            answers={a["arm"]: a["answers"] for a in done},
+            answers={str(a["arm"]): str(a["answers"]) for a in done},
             command=SWEEP_JUDGE,
             allow_partial=allow_partial,
         )

@@ -74,7 +74,7 @@ class Stale:
 class Selection(Generic[T]):
     """The records of one table consistent with the current upstream (key -> record) and those left out."""
 
-    current: dict[str, T] = field(default_factory=dict)
+    current: dict[Any, T] = field(default_factory=dict)  # keys by table: an id, a config identity, (id, annotator)
     stale: tuple[Stale, ...] = ()
 
 

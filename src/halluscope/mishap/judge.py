@@ -320,7 +320,7 @@ class GroundednessJudge:
         if asked.status == "failed":
             return f"{self.backend.spec}: {asked.error}"
         # what the verdict read: the response text, the judge and its prompt (core/provenance.py)
-        read = {"answer_sha256": text_digest(response), "prompt": f"{self.config.prompt}@{prompts_hash()[:12]}"}
+        digest, version = text_digest(response), f"{self.config.prompt}@{prompts_hash()[:12]}"
         if asked.ok:
             verdict, stance = asked.value
             return GroundednessJudgement(
@@ -332,7 +332,8 @@ class GroundednessJudge:
                 raw_text=asked.raw_text,
                 searches=tuple(searches),
                 call_keys=asked.keys,
-                **read,
+                answer_sha256=digest,
+                prompt=version,
             )
         return GroundednessJudgement(
             answer_id=answer_id,
@@ -342,7 +343,8 @@ class GroundednessJudge:
             unscored_reason=asked.reason,
             searches=tuple(searches),
             call_keys=asked.keys,
-            **read,
+            answer_sha256=digest,
+            prompt=version,
         )
 
 
