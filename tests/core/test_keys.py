@@ -3,6 +3,8 @@ strings stored before the types existed byte for byte; the keys of a stored run 
 
 from __future__ import annotations
 
+import ast
+import re
 import sqlite3
 from pathlib import Path
 
@@ -10,7 +12,15 @@ import pytest
 from hypothesis import given, strategies as st
 
 from halluscope.core.errors import HalluscopeError
-from halluscope.core.keys import STAGE_MARKS, AnswerKey, DetectRunKey, StageName, YesNoItemKey
+from halluscope.core.keys import (
+    STAGE_MARKS,
+    AnswerKey,
+    AudioKey,
+    ClosedFormItemKey,
+    DetectRunKey,
+    StageName,
+    YesNoItemKey,
+)
 from halluscope.core.records import RunManifest
 from halluscope.core.spec import ModelSpec
 
@@ -46,7 +56,27 @@ def test_yes_no_item_key_round_trip(sampling, entry):
     assert YesNoItemKey.decode(key.encode()) == key
 
 
+@given(text, st.none() | nonempty.filter(lambda t: "/" not in t))
+def test_closed_form_item_key_round_trip(entry, sampling):
+    key = ClosedFormItemKey(entry, sampling)
+    assert ClosedFormItemKey.decode(key.encode()) == key
+
+
+@given(nonempty.filter(lambda t: ":" not in t), text)
+def test_audio_key_round_trip(kind, item):
+    key = AudioKey(kind, item)
+    assert AudioKey.decode(key.encode()) == key
+
+
 plain = text.filter(lambda t: not t.startswith("%"))
+
+
+@given(plain, nonempty.filter(lambda t: "/" not in t))
+def test_closed_form_item_ids_are_the_ones_stored_before(entry, sampling):
+    # the formula closedform/run.py wrote item ids with before the key type
+    assert ClosedFormItemKey(entry, sampling).encode() == f"{sampling}/{entry}"
+    if "/" not in entry:
+        assert ClosedFormItemKey(entry).encode() == entry
 
 
 @given(plain, plain.filter(lambda t: "~" not in t), st.none() | st.integers(0, 10**6))
@@ -102,3 +132,96 @@ def test_the_keys_of_a_stored_run_decode():
     detect = next(m for m in manifests if m.command == "detect").config
     key = DetectRunKey(detect["detector"], detect["task"], detect["input"])
     assert DetectRunKey.decode(key.encode()) == key and key.encode().startswith(detect["detector"] + "|")
+
+
+# -- the rule: these formats are encoded and decoded in core/keys.py (and model specs in core/spec.py) only ----------
+
+SRC = Path(__file__).parents[2] / "src" / "halluscope"
+# separator -> the modules (under src/halluscope) that may split a string on it, each for a format of its own
+SPLIT_ALLOWED = {
+    "~": {"core/keys.py"},  # answer keys
+    "|": {"core/keys.py", "reply/keyed.py"},  # detect run keys; a markdown table's cells in a reply
+    "?": {"core/spec.py"},  # a model spec's options
+    "/": {"core/keys.py", "core/spec.py", "prompts/__init__.py"},  # specs, closed-form items; a template's path
+    ":": {  # stage names, yes/no items, audio keys; other formats of their own:
+        "core/keys.py",
+        "cli/main.py",  # a command's 'module:function'
+        "core/registry.py",  # an entry point's 'module:attr'
+        "report/sections.py",  # a section's 'module:function'
+        "core/executors/options.py",  # '--stage-executor stage:executor'
+        "core/hosts.py",  # 'host:port'
+        "core/textfile.py",  # a header line 'key: value'
+        "backends/speech/tts.py",  # a voice list line of an engine's own CLI
+    },
+}
+SPLITTERS = {"split", "rsplit", "partition", "rpartition"}
+# a string literal or an f-string's literal part that starts building or reading one of the formats
+KEY_LITERAL = re.compile(r"^(answers|judge|asr|tts)(:(?! )|@|\[)|~greedy")
+KEY_LITERAL_ALLOWED = {"spoken/judge/run.py"}  # 'judge:<variant id>': a call's tag (its cache key), not a stage
+SLICE = re.compile(r"\[\s*[2-9]\s*:\s*-1\s*\]")  # 'asr[spec]'[4:-1] and the like (a quote strip is [1:-1])
+KEY_MODULES = {"core/keys.py", "core/spec.py"}
+
+
+def _source_files() -> list[tuple[str, str]]:
+    return [(str(p.relative_to(SRC)), p.read_text(encoding="utf-8")) for p in sorted(SRC.rglob("*.py"))]
+
+
+def _hand_decoded(module: str, source: str) -> list[str]:
+    found = []
+    tree = ast.parse(source)
+    in_fstring = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in SPLITTERS
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value in SPLIT_ALLOWED
+            and module not in SPLIT_ALLOWED[node.args[0].value]
+        ):
+            found.append(f"{module}:{node.lineno}: .{node.func.attr}({node.args[0].value!r})")
+        if module in KEY_MODULES | KEY_LITERAL_ALLOWED or id(node) in in_fstring:
+            continue
+        parts = node.values if isinstance(node, ast.JoinedStr) else [node] if isinstance(node, ast.Constant) else []
+        for part in parts:
+            if isinstance(part, ast.Constant) and isinstance(part.value, str) and KEY_LITERAL.search(part.value):
+                if isinstance(node, ast.JoinedStr) or _is_key_argument(node, source):
+                    found.append(f"{module}:{node.lineno}: key literal {part.value[:30]!r}")
+    if module not in KEY_MODULES:
+        found += [
+            f"{module}:{source.count(chr(10), 0, m.start()) + 1}: slice {m.group()}" for m in SLICE.finditer(source)
+        ]
+    return found
+
+
+def _is_key_argument(node: ast.AST, source: str) -> bool:
+    """A plain literal counts where it is matched against a key: ``k.startswith("answers:")``, ``"asr[" in k``."""
+    line = source.splitlines()[node.lineno - 1]  # type: ignore[attr-defined]
+    return bool(re.search(r"startswith\(|endswith\(|\bin\b", line))
+
+
+def test_no_module_hand_decodes_the_typed_keys():
+    """Stage names, answer keys, detect run keys, closed-form item keys, audio keys: one encoder and one decoder
+    each, in core/keys.py; model specs: ModelSpec (core/spec.py). A module that splits a string on one of their
+    separators, builds one with an f-string, matches a key's prefix or slices one open is listed here. Fix: use the
+    key type (StageName, AnswerKey, ..., ModelSpec.parse / ModelSpec.written); a separator of another format of
+    the module's own: add the module to SPLIT_ALLOWED with what it splits."""
+    found = [hit for module, source in _source_files() for hit in _hand_decoded(module, source)]
+    assert not found, "hand-decoded or hand-encoded keys:\n" + "\n".join(found)
+
+
+def test_the_rule_finds_what_it_forbids():
+    samples = {
+        'a, _, b = key.partition("~")': "partition('~')",
+        'provider = spec.split("/")[0]': "split('/')",
+        'name = f"answers:{model}"': "key literal",
+        'ok = k.startswith("answers:")': "key literal",
+        "spec = name[4:-1]": "slice",
+        'kind, _, rest = key.partition(":")': "partition(':')",
+    }
+    for code, what in samples.items():
+        hits = _hand_decoded("spoken/x.py", code)
+        assert hits and what in hits[0], (code, hits)
+    assert not _hand_decoded("core/keys.py", 'a = k.partition("~")')
+    assert not _hand_decoded("spoken/x.py", 'label = "answers of the model"')

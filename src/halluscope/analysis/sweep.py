@@ -125,8 +125,8 @@ def run_sweep(
             config=cfg,
             seeds={f"answer:{s}": int(s) for s in seeds},
             stages={
-                **{f"answers:{a['arm']}": a["answers"] for a in done},
-                **{f"judge:{k}": fp for k, fp in enumerate(judge_stages)},
+                **{str(StageName("answers", subject=a["arm"])): a["answers"] for a in done},
+                **{str(StageName("judge", subject=str(k))): fp for k, fp in enumerate(judge_stages)},
             },
         )
     return cfg

@@ -114,8 +114,10 @@ def serving(spec: str, model_path: str | Path | None, **kwargs: object) -> Itera
     if model_path is None:
         yield None
         return
-    provider, _, name = spec.partition("/")
-    if provider != "openai" or not name:
+    from halluscope.core.spec import ModelSpec
+
+    parsed, name = ModelSpec.written(spec)  # the served name as written
+    if parsed.provider != "openai" or not name:
         raise HalluscopeError(
             f"serving a model with vLLM needs an 'openai/<name>' model spec (vLLM speaks the OpenAI protocol), "
             f"got '{spec}'"

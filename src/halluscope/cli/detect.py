@@ -26,6 +26,7 @@ from halluscope.cli.options import (
 )
 from halluscope.core.executors import ExecutorOptions
 from halluscope.core.records import TASKS
+from halluscope.core.spec import ModelSpec
 from halluscope.core.stages import console
 
 app = App()
@@ -87,7 +88,7 @@ def detect(
     if prompting is not None:
         if prompting not in ("direct", "cot"):
             raise typer.BadParameter(f"--prompting expects direct or cot, got '{prompting}'")
-        if detector.partition("/")[0] in DETECTORS_TRAINED:
+        if ModelSpec.parse(detector).provider in DETECTORS_TRAINED:
             raise typer.BadParameter(f"--prompting applies to zero-shot detectors, not '{detector}'")
         options["prompting"] = prompting
     tasks = list(TASKS) if task == "all" else [task]
@@ -134,7 +135,7 @@ def detect(
                         f"detect {detector} task={t} input={i}: {len(res.predictions)} predictions "
                         f"({n_test} on the test split) stored"
                     )
-    if canary and "audio" in inputs and detector.partition("/")[0] not in DETECTORS_TRAINED:
+    if canary and "audio" in inputs and ModelSpec.parse(detector).provider not in DETECTORS_TRAINED:
         from halluscope.cli.canary import canary_detect, show
 
         # on the items this run asked (not skipped by the audio policy); the real-audio calls come from the store

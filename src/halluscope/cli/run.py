@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Optional
 
 import typer
@@ -28,6 +28,7 @@ from halluscope.cli.options import (
     with_executor,
 )
 from halluscope.core.executors import ExecutorOptions
+from halluscope.core.spec import ModelSpec
 
 app = App(help="Run a model on a benchmark set and write its predictions.")
 REPLIES = NewRun("Run directory keeping the raw replies (created; an existing one is resumed).")
@@ -43,7 +44,8 @@ def _old_call(options: dict[str, str], positionals: list[str]) -> Optional[str]:
 
 
 def predictions_path(run: Path, fmt: str, model: str) -> Path:
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model.rstrip("/").split("?")[0].rsplit("/", 1)[-1]) or "model"
+    spec = ModelSpec.parse(model)
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", PurePosixPath(spec.model.rstrip("/")).name or spec.provider) or "model"
     return run / "predictions" / f"{fmt}-{slug}.{'csv' if fmt == 'yesno' else 'jsonl'}"
 
 

@@ -20,6 +20,7 @@ from halluscope.backends.speech.audio import read_audio
 from halluscope.core.errors import HalluscopeError, ItemError, Problems
 from halluscope.core.fs import confined
 from halluscope.core.inputs import Field, read_rows
+from halluscope.core.keys import ClosedFormItemKey
 from halluscope.core.records import AudioDelivery, ChatMessage, ModelResponse
 
 Format = Literal["halluaudio", "aha", "yesno"]
@@ -108,7 +109,9 @@ def load_rows(fmt: str, inputs: list[Path], audio_root: Path | None) -> list[Row
                 entry, sampling = r.values["entry_id"].strip(), str(r.raw.get("sampling") or "").strip()
                 if (where := _resolve(name, audio_root, path.parent, problems, r.number, path)) is not None:
                     rows.append(
-                        Row(f"{sampling}/{entry}" if sampling else entry, where, r.values["prompt_text"], dict(r.raw))
+                        Row(
+                            str(ClosedFormItemKey(entry, sampling or None)), where, r.values["prompt_text"], dict(r.raw)
+                        )
                     )
             continue
         ask = "prompt" if fmt == "halluaudio" else "question"

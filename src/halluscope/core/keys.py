@@ -9,6 +9,9 @@ The stored strings are the ones written before these types existed (byte for byt
 - ``DetectRunKey``: a detector run on a page, ``<detector>|<task>|<input>`` (the closed-form scorer's ``<format>|
   strict``: no input).
 - ``YesNoItemKey``: a Kuan et al. question, ``<sampling>:<entry_id>`` (entry ids repeat across strategies).
+- ``ClosedFormItemKey``: a closed-form run's item, ``<sampling>/<entry_id>`` (a file without strategies: the entry
+  id alone).
+- ``AudioKey``: a clip the viewer serves, ``<kind>:<item id>`` (``spoken:...``, ``clip:...``).
 
 Free text (a model spec, a question id, an entry id) may hold the separators: each key puts such text where the
 decoder finds it (the last or first part), and a part that must be decoded from both sides and holds its separator
@@ -219,3 +222,64 @@ class YesNoItemKey:
         if not sep or not sampling:
             raise _refuse("yes/no item key", key, "'<sampling>:<entry_id>'")
         return cls(sampling, entry)
+
+
+@dataclass(frozen=True)
+class ClosedFormItemKey:
+    """A closed-form run's item (closedform/run.py): the entry id, behind its sampling strategy where the file has
+    strategies (Kuan et al.'s entry ids repeat across them)."""
+
+    entry_id: str
+    sampling: str | None = None
+
+    SEP = "/"
+
+    def __post_init__(self) -> None:
+        if self.sampling is not None and (not self.sampling or self.SEP in self.sampling):
+            raise _refuse("sampling", self.sampling, f"a strategy name without {self.SEP!r}")
+
+    def encode(self) -> str:
+        if self.sampling is None:
+            return escape(self.entry_id, self.SEP)  # alone, an entry id holding '/' would read as a strategy
+        return f"{self.sampling}{self.SEP}{self.entry_id}"
+
+    def __str__(self) -> str:
+        return self.encode()
+
+    @classmethod
+    def decode(cls, key: str) -> ClosedFormItemKey:
+        if key.startswith(ESCAPE):
+            return cls(unescape(key, cls.SEP))
+        sampling, sep, entry = key.partition(cls.SEP)
+        if not sep:
+            return cls(key)
+        if not sampling:
+            raise _refuse("closed-form item key", key, "'<sampling>/<entry_id>' or '<entry_id>'")
+        return cls(entry, sampling)
+
+
+@dataclass(frozen=True)
+class AudioKey:
+    """A clip the viewer serves and exports: the kind of item (``spoken``, ``clip``) and its id."""
+
+    kind: str
+    item: str
+
+    SEP = ":"
+
+    def __post_init__(self) -> None:
+        if not self.kind or self.SEP in self.kind:
+            raise _refuse("audio kind", self.kind, f"a name without {self.SEP!r}")
+
+    def encode(self) -> str:
+        return f"{self.kind}{self.SEP}{self.item}"
+
+    def __str__(self) -> str:
+        return self.encode()
+
+    @classmethod
+    def decode(cls, key: str) -> AudioKey:
+        kind, sep, item = key.partition(cls.SEP)
+        if not sep or not kind:
+            raise _refuse("audio key", key, "'<kind>:<item id>'")
+        return cls(kind, item)

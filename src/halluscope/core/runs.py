@@ -212,10 +212,16 @@ def latest_run(store: Store, kind: str, **filters: Any) -> Run | None:
 
 def _shown(value: Any) -> str:
     """An option value as a label shows it: a model spec naming a local directory by its display name."""
-    from halluscope.core.spec import _looks_local, display_name, format_value
+    from halluscope.core.errors import HalluscopeError
+    from halluscope.core.spec import ModelSpec, _looks_local, display_name, format_value
 
-    if isinstance(value, str) and "/" in value and _looks_local(value.partition("/")[2]):
-        return display_name(value)
+    if isinstance(value, str) and "/" in value:
+        try:
+            local = _looks_local(ModelSpec.written(value)[1])
+        except HalluscopeError:  # not a model spec (an absolute path, say)
+            local = False
+        if local:
+            return display_name(value)
     if isinstance(value, str) and _looks_local(value):
         from pathlib import PurePath
 

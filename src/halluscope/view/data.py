@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.gctune import fewer_full_collections
-from halluscope.core.keys import DetectRunKey
+from halluscope.core.keys import AudioKey, DetectRunKey
 from halluscope.core.records import AudioRef, Change, Judgement, MishapClip, Prediction, RewriteLog, Transcript, Variant
 from halluscope.core.store import R, Store, check_run_dir
 from halluscope.view.closedform import load_closedform as load_closedform
@@ -286,7 +286,7 @@ def _spoken(
                 "audio": None
                 if a is None
                 else {
-                    "src": audio_src(f"spoken:{v.id}"),
+                    "src": audio_src(str(AudioKey("spoken", v.id))),
                     "voice": a.voice,
                     "duration_s": a.duration_s,
                     "engine": a.engine,
@@ -420,7 +420,7 @@ def _mishap(
                     "description_kind": clip.description_kind,
                     "source": clip.source,
                     "duration_s": clip.duration_s,
-                    "src": audio_src(f"clip:{clip.id}"),
+                    "src": audio_src(str(AudioKey("clip", clip.id))),
                 },
                 "answers": rows,
             }

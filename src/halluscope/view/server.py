@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.fs import atomic_write, id_file_name
+from halluscope.core.keys import AudioKey
 from halluscope.core.store import StoreBusy
 from halluscope.core.webapp import BUSY_S, MAX_NUMBER_DIGITS, LoopbackApp, Refused, json_reply, problems, read_verified
 from halluscope.view.data import PAGE, ViewData, load_view
@@ -128,8 +129,8 @@ def export_view(run_dir: str | Path, out: str | Path, *, closedform: Sequence[st
     names: dict[str, str] = {}
 
     def src(key: str) -> str:
-        kind, _, ident = key.partition(":")
-        names[key] = f"audio/{kind}/{id_file_name(ident, '.wav')}"
+        a = AudioKey.decode(key)
+        names[key] = f"audio/{a.kind}/{id_file_name(a.item, '.wav')}"
         return names[key]
 
     view = load_view(run_dir, closedform=closedform, audio_src=src)
