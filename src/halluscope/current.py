@@ -21,9 +21,11 @@ from typing import Any
 
 from halluscope.core.keys import StageName
 from halluscope.core.provenance import (
+    ANSWER_STAGE,
     ANSWERS,
     IMPORTED,
     JUDGE,
+    VALIDITY_STAGE,
     Selection,
     Stale,
     StaleKind,
@@ -35,6 +37,7 @@ from halluscope.core.provenance import (
     run_arg,
     text_digest,
 )
+from halluscope.core.records import MishapAnswer, ValidityItem
 from halluscope.core.store import Store
 
 # table name -> its selector; ``select`` runs them (each reads the store only)
@@ -81,14 +84,11 @@ def read_parts(stages: Mapping[str, str], transcripts: str | None) -> dict[str, 
     """The stored stage parts (stage name -> fingerprint) a detect run reads of a build with these ``stages``, by
     ``detect_inputs``' argument: ``texts`` (its samples), ``transcripts`` (those of ``transcripts``, a compared ASR
     system's spec; None: the build's own) and ``audio`` (its clips)."""
-    from halluscope.spoken import language_stages
-    from halluscope.spoken.build import compare_stage_name
-
-    asr = compare_stage_name(transcripts) if transcripts else "asr"
+    asr = StageName("asr", subject=transcripts or None)  # a compared system's: 'asr[spec]'
     return {
         "texts": {k: stages[k] for k in ("ingest", "generate") if k in stages},
-        "transcripts": language_stages.parts(stages, asr),
-        "audio": language_stages.parts(stages, "tts"),
+        "transcripts": asr.parts(stages),
+        "audio": StageName("tts").parts(stages),
     }
 
 
@@ -106,9 +106,7 @@ def _upgraded(run: Any, build_stages: Mapping[str, str]) -> tuple[StaleKind, str
     the current build's; False when it recorded none to compare."""
     recorded = run.manifest.stages
     asr = getattr(run.config, "transcripts", None)
-    from halluscope.spoken.build import compare_stage_name
-
-    names = ["ingest", "generate", compare_stage_name(asr) if asr else "asr"]
+    names = ["ingest", "generate", str(StageName("asr", subject=asr or None))]
     if run.config.input == "audio":
         names.append("tts")
     if not all(n in recorded for n in names):
@@ -197,14 +195,24 @@ def _answers(store: Store) -> Selection:
 # -- verdicts and labels: on the response text they read -----------------------------------------------------------
 
 
-def _answers_now(store: Store) -> dict[str, Any]:
-    from halluscope.core.errors import HalluscopeError
-    from halluscope.mishap.answers import load_answers
+def answers_now(store: Store) -> dict[str, MishapAnswer]:
+    """The MISHAP answers of the tables' populations (``answer_populations``), by answer id ({} before any
+    questions: a validity-only run)."""
+    out: dict[str, MishapAnswer] = {}
+    for fp in answer_populations(store).current.values():
+        out.update(store.results(ANSWER_STAGE, fp, MishapAnswer))
+    return out
 
-    try:
-        return load_answers(store)
-    except HalluscopeError:  # a validity-only run has no questions, so no answers
-        return {}
+
+def imported_responses(store: Store) -> dict[str, ValidityItem]:
+    """Every imported validity response, by id (a later import of the same benchmark and model replaces the
+    earlier one: the latest run per identity, core/runs.py ``ValidityImportConfig``)."""
+    from halluscope.core.runs import latest_runs
+
+    out: dict[str, ValidityItem] = {}
+    for r in latest_runs(store, IMPORTED):
+        out.update(store.results(VALIDITY_STAGE, r.stages["validity"], ValidityItem))
+    return out
 
 
 @_table("verdicts")
@@ -214,9 +222,8 @@ def _verdicts(store: Store) -> Selection:
     listed per model and kind, with how many."""
     from halluscope.core.records import GroundednessJudgement
     from halluscope.core.runs import config_of
-    from halluscope.mishap.answers import judgeable
 
-    answers = _answers_now(store)
+    answers = answers_now(store)
     m = store.latest_manifest(JUDGE)
     judge = getattr(config_of(m), "judge", None) if m else None  # MishapJudgeConfig
     verdicts = store.results("mishap.judge", m.stages["judge"], GroundednessJudgement) if m else {}
@@ -226,7 +233,7 @@ def _verdicts(store: Store) -> Selection:
     for aid, a in sorted(answers.items()):
         j = verdicts.get(aid)
         if j is None:
-            if judgeable(a):
+            if a.judgeable:
                 left.setdefault((a.model, "missing"), []).append("not judged" + (f" by {judge}" if judge else ""))
             continue
         if j.answer_sha256 is not None:
@@ -255,17 +262,15 @@ def response_digests(store: Store) -> tuple[dict[str, str], dict[str, float]]:
     """Every current response (MISHAP answers and imported validity responses): id -> text digest, and id -> when
     that text was stored (a label made later was made on it)."""
     from halluscope.core.runs import latest_runs
-    from halluscope.mishap.answers import STAGE as ANSWER_STAGE
-    from halluscope.mishap.validity_items import IMPORT, STAGE, load_validity
 
-    digests = {k: text_digest(a.text) for k, a in _answers_now(store).items()}
+    digests = {k: text_digest(a.text) for k, a in answers_now(store).items()}
     written: dict[str, float] = {}
     for fp in answer_populations(store).current.values():
         written.update(store.updated(ANSWER_STAGE, fp))
-    for k, v in load_validity(store).items():
+    for k, v in imported_responses(store).items():
         digests[k] = text_digest(v.response)
-    for r in latest_runs(store, IMPORT):
-        written.update(store.updated(STAGE, r.stages["validity"]))
+    for r in latest_runs(store, IMPORTED):
+        written.update(store.updated(VALIDITY_STAGE, r.stages["validity"]))
     return digests, written
 
 
@@ -303,10 +308,8 @@ def _labels(store: Store) -> Selection:
 
 def provenance(store: Store) -> dict[str, str]:
     """response id -> what produced it: 'mishap answer <model>' or 'mishap validity import <benchmark>/<model>'."""
-    from halluscope.mishap.validity_items import load_validity
-
-    out = {v.id: f"{IMPORTED} {v.benchmark}/{v.model}" for v in load_validity(store).values()}
-    out.update({a.id: f"{ANSWERS} {a.model}" for a in _answers_now(store).values()})
+    out = {v.id: f"{IMPORTED} {v.benchmark}/{v.model}" for v in imported_responses(store).values()}
+    out.update({a.id: f"{ANSWERS} {a.model}" for a in answers_now(store).values()})
     return out
 
 

@@ -43,6 +43,8 @@ IMPORTED = "mishap validity import"  # responses imported by 'halluscope mishap 
 SWEEP_ANSWERS = "mitigation sweep answer"  # the answers of a 'mitigation sweep' (its card's population)
 SWEEP_JUDGE = "mitigation sweep judge"  # the sweep's judge runs (never the report's 'mishap judge')
 JUDGE = "mishap judge"
+ANSWER_STAGE = "mishap.answers"  # the store stage of MISHAP answers (one per model: 'answers:<model>' in manifests)
+VALIDITY_STAGE = "mishap.validity"  # the store stage of the imported validity responses
 
 
 # -- digests -----------------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from halluscope.backends.runner import CallSummary, run_calls
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.keys import AnswerKey, StageName
 from halluscope.core.manifest import record_manifest
+from halluscope.core.provenance import ANSWER_STAGE
 from halluscope.core.records import ChatMessage, MishapAnswer, MishapClip, MishapQuestion
 from halluscope.core.spec import ModelSpec
 from halluscope.core.stages import Stage
@@ -24,12 +25,12 @@ from halluscope.mishap._common import COMMANDS, VERSION, check_step, upstream
 from halluscope.mishap.clips import kept_clips, read_audio
 from halluscope.mishap.questions import load_questions
 
-STAGE = "mishap.answers"
+STAGE = ANSWER_STAGE
 
 
 def judgeable(answer: MishapAnswer) -> bool:
     """Answers with text are judged (a refusal is a response too); skipped and empty ones are reported apart."""
-    return answer.status in ("ok", "refusal") and bool((answer.text or "").strip())
+    return answer.judgeable
 
 
 def answer_id(question_id: str, model: str | ModelSpec, seed: int | None) -> str:
@@ -272,10 +273,12 @@ def answer_sets(store: Store) -> dict[str, str]:
 
 
 def load_answers(store: Store) -> dict[str, MishapAnswer]:
-    out: dict[str, MishapAnswer] = {}
-    for fp in answer_sets(store).values():
-        out.update(store.results(STAGE, fp, MishapAnswer))
-    return out
+    """The answers of the tables' populations (halluscope/current.py ``answers_now``); a clear error before any
+    questions."""
+    from halluscope.current import answers_now
+
+    upstream(store, "questions")
+    return answers_now(store)
 
 
 def answer_failures(store: Store) -> dict[str, str]:
