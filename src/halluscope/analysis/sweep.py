@@ -125,7 +125,7 @@ def run_sweep(
             config=cfg,
             seeds={f"answer:{s}": int(s) for s in seeds},
             stages={
-                **{str(StageName("answers", subject=a["arm"])): a["answers"] for a in done},
+                **{str(StageName("answers", subject=str(a["arm"]))): a["answers"] for a in done},
                 **{str(StageName("judge", subject=str(k))): fp for k, fp in enumerate(judge_stages)},
             },
         )

@@ -240,7 +240,7 @@ class Registry(Generic[T]):
             )
         factory: Callable[..., T] = e.load(self.kind)
         if e.options is not None:  # the declared options, checked before anything is built
-            given = parsed.validate(e.options, kind=self.kind).model_dump(exclude_unset=True)  # type: ignore[attr-defined]
+            given: dict[str, Any] = parsed.validate(e.options, kind=self.kind).model_dump(exclude_unset=True)  # type: ignore[attr-defined]
             if e.takes_spec:
                 return factory(parsed, **options)
             return factory(parsed.model, **given, **options)
