@@ -178,3 +178,19 @@ def test_reports_read_the_decoding_method_from_the_spec():
     assert method_label({"mitigation": "vcd", "seed": 3, "prompting": "cot"}) == "VCD"
     assert method_label({"mitigation": "unknown-old"}) == "unknown-old"  # an old manifest still gets a row
     assert mitigation_of("hf-audio/m?mitigation=mti&tau=2").tau == 2.0
+
+
+@pytest.mark.parametrize(
+    "text, rest",
+    [
+        ("hf/dir?b=1&a=2", "dir?b=1&a=2"),  # the options in the order written, not the canonical one
+        ("hf?k=v", "?k=v"),
+        ("tfidf", ""),
+        ("openai/gpt-4o", "gpt-4o"),
+        ("cascade/whisper/base+hf/x?language=kk", "whisper/base+hf/x?language=kk"),
+        ("hf/", ""),
+    ],
+)
+def test_written_keeps_the_text_after_the_provider_as_given(text, rest):
+    spec, after = ModelSpec.written(text)
+    assert spec == ModelSpec.parse(text) and after == rest  # stage keys hold ``after``: stored keys stay the same
