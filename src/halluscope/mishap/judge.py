@@ -14,6 +14,7 @@ import re
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from halluscope.backends.llm import LLM_BACKENDS, Caller, ChatBackend, LLMConfig, load_llm_config
 from halluscope.backends.runner import CallSummary, ask_until_parsed, run_calls
@@ -320,32 +321,19 @@ class GroundednessJudge:
         if asked.status == "failed":
             return f"{self.backend.spec}: {asked.error}"
         # what the verdict read: the response text, the judge and its prompt (core/provenance.py)
-        digest, version = text_digest(response), f"{self.config.prompt}@{prompts_hash()[:12]}"
+        read: dict[str, Any] = {
+            "answer_id": answer_id,
+            "judge": self.backend.spec,
+            "raw_text": asked.raw_text,
+            "searches": tuple(searches),
+            "call_keys": asked.keys,
+            "answer_sha256": text_digest(response),
+            "prompt": f"{self.config.prompt}@{prompts_hash()[:12]}",
+        }
         if asked.ok:
             verdict, stance = asked.value
-            return GroundednessJudgement(
-                answer_id=answer_id,
-                judge=self.backend.spec,
-                status="ok",
-                verdict=verdict,
-                stance=stance,
-                raw_text=asked.raw_text,
-                searches=tuple(searches),
-                call_keys=asked.keys,
-                answer_sha256=digest,
-                prompt=version,
-            )
-        return GroundednessJudgement(
-            answer_id=answer_id,
-            judge=self.backend.spec,
-            status="unscored",
-            raw_text=asked.raw_text,
-            unscored_reason=asked.reason,
-            searches=tuple(searches),
-            call_keys=asked.keys,
-            answer_sha256=digest,
-            prompt=version,
-        )
+            return GroundednessJudgement(status="ok", verdict=verdict, stance=stance, **read)
+        return GroundednessJudgement(status="unscored", unscored_reason=asked.reason, **read)
 
 
 def run_judge(
