@@ -14,6 +14,8 @@ import typer
 
 from halluscope.cli.compat import App, legacy_run
 from halluscope.cli.options import Json, LlmConfig, Options, model_with
+from halluscope.cli.score_output import emit, metrics_report, print_metrics
+from halluscope.cli.score_reader import Reader, ReaderStore, llm_reader, print_reader
 from halluscope.core.stages import console
 
 app = App(help="Score predictions or transcripts on their own.")
@@ -33,118 +35,9 @@ Report = Annotated[
 Compat = Annotated[bool, typer.Option("--compat", help=COMPAT_HELP)]
 Bootstrap = Annotated[int, typer.Option("--bootstrap", help=BOOTSTRAP_HELP)]
 Seed = Annotated[int, typer.Option("--seed", help="Bootstrap seed.")]
-READER_HELP = (
-    "'rules' (strict mode's reader only) or 'llm:<spec>' (any chat backend, e.g. llm:openai/gpt-4o-mini or "
-    "llm:hf/smollm2-135m-instruct) to read every yes/no reply a second time given its question and add the "
-    "reader-sensitivity table; its calls are kept in --reader-store and answered from there on a rerun."
-)
-Reader = Annotated[str, typer.Option("--reader", help=READER_HELP)]
-ReaderStore = Annotated[
-    Optional[Path],
-    typer.Option(
-        "--reader-store",
-        help="Run directory that keeps the LLM reader's calls (default: <first file>.reader/ beside it).",
-    ),
-]
 MaxDiffRows = Annotated[
     int, typer.Option("--max-diff-rows", help="Items shown in the strict-vs-compatible table of the JSON.")
 ]
-
-
-def _reader(reader: str, store: Optional[Path], first: Path):
-    """The LLM reader a --reader value names, or None for 'rules'."""
-    if reader == "rules":
-        return None
-    if not reader.startswith("llm:") or len(reader) <= 4:
-        from halluscope.core.errors import InputError
-
-        raise InputError(
-            f"got --reader {reader!r}",
-            field="--reader",
-            fix="use --reader rules, or --reader llm:<spec> such as llm:openai/gpt-4o-mini",
-        )
-    from halluscope.closedform.llmreader import LLMReader
-
-    return LLMReader(reader[4:], store or first.with_name(first.name + ".reader"))
-
-
-def _print_reader(tables: dict) -> None:
-    """The LLM reader's lines: what it read, how its output was shaped, and both readers' figures."""
-    for s in tables.get("reader_summary", []):
-        console.print(
-            f"reader sensitivity: rules vs {s['reader']} agree on {s['agree']} of {s['n']} yes/no replies; "
-            f"the LLM reader read {s['read']} of {s['n']} (structured output: {s['structured']}; "
-            + ", ".join(f"{n} {how}" for how, n in s["by_shape"].items())
-            + f"); calls kept in {s['store']}",
-            highlight=False,
-            markup=False,
-        )
-        for row in tables["reader_sensitivity"]:
-            console.print(
-                "  "
-                + "  ".join(
-                    f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={'-' if v is None else v}" for k, v in row.items()
-                ),
-                highlight=False,
-                markup=False,
-            )
-
-
-def _reader_report(result, reader, report: Path) -> Optional[str]:
-    """With an LLM reader, the scored file's viewer exported beside the report (the items the two readers read
-    apart link to their pages); its path relative to the report, or None without a reader."""
-    if reader is None or "reader_disagreements" not in result.tables:
-        return None
-    # the file as it was scored here (--domain, --sampling and every file of the command), over the reader's store
-    from halluscope.view.closedform import scored
-    from halluscope.view.server import export_view
-
-    export_view(reader.store_dir, report / "view", closedform=[scored(result)])  # type: ignore[list-item]
-    return "view/index.html"
-
-
-def _emit(result, *, json_out: bool, report: Optional[Path], max_diff_rows: int, reader=None) -> None:
-    from halluscope.closedform.report import COLUMNS, headline_rows, write_score_report
-
-    if report is not None:
-        view_page = _reader_report(result, reader, report)
-        path = write_score_report(result, report, view_page=view_page)
-        console.print(f"report: {path}")
-    data = result.as_dict(max_diff_rows=max_diff_rows)
-    if data["problems"]["count"]:
-        console.print(f"[yellow]{data['problems']['count']} input problem(s)[/]; those rows are not scored:")
-        for p in data["problems"]["items"][:10]:
-            console.print(f"  {p}", highlight=False, markup=False)
-        if data["problems"]["count"] > 10:
-            console.print(f"  ... and {data['problems']['count'] - 10} more (see --json or --report)")
-    if json_out:
-        print(json.dumps(data, indent=2, ensure_ascii=False))
-        return
-    from rich.table import Table
-
-    cols = COLUMNS[(result.benchmark, result.mode)]
-    table = Table(result.group_name, *[t for _, t in cols], title=f"{result.benchmark} ({result.mode} mode)")
-    for row in headline_rows(result, result.mode):
-        table.add_row(
-            str(row[result.group_name]),
-            *[
-                f"{row.get(k):.3f}"
-                if isinstance(row.get(k), float)
-                else ("-" if row.get(k) is None else str(row.get(k)))
-                for k, _ in cols
-            ],
-        )
-    console.print(table)
-    cmp_ = data["comparison"]
-    console.print(data["reply_reader"]["line"], highlight=False, markup=False)  # its version, what it could not read
-    console.print(f"strict vs compatible: {cmp_['n_differ']} of {cmp_['n_scored_in_both']} items scored differently")
-    for reason, n in cmp_["by_reason"].items():
-        console.print(f"  {n:5d}  {reason}", highlight=False, markup=False)
-    _print_reader(result.tables)
-    if cmp_["rules"]:
-        console.print("the figures also differ by definition:")
-        for rule in cmp_["rules"]:
-            console.print(f"  - {rule}", highlight=False, markup=False)
 
 
 @app.command("halluaudio")
@@ -173,7 +66,7 @@ def score_halluaudio_cmd(
     from halluscope.closedform.loaders import load_halluaudio
     from halluscope.closedform.score import score_halluaudio
 
-    rd = _reader(reader, reader_store, files[0])
+    rd = llm_reader(reader, reader_store, files[0])
     result = score_halluaudio(
         load_halluaudio(files, domain=domain),
         mode="compat" if compat else "strict",
@@ -181,7 +74,7 @@ def score_halluaudio_cmd(
         seed=seed,
         reader=rd,
     )
-    _emit(
+    emit(
         result,
         json_out=json_out,
         report=report,
@@ -214,7 +107,7 @@ def score_aha_cmd(
     from halluscope.closedform.loaders import load_aha
     from halluscope.closedform.score import score_aha
 
-    rd = _reader(reader, reader_store, files[0])
+    rd = llm_reader(reader, reader_store, files[0])
     result = score_aha(
         load_aha(files),
         mode="compat" if compat else "strict",
@@ -223,7 +116,7 @@ def score_aha_cmd(
         judge_fallback=judge_fallback,
         reader=rd,
     )
-    _emit(
+    emit(
         result,
         json_out=json_out,
         report=report,
@@ -269,7 +162,7 @@ def score_yesno_cmd(
 
     if positive not in ("yes", "no"):
         raise typer.BadParameter(f"expected 'yes' or 'no', got '{positive}'", param_hint="--positive")
-    rd = _reader(reader, reader_store, predictions)
+    rd = llm_reader(reader, reader_store, predictions)
     result = score_yesno(
         load_yesno(questions, predictions, sampling=sampling),
         mode="compat" if compat else "strict",
@@ -278,7 +171,7 @@ def score_yesno_cmd(
         seed=seed,
         reader=rd,
     )
-    _emit(
+    emit(
         result,
         json_out=json_out,
         report=report,
@@ -339,14 +232,14 @@ def score_audiotrust_cmd(
         jc = AudioTrustJudge(
             model_with(spec, option), prompts, judge_store or files[0].with_name(files[0].name + ".judge")
         )
-    rd = _reader(reader, reader_store, files[0])
+    rd = llm_reader(reader, reader_store, files[0])
     loaded = load_audiotrust(files)
     result = score_audiotrust(loaded, judge=jc)
     if rd is not None:
         from halluscope.closedform.llmreader import audiotrust_items, read_items
 
         result["reader"] = read_items(rd, audiotrust_items(loaded, result))
-    _metrics_report(result, report, "subsets")
+    metrics_report(result, report, "subsets")
     if json_out:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return
@@ -374,7 +267,7 @@ def score_audiotrust_cmd(
         )
     console.print(table)
     console.print(result["reply_reader"]["line"], highlight=False, markup=False)
-    _print_reader(result.get("reader", {}))
+    print_reader(result.get("reader", {}))
 
 
 @app.command("avhbench")
@@ -397,13 +290,13 @@ def score_avhbench_cmd(
     """
     from halluscope.closedform.avhbench import load_avhbench, score_avhbench
 
-    rd = _reader(reader, reader_store, files[0])
+    rd = llm_reader(reader, reader_store, files[0])
     result = score_avhbench(load_avhbench(files))
     if rd is not None:
         from halluscope.closedform.llmreader import avhbench_items, read_items
 
         result["reader"] = read_items(rd, avhbench_items(result))
-    _metrics_report(result, report, "tasks")
+    metrics_report(result, report, "tasks")
     if not json_out:
         console.print(
             f"{result['n_objects']} object(s) in {len(result['files'])} file(s): {result['n_items']} scored, "
@@ -411,43 +304,11 @@ def score_avhbench_cmd(
             highlight=False,
             markup=False,
         )
-    _print_metrics(result, "tasks", json_out)
+    print_metrics(result, "tasks", json_out)
     if not json_out:
         for note in result["notes"]:
             console.print(f"note: {note}", highlight=False, markup=False)
-        _print_reader(result.get("reader", {}))
-
-
-def _metrics_report(result: dict, report: Optional[Path], groups: str) -> None:
-    """--report DIR of a published-set scorer (AudioTrust, AVHBench): figures, reader tables, problems, items."""
-    if report is not None:
-        from halluscope.closedform.report import write_metrics_report
-
-        console.print(f"report: {write_metrics_report(result, report, groups=groups)}")
-
-
-def _print_metrics(result: dict, key: str, json_out: bool) -> None:
-    """A published-set scorer's result: JSON, or its first problems and one line per task/prompt of ``key``."""
-    if json_out:
-        print(json.dumps(result, indent=2, ensure_ascii=False))
-        return
-    problems = result["problems"]
-    if problems:
-        console.print(f"{len(problems)} input problem(s); those rows are not scored:", highlight=False, markup=False)
-        for kind, n in result.get("problem_totals", {}).items():
-            console.print(f"  {n:6d}  {kind}", highlight=False, markup=False)
-        for p in problems[:10]:
-            console.print(f"  {p}", highlight=False, markup=False)
-        if len(problems) > 10:
-            console.print(f"  ... and {len(problems) - 10} more (see --json)", highlight=False, markup=False)
-    if "reply_reader" in result:  # the strict reader's version and the replies it could not read
-        console.print(result["reply_reader"]["line"], highlight=False, markup=False)
-    for name, m in result[key].items():
-        console.print(
-            f"{name}: " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in m.items()),
-            highlight=False,
-            markup=False,
-        )
+        print_reader(result.get("reader", {}))
 
 
 @app.command("captions")
@@ -517,7 +378,7 @@ def score_captions_cmd(
     if json_out:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return
-    _print_metrics({**result, "metrics": {}}, "metrics", json_out)  # the input problems
+    print_metrics({**result, "metrics": {}}, "metrics", json_out)  # the input problems
     from halluscope.closedform.captions_report import text_lines
 
     for line in text_lines(result, compat=compat):
