@@ -58,9 +58,9 @@ def emit(result, *, json_out: bool, report: Optional[Path], max_diff_rows: int, 
 def metrics_report(result: dict, report: Optional[Path], groups: str) -> None:
     """--report DIR of a published-set scorer (AudioTrust, AVHBench): figures, reader tables, problems, items."""
     if report is not None:
-        from halluscope.closedform.report import writemetrics_report
+        from halluscope.closedform.report import write_metrics_report
 
-        console.print(f"report: {writemetrics_report(result, report, groups=groups)}")
+        console.print(f"report: {write_metrics_report(result, report, groups=groups)}")
 
 
 def print_metrics(result: dict, key: str, json_out: bool) -> None:
