@@ -4,9 +4,37 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from halluscope.core.hashing import json_sha256
+# the model-call and MISHAP-Bench records live in their own modules; imported from here as before
+from halluscope.core.call_records import (
+    AudioClip as AudioClip,
+    AudioDelivery as AudioDelivery,
+    ChatMessage as ChatMessage,
+    ModelRequest as ModelRequest,
+    ModelResponse as ModelResponse,
+    Usage as Usage,
+)
+from halluscope.core.mishap_records import (
+    MISHAP_CATEGORIES as MISHAP_CATEGORIES,
+    MISHAP_DOMAINS as MISHAP_DOMAINS,
+    MISHAP_STRATEGIES as MISHAP_STRATEGIES,
+    STANCES as STANCES,
+    EvidenceSearch as EvidenceSearch,
+    Groundedness as Groundedness,
+    GroundednessJudgement as GroundednessJudgement,
+    Informativeness as Informativeness,
+    MishapAnnotation as MishapAnnotation,
+    MishapAnswer as MishapAnswer,
+    MishapCategory as MishapCategory,
+    MishapClip as MishapClip,
+    MishapQuestion as MishapQuestion,
+    MishapRubric as MishapRubric,
+    MishapStrategy as MishapStrategy,
+    ValidityBenchmark as ValidityBenchmark,
+    ValidityItem as ValidityItem,
+)
+from halluscope.core.record_base import Record as Record
 
 RECORDS_VERSION = 1
 
@@ -30,12 +58,6 @@ SEVERITIES: tuple[Severity, ...] = ("mild", "moderate", "severe")
 Task = Literal["binary", "type", "severity"]
 TASKS: tuple[Task, ...] = ("binary", "type", "severity")
 InputKind = Literal["text", "transcript", "audio"]
-
-
-class Record(BaseModel):
-    """Base of all records: frozen, extra fields forbidden so a typo never passes silently."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class Article(Record):
@@ -111,30 +133,6 @@ class Transcript(Record):
     )
 
 
-class AudioDelivery(Record):
-    """How one item's audio went to an audio model: what was sent, what the model could hear, and under which policy."""
-
-    audio_policy: Literal["truncate", "chunk", "skip"] = Field(
-        validation_alias=AliasChoices("audio_policy", "policy"),  # 'policy' in records stored before the rename
-        description="The run's --audio-policy for audio longer than the window.",
-    )
-    window_s: float | None = Field(description="Seconds of audio the model can hear per clip (None: not declared).")
-    duration_s: float = Field(description="Length of the item's audio.")
-    action: Literal["whole", "truncated", "chunked", "skipped"] = Field(description="What the policy did to this item.")
-    chunks: int = Field(default=1, description="Clips attached to the call (0 when skipped).")
-    sent_s: float = Field(default=0.0, description="Seconds of audio attached to the call.")
-    heard_s: float | None = Field(
-        default=None,
-        description="Seconds the model received after its own front end "
-        "(hf-audio: from the processor's feature mask; openai: min(sent, declared window)).",
-    )
-    delivered: bool | None = Field(
-        default=None,
-        description="Audio reached the model: audio features/tokens > 0 "
-        "(hf-audio) or an audio part in the request body (openai); None when nothing was sent.",
-    )
-
-
 class Prediction(Record):
     """A detector's prediction for one item of one task and input kind."""
 
@@ -175,99 +173,7 @@ class RunManifest(Record):
     inputs: dict[str, str] = Field(default_factory=dict, description="Digests of what it read (core/provenance.py).")
 
 
-# -- model calls, self-assessments and judgements (seed 000, section 3.4 and App. A) --------------
-
-ResponseStatus = Literal["ok", "unparsable", "refusal", "error"]
-
-
-class ChatMessage(Record):
-    """One turn of a chat-completions request."""
-
-    role: Literal["system", "user", "assistant"]
-    content: str
-
-    def as_dict(self) -> dict[str, str]:
-        """``model_dump()`` of the turn (its fields are plain strings) at a fraction of its cost: request keys and
-        chat bodies build one per message per request."""
-        return dict(self.__dict__)
-
-
-class AudioClip(Record):
-    """One clip attached to a request: 16-bit PCM WAV bytes (never stored in the key or the call log) and their hash."""
-
-    sha256: str = Field(description="sha256 of the WAV bytes: what the request key holds.")
-    seconds: float = Field(description="Duration of the clip.")
-    sample_rate: int = 16_000
-    wav: bytes = Field(default=b"", exclude=True, repr=False, description="The WAV file; left out of dumps.")
-
-
-class ModelRequest(Record):
-    """A text-LLM request; its key (backend, messages, params, nonce) decides whether the store can answer it."""
-
-    backend: str = Field(description="Backend spec, e.g. 'openai/gpt-4o-mini' or 'hf//models/qwen'.")
-    messages: tuple[ChatMessage, ...]
-    params: dict = Field(
-        default_factory=dict,
-        description="Decoding parameters sent with the request (temperature, max_tokens, seed, ...).",
-    )
-    nonce: int = Field(
-        default=0, description="Protocol-level retry number; a retry after a rejected output is a new request."
-    )
-    tag: str | None = Field(
-        default=None,
-        description="What the call is for (e.g. 'generate:<variant id>'); kept for audit, not part of the key.",
-    )
-    audio: tuple[AudioClip, ...] = Field(default=(), description="Clips attached to the last user turn (audio models).")
-
-    def key(self) -> str:
-        """sha256 of everything that can change the reply; the tag is left out on purpose."""
-        content = {
-            "backend": self.backend,
-            "messages": [m.as_dict() for m in self.messages],
-            "params": self.params,
-            "nonce": self.nonce,
-        }
-        if self.audio:  # text-only keys stay what they were before audio existed
-            content["audio"] = [a.sha256 for a in self.audio]
-        return json_sha256(content)
-
-
-class Usage(Record):
-    """Token counts as the backend reported them."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-
-class ModelResponse(Record):
-    """What a backend returned for one request; the raw text is always kept, whatever the status."""
-
-    key: str = Field(description="ModelRequest.key() of the request.")
-    backend: str
-    status: ResponseStatus = Field(
-        description="ok; unparsable (the body was no chat completion); refusal; error (no answer after all retries)."
-    )
-    text: str | None = Field(default=None, description="Message content (or refusal text, or the unreadable body).")
-    error: str | None = Field(default=None, description="Why the status is not ok.")
-    finish_reason: str | None = None
-    usage: Usage | None = None
-    latency_s: float | None = Field(
-        default=None, description="Wall time of the answering call (None when served from the store)."
-    )
-    attempts: int = Field(default=0, description="Transport attempts made (0 when served from the store).")
-    cached: bool = Field(default=False, description="Served from the store without a call.")
-    cost_usd: float | None = Field(default=None, description="From the backend's cost table, if configured.")
-    audio_sent_s: float | None = Field(
-        default=None, description="Seconds of audio attached to the request (None: none)."
-    )
-    audio_heard_s: float | None = Field(default=None, description="Seconds the model could hear of it (None: unknown).")
-    audio_delivered: bool | None = Field(
-        default=None, description="Audio reached the model (see AudioDelivery.delivered)."
-    )
+# -- self-assessments and judgements (seed 000, section 3.4 and App. A) --------------------------
 
 
 class SelfAssessment(Record):
@@ -369,160 +275,3 @@ class RealWorldMatch(Record):
     language: Literal["ru", "kk"]
     similarity: float
     order: int = Field(description="Position in the greedy assignment (0 = most similar pair).")
-
-
-# -- MISHAP-Bench (seed 001): clips, questions, rubrics, answers, groundedness verdicts -------------
-
-MishapDomain = Literal["music", "sound", "speech"]
-MISHAP_DOMAINS: tuple[MishapDomain, ...] = ("music", "sound", "speech")
-MishapCategory = Literal["context", "knowledge"]
-MISHAP_CATEGORIES: tuple[MishapCategory, ...] = ("context", "knowledge")
-MishapStrategy = Literal[
-    "contradicted_premise",
-    "absent_premise",
-    "false_negation",
-    "niche_specifics",
-    "unknowable_provenance",
-    "false_authority",
-    "false_premise",
-]
-# seed 001, section 3.2: three context and four knowledge strategies
-MISHAP_STRATEGIES: dict[MishapCategory, tuple[MishapStrategy, ...]] = {
-    "context": ("contradicted_premise", "absent_premise", "false_negation"),
-    "knowledge": ("niche_specifics", "unknowable_provenance", "false_authority", "false_premise"),
-}
-Stance = Literal["abstains", "asserts", "endorses_false_premise"]
-STANCES: tuple[Stance, ...] = ("abstains", "asserts", "endorses_false_premise")
-Groundedness = Literal["grounded", "hallucinated"]
-
-
-class MishapClip(Record):
-    """An audio clip with its source-provided description (seed 001, section 3.1)."""
-
-    id: str = Field(description="Unique clip id within the manifest.")
-    domain: MishapDomain
-    source: str = Field(description="Source dataset, e.g. 'clotho', 'librispeech'.")
-    audio: str = Field(description="WAV path, absolute or relative to the manifest's folder.")
-    description: str = Field(description="Caption, transcript or metadata: the audio-derived evidence.")
-    description_kind: Literal["caption", "transcript", "metadata"] = "caption"
-    duration_s: float | None = Field(default=None, description="Clip length, read from the file at import.")
-    sha256: str | None = Field(default=None, description="sha256 of the audio file at import.")
-    source_id: str | None = Field(default=None, description="The clip's id in its source dataset (importers keep it).")
-    license: str | None = Field(default=None, description="The clip's licence as the source states it.")
-    split: str | None = Field(default=None, description="The source dataset's split (e.g. development, dev-clean).")
-
-
-class Informativeness(Record):
-    """The App. A.1 filter's reading of one description: informative, not, or unscored with the raw text."""
-
-    clip_id: str
-    status: Literal["ok", "unscored"]
-    informative: bool | None = None
-    reason: str | None = None
-    raw_text: str | None = None
-    call_keys: tuple[str, ...] = ()
-
-
-class MishapQuestion(Record):
-    """An adversarial open-ended question for one clip (seed 001, section 3.2)."""
-
-    id: str = Field(description="'<clip>~<category>~<n>'.")
-    clip_id: str
-    domain: MishapDomain
-    category: MishapCategory
-    strategy: MishapStrategy
-    text: str
-    invented_source: str | None = Field(default=None, description="False authority only: the invented source name.")
-    generator: str = Field(description="Backend spec that wrote the question.")
-    attempts: int = Field(default=1, description="Generations made, counting regenerations after failed checks.")
-    checks: dict[str, bool] = Field(default_factory=dict, description="adherence, name_collision_free, ...")
-    rejected: tuple[str, ...] = Field(default=(), description="Why earlier generations were rejected.")
-
-
-class MishapRubric(Record):
-    """'Hallucinated if ... Grounded if ...' for one question; every edit is a new version (seed 001, 3.3)."""
-
-    question_id: str
-    version: int = Field(ge=1)
-    text: str
-    author: str = Field(description="'llm:<spec>' for generated rubrics, the editor's name for edits.")
-    note: str | None = None
-
-
-class MishapAnswer(Record):
-    """One audio-LM response to one question (raw text always kept)."""
-
-    id: str = Field(description="'<question>~<model>~s<seed>'.")
-    question_id: str
-    model: str
-    seed: int | None = Field(default=None, description="Sampling seed; None for greedy decoding.")
-    status: ResponseStatus | Literal["skipped"]
-    text: str | None = None
-    error: str | None = None
-    call_key: str | None = None
-    audio: AudioDelivery | None = None
-
-    @property
-    def judgeable(self) -> bool:
-        """Answers with text are judged (a refusal is a response too); skipped and empty ones are reported apart."""
-        return self.status in ("ok", "refusal") and bool((self.text or "").strip())
-
-
-class EvidenceSearch(Record):
-    """One evidence-tool call the judge made: its query and the documents returned."""
-
-    query: str
-    results: tuple[str, ...] = Field(default=(), description="Document ids in rank order.")
-
-
-class GroundednessJudgement(Record):
-    """The groundedness judge's verdict on one answer, with the raw text, or why it is unscored."""
-
-    answer_id: str
-    judge: str
-    status: Literal["ok", "unscored"]
-    verdict: Groundedness | None = None
-    stance: Stance | None = Field(default=None, description="abstains, asserts an answer, endorses a false premise.")
-    raw_text: str | None = None
-    unscored_reason: str | None = None
-    searches: tuple[EvidenceSearch, ...] = ()
-    call_keys: tuple[str, ...] = ()
-    answer_sha256: str | None = Field(default=None, description="Digest of the response text read (None: older).")
-    prompt: str | None = Field(default=None, description="The judge prompt's version and the digest of its files.")
-
-
-class MishapAnnotation(Record):
-    """One human label (append-only: a relabel is a new row; the latest row per annotator counts)."""
-
-    answer_id: str
-    annotator: str
-    label: Groundedness
-    note: str = ""
-    mode: Literal["independent", "side_by_side"] = "independent"
-    created: float = Field(description="Unix time the label was stored.")
-    answer_sha256: str | None = Field(default=None, description="Digest of the response text labelled (None: older).")
-
-
-ValidityBenchmark = Literal["halluaudio", "aha", "kuan"]
-
-
-class ValidityItem(Record):
-    """One closed-form response prepared for the groundedness judge, with its benchmark's own verdict."""
-
-    id: str = Field(description="'validity~<benchmark>~<model>~<item id>'.")
-    benchmark: ValidityBenchmark
-    model: str
-    item_id: str = Field(description="The item's id in its benchmark file(s).")
-    domain: MishapDomain
-    question: str
-    response: str
-    reference: str = Field(description="The gold answer as the file gives it.")
-    kind: str = Field(description="How the benchmark scores it: binary, count, choice, label, unanswerable, asr.")
-    description: str = Field(description="The judge's evidence: the gold answer stated as a fact about the clip.")
-    rubric: str = Field(description="'Hallucinated if ... Grounded if ...' derived from the gold answer.")
-    original: Groundedness | None = Field(
-        description="The benchmark scorer's verdict as a hallucination label "
-        "(wrong = hallucinated); None where the official scorer skips the item."
-    )
-    original_rule: str = Field(description="Which official rule decided it.")
-    audio: str | None = Field(default=None, description="The audio path or key the file gives.")
