@@ -453,10 +453,7 @@ BENCHMARKS = {
 }
 NEEDS = {"kuan": KUAN, "audiotrust": AUDIOTRUST}
 # cases the strict reply reader (halluscope.reply) misreads today: (benchmark, phrasing, correct) -> what it misreads
-READER_MISREADS: dict[tuple[str, str, bool], str] = {
-    ("avhbench", "perception", True): "'The music cannot be seen in this clip.' and 'The track cannot be heard in this "
-    "clip.' read unrelated (AVHBench's own subjects 'music' and 'track')",
-}
+READER_MISREADS: dict[tuple[str, str, bool], str] = {}
 
 
 def _cases():

@@ -16,9 +16,10 @@ _ASKED = [
         rf"^(?:does|do|did)\s+{_CLIP}\s+(?:contain|include|have|feature)s?\s+{_ART}{_SOUND}(?P<s>.+?)$",
         rf"^(?:can|could|do|did)\s+you\s+(?:hear|detect|notice|identify|recognize|recognise)\s+{_ART}{_SOUND}(?P<s>.+?){_WHERE}$",
         rf"^have\s+you\s+(?:noticed|heard|detected)\s+{_ART}{_SOUND}(?P<s>.+?){_WHERE}$",
-        rf"^(?:is|are|was)\s+(?:{_CLIP}|this|it)\s+(?:an?\s+)?(?:example\s+of\s+)?(?P<s>.+?)$",  # "Is the audio jazz music?"
         rf"^(?:is|are)\s+{_ART}(?P<s>.+?)\s+(?:present|audible|heard|visible|making\s+(?:a\s+)?sounds?)(?:{_WHERE})?$",
-        # "Is a siren audible?", AVHBench's "Is the sleeping man visible in the video?" / "... making sound in the audio?"
+        # "Is a siren audible?", AVHBench's "Is the sleeping man visible in the video?" / "... making sound in the
+        # audio?"; before the next, so that "Is the music visible in the video?" asks about the music
+        rf"^(?:is|are|was)\s+(?:{_CLIP}|this|it)\s+(?:an?\s+)?(?:example\s+of\s+)?(?P<s>.+?)$",  # "Is the audio jazz music?"
     )
 ]
 

@@ -16,7 +16,7 @@ from halluscope.reply.subject import asked_subject
 from halluscope.reply.synonyms import names
 
 # the strict yes/no reader's version, stated with every score (bump it when a reading can change)
-READER_VERSION = "strict-2.2"
+READER_VERSION = "strict-2.3"
 # the classes that mean the reader found nothing it can state (refusal, unknown and hedge are readings)
 UNREAD = ("ambiguous", "unrelated", "unparsable")
 
