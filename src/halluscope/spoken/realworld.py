@@ -41,10 +41,10 @@ from halluscope.spoken.build import (
     BuildResult,
     _corpus_sha,
     load_build,
-    render_speech,
     select_articles,
     speech_backends,
 )
+from halluscope.spoken.speech_stages import render_speech
 
 REAL_LANGUAGES = ("ru", "kk")
 FAKE_PREFIX = "fake~"

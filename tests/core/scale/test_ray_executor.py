@@ -142,7 +142,7 @@ def test_an_item_that_always_kills_its_worker_is_recorded_failed(tmp_path, ray_c
 
 def test_asr_threads_follow_the_cpu_request():
     from halluscope.backends.speech.asr import WhisperAsr
-    from halluscope.spoken.build import Transcribe
+    from halluscope.spoken.speech_stages import Transcribe
 
     task = Transcribe(WhisperAsr(), {}, Path("."))
     task.setup(Resources(num_cpus=3))
