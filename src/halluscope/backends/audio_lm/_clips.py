@@ -14,7 +14,7 @@ import numpy as np
 from halluscope.backends.speech.audio import SAMPLE_RATE, encode_wav, resample
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.hashing import sha256_hex
-from halluscope.core.records import AudioClip, AudioDelivery
+from halluscope.core.records import AudioClip, AudioDelivery, ModelRequest, ModelResponse
 
 Policy = Literal["truncate", "chunk", "skip"]
 POLICIES: tuple[Policy, ...] = ("truncate", "chunk", "skip")
@@ -83,8 +83,8 @@ class AudioAnswer:
     """What ``ask_audio`` did: the request sent (None when the policy skipped the clip), the reply, and the delivery
     record with what the model heard filled in from the reply."""
 
-    request: object | None  # a ModelRequest
-    response: object | None  # a ModelResponse
+    request: ModelRequest | None
+    response: ModelResponse | None
     delivery: AudioDelivery
 
     @property

@@ -195,6 +195,6 @@ def create_hf_audio(spec: ModelSpec, *, config: LLMConfig | None = None, **optio
     options, mitigation = split_mitigation({**spec.options, **options})
     if mitigation is not None:
         options["mitigation"] = mitigation
-    backend = HFAudioBackend(spec.model, resolve_options(HFAudioOptions, spec.name, config, options, FIELDS))  # type: ignore[arg-type]
+    backend = HFAudioBackend(spec.model, resolve_options(HFAudioOptions, spec.name, config, options, FIELDS))
     backend.spec = str(spec)
     return backend

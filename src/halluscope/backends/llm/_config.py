@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -225,9 +225,12 @@ def _refuse_keys(data: object, file: str) -> None:
             _refuse_keys(v, file)
 
 
+OptionsT = TypeVar("OptionsT", bound=BaseModel)
+
+
 def resolve_options(
-    cls: type[BaseModel], spec: str | ModelSpec, config: LLMConfig | None, overrides: dict, also: tuple[str, ...] = ()
-) -> BaseModel:
+    cls: type[OptionsT], spec: str | ModelSpec, config: LLMConfig | None, overrides: dict, also: tuple[str, ...] = ()
+) -> OptionsT:
     """Provider defaults < per-model section < options in the spec < keyword overrides, validated with a readable
     error naming the unknown keys and the allowed ones (``also``: keys the caller took out before, e.g. the
     mitigation's, listed as allowed too)."""

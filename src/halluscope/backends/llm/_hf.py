@@ -16,18 +16,19 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from halluscope.backends.llm._base import OPTIONAL_PARAMS, CallLog, LocalChatBackend
 from halluscope.backends.llm._config import HFOptions, LLMConfig, resolve_options
 from halluscope.core.errors import HalluscopeError, MissingExtraError
-from halluscope.core.executors import LOCAL, ItemTask, Resources, torch_threads
+from halluscope.core.executors import LOCAL, ItemTask, Pool, Resources, torch_threads
 from halluscope.core.hashing import TORCH_SEED_MAX, seed_from
 from halluscope.core.records import ModelRequest, ModelResponse
 from halluscope.core.spec import ModelSpec
 
 if TYPE_CHECKING:
     from halluscope.backends.llm._prefix import PrefixCache
+    from halluscope.backends.llm._structured import Grammars
 
 DEFAULT_PARAMS = {"max_new_tokens": 512, "temperature": 0.0, "top_p": 1.0, "seed": 0}
 
@@ -45,15 +46,17 @@ class HFBackend(LocalChatBackend):
         self.options = options
         self.mitigation = mitigation  # a halluscope.mitigation.MitigationConfig (DoLa) or None
         self.executor = None  # where batches run (None: this process); see halluscope.core.executors
-        self._model = None
-        self._tok = None
+        self._model: Any = None  # the transformers model and tokenizer, loaded by load()
+        self._tok: Any = None
         self._queue: asyncio.Queue | None = None
         self._worker: asyncio.Task | None = None
-        self._pool = None
+        self._pool: Pool | None = None
         self._slots: asyncio.Semaphore | None = None
         self._running: set[asyncio.Task] = set()
         self._prefixes: PrefixCache | None = None  # with options.prefix_cache (built on first use, in the worker)
-        self._grammars = None  # compiled response_format schemas of the loaded tokenizer (_structured.Grammars)
+        self._grammars: Grammars | None = (
+            None  # compiled response_format schemas of the loaded tokenizer (_structured.Grammars)
+        )
 
     def __getstate__(self) -> dict:  # what a Ray worker receives: configuration, no model or event loop state
         state = dict(self.__dict__)
@@ -228,9 +231,9 @@ class HFBackend(LocalChatBackend):
 
     # -- batching ---------------------------------------------------------------------------------
     async def open(self) -> None:
-        self._pool = (self.executor or LOCAL).pool("hf", _Generate(self))
-        await self._pool.start()  # loads the model (here, or once per Ray worker)
-        self._slots = asyncio.Semaphore(self._pool.size)
+        self._pool = pool = (self.executor or LOCAL).pool("hf", _Generate(self))
+        await pool.start()  # loads the model (here, or once per Ray worker)
+        self._slots = asyncio.Semaphore(pool.size)
         self._queue = asyncio.Queue()
         self._worker = asyncio.create_task(self._batches())
 
@@ -256,13 +259,15 @@ class HFBackend(LocalChatBackend):
     async def _batches(self) -> None:
         """Wait for a free worker, then take what is queued (up to batch_size) as its next batch."""
         loop = asyncio.get_running_loop()
+        slots, queue = self._slots, self._queue
+        assert slots is not None and queue is not None, "open() starts the batches"
         while True:
-            await self._slots.acquire()
-            batch = [await self._queue.get()]
+            await slots.acquire()
+            batch = [await queue.get()]
             deadline = loop.time() + self.options.batch_wait_s
             while len(batch) < self.options.batch_size:
                 try:
-                    batch.append(await asyncio.wait_for(self._queue.get(), max(0.0, deadline - loop.time())))
+                    batch.append(await asyncio.wait_for(queue.get(), max(0.0, deadline - loop.time())))
                 except asyncio.TimeoutError:
                     break
             groups: dict[str, list] = {}
@@ -270,17 +275,19 @@ class HFBackend(LocalChatBackend):
                 groups.setdefault(json.dumps(item[0].params, sort_keys=True), []).append(item)
             for n, items in enumerate(groups.values()):
                 if n:
-                    await self._slots.acquire()
+                    await slots.acquire()
                 task = asyncio.create_task(self._run(items))
                 self._running.add(task)
                 task.add_done_callback(self._running.discard)
 
     async def _run(self, items: list) -> None:
         loop = asyncio.get_running_loop()
+        pool, slots = self._pool, self._slots
+        assert pool is not None and slots is not None, "open() starts the pool"
         try:
             t0 = loop.time()
             try:
-                ok, value = await self._pool.call([r for r, _, _ in items])
+                ok, value = await pool.call([r for r, _, _ in items])
             except Exception as exc:  # the workers themselves failed (not one batch): the callers see it raised
                 for _, _, fut in items:
                     if not fut.done():
@@ -324,7 +331,7 @@ class HFBackend(LocalChatBackend):
                 if not fut.done():
                     fut.set_result(self._response(request, out, latency_s=latency, cached=False))
         finally:
-            self._slots.release()
+            slots.release()
 
 
 class _Generate(ItemTask):
@@ -356,6 +363,6 @@ def create_hf(spec: ModelSpec, *, config: LLMConfig | None = None, **options: ob
         )
     backend = HFBackend(
         spec.model, resolve_options(HFOptions, spec.name, config, options, ("mitigation", *FIELDS)), mitigation
-    )  # type: ignore[arg-type]
+    )
     backend.spec = str(spec)
     return backend

@@ -426,6 +426,6 @@ class OpenAIBackend:
 
 def create_openai(spec: ModelSpec, *, config: LLMConfig | None = None, **options: object) -> OpenAIBackend:
     """'openai/<model>' (registered in CHAT_BACKENDS); options in the spec are part of its name."""
-    backend = OpenAIBackend(spec.model, resolve_options(OpenAIOptions, spec, config, options))  # type: ignore[arg-type]
+    backend = OpenAIBackend(spec.model, resolve_options(OpenAIOptions, spec, config, options))
     backend.spec = str(spec)
     return backend

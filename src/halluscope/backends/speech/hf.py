@@ -58,7 +58,8 @@ def _versions() -> dict:
 
 
 class TextRestorer(Protocol):
-    spec: str
+    @property
+    def spec(self) -> str: ...
 
     def config(self) -> dict: ...
 
@@ -244,7 +245,7 @@ HF_ASR_OPTIONS = options_model(HfAsr, skip=("model", "threads"))  # threads: set
 @ASR_BACKENDS.register("hf-asr", takes_spec=True, options=HF_ASR_OPTIONS)
 def _hf_asr(spec: ModelSpec, **options: object) -> Any:
     path = spec.require_model()
-    opts = spec.validate(HF_ASR_OPTIONS, kind="ASR backend").model_dump(exclude_unset=True)  # type: ignore[attr-defined]
+    opts: dict[str, Any] = spec.validate(HF_ASR_OPTIONS, kind="ASR backend").model_dump(exclude_unset=True)  # type: ignore[attr-defined]
     local_weights(path, str(spec), "a Whisper or wav2vec2-CTC checkpoint")
     if opts.get("punct"):
         TEXT_RESTORERS.create(opts["punct"])  # a bad restorer spec fails now, not on the first clip
@@ -322,6 +323,6 @@ HF_TTS_OPTIONS = options_model(HfTts)
 @TTS_BACKENDS.register("hf-tts", takes_spec=True, options=HF_TTS_OPTIONS)
 def _hf_tts(spec: ModelSpec, **options: object) -> Any:
     path = spec.require_model()
-    opts = spec.validate(HF_TTS_OPTIONS, kind="TTS backend").model_dump(exclude_unset=True)  # type: ignore[attr-defined]
+    opts: dict[str, Any] = spec.validate(HF_TTS_OPTIONS, kind="TTS backend").model_dump(exclude_unset=True)  # type: ignore[attr-defined]
     local_weights(path, str(spec), "a VITS checkpoint")
     return HfTts(model=path, **opts, **options)  # type: ignore[arg-type]
