@@ -22,11 +22,11 @@ from halluscope.cli.options import (
     VllmServe,
     flag_options,
     mitigation_options,
+    model_spec,
     with_executor,
 )
 from halluscope.core.executors import ExecutorOptions
 from halluscope.core.records import TASKS
-from halluscope.core.spec import ModelSpec
 from halluscope.core.stages import console
 
 app = App()
@@ -81,6 +81,7 @@ def detect(
     from halluscope.backends.vllm import serving
     from halluscope.spoken.detect import detect as run_detect
 
+    spec = model_spec(detector)  # parsed once; the predictions carry it (-o KEY=VALUE are its options, below)
     options = flag_options(option, max_tokens=max_tokens, audio_policy=audio_policy, system=system)
     mitigation = mitigation_options(mitigation, options)
     if mitigation is not None:
@@ -88,7 +89,7 @@ def detect(
     if prompting is not None:
         if prompting not in ("direct", "cot"):
             raise typer.BadParameter(f"--prompting expects direct or cot, got '{prompting}'")
-        if ModelSpec.parse(detector).provider in DETECTORS_TRAINED:
+        if spec.provider in DETECTORS_TRAINED:
             raise typer.BadParameter(f"--prompting applies to zero-shot detectors, not '{detector}'")
         options["prompting"] = prompting
     tasks = list(TASKS) if task == "all" else [task]
@@ -108,7 +109,7 @@ def detect(
             for i in inputs:
                 res = run_detect(
                     run,
-                    detector=detector,
+                    detector=spec,
                     task=t,  # type: ignore[arg-type]
                     input=i,
                     seed=seed,
@@ -135,7 +136,7 @@ def detect(
                         f"detect {detector} task={t} input={i}: {len(res.predictions)} predictions "
                         f"({n_test} on the test split) stored"
                     )
-    if canary and "audio" in inputs and ModelSpec.parse(detector).provider not in DETECTORS_TRAINED:
+    if canary and "audio" in inputs and spec.provider not in DETECTORS_TRAINED:
         from halluscope.cli.canary import canary_detect, show
 
         # on the items this run asked (not skipped by the audio policy); the real-audio calls come from the store

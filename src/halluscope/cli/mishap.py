@@ -25,6 +25,7 @@ from halluscope.cli.options import (
     System,
     flag_options,
     mitigation_options,
+    model_spec,
     model_with,
     with_executor,
 )
@@ -290,11 +291,12 @@ def answer_cmd(
         from halluscope.core.spec import ModelSpec
 
         model = str(ModelSpec.parse(model, {"name": name}))
+    spec = model_spec(model)  # parsed once; the answers' records carry it
     with executor.create(run) as ex:
         _show(
             collect_answers(
                 run,
-                model,
+                spec,
                 seeds=_seeds(seeds),
                 temperature=temperature,
                 top_p=top_p,
@@ -377,7 +379,7 @@ def judge_cmd(
     _show(
         run_judge(
             run,
-            model_with(judge, option),
+            model_spec(judge, option),
             examples=examples,
             evidence=evidence,
             max_searches=max_searches,

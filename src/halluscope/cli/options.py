@@ -70,6 +70,22 @@ def model_with(spec: Optional[str], values: list[str]) -> Optional[str]:
     return str(ModelSpec.parse(spec, parse_kv_options(values)))
 
 
+def model_spec(spec: Optional[str], values: list[str] = []) -> Any:  # noqa: B006 - read only
+    """A model option parsed once into the ModelSpec the library and its records carry (None when not given):
+    the name with the command's '-o KEY=VALUE' options on top, keeping the name as written when there are none
+    (its ``text`` is what records and stage keys store, as before)."""
+    text = model_with(spec, values)
+    if text is None:
+        return None
+    from halluscope.core.errors import HalluscopeError
+    from halluscope.core.spec import ModelSpec
+
+    try:
+        return ModelSpec.parse(text)
+    except HalluscopeError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+
+
 def mitigation_options(mitigation: Optional[str], options: dict) -> Optional[str]:
     """The mitigation name; the old one-string form 'aad&alpha=0.5' is split into the name and -o options."""
     if mitigation and ("&" in mitigation or "=" in mitigation):

@@ -25,6 +25,7 @@ from halluscope.cli.options import (
     Options,
     System,
     flag_options,
+    model_spec,
     with_executor,
 )
 from halluscope.core.executors import ExecutorOptions
@@ -43,7 +44,7 @@ def _old_call(options: dict[str, str], positionals: list[str]) -> Optional[str]:
     return str(out.with_name(out.name + ".store"))
 
 
-def predictions_path(run: Path, fmt: str, model: str) -> Path:
+def predictions_path(run: Path, fmt: str, model: ModelSpec | str) -> Path:
     spec = ModelSpec.parse(model)
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", PurePosixPath(spec.model.rstrip("/")).name or spec.provider) or "model"
     return run / "predictions" / f"{fmt}-{slug}.{'csv' if fmt == 'yesno' else 'jsonl'}"
@@ -89,11 +90,12 @@ def run_closedform_cmd(
     from halluscope.closedform.run import run_closedform
     from halluscope.core.stages import console
 
+    spec = model_spec(model)  # parsed once (-o KEY=VALUE are backend options, below); its text is what is stored
     options = flag_options(option, max_tokens=None, audio_policy=None, system=None)
     max_tokens = int(options.pop("max_tokens", max_tokens))
     audio_policy = str(options.pop("audio_policy", audio_policy))
     system = options.pop("system", system)
-    out = out or predictions_path(run, fmt, model)
+    out = out or predictions_path(run, fmt, spec)
     out.parent.mkdir(parents=True, exist_ok=True)
     from halluscope.cli.canary import canary_closedform, record_closedform, show
 
@@ -110,7 +112,7 @@ def run_closedform_cmd(
     }
     with executor.create(run) as ex:
         summary = run_closedform(
-            model,
+            spec,
             fmt,
             inputs,
             out=out,

@@ -22,6 +22,7 @@ from halluscope.core.fs import confined
 from halluscope.core.inputs import Field, read_rows
 from halluscope.core.keys import ClosedFormItemKey
 from halluscope.core.records import AudioDelivery, ChatMessage, ModelResponse
+from halluscope.core.spec import ModelSpec
 
 Format = Literal["halluaudio", "aha", "yesno"]
 REPLY_FIELD = {"halluaudio": "pred", "aha": "prediction", "yesno": "response"}
@@ -139,7 +140,7 @@ def load_rows(fmt: str, inputs: list[Path], audio_root: Path | None) -> list[Row
 
 
 def run_closedform(
-    model: str,
+    model: ModelSpec | str,
     fmt: str,
     inputs: list[Path],
     *,
@@ -165,13 +166,13 @@ def run_closedform(
     from halluscope.core.executors import place
     from halluscope.core.store import Store
 
+    spec = ModelSpec.parse(model)  # parsed once at the entry (a ModelSpec from the command line, or its text)
+    model = spec.text
     if fmt not in REPLY_FIELD:
         raise HalluscopeError(f"unknown format '{fmt}': expected halluaudio, aha or yesno")
     check_policy(audio_policy)
     rows = load_rows(fmt, list(inputs), audio_root)
-    backend = place(
-        create_audio_backend(model, config=load_llm_config(llm_config), **(backend_options or {})), executor
-    )
+    backend = place(create_audio_backend(spec, config=load_llm_config(llm_config), **(backend_options or {})), executor)
     window = audio_window_s(backend)
     store_dir = store_dir or out.with_name(out.name + ".store")
     summary = RunSummary(out=out, store=store_dir, rows=len(rows))

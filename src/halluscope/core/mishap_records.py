@@ -9,6 +9,7 @@ from pydantic import Field
 
 from halluscope.core.call_records import AudioDelivery, ResponseStatus
 from halluscope.core.record_base import Record
+from halluscope.core.spec import ModelSpec, SpecText
 
 MishapDomain = Literal["music", "sound", "speech"]
 MISHAP_DOMAINS: tuple[MishapDomain, ...] = ("music", "sound", "speech")
@@ -91,13 +92,18 @@ class MishapAnswer(Record):
 
     id: str = Field(description="'<question>~<model>~s<seed>'.")
     question_id: str
-    model: str
+    model: SpecText = Field(description="The model's spec as given (a ModelSpec is stored as its text).")
     seed: int | None = Field(default=None, description="Sampling seed; None for greedy decoding.")
     status: ResponseStatus | Literal["skipped"]
     text: str | None = None
     error: str | None = None
     call_key: str | None = None
     audio: AudioDelivery | None = None
+
+    @property
+    def spec(self) -> ModelSpec:
+        """The model that answered, parsed."""
+        return ModelSpec.parse(self.model)
 
     @property
     def judgeable(self) -> bool:
@@ -116,7 +122,7 @@ class GroundednessJudgement(Record):
     """The groundedness judge's verdict on one answer, with the raw text, or why it is unscored."""
 
     answer_id: str
-    judge: str
+    judge: SpecText
     status: Literal["ok", "unscored"]
     verdict: Groundedness | None = None
     stance: Stance | None = Field(default=None, description="abstains, asserts an answer, endorses a false premise.")
@@ -126,6 +132,11 @@ class GroundednessJudgement(Record):
     call_keys: tuple[str, ...] = ()
     answer_sha256: str | None = Field(default=None, description="Digest of the response text read (None: older).")
     prompt: str | None = Field(default=None, description="The judge prompt's version and the digest of its files.")
+
+    @property
+    def spec(self) -> ModelSpec:
+        """The judge, parsed."""
+        return ModelSpec.parse(self.judge)
 
 
 class MishapAnnotation(Record):
@@ -148,7 +159,7 @@ class ValidityItem(Record):
 
     id: str = Field(description="'validity~<benchmark>~<model>~<item id>'.")
     benchmark: ValidityBenchmark
-    model: str
+    model: SpecText
     item_id: str = Field(description="The item's id in its benchmark file(s).")
     domain: MishapDomain
     question: str
@@ -163,3 +174,8 @@ class ValidityItem(Record):
     )
     original_rule: str = Field(description="Which official rule decided it.")
     audio: str | None = Field(default=None, description="The audio path or key the file gives.")
+
+    @property
+    def spec(self) -> ModelSpec:
+        """The model whose response this is, parsed."""
+        return ModelSpec.parse(self.model)

@@ -35,6 +35,7 @@ from halluscope.core.mishap_records import (
     ValidityItem as ValidityItem,
 )
 from halluscope.core.record_base import Record as Record
+from halluscope.core.spec import ModelSpec, SpecText
 
 RECORDS_VERSION = 1
 
@@ -116,7 +117,7 @@ class Transcript(Record):
     item_id: str
     language: Language
     text: str
-    asr: str = Field(description="ASR backend spec, e.g. 'whisper/base'.")
+    asr: SpecText = Field(description="ASR backend spec, e.g. 'whisper/base'.")
     audio_sha256: str
     audio_duration_s: float
     processing_s: float = Field(description="Wall time the ASR call took.")
@@ -132,12 +133,17 @@ class Transcript(Record):
         description="The same counts on the texts as written, split on whitespace (the normaliser's effect).",
     )
 
+    @property
+    def spec(self) -> ModelSpec:
+        """The ASR system, parsed."""
+        return ModelSpec.parse(self.asr)
+
 
 class Prediction(Record):
     """A detector's prediction for one item of one task and input kind."""
 
     item_id: str
-    detector: str
+    detector: SpecText
     task: Task
     input: InputKind
     split: Literal["train", "dev", "test"]
@@ -157,6 +163,11 @@ class Prediction(Record):
     audio: AudioDelivery | None = Field(
         default=None, description="Audio input only: what the model was sent and heard."
     )
+
+    @property
+    def spec(self) -> ModelSpec:
+        """The detector, parsed."""
+        return ModelSpec.parse(self.detector)
 
 
 class RunManifest(Record):
@@ -218,7 +229,7 @@ class Judgement(Record):
     """One judge's reading of one item: scores (or a verdict), the raw text, or why it is unscored."""
 
     item_id: str
-    judge: str = Field(description="Judge backend spec.")
+    judge: SpecText = Field(description="Judge backend spec.")
     status: Literal["ok", "unscored"]
     scores: dict[str, int] = Field(default_factory=dict, description="Dimension abbreviation -> 1..5.")
     verdict: str | None = Field(default=None, description="For verdict-style judges; None for scoring judges.")
@@ -226,6 +237,11 @@ class Judgement(Record):
     unscored_reason: str | None = None
     attempts: int = Field(default=1, description="Calls made, counting parse retries.")
     call_keys: tuple[str, ...] = ()
+
+    @property
+    def spec(self) -> ModelSpec:
+        """The judge, parsed."""
+        return ModelSpec.parse(self.judge)
 
 
 # -- fine-tuned encoders, the real-world split (seed 000, sections 3.2, 4.1 and 4.3) ---------------

@@ -223,14 +223,15 @@ class Registry(Generic[T]):
     def create(self, spec: str | ModelSpec, **options: Any) -> T:
         """Build from 'provider/model[?k=v]' or a ModelSpec (a bare 'provider' gives its default model).
 
-        A factory gets the text after 'provider/' as it was written (a ModelSpec: its canonical form) and the
+        A factory gets the text after 'provider/' as it was written (a ModelSpec: its ``text``) and the
         keyword ``options``; one registered with ``takes_spec`` gets the parsed ModelSpec instead.
         """
         options.pop(NAME_KEY, None)  # '-o name=...' is the display name in reports, never a backend option
-        parsed, rest = ModelSpec.written(str(spec))  # the text after 'provider/' as written goes to the factory
+        text = spec.text if isinstance(spec, ModelSpec) else spec  # a carried spec: the name as it was written
+        parsed, rest = ModelSpec.written(text)  # the text after 'provider/' as written goes to the factory
         if NAME_KEY in parsed.options:
             parsed, rest = ModelSpec.written(str(parsed.without(NAME_KEY)))
-        text, provider = str(spec), parsed.provider
+        provider = parsed.provider
         e = self._entry(provider)
         if e is None:
             close = difflib.get_close_matches(provider, self.names, n=1)

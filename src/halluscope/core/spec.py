@@ -14,6 +14,10 @@ were parsed again wherever the name was read; this is the one place that reads t
   the allowed keys. ``options_model(EngineDataclass)`` is the pydantic model of an engine's options made from
   the dataclass that reads them (its init fields, types and defaults): the registries validate a spec with it
   before anything is built.
+- ``spec.text``: the name exactly as it was written when parsed from a string (the canonical form otherwise): the
+  string stored for the model in records and keys, so a spec carried from the command line into a record stores
+  the bytes stored before specs were carried. ``SpecText`` is the records' field type for it: it validates from
+  a stored string or a ModelSpec and serialises to that string.
 - ``display_name(spec, name)``: the label every table, plot and viewer page shows for a model: an explicit
   ``name=`` (``-o name=qwen2-audio``; display only, never sent to a backend), else ``provider/<last path part>``
   for a local directory (never a temporary path), else ``provider/model``; the full spec stays in the JSON.
@@ -21,11 +25,14 @@ were parsed again wherever the name was read; this is the one place that reads t
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 from urllib.parse import parse_qsl, quote
+
+from pydantic import BeforeValidator
 
 from halluscope.core.errors import HalluscopeError
 
@@ -54,23 +61,27 @@ def format_value(value: Any) -> str:
 class ModelSpec:
     """``provider/model`` plus validated options; frozen, hashable, equal when the canonical strings are."""
 
-    __slots__ = ("provider", "model", "options")
+    __slots__ = ("provider", "model", "options", "_text")
     provider: str
     model: str
     options: Mapping[str, Any]
+    _text: str | None
 
-    def __init__(self, provider: str, model: str = "", options: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self, provider: str, model: str = "", options: Mapping[str, Any] | None = None, *, text: str | None = None
+    ) -> None:
         if not provider or "/" in provider or "?" in provider:
             raise HalluscopeError(f"bad provider '{provider}': expected a name such as openai, hf or hf-audio")
         object.__setattr__(self, "provider", provider)
         object.__setattr__(self, "model", model)
         object.__setattr__(self, "options", MappingProxyType(dict(options or {})))
+        object.__setattr__(self, "_text", text)  # as written; not part of equality (the canonical string is)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"ModelSpec is frozen (cannot set '{name}'); use with_options()")
 
     def __reduce__(self) -> tuple:
-        return (ModelSpec, (self.provider, self.model, dict(self.options)))
+        return (_rebuild, (self.provider, self.model, dict(self.options), self._text))
 
     @classmethod
     def parse(cls, name: str | ModelSpec, options: Mapping[str, Any] | None = None) -> ModelSpec:
@@ -94,7 +105,8 @@ class ModelSpec:
                 if k in glued:
                     raise HalluscopeError(f"'{name}': option '{k}' is given twice; expected each key once")
                 glued[k] = parse_value(v)
-        return cls(provider, model, {**glued, **dict(options or {})})
+        extra = dict(options or {})
+        return cls(provider, model, {**glued, **extra}, text=None if extra else name)
 
     @classmethod
     def written(cls, text: str) -> tuple[ModelSpec, str]:
@@ -104,6 +116,12 @@ class ModelSpec:
         spec = cls.parse(text)
         rest = text.strip()[len(spec.provider) :]
         return spec, rest[1:] if rest.startswith("/") else rest
+
+    @property
+    def text(self) -> str:
+        """The name as written when parsed from a string without extra options, else the canonical ``str(self)``:
+        what records and stage keys store for this model (the same bytes as before specs were carried)."""
+        return self._text if self._text is not None else str(self)
 
     @property
     def name(self) -> str:
@@ -178,6 +196,39 @@ class ModelSpec:
             raise HalluscopeError(
                 f"bad options for {kind} '{self}': {problems}. Fix: give each option a value of its type"
             ) from exc
+
+
+def _rebuild(provider: str, model: str, options: dict, text: str | None) -> ModelSpec:
+    """Unpickling (Ray workers, process pools): the spec with the text it was written as."""
+    return ModelSpec(provider, model, options, text=text)
+
+
+def spec_text(value: str | ModelSpec) -> str:
+    """The string a record stores for a model: a ModelSpec's ``text``; a string as it is, once it parses as a spec."""
+    if isinstance(value, ModelSpec):
+        return value.text
+    if not isinstance(value, str):
+        raise ValueError(f"expected a model spec 'provider/model[?key=value]' or a ModelSpec, got {value!r}")
+    problem = _unreadable(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+@functools.lru_cache(maxsize=4096)
+def _unreadable(text: str) -> str | None:
+    """Why ``text`` is no model spec (None: it parses); cached, as a run's records repeat a few names."""
+    try:
+        ModelSpec.parse(text)
+    except HalluscopeError as exc:
+        return str(exc)
+    return None
+
+
+# A record's model field (answers, verdicts, predictions, transcripts): validates from a stored string or a
+# ModelSpec and holds (and serialises to) exactly the string stored before, so stored JSON stays byte-identical and
+# records still group and compare by that string; the record's ``spec`` property gives the ModelSpec.
+SpecText = Annotated[str, BeforeValidator(spec_text)]
 
 
 def as_spec(spec: str | ModelSpec, options: Mapping[str, Any] | None = None) -> ModelSpec:

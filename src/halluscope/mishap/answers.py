@@ -86,7 +86,7 @@ def apply_preset(name: str | None, path=None, **given) -> tuple[dict, dict]:
 
 def collect_answers(
     run_dir: str | Path,
-    model: str,
+    model: ModelSpec | str,
     *,
     seeds: Sequence[int] | None = None,
     temperature: float | None = None,
@@ -118,6 +118,9 @@ def collect_answers(
     given. ``executor`` (e.g. a RayExecutor) runs an hf-audio model's generation on its workers; same answers."""
     from halluscope.backends.audio_lm import ask_audio, audio_window_s, check_policy, create_audio_backend
 
+    spec = ModelSpec.parse(model)  # parsed once; the records carry it, stored as the name as written
+    model = spec.text
+
     settings, from_preset = apply_preset(
         preset,
         preset_file,
@@ -146,7 +149,7 @@ def collect_answers(
 
     backend = place(
         create_audio_backend(
-            model, config=config if config is not None else load_llm_config(), **(backend_options or {})
+            spec, config=config if config is not None else load_llm_config(), **(backend_options or {})
         ),
         executor,
     )
@@ -203,7 +206,7 @@ def collect_answers(
                 return MishapAnswer(
                     id=aid,
                     question_id=q.id,
-                    model=model,
+                    model=spec,
                     seed=seed,
                     status="skipped",
                     error=f"clip of {got.delivery.duration_s:g} s is longer than the {window:g} s window "
@@ -216,7 +219,7 @@ def collect_answers(
             return MishapAnswer(
                 id=aid,
                 question_id=q.id,
-                model=model,
+                model=spec,
                 seed=seed,
                 status=resp.status,
                 text=resp.text,

@@ -33,6 +33,7 @@ from halluscope.core.records import (
     MishapQuestion,
     MishapRubric,
 )
+from halluscope.core.spec import ModelSpec
 from halluscope.core.stages import Stage
 from halluscope.core.store import Store
 from halluscope.mishap._common import COMMANDS, VERSION, check_step, prompt, prompts_hash, upstream
@@ -338,7 +339,7 @@ class GroundednessJudge:
 
 def run_judge(
     run_dir: str | Path,
-    judge: str,
+    judge: ModelSpec | str,
     *,
     examples: str | Path | None = None,
     evidence: str | Path | None = None,
@@ -356,6 +357,7 @@ def run_judge(
 
     ``answers`` (name -> answers stage key) judges that population instead of the tables' (a sweep's arms) and
     ``command`` names the manifest it records: a sweep's judge runs are its own, never the report's judge."""
+    judge = ModelSpec.parse(judge)  # parsed once at the entry (the verdicts carry its backend's name, as before)
     backend = LLM_BACKENDS.create(judge, config=config if config is not None else load_llm_config())
     tool = None
     if evidence is not None:
@@ -409,7 +411,7 @@ def run_judge(
             store,
             command=command,
             config={
-                "judge": judge,
+                "judge": judge.text,
                 "examples": str(examples) if examples else "packaged",
                 "evidence": str(evidence) if evidence else None,
                 "max_searches": max_searches,

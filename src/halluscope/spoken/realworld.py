@@ -258,7 +258,7 @@ def realworld_splits(build: BuildResult, split: RealWorldSplit, *, seed: int) ->
 def detect_realworld(
     run_dir: str | Path,
     *,
-    detector: str = "tfidf",
+    detector: ModelSpec | str = "tfidf",
     task: str = "binary",
     input: str = "text",
     seed: int = 0,

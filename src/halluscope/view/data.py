@@ -275,7 +275,7 @@ def _spoken(
                 "self_assessment": sa.model_dump() if sa else None,
                 "judges": [
                     {
-                        "judge": display_name(j.judge),
+                        "judge": display_name(j.spec),
                         "status": j.status,
                         "scores": j.scores,
                         "reason": j.unscored_reason,

@@ -173,17 +173,19 @@ def check_options(detector: str, kind: DetectorKind, options: dict[str, Any]) ->
         )
 
 
-def display_option(detector: str, options: dict[str, Any]) -> tuple[str, str | None]:
-    """(the detector spec without a display name, the name): '-o name=...' or a glued '?name=...' labels the
-    model's rows in reports and the viewer; it is not a detector option and not part of the stage key."""
+def display_option(detector: ModelSpec | str, options: dict[str, Any]) -> tuple[str, str | None]:
+    """(the detector spec without a display name, as its records and stage key store it; the name): '-o name=...'
+    or a glued '?name=...' labels the model's rows in reports and the viewer; it is not a detector option and not
+    part of the stage key. A ModelSpec carried from the command line is read here, once."""
     from halluscope.core.spec import NAME_KEY
 
     name = options.pop(NAME_KEY, None)
     spec = ModelSpec.parse(detector)
+    text = spec.text
     if NAME_KEY in spec.options:
         name = name or spec.options[NAME_KEY]
-        detector = str(spec.without(NAME_KEY))
-    return detector, (str(name) if name is not None else None)
+        text = str(spec.without(NAME_KEY))
+    return text, (str(name) if name is not None else None)
 
 
 @dataclass
@@ -196,7 +198,7 @@ class DetectResult:
 def detect(
     run_dir: str | Path,
     *,
-    detector: str = "tfidf",
+    detector: ModelSpec | str = "tfidf",
     task: Task = "binary",
     input: str = "text",
     seed: int = 0,
