@@ -214,6 +214,7 @@ def collect_answers(
                     audio=got.delivery,
                 )
             resp = got.response
+            assert resp is not None  # not skipped: the request was sent and answered
             if resp.status == "error":
                 return f"{model}: {resp.error}"
             return MishapAnswer(
