@@ -32,15 +32,9 @@ from halluscope.backends.speech.route import PerLanguageAsr, PerLanguageTts
 from halluscope.core.executors import RayExecutor, Resources
 from halluscope.core.manifest import record_manifest
 from halluscope.core.records import Variant
-from halluscope.core.stages import Stage
 from halluscope.core.store import Store
-from halluscope.spoken.build import (
-    BuildConfig,
-    asr_config,
-    render_speech,
-    select_articles,
-    tts_config,
-)
+from halluscope.spoken import language_stages
+from halluscope.spoken.build import BuildConfig, render_speech, select_articles
 from halluscope.spoken.project import project
 
 
@@ -52,12 +46,12 @@ def once(
     tts, asr = PerLanguageTts.create("espeak", ["en"]), PerLanguageAsr.create("whisper/base", ["en"])
     asr.set_threads(threads)
     voices = {"en": tts.voices("en")}
-    tts_stage = Stage("tts", tts_config(tts, voices, 13))
-    asr_stage = Stage("asr", asr_config(asr), (tts_stage.fingerprint,))
+    tts_stage = language_stages.tts_stages(tts, voices, 13, ())
+    asr_stage = language_stages.asr_stages(asr, tts_stage)
     run = root / name
     t0 = time.perf_counter()
     with Store(run) as store:
-        _, transcripts = render_speech(
+        _, per_language = render_speech(
             store,
             run,
             samples,
@@ -77,13 +71,15 @@ def once(
             command="bench ray",
             config={"mode": name},
             seeds={"tts": 13},
-            stages={"tts": tts_stage.fingerprint, "asr": asr_stage.fingerprint},
+            stages={**tts_stage.manifest(), **asr_stage.manifest()},
         )
-    assert len(transcripts.results) == len(samples) and not transcripts.failed, transcripts.failed
+    transcripts = language_stages.merged(per_language)
+    failed = {k: e for s in per_language.values() for k, e in s.failed.items()}
+    assert len(transcripts) == len(samples) and not failed, failed
     started = executor.worker_start_s if executor is not None else 0.0
     if executor is not None:
         executor.close()
-    return elapsed, sum(t.processing_s or 0.0 for t in transcripts.results.values()), started
+    return elapsed, sum(t.processing_s or 0.0 for t in transcripts.values()), started
 
 
 def main() -> None:

@@ -206,6 +206,7 @@ def write_zero_shot(run: Path, spec: str, rng: random.Random) -> None:
     from halluscope.core.records import Prediction
     from halluscope.core.stages import Stage
     from halluscope.core.store import Store
+    from halluscope.current import read_parts
     from halluscope.spoken.build import load_build
     from halluscope.spoken.detect.splits import split_by_article
 
@@ -253,7 +254,7 @@ def write_zero_shot(run: Path, spec: str, rng: random.Random) -> None:
             config={"detector": spec, "task": "binary", "input": "text", "seed": 0, "options": {}},
             seeds={"split": 0},
             stages={"detect": stage.fingerprint, **b.stages},  # as 'detect' records them: what it read
-            inputs=detect_inputs(b.samples, [k for k in b.samples if k in b.transcripts], splits, "text"),
+            inputs=detect_inputs(store, **read_parts(b.stages, None), input="text"),
         )
 
 
