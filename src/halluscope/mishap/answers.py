@@ -206,7 +206,7 @@ def collect_answers(
                 return MishapAnswer(
                     id=aid,
                     question_id=q.id,
-                    model=spec,
+                    model=spec.text,
                     seed=seed,
                     status="skipped",
                     error=f"clip of {got.delivery.duration_s:g} s is longer than the {window:g} s window "
@@ -220,7 +220,7 @@ def collect_answers(
             return MishapAnswer(
                 id=aid,
                 question_id=q.id,
-                model=spec,
+                model=spec.text,
                 seed=seed,
                 status=resp.status,
                 text=resp.text,
