@@ -159,7 +159,7 @@ class ValidityItem(Record):
 
     id: str = Field(description="'validity~<benchmark>~<model>~<item id>'.")
     benchmark: ValidityBenchmark
-    model: SpecText
+    model: str
     item_id: str = Field(description="The item's id in its benchmark file(s).")
     domain: MishapDomain
     question: str
@@ -174,8 +174,3 @@ class ValidityItem(Record):
     )
     original_rule: str = Field(description="Which official rule decided it.")
     audio: str | None = Field(default=None, description="The audio path or key the file gives.")
-
-    @property
-    def spec(self) -> ModelSpec:
-        """The model whose response this is, parsed."""
-        return ModelSpec.parse(self.model)
