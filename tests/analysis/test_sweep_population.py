@@ -55,3 +55,29 @@ def test_a_sweep_changes_no_other_table_and_judges_only_its_own_answers(tmp_path
     assert all(card[arm]["judged"] == k for arm, k in judgeable_n.items())
     # the sweep's judge read each judgeable answer of the sweep's arms once, never openai/alm's answers
     assert len(asked) == sum(judgeable_n.values()) and not any("cannot establish more" in t for t in asked)
+
+
+def test_a_sweep_arm_with_the_options_of_a_models_answers_leaves_them_in_the_tables(
+    tmp_path, monkeypatch, qwen2_audio_dir
+):  # noqa: F811
+    """The sweep's plain greedy arm of a model answered greedily with the same --max-tokens is the same stage, reused:
+    those answers stay the model's population in the tables (the sweep's arm is recorded apart, not taken from it)."""
+    run = scripted.build_run(tmp_path, monkeypatch, seeds=(), per_category=1)
+    local = f"hf-audio/{qwen2_audio_dir}"
+    with ChatServer(scripted.make_script({})) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
+        for args in (
+            ["mishap", "answer", str(run), "--model", local, "--max-tokens", "2"],
+            ["mishap", "judge", str(run), "--judge", "openai/judge"],
+        ):
+            res = CliRunner().invoke(app, args)
+            assert res.exit_code == 0, res.output
+        before = _report(run)
+        answered = before["tables"]["mishap_counts"]["rows"][0]["answers"]
+        args = ["mitigation", "sweep", str(run), "--model", local, "--method", "aad", "--strength", "1"]
+        res = CliRunner().invoke(app, [*args, "--seeds", "0", "--judge", "openai/judge", "--max-tokens", "2"])
+        assert res.exit_code == 0, res.output
+    after = _report(run)
+    assert after["tables"]["mitigation_card_aad"]["rows"]
+    assert after["tables"]["mishap_counts"]["rows"][0]["answers"] == answered  # openai/alm's and the local model's
+    assert _mishap_tables(after) == _mishap_tables(before)

@@ -13,9 +13,10 @@ The commands, run through the CLI as users run them (or ``Annotations.add``, as 
 rebuild one language's speech with its other engine ('build spoken'; ('rebuild', 'ru') switches Russian between
 'clear' and 'muffled'), detect (tfidf, on the texts or on the transcripts), 'mishap answer' (two models, with or
 without --max-tokens 2, with or without --replace), 'mishap judge', a human label on every response the annotation
-app offers, and 'mishap validity import'. Not covered:
-'mitigation sweep' (it needs a local hf-audio model; the tiny random-weight one takes tens of seconds, so it is not
-in this default-suite test; tests/analysis/test_sweep_population.py checks its population).
+app offers, and 'mishap validity import'. 'mitigation sweep' (it needs a local hf-audio model: the tiny
+random-weight one, tests/support/tiny_audio_lm) is in one explicit sequence of its own, a slow test: two models
+answered and judged, a sweep of one of them, the other re-answered with --replace and judged again; the fresh run
+replays the sweep too (its card must equal the fresh run's) and the sweep must leave the MISHAP tables as they were.
 
 The stand-ins make every option visible in the texts: the test TTS writes the text's bytes into the samples, a
 'muffled' voice drops every third word, and the test ASR reads the bytes back, so another engine for one language
@@ -23,10 +24,11 @@ changes that language's transcripts (and WER); the scripted audio model cuts its
 re-answer with other options changes every answer text.
 
 Normalised before comparing (what legitimately differs between the run and its fresh replay): the run directory in
-any string (it is in the commands), the ASR's real-time factor ('rtf', a clock reading), the stale listing itself (table 'stale', and the 'stale' count of
+any string (it is in the commands), the clock's readings (the ASR's real-time factor 'rtf', a sweep arm's
+'ms_per_token' and 'cost_ratio'), the stale listing itself (table 'stale', and the 'stale' count of
 'mishap_counts': it lists history the fresh run does not have; (b) checks what it lists is not shown). The fresh run
 replays in the order that gives the same consistent records: models whose verdicts are current are answered, then
-judged, then the others answered; labels are added on the responses whose labels are current."""
+judged, then the others answered; labels are added on the responses whose labels are current; a sweep last."""
 
 from __future__ import annotations
 
@@ -50,6 +52,7 @@ from halluscope.report.sections import build_sections
 from support import fakes, scripted
 from support.chat_server import ChatServer, Reply
 from support.corpus_fixtures import write_jsonl
+from support.tiny_audio_lm import qwen2_audio_dir  # noqa: F401 - fixture (module-scoped: one tiny model for all steps)
 
 LANGS = ("en", "ru")
 ENGINES = ("clear", "muffled")
@@ -57,6 +60,7 @@ MODELS = ("openai/alm", "openai/alm2")
 TOKENS = (None, 2)  # --max-tokens: none, or 2 words (shorter than every scripted reply)
 INPUTS = ("text", "transcript")
 JUDGE = "openai/judge"
+CLOCK = ("rtf", "ms_per_token", "cost_ratio")  # measured by the clock: differ between a run and its replay
 RATE_TABLES = ("mishap_table1", "mishap_table2", "mishap_table8", "mishap_table11", "mishap_table12")
 HALLU = [  # HalluAudio-style responses for the validity study
     {
@@ -198,6 +202,7 @@ class World:
     labelled: dict = field(default_factory=dict)  # model -> --max-tokens of the texts ann1's labels read
     imported: bool = False
     labelled_imports: bool = False
+    swept: tuple = ()  # the 'mitigation sweep' arguments of the sweep recorded, if any (it keeps its own population)
 
     def speech(self) -> tuple:
         return tuple(sorted(self.tts.items()))
@@ -215,6 +220,7 @@ class World:
             tuple(m for m in sorted(self.answers) if m in self.labelled and self.labelled[m] == self.answers[m]),
             self.imported,
             self.labelled_imports,
+            self.swept,
         )
 
 
@@ -241,6 +247,9 @@ def apply(env: Env, run: Path, world: World, op: tuple) -> None:
             label(run)
             world.labelled.update(world.answers)
             world.labelled_imports = world.imported
+    elif kind == "sweep":  # ('sweep', args after the run directory)
+        _ok("mitigation", "sweep", run, *op[1])
+        world.swept = tuple(op[1])
     elif kind == "validity import":
         import_validity(env, run)
         world.imported = True
@@ -252,7 +261,7 @@ def fresh_tables(env: Env, final: tuple) -> dict:
     """The tables of a new run made by the final configuration's commands only (cached per configuration)."""
     if final in env.fresh:
         return env.fresh[final]
-    speech, detects, answers, judged, labelled, imported, labelled_imports = final
+    speech, detects, answers, judged, labelled, imported, labelled_imports, swept = final
     run = env.new_run("fresh")
     build(env, run, dict(speech))
     for i in detects:
@@ -268,6 +277,8 @@ def fresh_tables(env: Env, final: tuple) -> dict:
         import_validity(env, run)
     if labelled or labelled_imports:
         label(run, lambda it: it["model"] in labelled or (labelled_imports and it["id"].startswith("validity~")))
+    if swept:
+        _ok("mitigation", "sweep", run, *swept)
     env.fresh[final] = _tables(run)[0]
     return env.fresh[final]
 
@@ -278,8 +289,8 @@ def fresh_tables(env: Env, final: tuple) -> dict:
 def _norm(value, run: Path):
     if isinstance(value, str):
         return value.replace(str(run), "<run>")
-    if isinstance(value, dict):  # 'rtf': the ASR's real-time factor, measured by the clock
-        return {k: _norm(v, run) for k, v in value.items() if k != "rtf"}
+    if isinstance(value, dict):  # the clock's readings: the ASR's real-time factor, a sweep arm's decoding cost
+        return {k: _norm(v, run) for k, v in value.items() if k not in CLOCK}
     if isinstance(value, (list, tuple)):
         return [_norm(v, run) for v in value]
     if isinstance(value, float) and value != value:
@@ -408,4 +419,35 @@ def test_every_shown_table_is_the_fresh_runs_after_each_command(env, ops):
     for step, op in enumerate(ops, 1):
         apply(env, run, world, op)
         check(env, run, world, step, op)
+    shutil.rmtree(run)
+
+
+@pytest.mark.slow  # 41-46 s on the shared 2-core machine (7 steps, each with a fresh replay; 4 sweeps in all)
+def test_a_sweep_between_answers_and_a_re_answer_keeps_every_table_the_fresh_runs(env, qwen2_audio_dir):  # noqa: F811
+    """'mitigation sweep' in the invariant: two models answered and judged, a sweep of one of them (its own
+    population: its card must equal the fresh run's, Tables 1/2/8/11/12 and the counts must not move), then the
+    other re-answered with --replace and judged again; after each step every shown table is the fresh run's."""
+    local = f"hf-audio/{qwen2_audio_dir}"
+    sweep = ("--model", local, "--method", "aad", "--strength", "1", "--seeds", "0", "--judge", JUDGE,
+             "--max-tokens", "2")  # fmt: skip
+    ops = [("answer", "openai/alm", None, False), ("answer", local, 2, False), ("judge",), ("sweep", sweep),
+           ("answer", "openai/alm", 2, True), ("judge",)]  # fmt: skip
+    run = env.new_run("sweep")
+    world = World()
+    build(env, run, world.tts)
+    check(env, run, world, 0, ("build",))
+    for step, op in enumerate(ops, 1):
+        before = _tables(run)[0]
+        apply(env, run, world, op)
+        check(env, run, world, step, op)
+        if op[0] == "sweep":
+            after = _tables(run)[0]
+            cards = [k for k in after if k[1].startswith("mitigation_card")]
+            assert cards and all(after[k] for k in cards), f"the sweep's card is not shown: {sorted(after)}"
+            for key, rows in before.items():  # the sweep keeps its own population: the MISHAP tables do not move
+                if key[1] in RATE_TABLES or key[1] == "mishap_counts":
+                    assert after.get(key) == rows, f"the sweep changed table {key}: " + _diff(
+                        after.get(key) or [], rows
+                    )
+            assert any(k[1] in RATE_TABLES and v for k, v in before.items()), "no rate table to compare"
     shutil.rmtree(run)

@@ -168,10 +168,14 @@ def answer_command(store: Store, cfg: Any, *, replace: bool = False) -> str:
 
 
 def _sweep_answer_stages(store: Store) -> set[str]:
-    """Answers stage keys of every sweep arm: runs stored before sweeps kept their own command are theirs."""
+    """Answers stage keys of the arms of sweeps stored before sweeps kept their own command: their 'mishap answer'
+    runs are the sweep's. An arm recorded as a 'mitigation sweep answer' run is not listed: a 'mishap answer' run
+    with the same options (the same stage, reused) is the user's own population."""
     from halluscope.core.runs import runs
 
-    return {str(a.get("answers")) for r in runs(store, "mitigation sweep") for a in (r.config.arms or [])}
+    own = {fp for m in store.manifests() if m.command == SWEEP_ANSWERS for fp in m.stages.values()}
+    arms = {str(a.get("answers")) for r in runs(store, "mitigation sweep") for a in (r.config.arms or [])}
+    return arms - own
 
 
 def answer_populations(store: Store) -> Selection:
