@@ -32,7 +32,8 @@ from halluscope.core.hashing import sha256_hex
 from halluscope.core.records import AudioRef, Transcript, Variant
 from halluscope.core.stages import Stage, run_stage
 from halluscope.core.store import Store
-from halluscope.spoken.build import BuildConfig, Synthesize, Transcribe, asr_config, select_articles, tts_config
+from halluscope.spoken.build import BuildConfig, asr_config, select_articles, tts_config
+from halluscope.spoken.speech_stages import Synthesize, Transcribe
 
 SEED = 13
 
