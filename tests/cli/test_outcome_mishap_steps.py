@@ -78,33 +78,31 @@ def test_mitigation_sweep_whose_judge_fails_on_too_many_answers_is_not_recorded(
     _llm_config(tmp_path, monkeypatch)
     args = ["mitigation", "sweep", run, "--model", f"hf-audio/{qwen2_audio_dir}", "--method", "aad"]
     args += ["--strength", "0", "--seeds", "0", "--judge", "openai/judge", "--max-tokens", "2"]
-    with ChatServer(_down_on(MUSIC, judge=True)) as srv:
-        monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
-        code, out = run_cli(capsys, monkeypatch, *args)
-    assert_clean_failure(code, out, "mitigation sweep: step 'judgements' failed on", "--allow-partial")
-    with Store(run) as store:
-        assert store.latest_manifest("mitigation sweep") is None  # no card from a failed sweep
-    with ChatServer(_down_on(("piano",), judge=True)) as srv:  # the rerun judges only the failed answers again
-        monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
-        code, out = run_cli(capsys, monkeypatch, *args, "--allow-partial")
-    assert code == 0, out
-    with Store(run) as store:
-        assert store.latest_manifest("mitigation sweep") is not None
+    # no card from a failed sweep; the rerun judges only the failed answers again
+    _fails_then_kept(capsys, monkeypatch, run, args, "mitigation sweep", "step 'judgements'", judge=True)
 
 
 def test_canary_failing_on_too_many_calls_is_not_recorded(tmp_path, capsys, monkeypatch):
     run = scripted.build_run(tmp_path, monkeypatch, judge=False, seeds=(0,), per_category=1)
     _llm_config(tmp_path, monkeypatch)
     args = ["canary", run, "--model", "openai/alm", "--n", "12"]
-    with ChatServer(_down_on(MUSIC, judge=False)) as srv:  # the real clip and the three ablations of 3-4 questions
+    # the real clip and the three ablations of 3-4 questions fail; no verdict from a failed canary; the rerun asks
+    # only the failed calls again
+    _fails_then_kept(capsys, monkeypatch, run, args, "canary", "step 'canary openai/alm (mishap)'", judge=False)
+
+
+def _fails_then_kept(capsys, monkeypatch, run, args, command: str, step: str, *, judge: bool) -> None:
+    """``command`` fails (exit 2, one line) when the server is down on the music clips and records nothing; with
+    ``--allow-partial``, against a server down on fewer clips, it succeeds and records itself."""
+    with ChatServer(_down_on(MUSIC, judge=judge)) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         code, out = run_cli(capsys, monkeypatch, *args)
-    assert_clean_failure(code, out, "canary: step 'canary openai/alm (mishap)' failed on", "--allow-partial")
+    assert_clean_failure(code, out, f"{command}: {step} failed on", "--allow-partial")
     with Store(run) as store:
-        assert store.latest_manifest("canary") is None  # no verdict from a failed canary
-    with ChatServer(_down_on(("piano",), judge=False)) as srv:  # the rerun asks only the failed calls again
+        assert store.latest_manifest(command) is None
+    with ChatServer(_down_on(("piano",), judge=judge)) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         code, out = run_cli(capsys, monkeypatch, *args, "--allow-partial")
     assert code == 0, out
     with Store(run) as store:
-        assert store.latest_manifest("canary") is not None
+        assert store.latest_manifest(command) is not None
