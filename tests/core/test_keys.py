@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import example, given, strategies as st
 
 from halluscope.core.errors import HalluscopeError
 from halluscope.core.keys import (
@@ -57,6 +57,7 @@ def test_yes_no_item_key_round_trip(sampling, entry):
 
 
 @given(text, st.none() | nonempty.filter(lambda t: "/" not in t))
+@example(entry="", sampling="%")  # a strategy starting like an escaped entry id
 def test_closed_form_item_key_round_trip(entry, sampling):
     key = ClosedFormItemKey(entry, sampling)
     assert ClosedFormItemKey.decode(key.encode()) == key

@@ -248,7 +248,7 @@ class ClosedFormItemKey:
 
     @classmethod
     def decode(cls, key: str) -> ClosedFormItemKey:
-        if key.startswith(ESCAPE):
+        if key.startswith(ESCAPE) and cls.SEP not in key:  # an escaped entry id never holds a bare '/'
             return cls(unescape(key, cls.SEP))
         sampling, sep, entry = key.partition(cls.SEP)
         if not sep:
